@@ -1,0 +1,195 @@
+"""Judging a run from its history alone.
+
+The checker is a pure function over the recorded events (docs/events.md). It never asks a
+server anything: what it concludes is what the diagram shows.
+
+* **Belief intervals.** A client believes it holds the lock from its ``granted`` until it
+  ``released`` (whatever the server answered), learned it ``lost`` the lock, ``crashed``, or the
+  run ended. A frozen client keeps believing: that is the point of a GC pause.
+* **Mutual exclusion** is violated when two clients' belief intervals overlap for any positive
+  time. Each overlap is reported with its clients and its interval.
+* **Stale writes.** A write is stale when, after the writer's most recent grant and before the
+  write was sent, the lock was granted to someone else. A stale write the storage accepted
+  corrupted the data; one it rejected was stopped by fencing. A write by a client that was never
+  granted the lock counts as stale too (it had no right to write at all).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+Event = Mapping[str, Any]
+
+_BELIEF_ENDS = {"released", "lost", "crashed"}
+
+
+@dataclass(frozen=True)
+class Interval:
+    client: str
+    start_ms: float
+    end_ms: float
+    token: int | None
+
+
+@dataclass(frozen=True)
+class Overlap:
+    clients: tuple[str, str]
+    start_ms: float
+    end_ms: float
+
+
+@dataclass(frozen=True)
+class Write:
+    seq: int
+    client: str
+    token: int | None
+    value: str | None
+    accepted: bool
+    stale: bool
+    superseded_by: str | None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    mutual_exclusion: str  # "held" | "violated"
+    overlaps: tuple[Overlap, ...]
+    stale_writes_accepted: int
+    stale_writes_rejected: int
+    data_corrupted: bool
+    writes: tuple[Write, ...]
+    holders: tuple[Interval, ...]
+    summary: str = field(default="")
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        for overlap in data["overlaps"]:
+            overlap["clients"] = list(overlap["clients"])
+        for key in ("overlaps", "writes", "holders"):
+            data[key] = list(data[key])
+        return data
+
+
+def belief_intervals(events: Sequence[Event]) -> list[Interval]:
+    """Every interval in which some client believed it held the lock."""
+    end_of_run = max((float(e["t_ms"]) for e in events), default=0.0)
+    open_grants: dict[str, tuple[float, int | None]] = {}
+    intervals: list[Interval] = []
+    for event in _in_time_order(events):
+        actor, kind, t = event["actor"], event["kind"], float(event["t_ms"])
+        if kind == "granted":
+            if actor in open_grants:  # re-granted while holding: the old belief ends here
+                start, token = open_grants.pop(actor)
+                intervals.append(Interval(actor, start, t, token))
+            open_grants[actor] = (t, event.get("token"))
+        elif kind in _BELIEF_ENDS and actor in open_grants:
+            start, token = open_grants.pop(actor)
+            intervals.append(Interval(actor, start, t, token))
+    for actor, (start, token) in open_grants.items():
+        intervals.append(Interval(actor, start, end_of_run, token))
+    return sorted(intervals, key=lambda i: (i.start_ms, i.client))
+
+
+def overlaps(intervals: Iterable[Interval]) -> list[Overlap]:
+    """Pairwise overlaps of positive length between different clients' intervals."""
+    found: list[Overlap] = []
+    items = list(intervals)
+    for i, a in enumerate(items):
+        for b in items[i + 1 :]:
+            if a.client == b.client:
+                continue
+            start, end = max(a.start_ms, b.start_ms), min(a.end_ms, b.end_ms)
+            if end > start:
+                pair = (a.client, b.client) if a.start_ms <= b.start_ms else (b.client, a.client)
+                found.append(Overlap(pair, round(start, 1), round(end, 1)))
+    return sorted(found, key=lambda o: o.start_ms)
+
+
+def writes(events: Sequence[Event]) -> list[Write]:
+    """Every write the storage answered, judged stale or not."""
+    ordered = _in_time_order(events)
+    grants = [(float(e["t_ms"]), e["actor"]) for e in ordered if e["kind"] == "granted"]
+    requests = {
+        (e["actor"], e["call"]): e
+        for e in ordered
+        if e["kind"] == "request" and e.get("op") == "write"
+    }
+    judged: list[Write] = []
+    for e in ordered:
+        if e["kind"] != "reply" or e.get("op") != "write" or "accepted" not in e:
+            continue
+        client = e["actor"]
+        request = requests.get((client, e["call"]), e)
+        t_sent = float(request["t_ms"])
+        own = [t for t, who in grants if who == client and t <= t_sent]
+        since = own[-1] if own else float("-inf")
+        rivals = [who for t, who in grants if who != client and since < t <= t_sent]
+        stale = not own or bool(rivals)
+        judged.append(
+            Write(
+                seq=int(e["seq"]),
+                client=client,
+                token=e.get("token"),
+                value=request.get("value"),
+                accepted=bool(e["accepted"]),
+                stale=stale,
+                superseded_by=rivals[-1] if rivals else None,
+            )
+        )
+    return judged
+
+
+def check(events: Sequence[Event]) -> Verdict:
+    """The verdict on one run's history."""
+    holders = belief_intervals(events)
+    found = overlaps(holders)
+    judged = writes(events)
+    accepted = sum(1 for w in judged if w.stale and w.accepted)
+    rejected = sum(1 for w in judged if w.stale and not w.accepted)
+    verdict = Verdict(
+        mutual_exclusion="violated" if found else "held",
+        overlaps=tuple(found),
+        stale_writes_accepted=accepted,
+        stale_writes_rejected=rejected,
+        data_corrupted=accepted > 0,
+        writes=tuple(judged),
+        holders=tuple(holders),
+    )
+    return Verdict(**{**verdict.__dict__, "summary": summarize(verdict)})
+
+
+def summarize(verdict: Verdict) -> str:
+    """One or two sentences a learner can read next to the diagram."""
+    if verdict.mutual_exclusion == "held":
+        first = "Mutual exclusion held: no two clients ever believed they held the lock at once."
+    else:
+        worst = max(verdict.overlaps, key=lambda o: o.end_ms - o.start_ms)
+        seconds = (worst.end_ms - worst.start_ms) / 1000
+        first = (
+            f"Mutual exclusion violated: {worst.clients[0]} and {worst.clients[1]} both "
+            f"believed they held the lock for {seconds:.2f} s."
+        )
+    if verdict.data_corrupted:
+        n = verdict.stale_writes_accepted
+        return f"{first} Data corrupted: the storage accepted {n} stale write{'s' * (n != 1)}."
+    if verdict.stale_writes_rejected:
+        n = verdict.stale_writes_rejected
+        return (
+            f"{first} Fencing saved the data: the storage rejected "
+            f"{n} stale write{'s' * (n != 1)}."
+        )
+    return first
+
+
+def compare(verdict: Mapping[str, Any], expect: Mapping[str, Any]) -> list[str]:
+    """Each way the verdict contradicts ``expect``, as sentences; empty when it matches."""
+    return [
+        f"expected {key} = {want!r}, got {verdict.get(key)!r}"
+        for key, want in expect.items()
+        if verdict.get(key) != want
+    ]
+
+
+def _in_time_order(events: Iterable[Event]) -> list[Event]:
+    return sorted(events, key=lambda e: (float(e["t_ms"]), int(e.get("seq", 0))))

@@ -1,0 +1,185 @@
+"""A lock on a single Redis node: ``SET key value NX PX ttl``, with a fencing token.
+
+Guarantees (only while its assumptions hold):
+  * At most one client holds an unexpired lease on the key at any instant *on the server*.
+  * Every grant comes with a fencing token from ``INCR`` in the same Lua script as the ``SET``,
+    so tokens are strictly increasing in grant order, and a resource that remembers the highest
+    token it has seen can refuse the writes of a holder whose lease has already been reused.
+  * ``release`` and ``extend`` compare the stored value with this client's random value, so a
+    client can never delete or prolong someone else's lease (unless ``unsafe_release`` is set,
+    the classic bug: a plain ``DEL``).
+
+Assumes:
+  * The single Redis node does not lose the key (no crash without fsync, no failover).
+  * The server's clock advances at the normal rate: a forward jump expires leases early.
+  * The client finishes its work before the lease ends. Nothing here can stop a paused client
+    (GC, page fault, SIGSTOP) from waking after its lease expired and acting as the holder:
+    the lock cannot know, the client cannot know. Only fencing at the resource saves the data.
+
+Fails by:
+  * Lease expiry while the holder still believes it holds the lock: two "holders" at once.
+  * Node crash or restart without persistence: the key is gone, a second client is granted.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+
+import redis
+
+from algorithms.clock import Clock, SystemClock
+from algorithms.errors import BackendUnavailable, NotHeld
+from algorithms.events import EventSink, Reporter, discard
+from algorithms.redis_client import boundary
+
+# KEYS[1] lock key, KEYS[2] fencing counter; ARGV[1] holder's random value, ARGV[2] lease ms.
+# Returns the new fencing token, or nil when the lock is held. The INCR runs in the same script
+# as the SET so no other grant can come between them: token order is grant order.
+ACQUIRE_SCRIPT = """
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+    return redis.call('INCR', KEYS[2])
+end
+return false
+"""
+
+# KEYS[1] lock key; ARGV[1] holder's random value. Deletes the key only if it is still ours.
+RELEASE_SCRIPT = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+    return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+
+# KEYS[1] lock key; ARGV[1] holder's random value, ARGV[2] new lease ms. Prolongs only our lease.
+EXTEND_SCRIPT = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+    return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"""
+
+
+@dataclass(frozen=True)
+class Grant:
+    """What a client holds after a successful acquire."""
+
+    token: int
+    value: str
+    ttl_ms: int
+    node: str
+    granted_ns: int
+
+
+class RedisLock:
+    """A lease-based lock on one Redis node; verbs like ``threading.Lock``."""
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        name: str,
+        *,
+        owner: str,
+        ttl_ms: int,
+        node: str = "redis-1",
+        clock: Clock | None = None,
+        on_event: EventSink = discard,
+        unsafe_release: bool = False,
+        retry_delay_ms: int = 100,
+    ) -> None:
+        self.client = client
+        self.name = name
+        self.fence_key = f"{name}:fence"
+        self.owner = owner
+        self.ttl_ms = ttl_ms
+        self.node = node
+        self.clock = clock or SystemClock()
+        self.unsafe_release = unsafe_release
+        self.retry_delay_ms = retry_delay_ms
+        self.grant: Grant | None = None
+        self._report = Reporter(on_event)
+        self._acquire = client.register_script(ACQUIRE_SCRIPT)
+        self._release = client.register_script(RELEASE_SCRIPT)
+        self._extend = client.register_script(EXTEND_SCRIPT)
+
+    def acquire(self, timeout_ms: int = 0) -> Grant | None:
+        """Try until granted or ``timeout_ms`` has passed; ``None`` if not granted."""
+        value = f"{self.owner}:{secrets.token_hex(6)}"
+        deadline = self.clock.monotonic_ns() + timeout_ms * 1_000_000
+        while True:
+            token = self._attempt(value)
+            if token is not None:
+                self.grant = Grant(token, value, self.ttl_ms, self.node, self.clock.monotonic_ns())
+                self._report.emit(
+                    "granted", node=self.node, token=token, ttl_ms=self.ttl_ms, value=value
+                )
+                return self.grant
+            if self.clock.monotonic_ns() >= deadline:
+                self._report.emit("acquire_failed", reason=f"timed out after {timeout_ms} ms")
+                return None
+            self.clock.sleep(self.retry_delay_ms / 1000)
+
+    def _attempt(self, value: str) -> int | None:
+        call = self._report.request(self.node, "acquire", ttl_ms=self.ttl_ms)
+        try:
+            token = self.do_acquire(value)
+        except BackendUnavailable as exc:
+            self._report.reply(call, self.node, "acquire", False, error=exc.detail)
+            return None
+        if token is None:
+            self._report.reply(call, self.node, "acquire", False, reason="held by another")
+        else:
+            self._report.reply(call, self.node, "acquire", True, token=token)
+        return token
+
+    def do_acquire(self, value: str) -> int | None:
+        """One atomic attempt: the new fencing token, or ``None`` if the key is taken."""
+        with boundary(self.node):
+            token = self._acquire(keys=[self.name, self.fence_key], args=[value, self.ttl_ms])
+        return None if token is None else int(token)
+
+    def release(self) -> bool:
+        """Give the lock up. ``False`` when the server no longer had our lease."""
+        grant = self._held()
+        self.grant = None
+        call = self._report.request(self.node, "release", unsafe=self.unsafe_release)
+        try:
+            with boundary(self.node):
+                if self.unsafe_release:
+                    removed = self.client.delete(self.name)  # the bug: whoever holds it now
+                else:
+                    removed = self._release(keys=[self.name], args=[grant.value])
+        except BackendUnavailable as exc:
+            self._report.reply(call, self.node, "release", False, error=exc.detail)
+            self._report.emit("released", ok=False, reason=exc.detail)
+            return False
+        ok = bool(removed)
+        reason = {} if ok else {"reason": "not the owner any more"}
+        self._report.reply(call, self.node, "release", ok, **reason)
+        self._report.emit("released", ok=ok, **reason)
+        return ok
+
+    def extend(self, ttl_ms: int | None = None) -> bool:
+        """Prolong our lease to ``ttl_ms`` from now. ``False`` (and ``lost``) if it is gone."""
+        grant = self._held()
+        ttl = ttl_ms or self.ttl_ms
+        call = self._report.request(self.node, "extend", ttl_ms=ttl)
+        try:
+            with boundary(self.node):
+                ok = bool(self._extend(keys=[self.name], args=[grant.value, ttl]))
+        except BackendUnavailable as exc:
+            self._report.reply(call, self.node, "extend", False, error=exc.detail)
+            self._report.emit("extended", ok=False, ttl_ms=ttl)
+            return False
+        self._report.reply(call, self.node, "extend", ok)
+        self._report.emit("extended", ok=ok, ttl_ms=ttl)
+        if not ok:
+            self.grant = None
+            self._report.emit("lost", reason="extend refused: the lease had already expired")
+        return ok
+
+    def _held(self) -> Grant:
+        if self.grant is None:
+            raise NotHeld(f"{self.owner} holds no lock on {self.node}")
+        return self.grant
+

@@ -1,0 +1,132 @@
+"""The run engine's handle on one client process (see :mod:`lockviz.lab.worker`).
+
+Faults are done *to* the process from outside, as the world would do them: a GC pause is
+SIGSTOP then SIGCONT (everything in the process stops, its timers and heartbeats included), a
+crash is SIGKILL.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from lockviz.lab import procs
+from lockviz.lab.servers import LabError, wait_until
+
+ClientEventSink = Callable[[str, str, dict[str, Any], int], None]  # actor, kind, details, t_ns
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class ClientProcess:
+    def __init__(self, name: str, config: dict[str, Any], on_event: ClientEventSink) -> None:
+        self.name = name
+        self.config = {**config, "name": name}
+        self.on_event = on_event
+        self.proc: subprocess.Popen[str] | None = None
+        self.paused = False
+        self.crashed = False
+        self._pending = 0
+        self._ready = threading.Event()
+        self._changed = threading.Condition()
+        self._reader: threading.Thread | None = None
+
+    def start(self) -> None:
+        env = {**os.environ, "PYTHONPATH": ROOT, "PYTHONUNBUFFERED": "1"}
+        self.proc = procs.spawn(
+            [sys.executable, "-m", "lockviz.lab.worker", json.dumps(self.config)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=ROOT,
+        )
+        self._reader = threading.Thread(target=self._read, name=f"client-{self.name}", daemon=True)
+        self._reader.start()
+
+    def wait_ready(self, timeout_s: float = 15.0) -> None:
+        def ready() -> bool:
+            if self.proc is not None and self.proc.poll() is not None:
+                raise LabError(f"client {self.name} exited at start (code {self.proc.returncode})")
+            return self._ready.is_set()
+
+        wait_until(ready, timeout_s, f"client {self.name}")
+
+    def send(self, command: dict[str, Any]) -> None:
+        """Queue a command; a frozen client will read it when it thaws, as in real life."""
+        if self.crashed or self.proc is None or self.proc.stdin is None:
+            return
+        with self._changed:
+            self._pending += 1
+        try:
+            self.proc.stdin.write(json.dumps(command) + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            self._mark_gone()
+
+    def pause(self) -> None:
+        self._signal(signal.SIGSTOP)
+        self.paused = True
+
+    def resume(self) -> None:
+        self._signal(signal.SIGCONT)
+        self.paused = False
+
+    def crash(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self._mark_gone()
+
+    @property
+    def idle(self) -> bool:
+        return self._pending == 0 or self.crashed
+
+    def wait_idle(self, timeout_s: float) -> bool:
+        with self._changed:
+            return self._changed.wait_for(lambda: self.idle, timeout_s)
+
+    def close(self) -> None:
+        if self.proc is None:
+            return
+        if self.proc.poll() is None and self.proc.stdin is not None:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+        procs.stop(self.proc, grace_s=1.0)
+        if self._reader is not None:
+            self._reader.join(timeout=2)
+
+    def _signal(self, sig: signal.Signals) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+
+    def _mark_gone(self) -> None:
+        with self._changed:
+            self.crashed = True
+            self._changed.notify_all()
+
+    def _read(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        for line in self.proc.stdout:
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            kind = message.pop("kind")
+            t_ns = int(message.pop("t_ns"))
+            if kind == "_ready":
+                self._ready.set()
+            elif kind == "_done":
+                with self._changed:
+                    self._pending -= 1
+                    self._changed.notify_all()
+            else:
+                self.on_event(self.name, kind, message, t_ns)
+        self._mark_gone()

@@ -1,0 +1,91 @@
+"""Starting child processes that cannot outlive the app.
+
+Every server and client the lab starts is spawned here, from one long-lived thread, with
+``PR_SET_PDEATHSIG = SIGKILL``: the kernel kills the child the moment its parent dies, even by
+SIGKILL, when no cleanup code can run. The signal fires when the *thread* that forked the child
+exits, not the process, so all spawns go through a single thread that lives as long as the
+process does. Each child also gets its own process group, so a Ctrl-C in the terminal reaches
+the app only, and the app tears its children down in order.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import queue
+import signal
+import subprocess
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
+
+_PR_SET_PDEATHSIG = 1
+_libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+
+
+def die_with_parent() -> None:
+    """In a child process: ask the kernel for SIGKILL when the parent thread dies."""
+    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+class _Spawner:
+    """One daemon thread that performs every ``Popen`` of the process."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, job: Callable[[], Any]) -> Any:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="lab-spawner", daemon=True)
+                self._thread.start()
+        if threading.current_thread() is self._thread:
+            return job()
+        future: Future[Any] = Future()
+        self._jobs.put((job, future))
+        return future.result()
+
+    def _loop(self) -> None:
+        while True:
+            job, future = self._jobs.get()
+            try:
+                future.set_result(job())
+            except BaseException as exc:  # handed to the caller, which re-raises it
+                future.set_exception(exc)
+
+
+_spawner = _Spawner()
+
+
+def spawn(args: list[str], **popen: Any) -> subprocess.Popen[Any]:
+    """``Popen`` a child that dies with this process and sits in its own process group."""
+
+    def start() -> subprocess.Popen[Any]:
+        return subprocess.Popen(args, preexec_fn=die_with_parent, process_group=0, **popen)
+
+    proc: subprocess.Popen[Any] = _spawner.submit(start)
+    return proc
+
+
+def spawn_detached(args: list[str], **popen: Any) -> subprocess.Popen[Any]:
+    """``Popen`` a child that outlives this process (for ``lab up``): a session of its own."""
+    return subprocess.Popen(args, start_new_session=True, **popen)
+
+
+def stop(proc: subprocess.Popen[Any], *, grace_s: float = 2.0) -> None:
+    """SIGCONT (a frozen process cannot die gracefully), SIGTERM, then SIGKILL; always reaped."""
+    if proc.poll() is not None:
+        return
+    for sig in (signal.SIGCONT, signal.SIGTERM):
+        try:
+            proc.send_signal(sig)
+        except ProcessLookupError:
+            return
+    try:
+        proc.wait(grace_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

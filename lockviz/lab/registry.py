@@ -1,0 +1,51 @@
+"""Which servers the lab has started, so ``manage.py lab status|down`` can find every one.
+
+Each server set writes ``lab.json`` (its servers' pids and ports, and the pid of the app that
+owns it) into its own temp dir. Nothing else is shared: the file disappears with the set.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import tempfile
+from typing import Any
+
+PATTERN = "lockviz-*"
+
+
+def record(workdir: str, pids: dict[str, int], **extra: Any) -> None:
+    entry = {"workdir": workdir, "owner_pid": os.getpid(), "pids": pids, **extra}
+    tmp = os.path.join(workdir, "lab.json.tmp")
+    with open(tmp, "w") as f:
+        json.dump(entry, f)
+    os.replace(tmp, os.path.join(workdir, "lab.json"))
+
+
+def forget(workdir: str) -> None:
+    try:
+        os.unlink(os.path.join(workdir, "lab.json"))
+    except FileNotFoundError:
+        pass
+
+
+def entries(base_dir: str | None = None) -> list[dict[str, Any]]:
+    found = []
+    for path in sorted(glob.glob(os.path.join(base_dir or tempfile.gettempdir(), PATTERN, "lab.json"))):
+        try:
+            with open(path) as f:
+                found.append(json.load(f))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def alive(pid: int) -> bool:
+    """True for a live process; a zombie (dead, not yet reaped) counts as dead."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")

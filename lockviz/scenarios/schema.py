@@ -1,0 +1,205 @@
+"""Scenario format 1: the user-facing contract for saved scenarios, imports and replays.
+
+Validation happens here and only here. Every problem is reported with the field that causes it
+(``steps[3].ms: must be at most 60000``), never as a traceback, so the same messages serve the
+CLI (exit 2), the import form and the WebSocket.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+MAX_RUN_MS = 120_000
+MAX_CLIENTS = 8
+MAX_STEPS = 500
+
+CLIENT_VERBS = {"acquire", "write", "release", "extend", "pause", "crash"}
+NODE_VERBS = {"clock_jump", "crash", "restart"}
+RESERVED_VERBS = {"partition", "heal", "delay"}  # need the link proxies of a later version
+BACKENDS: dict[str, dict[str, Any]] = {
+    "redis": {"nodes": ["redis-1"], "variants": ["safe", "unsafe_release"]},
+}
+NAME = re.compile(r"^[a-z][a-z0-9_-]{0,15}$")
+
+
+class ScenarioError(ValueError):
+    """A scenario that cannot be run; ``problems`` names each offending field."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class Expect(_Strict):
+    mutual_exclusion: Literal["held", "violated"] | None = None
+    stale_writes_accepted: int | None = Field(default=None, ge=0)
+    stale_writes_rejected: int | None = Field(default=None, ge=0)
+    data_corrupted: bool | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return self.model_dump(exclude_none=True)
+
+
+class Step(_Strict):
+    at_ms: int = Field(ge=0, le=MAX_RUN_MS)
+    do: str
+    client: str | None = None
+    node: str | None = None
+    ms: int | None = Field(default=None, ge=-3_600_000, le=3_600_000)
+    value: str | None = Field(default=None, max_length=200)
+    timeout_ms: int | None = Field(default=None, ge=0, le=MAX_RUN_MS)
+    ttl_ms: int | None = Field(default=None, ge=10, le=60_000)
+    say: str | None = Field(default=None, max_length=1000)
+
+
+class Scenario(_Strict):
+    format: Literal[1]
+    title: str = Field(min_length=1, max_length=120)
+    description: str = Field(default="", max_length=2000)
+    backend: str
+    variant: str | None = None
+    fencing: bool = True
+    ttl_ms: int = Field(ge=100, le=60_000)
+    clients: list[str] = Field(min_length=1, max_length=MAX_CLIENTS)
+    steps: list[Step] = Field(min_length=1, max_length=MAX_STEPS)
+    expect: Expect | None = None
+
+    @field_validator("backend")
+    @classmethod
+    def _known_backend(cls, backend: str) -> str:
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown backend {backend!r}; choose from {sorted(BACKENDS)}")
+        return backend
+
+    @property
+    def nodes(self) -> list[str]:
+        """The lock servers of this scenario's backend (the storage comes on top)."""
+        return list(BACKENDS[self.backend]["nodes"])
+
+    @property
+    def duration_ms(self) -> int:
+        return max(step.at_ms + max(step.ms or 0, 0) for step in self.steps)
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True, exclude_defaults=False)
+
+
+def parse(data: Any) -> Scenario:
+    """A valid :class:`Scenario` from decoded JSON, or :class:`ScenarioError`."""
+    if not isinstance(data, dict):
+        raise ScenarioError(["the scenario must be a JSON object"])
+    try:
+        scenario = Scenario.model_validate(data)
+    except ValidationError as exc:
+        raise ScenarioError([_describe(error) for error in exc.errors()]) from None
+    problems = _cross_check(scenario)
+    if problems:
+        raise ScenarioError(problems)
+    return scenario
+
+
+def loads(text: str | bytes) -> Scenario:
+    """Parse scenario JSON text; malformed JSON names its line and column."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ScenarioError([f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"])
+    except UnicodeDecodeError:
+        raise ScenarioError(["not valid JSON: the file is not UTF-8 text"]) from None
+    return parse(data)
+
+
+def _describe(error: Any) -> str:
+    where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error["loc"])
+    where = where.lstrip(".") or "scenario"
+    kind, message = error["type"], error["msg"]
+    if kind == "extra_forbidden":
+        message = "unknown field"
+    elif kind == "missing":
+        message = "required field is missing"
+    elif kind == "literal_error" and where == "format":
+        message = "only format 1 exists; set \"format\": 1"
+    elif message.startswith("Value error, "):
+        message = message.removeprefix("Value error, ")
+    return f"{where}: {message}"
+
+
+def _cross_check(s: Scenario) -> list[str]:
+    problems: list[str] = []
+    spec = BACKENDS[s.backend]
+    if s.variant is not None and s.variant not in spec["variants"]:
+        problems.append(f"variant: {s.backend} has no variant {s.variant!r}; choose from {spec['variants']}")
+    for i, name in enumerate(s.clients):
+        if not NAME.match(name):
+            problems.append(f"clients[{i}]: {name!r} is not a client name (a-z, 0-9, - or _, up to 16)")
+    if len(set(s.clients)) != len(s.clients):
+        problems.append("clients: each client name must appear once")
+    nodes = [*s.nodes, "storage"]
+    for i, step in enumerate(s.steps):
+        problems.extend(f"steps[{i}].{p}" for p in _check_step(step, s.clients, nodes))
+    if not problems and s.duration_ms > MAX_RUN_MS:
+        problems.append(f"steps: the run would last {s.duration_ms} ms; the most is {MAX_RUN_MS}")
+    return problems
+
+
+_NEEDS: dict[str, set[str]] = {
+    "acquire": set(),
+    "write": {"value"},
+    "release": set(),
+    "extend": set(),
+    "pause": {"ms"},
+    "crash": set(),
+    "clock_jump": {"ms"},
+    "restart": set(),
+}
+_ALLOWED: dict[str, set[str]] = {
+    "acquire": {"timeout_ms"},
+    "write": {"value"},
+    "release": set(),
+    "extend": {"ttl_ms"},
+    "pause": {"ms"},
+    "crash": set(),
+    "clock_jump": {"ms"},
+    "restart": set(),
+}
+_OPTIONAL = {"client", "node", "ms", "value", "timeout_ms", "ttl_ms"}
+
+
+def _check_step(step: Step, clients: list[str], nodes: list[str]) -> list[str]:
+    verb = step.do
+    if verb in RESERVED_VERBS:
+        return [f"do: {verb!r} is a network fault; this version of the lab cannot inject it yet"]
+    if verb not in CLIENT_VERBS | NODE_VERBS:
+        known = ", ".join(sorted(CLIENT_VERBS | NODE_VERBS))
+        return [f"do: unknown verb {verb!r}; use one of {known}"]
+    problems: list[str] = []
+    if step.client is not None and step.node is not None:
+        return ["client: give either client or node, not both"]
+    if step.client is not None:
+        if verb not in CLIENT_VERBS:
+            problems.append(f"client: {verb!r} is done to a node; use \"node\"")
+        elif step.client not in clients:
+            problems.append(f"client: {step.client!r} is not one of the scenario's clients {clients}")
+    elif step.node is not None:
+        if verb not in NODE_VERBS:
+            problems.append(f"node: {verb!r} is done by a client; use \"client\"")
+        elif step.node not in nodes:
+            problems.append(f"node: unknown node {step.node!r}; this backend has {nodes}")
+    else:
+        problems.append("client: required field is missing (who does this step?)")
+    given = {f for f in _OPTIONAL - {"client", "node"} if getattr(step, f) is not None}
+    for field in sorted(_NEEDS[verb] - given):
+        problems.append(f"{field}: required for {verb!r}")
+    for field in sorted(given - _ALLOWED[verb]):
+        problems.append(f"{field}: not used by {verb!r}")
+    if verb == "pause" and step.ms is not None and step.ms <= 0:
+        problems.append("ms: a pause must last more than 0 ms")
+    return problems
