@@ -1,0 +1,19 @@
+# The two commands of the README. Both install what they need first (scripts/bootstrap.sh).
+PY := .venv/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: setup run test lint bench
+
+setup:
+	@scripts/bootstrap.sh
+
+run: setup
+	@$(PY) manage.py serve --host $(HOST) --port $(PORT)
+
+test: setup
+	@$(PY) manage.py lab check
+	$(PY) -m pytest
+
+lint: setup
+	$(PY) -m ruff check . && $(PY) -m ruff format --check . && $(PY) -m mypy

@@ -1,0 +1,49 @@
+"""The run form: which scenario, and the knobs a learner may turn before running it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from lockviz.models import Run
+from lockviz.scenarios.library import builtin
+from lockviz.scenarios.schema import Scenario, ScenarioError, parse
+
+
+class RunForm(forms.Form):
+    scenario = forms.CharField(required=False)
+    from_run = forms.CharField(required=False)
+    fencing = forms.BooleanField(required=False)
+    ttl_ms = forms.IntegerField(
+        required=False, min_value=100, max_value=60_000, label="Lease (TTL, ms)"
+    )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        slug, source = data.get("scenario") or "", data.get("from_run") or ""
+        if source:
+            run = Run.objects.filter(pk=source).first()
+            if run is None:
+                raise forms.ValidationError(f"There is no run {source!r} to run again.")
+            base, slug = dict(run.scenario), run.slug
+        elif slug in builtin():
+            base = builtin()[slug].to_json()
+        else:
+            raise forms.ValidationError(f"Unknown scenario {slug!r}: pick one from the list.")
+        data["slug"] = slug
+        data["built"] = self._apply(base, data)
+        return data
+
+    def _apply(self, base: dict[str, Any], data: dict[str, Any]) -> Scenario:
+        changed = dict(base)
+        changed["fencing"] = bool(data.get("fencing"))
+        if data.get("ttl_ms"):
+            changed["ttl_ms"] = data["ttl_ms"]
+        if (changed["fencing"], changed["ttl_ms"]) != (base.get("fencing", True), base["ttl_ms"]):
+            # The prediction was made for the scenario as written, not for this variation.
+            changed.pop("expect", None)
+        try:
+            return parse(changed)
+        except ScenarioError as exc:
+            raise forms.ValidationError(exc.problems) from None

@@ -1,0 +1,99 @@
+"""``manage.py lab check|up|status|down``: the local lab's servers, by hand.
+
+* ``check``  what the embedded lab needs from this machine, and how to install what is missing.
+* ``up``     start a standing set of servers (redis-1..N and storage) that outlives the command,
+             and print their addresses (to poke at with redis-cli, or to give the app as
+             LOCKVIZ_SERVERS). Runs in the app do not need it: each run starts its own servers.
+* ``status`` every server set the lab has started on this machine (standing ones and those of
+             runs in progress): pids, ports, alive or not.
+* ``down``   stop every server set the lab has started, standing or left over from a killed app.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import tempfile
+import time
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from lockviz.lab import procs, registry
+from lockviz.lab.servers import LabError, RedisServer, missing, requirements
+
+
+class Command(BaseCommand):
+    help = "Check, start, inspect or stop the local lab's servers."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("action", choices=["check", "up", "status", "down"])
+        parser.add_argument("--nodes", type=int, default=5, help="Redis lock nodes for `up` (1-7)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        getattr(self, f"do_{options['action']}")(options)
+
+    def do_check(self, options: dict[str, Any]) -> None:
+        for req in requirements():
+            mark = self.style.SUCCESS("ok     ") if req.found else self.style.ERROR("MISSING")
+            self.stdout.write(f"{mark} {req.what:<28} {req.found or 'apt-get install ' + req.debian_package}")
+        absent = missing()
+        if absent:
+            packages = " ".join(sorted({r.debian_package for r in absent}))
+            raise CommandError(f"the lab cannot start servers; install them: sudo apt-get install {packages}")
+
+    def do_up(self, options: dict[str, Any]) -> None:
+        if not 1 <= options["nodes"] <= 7:
+            raise CommandError("--nodes must be between 1 and 7")
+        self.do_check(options)
+        workdir = tempfile.mkdtemp(prefix="lockviz-lab-")
+        names = [f"redis-{i}" for i in range(1, options["nodes"] + 1)] + ["storage"]
+        servers = [RedisServer(name, os.path.join(workdir, name)) for name in names]
+        started = time.monotonic()
+        try:
+            for server in servers:
+                server.launch(spawn=procs.spawn_detached)
+            for server in servers:
+                server.wait_ready()
+                self.stdout.write(f"  {server.name:<8} ready on {server.address}")
+        except LabError as exc:
+            for server in servers:
+                server.stop()
+            shutil.rmtree(workdir, ignore_errors=True)
+            raise CommandError(str(exc)) from None
+        pids = {s.name: s.proc.pid for s in servers if s.proc}
+        registry.record(workdir, pids, standing=True, ports={s.name: s.port for s in servers})
+        elapsed = (time.monotonic() - started) * 1000
+        self.stdout.write(self.style.SUCCESS(f"{len(servers)} servers up in {elapsed:.0f} ms"))
+        spec = ",".join(f"{s.name}={s.address}" for s in servers)
+        self.stdout.write(f"LOCKVIZ_SERVERS={spec}")
+        self.stdout.write("Stop them with: python manage.py lab down")
+
+    def do_status(self, options: dict[str, Any]) -> None:
+        entries = registry.entries()
+        if not entries:
+            self.stdout.write("No lab servers are running.")
+            return
+        for entry in entries:
+            kind = "standing" if entry.get("standing") else f"run of app pid {entry['owner_pid']}"
+            self.stdout.write(f"{entry['workdir']} ({kind})")
+            ports = entry.get("ports", {})
+            for name, pid in entry["pids"].items():
+                state = "alive" if registry.alive(pid) else "gone"
+                port = f" port {ports[name]}" if name in ports else ""
+                self.stdout.write(f"  {name:<8} pid {pid:<7}{port} {state}")
+
+    def do_down(self, options: dict[str, Any]) -> None:
+        stopped = 0
+        for entry in registry.entries():
+            for pid in entry["pids"].values():
+                if registry.alive(pid):
+                    for sig in (signal.SIGCONT, signal.SIGKILL):
+                        try:
+                            os.kill(pid, sig)
+                        except ProcessLookupError:
+                            break
+                    stopped += 1
+            shutil.rmtree(entry["workdir"], ignore_errors=True)
+        self.stdout.write(f"Stopped {stopped} server{'s' * (stopped != 1)}.")

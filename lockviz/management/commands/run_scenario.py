@@ -1,0 +1,63 @@
+"""``manage.py run_scenario <slug-or-path> [--json]``: one run on the live lab, in the terminal.
+
+Exit status: 0 the run completed as expected (or had no expectation), 1 the lab failed (a
+server is missing, ...), 2 the scenario is invalid, 3 the verdict contradicts ``expect``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandParser
+
+from lockviz import runs, timeline
+from lockviz.lab.servers import LabError
+from lockviz.scenarios.library import load
+from lockviz.scenarios.schema import ScenarioError
+
+
+class Command(BaseCommand):
+    help = "Run a scenario (a built-in slug or a JSON file) on the live lab and print the verdict."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("scenario", help="a built-in scenario's slug, or a path to a JSON file")
+        parser.add_argument("--json", action="store_true", help="print the run as JSON")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            slug, scenario = load(options["scenario"])
+        except ScenarioError as exc:
+            self.stderr.write("Invalid scenario:\n" + "\n".join(f"  {p}" for p in exc.problems))
+            sys.exit(2)
+        call_command("migrate", verbosity=0, interactive=False)
+        try:
+            runs.lab().check()
+        except LabError as exc:
+            self.stderr.write(f"The lab cannot run this: {exc}")
+            sys.exit(1)
+        run = runs.create_run(scenario, slug)
+        result = runs.execute(run, scenario)
+        if options["json"]:
+            out = {
+                "run_id": run.pk,
+                "scenario": scenario.to_json(),
+                "verdict": result.verdict,
+                "expect_met": result.expect_met if scenario.expect else None,
+                "mismatches": result.mismatches,
+                "error": result.error,
+                "events": result.events,
+            }
+            self.stdout.write(json.dumps(out, indent=1))
+        else:
+            self.stdout.write(f"Run {run.pk}: {scenario.title}")
+            self.stdout.write(timeline.render(result.events))
+            self.stdout.write("")
+            self.stdout.write(timeline.verdict_text(result.verdict, result.mismatches))
+        if result.error:
+            self.stderr.write(f"The lab failed: {result.error}")
+            sys.exit(1)
+        if result.mismatches:
+            sys.exit(3)

@@ -1,0 +1,61 @@
+"""Every run is stored with all its events and its verdict, so it can be replayed later."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from django.db import models
+
+
+def new_run_id() -> str:
+    return secrets.token_hex(5)
+
+
+class Run(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        FINISHED = "finished"
+        FAILED = "failed"
+
+    id = models.CharField(primary_key=True, max_length=16, default=new_run_id, editable=False)
+    slug = models.CharField(max_length=100, blank=True)  # the built-in scenario it came from
+    title = models.CharField(max_length=200)
+    scenario = models.JSONField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    verdict = models.JSONField(null=True, blank=True)
+    expect_met = models.BooleanField(null=True)
+    mismatches = models.JSONField(default=list, blank=True)
+    error = models.TextField(blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self) -> str:
+        return f"{self.title} ({self.id})"
+
+    @property
+    def fencing(self) -> bool:
+        return bool(self.scenario.get("fencing", True))
+
+    def events_after(self, seq: int) -> list[dict[str, Any]]:
+        return [e.data for e in self.events.filter(seq__gt=seq).order_by("seq")]
+
+
+class RunEvent(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="events")
+    seq = models.PositiveIntegerField()
+    t_ms = models.FloatField()
+    actor = models.CharField(max_length=40)
+    kind = models.CharField(max_length=40)
+    data = models.JSONField()  # the whole event, as sent to viewers
+
+    class Meta:
+        ordering = ["seq"]
+        constraints = [models.UniqueConstraint(fields=["run", "seq"], name="one_event_per_seq")]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}#{self.seq} {self.actor} {self.kind}"

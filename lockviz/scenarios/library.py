@@ -1,0 +1,38 @@
+"""The built-in scenarios (``builtin/<slug>.json``) and loading a scenario by slug or path."""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+
+from lockviz.scenarios.schema import Scenario, ScenarioError, loads
+
+BUILTIN_DIR = os.path.join(os.path.dirname(__file__), "builtin")
+# The order of the index page: from the lock working to the lock failing and fencing saving it.
+ORDER = ["contention", "gc-pause-fenced", "gc-pause-unfenced", "unsafe-release"]
+
+
+@cache
+def builtin() -> dict[str, Scenario]:
+    found = {}
+    for name in sorted(os.listdir(BUILTIN_DIR)):
+        if name.endswith(".json"):
+            with open(os.path.join(BUILTIN_DIR, name), "rb") as f:
+                found[name.removesuffix(".json")] = loads(f.read())
+    rank = {slug: i for i, slug in enumerate(ORDER)}
+    return dict(sorted(found.items(), key=lambda item: (rank.get(item[0], len(rank)), item[0])))
+
+
+def load(slug_or_path: str) -> tuple[str, Scenario]:
+    """A built-in scenario by slug, or a scenario file by path; ``(slug, scenario)``."""
+    if slug_or_path in builtin():
+        return slug_or_path, builtin()[slug_or_path]
+    if os.path.exists(slug_or_path):
+        try:
+            with open(slug_or_path, "rb") as f:
+                text = f.read()
+        except OSError as exc:
+            raise ScenarioError([f"cannot read {slug_or_path}: {exc.strerror}"]) from None
+        return "", loads(text)
+    known = ", ".join(builtin())
+    raise ScenarioError([f"{slug_or_path!r} is neither a built-in scenario ({known}) nor a file"])

@@ -1,0 +1,87 @@
+"""lockviz settings: every knob is an environment variable with a working local default.
+
+LOCKVIZ_DB            SQLite file (default: lockviz.sqlite3 next to manage.py)
+LOCKVIZ_SERVERS       use these servers instead of starting them, e.g.
+                      "redis-1=redis-1:6379,storage=storage:6379" (docker compose)
+LOCKVIZ_MAX_RUNS      runs executing at once before others queue (default 4)
+LOCKVIZ_DEBUG         "1" for Django's debug pages
+LOCKVIZ_SECRET_KEY    the secret key (a fixed development key by default: the app holds no
+                      secrets and has no accounts)
+LOCKVIZ_ALLOWED_HOSTS extra host names, comma separated
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+DEBUG = os.environ.get("LOCKVIZ_DEBUG", "") == "1"
+SECRET_KEY = os.environ.get("LOCKVIZ_SECRET_KEY", "lockviz-local-development-key-not-a-secret")
+ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]", "testserver"] + [
+    host for host in os.environ.get("LOCKVIZ_ALLOWED_HOSTS", "").split(",") if host
+]
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.staticfiles",
+    "channels",
+    "django_htmx",
+    "lockviz",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "lockviz.urls"
+ASGI_APPLICATION = "lockviz.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {"context_processors": ["django.template.context_processors.request"]},
+    }
+]
+
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": os.environ.get("LOCKVIZ_DB", str(BASE_DIR / "lockviz.sqlite3")),
+        "OPTIONS": {
+            # Runs record events from several threads at once: WAL lets readers (a viewer
+            # catching up) proceed while a run writes, and a write waits instead of failing.
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 20,
+        },
+    }
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "build" / "static"
+
+USE_TZ = True
+TIME_ZONE = "UTC"
+LANGUAGE_CODE = "en"
+
+LOCKVIZ_SERVERS = os.environ.get("LOCKVIZ_SERVERS", "")
+LOCKVIZ_MAX_RUNS = int(os.environ.get("LOCKVIZ_MAX_RUNS", "4"))
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "loggers": {"lockviz": {"handlers": ["console"], "level": "INFO"}},
+}

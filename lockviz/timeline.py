@@ -1,0 +1,71 @@
+"""A run's events as a text timeline, for the terminal (``manage.py run_scenario``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+
+def describe(e: dict[str, Any]) -> str:
+    """One event in words: ``alice → redis-1  acquire (lease 2000 ms)``."""
+    kind = e["kind"]
+    if kind == "request":
+        args = []
+        if e.get("op") == "write":
+            args.append(f"value {e.get('value')!r} with token {e.get('token')}")
+        elif "ttl_ms" in e and e["ttl_ms"] is not None:
+            args.append(f"lease {e['ttl_ms']} ms")
+        if e.get("unsafe"):
+            args.append("plain DEL")
+        return f"→ {e['to']}  {e['op']}" + (f" ({', '.join(args)})" if args else "")
+    if kind == "reply":
+        if e.get("op") == "write" and "accepted" in e:
+            result = "accepted" if e["accepted"] else f"REJECTED ({e.get('reason')})"
+        elif e.get("ok"):
+            result = f"OK token {e['token']}" if "token" in e else "OK"
+        else:
+            result = e.get("error") or e.get("reason") or "no"
+        return f"← {e['from']}  {e['op']}: {result}"
+    simple = {
+        "granted": lambda: f"believes it holds the lock (token {e.get('token')}, lease {e.get('ttl_ms')} ms)",
+        "acquire_failed": lambda: f"gave up acquiring: {e.get('reason')}",
+        "released": lambda: "released" if e.get("ok") else f"released, but {e.get('reason', 'the lock was not ours')}",
+        "extended": lambda: f"extended to {e.get('ttl_ms')} ms" if e.get("ok") else "extend failed",
+        "lost": lambda: f"learned it lost the lock: {e.get('reason')}",
+        "paused": lambda: f"FROZEN (SIGSTOP) for {e.get('ms')} ms",
+        "resumed": lambda: "thawed (SIGCONT)",
+        "crashed": lambda: "CRASHED (kill -9)",
+        "restarted": lambda: "restarted",
+        "expired": lambda: f"lease of {e.get('holder') or '?'} EXPIRED on the server",
+        "deleted": lambda: f"lock key of {e.get('holder') or '?'} deleted",
+        "clock_jumped": lambda: f"wall clock jumped {e.get('ms'):+} ms (offset now {e.get('offset_ms'):+} ms)",
+        "step": lambda: f"step {e['index'] + 1}: {e['do']}" + (f" — {e['say']}" if e.get("say") else ""),
+        "run_started": lambda: f"run started: {e.get('title')}",
+        "run_finished": lambda: "run finished",
+        "run_failed": lambda: f"run FAILED: {e.get('error')}",
+        "note": lambda: str(e.get("text")),
+    }
+    return simple[kind]() if kind in simple else kind
+
+
+def render(events: Iterable[dict[str, Any]]) -> str:
+    lines = []
+    for e in events:
+        lines.append(f"{e['t_ms']:>9.1f} ms  #{e['seq']:<3} {e['actor']:<9} {describe(e)}")
+    return "\n".join(lines)
+
+
+def verdict_text(verdict: dict[str, Any] | None, mismatches: list[str]) -> str:
+    if verdict is None:
+        return "No verdict: the run did not complete."
+    lines = [
+        f"mutual exclusion: {verdict['mutual_exclusion']}",
+        f"stale writes accepted: {verdict['stale_writes_accepted']}",
+        f"stale writes rejected: {verdict['stale_writes_rejected']}",
+        f"data corrupted: {'yes' if verdict['data_corrupted'] else 'no'}",
+    ]
+    for o in verdict["overlaps"]:
+        lines.append(f"two holders: {' & '.join(o['clients'])} from {o['start_ms']} to {o['end_ms']} ms")
+    lines.append(verdict["summary"])
+    lines.extend(f"NOT AS EXPECTED: {m}" for m in mismatches)
+    return "\n".join(lines)

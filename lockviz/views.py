@@ -1,0 +1,71 @@
+"""Thin views: HTTP in, calls on lockviz.runs, HTML (or an htmx partial) out."""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from lockviz import runs
+from lockviz.forms import RunForm
+from lockviz.models import Run
+from lockviz.scenarios.library import builtin
+from lockviz.scenarios.schema import parse
+
+
+@require_GET
+def index(request: HttpRequest) -> HttpResponse:
+    scenarios = [
+        {"slug": slug, "scenario": s, "form": RunForm(initial={"scenario": slug, "fencing": s.fencing, "ttl_ms": s.ttl_ms})}
+        for slug, s in builtin().items()
+    ]
+    recent = Run.objects.all()[:12]
+    return render(request, "lockviz/index.html", {"scenarios": scenarios, "recent": recent})
+
+
+@require_POST
+def start_run(request: HttpRequest) -> HttpResponse:
+    form = RunForm(request.POST)
+    if not form.is_valid():
+        context = {"form": form, "slug": request.POST.get("scenario", ""), "from_run": request.POST.get("from_run", "")}
+        return render(request, "lockviz/_run_form.html", context, status=200 if request.htmx else 400)
+    scenario = form.cleaned_data["built"]
+    run = runs.create_run(scenario, form.cleaned_data["slug"])
+    runs.start(run, scenario)
+    url = reverse("run", args=[run.pk])
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+@require_GET
+def run_page(request: HttpRequest, run_id: str) -> HttpResponse:
+    run = get_object_or_404(Run, pk=run_id)
+    scenario = parse(run.scenario)
+    form = RunForm(initial={"from_run": run.pk, "fencing": run.fencing, "ttl_ms": scenario.ttl_ms})
+    context = {"run": run, "scenario": scenario, "form": form, "from_run": run.pk}
+    return render(request, "lockviz/run.html", context)
+
+
+@require_GET
+def verdict(request: HttpRequest, run_id: str) -> HttpResponse:
+    run = get_object_or_404(Run, pk=run_id)
+    return render(request, "lockviz/_verdict.html", {"run": run})
+
+
+@require_GET
+def export_json(request: HttpRequest, run_id: str) -> JsonResponse:
+    run = Run.objects.filter(pk=run_id).first()
+    if run is None:
+        raise Http404(f"no run {run_id}")
+    data = {
+        "run_id": run.pk,
+        "scenario": run.scenario,
+        "status": run.status,
+        "verdict": run.verdict,
+        "expect_met": run.expect_met,
+        "events": run.events_after(0),
+    }
+    response = JsonResponse(data, json_dumps_params={"indent": 1})
+    response["Content-Disposition"] = f'attachment; filename="lockviz-run-{run.pk}.json"'
+    return response

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Everything `make run` and `make test` need, installed once: Debian packages (as root; as a
+# normal user it says what is missing and how to get it) and the project's venv.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# redis-server and faketime are the lab's spine; zookeeper, postgresql and etcd-server are the
+# other lock services; chromium drives the browser tests; python3-venv builds .venv.
+PACKAGES=(redis-server faketime zookeeper postgresql etcd-server chromium fonts-dejavu-core python3-venv)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+
+if ((${#missing[@]})); then
+  if [ "$(id -u)" = 0 ]; then
+    echo "==> installing Debian packages: ${missing[*]}"
+    # Packages must not start their system services here: the lab runs its own servers.
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+    trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+    apt-get update -q
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+  else
+    echo "lockviz needs these Debian packages, which are not installed: ${missing[*]}" >&2
+    echo "Install them with:" >&2
+    echo "    sudo apt-get install ${missing[*]}" >&2
+    echo "(then run this command again; nothing else needs root)" >&2
+    exit 1
+  fi
+fi
+
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  echo "==> creating .venv"
+  "$PYTHON" -m venv .venv
+fi
+if [ ! -f .venv/.installed ] || [ pyproject.toml -nt .venv/.installed ]; then
+  echo "==> installing Python packages into .venv"
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -e ".[dev]"
+  touch .venv/.installed
+fi

@@ -1,0 +1,65 @@
+// The run page: stream the run's events over the WebSocket into the sequence diagram.
+// A viewer that loses its connection reconnects with ?after=<last seq it has>, so the
+// server resends only what it missed: nothing lost, nothing twice.
+(function () {
+  "use strict";
+  const script = document.currentScript;
+  const wsPath = script.dataset.ws;
+  const scenario = JSON.parse(document.getElementById("scenario-data").textContent);
+  const statusEl = document.getElementById("run-status");
+  const serversEl = document.getElementById("servers");
+  const diagram = new window.LockDiagram(document.getElementById("diagram"), {
+    clients: scenario.clients,
+    durationMs: durationOf(scenario),
+  });
+  let lastSeq = 0;
+  let finished = false;
+  let retryMs = 250;
+
+  function durationOf(s) {
+    return Math.max(...s.steps.map((st) => st.at_ms + Math.max(st.ms || 0, 0))) + 800;
+  }
+
+  function setStatus(status, position) {
+    statusEl.dataset.status = status;
+    statusEl.textContent = status === "queued" && position
+      ? `waiting for the lab (place ${position} in the queue)` : status;
+  }
+
+  function onEvent(event) {
+    if (event.seq <= lastSeq) return;
+    lastSeq = event.seq;
+    if (event.kind === "run_started") {
+      serversEl.textContent = "Servers for this run: " + Object.entries(event.servers)
+        .map(([name, addr]) => `${name} ${addr}`).join(" · ");
+    }
+    diagram.add(event);
+    if (event.kind === "run_finished" || event.kind === "run_failed") {
+      finished = true;
+      if (event.kind === "run_finished") diagram.finish(event.verdict);
+      setStatus(event.kind === "run_finished" ? "finished" : "failed");
+      document.body.dispatchEvent(new Event("verdict-ready"));
+    }
+  }
+
+  function connect() {
+    const proto = location.protocol === "https:" ? "wss" : "ws";
+    const socket = new WebSocket(`${proto}://${location.host}${wsPath}?after=${lastSeq}`);
+    socket.onopen = () => { retryMs = 250; };
+    socket.onmessage = (message) => {
+      const data = JSON.parse(message.data);
+      if (data.type === "event") onEvent(data.event);
+      else if (data.type === "status" && !finished) setStatus(data.status, data.position);
+      else if (data.type === "error") console.warn("lockviz:", data.message);
+    };
+    socket.onclose = () => {
+      if (finished) return;
+      statusEl.textContent = "reconnecting…";
+      setTimeout(connect, retryMs);
+      retryMs = Math.min(retryMs * 2, 4000);
+    };
+  }
+
+  window.lockvizRun = { diagram, get lastSeq() { return lastSeq; } };
+  connect();
+})();
