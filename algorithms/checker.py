@@ -71,9 +71,14 @@ class Verdict:
         return data
 
 
-def belief_intervals(events: Sequence[Event]) -> list[Interval]:
-    """Every interval in which some client believed it held the lock."""
-    end_of_run = max((float(e["t_ms"]) for e in events), default=0.0)
+def belief_intervals(events: Sequence[Event], end_ms: float | None = None) -> list[Interval]:
+    """Every interval in which some client believed it held the lock.
+
+    A belief still open at the end lasts until ``end_ms`` (the end of the run; by default the
+    last event's time).
+    """
+    last = max((float(e["t_ms"]) for e in events), default=0.0)
+    end_of_run = last if end_ms is None else max(end_ms, last)
     open_grants: dict[str, tuple[float, int | None]] = {}
     intervals: list[Interval] = []
     for event in _in_time_order(events):
@@ -140,9 +145,9 @@ def writes(events: Sequence[Event]) -> list[Write]:
     return judged
 
 
-def check(events: Sequence[Event]) -> Verdict:
-    """The verdict on one run's history."""
-    holders = belief_intervals(events)
+def check(events: Sequence[Event], end_ms: float | None = None) -> Verdict:
+    """The verdict on one run's history; ``end_ms`` is when the run ended."""
+    holders = belief_intervals(events, end_ms)
     found = overlaps(holders)
     judged = writes(events)
     accepted = sum(1 for w in judged if w.stale and w.accepted)

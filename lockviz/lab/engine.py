@@ -107,7 +107,8 @@ class RunEngine:
         finally:
             for client in self.clients.values():
                 client.close()
-        verdict = check(self.events).as_dict()
+        end_ms = (time.monotonic_ns() - self._t0_ns) / 1e6
+        verdict = check(self.events, end_ms).as_dict()
         mismatches = compare(verdict, s.expect.as_dict() if s.expect else {})
         expect_met = None if s.expect is None else not mismatches
         self.record(

@@ -21,14 +21,14 @@
 
   const SVG_NS = "http://www.w3.org/2000/svg";
   const XHTML_NS = "http://www.w3.org/1999/xhtml";
-  const DEFAULTS = { pxPerMs: 0.12, columnWidth: 200, narrationWidth: 240, durationMs: 4000, storage: "storage" };
+  const DEFAULTS = { pxPerMs: 0.12, columnWidth: 220, narrationWidth: 230, durationMs: 4000, storage: "storage" };
 
   // Geometry in px. Bars and their labels sit LEFT of a client's lifeline, so arrows, which
   // leave to the right towards the servers, never cross them.
   const G = {
-    axisX: 70, firstCol: 236, serverRight: 200, top: 84, bottom: 60, headerTop: 10, headerH: 46,
+    axisX: 64, firstCol: 214, serverRight: 196, top: 84, bottom: 60, headerTop: 10, headerH: 46,
     leaseX: -14, leaseW: 10, beliefX: -25, beliefW: 8, barLabelX: -32,
-    bandLeft: -158, bandRight: 84, // pause band across a client's column
+    bandLeft: -84, bandRight: 112, // pause band across a client's column
     minPair: 14, // a request/reply pair spans at least this, so a 0.5 ms round trip still shows two arrows
     pendingPx: 6, gapLabelPx: 12, labelSearchPx: 120,
   };
@@ -108,7 +108,7 @@
       this.narrW = this.options.narrationWidth || DEFAULTS.narrationWidth;
       this.ids = "lv" + ++instances + "-"; // marker/pattern ids are document-global
       svg.classList.add("lock-diagram");
-      svg.setAttribute("role", "group");
+      if (!svg.hasAttribute("role")) svg.setAttribute("role", "group");
       this.reset();
     }
 
@@ -148,6 +148,8 @@
 
     /** End of run: close open bars at endMs (default: latest event), shade overlaps, flag stale writes. */
     finish(verdict, endMs) {
+      const ev = this.finishEvent; // run_finished already drawn: redraw with its seq and time
+      if (ev) return this._finish(verdict || ev.verdict, endMs ?? tOf(ev), ev);
       this.manualFinish = { verdict, endMs };
       this._finish(verdict, endMs, null);
     }
@@ -209,7 +211,8 @@
 
     _rerender() {
       Object.assign(this, { calls: new Map(), early: new Map(), leases: [], beliefs: [], pauses: [],
-        pendingEnds: [], writes: new Map(), boxes: [], crashed: new Map(), now: 0, finished: false });
+        pendingEnds: [], writes: new Map(), boxes: [], crashed: new Map(), now: 0, finished: false,
+        finishEvent: null, finishBoxes: null });
       this._layout();
       this._frame();
       this.events.filter((e) => !(e.seq > this.limit)).sort(bySeq).forEach((e) => this._draw(e));
@@ -344,8 +347,11 @@
       return { x1, y1: y - 13, x2: x1 + w, y2: y - 13 + lines.length * 17 };
     }
 
+    // Try small nudges either way first (a label 4 px off still reads as its arrow's), then only down.
     _free(box) {
-      for (let dy = 0; dy <= G.labelSearchPx; dy += 2) {
+      const tries = [0, -2, 2, -4, 4, -6, 6];
+      for (let dy = 8; dy <= G.labelSearchPx; dy += 2) tries.push(dy);
+      for (const dy of tries) {
         const moved = { x1: box.x1, x2: box.x2, y1: box.y1 + dy, y2: box.y2 + dy };
         if (!this.boxes.some((b) => hits(b, moved))) return dy;
       }
@@ -412,7 +418,7 @@
       const line = el("line", { class: "arrow", x1: x1 + dir * 2, y1: y, x2: x2 - dir * 3, y2: y + G.pendingPx,
         "marker-end": this._url("req") }, g);
       const lg = this._group("labels", ev, "request-label");
-      this._label(lg, requestText(ev, this.backend), x1 + dir * 10, y - 6, dir > 0 ? "start" : "end");
+      this._label(lg, requestText(ev, this.backend), x1 + dir * 8, y - 6, dir > 0 ? "start" : "end");
       const key = ev.actor + "#" + ev.call;
       this.calls.set(key, { req: ev, g, line, x1, x2, dir, y });
       const early = this.early.get(key); // its reply overtook it in seq order
@@ -433,7 +439,7 @@
       el("line", { class: "arrow", x1: call.x2 - call.dir * 2, y1: yMid, x2: call.x1 + call.dir * 3, y2: yRep,
         "marker-end": this._url(failed ? "bad" : "rep") }, g);
       const lg = this._group("labels", ev, "reply-label" + (failed ? " failed" : ""));
-      this._label(lg, replyText(ev), call.x2 - call.dir * 16, yMid + 16, call.dir > 0 ? "end" : "start");
+      this._label(lg, replyText(ev), call.x2 - call.dir * 14, yMid + 18, call.dir > 0 ? "end" : "start");
       if (ev.op === "write") this._write(call.req, ev, call.x2, yMid);
     }
 
@@ -563,23 +569,27 @@
       this._label(lg, "resumed (SIGCONT)", pause.x + 10, this._y(pause.t1) - 6, "start", "muted");
     }
 
-    // Narration goes in the right margin as wrapped HTML, nudged down below earlier narration.
     _step(ev) {
-      if (!ev.say) return;
-      const y = this._y(tOf(ev)), x = this.narrX;
-      const g = this._group("labels", ev, "narration");
-      const fo = el("foreignObject", { x, y: y - 12, width: this.narrW, height: 20 }, g);
+      if (ev.say) this._note(this._group("labels", ev, "narration"), ev.say, this._y(tOf(ev)), "say");
+    }
+
+    // A wrapped note in the right margin (HTML in a foreignObject wraps for free), nudged below
+    // earlier notes; a leader line keeps it tied to its time when it had to move.
+    _note(g, text, y, cls) {
+      const x = this.narrX, top = y - 12;
+      const fo = el("foreignObject", { x, y: top, width: this.narrW, height: 20 }, g);
       const div = document.createElementNS(XHTML_NS, "div");
-      div.setAttribute("class", "say");
-      div.textContent = ev.say;
+      div.setAttribute("class", cls);
+      div.textContent = text;
       fo.appendChild(div);
-      const h = div.getBoundingClientRect().height || Math.ceil((ev.say.length * 8) / this.narrW) * 20;
-      const box = { x1: x, x2: x + this.narrW, y1: y - 12, y2: y - 12 + h };
+      const h = div.getBoundingClientRect().height || Math.ceil((text.length * 8) / this.narrW) * 20;
+      const box = { x1: x, x2: x + this.narrW, y1: top, y2: top + h };
       const dy = this._free(box);
-      fo.setAttribute("y", y - 12 + dy);
+      fo.setAttribute("y", top + dy);
       fo.setAttribute("height", h + 6);
       this.boxes.push({ x1: box.x1, x2: box.x2, y1: box.y1 + dy, y2: box.y2 + dy });
-      el("path", { class: "say-tick", d: `M${x - 18},${y} L${x - 8},${y} L${x - 4},${y + dy}` }, g);
+      if (dy > 4) el("path", { class: "say-tick", d: `M${x - 14},${y} L${x - 8},${y} L${x - 2},${y + dy}` }, g);
+      return fo;
     }
 
     _clockJumped(ev) {
@@ -587,8 +597,8 @@
       const g = this._group("marks", ev, "clock-jump");
       const text = `clock ${signedDuration(ev.ms ?? 0)}`;
       const w = text.length * 7.5 + 14;
-      el("rect", { class: "badge", x: x - w / 2, y: y - 11, width: w, height: 22, rx: 11 }, g);
-      el("text", { class: "badge-text", x, y: y + 5, "text-anchor": "middle" }, g).textContent = text;
+      el("rect", { class: "clock-badge", x: x - w / 2, y: y - 11, width: w, height: 22, rx: 11 }, g);
+      el("text", { class: "clock-badge-text", x, y: y + 5, "text-anchor": "middle" }, g).textContent = text;
       this._obstacle(x - w / 2, y - 11, x + w / 2, y + 11);
     }
 
@@ -608,6 +618,7 @@
     }
 
     _runFinished(ev) {
+      this.finishEvent = ev;
       this._finish(ev.verdict, tOf(ev), ev);
     }
 
@@ -616,7 +627,10 @@
     _finish(verdict, endMs, ev) {
       const t = Number.isFinite(endMs) ? endMs : this.now;
       ev = ev || { kind: "run_finished", actor: "lab", t_ms: t, verdict };
-      this.svg.querySelectorAll(".finish").forEach((n) => n.remove()); // finish() may be called twice
+      // finish() may follow add(run_finished): drop the first drawing and the label room it took.
+      this.svg.querySelectorAll(".finish").forEach((n) => n.remove());
+      if (this.finishBoxes == null) this.finishBoxes = this.boxes.length;
+      else this.boxes.length = this.finishBoxes;
       this.now = Math.max(this.now, t);
       for (const l of this.leases) if (l.t1 == null) { l.t1 = Math.max(l.t0, t); l.by = "end"; l.endSeq = ev.seq; }
       for (const b of this.beliefs) if (b.t1 == null) b.t1 = Math.max(b.t0, t);
@@ -640,7 +654,7 @@
       el("rect", { class: "band", x: G.axisX, width: this.width - 8 - G.axisX, y: y0, height: y1 - y0, fill: this._url("overlap") }, g);
       for (const yy of [y0, y1]) el("line", { class: "edge", x1: G.axisX, x2: this.width - 8, y1: yy, y2: yy }, g);
       const lg = this._group("labels", ev, "overlap-label finish", text);
-      this._label(lg, text, this.narrX, y0 + 16, "start", "overlap-text");
+      this._note(lg, text, y0 + 14, "overlap-text");
     }
 
     _staleWrite(ev, w) {

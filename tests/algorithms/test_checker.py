@@ -1,0 +1,113 @@
+"""The checker judges a history alone; these histories are written by hand."""
+
+from __future__ import annotations
+
+from algorithms.checker import belief_intervals, check, compare
+
+
+def ev(seq: int, t: float, actor: str, kind: str, **details: object) -> dict:
+    return {"seq": seq, "t_ms": t, "actor": actor, "kind": kind, **details}
+
+
+def write(seq: int, t: float, actor: str, call: int, token: int, accepted: bool) -> list[dict]:
+    return [
+        ev(seq, t, actor, "request", to="storage", call=call, op="write", value=actor, token=token),
+        ev(seq + 1, t + 1, actor, "reply", **{"from": "storage"}, call=call, op="write", ok=True,
+           accepted=accepted, token=token, highest=0),
+    ]  # fmt: skip
+
+
+def gc_pause_history(accepted: bool) -> list[dict]:
+    return [
+        ev(1, 0, "alice", "granted", node="redis-1", token=33, ttl_ms=2000),
+        ev(2, 100, "alice", "paused", ms=3000),
+        ev(3, 2000, "redis-1", "expired", holder="alice"),
+        ev(4, 2500, "bob", "granted", node="redis-1", token=34, ttl_ms=2000),
+        *write(5, 2700, "bob", 2, 34, True),
+        ev(7, 2900, "bob", "released", ok=True),
+        ev(8, 3100, "alice", "resumed"),
+        *write(9, 3300, "alice", 2, 33, accepted),
+        ev(11, 3400, "alice", "released", ok=False),
+    ]
+
+
+def test_turns_taken_in_order_hold_mutual_exclusion() -> None:
+    history = [
+        ev(1, 0, "alice", "granted", token=1),
+        *write(2, 10, "alice", 1, 1, True),
+        ev(4, 50, "alice", "released", ok=True),
+        ev(5, 60, "bob", "granted", token=2),
+        *write(6, 70, "bob", 1, 2, True),
+        ev(8, 90, "bob", "released", ok=True),
+    ]
+    verdict = check(history)
+    assert verdict.mutual_exclusion == "held"
+    assert verdict.overlaps == ()
+    assert verdict.stale_writes_accepted == verdict.stale_writes_rejected == 0
+    assert "held" in verdict.summary
+
+
+def test_a_paused_holder_keeps_believing_and_overlaps_the_next() -> None:
+    verdict = check(gc_pause_history(accepted=False))
+    assert verdict.mutual_exclusion == "violated"
+    [overlap] = verdict.overlaps
+    assert overlap.clients == ("alice", "bob")
+    assert (overlap.start_ms, overlap.end_ms) == (2500, 2900)
+
+
+def test_fencing_rejection_counts_as_a_stale_write_rejected() -> None:
+    verdict = check(gc_pause_history(accepted=False))
+    assert verdict.stale_writes_rejected == 1
+    assert verdict.stale_writes_accepted == 0
+    assert not verdict.data_corrupted
+    stale = [w for w in verdict.writes if w.stale]
+    assert [(w.client, w.token, w.superseded_by) for w in stale] == [("alice", 33, "bob")]
+    assert "Fencing saved the data" in verdict.summary
+
+
+def test_an_accepted_stale_write_is_corruption() -> None:
+    verdict = check(gc_pause_history(accepted=True))
+    assert verdict.stale_writes_accepted == 1
+    assert verdict.data_corrupted
+    assert "Data corrupted" in verdict.summary
+
+
+def test_bobs_write_is_not_stale_because_his_grant_is_the_latest() -> None:
+    verdict = check(gc_pause_history(accepted=True))
+    bob = [w for w in verdict.writes if w.client == "bob"]
+    assert [w.stale for w in bob] == [False]
+
+
+def test_belief_ends_at_lost_and_crash_and_run_end() -> None:
+    history = [
+        ev(1, 0, "alice", "granted", token=1),
+        ev(2, 10, "alice", "lost", reason="extend refused"),
+        ev(3, 20, "bob", "granted", token=2),
+        ev(4, 30, "bob", "crashed"),
+        ev(5, 40, "carol", "granted", token=3),
+        ev(6, 90, "lab", "step", index=0, do="write"),
+    ]
+    spans = [(i.client, i.start_ms, i.end_ms) for i in belief_intervals(history)]
+    assert spans == [("alice", 0, 10), ("bob", 20, 30), ("carol", 40, 90)]
+    assert check(history).mutual_exclusion == "held"
+
+
+def test_a_write_without_any_grant_is_stale() -> None:
+    verdict = check(write(1, 0, "mallory", 1, 0, True))
+    assert verdict.stale_writes_accepted == 1
+
+
+def test_compare_names_each_mismatch() -> None:
+    verdict = check(gc_pause_history(accepted=True)).as_dict()
+    assert compare(verdict, {"mutual_exclusion": "violated"}) == []
+    assert compare(verdict, {"stale_writes_accepted": 0}) == [
+        "expected stale_writes_accepted = 0, got 1"
+    ]
+
+
+def test_beliefs_open_at_the_end_last_until_the_run_ends() -> None:
+    history = [ev(1, 0, "alice", "granted", token=1), ev(2, 50, "bob", "granted", token=2)]
+    assert check(history).mutual_exclusion == "held"  # without an end: bob's belief is 0 ms long
+    verdict = check(history, end_ms=80)
+    assert verdict.mutual_exclusion == "violated"
+    assert [(o.start_ms, o.end_ms) for o in verdict.overlaps] == [(50, 80)]

@@ -1,0 +1,23 @@
+"""algorithms/ is a plain library: importing all of it must not import Django."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+
+def test_algorithms_import_without_django() -> None:
+    code = (
+        "import sys, pkgutil, importlib, algorithms\n"
+        "for m in pkgutil.iter_modules(algorithms.__path__):\n"
+        "    importlib.import_module('algorithms.' + m.name)\n"
+        "bad = sorted(n for n in sys.modules if n.split('.')[0] in ('django', 'channels', 'lockviz'))\n"
+        "print(len([n for n in sys.modules if n.startswith('algorithms.')]))\n"
+        "assert not bad, bad\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}  # no DJANGO_SETTINGS_MODULE
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert int(result.stdout) >= 6  # every module was really imported

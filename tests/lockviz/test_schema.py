@@ -1,0 +1,126 @@
+"""Scenario validation: every refusal names the offending field; nothing raises a traceback."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from lockviz.scenarios.library import builtin
+from lockviz.scenarios.schema import ScenarioError, loads, parse
+from tests.conftest import builtin_json
+
+
+def problems(data: object) -> list[str]:
+    with pytest.raises(ScenarioError) as info:
+        parse(data)
+    return info.value.problems
+
+
+def gc() -> dict:
+    return copy.deepcopy(builtin_json("gc-pause-fenced"))
+
+
+def test_every_builtin_scenario_is_valid_and_has_an_expectation() -> None:
+    scenarios = builtin()
+    assert {"gc-pause-fenced", "gc-pause-unfenced", "contention", "unsafe-release"} <= set(scenarios)
+    assert all(s.expect is not None for s in scenarios.values())
+
+
+def test_the_issue_example_parses() -> None:
+    s = parse(gc())
+    assert s.clients == ["alice", "bob"] and s.steps[1].ms == 3500
+
+
+def test_unknown_key_is_named() -> None:
+    data = gc()
+    data["steps"][2]["colour"] = "red"
+    assert problems(data) == ["steps[2].colour: unknown field"]
+
+
+def test_unknown_top_level_key_is_named() -> None:
+    data = gc()
+    data["ttl"] = 5
+    assert problems(data) == ["ttl: unknown field"]
+
+
+def test_unknown_verb_lists_the_known_ones() -> None:
+    data = gc()
+    data["steps"][0]["do"] = "grab"
+    [problem] = problems(data)
+    assert problem.startswith("steps[0].do: unknown verb 'grab'") and "acquire" in problem
+
+
+def test_unknown_client_is_named() -> None:
+    data = gc()
+    data["steps"][3]["client"] = "eve"
+    assert problems(data) == ["steps[3].client: 'eve' is not one of the scenario's clients ['alice', 'bob']"]
+
+
+def test_negative_time_is_refused() -> None:
+    data = gc()
+    data["steps"][1]["at_ms"] = -5
+    assert problems(data) == ["steps[1].at_ms: Input should be greater than or equal to 0"]
+
+
+def test_absurd_run_length_is_refused() -> None:
+    data = gc()
+    data["steps"][1]["ms"] = 500_000
+    assert problems(data) == ["steps: the run would last 500300 ms; the most is 120000"]
+
+
+def test_too_many_clients_and_steps() -> None:
+    data = gc()
+    data["clients"] = [f"c{i}" for i in range(9)]
+    assert any(p.startswith("clients: List should have at most 8 items") for p in problems(data))
+    data = gc()
+    data["steps"] = data["steps"] * 80
+    assert any(p.startswith("steps: List should have at most 500 items") for p in problems(data))
+
+
+def test_pause_needs_ms_and_write_needs_value() -> None:
+    data = gc()
+    del data["steps"][1]["ms"]
+    del data["steps"][3]["value"]
+    assert problems(data) == ["steps[1].ms: required for 'pause'", "steps[3].value: required for 'write'"]
+
+
+def test_wrong_types_are_named() -> None:
+    data = gc()
+    data["ttl_ms"] = "2000"
+    data["fencing"] = "yes"
+    assert problems(data) == ["fencing: Input should be a valid boolean", "ttl_ms: Input should be a valid integer"]
+
+
+def test_reserved_network_verbs_are_explained() -> None:
+    data = gc()
+    data["steps"][0] = {"at_ms": 0, "do": "partition", "client": "alice"}
+    [problem] = problems(data)
+    assert problem.startswith("steps[0].do: 'partition' is a network fault")
+
+
+def test_node_verbs_need_a_known_node() -> None:
+    data = gc()
+    data["steps"].append({"at_ms": 100, "node": "redis-9", "do": "clock_jump", "ms": 1000})
+    assert problems(data) == ["steps[7].node: unknown node 'redis-9'; this backend has ['redis-1', 'storage']"]
+
+
+def test_unknown_backend_and_format() -> None:
+    data = gc()
+    data["backend"], data["format"] = "memcached", 2
+    found = problems(data)
+    assert "format: only format 1 exists; set \"format\": 1" in found
+    assert any(p.startswith("backend: unknown backend 'memcached'") for p in found)
+
+
+def test_not_json_and_not_an_object() -> None:
+    with pytest.raises(ScenarioError) as info:
+        loads('{"format": 1,')
+    assert info.value.problems[0].startswith("not valid JSON:")
+    assert problems([1, 2]) == ["the scenario must be a JSON object"]
+
+
+def test_hostile_text_is_kept_verbatim_as_data() -> None:
+    data = gc()
+    data["title"] = "<script>alert(1)</script>"
+    assert parse(data).title == "<script>alert(1)</script>"
