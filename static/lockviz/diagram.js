@@ -29,7 +29,7 @@
     axisX: 64, firstCol: 214, serverRight: 196, top: 84, bottom: 60, headerTop: 10, headerH: 46,
     leaseX: -14, leaseW: 10, beliefX: -25, beliefW: 8, barLabelX: -32,
     bandLeft: -84, bandRight: 112, // pause band across a client's column
-    minPair: 14, // a request/reply pair spans at least this, so a 0.5 ms round trip still shows two arrows
+    minPair: 10, fastPx: 22, // a request/reply pair spans at least this, so a 0.5 ms round trip still shows two arrows
     pendingPx: 6, gapLabelPx: 12, labelSearchPx: 120,
   };
 
@@ -334,8 +334,15 @@
       const box = this._measure(node, lines, x, y, anchor);
       const dy = this._free(box);
       if (dy) node.setAttribute("transform", `translate(0 ${dy})`);
-      this.boxes.push({ x1: box.x1, x2: box.x2, y1: box.y1 + dy, y2: box.y2 + dy });
+      node.box = { x1: box.x1, x2: box.x2, y1: box.y1 + dy, y2: box.y2 + dy };
+      this.boxes.push(node.box);
       return node;
+    }
+
+    _unlabel(node) {
+      const i = this.boxes.indexOf(node.box);
+      if (i >= 0) this.boxes.splice(i, 1);
+      node.remove();
     }
 
     _measure(node, lines, x, y, anchor) {
@@ -418,9 +425,9 @@
       const line = el("line", { class: "arrow", x1: x1 + dir * 2, y1: y, x2: x2 - dir * 3, y2: y + G.pendingPx,
         "marker-end": this._url("req") }, g);
       const lg = this._group("labels", ev, "request-label");
-      this._label(lg, requestText(ev, this.backend), x1 + dir * 8, y - 6, dir > 0 ? "start" : "end");
+      const label = this._label(lg, requestText(ev, this.backend), x1 + dir * 8, y - 6, dir > 0 ? "start" : "end");
       const key = ev.actor + "#" + ev.call;
-      this.calls.set(key, { req: ev, g, line, x1, x2, dir, y });
+      this.calls.set(key, { req: ev, g, line, lg, label, x1, x2, dir, y });
       const early = this.early.get(key); // its reply overtook it in seq order
       if (early) { this.early.delete(key); this._reply(early); }
     }
@@ -439,8 +446,28 @@
       el("line", { class: "arrow", x1: call.x2 - call.dir * 2, y1: yMid, x2: call.x1 + call.dir * 3, y2: yRep,
         "marker-end": this._url(failed ? "bad" : "rep") }, g);
       const lg = this._group("labels", ev, "reply-label" + (failed ? " failed" : ""));
-      this._label(lg, replyText(ev), call.x2 - call.dir * 14, yMid + 18, call.dir > 0 ? "end" : "start");
+      if (yRep - call.y > G.fastPx || !this._inlineReply(lg, call, replyText(ev))) {
+        this._label(lg, replyText(ev), call.x1 + call.dir * 10, yRep + 16, call.dir > 0 ? "start" : "end");
+      }
       if (ev.op === "write") this._write(call.req, ev, call.x2, yMid);
+    }
+
+    // A quick round trip is one line of text, "SET NX PX 2000 → OK token 33", on the request's
+    // label line: two stacked labels per call would not fit between calls 200 ms apart.
+    _inlineReply(lg, call, text) {
+      const anchor = call.dir > 0 ? "start" : "end";
+      const at = call.dir > 0 ? call.label.box.x2 + 4 : call.label.box.x1 - 4;
+      const node = el("text", { class: "label inline", x: at, y: call.y - 6, "text-anchor": anchor,
+        transform: call.label.getAttribute("transform") }, lg);
+      node.textContent = call.dir > 0 ? `\u2192 ${text}` : `${text} \u2190`;
+      const box = this._measure(node, [node.textContent], at, call.y - 6, anchor);
+      const shift = call.label.box.y1 - this._measure(call.label, [""], 0, 0, "start").y1;
+      const moved = { x1: box.x1, x2: box.x2, y1: box.y1 + shift, y2: box.y2 + shift };
+      const roomy = call.dir > 0 ? moved.x2 <= call.x2 - 12 : moved.x1 >= call.x2 + 12;
+      if (!roomy || this.boxes.some((b) => hits(b, moved))) { node.remove(); return false; }
+      node.box = moved;
+      this.boxes.push(moved);
+      return true;
     }
 
     // What the storage did with a write, drawn on its lifeline: shape and words, not only colour.

@@ -1,0 +1,107 @@
+"""The WebSocket stream of a live run: every event once, in order, also across a reconnect."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+
+from lockviz import runs
+from lockviz.models import Run
+from lockviz.routing import websocket_urlpatterns
+from lockviz.scenarios.library import builtin
+
+pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
+app = URLRouter(websocket_urlpatterns)
+
+
+async def events_until_finished(ws: WebsocketCommunicator, stop_after: int | None = None) -> list[dict[str, Any]]:
+    got: list[dict[str, Any]] = []
+    while True:
+        message = json.loads(await ws.receive_from(timeout=30))
+        if message["type"] != "event":
+            continue
+        got.append(message["event"])
+        if message["event"]["kind"] in ("run_finished", "run_failed"):
+            return got
+        if stop_after is not None and len(got) >= stop_after:
+            return got
+
+
+async def start(slug: str) -> Run:
+    scenario = builtin()[slug]
+    run = await database_sync_to_async(runs.create_run)(scenario, slug)
+    runs.start(run, scenario)
+    return run
+
+
+async def test_a_viewer_sees_the_whole_run_live() -> None:
+    run = await start("gc-pause-fenced")
+    ws = WebsocketCommunicator(app, f"/ws/runs/{run.pk}/")
+    connected, _ = await ws.connect()
+    assert connected
+    events = await events_until_finished(ws)
+    await ws.disconnect()
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert any(e["kind"] == "reply" and e.get("accepted") is False for e in events)
+    stored = await database_sync_to_async(run.events_after)(0)
+    assert stored == events
+
+
+async def test_a_viewer_that_reconnects_resumes_without_loss_or_repeat() -> None:
+    run = await start("contention")
+    first = WebsocketCommunicator(app, f"/ws/runs/{run.pk}/")
+    await first.connect()
+    head = await events_until_finished(first, stop_after=5)
+    await first.disconnect()  # the viewer's network drops mid-run
+    second = WebsocketCommunicator(app, f"/ws/runs/{run.pk}/?after={head[-1]['seq']}")
+    await second.connect()
+    tail = await events_until_finished(second)
+    await second.disconnect()
+    seqs = [e["seq"] for e in head + tail]
+    assert seqs == list(range(1, len(seqs) + 1))
+    assert (head + tail)[-1]["kind"] == "run_finished"
+
+
+async def test_resume_message_resends_what_follows() -> None:
+    run = await start("contention")
+    ws = WebsocketCommunicator(app, f"/ws/runs/{run.pk}/")
+    await ws.connect()
+    everything = await events_until_finished(ws)
+    await ws.send_to(text_data=json.dumps({"type": "resume", "after": len(everything) - 2}))
+    again = [json.loads(await ws.receive_from(timeout=5)) for _ in range(2)]
+    await ws.disconnect()
+    assert [m["event"]["seq"] for m in again] == [len(everything) - 1, len(everything)]
+
+
+async def test_bad_messages_get_a_clear_error_and_the_stream_goes_on() -> None:
+    run = await start("contention")
+    ws = WebsocketCommunicator(app, f"/ws/runs/{run.pk}/?after=banana")
+    await ws.connect()
+    first = json.loads(await ws.receive_from(timeout=5))
+    assert first == {"type": "error", "message": "after must be a whole number ≥ 0, not 'banana'"}
+    for bad, expected in [
+        ("not json", "messages must be JSON"),
+        (json.dumps({"type": "dance"}), "unknown message"),
+        (json.dumps({"type": "resume", "after": -3}), "after must be a whole number ≥ 0, not -3"),
+    ]:
+        await ws.send_to(text_data=bad)
+        while True:
+            message = json.loads(await ws.receive_from(timeout=30))
+            if message["type"] == "error":
+                assert message["message"].startswith(expected)
+                break
+    events = await events_until_finished(ws)  # still streaming, from where it was
+    await ws.disconnect()
+    assert events[-1]["kind"] == "run_finished"
+
+
+async def test_an_unknown_run_is_refused_by_name() -> None:
+    ws = WebsocketCommunicator(app, "/ws/runs/nope/")
+    await ws.connect()
+    assert json.loads(await ws.receive_from()) == {"type": "error", "message": "there is no run 'nope'"}
+    await ws.disconnect()

@@ -1,0 +1,83 @@
+"""Views: pages render, the run form validates and starts a real run, bad input is named."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from django.utils.html import escape
+from django.test import Client
+
+from lockviz.models import Run
+from lockviz.scenarios.library import builtin
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def wait_for(run_id: str, timeout_s: float = 30) -> Run:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        run = Run.objects.get(pk=run_id)
+        if run.status in (Run.Status.FINISHED, Run.Status.FAILED):
+            return run
+        time.sleep(0.1)
+    raise AssertionError(f"run {run_id} did not finish")
+
+
+def test_index_lists_every_builtin_scenario(client: Client) -> None:
+    page = client.get("/").content.decode()
+    for s in builtin().values():
+        assert escape(s.title) in page
+
+
+@pytest.mark.live
+def test_posting_the_form_runs_the_scenario_live_with_fencing_off(client: Client) -> None:
+    response = client.post("/runs/", {"scenario": "gc-pause-fenced", "ttl_ms": "2000"}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    run_id = response["HX-Redirect"].strip("/").split("/")[-1]
+    run = wait_for(run_id)
+    assert run.scenario["fencing"] is False  # the checkbox was left unticked
+    assert "expect" not in run.scenario  # the prediction was for the fenced version
+    assert run.verdict["data_corrupted"] is True
+    assert run.verdict["stale_writes_accepted"] == 1
+    page = client.get(f"/runs/{run_id}/").content.decode()
+    assert "fencing <strong>off</strong>" in page
+    verdict = client.get(f"/runs/{run_id}/verdict/").content.decode()
+    assert "Mutual exclusion violated, data corrupted" in verdict
+    exported = client.get(f"/runs/{run_id}/export.json").json()
+    assert exported["events"][-1]["kind"] == "run_finished"
+
+
+@pytest.mark.live
+def test_run_again_keeps_the_scenario_and_applies_the_new_knobs(client: Client) -> None:
+    response = client.post("/runs/", {"scenario": "contention", "fencing": "on"})
+    first = wait_for(response["Location"].strip("/").split("/")[-1])
+    assert first.expect_met is True
+    response = client.post("/runs/", {"from_run": first.pk, "fencing": "on", "ttl_ms": "5000"})
+    second = wait_for(response["Location"].strip("/").split("/")[-1])
+    assert second.slug == "contention" and second.scenario["ttl_ms"] == 5000
+
+
+def test_bad_form_input_is_named_and_nothing_runs(client: Client) -> None:
+    response = client.post("/runs/", {"scenario": "gc-pause-fenced", "ttl_ms": "12"}, HTTP_HX_REQUEST="true")
+    body = response.content.decode()
+    assert "TTL:" in body and "greater than or equal to 100" in body
+    response = client.post("/runs/", {"scenario": "nope"}, HTTP_HX_REQUEST="true")
+    assert "Unknown scenario &#x27;nope&#x27;" in response.content.decode()
+    response = client.post("/runs/", {"scenario": "gc-pause-fenced", "ttl_ms": "abc"})
+    assert response.status_code == 400 and "Enter a whole number" in response.content.decode()
+    assert Run.objects.count() == 0
+
+
+def test_hostile_titles_are_shown_as_text(client: Client) -> None:
+    data = builtin()["contention"].to_json()
+    data["title"] = "<script>alert('x')</script>"
+    run = Run.objects.create(title=data["title"], scenario=data)
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert "<script>alert(" not in page
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
+
+
+def test_unknown_run_is_a_404(client: Client) -> None:
+    assert client.get("/runs/nope/").status_code == 404
+    assert client.get("/runs/nope/export.json").status_code == 404
