@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -63,3 +68,61 @@ def live_processes(names: tuple[str, ...] = ("redis-server", "lockviz.lab.worker
         if state not in ("Z", "X") and any(name in cmdline for name in names):
             found.append(int(entry))
     return found
+
+
+class AppServer:
+    """``manage.py serve`` (what ``make run`` runs) in a child process, on a free port."""
+
+    def __init__(self, tmp: Path) -> None:
+        from lockviz.lab.servers import free_port
+
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, "LOCKVIZ_DB": str(tmp / "app.sqlite3")}
+        env.pop("DJANGO_SETTINGS_MODULE", None)
+        self.log = open(tmp / "app.log", "w+")
+        self.proc = subprocess.Popen(
+            [sys.executable, "manage.py", "serve", "--port", str(self.port)],
+            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(self.url + "/", timeout=2):
+                    return
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self.log.seek(0)
+                    raise RuntimeError(f"the app did not start:\n{self.log.read()}") from None
+                time.sleep(0.2)
+
+    def children(self) -> list[int]:
+        """Pids of live processes whose parent is the app."""
+        kids = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open(f"/proc/{entry}/stat") as f:
+                        fields = f.read().rsplit(")", 1)[1].split()
+                except (OSError, IndexError):
+                    continue
+                if int(fields[1]) == self.proc.pid and fields[0] not in ("Z", "X"):
+                    kids.append(int(entry))
+        return kids
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+@pytest.fixture
+def app_server(tmp_path: Path) -> Iterator[AppServer]:
+    server = AppServer(tmp_path)
+    yield server
+    server.stop()

@@ -29,7 +29,7 @@
     axisX: 64, firstCol: 214, serverRight: 196, top: 84, bottom: 60, headerTop: 10, headerH: 46,
     leaseX: -14, leaseW: 10, beliefX: -25, beliefW: 8, barLabelX: -32,
     bandLeft: -84, bandRight: 112, // pause band across a client's column
-    minPair: 10, fastPx: 22, // a request/reply pair spans at least this, so a 0.5 ms round trip still shows two arrows
+    minPair: 8, fastPx: 22, // a request/reply pair spans at least this, so a 0.5 ms round trip still shows two arrows
     pendingPx: 6, gapLabelPx: 12, labelSearchPx: 120,
   };
 
@@ -334,16 +334,12 @@
       const box = this._measure(node, lines, x, y, anchor);
       const dy = this._free(box);
       if (dy) node.setAttribute("transform", `translate(0 ${dy})`);
-      node.box = { x1: box.x1, x2: box.x2, y1: box.y1 + dy, y2: box.y2 + dy };
-      this.boxes.push(node.box);
+      node.labelDy = dy;
+      node.labelBox = { x1: box.x1, x2: box.x2, y1: box.y1 + dy, y2: box.y2 + dy };
+      this.boxes.push(node.labelBox);
       return node;
     }
 
-    _unlabel(node) {
-      const i = this.boxes.indexOf(node.box);
-      if (i >= 0) this.boxes.splice(i, 1);
-      node.remove();
-    }
 
     _measure(node, lines, x, y, anchor) {
       let b = null;
@@ -405,8 +401,11 @@
         b.gap = this._group("bars", { seq: b.lease.endSeq }, "belief-gap",
           `${b.client} believes it holds the lock, but the server ended the lease at ${leaseEnd.toFixed(1)} ms`);
         b.gapRect = el("rect", { class: "bar", x: b.x + G.beliefX, width: G.beliefW, fill: this._url("gap") }, b.gap);
+        // The empty, dashed lease slot beside it says "no lease here" in shape, not only colour.
+        b.ghost = el("rect", { class: "ghost", x: b.x + G.leaseX, width: G.leaseW }, b.gap);
       }
       this._span(b.gapRect, leaseEnd, end);
+      this._span(b.ghost, leaseEnd, end);
       if (!b.gapLabel && this._y(end) - this._y(leaseEnd) >= G.gapLabelPx) {
         const lg = this._group("labels", { seq: b.lease.endSeq }, "belief-gap-label", b.gap.firstChild.textContent);
         b.gapLabel = this._label(lg, ["believes it holds", "(lease gone)"], b.x + G.barLabelX, this._y(leaseEnd) + 15, "end", "gap-label");
@@ -425,7 +424,7 @@
       const line = el("line", { class: "arrow", x1: x1 + dir * 2, y1: y, x2: x2 - dir * 3, y2: y + G.pendingPx,
         "marker-end": this._url("req") }, g);
       const lg = this._group("labels", ev, "request-label");
-      const label = this._label(lg, requestText(ev, this.backend), x1 + dir * 8, y - 6, dir > 0 ? "start" : "end");
+      const label = this._label(lg, requestText(ev, this.backend), x1 + dir * 8, y - 5, dir > 0 ? "start" : "end");
       const key = ev.actor + "#" + ev.call;
       this.calls.set(key, { req: ev, g, line, lg, label, x1, x2, dir, y });
       const early = this.early.get(key); // its reply overtook it in seq order
@@ -456,16 +455,15 @@
     // label line: two stacked labels per call would not fit between calls 200 ms apart.
     _inlineReply(lg, call, text) {
       const anchor = call.dir > 0 ? "start" : "end";
-      const at = call.dir > 0 ? call.label.box.x2 + 4 : call.label.box.x1 - 4;
-      const node = el("text", { class: "label inline", x: at, y: call.y - 6, "text-anchor": anchor,
+      const at = call.dir > 0 ? call.label.labelBox.x2 + 4 : call.label.labelBox.x1 - 4;
+      const node = el("text", { class: "label inline", x: at, y: call.y - 5, "text-anchor": anchor,
         transform: call.label.getAttribute("transform") }, lg);
       node.textContent = call.dir > 0 ? `\u2192 ${text}` : `${text} \u2190`;
-      const box = this._measure(node, [node.textContent], at, call.y - 6, anchor);
-      const shift = call.label.box.y1 - this._measure(call.label, [""], 0, 0, "start").y1;
-      const moved = { x1: box.x1, x2: box.x2, y1: box.y1 + shift, y2: box.y2 + shift };
-      const roomy = call.dir > 0 ? moved.x2 <= call.x2 - 12 : moved.x1 >= call.x2 + 12;
+      const box = this._measure(node, [node.textContent], at, call.y - 5, anchor);
+      const moved = { x1: box.x1, x2: box.x2, y1: box.y1 + call.label.labelDy, y2: box.y2 + call.label.labelDy };
+      const roomy = call.dir > 0 ? moved.x2 <= call.x2 - 3 : moved.x1 >= call.x2 + 3;
       if (!roomy || this.boxes.some((b) => hits(b, moved))) { node.remove(); return false; }
-      node.box = moved;
+      node.labelBox = moved;
       this.boxes.push(moved);
       return true;
     }

@@ -1,0 +1,54 @@
+"""Killing the app outright (SIGKILL, no cleanup code runs) leaves no server or client alive.
+
+PID 1 on these machines may not reap orphans, so dead processes can linger as zombies: the
+test counts live processes, not entries in /proc.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+import urllib.parse
+import urllib.request
+
+import pytest
+
+from lockviz.lab import registry
+from tests.conftest import AppServer
+
+pytestmark = pytest.mark.live
+
+
+def start_run(app: AppServer, slug: str) -> None:
+    with urllib.request.urlopen(app.url + "/") as page:
+        cookie = page.headers["Set-Cookie"].split(";")[0]
+        html = page.read().decode()
+    token = html.split('name="csrfmiddlewaretoken" value="')[1].split('"')[0]
+    body = urllib.parse.urlencode({"scenario": slug, "csrfmiddlewaretoken": token}).encode()
+    request = urllib.request.Request(app.url + "/runs/", data=body, headers={"Cookie": cookie})
+    urllib.request.urlopen(request)
+
+
+def test_sigkill_of_the_app_mid_run_leaves_nothing_alive(app_server: AppServer) -> None:
+    start_run(app_server, "gc-pause-fenced")
+    deadline = time.monotonic() + 20
+    children: list[int] = []
+    while time.monotonic() < deadline:  # 2 redis-servers (lock node, storage) + alice + bob
+        children = app_server.children()
+        if len(children) >= 4:
+            break
+        time.sleep(0.05)
+    assert len(children) >= 4, children
+    time.sleep(1.0)  # alice is frozen now (SIGSTOP at 300 ms): a stopped child must die too
+    os.kill(app_server.proc.pid, signal.SIGKILL)
+    app_server.proc.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(registry.alive(pid) for pid in children):
+        time.sleep(0.05)
+    survivors = {pid: open(f"/proc/{pid}/cmdline").read() for pid in children if registry.alive(pid)}
+    assert survivors == {}
+    leftover = [e for e in registry.entries() if e["owner_pid"] == app_server.proc.pid]
+    assert all(not any(registry.alive(p) for p in e["pids"].values()) for e in leftover)
+    json.dumps(leftover)  # `lab down` can read and clean what is left on disk
