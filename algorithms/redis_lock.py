@@ -18,19 +18,20 @@ Assumes:
 
 Fails by:
   * Lease expiry while the holder still believes it holds the lock: two "holders" at once.
+  * With ``expire=False`` (the naive SETNX lock) there is no lease at all: a holder that crashes
+    holds the lock forever and every other client waits forever.
   * Node crash or restart without persistence: the key is gone, a second client is granted.
 """
 
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
-
 import redis
 
 from algorithms.clock import Clock, SystemClock
 from algorithms.errors import BackendUnavailable, NotHeld
 from algorithms.events import EventSink, Reporter, discard
+from algorithms.lock import Grant
 from algorithms.redis_client import boundary
 
 # KEYS[1] lock key, KEYS[2] fencing counter; ARGV[1] holder's random value, ARGV[2] lease ms.
@@ -38,6 +39,15 @@ from algorithms.redis_client import boundary
 # as the SET so no other grant can come between them: token order is grant order.
 ACQUIRE_SCRIPT = """
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+    return redis.call('INCR', KEYS[2])
+end
+return false
+"""
+
+# The naive lock (variant "no_ttl"): SETNX with no expiry. Same contract as ACQUIRE_SCRIPT without
+# ARGV[2]. A holder that crashes never releases it: everyone else waits forever.
+ACQUIRE_NO_TTL_SCRIPT = """
+if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
     return redis.call('INCR', KEYS[2])
 end
 return false
@@ -60,17 +70,6 @@ return 0
 """
 
 
-@dataclass(frozen=True)
-class Grant:
-    """What a client holds after a successful acquire."""
-
-    token: int
-    value: str
-    ttl_ms: int
-    node: str
-    granted_ns: int
-
-
 class RedisLock:
     """A lease-based lock on one Redis node; verbs like ``threading.Lock``."""
 
@@ -85,6 +84,7 @@ class RedisLock:
         clock: Clock | None = None,
         on_event: EventSink = discard,
         unsafe_release: bool = False,
+        expire: bool = True,
         retry_delay_ms: int = 100,
     ) -> None:
         self.client = client
@@ -95,10 +95,11 @@ class RedisLock:
         self.node = node
         self.clock = clock or SystemClock()
         self.unsafe_release = unsafe_release
+        self.expire = expire
         self.retry_delay_ms = retry_delay_ms
         self.grant: Grant | None = None
         self._report = Reporter(on_event)
-        self._acquire = client.register_script(ACQUIRE_SCRIPT)
+        self._acquire = client.register_script(ACQUIRE_SCRIPT if expire else ACQUIRE_NO_TTL_SCRIPT)
         self._release = client.register_script(RELEASE_SCRIPT)
         self._extend = client.register_script(EXTEND_SCRIPT)
 
@@ -110,9 +111,8 @@ class RedisLock:
             token = self._attempt(value)
             if token is not None:
                 self.grant = Grant(token, value, self.ttl_ms, self.node, self.clock.monotonic_ns())
-                self._report.emit(
-                    "granted", node=self.node, token=token, ttl_ms=self.ttl_ms, value=value
-                )
+                ttl = self.ttl_ms if self.expire else None
+                self._report.emit("granted", node=self.node, token=token, ttl_ms=ttl, value=value)
                 return self.grant
             if self.clock.monotonic_ns() >= deadline:
                 self._report.emit("acquire_failed", reason=f"timed out after {timeout_ms} ms")
@@ -120,7 +120,8 @@ class RedisLock:
             self.clock.sleep(self.retry_delay_ms / 1000)
 
     def _attempt(self, value: str) -> int | None:
-        call = self._report.request(self.node, "acquire", ttl_ms=self.ttl_ms)
+        lease = {"ttl_ms": self.ttl_ms} if self.expire else {"ttl_ms": None}
+        call = self._report.request(self.node, "acquire", **lease)
         try:
             token = self.do_acquire(value)
         except BackendUnavailable as exc:
@@ -135,7 +136,8 @@ class RedisLock:
     def do_acquire(self, value: str) -> int | None:
         """One atomic attempt: the new fencing token, or ``None`` if the key is taken."""
         with boundary(self.node):
-            token = self._acquire(keys=[self.name, self.fence_key], args=[value, self.ttl_ms])
+            args: list[str | int] = [value, self.ttl_ms] if self.expire else [value]
+            token = self._acquire(keys=[self.name, self.fence_key], args=args)
         return None if token is None else int(token)
 
     def release(self) -> bool:

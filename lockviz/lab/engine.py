@@ -20,9 +20,9 @@ from typing import Any
 
 from algorithms.checker import check, compare
 from lockviz.lab.clients import ClientProcess
-from lockviz.lab.servers import ExternalLab, LabError, LocalLab, RedisServer
-from lockviz.lab.watcher import KeyWatcher
-from lockviz.lab.worker import LOCK_KEY
+from lockviz.lab.servers import ExternalLab, LabError, LocalLab
+from lockviz.lab.servers.redis import RedisServer
+from lockviz.lab import backends
 from lockviz.scenarios.schema import Scenario, Step
 
 EventSink = Callable[[dict[str, Any]], None]
@@ -83,10 +83,12 @@ class RunEngine:
     def run(self) -> RunResult:
         s = self.scenario
         try:
-            with self.lab.servers([*s.nodes, "storage"], self.on_wait) as servers:
+            names = [*s.nodes, "storage"]
+            options = {"persistence": s.persistence}
+            with self.lab.servers(names, self.on_wait, options) as servers:
                 self.servers = servers
                 self._start_clients(servers.addresses())
-                watchers = [KeyWatcher(servers[n], n, LOCK_KEY, self.record) for n in s.nodes]
+                watchers = backends.get(s.backend).watchers(servers, s, self.record)
                 for watcher in watchers:
                     watcher.start()
                 try:
@@ -137,10 +139,8 @@ class RunEngine:
     def _start_clients(self, addresses: dict[str, str]) -> None:
         s = self.scenario
         config = {
-            "backend": s.backend,
-            "variant": s.variant,
-            "fencing": s.fencing,
-            "ttl_ms": s.ttl_ms,
+            **s.to_json(),
+            "steps": None,
             "nodes": s.nodes,
             "servers": addresses,
             "timeout_ms": CALL_TIMEOUT_MS,

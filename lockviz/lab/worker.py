@@ -6,6 +6,9 @@ stamped with the host's CLOCK_MONOTONIC where it happened. Commands run one afte
 the code of a real single-threaded client: a command sent while the process is frozen (SIGSTOP)
 waits in the pipe until it thaws. After each command it writes ``{"kind": "_done"}``.
 
+With ``renew`` a watchdog thread extends the lease every ttl/3 (algorithms.renewal); it lives in
+this process, so a pause freezes it too.
+
 This module imports no Django: it starts fast and runs only the lock client from algorithms/.
 """
 
@@ -20,10 +23,10 @@ from typing import Any
 from algorithms.errors import LockError
 from algorithms.fenced_storage import FencedStorage
 from algorithms.redis_client import connect
-from algorithms.redis_lock import RedisLock
+from algorithms.renewal import Renewer
+from lockviz.lab import backends
 from lockviz.lab.procs import die_with_parent
 
-LOCK_KEY = "lockviz:lock"
 STORAGE_KEY = "lockviz:resource"
 
 
@@ -31,22 +34,16 @@ class Worker:
     def __init__(self, config: dict[str, Any]) -> None:
         self.name: str = config["name"]
         self._out = threading.Lock()
-        timeout_ms = int(config.get("timeout_ms", 1000))
-        servers: dict[str, str] = config["servers"]
-        node = config["nodes"][0]
-        host, port = servers[node].rsplit(":", 1)
-        self.lock = RedisLock(
-            connect(host, int(port), timeout_ms=timeout_ms),
-            LOCK_KEY,
-            owner=self.name,
-            ttl_ms=int(config["ttl_ms"]),
-            node=node,
-            on_event=self.emit,
-            unsafe_release=config.get("variant") == "unsafe_release",
+        self._mutex = threading.Lock()  # one lock operation at a time: commands and watchdog
+        self.lock = backends.get(config["backend"]).make_lock(config, self.name, self.emit)
+        self.renewer = (
+            Renewer(self.lock, int(config["ttl_ms"]), self._mutex, self.emit)
+            if config.get("renew")
+            else None
         )
-        host, port = servers["storage"].rsplit(":", 1)
+        host, port = config["servers"]["storage"].rsplit(":", 1)
         self.storage = FencedStorage(
-            connect(host, int(port), timeout_ms=timeout_ms),
+            connect(host, int(port), timeout_ms=int(config["timeout_ms"])),
             STORAGE_KEY,
             fencing=bool(config["fencing"]),
             writer=self.name,
@@ -59,28 +56,36 @@ class Worker:
             sys.stdout.write(line + "\n")
             sys.stdout.flush()
 
+    def note(self, text: str) -> None:
+        self.emit("note", {"text": text})
+
     def handle(self, command: dict[str, Any]) -> None:
         op = command.get("op")
         if op == "acquire":
             if self.lock.grant is not None:
-                self.emit("note", {"text": f"{self.name} already holds the lock"})
-                return
-            self.lock.acquire(timeout_ms=int(command.get("timeout_ms", 0)))
+                return self.note(f"{self.name} already holds the lock")
+            with self._mutex:
+                grant = self.lock.acquire(timeout_ms=int(command.get("timeout_ms", 0)))
+            if grant is not None and self.renewer is not None:
+                self.renewer.start()
         elif op == "release":
             if self.lock.grant is None:
-                self.emit("note", {"text": f"{self.name} holds no lock to release"})
-                return
-            self.lock.release()
+                return self.note(f"{self.name} holds no lock to release")
+            if self.renewer is not None:
+                self.renewer.stop()
+            with self._mutex:
+                self.lock.release()
         elif op == "extend":
             if self.lock.grant is None:
-                self.emit("note", {"text": f"{self.name} holds no lock to extend"})
-                return
-            self.lock.extend(command.get("ttl_ms"))
+                return self.note(f"{self.name} holds no lock to extend")
+            with self._mutex:
+                self.lock.extend(command.get("ttl_ms"))
         elif op == "write":
-            token = self.lock.grant.token if self.lock.grant else 0
+            grant = self.lock.grant
+            token = grant.token if grant is not None and grant.token is not None else 0
             self.storage.write(str(command["value"]), token)
         else:
-            self.emit("note", {"text": f"unknown command {op!r}"})
+            self.note(f"unknown command {op!r}")
 
     def serve(self) -> None:
         self.emit("_ready", {})
@@ -91,8 +96,11 @@ class Worker:
             try:
                 self.handle(command)
             except LockError as exc:  # already reported as a failed reply; the client goes on
-                self.emit("note", {"text": str(exc)})
+                self.note(str(exc))
             self.emit("_done", {})
+        close = getattr(self.lock, "close", None)
+        if close is not None:
+            close()
 
 
 def main() -> None:

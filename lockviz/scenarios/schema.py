@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from lockviz.lab import backends
+
 MAX_RUN_MS = 120_000
 MAX_CLIENTS = 8
 MAX_STEPS = 500
@@ -20,8 +22,19 @@ MAX_STEPS = 500
 CLIENT_VERBS = {"acquire", "write", "release", "extend", "pause", "crash"}
 NODE_VERBS = {"clock_jump", "crash", "restart"}
 RESERVED_VERBS = {"partition", "heal", "delay"}  # need the link proxies of a later version
+# Each backend: its variants (the first is the default), and why it cannot fence if it cannot.
 BACKENDS: dict[str, dict[str, Any]] = {
-    "redis": {"nodes": ["redis-1"], "variants": ["safe", "unsafe_release"]},
+    "redis": {"variants": ["safe", "unsafe_release", "no_ttl"]},
+    "redlock": {
+        "variants": ["safe"],
+        "no_fencing": "Redlock cannot fence: its lock values are random, so a resource cannot "
+        "tell an older holder from a newer one, and there is no counter that a majority of "
+        "independent nodes could agree on (Kleppmann, 'How to do distributed locking'). "
+        'Set "fencing": false to watch what happens without it.',
+    },
+    "zookeeper": {"variants": ["recipe", "herd"]},
+    "postgres": {"variants": ["session", "xact", "pooled"]},
+    "etcd": {"variants": ["lease"]},
 }
 NAME = re.compile(r"^[a-z][a-z0-9_-]{0,15}$")
 
@@ -71,6 +84,10 @@ class Scenario(_Strict):
     clients: list[str] = Field(min_length=1, max_length=MAX_CLIENTS)
     steps: list[Step] = Field(min_length=1, max_length=MAX_STEPS)
     expect: Expect | None = None
+    redis_nodes: Literal[3, 5, 7] | None = None  # Redlock only; 5 by default
+    zk_nodes: Literal[1, 3] | None = None  # ZooKeeper only; a standalone server by default
+    renew: bool = False  # a watchdog thread extends the lease every ttl/3
+    persistence: Literal["none", "fsync"] = "none"  # Redis nodes: appendonly + fsync always
 
     @field_validator("backend")
     @classmethod
@@ -82,7 +99,11 @@ class Scenario(_Strict):
     @property
     def nodes(self) -> list[str]:
         """The lock servers of this scenario's backend (the storage comes on top)."""
-        return list(BACKENDS[self.backend]["nodes"])
+        if self.backend == "redlock":
+            return [f"redis-{i}" for i in range(1, (self.redis_nodes or 5) + 1)]
+        if self.backend == "zookeeper":
+            return [f"zk-{i}" for i in range(1, (self.zk_nodes or 1) + 1)]
+        return {"redis": ["redis-1"], "postgres": ["pg-1"], "etcd": ["etcd-1"]}[self.backend]
 
     @property
     def duration_ms(self) -> int:
@@ -135,6 +156,14 @@ def _describe(error: Any) -> str:
 def _cross_check(s: Scenario) -> list[str]:
     problems: list[str] = []
     spec = BACKENDS[s.backend]
+    if not backends.available(s.backend):
+        problems.append(f"backend: {s.backend!r} is not available in this version of lockviz")
+    if s.fencing and "no_fencing" in spec:
+        problems.append(f"fencing: {spec['no_fencing']}")
+    if s.redis_nodes is not None and s.backend != "redlock":
+        problems.append("redis_nodes: only Redlock runs on several Redis nodes")
+    if s.zk_nodes is not None and s.backend != "zookeeper":
+        problems.append("zk_nodes: only the zookeeper backend has ZooKeeper nodes")
     if s.variant is not None and s.variant not in spec["variants"]:
         problems.append(f"variant: {s.backend} has no variant {s.variant!r}; choose from {spec['variants']}")
     for i, name in enumerate(s.clients):

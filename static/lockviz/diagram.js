@@ -26,7 +26,7 @@
   // Geometry in px. Bars and their labels sit LEFT of a client's lifeline, so arrows, which
   // leave to the right towards the servers, never cross them.
   const G = {
-    axisX: 64, firstCol: 214, serverRight: 196, top: 84, bottom: 60, headerTop: 10, headerH: 46,
+    axisX: 64, firstCol: 232, serverRight: 196, top: 84, bottom: 60, headerTop: 10, headerH: 46,
     leaseX: -14, leaseW: 10, beliefX: -25, beliefW: 8, barLabelX: -32,
     bandLeft: -84, bandRight: 112, // pause band across a client's column
     minPair: 8, fastPx: 22, // a request/reply pair spans at least this, so a 0.5 ms round trip still shows two arrows
@@ -115,10 +115,8 @@
     /** Draw one event; returns false for a seq already seen, so a resume never draws twice. */
     add(ev) {
       if (!ev || typeof ev !== "object") return false;
-      if (ev.seq != null) {
-        if (this.seen.has(ev.seq)) return false;
-        this.seen.add(ev.seq);
-      }
+      if (ev.seq != null && this.seen.has(ev.seq)) return false;
+      if (ev.seq != null) this.seen.add(ev.seq);
       this.events.push(ev);
       const relayout = ev.kind === "run_started" ? this._adoptRun(ev) : this._discover(ev);
       this._grow(tOf(ev));
@@ -127,22 +125,12 @@
       return true;
     }
 
-    addAll(events) {
-      let added = 0;
-      for (const ev of events || []) if (this.add(ev)) added += 1;
-      return added;
-    }
+    addAll(events) { return Array.from(events || []).filter((ev) => this.add(ev)).length; }
 
     /** Forget every event (replays reuse the diagram); constructor options stay. */
     reset() {
-      this.events = [];
-      this.seen = new Set();
-      this.limit = Infinity;
-      this.current = null;
-      this.run = {};
-      this.found = { clients: [], nodes: [] };
-      this.extentMs = 0;
-      this.manualFinish = null;
+      Object.assign(this, { events: [], seen: new Set(), limit: Infinity, current: null, run: {},
+        found: { clients: [], nodes: [] }, extentMs: 0, manualFinish: null });
       this._rerender();
     }
 
@@ -292,7 +280,8 @@
         this.svg.setAttribute("width", this.width);
         this.svg.setAttribute("height", v);
       };
-      if (!animate || from >= h || !window.requestAnimationFrame) return set(h);
+      const still = window.matchMedia && window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+      if (!animate || still || from >= h || !window.requestAnimationFrame) return set(h);
       const start = performance.now();
       const step = (now) => {
         if (this.height !== h) return; // a newer resize took over
@@ -325,21 +314,32 @@
       return g;
     }
 
-    // A text label placed at (x, y) or, if that spot is taken, the nearest free spot below:
-    // labels of events a few ms apart must not print over each other.
-    _label(parent, text, x, y, anchor, cls) {
+    // A text label at (x, y) or, if another label holds that spot, the nearest free one (see
+    // _free): labels of events a few ms apart must not print over each other.
+    // `alt` ({x, anchor}) is a second spot on the same line, tried before pushing the label down.
+    _label(parent, text, x, y, anchor, cls, alt) {
       const lines = Array.isArray(text) ? text : [text];
       const node = el("text", { class: "label " + (cls || ""), x, y, "text-anchor": anchor }, parent);
       lines.forEach((line, i) => { el("tspan", { x, dy: i ? "1.2em" : null }, node).textContent = line; });
-      const box = this._measure(node, lines, x, y, anchor);
-      const dy = this._free(box);
+      let box = this._measure(node, lines, x, y, anchor);
+      let dy = this._free(box, true);
+      if (dy == null && alt) {
+        const w = box.x2 - box.x1, x1 = alt.anchor === "end" ? alt.x - w + 2 : alt.x - 2;
+        const altBox = { x1, x2: x1 + w, y1: box.y1, y2: box.y2 };
+        dy = this._free(altBox, true);
+        if (dy != null) {
+          box = altBox;
+          node.setAttribute("text-anchor", alt.anchor);
+          [node].concat(Array.from(node.children)).forEach((n) => n.setAttribute("x", alt.x));
+        }
+      }
+      if (dy == null) dy = this._free(box, false);
       if (dy) node.setAttribute("transform", `translate(0 ${dy})`);
       node.labelDy = dy;
       node.labelBox = { x1: box.x1, x2: box.x2, y1: box.y1 + dy, y2: box.y2 + dy };
       this.boxes.push(node.labelBox);
       return node;
     }
-
 
     _measure(node, lines, x, y, anchor) {
       let b = null;
@@ -350,18 +350,19 @@
       return { x1, y1: y - 13, x2: x1 + w, y2: y - 13 + lines.length * 17 };
     }
 
-    // Try small nudges either way first (a label 4 px off still reads as its arrow's), then only down.
-    _free(box) {
+    // The vertical shift that frees `box`: small nudges either way (a label 4 px off still reads
+    // as its arrow's), then, unless `near`, further down. null if near and nothing is free.
+    _free(box, near) {
       const tries = [0, -2, 2, -4, 4, -6, 6];
-      for (let dy = 8; dy <= G.labelSearchPx; dy += 2) tries.push(dy);
+      if (!near) for (let dy = 8; dy <= G.labelSearchPx; dy += 2) tries.push(dy);
       for (const dy of tries) {
         const moved = { x1: box.x1, x2: box.x2, y1: box.y1 + dy, y2: box.y2 + dy };
         if (!this.boxes.some((b) => hits(b, moved))) return dy;
       }
-      return 0;
+      return near ? null : 0;
     }
 
-    _obstacle(x1, y1, x2, y2) { this.boxes.push({ x1, y1, x2, y2 }); }
+    _obstacle(x1, y1, x2, y2) { this.boxes.push({ x1, y1, x2, y2 }); } // a mark labels keep clear of
 
     _span(rect, t0, t1) {
       const y0 = this._y(t0);
@@ -376,16 +377,20 @@
       this._refresh();
     }
 
-    // Open bars and bands reach down to the latest event: the diagram's "now".
+    // Open bars and bands reach down to the latest event: the diagram's "now". Closed ones are
+    // skipped once drawn at their final size (touching every bar per event is quadratic).
     _refresh() {
+      const stale = (item, sig) => item.t1 == null || item.drawn !== (item.drawn = sig);
       for (const l of this.leases) {
+        if (!stale(l, l.t1)) continue;
         this._span(l.rect, l.t0, l.t1 ?? this.now);
         l.g.classList.toggle("open", l.t1 == null);
       }
-      for (const b of this.beliefs) this._refreshBelief(b);
-      for (const p of this.pauses) this._span(p.rect, p.t0, p.t1 ?? this.now);
+      for (const b of this.beliefs) if (stale(b, `${b.t1}|${b.lease.t1}`)) this._refreshBelief(b);
+      for (const p of this.pauses) if (stale(p, p.t1)) this._span(p.rect, p.t0, p.t1 ?? this.now);
       const y = this._y(this.now);
-      Object.entries({ y1: y, y2: y }).forEach(([k, v]) => this.nowLine.setAttribute(k, v));
+      this.nowLine.setAttribute("y1", y);
+      this.nowLine.setAttribute("y2", y);
       this.nowLine.style.display = this.finished ? "none" : "";
     }
 
@@ -396,7 +401,9 @@
       const leaseEnd = b.lease.t1 ?? Infinity;
       this._span(b.rect, b.t0, Math.min(end, leaseEnd));
       b.g.classList.toggle("open", b.t1 == null);
-      if (!(leaseEnd < end)) return;
+      const tiny = !(this._y(end) - this._y(leaseEnd) >= 2); // a release's sub-ms lag is not a gap
+      if (b.gap) b.gap.style.display = tiny ? "none" : "";
+      if (tiny) return;
       if (!b.gap) {
         b.gap = this._group("bars", { seq: b.lease.endSeq }, "belief-gap",
           `${b.client} believes it holds the lock, but the server ended the lease at ${leaseEnd.toFixed(1)} ms`);
@@ -414,9 +421,7 @@
 
     // ---- event handlers ------------------------------------------------------------------
 
-    _runStarted(ev) {
-      this.backend = this.options.backend || ev.backend;
-    }
+    _runStarted(ev) { this.backend = this.options.backend || ev.backend; }
 
     _request(ev) {
       const x1 = this._x(ev.actor), x2 = this._x(ev.to), dir = x2 >= x1 ? 1 : -1, y = this._y(tOf(ev));
@@ -424,7 +429,8 @@
       const line = el("line", { class: "arrow", x1: x1 + dir * 2, y1: y, x2: x2 - dir * 3, y2: y + G.pendingPx,
         "marker-end": this._url("req") }, g);
       const lg = this._group("labels", ev, "request-label");
-      const label = this._label(lg, requestText(ev, this.backend), x1 + dir * 8, y - 5, dir > 0 ? "start" : "end");
+      const label = this._label(lg, requestText(ev, this.backend), x1 + dir * 8, y - 5, dir > 0 ? "start" : "end", "",
+        { x: x2 - dir * 16, anchor: dir > 0 ? "end" : "start" }); // a fan-out (Redlock) labels at the heads
       const key = ev.actor + "#" + ev.call;
       this.calls.set(key, { req: ev, g, line, lg, label, x1, x2, dir, y });
       const early = this.early.get(key); // its reply overtook it in seq order
@@ -477,12 +483,9 @@
       g.setAttribute("role", "img");
       g.setAttribute("aria-label", rejected ? `Write ${req.value ?? ""} rejected: ${rep.reason || ""}` : text);
       if (rejected) {
-        const r = 11, pts = [];
-        for (let i = 0; i < 8; i++) {
-          const a = Math.PI / 8 + (i * Math.PI) / 4;
-          pts.push(`${(x + r * Math.cos(a)).toFixed(1)},${(y + r * Math.sin(a)).toFixed(1)}`);
-        }
-        el("polygon", { class: "octagon", points: pts.join(" ") }, g);
+        const r = 11, pts = Array.from({ length: 8 }, (_, i) => Math.PI / 8 + (i * Math.PI) / 4)
+          .map((a) => `${(x + r * Math.cos(a)).toFixed(1)},${(y + r * Math.sin(a)).toFixed(1)}`);
+        el("polygon", { class: "octagon", points: pts.join(" ") }, g); // a stop sign
         el("path", { class: "cross", d: `M${x - 5},${y - 5} L${x + 5},${y + 5} M${x + 5},${y - 5} L${x - 5},${y + 5}` }, g);
         this._obstacle(x - r, y - r, x + r, y + r);
       } else {
@@ -521,11 +524,7 @@
       return !n || n === node || (Array.isArray(n) && n.includes(node)) || !this.cols.has(n);
     }
 
-    _endLease(lease, ev, by) {
-      lease.t1 = tOf(ev);
-      lease.by = by;
-      lease.endSeq = ev.seq;
-    }
+    _endLease(lease, ev, by) { Object.assign(lease, { t1: tOf(ev), by, endSeq: ev.seq }); }
 
     // expired/deleted: where the SERVER ended a lease. A client-side release end is provisional.
     _serverEnd(ev) {
@@ -537,10 +536,7 @@
       const x = this._x(ev.actor), y = this._y(t);
       const expired = ev.kind === "expired";
       const g = this._group("marks", ev, expired ? "lease-expired" : "key-deleted");
-      if (expired && lease) {
-        const cx = lease.x;
-        el("line", { class: "lease-end-link", x1: x - 8, y1: y, x2: cx + G.leaseX + G.leaseW + 2, y2: y }, g);
-      }
+      if (expired && lease) el("line", { class: "lease-end-link", x1: x - 8, y1: y, x2: lease.x + G.leaseX + G.leaseW + 2, y2: y }, g);
       if (expired) el("path", { class: "hourglass", d: `M${x - 7},${y - 8} h14 l-14,16 h14 z` }, g);
       else el("circle", { class: "deleted-dot", cx: x, cy: y, r: 5 }, g);
       this._obstacle(x - 8, y - 9, x + 8, y + 9);
@@ -607,12 +603,12 @@
       div.setAttribute("class", cls);
       div.textContent = text;
       fo.appendChild(div);
-      const h = div.getBoundingClientRect().height || Math.ceil((text.length * 8) / this.narrW) * 20;
+      const h = div.offsetHeight || Math.ceil((text.length * 8) / this.narrW) * 20; // layout px, unscaled
       const box = { x1: x, x2: x + this.narrW, y1: top, y2: top + h };
-      const dy = this._free(box);
+      const dy = this._free(box, false);
       fo.setAttribute("y", top + dy);
       fo.setAttribute("height", h + 6);
-      this.boxes.push({ x1: box.x1, x2: box.x2, y1: box.y1 + dy, y2: box.y2 + dy });
+      this.boxes.push({ x1: box.x1, x2: box.x2, y1: box.y1 + dy, y2: box.y2 + dy + 6 });
       if (dy > 4) el("path", { class: "say-tick", d: `M${x - 14},${y} L${x - 8},${y} L${x - 2},${y + dy}` }, g);
       return fo;
     }
@@ -621,17 +617,18 @@
       const x = this._x(ev.actor), y = this._y(tOf(ev));
       const g = this._group("marks", ev, "clock-jump");
       const text = `clock ${signedDuration(ev.ms ?? 0)}`;
-      const w = text.length * 7.5 + 14;
-      el("rect", { class: "clock-badge", x: x - w / 2, y: y - 11, width: w, height: 22, rx: 11 }, g);
-      el("text", { class: "clock-badge-text", x, y: y + 5, "text-anchor": "middle" }, g).textContent = text;
-      this._obstacle(x - w / 2, y - 11, x + w / 2, y + 11);
+      const w = text.length * 7.5 + 14, left = x - 10 - w; // left of the lifeline: its marks go right
+      el("line", { class: "clock-link", x1: left + w, x2: x, y1: y, y2: y }, g);
+      el("rect", { class: "clock-badge", x: left, y: y - 11, width: w, height: 22, rx: 11 }, g);
+      el("text", { class: "clock-badge-text", x: left + w / 2, y: y + 5, "text-anchor": "middle" }, g).textContent = text;
+      this._obstacle(left, y - 11, x, y + 11);
     }
 
     _acquireFailed(ev) {
       const x = this._x(ev.actor), y = this._y(tOf(ev));
       const g = this._group("marks", ev, "acquire-failed");
-      el("circle", { class: "no-entry", cx: x, cy: y, r: 6 }, g);
-      this._label(g, ["acquire failed", ev.reason || ""].filter(Boolean), x + 12, y + 5, "start", "muted");
+      el("circle", { class: "no-entry", cx: x, cy: y + 6, r: 6 }, g);
+      this._label(g, ["acquire failed", ev.reason || ""].filter(Boolean), x + 12, y + 20, "start", "muted");
     }
 
     _runFailed(ev) {
@@ -642,10 +639,7 @@
       this._finish(null, tOf(ev), ev);
     }
 
-    _runFinished(ev) {
-      this.finishEvent = ev;
-      this._finish(ev.verdict, tOf(ev), ev);
-    }
+    _runFinished(ev) { this.finishEvent = ev; this._finish(ev.verdict, tOf(ev), ev); }
 
     // ---- end of run ----------------------------------------------------------------------
 
@@ -657,7 +651,7 @@
       if (this.finishBoxes == null) this.finishBoxes = this.boxes.length;
       else this.boxes.length = this.finishBoxes;
       this.now = Math.max(this.now, t);
-      for (const l of this.leases) if (l.t1 == null) { l.t1 = Math.max(l.t0, t); l.by = "end"; l.endSeq = ev.seq; }
+      for (const l of this.leases) if (l.t1 == null) this._endLease(l, { t_ms: Math.max(l.t0, t), seq: ev.seq }, "end");
       for (const b of this.beliefs) if (b.t1 == null) b.t1 = Math.max(b.t0, t);
       for (const p of this.pauses) if (p.t1 == null) p.t1 = Math.max(p.t0, t);
       this.finished = true;

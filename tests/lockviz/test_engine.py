@@ -135,8 +135,7 @@ def test_a_run_leaves_no_process_or_registry_entry_behind() -> None:
 
 
 def test_a_missing_server_binary_fails_the_run_clearly(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("lockviz.lab.servers.REDIS_BINARY", "redis-server-not-installed")
-    monkeypatch.setattr("lockviz.lab.servers.shutil.which", lambda name: None)
+    monkeypatch.setattr("lockviz.lab.servers.redis.REDIS_BINARY", "redis-server-not-installed")
     _, result = run(builtin()["contention"])
     assert result.verdict is None
     assert result.error is not None and "apt-get install redis-server" in result.error

@@ -18,7 +18,8 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from lockviz.lab.servers import LabError, RedisServer, missing
+from lockviz.lab.servers import LabError, install_hint, missing
+from lockviz.lab.servers.redis import RedisServer
 
 
 class Command(BaseCommand):
@@ -33,10 +34,8 @@ class Command(BaseCommand):
         if settings.LOCKVIZ_SERVERS:
             self.stdout.write(f"  using servers from LOCKVIZ_SERVERS: {settings.LOCKVIZ_SERVERS}")
         else:
-            absent = missing()
-            if absent:
-                packages = " ".join(sorted({r.debian_package for r in absent}))
-                raise CommandError(f"missing servers; install them: sudo apt-get install {packages}")
+            if missing("redis"):
+                raise CommandError(install_hint(missing("redis")))
             self.step("lab self-test: starting redis-1 and storage", self.self_test)
         url = f"http://{options['host']}:{options['port']}/"
         self.stdout.write(self.style.SUCCESS(f"lockviz is at {url}  (Ctrl-C stops it and every server)"))

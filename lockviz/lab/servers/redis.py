@@ -1,0 +1,167 @@
+"""redis-server nodes, each under libfaketime with a clock file of its own.
+
+Five nodes start in well under a second. What libfaketime takes on Debian (measured):
+preloading ``libfaketime.so.1`` alone deadlocks redis-server at start (its jemalloc calls
+clock_gettime during libfaketime's init); preloading glibc's ``libc_malloc_debug.so.0`` with it
+works. ``FAKETIME_NO_CACHE=1`` applies a change at once; ``FAKETIME_DONT_FAKE_MONOTONIC=1``
+keeps a backward jump from stalling Redis's expiry timer. Key expiry then follows the faked
+wall clock: +20 s on a node makes a 30 s lease expire 20 s early.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from lockviz.lab import procs
+from lockviz.lab.servers import LabError, Requirement, free_port, wait_until
+
+REDIS_BINARY = "redis-server"
+START_TIMEOUT_S = 10.0
+KEYSPACE_EVENTS = "Eg$x"  # keyevent notifications for set, del and expired
+
+
+def _faketime_libs() -> list[str]:
+    found = sorted(glob.glob("/usr/lib/*/faketime/libfaketime.so.1"))
+    malloc_debug = sorted(glob.glob("/usr/lib/*/libc_malloc_debug.so.0"))
+    return found[:1] + malloc_debug[:1]
+
+
+def requirements() -> list[Requirement]:
+    libs = _faketime_libs()
+    faketime = next((lib for lib in libs if "faketime" in lib), None)
+    malloc_debug = next((lib for lib in libs if "malloc_debug" in lib), None)
+    return [
+        Requirement("redis-server", shutil.which(REDIS_BINARY), "redis-server"),
+        Requirement("libfaketime", faketime, "faketime"),
+        Requirement("glibc's libc_malloc_debug", malloc_debug, "libc6"),
+    ]
+
+
+def create(names: list[str], workdir: str, options: dict[str, Any]) -> list[RedisServer]:
+    persistence = options.get("persistence", "none")
+    return [RedisServer(name, os.path.join(workdir, name), persistence=persistence) for name in names]
+
+
+def wipe(host: str, port: int) -> None:
+    client = redis.Redis(host=host, port=port, socket_timeout=2, decode_responses=True)
+    client.flushall()
+    client.config_set("notify-keyspace-events", KEYSPACE_EVENTS)
+
+
+@dataclass
+class RedisServer:
+    """One redis-server child process with its own port, directory and clock file."""
+
+    name: str
+    workdir: str
+    port: int = 0
+    host: str = "127.0.0.1"
+    persistence: str = "none"  # "none" | "fsync"
+    offset_ms: float = 0.0
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @property
+    def clock_file(self) -> str:
+        return os.path.join(self.workdir, "clock")
+
+    def pids(self) -> list[int]:
+        return [self.proc.pid] if self.proc else []
+
+    def launch(self, spawn: Callable[..., subprocess.Popen[Any]] = procs.spawn) -> None:
+        """Start the process (without waiting for it to serve)."""
+        os.makedirs(self.workdir, exist_ok=True)
+        if not self.port:
+            self.port = free_port()
+        self._write_clock()
+        args = [
+            REDIS_BINARY,
+            "--port", str(self.port),
+            "--bind", self.host,
+            "--dir", self.workdir,
+            "--save", "",
+            "--appendonly", "yes" if self.persistence == "fsync" else "no",
+            "--appendfsync", "always",
+            "--protected-mode", "no",
+            "--daemonize", "no",
+            "--hz", "100",  # sweep expired keys often: the diagram shows when the server expires
+            "--notify-keyspace-events", KEYSPACE_EVENTS,
+            "--loglevel", "warning",
+            "--logfile", os.path.join(self.workdir, "redis.log"),
+        ]  # fmt: skip
+        env = {
+            **os.environ,
+            "LD_PRELOAD": ":".join(_faketime_libs()),
+            "FAKETIME_TIMESTAMP_FILE": self.clock_file,
+            "FAKETIME_NO_CACHE": "1",
+            "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+        }
+        self.proc = spawn(args, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+
+    def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> None:
+        def ready() -> bool:
+            if self.proc is not None and self.proc.poll() is not None:
+                raise LabError(f"{self.name} (redis-server) exited at start: {self._log_tail()}")
+            return self.ping()
+
+        wait_until(ready, timeout_s, f"{self.name} (redis-server on port {self.port})")
+
+    def ping(self) -> bool:
+        try:
+            return bool(self.client(timeout_ms=200).ping())
+        except redis.RedisError:
+            return False
+
+    def client(self, timeout_ms: int = 1000) -> redis.Redis:
+        return redis.Redis(
+            host=self.host,
+            port=self.port,
+            socket_timeout=timeout_ms / 1000,
+            socket_connect_timeout=timeout_ms / 1000,
+            decode_responses=True,
+        )
+
+    def jump_clock(self, ms: float) -> float:
+        """Move this node's wall clock by ``ms`` (cumulative); returns the total offset."""
+        self.offset_ms += ms
+        self._write_clock()
+        return self.offset_ms
+
+    def reset_clock(self) -> None:
+        self.offset_ms = 0.0
+        self._write_clock()
+
+    def _write_clock(self) -> None:
+        # Written whole, then renamed: libfaketime reads a half-written file as +0.
+        tmp = self.clock_file + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(f"{self.offset_ms / 1000:+.3f}\n")
+        os.replace(tmp, self.clock_file)
+
+    def kill(self) -> None:
+        """kill -9: no shutdown, no save."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            procs.stop(self.proc)
+
+    def _log_tail(self) -> str:
+        try:
+            with open(os.path.join(self.workdir, "redis.log")) as f:
+                return f.read()[-500:].strip() or "no log output"
+        except OSError:
+            return "no log"
