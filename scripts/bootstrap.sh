@@ -5,8 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # redis-server and faketime are the lab's spine; zookeeper, postgresql and etcd-server are the
-# other lock services; chromium drives the browser tests; python3-venv builds .venv.
-PACKAGES=(redis-server faketime zookeeper postgresql etcd-server chromium fonts-dejavu-core python3-venv)
+# other lock services (pgbouncer for the pooled-connection pitfall); chromium drives the browser tests; python3-venv builds .venv.
+PACKAGES=(redis-server faketime zookeeper postgresql pgbouncer etcd-server chromium fonts-dejavu-core python3-venv)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
