@@ -12,6 +12,11 @@ server anything: what it concludes is what the diagram shows.
   write was sent, the lock was granted to someone else. A stale write the storage accepted
   corrupted the data; one it rejected was stopped by fencing. A write by a client that was never
   granted the lock counts as stale too (it had no right to write at all).
+* **Liveness.** A client is stuck when it gave up acquiring while the lock was still held for a
+  client that had crashed: the crashed holder's lease had not ended on any server (no
+  ``expired`` or ``deleted`` for it). Nobody can ever get that lock again.
+* **Wake-ups** count the ``woken`` events: how often waiting clients were woken to re-check
+  (a thundering herd wakes every waiter on each release; the ZooKeeper recipe wakes one).
 """
 
 from __future__ import annotations
@@ -60,13 +65,17 @@ class Verdict:
     data_corrupted: bool
     writes: tuple[Write, ...]
     holders: tuple[Interval, ...]
+    acquire_failures: int = 0
+    liveness: str = "ok"  # "ok" | "stuck"
+    stuck_clients: tuple[str, ...] = ()
+    wakeups: int = 0
     summary: str = field(default="")
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         for overlap in data["overlaps"]:
             overlap["clients"] = list(overlap["clients"])
-        for key in ("overlaps", "writes", "holders"):
+        for key in ("overlaps", "writes", "holders", "stuck_clients"):
             data[key] = list(data[key])
         return data
 
@@ -145,6 +154,27 @@ def writes(events: Sequence[Event]) -> list[Write]:
     return judged
 
 
+def stuck_clients(events: Sequence[Event]) -> list[str]:
+    """Clients that gave up waiting for a lock still held for a crashed client."""
+    crashed_holders: dict[str, float] = {}  # holder -> when it crashed while believing it held
+    holding: set[str] = set()
+    stuck: list[str] = []
+    for e in _in_time_order(events):
+        actor, kind = e["actor"], e["kind"]
+        if kind == "granted":
+            holding.add(actor)
+        elif kind in ("released", "lost"):
+            holding.discard(actor)
+        elif kind == "crashed" and actor in holding:
+            holding.discard(actor)
+            crashed_holders[actor] = float(e["t_ms"])
+        elif kind in ("expired", "deleted"):
+            crashed_holders.pop(str(e.get("holder")), None)
+        elif kind == "acquire_failed" and crashed_holders and actor not in stuck:
+            stuck.append(actor)
+    return stuck
+
+
 def check(events: Sequence[Event], end_ms: float | None = None) -> Verdict:
     """The verdict on one run's history; ``end_ms`` is when the run ended."""
     holders = belief_intervals(events, end_ms)
@@ -160,6 +190,10 @@ def check(events: Sequence[Event], end_ms: float | None = None) -> Verdict:
         data_corrupted=accepted > 0,
         writes=tuple(judged),
         holders=tuple(holders),
+        acquire_failures=sum(1 for e in events if e["kind"] == "acquire_failed"),
+        liveness="stuck" if (stuck := stuck_clients(events)) else "ok",
+        stuck_clients=tuple(stuck),
+        wakeups=sum(1 for e in events if e["kind"] == "woken"),
     )
     return Verdict(**{**verdict.__dict__, "summary": summarize(verdict)})
 
@@ -175,6 +209,9 @@ def summarize(verdict: Verdict) -> str:
             f"Mutual exclusion violated: {worst.clients[0]} and {worst.clients[1]} both "
             f"believed they held the lock for {seconds:.2f} s."
         )
+    if verdict.stuck_clients:
+        who = " and ".join(verdict.stuck_clients)
+        first += f" Liveness failed: {who} waited in vain for a lock held by a crashed client."
     if verdict.data_corrupted:
         n = verdict.stale_writes_accepted
         return f"{first} Data corrupted: the storage accepted {n} stale write{'s' * (n != 1)}."

@@ -56,6 +56,10 @@ class Expect(_Strict):
     stale_writes_accepted: int | None = Field(default=None, ge=0)
     stale_writes_rejected: int | None = Field(default=None, ge=0)
     data_corrupted: bool | None = None
+    acquire_failures: int | None = Field(default=None, ge=0)
+    liveness: Literal["ok", "stuck"] | None = None
+    stuck_clients: list[str] | None = None
+    wakeups: int | None = Field(default=None, ge=0)
 
     def as_dict(self) -> dict[str, Any]:
         return self.model_dump(exclude_none=True)

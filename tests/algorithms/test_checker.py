@@ -111,3 +111,29 @@ def test_beliefs_open_at_the_end_last_until_the_run_ends() -> None:
     verdict = check(history, end_ms=80)
     assert verdict.mutual_exclusion == "violated"
     assert [(o.start_ms, o.end_ms) for o in verdict.overlaps] == [(50, 80)]
+
+
+def test_waiting_for_a_crashed_holders_lock_that_never_expires_is_stuck() -> None:
+    history = [
+        ev(1, 0, "alice", "granted", token=1, ttl_ms=None),
+        ev(2, 100, "alice", "crashed"),
+        ev(3, 3000, "bob", "acquire_failed", reason="timed out after 2800 ms"),
+    ]
+    verdict = check(history)
+    assert (verdict.liveness, verdict.stuck_clients, verdict.acquire_failures) == ("stuck", ("bob",), 1)
+    assert "Liveness failed: bob" in verdict.summary
+
+
+def test_a_crashed_holders_lease_that_expires_frees_the_lock() -> None:
+    history = [
+        ev(1, 0, "alice", "granted", token=1),
+        ev(2, 100, "alice", "crashed"),
+        ev(3, 1000, "redis-1", "expired", holder="alice"),
+        ev(4, 3000, "bob", "acquire_failed", reason="timed out"),
+    ]
+    assert check(history).liveness == "ok"
+
+
+def test_wakeups_are_counted() -> None:
+    history = [ev(i, i, "bob", "woken", by="children changed") for i in range(1, 4)]
+    assert check(history).wakeups == 3
