@@ -218,8 +218,7 @@ def summarize(verdict: Verdict) -> str:
     if verdict.stale_writes_rejected:
         n = verdict.stale_writes_rejected
         return (
-            f"{first} Fencing saved the data: the storage rejected "
-            f"{n} stale write{'s' * (n != 1)}."
+            f"{first} Fencing saved the data: the storage rejected {n} stale write{'s' * (n != 1)}."
         )
     return first
 

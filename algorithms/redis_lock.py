@@ -26,6 +26,7 @@ Fails by:
 from __future__ import annotations
 
 import secrets
+
 import redis
 
 from algorithms.clock import Clock, SystemClock
@@ -184,4 +185,3 @@ class RedisLock:
         if self.grant is None:
             raise NotHeld(f"{self.owner} holds no lock on {self.node}")
         return self.grant
-

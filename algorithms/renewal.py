@@ -17,7 +17,9 @@ from algorithms.lock import Lock
 
 
 class Renewer:
-    def __init__(self, lock: Lock, ttl_ms: int, mutex: threading.Lock, on_event: EventSink = discard):
+    def __init__(
+        self, lock: Lock, ttl_ms: int, mutex: threading.Lock, on_event: EventSink = discard
+    ):
         self.lock = lock
         self.interval_s = ttl_ms / 3000
         self.mutex = mutex  # the client's own lock around every operation on ``lock``

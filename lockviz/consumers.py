@@ -56,10 +56,12 @@ class RunConsumer(AsyncWebsocketConsumer):
         try:
             message = json.loads(text_data or "")
         except ValueError:
-            await self._error("messages must be JSON, like {\"type\": \"resume\", \"after\": 12}")
+            await self._error('messages must be JSON, like {"type": "resume", "after": 12}')
             return
         if not isinstance(message, dict) or message.get("type") != "resume":
-            await self._error("unknown message; the only one understood is {\"type\": \"resume\", \"after\": N}")
+            await self._error(
+                'unknown message; the only one understood is {"type": "resume", "after": N}'
+            )
             return
         after = _read_after([message.get("after")])
         if isinstance(after, str):
@@ -86,7 +88,9 @@ class RunConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=json.dumps({"type": "event", "event": event}))
 
     async def _send_status(self, status: str, position: int | None) -> None:
-        await self.send(text_data=json.dumps({"type": "status", "status": status, "position": position}))
+        await self.send(
+            text_data=json.dumps({"type": "status", "status": status, "position": position})
+        )
 
     async def _error(self, text: str) -> None:
         await self.send(text_data=json.dumps({"type": "error", "message": text}))

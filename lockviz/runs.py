@@ -43,7 +43,9 @@ def create_run(scenario: Scenario, slug: str = "") -> Run:
 
 def start(run: Run, scenario: Scenario) -> threading.Thread:
     """Execute the run in a background thread; returns at once."""
-    thread = threading.Thread(target=_queued, args=(run, scenario), name=f"run-{run.pk}", daemon=True)
+    thread = threading.Thread(
+        target=_queued, args=(run, scenario), name=f"run-{run.pk}", daemon=True
+    )
     thread.start()
     return thread
 

@@ -27,9 +27,15 @@ def describe(e: dict[str, Any]) -> str:
             result = e.get("error") or e.get("reason") or "no"
         return f"← {e['from']}  {e['op']}: {result}"
     simple = {
-        "granted": lambda: f"believes it holds the lock (token {e.get('token')}, lease {e.get('ttl_ms')} ms)",
+        "granted": lambda: (
+            f"believes it holds the lock (token {e.get('token')}, lease {e.get('ttl_ms')} ms)"
+        ),
         "acquire_failed": lambda: f"gave up acquiring: {e.get('reason')}",
-        "released": lambda: "released" if e.get("ok") else f"released, but {e.get('reason', 'the lock was not ours')}",
+        "released": lambda: (
+            "released"
+            if e.get("ok")
+            else f"released, but {e.get('reason', 'the lock was not ours')}"
+        ),
         "extended": lambda: f"extended to {e.get('ttl_ms')} ms" if e.get("ok") else "extend failed",
         "lost": lambda: f"learned it lost the lock: {e.get('reason')}",
         "paused": lambda: f"FROZEN (SIGSTOP) for {e.get('ms')} ms",
@@ -38,8 +44,12 @@ def describe(e: dict[str, Any]) -> str:
         "restarted": lambda: "restarted",
         "expired": lambda: f"lease of {e.get('holder') or '?'} EXPIRED on the server",
         "deleted": lambda: f"lock key of {e.get('holder') or '?'} deleted",
-        "clock_jumped": lambda: f"wall clock jumped {e.get('ms'):+} ms (offset now {e.get('offset_ms'):+} ms)",
-        "step": lambda: f"step {e['index'] + 1}: {e['do']}" + (f" — {e['say']}" if e.get("say") else ""),
+        "clock_jumped": lambda: (
+            f"wall clock jumped {e.get('ms'):+} ms (offset now {e.get('offset_ms'):+} ms)"
+        ),
+        "step": lambda: (
+            f"step {e['index'] + 1}: {e['do']}" + (f" — {e['say']}" if e.get("say") else "")
+        ),
         "run_started": lambda: f"run started: {e.get('title')}",
         "run_finished": lambda: "run finished",
         "run_failed": lambda: f"run FAILED: {e.get('error')}",
@@ -65,7 +75,9 @@ def verdict_text(verdict: dict[str, Any] | None, mismatches: list[str]) -> str:
         f"data corrupted: {'yes' if verdict['data_corrupted'] else 'no'}",
     ]
     for o in verdict["overlaps"]:
-        lines.append(f"two holders: {' & '.join(o['clients'])} from {o['start_ms']} to {o['end_ms']} ms")
+        lines.append(
+            f"two holders: {' & '.join(o['clients'])} from {o['start_ms']} to {o['end_ms']} ms"
+        )
     lines.append(verdict["summary"])
     lines.extend(f"NOT AS EXPECTED: {m}" for m in mismatches)
     return "\n".join(lines)

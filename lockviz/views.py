@@ -18,7 +18,11 @@ from lockviz.scenarios.schema import parse
 @require_GET
 def index(request: HttpRequest) -> HttpResponse:
     scenarios = [
-        {"slug": slug, "scenario": s, "form": RunForm(initial={"scenario": slug, "fencing": s.fencing, "ttl_ms": s.ttl_ms})}
+        {
+            "slug": slug,
+            "scenario": s,
+            "form": RunForm(initial={"scenario": slug, "fencing": s.fencing, "ttl_ms": s.ttl_ms}),
+        }
         for slug, s in builtin().items()
     ]
     recent = Run.objects.all()[:12]
@@ -29,8 +33,14 @@ def index(request: HttpRequest) -> HttpResponse:
 def start_run(request: HttpRequest) -> HttpResponse:
     form = RunForm(request.POST)
     if not form.is_valid():
-        context = {"form": form, "slug": request.POST.get("scenario", ""), "from_run": request.POST.get("from_run", "")}
-        return render(request, "lockviz/_run_form.html", context, status=200 if request.htmx else 400)
+        context = {
+            "form": form,
+            "slug": request.POST.get("scenario", ""),
+            "from_run": request.POST.get("from_run", ""),
+        }
+        return render(
+            request, "lockviz/_run_form.html", context, status=200 if request.htmx else 400
+        )
     scenario = form.cleaned_data["built"]
     run = runs.create_run(scenario, form.cleaned_data["slug"])
     runs.start(run, scenario)

@@ -80,7 +80,7 @@ class AppServer:
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "LOCKVIZ_DB": str(tmp / "app.sqlite3")}
         env.pop("DJANGO_SETTINGS_MODULE", None)
-        self.log = open(tmp / "app.log", "w+")
+        self.log = open(tmp / "app.log", "w+")  # noqa: SIM115 (closed in stop())
         self.proc = subprocess.Popen(
             [sys.executable, "manage.py", "serve", "--port", str(self.port)],
             cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT,

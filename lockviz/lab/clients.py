@@ -7,6 +7,7 @@ crash is SIGKILL.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -95,10 +96,8 @@ class ClientProcess:
         if self.proc is None:
             return
         if self.proc.poll() is None and self.proc.stdin is not None:
-            try:
+            with contextlib.suppress(OSError):
                 self.proc.stdin.close()
-            except OSError:
-                pass
         procs.stop(self.proc, grace_s=1.0)
         if self._reader is not None:
             self._reader.join(timeout=2)

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from algorithms.checker import check, compare
+from lockviz.lab import backends
 from lockviz.lab.clients import ClientProcess
 from lockviz.lab.servers import ExternalLab, LabError, LocalLab
 from lockviz.lab.servers.redis import RedisServer
-from lockviz.lab import backends
 from lockviz.scenarios.schema import Scenario, Step
 
 EventSink = Callable[[dict[str, Any]], None]
@@ -64,7 +64,9 @@ class RunEngine:
 
     # -- recording ----------------------------------------------------------------------------
 
-    def record(self, actor: str, kind: str, details: dict[str, Any], t_ns: int | None = None) -> None:
+    def record(
+        self, actor: str, kind: str, details: dict[str, Any], t_ns: int | None = None
+    ) -> None:
         """Give the event its seq and reference time, keep it, hand it to the sink."""
         with self._lock:
             t = time.monotonic_ns() if t_ns is None else t_ns
@@ -219,7 +221,11 @@ class RunEngine:
 
     def _drain(self) -> None:
         """Let every client finish what it was told (a frozen one is thawed by now)."""
-        waits = [s.timeout_ms or DEFAULT_ACQUIRE_TIMEOUT_MS for s in self.scenario.steps if s.do == "acquire"]
+        waits = [
+            s.timeout_ms or DEFAULT_ACQUIRE_TIMEOUT_MS
+            for s in self.scenario.steps
+            if s.do == "acquire"
+        ]
         deadline = time.monotonic() + (max(waits, default=0) + DRAIN_MARGIN_MS) / 1000
         for client in self.clients.values():
             client.wait_idle(max(0.0, deadline - time.monotonic()))

@@ -6,6 +6,7 @@ owns it) into its own temp dir. Nothing else is shared: the file disappears with
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
@@ -24,15 +25,15 @@ def record(workdir: str, pids: dict[str, int], **extra: Any) -> None:
 
 
 def forget(workdir: str) -> None:
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.unlink(os.path.join(workdir, "lab.json"))
-    except FileNotFoundError:
-        pass
 
 
 def entries(base_dir: str | None = None) -> list[dict[str, Any]]:
     found = []
-    for path in sorted(glob.glob(os.path.join(base_dir or tempfile.gettempdir(), PATTERN, "lab.json"))):
+    for path in sorted(
+        glob.glob(os.path.join(base_dir or tempfile.gettempdir(), PATTERN, "lab.json"))
+    ):
         try:
             with open(path) as f:
                 found.append(json.load(f))

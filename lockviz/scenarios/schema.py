@@ -136,7 +136,9 @@ def loads(text: str | bytes) -> Scenario:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ScenarioError([f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"])
+        raise ScenarioError(
+            [f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]
+        ) from None
     except UnicodeDecodeError:
         raise ScenarioError(["not valid JSON: the file is not UTF-8 text"]) from None
     return parse(data)
@@ -151,7 +153,7 @@ def _describe(error: Any) -> str:
     elif kind == "missing":
         message = "required field is missing"
     elif kind == "literal_error" and where == "format":
-        message = "only format 1 exists; set \"format\": 1"
+        message = 'only format 1 exists; set "format": 1'
     elif message.startswith("Value error, "):
         message = message.removeprefix("Value error, ")
     return f"{where}: {message}"
@@ -169,10 +171,14 @@ def _cross_check(s: Scenario) -> list[str]:
     if s.zk_nodes is not None and s.backend != "zookeeper":
         problems.append("zk_nodes: only the zookeeper backend has ZooKeeper nodes")
     if s.variant is not None and s.variant not in spec["variants"]:
-        problems.append(f"variant: {s.backend} has no variant {s.variant!r}; choose from {spec['variants']}")
+        problems.append(
+            f"variant: {s.backend} has no variant {s.variant!r}; choose from {spec['variants']}"
+        )
     for i, name in enumerate(s.clients):
         if not NAME.match(name):
-            problems.append(f"clients[{i}]: {name!r} is not a client name (a-z, 0-9, - or _, up to 16)")
+            problems.append(
+                f"clients[{i}]: {name!r} is not a client name (a-z, 0-9, - or _, up to 16)"
+            )
     if len(set(s.clients)) != len(s.clients):
         problems.append("clients: each client name must appear once")
     nodes = [*s.nodes, "storage"]
@@ -218,12 +224,14 @@ def _check_step(step: Step, clients: list[str], nodes: list[str]) -> list[str]:
         return ["client: give either client or node, not both"]
     if step.client is not None:
         if verb not in CLIENT_VERBS:
-            problems.append(f"client: {verb!r} is done to a node; use \"node\"")
+            problems.append(f'client: {verb!r} is done to a node; use "node"')
         elif step.client not in clients:
-            problems.append(f"client: {step.client!r} is not one of the scenario's clients {clients}")
+            problems.append(
+                f"client: {step.client!r} is not one of the scenario's clients {clients}"
+            )
     elif step.node is not None:
         if verb not in NODE_VERBS:
-            problems.append(f"node: {verb!r} is done by a client; use \"client\"")
+            problems.append(f'node: {verb!r} is done by a client; use "client"')
         elif step.node not in nodes:
             problems.append(f"node: unknown node {step.node!r}; this backend has {nodes}")
     else:

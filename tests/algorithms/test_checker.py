@@ -120,7 +120,11 @@ def test_waiting_for_a_crashed_holders_lock_that_never_expires_is_stuck() -> Non
         ev(3, 3000, "bob", "acquire_failed", reason="timed out after 2800 ms"),
     ]
     verdict = check(history)
-    assert (verdict.liveness, verdict.stuck_clients, verdict.acquire_failures) == ("stuck", ("bob",), 1)
+    assert (verdict.liveness, verdict.stuck_clients, verdict.acquire_failures) == (
+        "stuck",
+        ("bob",),
+        1,
+    )
     assert "Liveness failed: bob" in verdict.summary
 
 

@@ -21,7 +21,9 @@ def test_fenced_gc_pause_shows_the_rejected_write(app_server: AppServer, page: A
     rejected = page.locator("svg#diagram .rejected-write")
     rejected.first.wait_for(timeout=30_000)
     assert "<" in rejected.first.text_content()  # "REJECTED 1 < 2": the tokens, compared
-    page.locator("#verdict .headline").filter(has_text="fencing saved the data").wait_for(timeout=30_000)
+    page.locator("#verdict .headline").filter(has_text="fencing saved the data").wait_for(
+        timeout=30_000
+    )
     assert page.locator("svg#diagram .overlap").count() >= 1
     assert page.locator("#run-status").text_content() == "finished"
     os.makedirs(SHOTS, exist_ok=True)
@@ -46,7 +48,9 @@ def test_fencing_off_flags_corruption(app_server: AppServer, page: Any) -> None:
 def test_a_bad_ttl_is_named_inline_and_the_page_stays(app_server: AppServer, page: Any) -> None:
     page.goto(app_server.url + "/")
     card = page.locator("#scenario-contention")
-    card.locator("input[name=ttl_ms]").evaluate("el => { el.removeAttribute('min'); el.removeAttribute('step'); el.value = '50'; }")
+    card.locator("input[name=ttl_ms]").evaluate(
+        "el => { el.removeAttribute('min'); el.removeAttribute('step'); el.value = '50'; }"
+    )
     card.get_by_role("button", name="Run on live servers").click()
     error = page.locator("#scenario-contention .errors")
     error.wait_for(timeout=10_000)

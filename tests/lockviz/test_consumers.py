@@ -19,7 +19,9 @@ pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 app = URLRouter(websocket_urlpatterns)
 
 
-async def events_until_finished(ws: WebsocketCommunicator, stop_after: int | None = None) -> list[dict[str, Any]]:
+async def events_until_finished(
+    ws: WebsocketCommunicator, stop_after: int | None = None
+) -> list[dict[str, Any]]:
     got: list[dict[str, Any]] = []
     while True:
         message = json.loads(await ws.receive_from(timeout=30))
@@ -103,5 +105,8 @@ async def test_bad_messages_get_a_clear_error_and_the_stream_goes_on() -> None:
 async def test_an_unknown_run_is_refused_by_name() -> None:
     ws = WebsocketCommunicator(app, "/ws/runs/nope/")
     await ws.connect()
-    assert json.loads(await ws.receive_from()) == {"type": "error", "message": "there is no run 'nope'"}
+    assert json.loads(await ws.receive_from()) == {
+        "type": "error",
+        "message": "there is no run 'nope'",
+    }
     await ws.disconnect()

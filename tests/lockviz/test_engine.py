@@ -104,7 +104,9 @@ def test_a_node_clock_jump_expires_the_lease_early() -> None:
 def test_two_runs_at_once_do_not_leak_faults_into_each_other() -> None:
     calm = parse(builtin_json("contention"))
     faulty_data = builtin_json("contention")
-    faulty_data["steps"].insert(1, {"at_ms": 200, "node": "redis-1", "do": "clock_jump", "ms": 60_000})
+    faulty_data["steps"].insert(
+        1, {"at_ms": 200, "node": "redis-1", "do": "clock_jump", "ms": 60_000}
+    )
     faulty_data["expect"] = {"mutual_exclusion": "violated"}
     faulty = parse(faulty_data)
     results: dict[str, RunResult] = {}
@@ -125,6 +127,7 @@ def test_two_runs_at_once_do_not_leak_faults_into_each_other() -> None:
 
 def test_a_run_leaves_no_process_or_registry_entry_behind() -> None:
     engine, result = run(builtin()["gc-pause-fenced"])
+    assert result.mismatches == []
     pids = [c.proc.pid for c in engine.clients.values() if c.proc]
     pids += [s.proc.pid for s in engine.servers.servers.values() if s.proc]
     assert len(pids) == 4

@@ -12,6 +12,7 @@ import signal
 import time
 import urllib.parse
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -47,8 +48,8 @@ def test_sigkill_of_the_app_mid_run_leaves_nothing_alive(app_server: AppServer) 
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and any(registry.alive(pid) for pid in children):
         time.sleep(0.05)
-    survivors = {pid: open(f"/proc/{pid}/cmdline").read() for pid in children if registry.alive(pid)}
-    assert survivors == {}
+    survivors = [pid for pid in children if registry.alive(pid)]
+    assert survivors == [], [Path(f"/proc/{pid}/cmdline").read_text() for pid in survivors]
     leftover = [e for e in registry.entries() if e["owner_pid"] == app_server.proc.pid]
     assert all(not any(registry.alive(p) for p in e["pids"].values()) for e in leftover)
     json.dumps(leftover)  # `lab down` can read and clean what is left on disk

@@ -23,7 +23,9 @@ def gc() -> dict:
 
 def test_every_builtin_scenario_is_valid_and_has_an_expectation() -> None:
     scenarios = builtin()
-    assert {"gc-pause-fenced", "gc-pause-unfenced", "contention", "unsafe-release"} <= set(scenarios)
+    assert {"gc-pause-fenced", "gc-pause-unfenced", "contention", "unsafe-release"} <= set(
+        scenarios
+    )
     assert all(s.expect is not None for s in scenarios.values())
 
 
@@ -54,7 +56,9 @@ def test_unknown_verb_lists_the_known_ones() -> None:
 def test_unknown_client_is_named() -> None:
     data = gc()
     data["steps"][3]["client"] = "eve"
-    assert problems(data) == ["steps[3].client: 'eve' is not one of the scenario's clients ['alice', 'bob']"]
+    assert problems(data) == [
+        "steps[3].client: 'eve' is not one of the scenario's clients ['alice', 'bob']"
+    ]
 
 
 def test_negative_time_is_refused() -> None:
@@ -82,14 +86,20 @@ def test_pause_needs_ms_and_write_needs_value() -> None:
     data = gc()
     del data["steps"][1]["ms"]
     del data["steps"][3]["value"]
-    assert problems(data) == ["steps[1].ms: required for 'pause'", "steps[3].value: required for 'write'"]
+    assert problems(data) == [
+        "steps[1].ms: required for 'pause'",
+        "steps[3].value: required for 'write'",
+    ]
 
 
 def test_wrong_types_are_named() -> None:
     data = gc()
     data["ttl_ms"] = "2000"
     data["fencing"] = "yes"
-    assert problems(data) == ["fencing: Input should be a valid boolean", "ttl_ms: Input should be a valid integer"]
+    assert problems(data) == [
+        "fencing: Input should be a valid boolean",
+        "ttl_ms: Input should be a valid integer",
+    ]
 
 
 def test_reserved_network_verbs_are_explained() -> None:
@@ -102,14 +112,16 @@ def test_reserved_network_verbs_are_explained() -> None:
 def test_node_verbs_need_a_known_node() -> None:
     data = gc()
     data["steps"].append({"at_ms": 100, "node": "redis-9", "do": "clock_jump", "ms": 1000})
-    assert problems(data) == ["steps[7].node: unknown node 'redis-9'; this backend has ['redis-1', 'storage']"]
+    assert problems(data) == [
+        "steps[7].node: unknown node 'redis-9'; this backend has ['redis-1', 'storage']"
+    ]
 
 
 def test_unknown_backend_and_format() -> None:
     data = gc()
     data["backend"], data["format"] = "memcached", 2
     found = problems(data)
-    assert "format: only format 1 exists; set \"format\": 1" in found
+    assert 'format: only format 1 exists; set "format": 1' in found
     assert any(p.startswith("backend: unknown backend 'memcached'") for p in found)
 
 

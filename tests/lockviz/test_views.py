@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 
 import pytest
-from django.utils.html import escape
 from django.test import Client
+from django.utils.html import escape
 
 from lockviz.models import Run
 from lockviz.scenarios.library import builtin
@@ -32,7 +32,9 @@ def test_index_lists_every_builtin_scenario(client: Client) -> None:
 
 @pytest.mark.live
 def test_posting_the_form_runs_the_scenario_live_with_fencing_off(client: Client) -> None:
-    response = client.post("/runs/", {"scenario": "gc-pause-fenced", "ttl_ms": "2000"}, HTTP_HX_REQUEST="true")
+    response = client.post(
+        "/runs/", {"scenario": "gc-pause-fenced", "ttl_ms": "2000"}, HTTP_HX_REQUEST="true"
+    )
     assert response.status_code == 200
     run_id = response["HX-Redirect"].strip("/").split("/")[-1]
     run = wait_for(run_id)
@@ -59,7 +61,9 @@ def test_run_again_keeps_the_scenario_and_applies_the_new_knobs(client: Client) 
 
 
 def test_bad_form_input_is_named_and_nothing_runs(client: Client) -> None:
-    response = client.post("/runs/", {"scenario": "gc-pause-fenced", "ttl_ms": "12"}, HTTP_HX_REQUEST="true")
+    response = client.post(
+        "/runs/", {"scenario": "gc-pause-fenced", "ttl_ms": "12"}, HTTP_HX_REQUEST="true"
+    )
     body = response.content.decode()
     assert "TTL:" in body and "greater than or equal to 100" in body
     response = client.post("/runs/", {"scenario": "nope"}, HTTP_HX_REQUEST="true")

@@ -13,7 +13,6 @@ time, each waiting its turn in a visible queue, and the lab wipes them before ea
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import socket
 import tempfile
@@ -105,7 +104,10 @@ def kinds() -> dict[str, ServerKind]:
 def requirements(kind: str | None = None) -> list[Requirement]:
     """What the embedded lab needs from the machine (for one kind, or all)."""
     return [
-        req for name, module in kinds().items() if kind in (None, name) for req in module.requirements()
+        req
+        for name, module in kinds().items()
+        if kind in (None, name)
+        for req in module.requirements()
     ]
 
 

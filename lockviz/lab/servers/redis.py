@@ -47,7 +47,9 @@ def requirements() -> list[Requirement]:
 
 def create(names: list[str], workdir: str, options: dict[str, Any]) -> list[RedisServer]:
     persistence = options.get("persistence", "none")
-    return [RedisServer(name, os.path.join(workdir, name), persistence=persistence) for name in names]
+    return [
+        RedisServer(name, os.path.join(workdir, name), persistence=persistence) for name in names
+    ]
 
 
 def wipe(host: str, port: int) -> None:

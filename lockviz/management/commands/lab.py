@@ -38,10 +38,14 @@ class Command(BaseCommand):
     def do_check(self, options: dict[str, Any]) -> None:
         for req in requirements():
             mark = self.style.SUCCESS("ok     ") if req.found else self.style.ERROR("MISSING")
-            self.stdout.write(f"{mark} {req.what:<28} {req.found or 'apt-get install ' + req.debian_package}")
+            self.stdout.write(
+                f"{mark} {req.what:<28} {req.found or 'apt-get install ' + req.debian_package}"
+            )
         others = [r for r in missing() if r not in missing("redis")]
         if others:
-            self.stdout.write(f"  (scenarios on the other backends will say so: {install_hint(others)})")
+            self.stdout.write(
+                f"  (scenarios on the other backends will say so: {install_hint(others)})"
+            )
         if missing("redis"):  # the spine: without Redis no scenario can run at all
             raise CommandError(f"the lab cannot start servers; {install_hint(missing('redis'))}")
 

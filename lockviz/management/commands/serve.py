@@ -38,7 +38,9 @@ class Command(BaseCommand):
                 raise CommandError(install_hint(missing("redis")))
             self.step("lab self-test: starting redis-1 and storage", self.self_test)
         url = f"http://{options['host']}:{options['port']}/"
-        self.stdout.write(self.style.SUCCESS(f"lockviz is at {url}  (Ctrl-C stops it and every server)"))
+        self.stdout.write(
+            self.style.SUCCESS(f"lockviz is at {url}  (Ctrl-C stops it and every server)")
+        )
         CommandLineInterface().run(
             ["-b", options["host"], "-p", str(options["port"]), "lockviz.asgi:application"]
         )
