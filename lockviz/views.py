@@ -53,8 +53,29 @@ def run_page(request: HttpRequest, run_id: str) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
     scenario = parse(run.scenario)
     form = RunForm(initial={"from_run": run.pk, "fencing": run.fencing, "ttl_ms": scenario.ttl_ms})
-    context = {"run": run, "scenario": scenario, "form": form, "from_run": run.pk}
+    story = [{"index": i, "at_ms": s.at_ms, "say": s.say} for i, s in enumerate(scenario.steps) if s.say]
+    context = {
+        "run": run,
+        "scenario": scenario,
+        "form": form,
+        "from_run": run.pk,
+        "story": story,
+        "changed": _changes(run),
+    }
     return render(request, "lockviz/run.html", context)
+
+
+def _changes(run: Run) -> list[str]:
+    """What the learner changed from the built-in scenario this run came from."""
+    original = builtin().get(run.slug)
+    if original is None:
+        return []
+    changes = []
+    if run.scenario.get("fencing") != original.fencing:
+        changes.append(f"fencing {'on' if run.scenario.get('fencing') else 'off'}")
+    if run.scenario.get("ttl_ms") != original.ttl_ms:
+        changes.append(f"lease {run.scenario.get('ttl_ms')} ms")
+    return changes
 
 
 @require_GET

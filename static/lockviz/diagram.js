@@ -590,8 +590,23 @@
       this._label(lg, "resumed (SIGCONT)", pause.x + 10, this._y(pause.t1) - 6, "start", "muted");
     }
 
+    // Narration lives in the page's story panel; the margin shows its number and first words,
+    // so the diagram stays legible however long the text is.
     _step(ev) {
-      if (ev.say) this._note(this._group("labels", ev, "narration"), ev.say, this._y(tOf(ev)), "say");
+      if (!ev.say) return;
+      const g = this._group("labels", ev, "narration");
+      g.dataset.step = ev.index;
+      const y = this._y(tOf(ev)), x = this.narrX;
+      const box = { x1: x, x2: x + this.narrW, y1: y - 10, y2: y + 10 };
+      const dy = this._free(box, false);
+      this.boxes.push({ x1: box.x1, x2: box.x2, y1: box.y1 + dy, y2: box.y2 + dy });
+      if (dy > 4) el("path", { class: "say-tick", d: `M${x - 14},${y} L${x - 8},${y} L${x - 2},${y + dy}` }, g);
+      el("circle", { class: "step-badge", cx: x + 9, cy: y + dy, r: 9 }, g);
+      el("text", { class: "step-badge-text", x: x + 9, y: y + dy + 4, "text-anchor": "middle" }, g)
+        .textContent = String(ev.index + 1);
+      const first = ev.say.split(/(?<=[.:;!?])\s/)[0];
+      const short = first.length > 34 ? first.slice(0, 33).trimEnd() + "…" : first;
+      el("text", { class: "say-short", x: x + 24, y: y + dy + 4 }, g).textContent = short;
     }
 
     // A wrapped note in the right margin (HTML in a foreignObject wraps for free), nudged below

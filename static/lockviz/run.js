@@ -8,10 +8,16 @@
   const scenario = JSON.parse(document.getElementById("scenario-data").textContent);
   const statusEl = document.getElementById("run-status");
   const serversEl = document.getElementById("servers");
+  const durationMs = durationOf(scenario);
   const diagram = new window.LockDiagram(document.getElementById("diagram"), {
     clients: scenario.clients,
-    durationMs: durationOf(scenario),
+    durationMs,
+    // Fit the whole run in about one screen, within readable bounds.
+    pxPerMs: Math.min(0.25, Math.max(0.05, 820 / durationMs)),
+    columnWidth: 175,
+    narrationWidth: 250,
   });
+  const story = document.getElementById("story");
   let lastSeq = 0;
   let finished = false;
   let retryMs = 250;
@@ -34,6 +40,11 @@
         .map(([name, addr]) => `${name} ${addr}`).join(" · ");
     }
     diagram.add(event);
+    if (event.kind === "step" && event.say && story) {
+      story.querySelectorAll("li.current").forEach((li) => li.classList.remove("current"));
+      const li = story.querySelector(`li[data-step="${event.index}"]`);
+      if (li) li.classList.add("reached", "current");
+    }
     if (event.kind === "run_finished" || event.kind === "run_failed") {
       finished = true;
       if (event.kind === "run_finished") diagram.finish(event.verdict);
