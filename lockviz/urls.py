@@ -1,6 +1,6 @@
 from django.urls import path
 
-from lockviz import views
+from lockviz.views import runs as views
 
 urlpatterns = [
     path("", views.index, name="index"),

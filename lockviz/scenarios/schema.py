@@ -65,6 +65,15 @@ class Expect(_Strict):
         return self.model_dump(exclude_none=True)
 
 
+class Ask(_Strict):
+    """A predict-then-reveal checkpoint: the walkthrough stops before this step's outcome."""
+
+    question: str = Field(min_length=1, max_length=300)
+    choices: list[str] = Field(min_length=2, max_length=6)
+    answer: str = Field(min_length=1, max_length=200)
+    explain: str = Field(default="", max_length=1500)
+
+
 class Step(_Strict):
     at_ms: int = Field(ge=0, le=MAX_RUN_MS)
     do: str
@@ -75,12 +84,14 @@ class Step(_Strict):
     timeout_ms: int | None = Field(default=None, ge=0, le=MAX_RUN_MS)
     ttl_ms: int | None = Field(default=None, ge=10, le=60_000)
     say: str | None = Field(default=None, max_length=1000)
+    ask: Ask | None = None
 
 
 class Scenario(_Strict):
     format: Literal[1]
     title: str = Field(min_length=1, max_length=120)
     description: str = Field(default="", max_length=2000)
+    takeaway: str = Field(default="", max_length=300)  # the lesson's one sentence to remember
     backend: str
     variant: str | None = None
     fencing: bool = True
@@ -241,6 +252,8 @@ def _check_step(step: Step, clients: list[str], nodes: list[str]) -> list[str]:
         problems.append(f"{field}: required for {verb!r}")
     for field in sorted(given - _ALLOWED[verb]):
         problems.append(f"{field}: not used by {verb!r}")
+    if step.ask is not None and step.ask.answer not in step.ask.choices:
+        problems.append(f"ask.answer: {step.ask.answer!r} is not one of the choices")
     if verb == "pause" and step.ms is not None and step.ms <= 0:
         problems.append("ms: a pause must last more than 0 ms")
     return problems
