@@ -1,17 +1,25 @@
 """The run engine: one scenario, played on a real-time schedule against real servers.
 
-It provisions the run's servers from the lab, starts one process per client, dispatches each
-step at its time (commands to clients, signals for pauses and crashes, clock files for jumps),
-records every event with a sequence number and a time on the reference clock, hands each to a
-sink (which stores and broadcasts it), and finally judges the history with the checker.
+It provisions the run's servers from the lab, puts a proxy on every client↔server link, starts
+one process per client, dispatches each step at its time (commands to clients, signals for
+pauses and crashes, faults through lockviz.lab.faults), records every event with a sequence
+number and a time on the reference clock, hands each to a sink (which stores and broadcasts it),
+and finally judges the history with the checker.
 
-Whatever happens, the run leaves nothing behind: paused clients are thawed and stopped, servers
-are stopped, clock files removed with their temp dir.
+A run can also take steps while it runs (``inject``): the free-play lab sends the learner's
+clicks this way, and ``finish`` ends such an open-ended run.
+
+Whatever happens, the run leaves nothing behind: faults are undone, paused clients are thawed
+and stopped, the proxy and the servers are stopped, clock files removed with their temp dir.
 """
 
 from __future__ import annotations
 
 import heapq
+import itertools
+import os
+import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -21,14 +29,16 @@ from typing import Any
 from algorithms.checker import check, compare
 from lockviz.lab import backends
 from lockviz.lab.clients import ClientProcess
+from lockviz.lab.faults import ClientClock, Faults
+from lockviz.lab.links import Links
 from lockviz.lab.servers import ExternalLab, LabError, LocalLab
-from lockviz.lab.servers.redis import RedisServer
 from lockviz.scenarios.schema import Scenario, Step
 
 EventSink = Callable[[dict[str, Any]], None]
 DEFAULT_ACQUIRE_TIMEOUT_MS = 10_000
 CALL_TIMEOUT_MS = 1_000
 DRAIN_MARGIN_MS = 5_000
+OPEN_RUN_LIMIT_S = 600  # an open-ended (free-play) run ends by itself after this long
 
 
 @dataclass
@@ -52,15 +62,23 @@ class RunEngine:
         lab: LocalLab | ExternalLab,
         sink: EventSink = lambda event: None,
         on_wait: Callable[[int], None] | None = None,
+        open_ended: bool = False,
     ) -> None:
         self.scenario = scenario
         self.lab = lab
         self.sink = sink
         self.on_wait = on_wait
+        self.open_ended = open_ended
         self.events: list[dict[str, Any]] = []
+        self.clients: dict[str, ClientProcess] = {}
+        self.steps: list[Step] = list(scenario.steps)  # grows with injected steps
         self._lock = threading.Lock()
         self._t0_ns = 0
-        self.clients: dict[str, ClientProcess] = {}
+        self._queue: list[tuple[float, int, Callable[[], None]]] = []
+        self._order = itertools.count()
+        self._wake = threading.Condition()
+        self._finish = threading.Event()
+        self.started = threading.Event()
 
     # -- recording ----------------------------------------------------------------------------
 
@@ -80,29 +98,44 @@ class RunEngine:
             self.events.append(event)
             self.sink(event)
 
+    @property
+    def now_ms(self) -> float:
+        return (time.monotonic_ns() - self._t0_ns) / 1e6
+
     # -- the run ------------------------------------------------------------------------------
 
     def run(self) -> RunResult:
         s = self.scenario
+        workdir = tempfile.mkdtemp(prefix="lockviz-clients-")
         try:
+            if isinstance(self.lab, ExternalLab) and any(st.node for st in s.steps):
+                raise LabError("node faults (clock jumps, crash, restart) need the embedded lab")
             names = [*s.nodes, "storage"]
             options = {"persistence": s.persistence}
             with self.lab.servers(names, self.on_wait, options) as servers:
                 self.servers = servers
-                self._start_clients(servers.addresses())
+                self.links = Links(list(s.clients), servers.addresses())
+                clocks = {c: ClientClock(os.path.join(workdir, f"{c}.clock")) for c in s.clients}
+                self.faults = Faults(servers, self.links, clocks, self.record)
                 watchers = backends.get(s.backend).watchers(servers, s, self.record)
-                for watcher in watchers:
-                    watcher.start()
                 try:
+                    self.links.start()
+                    self._start_clients(clocks)
+                    for watcher in watchers:
+                        watcher.start()
                     self._t0_ns = time.monotonic_ns()
                     self.record("lab", "run_started", self._describe(servers.addresses()))
+                    self.started.set()
                     self._play()
                     self._drain()
                 finally:
+                    self.started.set()
+                    self.faults.undo_all()
                     for client in self.clients.values():
                         client.close()
                     for watcher in watchers:
                         watcher.stop()
+                    self.links.stop()
         except LabError as exc:
             if not self._t0_ns:
                 self._t0_ns = time.monotonic_ns()
@@ -111,8 +144,8 @@ class RunEngine:
         finally:
             for client in self.clients.values():
                 client.close()
-        end_ms = (time.monotonic_ns() - self._t0_ns) / 1e6
-        verdict = check(self.events, end_ms).as_dict()
+            shutil.rmtree(workdir, ignore_errors=True)
+        verdict = check(self.events, self.now_ms).as_dict()
         mismatches = compare(verdict, s.expect.as_dict() if s.expect else {})
         expect_met = None if s.expect is None else not mismatches
         self.record(
@@ -122,12 +155,25 @@ class RunEngine:
         )
         return RunResult(self.events, verdict, mismatches)
 
+    def inject(self, step: Step) -> None:
+        """Add a step to a running run, to happen now (the free-play lab's clicks)."""
+        with self._wake:
+            index = len(self.steps)
+            self.steps.append(step)
+            self._push(self.now_ms, lambda: self._dispatch(index, step))
+
+    def finish(self) -> None:
+        """End an open-ended run once what is scheduled has happened."""
+        self._finish.set()
+        with self._wake:
+            self._wake.notify_all()
+
     def _describe(self, addresses: dict[str, str]) -> dict[str, Any]:
         s = self.scenario
         return {
             "title": s.title,
             "backend": s.backend,
-            "variant": s.variant or "safe",
+            "variant": s.variant or backends_default_variant(s.backend),
             "fencing": s.fencing,
             "ttl_ms": s.ttl_ms,
             "clients": list(s.clients),
@@ -138,54 +184,77 @@ class RunEngine:
             "lab": self.lab.kind,
         }
 
-    def _start_clients(self, addresses: dict[str, str]) -> None:
+    def _start_clients(self, clocks: dict[str, ClientClock]) -> None:
         s = self.scenario
-        config = {
-            **s.to_json(),
-            "steps": None,
-            "nodes": s.nodes,
-            "servers": addresses,
-            "timeout_ms": CALL_TIMEOUT_MS,
+        base = {**s.to_json(), "steps": None, "nodes": s.nodes, "timeout_ms": CALL_TIMEOUT_MS}
+        self.clients = {
+            name: ClientProcess(
+                name,
+                {
+                    **base,
+                    "servers": self.links.addresses_for(name),
+                    "clock_file": clocks[name].path,
+                },
+                self.record,
+            )
+            for name in s.clients
         }
-        self.clients = {name: ClientProcess(name, config, self.record) for name in s.clients}
         for client in self.clients.values():
             client.start()
         for client in self.clients.values():
             client.wait_ready()
 
+    # -- the schedule -------------------------------------------------------------------------
+
+    def _push(self, at_ms: float, action: Callable[[], None]) -> None:
+        with self._wake:
+            heapq.heappush(self._queue, (at_ms, next(self._order), action))
+            self._wake.notify_all()
+
     def _play(self) -> None:
         """Dispatch each step at its time; pauses schedule their own thaw."""
-        queue: list[tuple[int, int, Callable[[], None]]] = []
         for index, step in enumerate(self.scenario.steps):
-            queue.append((step.at_ms, index, lambda i=index, st=step: self._dispatch(i, st, queue)))
-        heapq.heapify(queue)
-        while queue:
-            at_ms, _, action = heapq.heappop(queue)
-            delay = self._t0_ns / 1e9 + at_ms / 1000 - time.monotonic()
-            if delay > 0:
-                time.sleep(delay)
+            self._push(step.at_ms, lambda i=index, st=step: self._dispatch(i, st))
+        deadline = time.monotonic() + OPEN_RUN_LIMIT_S
+        while True:
+            with self._wake:
+                while True:
+                    if self._queue:
+                        wait = self._queue[0][0] / 1000 - self.now_ms / 1000
+                        if wait <= 0:
+                            _, _, action = heapq.heappop(self._queue)
+                            break
+                    elif not self.open_ended or self._finish.is_set():
+                        return
+                    elif time.monotonic() > deadline:
+                        return
+                    else:
+                        wait = 0.5
+                    self._wake.wait(wait)
             action()
 
-    def _dispatch(self, index: int, step: Step, queue: list[Any]) -> None:
+    def _dispatch(self, index: int, step: Step) -> None:
         details: dict[str, Any] = {"index": index, "do": step.do}
-        for name in ("client", "node", "ms", "value", "timeout_ms", "ttl_ms", "say"):
+        for name in ("client", "node", "nodes", "ms", "value", "timeout_ms", "ttl_ms", "mode"):
+            if getattr(step, name) is not None:
+                details[name] = getattr(step, name)
+        for name in ("jitter_ms", "rate", "say"):
             if getattr(step, name) is not None:
                 details[name] = getattr(step, name)
         self.record("lab", "step", details)
-        if step.client is not None:
-            self._client_step(step, queue)
-        elif step.node is not None:
-            self._node_step(step)
+        if step.do in ("clock_jump", "clock_rate", "partition", "heal", "delay") or step.node:
+            self.faults.apply(step)
+        else:
+            self._client_step(step)
 
-    def _client_step(self, step: Step, queue: list[Any]) -> None:
+    def _client_step(self, step: Step) -> None:
         client = self.clients[step.client or ""]
         if step.do == "pause":
             if client.crashed:
                 return
             client.pause()
             self.record(client.name, "paused", {"ms": step.ms})
-            thaw_at = (time.monotonic_ns() - self._t0_ns) / 1e6 + (step.ms or 0)
-            heapq.heappush(queue, (int(thaw_at), -1, lambda: self._thaw(client)))
+            self._push(self.now_ms + (step.ms or 0), lambda: self._thaw(client))
         elif step.do == "crash":
             client.crash()
             self.record(client.name, "crashed", {})
@@ -193,7 +262,7 @@ class RunEngine:
             timeout = step.timeout_ms if step.timeout_ms is not None else DEFAULT_ACQUIRE_TIMEOUT_MS
             client.send({"op": "acquire", "timeout_ms": timeout})
         elif step.do == "write":
-            client.send({"op": "write", "value": step.value})
+            client.send({"op": "write", "value": step.value, "check_lease": bool(step.check_lease)})
         elif step.do == "extend":
             client.send({"op": "extend", "ttl_ms": step.ttl_ms})
         else:
@@ -204,29 +273,18 @@ class RunEngine:
             client.resume()
             self.record(client.name, "resumed", {})
 
-    def _node_step(self, step: Step) -> None:
-        server = self.servers[step.node or ""]
-        if not isinstance(server, RedisServer):
-            raise LabError(f"{step.do} on {step.node} needs the embedded lab (servers it started)")
-        if step.do == "clock_jump":
-            total = server.jump_clock(step.ms or 0)
-            self.record(server.name, "clock_jumped", {"ms": step.ms, "offset_ms": total})
-        elif step.do == "crash":
-            server.kill()
-            self.record(server.name, "crashed", {})
-        elif step.do == "restart":
-            server.launch()
-            server.wait_ready()
-            self.record(server.name, "restarted", {})
-
     def _drain(self) -> None:
         """Let every client finish what it was told (a frozen one is thawed by now)."""
         waits = [
-            s.timeout_ms or DEFAULT_ACQUIRE_TIMEOUT_MS
-            for s in self.scenario.steps
-            if s.do == "acquire"
+            s.timeout_ms or DEFAULT_ACQUIRE_TIMEOUT_MS for s in self.steps if s.do == "acquire"
         ]
         deadline = time.monotonic() + (max(waits, default=0) + DRAIN_MARGIN_MS) / 1000
         for client in self.clients.values():
             client.wait_idle(max(0.0, deadline - time.monotonic()))
-        time.sleep(0.05)  # late keyspace notifications from the servers
+        time.sleep(0.05)  # late notifications from the servers' observers
+
+
+def backends_default_variant(backend: str) -> str:
+    from lockviz.scenarios.schema import BACKENDS
+
+    return str(BACKENDS[backend]["variants"][0])

@@ -20,8 +20,10 @@ import threading
 import time
 from typing import Any
 
+from algorithms.clock import SkewedClock, SystemClock
 from algorithms.errors import LockError
 from algorithms.fenced_storage import FencedStorage
+from algorithms.lock import Grant
 from algorithms.redis_client import connect
 from algorithms.renewal import Renewer
 from lockviz.lab import backends
@@ -35,6 +37,11 @@ class Worker:
         self.name: str = config["name"]
         self._out = threading.Lock()
         self._mutex = threading.Lock()  # one lock operation at a time: commands and watchdog
+        # The client's own clock, which the lab may offset or slow down (faults.ClientClock).
+        self.clock = (
+            SkewedClock(config["clock_file"]) if config.get("clock_file") else SystemClock()
+        )
+        config = {**config, "clock": self.clock}
         self.lock = backends.get(config["backend"]).make_lock(config, self.name, self.emit)
         self.renewer = (
             Renewer(self.lock, int(config["ttl_ms"]), self._mutex, self.emit)
@@ -82,10 +89,23 @@ class Worker:
                 self.lock.extend(command.get("ttl_ms"))
         elif op == "write":
             grant = self.lock.grant
+            if command.get("check_lease") and grant is not None:
+                left = self.lease_left_ms(grant)
+                self.note(f"{self.name} checks its lease by its own clock: {left:.0f} ms left")
+                if left <= 0:
+                    self.emit("lost", {"reason": "my lease has run out (by my clock): not writing"})
+                    self.lock.grant = None
+                    return None
             token = grant.token if grant is not None and grant.token is not None else 0
             self.storage.write(str(command["value"]), token)
         else:
             self.note(f"unknown command {op!r}")
+
+    def lease_left_ms(self, grant: Grant) -> float:
+        """What this client believes is left of its lease, measured by its own clock."""
+        validity = getattr(self.lock, "validity_ms", None)
+        lease = float(validity if validity is not None else grant.ttl_ms or float("inf"))
+        return lease - (self.clock.monotonic_ns() - grant.granted_ns) / 1e6
 
     def serve(self) -> None:
         self.emit("_ready", {})

@@ -19,9 +19,19 @@ MAX_RUN_MS = 120_000
 MAX_CLIENTS = 8
 MAX_STEPS = 500
 
-CLIENT_VERBS = {"acquire", "write", "release", "extend", "pause", "crash"}
+CLIENT_VERBS = {
+    "acquire",
+    "write",
+    "release",
+    "extend",
+    "pause",
+    "crash",
+    "clock_jump",
+    "clock_rate",
+}
+LINK_VERBS = {"partition", "heal", "delay"}  # done to the links between a client and servers
 NODE_VERBS = {"clock_jump", "crash", "restart"}
-RESERVED_VERBS = {"partition", "heal", "delay"}  # need the link proxies of a later version
+RESERVED_VERBS: set[str] = set()
 # Each backend: its variants (the first is the default), and why it cannot fence if it cannot.
 BACKENDS: dict[str, dict[str, Any]] = {
     "redis": {"variants": ["safe", "unsafe_release", "no_ttl"]},
@@ -83,6 +93,11 @@ class Step(_Strict):
     value: str | None = Field(default=None, max_length=200)
     timeout_ms: int | None = Field(default=None, ge=0, le=MAX_RUN_MS)
     ttl_ms: int | None = Field(default=None, ge=10, le=60_000)
+    nodes: list[str] | None = Field(default=None, min_length=1, max_length=8)
+    mode: Literal["blackhole", "reset"] | None = None
+    jitter_ms: int | None = Field(default=None, ge=0, le=10_000)
+    rate: float | None = Field(default=None, ge=0.1, le=10)
+    check_lease: bool | None = None  # write: a careful client first checks its lease by its clock
     say: str | None = Field(default=None, max_length=1000)
     ask: Ask | None = None
 
@@ -208,31 +223,73 @@ _NEEDS: dict[str, set[str]] = {
     "pause": {"ms"},
     "crash": set(),
     "clock_jump": {"ms"},
+    "clock_rate": {"rate"},
     "restart": set(),
 }
 _ALLOWED: dict[str, set[str]] = {
     "acquire": {"timeout_ms"},
-    "write": {"value"},
+    "write": {"value", "check_lease"},
     "release": set(),
     "extend": {"ttl_ms"},
     "pause": {"ms"},
     "crash": set(),
     "clock_jump": {"ms"},
+    "clock_rate": {"rate"},
     "restart": set(),
 }
-_OPTIONAL = {"client", "node", "ms", "value", "timeout_ms", "ttl_ms"}
+_OPTIONAL = {
+    "ms",
+    "value",
+    "timeout_ms",
+    "ttl_ms",
+    "nodes",
+    "mode",
+    "jitter_ms",
+    "rate",
+    "check_lease",
+}
+
+
+def _check_link_step(step: Step, clients: list[str], nodes: list[str]) -> list[str]:
+    verb, problems = step.do, []
+    if step.node is not None:
+        problems.append(f'node: {verb!r} acts on links; give "client" and "nodes"')
+    if step.client is None and verb != "heal":
+        problems.append(f"client: required for {verb!r} (whose links?)")
+    elif step.client is not None and step.client not in clients:
+        problems.append(f"client: {step.client!r} is not one of the scenario's clients {clients}")
+    if step.nodes is None and verb != "heal":
+        problems.append(f'nodes: required for {verb!r} (which servers, e.g. ["redis-1"])')
+    for i, node in enumerate(step.nodes or []):
+        if node not in nodes:
+            problems.append(f"nodes[{i}]: unknown node {node!r}; this backend has {nodes}")
+    allowed = {
+        "partition": {"nodes", "mode"},
+        "heal": {"nodes"},
+        "delay": {"nodes", "ms", "jitter_ms"},
+    }
+    given = {f for f in _OPTIONAL if getattr(step, f) is not None}
+    if verb == "delay" and step.ms is None:
+        problems.append("ms: required for 'delay'")
+    if verb == "delay" and step.ms is not None and step.ms < 0:
+        problems.append("ms: a delay cannot be negative")
+    for field in sorted(given - allowed[verb]):
+        problems.append(f"{field}: not used by {verb!r}")
+    return problems
 
 
 def _check_step(step: Step, clients: list[str], nodes: list[str]) -> list[str]:
     verb = step.do
     if verb in RESERVED_VERBS:
         return [f"do: {verb!r} is a network fault; this version of the lab cannot inject it yet"]
-    if verb not in CLIENT_VERBS | NODE_VERBS:
-        known = ", ".join(sorted(CLIENT_VERBS | NODE_VERBS))
+    if verb not in CLIENT_VERBS | NODE_VERBS | LINK_VERBS:
+        known = ", ".join(sorted(CLIENT_VERBS | NODE_VERBS | LINK_VERBS))
         return [f"do: unknown verb {verb!r}; use one of {known}"]
     problems: list[str] = []
     if step.client is not None and step.node is not None:
         return ["client: give either client or node, not both"]
+    if verb in LINK_VERBS:
+        return _check_link_step(step, clients, nodes)
     if step.client is not None:
         if verb not in CLIENT_VERBS:
             problems.append(f'client: {verb!r} is done to a node; use "node"')
@@ -245,9 +302,13 @@ def _check_step(step: Step, clients: list[str], nodes: list[str]) -> list[str]:
             problems.append(f'node: {verb!r} is done by a client; use "client"')
         elif step.node not in nodes:
             problems.append(f"node: unknown node {step.node!r}; this backend has {nodes}")
+        elif verb == "clock_jump" and not (
+            step.node.startswith("redis-") or step.node == "storage"
+        ):
+            problems.append(f"node: clock jumps work on Redis nodes only, not on {step.node!r}")
     else:
         problems.append("client: required field is missing (who does this step?)")
-    given = {f for f in _OPTIONAL - {"client", "node"} if getattr(step, f) is not None}
+    given = {f for f in _OPTIONAL if getattr(step, f) is not None}
     for field in sorted(_NEEDS[verb] - given):
         problems.append(f"{field}: required for {verb!r}")
     for field in sorted(given - _ALLOWED[verb]):

@@ -102,11 +102,43 @@ def test_wrong_types_are_named() -> None:
     ]
 
 
-def test_reserved_network_verbs_are_explained() -> None:
+def test_link_verbs_name_their_missing_and_unknown_parts() -> None:
     data = gc()
     data["steps"][0] = {"at_ms": 0, "do": "partition", "client": "alice"}
-    [problem] = problems(data)
-    assert problem.startswith("steps[0].do: 'partition' is a network fault")
+    data["steps"][1] = {"at_ms": 5, "do": "delay", "client": "alice", "nodes": ["redis-7"]}
+    data["steps"][2] = {"at_ms": 9, "do": "heal", "mode": "reset"}
+    assert problems(data) == [
+        "steps[0].nodes: required for 'partition' (which servers, e.g. [\"redis-1\"])",
+        "steps[1].nodes[0]: unknown node 'redis-7'; this backend has ['redis-1', 'storage']",
+        "steps[1].ms: required for 'delay'",
+        "steps[2].mode: not used by 'heal'",
+    ]
+
+
+def test_valid_fault_steps_parse() -> None:
+    data = gc()
+    data["steps"] += [
+        {"at_ms": 10, "do": "partition", "client": "bob", "nodes": ["redis-1", "storage"]},
+        {
+            "at_ms": 20,
+            "do": "delay",
+            "client": "bob",
+            "nodes": ["storage"],
+            "ms": 300,
+            "jitter_ms": 20,
+        },
+        {"at_ms": 30, "do": "heal"},
+        {"at_ms": 40, "do": "clock_rate", "client": "bob", "rate": 0.5},
+        {"at_ms": 50, "do": "clock_jump", "client": "bob", "ms": -2000},
+        {"at_ms": 60, "do": "restart", "node": "redis-1"},
+    ]
+    assert parse(data).steps[-1].do == "restart"
+
+
+def test_clock_rate_is_bounded() -> None:
+    data = gc()
+    data["steps"].append({"at_ms": 40, "do": "clock_rate", "client": "bob", "rate": 50})
+    assert problems(data) == ["steps[7].rate: Input should be less than or equal to 10"]
 
 
 def test_node_verbs_need_a_known_node() -> None:

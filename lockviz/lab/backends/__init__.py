@@ -5,7 +5,9 @@ Each module (``redis``, ``redlock``, ``zookeeper``, ``postgres``, ``etcd``) prov
 * ``make_lock(config, owner, emit) -> algorithms.lock.Lock`` — runs in the client's process
   (lockviz.lab.worker). ``config`` holds the scenario's settings (``backend``, ``variant``,
   ``ttl_ms``, ``fencing``, ``renew``, ...), ``nodes`` (the lock servers' names), ``servers``
-  (name -> "host:port") and ``timeout_ms`` (the per-call timeout).
+  (name -> "host:port": this client's own proxied links), ``timeout_ms`` (the per-call
+  timeout) and ``clock`` (the client's algorithms.clock.Clock, which the lab may skew: pass it
+  to the lock).
 * ``watchers(servers, scenario, record) -> list`` — runs in the engine: objects with
   ``start()`` and ``stop()`` that observe what the servers decide (a lease expired, a session
   ended) and report it with ``record(actor, kind, details, t_ns)``.

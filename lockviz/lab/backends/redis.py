@@ -27,6 +27,7 @@ def make_lock(config: dict[str, Any], owner: str, emit: EventSink) -> RedisLock:
         owner=owner,
         ttl_ms=int(config["ttl_ms"]),
         node=node,
+        clock=config.get("clock"),
         on_event=emit,
         unsafe_release=variant == "unsafe_release",
         expire=variant != "no_ttl",

@@ -1,0 +1,161 @@
+"""The lab's network: one TCP proxy per client↔server link, all in one asyncio process.
+
+Run as ``python -m lockviz.lab.proxy '<{"links": {"alice>redis-1": "127.0.0.1:6379"}}>'``. It
+listens on a free loopback port per link, prints ``{"ready": true, "ports": {link: port}}`` and
+then takes one command per line on stdin, answering each with one line on stdout:
+
+    {"op": "set", "link": "alice>redis-1", "mode": "blackhole"}           -> {"ok": true}
+    {"op": "set", "link": "alice>redis-1", "mode": "delay", "ms": 300, "jitter_ms": 50}
+
+Modes, as a real network does them:
+
+* ``pass``      bytes flow.
+* ``blackhole`` bytes stop in both directions and are held; on heal (``pass``) they are
+  delivered in order, as TCP does when a partition ends. The proxy's kernel still acknowledges
+  what the client sends, so the client sees no error, only silence: its own timeouts decide.
+* ``reset``     open connections are reset (RST) and new ones are accepted and reset at once.
+* ``delay``     each chunk is delivered ``ms`` (± ``jitter_ms``) after it arrived, in order.
+
+No off-the-shelf proxy is installable here (toxiproxy's server is in neither Debian nor PyPI);
+this one adds ~50 µs per round trip. It dies with the app (parent-death signal) and when its
+stdin closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import socket
+import struct
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+CHUNK = 65536
+
+
+@dataclass
+class Link:
+    name: str
+    host: str
+    port: int
+    mode: str = "pass"
+    ms: float = 0.0
+    jitter_ms: float = 0.0
+    writers: set[asyncio.StreamWriter] = field(default_factory=set)
+    changed: asyncio.Condition = field(default_factory=asyncio.Condition)
+
+    def deliver_at(self, last: float) -> float:
+        """When a chunk read now may be delivered: never before the previous one."""
+        if self.mode != "delay":
+            return last
+        jitter = random.uniform(-self.jitter_ms, self.jitter_ms) if self.jitter_ms else 0.0
+        return max(last, time.monotonic() + max(0.0, self.ms + jitter) / 1000)
+
+    async def set(self, mode: str, ms: float = 0.0, jitter_ms: float = 0.0) -> None:
+        async with self.changed:
+            self.mode, self.ms, self.jitter_ms = mode, ms, jitter_ms
+            self.changed.notify_all()
+        if mode == "reset":
+            for writer in list(self.writers):
+                _reset(writer)
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self.mode == "reset":
+            _reset(writer)
+            return
+        try:
+            up_reader, up_writer = await asyncio.open_connection(self.host, self.port)
+        except OSError:
+            _reset(writer)
+            return
+        self.writers.update((writer, up_writer))
+        try:
+            await asyncio.gather(self._pump(reader, up_writer), self._pump(up_reader, writer))
+        finally:
+            for w in (writer, up_writer):
+                self.writers.discard(w)
+                w.close()
+
+    async def _pump(self, src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+        queue: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
+        sender = asyncio.create_task(self._send(queue, dst))
+        last = 0.0
+        try:
+            while data := await src.read(CHUNK):
+                last = self.deliver_at(last)
+                queue.put_nowait((last, data))
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            await queue.put((0.0, b""))  # end of stream, after what is still held
+            with contextlib.suppress(ConnectionError, OSError):
+                await sender
+
+    async def _send(
+        self, queue: asyncio.Queue[tuple[float, bytes]], dst: asyncio.StreamWriter
+    ) -> None:
+        while True:
+            at, data = await queue.get()
+            async with self.changed:  # a blackhole holds everything until it is healed
+                await self.changed.wait_for(lambda: self.mode != "blackhole")
+            if self.mode == "reset":
+                return
+            if not data:
+                if dst.can_write_eof():
+                    dst.write_eof()
+                return
+            delay = at - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            dst.write(data)
+            await dst.drain()
+
+
+def _reset(writer: asyncio.StreamWriter) -> None:
+    """Close with RST, not FIN: the peer sees "connection reset", as after a crash."""
+    sock = writer.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    writer.transport.abort()
+
+
+async def main(config: dict[str, Any]) -> None:
+    links: dict[str, Link] = {}
+    ports: dict[str, int] = {}
+    for name, address in config["links"].items():
+        host, port = address.rsplit(":", 1)
+        link = links[name] = Link(name, host, int(port))
+        server = await asyncio.start_server(link.serve, "127.0.0.1", 0)
+        ports[name] = server.sockets[0].getsockname()[1]
+    _say({"ready": True, "ports": ports})
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    while line := await reader.readline():
+        try:
+            command = json.loads(line)
+            link = links[command["link"]]
+            mode = command["mode"]
+            if mode not in ("pass", "blackhole", "reset", "delay"):
+                raise ValueError(f"unknown mode {mode!r}")
+            await link.set(mode, float(command.get("ms", 0)), float(command.get("jitter_ms", 0)))
+            _say({"ok": True})
+        except (KeyError, ValueError, TypeError) as exc:
+            _say({"ok": False, "error": str(exc)})
+
+
+def _say(message: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    from lockviz.lab.procs import die_with_parent
+
+    die_with_parent()
+    asyncio.run(main(json.loads(sys.argv[1])))
