@@ -70,6 +70,11 @@ class FencedStorage:
         self._report = Reporter(on_event)
         self._write = client.register_script(WRITE_SCRIPT)
 
+    def prepare(self) -> None:
+        """Connect and load the script now, so each write is exactly one round trip."""
+        with boundary(self.node):
+            self.client.script_load(WRITE_SCRIPT)
+
     def write(self, value: str, token: int) -> WriteResult:
         """Write ``value`` with the writer's fencing token (0 when it holds none)."""
         call = self._report.request(self.node, "write", value=value, token=token)

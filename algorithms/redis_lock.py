@@ -104,6 +104,12 @@ class RedisLock:
         self._release = client.register_script(RELEASE_SCRIPT)
         self._extend = client.register_script(EXTEND_SCRIPT)
 
+    def prepare(self) -> None:
+        """Connect and load the scripts now, so each later step is exactly one round trip."""
+        with boundary(self.node):
+            for script in (self._acquire, self._release, self._extend):
+                self.client.script_load(script.script)
+
     def acquire(self, timeout_ms: int = 0) -> Grant | None:
         """Try until granted or ``timeout_ms`` has passed; ``None`` if not granted."""
         value = f"{self.owner}:{secrets.token_hex(6)}"

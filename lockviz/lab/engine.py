@@ -224,9 +224,7 @@ class RunEngine:
                         if wait <= 0:
                             _, _, action = heapq.heappop(self._queue)
                             break
-                    elif not self.open_ended or self._finish.is_set():
-                        return
-                    elif time.monotonic() > deadline:
+                    elif not self.open_ended or self._finish.is_set() or time.monotonic() > deadline:
                         return
                     else:
                         wait = 0.5

@@ -108,6 +108,13 @@ class Worker:
         return lease - (self.clock.monotonic_ns() - grant.granted_ns) / 1e6
 
     def serve(self) -> None:
+        for part in (self.lock, self.storage):  # connect before the run starts, not during it
+            prepare = getattr(part, "prepare", None)
+            if prepare is not None:
+                try:
+                    prepare()
+                except LockError as exc:
+                    self.note(f"could not prepare: {exc}")
         self.emit("_ready", {})
         for line in sys.stdin:
             command = json.loads(line)
