@@ -216,20 +216,24 @@ class RunEngine:
         for index, step in enumerate(self.scenario.steps):
             self._push(step.at_ms, lambda i=index, st=step: self._dispatch(i, st))
         deadline = time.monotonic() + OPEN_RUN_LIMIT_S
-        while True:
-            with self._wake:
-                while True:
-                    if self._queue:
-                        wait = self._queue[0][0] / 1000 - self.now_ms / 1000
-                        if wait <= 0:
-                            _, _, action = heapq.heappop(self._queue)
-                            break
-                    elif not self.open_ended or self._finish.is_set() or time.monotonic() > deadline:
-                        return
-                    else:
-                        wait = 0.5
-                    self._wake.wait(wait)
+        while (action := self._next_action(deadline)) is not None:
             action()
+
+    def _next_action(self, deadline: float) -> Callable[[], None] | None:
+        """The next due action, waiting for it; ``None`` when the run has nothing more to do."""
+        with self._wake:
+            while True:
+                if self._queue:
+                    wait = (self._queue[0][0] - self.now_ms) / 1000
+                    if wait <= 0:
+                        return heapq.heappop(self._queue)[2]
+                else:
+                    if not self.open_ended or self._finish.is_set():
+                        return None
+                    if time.monotonic() > deadline:
+                        return None
+                    wait = 0.5
+                self._wake.wait(wait)
 
     def _dispatch(self, index: int, step: Step) -> None:
         details: dict[str, Any] = {"index": index, "do": step.do}
