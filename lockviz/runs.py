@@ -20,7 +20,7 @@ from lockviz import broadcast
 from lockviz.lab.engine import RunEngine, RunResult
 from lockviz.lab.servers import ExternalLab, LocalLab, make_lab
 from lockviz.models import Run, RunEvent
-from lockviz.scenarios.schema import Scenario
+from lockviz.scenarios.schema import Scenario, ScenarioError, Step, check_step
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +28,7 @@ _lab: LocalLab | ExternalLab | None = None
 _slots = threading.BoundedSemaphore(settings.LOCKVIZ_MAX_RUNS)
 _waiting: list[str] = []
 _waiting_lock = threading.Lock()
+_engines: dict[str, RunEngine] = {}  # live runs, by id: where clicks are sent
 
 
 def lab() -> LocalLab | ExternalLab:
@@ -41,16 +42,43 @@ def create_run(scenario: Scenario, slug: str = "") -> Run:
     return Run.objects.create(slug=slug, title=scenario.title, scenario=scenario.to_json())
 
 
-def start(run: Run, scenario: Scenario) -> threading.Thread:
-    """Execute the run in a background thread; returns at once."""
+def start(run: Run, scenario: Scenario, open_ended: bool = False) -> threading.Thread:
+    """Execute the run in a background thread; returns at once.
+
+    An open-ended run (the free-play lab) keeps its servers and clients until :func:`finish`,
+    taking steps from :func:`inject` as the learner clicks.
+    """
     thread = threading.Thread(
-        target=_queued, args=(run, scenario), name=f"run-{run.pk}", daemon=True
+        target=_queued, args=(run, scenario, open_ended), name=f"run-{run.pk}", daemon=True
     )
     thread.start()
     return thread
 
 
-def execute(run: Run, scenario: Scenario) -> RunResult:
+def inject(run_id: str, data: dict[str, Any]) -> Step:
+    """Do one step now in a live run (a click). Raises ScenarioError naming a bad field."""
+    engine = _engines.get(run_id)
+    if engine is None or not engine.started.is_set():
+        raise ScenarioError(["this run is not live any more: start a new one"])
+    step = check_step(engine.scenario, data, at_ms=int(engine.now_ms))
+    engine.inject(step)
+    return step
+
+
+def finish(run_id: str) -> bool:
+    """End an open-ended run; False when it is not live."""
+    engine = _engines.get(run_id)
+    if engine is None:
+        return False
+    engine.finish()
+    return True
+
+
+def is_live(run_id: str) -> bool:
+    return run_id in _engines
+
+
+def execute(run: Run, scenario: Scenario, open_ended: bool = False) -> RunResult:
     """Execute the run in this thread (the CLI, tests): record, then store the verdict."""
     run.status = Run.Status.RUNNING
     run.save(update_fields=["status"])
@@ -67,14 +95,32 @@ def execute(run: Run, scenario: Scenario) -> RunResult:
         )
         broadcast.publish(run.pk, {"type": "run.event", "event": event})
 
+    engine = RunEngine(scenario, lab(), sink, open_ended=open_ended)
+    _engines[run.pk] = engine
     try:
-        result = RunEngine(scenario, lab(), sink).run()
+        result = engine.run()
     except Exception as exc:
         log.exception("run %s crashed", run.pk)
         _finish(run, error=f"the lab failed: {exc}")
         raise
+    finally:
+        _engines.pop(run.pk, None)
     _finish(run, result=result)
     return result
+
+
+def scenario_from_run(run: Run) -> dict[str, Any]:
+    """The steps a run actually took (a free-play session's clicks), as a scenario to replay."""
+    keep = ("do", "client", "node", "nodes", "ms", "value", "timeout_ms", "ttl_ms", "mode")
+    keep += ("jitter_ms", "rate", "say")
+    steps = []
+    for event in run.events.filter(kind="step").order_by("seq"):
+        data = event.data
+        step = {"at_ms": int(round(data["t_ms"] / 10) * 10)}
+        step.update({k: data[k] for k in keep if k in data})
+        steps.append(step)
+    scenario = {k: v for k, v in run.scenario.items() if k not in ("steps", "expect")}
+    return {**scenario, "steps": steps}
 
 
 def queue_position(run_id: str) -> int | None:
@@ -82,7 +128,7 @@ def queue_position(run_id: str) -> int | None:
         return _waiting.index(run_id) + 1 if run_id in _waiting else None
 
 
-def _queued(run: Run, scenario: Scenario) -> None:
+def _queued(run: Run, scenario: Scenario, open_ended: bool = False) -> None:
     with _waiting_lock:
         _waiting.append(run.pk)
     try:
@@ -92,7 +138,7 @@ def _queued(run: Run, scenario: Scenario) -> None:
         with _waiting_lock:
             _waiting.remove(run.pk)
     try:
-        execute(run, scenario)
+        execute(run, scenario, open_ended)
     except Exception:  # logged by execute; the thread must not die noisily
         pass
     finally:

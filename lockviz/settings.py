@@ -13,6 +13,7 @@ LOCKVIZ_ALLOWED_HOSTS extra host names, comma separated
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -61,6 +62,11 @@ DATABASES = {
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
             "transaction_mode": "IMMEDIATE",
             "timeout": 20,
+        },
+        # Tests use a file too: runs write from their own threads while the test reads, and an
+        # in-memory SQLite database shared between threads locks whole tables instead of waiting.
+        "TEST": {
+            "NAME": os.path.join(tempfile.gettempdir(), f"lockviz-test-{os.getpid()}.sqlite3")
         },
     }
 }

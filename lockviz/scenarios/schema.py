@@ -112,7 +112,7 @@ class Scenario(_Strict):
     fencing: bool = True
     ttl_ms: int = Field(ge=100, le=60_000)
     clients: list[str] = Field(min_length=1, max_length=MAX_CLIENTS)
-    steps: list[Step] = Field(min_length=1, max_length=MAX_STEPS)
+    steps: list[Step] = Field(max_length=MAX_STEPS)  # empty only for a free-play session
     expect: Expect | None = None
     redis_nodes: Literal[3, 5, 7] | None = None  # Redlock only; 5 by default
     zk_nodes: Literal[1, 3] | None = None  # ZooKeeper only; a standalone server by default
@@ -137,14 +137,18 @@ class Scenario(_Strict):
 
     @property
     def duration_ms(self) -> int:
-        return max(step.at_ms + max(step.ms or 0, 0) for step in self.steps)
+        return max((step.at_ms + max(step.ms or 0, 0) for step in self.steps), default=0)
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True, exclude_defaults=False)
 
 
-def parse(data: Any) -> Scenario:
-    """A valid :class:`Scenario` from decoded JSON, or :class:`ScenarioError`."""
+def parse(data: Any, allow_empty: bool = False) -> Scenario:
+    """A valid :class:`Scenario` from decoded JSON, or :class:`ScenarioError`.
+
+    ``allow_empty`` admits a scenario without steps: a free-play session, whose steps are the
+    learner's clicks.
+    """
     if not isinstance(data, dict):
         raise ScenarioError(["the scenario must be a JSON object"])
     try:
@@ -152,9 +156,25 @@ def parse(data: Any) -> Scenario:
     except ValidationError as exc:
         raise ScenarioError([_describe(error) for error in exc.errors()]) from None
     problems = _cross_check(scenario)
+    if not scenario.steps and not allow_empty:
+        problems.insert(0, "steps: a scenario needs at least one step")
     if problems:
         raise ScenarioError(problems)
     return scenario
+
+
+def check_step(scenario: Scenario, data: Any, at_ms: int = 0) -> Step:
+    """One step for a live run of ``scenario`` (a click), validated like a scenario's steps."""
+    if not isinstance(data, dict):
+        raise ScenarioError(["step: must be a JSON object"])
+    try:
+        step = Step.model_validate({**data, "at_ms": 0})
+    except ValidationError as exc:
+        raise ScenarioError([_describe(error) for error in exc.errors()]) from None
+    problems = _check_step(step, list(scenario.clients), [*scenario.nodes, "storage"])
+    if problems:
+        raise ScenarioError(problems)
+    return step.model_copy(update={"at_ms": at_ms})
 
 
 def loads(text: str | bytes) -> Scenario:
