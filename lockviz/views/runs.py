@@ -15,18 +15,28 @@ from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import parse
 
 
+BACKEND_NAMES = {
+    "redis": "Single Redis node",
+    "redlock": "Redlock over independent Redis nodes",
+    "zookeeper": "ZooKeeper",
+    "postgres": "PostgreSQL advisory locks",
+    "etcd": "etcd leases",
+}
+
+
 @require_GET
 def index(request: HttpRequest) -> HttpResponse:
-    scenarios = [
-        {
-            "slug": slug,
-            "scenario": s,
-            "form": RunForm(initial={"scenario": slug, "fencing": s.fencing, "ttl_ms": s.ttl_ms}),
-        }
-        for slug, s in builtin().items()
+    groups: dict[str, list[dict[str, object]]] = {name: [] for name in BACKEND_NAMES}
+    for slug, s in builtin().items():
+        form = RunForm(initial={"scenario": slug, "fencing": s.fencing, "ttl_ms": s.ttl_ms})
+        groups.setdefault(s.backend, []).append({"slug": slug, "scenario": s, "form": form})
+    sections = [
+        {"backend": b, "name": BACKEND_NAMES.get(b, b), "items": items}
+        for b, items in groups.items()
+        if items
     ]
     recent = Run.objects.all()[:12]
-    return render(request, "lockviz/index.html", {"scenarios": scenarios, "recent": recent})
+    return render(request, "lockviz/index.html", {"sections": sections, "recent": recent})
 
 
 @require_POST
