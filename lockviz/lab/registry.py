@@ -50,3 +50,25 @@ def alive(pid: int) -> bool:
     except (OSError, IndexError):
         return False
     return state not in ("Z", "X")
+
+
+def sweep(base_dir: str | None = None) -> int:
+    """Stop and remove what a dead app left behind (it was killed before it could clean up).
+
+    Standing sets (``lab up``) have no owner to outlive and are left alone. Returns how many
+    server sets were swept.
+    """
+    import shutil
+    import signal
+
+    swept = 0
+    for entry in entries(base_dir):
+        if entry.get("standing") or alive(int(entry["owner_pid"])):
+            continue
+        for pid in entry["pids"].values():
+            if alive(pid):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(entry["workdir"], ignore_errors=True)
+        swept += 1
+    return swept

@@ -18,6 +18,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from lockviz.lab import registry
 from lockviz.lab.servers import LabError, install_hint, missing
 from lockviz.lab.servers.redis import RedisServer
 
@@ -31,6 +32,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         self.step("database", lambda: call_command("migrate", verbosity=0, interactive=False))
+        swept = registry.sweep()
+        if swept:
+            self.stdout.write(f"  cleaned up {swept} server set(s) left by an app that was killed")
         if settings.LOCKVIZ_SERVERS:
             self.stdout.write(f"  using servers from LOCKVIZ_SERVERS: {settings.LOCKVIZ_SERVERS}")
         else:
