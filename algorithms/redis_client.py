@@ -28,8 +28,7 @@ def connect(host: str, port: int, *, timeout_ms: int = 1000) -> redis.Redis:
         decode_responses=True,
         # No CLIENT SETINFO handshake: every extra round trip on connect is time the lock
         # client spends without knowing it, and the diagram would not show it.
-        lib_name=None,
-        lib_version=None,
+        driver_info=None,
     )
 
 

@@ -27,9 +27,7 @@ def describe(e: dict[str, Any]) -> str:
             result = e.get("error") or e.get("reason") or "no"
         return f"← {e['from']}  {e['op']}: {result}"
     simple = {
-        "granted": lambda: (
-            f"believes it holds the lock (token {e.get('token')}, lease {e.get('ttl_ms')} ms)"
-        ),
+        "granted": lambda: _granted(e),
         "acquire_failed": lambda: f"gave up acquiring: {e.get('reason')}",
         "released": lambda: (
             "released"
@@ -56,6 +54,13 @@ def describe(e: dict[str, Any]) -> str:
         "note": lambda: str(e.get("text")),
     }
     return simple[kind]() if kind in simple else kind
+
+
+def _granted(e: dict[str, Any]) -> str:
+    token = f"token {e['token']}" if e.get("token") is not None else "no fencing token"
+    lease = f"lease {e['ttl_ms']} ms" if e.get("ttl_ms") else "no lease"
+    valid = f", valid {e['validity_ms']} ms" if e.get("validity_ms") else ""
+    return f"believes it holds the lock ({token}, {lease}{valid})"
 
 
 def render(events: Iterable[dict[str, Any]]) -> str:

@@ -62,8 +62,9 @@ class KeyWatcher:
                     value = client.get(self.key)
                     self.holder = value.split(":", 1)[0] if value else None
                     continue
-                kind = "expired" if event == "expired" else "deleted"
-                self.on_event(self.node, kind, {"key": self.key, "holder": self.holder}, t_ns)
+                if self.holder is not None:  # None: set and undone at once, a failed attempt
+                    kind = "expired" if event == "expired" else "deleted"
+                    self.on_event(self.node, kind, {"key": self.key, "holder": self.holder}, t_ns)
                 self.holder = None
         finally:
             pubsub.close()

@@ -9,7 +9,25 @@ from lockviz.scenarios.schema import Scenario, ScenarioError, loads
 
 BUILTIN_DIR = os.path.join(os.path.dirname(__file__), "builtin")
 # The order of the index page: from the lock working to the lock failing and fencing saving it.
-ORDER = ["contention", "gc-pause-fenced", "gc-pause-unfenced", "unsafe-release"]
+ORDER = [
+    "naive-no-ttl-crash",
+    "contention",
+    "gc-pause-unfenced",
+    "gc-pause-fenced",
+    "unsafe-release",
+    "watchdog-pause",
+    "redis-restart",
+    "redlock-happy",
+    "redlock-contention",
+    "redlock-two-down",
+    "redlock-three-down",
+    "redlock-gc-pause",
+    "redlock-clock-jump",
+    "redlock-restart",
+    "redlock-restart-fsync",
+    "redlock-slow-clock",
+    "redlock-slow-network",
+]
 
 
 @cache

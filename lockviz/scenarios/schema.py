@@ -116,6 +116,7 @@ class Scenario(_Strict):
     expect: Expect | None = None
     redis_nodes: Literal[3, 5, 7] | None = None  # Redlock only; 5 by default
     zk_nodes: Literal[1, 3] | None = None  # ZooKeeper only; a standalone server by default
+    node_timeout_ms: int | None = Field(default=None, ge=5, le=10_000)  # Redlock: per node
     renew: bool = False  # a watchdog thread extends the lease every ttl/3
     persistence: Literal["none", "fsync"] = "none"  # Redis nodes: appendonly + fsync always
 
@@ -214,6 +215,8 @@ def _cross_check(s: Scenario) -> list[str]:
         problems.append(f"fencing: {spec['no_fencing']}")
     if s.redis_nodes is not None and s.backend != "redlock":
         problems.append("redis_nodes: only Redlock runs on several Redis nodes")
+    if s.node_timeout_ms is not None and s.backend != "redlock":
+        problems.append("node_timeout_ms: only Redlock waits for several nodes")
     if s.zk_nodes is not None and s.backend != "zookeeper":
         problems.append("zk_nodes: only the zookeeper backend has ZooKeeper nodes")
     if s.variant is not None and s.variant not in spec["variants"]:

@@ -89,10 +89,10 @@ def kind_of(name: str) -> str:
     return "redis" if name == "storage" else prefix
 
 
-def kinds() -> dict[str, ServerKind]:
+def kinds() -> dict[str, Any]:
     from lockviz.lab.servers import redis
 
-    found: dict[str, ServerKind] = {"redis": redis}
+    found: dict[str, Any] = {"redis": redis}
     for kind, module in (("zk", "zookeeper"), ("pg", "postgres"), ("etcd", "etcd")):
         try:
             found[kind] = __import__(f"lockviz.lab.servers.{module}", fromlist=["create"])

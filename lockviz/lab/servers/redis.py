@@ -20,6 +20,7 @@ from typing import Any
 
 import redis
 
+from algorithms.redis_client import connect
 from lockviz.lab import procs
 from lockviz.lab.servers import LabError, Requirement, free_port, wait_until
 
@@ -126,13 +127,8 @@ class RedisServer:
             return False
 
     def client(self, timeout_ms: int = 1000) -> redis.Redis:
-        return redis.Redis(
-            host=self.host,
-            port=self.port,
-            socket_timeout=timeout_ms / 1000,
-            socket_connect_timeout=timeout_ms / 1000,
-            decode_responses=True,
-        )
+        """The lab's own connection (no retries: a crashed node must fail fast, not back off)."""
+        return connect(self.host, self.port, timeout_ms=timeout_ms)
 
     def jump_clock(self, ms: float) -> float:
         """Move this node's wall clock by ``ms`` (cumulative); returns the total offset."""

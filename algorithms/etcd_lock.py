@@ -1,0 +1,326 @@
+"""A lock on etcd: a lease, etcd's lock service, and the lock key's revision as fencing token.
+
+The client speaks etcd's v3 API as JSON over plain HTTP (the gRPC gateway under ``/v3``; keys,
+values are base64), one short connection per call, each with an explicit timeout. Acquire is:
+
+1. ``lease_grant``: a lease of ``ttl_ms`` rounded *up* to whole seconds, at least 2 s: etcd
+   counts leases in seconds and raises shorter ones to its minimum (1.5 election timeouts; the
+   default election timeout is 1 s). ``granted`` reports this effective TTL, not the one asked.
+2. ``lock``: ``/v3/lock/lock`` with the lease. etcd writes ``<name>/<lease id in hex>`` under
+   the lease and answers only when every key on ``<name>/`` with a lower create revision is
+   gone: a FIFO queue (etcd's ``concurrency.Mutex``). The call *blocks*, so its HTTP timeout is
+   the acquire timeout. While it waits, a thread keeps the lease alive, as etcd's own client
+   sessions do: without it a waiter whose lease runs out keeps waiting, and etcd 3.4.23
+   (measured here) then answers "locked" with a key that no longer exists (etcd issue #11456,
+   found by Jepsen).
+3. ``claim``: one transaction that, if our key still exists, records the owner's name under
+   ``owner_prefix`` (same lease; the lab's watcher reads it) and reads the key's create
+   revision. On timeout or failure the lease is revoked, which removes our place in the queue.
+
+Release deletes our key (``unlock``; see :meth:`EtcdLock.release` for why not through
+``/v3/lock/unlock``), then revokes the lease (``revoke``).
+
+Guarantees (only while its assumptions hold):
+  * At most one live lease owns the lowest key of the queue at any instant *on the server*.
+  * The fencing token is the lock key's create revision: etcd's revision is one cluster-wide
+    counter, and a later holder's key was created after an earlier holder's, so tokens strictly
+    increase in grant order. etcd's docs ("Why etcd: Notes on the usage of lock and lease")
+    name version number validation, i.e. fencing tokens, as the remedy for a lease that
+    expires under a paused holder; a revision is such a version number.
+  * ``release`` deletes only our key (it is named after our lease) and revokes our lease.
+
+Assumes:
+  * The member does not lose its data (it fsyncs each write; the lab runs one member).
+  * The holder renews (``extend``, one keepalive) before the lease ends. Once granted, nothing
+    renews the lease in the background here: a lease is a lease.
+  * The holder finishes its work while its lease lives. A paused process (GC, SIGSTOP) cannot
+    know its lease ended: it wakes up acting as the holder (Kleppmann, "How to do distributed
+    locking", 2016). A keepalive thread does not help: it is frozen with the rest of the
+    process. Only a resource that checks the fencing token refuses the late writes.
+
+Fails by:
+  * Lease expiry during a pause: etcd revokes the lease, deletes the key, grants the next
+    waiter, and the frozen holder still believes. Its next ``extend`` finds the lease gone and
+    reports ``lost``; its ``release`` reports ``ok: false``.
+  * ``extend`` cannot choose a new TTL: etcd renews a lease to the TTL it was granted with.
+  * ``release`` reports ``ok: false`` when our key was already gone: the lease had expired
+    (or someone deleted the key by hand), and someone else may hold the lock now.
+"""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import json
+import math
+import threading
+from typing import Any
+
+from algorithms.clock import Clock, SystemClock
+from algorithms.errors import BackendUnavailable, NotHeld
+from algorithms.events import EventSink, Reporter, discard
+from algorithms.lock import Grant
+
+MIN_TTL_S = 2  # etcd's smallest lease with its default 1 s election timeout
+HEADERS = {"Content-Type": "application/json"}
+
+
+def b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def unb64(text: str) -> str:
+    return base64.b64decode(text).decode()
+
+
+def effective_ttl_s(ttl_ms: int) -> int:
+    """The lease etcd will grant for ``ttl_ms``: whole seconds, rounded up, at least 2 s."""
+    return max(MIN_TTL_S, math.ceil(ttl_ms / 1000))
+
+
+class Gateway:
+    """etcd's JSON gateway: one POST per call on a fresh connection, with a stated timeout.
+
+    No keep-alive connection: a client that was frozen for seconds would find it closed and
+    need a hidden retry; a new loopback connection costs a fraction of a millisecond.
+    """
+
+    def __init__(self, host: str, port: int, *, node: str = "etcd-1", timeout_ms: int = 1000):
+        self.host = host
+        self.port = port
+        self.node = node
+        self.timeout_ms = timeout_ms
+
+    def call(
+        self, path: str, body: dict[str, Any], timeout_ms: int | None = None
+    ) -> dict[str, Any]:
+        """The decoded reply; an error reply (HTTP 4xx/5xx) carries ``error``."""
+        timeout_s = (self.timeout_ms if timeout_ms is None else timeout_ms) / 1000
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout_s)
+        try:
+            conn.request("POST", path, json.dumps(body), HEADERS)
+            response = conn.getresponse()
+            data = response.read()
+        except TimeoutError as exc:
+            raise BackendUnavailable(self.node, "no reply before the timeout") from exc
+        except (OSError, http.client.HTTPException) as exc:
+            raise BackendUnavailable(self.node, f"connection failed ({exc})") from exc
+        finally:
+            conn.close()
+        try:
+            reply: dict[str, Any] = json.loads(data or b"{}")
+        except ValueError as exc:
+            raise BackendUnavailable(
+                self.node, f"unreadable reply (HTTP {response.status})"
+            ) from exc
+        if response.status != 200:
+            reply.setdefault("error", f"HTTP {response.status}")
+        return reply
+
+
+class EtcdLock:
+    """A lease-based lock through etcd's lock service; verbs like ``threading.Lock``."""
+
+    def __init__(
+        self,
+        gateway: Gateway,
+        name: str,
+        *,
+        owner: str,
+        ttl_ms: int,
+        owner_prefix: str | None = None,
+        clock: Clock | None = None,
+        on_event: EventSink = discard,
+    ) -> None:
+        self.gateway = gateway
+        self.name = name
+        self.owner_prefix = owner_prefix or f"{name}.owners/"
+        self.owner = owner
+        self.ttl_s = effective_ttl_s(ttl_ms)
+        self.node = gateway.node
+        self.clock = clock or SystemClock()
+        self.grant: Grant | None = None
+        self.lease_id: str | None = None
+        self._report = Reporter(on_event)
+
+    # -- acquire ------------------------------------------------------------------------------
+
+    def acquire(self, timeout_ms: int = 0) -> Grant | None:
+        """Queue for the lock until granted or ``timeout_ms`` has passed; ``None`` if not granted.
+
+        The lock call needs a reply, so it waits at least one call timeout even when
+        ``timeout_ms`` is 0.
+        """
+        wait_ms = max(timeout_ms, self.gateway.timeout_ms)
+        deadline = self.clock.monotonic_ns() + wait_ms * 1_000_000
+        lease = self._lease_grant()
+        if lease is None:
+            self._report.emit("acquire_failed", reason="no lease")
+            return None
+        lease_id, ttl_s = lease
+        key, failure = self._lock(lease_id, deadline, wait_ms)
+        token = None if key is None else self._claim(lease_id, key)
+        if key is None or token is None:
+            self._revoke(lease_id)  # leaves the queue: the lease owned our key
+            reason = failure or "our key was gone: the lease expired while we waited"
+            self._report.emit("acquire_failed", reason=reason)
+            return None
+        self.lease_id = lease_id
+        self.grant = Grant(token, key, ttl_s * 1000, self.node, self.clock.monotonic_ns())
+        self._report.emit("granted", node=self.node, token=token, ttl_ms=ttl_s * 1000, value=key)
+        return self.grant
+
+    def _lease_grant(self) -> tuple[str, int] | None:
+        call, reply = self._call("lease_grant", "/v3/lease/grant", {"TTL": self.ttl_s})
+        if reply is None:
+            return None
+        lease_id, ttl_s = str(reply["ID"]), int(reply["TTL"])
+        ttl_ms = ttl_s * 1000
+        self._report.reply(call, self.node, "lease_grant", True, lease=lease_id, ttl_ms=ttl_ms)
+        return lease_id, ttl_s
+
+    def _lock(self, lease_id: str, deadline_ns: int, wait_ms: int) -> tuple[str | None, str | None]:
+        """Our key once it heads the queue, or ``(None, why not)``."""
+        call = self._report.request(self.node, "lock", lease=lease_id)
+        remaining_ms = max(1, (deadline_ns - self.clock.monotonic_ns()) // 1_000_000)
+        body = {"name": b64(self.name), "lease": lease_id}
+        waiting = _KeepAliveWhileWaiting(self, lease_id)
+        try:
+            reply = self.gateway.call("/v3/lock/lock", body, timeout_ms=remaining_ms)
+        except BackendUnavailable as exc:
+            timed_out = self.clock.monotonic_ns() >= deadline_ns
+            reason = f"timed out after {wait_ms} ms" if timed_out else exc.detail
+            self._report.reply(call, self.node, "lock", False, error=reason)
+            return None, reason
+        finally:
+            waiting.stop()
+        if "error" in reply:
+            self._report.reply(call, self.node, "lock", False, error=reply["error"])
+            return None, str(reply["error"])
+        key = unb64(reply["key"])
+        self._report.reply(call, self.node, "lock", True, value=key)
+        return key, None
+
+    def _claim(self, lease_id: str, key: str) -> int | None:
+        """If our key still exists: record the owner, read the key's create revision."""
+        owner_key = self.owner_prefix + key.rsplit("/", 1)[-1]
+        exists = {"key": b64(key), "target": "CREATE", "result": "GREATER", "create_revision": "0"}
+        tag = {"key": b64(owner_key), "value": b64(self.owner), "lease": lease_id}
+        txn = {
+            "compare": [exists],
+            "success": [{"request_put": tag}, {"request_range": {"key": b64(key)}}],
+        }
+        call, reply = self._call("claim", "/v3/kv/txn", txn, value=key)
+        if reply is None:
+            return None
+        if not reply.get("succeeded"):
+            self._report.reply(call, self.node, "claim", False, reason="the lock key is gone")
+            return None
+        kv = reply["responses"][1]["response_range"]["kvs"][0]
+        token = int(kv["create_revision"])
+        self._report.reply(call, self.node, "claim", True, token=token)
+        return token
+
+    # -- release, extend ----------------------------------------------------------------------
+
+    def release(self) -> bool:
+        """Delete our lock key, then revoke the lease. ``False`` when the key was already gone.
+
+        The unlock is the delete that etcd's ``/v3/lock/unlock`` performs, sent as a plain
+        ``deleterange`` because only that answers *whether* the key was still there (the lock
+        service answers OK either way). ``released`` follows the delete at once: the next
+        waiter is granted the moment the key goes, so the belief must end there, not after
+        the revoke.
+        """
+        grant = self._held()
+        lease_id = self.lease_id or ""
+        self.grant = self.lease_id = None
+        body = {"key": b64(grant.value)}
+        call, reply = self._call("unlock", "/v3/kv/deleterange", body, value=grant.value)
+        if reply is None:
+            self._report.emit("released", ok=False, reason="no answer to the unlock")
+            return False
+        ok = int(reply.get("deleted", 0)) == 1
+        reason = {} if ok else {"reason": "the key was gone: the lease had expired"}
+        self._report.reply(call, self.node, "unlock", ok, **reason)
+        self._report.emit("released", ok=ok, **reason)
+        self._revoke(lease_id)  # the lease's other key (the owner's name) goes with it
+        return ok
+
+    def extend(self, ttl_ms: int | None = None) -> bool:
+        """One keepalive: the lease runs its full TTL again. ``False`` (and ``lost``) if gone.
+
+        etcd renews a lease to the TTL it was granted with; ``ttl_ms`` cannot change it.
+        """
+        self._held()
+        ok = self._keepalive(self.lease_id or "")
+        self._report.emit("extended", ok=ok, ttl_ms=self.ttl_s * 1000)
+        if not ok:
+            self.grant = self.lease_id = None
+            self._report.emit("lost", reason="keepalive refused: the lease had already expired")
+        return ok
+
+    def close(self) -> None:
+        """Nothing to close: every call has its own connection. A lock still held stays held
+        on the server until its lease runs out, as when a process exits."""
+
+    # -- the calls shared by the verbs --------------------------------------------------------
+
+    def _call(
+        self, op: str, path: str, body: dict[str, Any], **args: Any
+    ) -> tuple[int, dict[str, Any] | None]:
+        """Report the request and make it; a failure is reported here and answers ``None``."""
+        call = self._report.request(self.node, op, **args)
+        try:
+            reply = self.gateway.call(path, body)
+        except BackendUnavailable as exc:
+            self._report.reply(call, self.node, op, False, error=exc.detail)
+            return call, None
+        if "error" in reply:  # etcd's own words, e.g. "etcdserver: requested lease not found"
+            self._report.reply(call, self.node, op, False, error=str(reply["error"]))
+            return call, None
+        return call, reply
+
+    def _keepalive(self, lease_id: str) -> bool:
+        """One lease keepalive; ``True`` when the lease still lives."""
+        call, reply = self._call(
+            "keepalive", "/v3/lease/keepalive", {"ID": lease_id}, lease=lease_id
+        )
+        if reply is None:
+            return False
+        ttl_s = int(reply.get("result", {}).get("TTL", 0))  # a lease not found has no TTL
+        if ttl_s <= 0:
+            self._report.reply(call, self.node, "keepalive", False, reason="lease not found")
+            return False
+        self._report.reply(call, self.node, "keepalive", True, ttl_ms=ttl_s * 1000)
+        return True
+
+    def _revoke(self, lease_id: str) -> None:
+        call, reply = self._call("revoke", "/v3/lease/revoke", {"ID": lease_id}, lease=lease_id)
+        if reply is not None:
+            self._report.reply(call, self.node, "revoke", True)
+
+    def _held(self) -> Grant:
+        if self.grant is None:
+            raise NotHeld(f"{self.owner} holds no lock on {self.node}")
+        return self.grant
+
+
+class _KeepAliveWhileWaiting:
+    """Keeps a queued lease alive every TTL/3 while the lock call blocks."""
+
+    def __init__(self, lock: EtcdLock, lease_id: str) -> None:
+        self._stop = threading.Event()
+        self._interval_s = lock.ttl_s / 3
+        self._thread = threading.Thread(target=self._run, args=(lock, lease_id), daemon=True)
+        self._thread.start()
+
+    def _run(self, lock: EtcdLock, lease_id: str) -> None:
+        # The gateway opens a connection per call, so this thread shares it safely.
+        while not self._stop.wait(self._interval_s):
+            if not lock._keepalive(lease_id):
+                return
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=self._interval_s + 2)

@@ -1,0 +1,323 @@
+"""Redlock: one lock over N independent Redis nodes, granted by a majority of them.
+
+The algorithm as antirez specified it (https://redis.io/docs/latest/develop/use/patterns/
+distributed-locks/, and his reply "Is Redlock safe?", antirez.com/news/101): the client sends
+``SET key value NX PX ttl`` to every node with a small per-node timeout, counts the yeses, and
+holds the lock when a majority (N//2 + 1) said yes and time is left on the lease:
+
+    validity = ttl - elapsed - drift,    drift = ttl * 1% + 2 ms
+
+Otherwise it undoes the attempt on *all* nodes (a node that seemed to say no may have set the
+key and lost the reply) and retries after a random, bounded delay until its acquire timeout.
+``extend`` prolongs the key on every node that still holds our value and succeeds when a
+majority did so before the current validity ran out; ``release`` deletes our value everywhere.
+
+Guarantees (only while its assumptions hold):
+  * At most one client holds a majority of the nodes' keys at any instant; if every holder
+    stops acting when its validity ends, no two clients act as holder at the same time.
+  * Up to N//2 nodes may be down or slow: a node that does not answer within the per-node
+    timeout counts as "no", and the lock is still granted by the others.
+  * ``release`` and ``extend`` compare the stored value with ours, so a client never deletes
+    or prolongs someone else's key.
+
+Assumes:
+  * Clocks advance at about the same rate on all nodes and the client (bounded drift); a node
+    whose clock jumps forward expires our key early and can hand it to someone else.
+  * Pauses are bounded: the client does its work well within the validity. Nothing can stop a
+    client frozen by GC (or SIGSTOP) from waking after its validity ended and acting as holder.
+  * A node does not lose keys: it fsyncs every write, or a node that crashed stays down for at
+    least one TTL before it rejoins (delayed restart). Otherwise it rejoins empty and a second
+    client can form a new majority with it.
+
+Fails by:
+  * No fencing token: values are random and no majority agrees on a counter, so a resource
+    cannot refuse a holder whose lease is gone. A GC pause past the validity gives two holders
+    and the stale write is accepted: Kleppmann, "How to do distributed locking" (2016,
+    martin.kleppmann.com/2016/02/08/how-to-do-distributed-locking.html). antirez answers that
+    the random value could guard a check-and-set; most storage offers none.
+  * A majority lost (N//2 + 1 nodes down): no client can acquire the lock at all.
+  * Node clock jumps, or a node restart without persistence, can give two clients a majority.
+
+Performance: one thread talks to all nodes at once. It sends the command to every node, then
+reads each reply as its socket becomes readable (``poll``), so a round costs about the slowest
+node's round trip, not the sum of all of them, and each reply is reported when it arrived.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import select
+import socket
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, cast
+
+import redis
+from redis.backoff import NoBackoff
+from redis.connection import Connection
+from redis.retry import Retry
+
+from algorithms.clock import Clock, SystemClock
+from algorithms.errors import NotHeld
+from algorithms.events import EventSink, Reporter, discard
+from algorithms.lock import Grant
+
+# Acquire needs no script: ``SET key value NX PX ttl`` is one atomic command, answering "OK"
+# when the key was free and nil when someone holds it.
+
+# KEYS[1] lock key; ARGV[1] holder's random value. Deletes the key only if it is still ours.
+# Returns 1 when deleted, 0 when the key is gone or someone else's.
+RELEASE_SCRIPT = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+    return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+
+# KEYS[1] lock key; ARGV[1] holder's random value, ARGV[2] new lease ms. Prolongs only our key.
+# Returns 1 when prolonged, 0 when the key is gone or someone else's.
+EXTEND_SCRIPT = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+    return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"""
+
+CLOCK_DRIFT_FACTOR = 0.01  # antirez's spec: 1% of the TTL, plus 2 ms for the clock's resolution
+CLOCK_DRIFT_BASE_MS = 2.0
+DEFAULT_NODE_TIMEOUT_MS = 50  # antirez suggests 5-50 ms for a 10 s lease: a dead node costs little
+DEFAULT_RETRY_DELAY_MS = 200
+_POLLIN = select.POLLIN | select.POLLERR | select.POLLHUP
+
+
+class NodeConnection(Protocol):
+    """The low-level redis-py ``Connection`` calls Redlock uses (redis-py leaves them untyped)."""
+
+    _sock: socket.socket | None
+
+    def pack_command(self, *args: Any) -> list[bytes]: ...
+
+    def send_packed_command(self, command: list[bytes], check_health: bool = True) -> None: ...
+
+    def read_response(self) -> Any: ...
+
+    def disconnect(self) -> None: ...
+
+
+def connect_node(
+    host: str, port: int, *, timeout_ms: int = DEFAULT_NODE_TIMEOUT_MS
+) -> NodeConnection:
+    """One connection to one node, opened on first use, failing within ``timeout_ms``.
+
+    Opening it is a bare TCP connect: RESP2 and no driver info mean no HELLO or CLIENT SETINFO
+    round trip, which would block the whole round on a node that accepts but does not answer.
+    """
+    connection = Connection(  # type: ignore[no-untyped-call]
+        host=host,
+        port=port,
+        socket_timeout=timeout_ms / 1000,
+        socket_connect_timeout=timeout_ms / 1000,
+        retry=Retry(NoBackoff(), 0),  # a retry would stretch the per-node timeout
+        decode_responses=True,
+        protocol=2,
+        driver_info=None,
+    )
+    return cast(NodeConnection, connection)
+
+
+def drift_ms(ttl_ms: int) -> float:
+    return ttl_ms * CLOCK_DRIFT_FACTOR + CLOCK_DRIFT_BASE_MS
+
+
+class Redlock:
+    """A lock granted by a majority of independent Redis nodes; verbs like ``threading.Lock``."""
+
+    def __init__(
+        self,
+        nodes: Mapping[str, NodeConnection],
+        name: str,
+        *,
+        owner: str,
+        ttl_ms: int,
+        clock: Clock | None = None,
+        on_event: EventSink = discard,
+        node_timeout_ms: int = DEFAULT_NODE_TIMEOUT_MS,
+        retry_delay_ms: int = DEFAULT_RETRY_DELAY_MS,
+    ) -> None:
+        self.nodes = dict(nodes)
+        self.name = name
+        self.owner = owner
+        self.ttl_ms = ttl_ms
+        self.clock = clock or SystemClock()
+        self.node_timeout_ms = node_timeout_ms
+        self.retry_delay_ms = retry_delay_ms
+        self.quorum = len(self.nodes) // 2 + 1
+        self.grant: Grant | None = None
+        self.validity_ms = 0.0
+        self._valid_until_ns = 0
+        self._report = Reporter(on_event)
+
+    # -- the verbs ----------------------------------------------------------------------------
+
+    def acquire(self, timeout_ms: int = 0) -> Grant | None:
+        """Try until a majority grants it or ``timeout_ms`` has passed; ``None`` if not."""
+        value = f"{self.owner}:{secrets.token_hex(6)}"
+        deadline = self.clock.monotonic_ns() + timeout_ms * 1_000_000
+        while True:
+            started = self.clock.monotonic_ns()
+            command = ["SET", self.name, value, "NX", "PX", self.ttl_ms]
+            yes = self._round("acquire", command, "held by another", ttl_ms=self.ttl_ms)
+            elapsed_ms = (self.clock.monotonic_ns() - started) / 1e6
+            validity = self.ttl_ms - elapsed_ms - drift_ms(self.ttl_ms)
+            if len(yes) >= self.quorum and validity > 0:
+                return self._granted(value, yes, started, validity)
+            why = self._shortfall(len(yes), validity)
+            # Undo everywhere: a node that timed out may have set the key and lost the reply.
+            self._report.emit("note", text=f"{why}: undoing the attempt on all nodes")
+            self._release_everywhere(value)
+            now = self.clock.monotonic_ns()
+            if now >= deadline:
+                self._report.emit("acquire_failed", reason=why, waited_ms=timeout_ms)
+                return None
+            delay_ms = random.uniform(self.retry_delay_ms / 2, self.retry_delay_ms)
+            self.clock.sleep(min(delay_ms / 1000, (deadline - now) / 1e9))
+
+    def release(self) -> bool:
+        """Delete our key on every node. ``False`` when fewer than a majority still had it."""
+        grant = self._held()
+        self.grant = None
+        yes = self._release_everywhere(grant.value)
+        if len(yes) >= self.quorum:
+            self._report.emit("released", ok=True, nodes=yes)
+            return True
+        reason = f"only {len(yes)} of {len(self.nodes)} nodes still had our key"
+        self._report.emit("released", ok=False, nodes=yes, reason=reason)
+        return False
+
+    def extend(self, ttl_ms: int | None = None) -> bool:
+        """Prolong our key on every node; ``False`` (and ``lost``) without a majority in time."""
+        grant = self._held()
+        ttl = ttl_ms or self.ttl_ms
+        started = self.clock.monotonic_ns()
+        command = ["EVAL", EXTEND_SCRIPT, 1, self.name, grant.value, ttl]
+        yes = self._round("extend", command, "not ours any more", ttl_ms=ttl)
+        finished = self.clock.monotonic_ns()
+        validity = ttl - (finished - started) / 1e6 - drift_ms(ttl)
+        # Too late is as bad as too few: past our validity someone else may hold the majority.
+        in_time = finished < self._valid_until_ns
+        ok = len(yes) >= self.quorum and in_time and validity > 0
+        self._report.emit("extended", ok=ok, ttl_ms=ttl, validity_ms=round(validity), nodes=yes)
+        if ok:
+            self.grant = Grant(None, grant.value, ttl, ",".join(yes), started)
+            self._set_validity(started, validity)
+            return True
+        self.grant = None
+        n, quorum = len(self.nodes), self.quorum
+        reason = (
+            f"extend reached only {len(yes)} of {n} nodes; a majority needs {quorum}"
+            if len(yes) < quorum
+            else "extend came after the lock's validity had ended"
+        )
+        self._report.emit("lost", reason=reason)
+        self._release_everywhere(grant.value)
+        return False
+
+    def close(self) -> None:
+        for connection in self.nodes.values():
+            connection.disconnect()
+
+    # -- the protocol -------------------------------------------------------------------------
+
+    def _granted(self, value: str, yes: list[str], started: int, validity: float) -> Grant:
+        self.grant = Grant(None, value, self.ttl_ms, ",".join(yes), started)
+        self._set_validity(started, validity)
+        self._report.emit(
+            "granted",
+            node=self.grant.node,
+            nodes=yes,
+            token=None,  # Redlock has no fencing token to give
+            ttl_ms=self.ttl_ms,
+            validity_ms=round(validity),
+            value=value,
+        )
+        return self.grant
+
+    def _set_validity(self, started: int, validity: float) -> None:
+        self.validity_ms = validity
+        self._valid_until_ns = started + int(validity * 1_000_000)
+
+    def _shortfall(self, yes: int, validity: float) -> str:
+        if yes < self.quorum:
+            return f"only {yes} of {len(self.nodes)} nodes said yes; a majority needs {self.quorum}"
+        return f"a majority said yes, but too late: no validity left of the {self.ttl_ms} ms lease"
+
+    def _release_everywhere(self, value: str) -> list[str]:
+        command = ["EVAL", RELEASE_SCRIPT, 1, self.name, value]
+        return self._round("release", command, "not ours any more")
+
+    def _round(self, op: str, command: Sequence[Any], refusal: str, **details: Any) -> list[str]:
+        """Send ``command`` to every node at once; the nodes whose reply was a yes.
+
+        "OK" (SET) and 1 (the scripts) are yes. A node that is down, errs or does not answer
+        within the per-node timeout counts as no, with the ``error`` in its reply event.
+        """
+        first = next(iter(self.nodes.values()))
+        packed = first.pack_command(*command)  # the same bytes for every node
+        deadline = self.clock.monotonic_ns() + self.node_timeout_ms * 1_000_000
+        poller = select.poll()
+        waiting: dict[int, tuple[str, NodeConnection, int]] = {}  # fd -> node, connection, call
+        yes: list[str] = []
+        for node, connection in self.nodes.items():
+            call = self._report.request(node, op, **details)
+            try:
+                connection.send_packed_command(packed, check_health=False)
+            except redis.RedisError as exc:
+                self._report.reply(call, node, op, False, error=_describe(exc))
+                continue
+            # redis-py offers no public handle on the socket; polling it is what lets one thread
+            # read the replies in the order they arrive instead of in node order.
+            sock = connection._sock
+            if sock is None:  # cannot happen after a successful send; no reply is coming
+                self._report.reply(call, node, op, False, error="connection closed")
+                continue
+            fd = sock.fileno()
+            waiting[fd] = (node, connection, call)
+            poller.register(fd, _POLLIN)
+        while waiting:
+            # Past the deadline, still take the replies that are already here.
+            left_ms = max(0.0, (deadline - self.clock.monotonic_ns()) / 1e6)
+            ready = poller.poll(left_ms)
+            if not ready:
+                break
+            for fd, _ in ready:
+                node, connection, call = waiting.pop(fd)
+                poller.unregister(fd)
+                try:
+                    answer = connection.read_response()
+                except redis.RedisError as exc:
+                    self._report.reply(call, node, op, False, error=_describe(exc))
+                    continue
+                if answer == "OK" or answer == 1:
+                    yes.append(node)
+                    self._report.reply(call, node, op, True)
+                else:
+                    self._report.reply(call, node, op, False, reason=refusal)
+        for node, connection, call in waiting.values():
+            # Its reply may still come; a new connection keeps it from answering the next call.
+            connection.disconnect()
+            error = f"no reply within {self.node_timeout_ms} ms"
+            self._report.reply(call, node, op, False, error=error)
+        return yes
+
+    def _held(self) -> Grant:
+        if self.grant is None:
+            raise NotHeld(f"{self.owner} holds no Redlock on {', '.join(self.nodes)}")
+        return self.grant
+
+
+def _describe(exc: redis.RedisError) -> str:
+    if isinstance(exc, redis.TimeoutError):
+        return "no reply before the timeout"
+    if isinstance(exc, redis.ConnectionError):
+        return f"connection failed ({exc})"
+    return str(exc)  # a ResponseError: the node answered with an error
