@@ -25,7 +25,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from datetime import UTC, datetime
 from typing import Any
 
@@ -189,10 +189,8 @@ def pinned(servers: Any) -> Iterator[None]:
     for server in servers.servers.values():
         for pid in server.pids():
             for task in _tree(pid):
-                try:
+                with suppress(OSError):  # a backend that just exited
                     os.sched_setaffinity(task, {1})
-                except OSError:
-                    pass
     before = os.sched_getaffinity(0)
     os.sched_setaffinity(0, {0})
     try:
@@ -265,7 +263,7 @@ def main() -> None:
         f"{os.cpu_count()} cores ({platform.machine()}, Python {platform.python_version()}), "
         f"benchmark on CPU 0 and servers on CPU 1; {datetime.now(UTC):%Y-%m-%d %H:%M} UTC."
     )
-    table = "\n".join(rows + [""] + notes)
+    table = "\n".join([*rows, "", *notes])
     print("\n" + table + "\n" + summary)
     if not args.no_doc:
         write_doc(table, summary)
