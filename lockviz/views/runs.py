@@ -14,7 +14,6 @@ from lockviz.models import Run
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import parse
 
-
 BACKEND_NAMES = {
     "redis": "Single Redis node",
     "redlock": "Redlock over independent Redis nodes",
@@ -61,9 +60,11 @@ def start_run(request: HttpRequest) -> HttpResponse:
 @require_GET
 def run_page(request: HttpRequest, run_id: str) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
-    scenario = parse(run.scenario)
+    scenario = parse(run.scenario, allow_empty=True)  # a free-play session has no steps
     form = RunForm(initial={"from_run": run.pk, "fencing": run.fencing, "ttl_ms": scenario.ttl_ms})
-    story = [{"index": i, "at_ms": s.at_ms, "say": s.say} for i, s in enumerate(scenario.steps) if s.say]
+    story = [
+        {"index": i, "at_ms": s.at_ms, "say": s.say} for i, s in enumerate(scenario.steps) if s.say
+    ]
     context = {
         "run": run,
         "scenario": scenario,
