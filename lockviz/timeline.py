@@ -52,6 +52,14 @@ def describe(e: dict[str, Any]) -> str:
         "run_finished": lambda: "run finished",
         "run_failed": lambda: f"run FAILED: {e.get('error')}",
         "note": lambda: str(e.get("text")),
+        "session": lambda: f"ZooKeeper session {e.get('state')}",
+        "woken": lambda: f"woken to re-check ({e.get('by')})",
+        "renewal_started": lambda: f"watchdog renews every {e.get('interval_ms')} ms",
+        "link": lambda: (
+            f"link to {e.get('node')}: {e.get('mode')}"
+            + (f" {e.get('ms')} ms" if e.get("mode") == "delay" else "")
+        ),
+        "clock_rate": lambda: f"own clock now runs at ×{e.get('rate')}",
     }
     return simple[kind]() if kind in simple else kind
 
@@ -79,6 +87,12 @@ def verdict_text(verdict: dict[str, Any] | None, mismatches: list[str]) -> str:
         f"stale writes rejected: {verdict['stale_writes_rejected']}",
         f"data corrupted: {'yes' if verdict['data_corrupted'] else 'no'}",
     ]
+    if verdict.get("liveness") == "stuck":
+        lines.append(f"liveness: STUCK ({', '.join(verdict.get('stuck_clients', []))})")
+    if verdict.get("acquire_failures"):
+        lines.append(f"acquires that gave up: {verdict['acquire_failures']}")
+    if verdict.get("wakeups"):
+        lines.append(f"wake-ups of waiting clients: {verdict['wakeups']}")
     for o in verdict["overlaps"]:
         lines.append(
             f"two holders: {' & '.join(o['clients'])} from {o['start_ms']} to {o['end_ms']} ms"

@@ -37,6 +37,7 @@ class Worker:
         self.name: str = config["name"]
         self._out = threading.Lock()
         self._mutex = threading.Lock()  # one lock operation at a time: commands and watchdog
+        self.last_token = 0  # the fencing token of this client's latest grant
         # The client's own clock, which the lab may offset or slow down (faults.ClientClock).
         self.clock = (
             SkewedClock(config["clock_file"]) if config.get("clock_file") else SystemClock()
@@ -73,6 +74,8 @@ class Worker:
                 return self.note(f"{self.name} already holds the lock")
             with self._mutex:
                 grant = self.lock.acquire(timeout_ms=int(command.get("timeout_ms", 0)))
+            if grant is not None and grant.token is not None:
+                self.last_token = grant.token
             if grant is not None and self.renewer is not None:
                 self.renewer.start()
         elif op == "release":
@@ -96,7 +99,11 @@ class Worker:
                     self.emit("lost", {"reason": "my lease has run out (by my clock): not writing"})
                     self.lock.grant = None
                     return None
-            token = grant.token if grant is not None and grant.token is not None else 0
+            # Code that took its token when it was granted keeps using it, even after the lock
+            # is gone: that stale token is exactly what a fencing storage refuses.
+            token = (
+                grant.token if grant is not None and grant.token is not None else self.last_token
+            )
             self.storage.write(str(command["value"]), token)
         else:
             self.note(f"unknown command {op!r}")

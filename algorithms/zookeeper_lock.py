@@ -1,0 +1,382 @@
+"""ZooKeeper's lock recipe on kazoo's primitives, every step a visible ZooKeeper call.
+
+The recipe (ZooKeeper docs, "Recipes and Solutions", *Locks*): create
+``/lockviz/lock/<owner>.<guid>.lock-<seq>`` EPHEMERAL|SEQUENTIAL, list the children, and hold
+the lock when your node has the lowest sequence number. Otherwise set a watch on the node just
+ahead of yours only (``exists`` with a watch) and wait; when it goes, list again. The ``guid``
+finds our node after a create whose reply was lost. Each call is a ``request``/``reply`` pair
+with ``to`` = the ZooKeeper server this client is connected to.
+
+Guarantees (only while its assumptions hold):
+  * The server orders every create, so at most one node is the lowest: at most one live session
+    holds the lock *on the server*.
+  * The fencing token is the lock node's ``czxid``, the id of the transaction that created it.
+    zxids grow with every transaction of the ensemble, so a later grant has a higher token and a
+    resource that remembers the highest token it has seen can refuse a stale holder. This is
+    Chubby's *sequencer* (Burrows, "The Chubby lock service", OSDI 2006) with ZooKeeper's own
+    counter.
+  * A release deletes only this client's node (its name is unique), never someone else's.
+  * One waiter wakes per release. The ``herd`` variant watches the parent's children instead,
+    so every waiter wakes on every change (a create or a delete): the herd the recipe avoids.
+
+Assumes:
+  * The session timeout (the scenario's ``ttl_ms``) outlasts every pause of the holder. The
+    session is ZooKeeper's lease, kept alive by the client's heartbeats. A frozen process (GC,
+    SIGSTOP) sends none: the server expires its session and deletes its ephemeral node while it
+    is frozen, and the next waiter is granted. The frozen client learns it only after it thaws,
+    when kazoo finds the connection dead (SUSPENDED) and then the session expired (LOST); until
+    then it believes it holds the lock. Only fencing with the czxid protects the data.
+  * Only owners (and the server, at session end) delete lock nodes.
+
+Fails by:
+  * A pause longer than the session: two clients believe they hold the lock (``lost`` comes at
+    the thaw, not when the server acted).
+  * A dropped connection while holding: ``lost`` at once (SUSPENDED: the client can no longer
+    know), even if the session survives; the abandoned node is deleted on reconnect so nobody
+    waits for it. kazoo's own ``Lock.is_acquired`` stays True after the session is lost; this
+    client listens to the connection state instead.
+  * The servers unreachable for longer than the bounded connection retry (~8 s): kazoo closes
+    the client, ``lost`` is reported, and every later call fails with BackendUnavailable.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import secrets
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from kazoo.client import KazooClient, KazooState
+from kazoo.exceptions import KazooException, NoNodeError
+from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.protocol.states import EventType, WatchedEvent
+from kazoo.retry import KazooRetry
+
+from algorithms.clock import Clock, SystemClock
+from algorithms.errors import BackendUnavailable, NotHeld
+from algorithms.events import EventSink, Reporter, discard
+from algorithms.lock import Grant
+
+LOCK_PATH = "/lockviz/lock"
+LOCK_NODE = re.compile(r"\.lock-(\d{10})$")  # ZooKeeper appends a zero-padded 10-digit number
+
+_log = logging.getLogger(__name__)
+_log.addHandler(logging.NullHandler())  # kazoo's warnings go to the app's logging, not stderr
+
+
+def connect(hosts: str, *, session_ms: int, timeout_ms: int = 1000) -> KazooClient:
+    """A started client with a ``session_ms`` session; ``hosts`` are tried in the order given.
+
+    Reconnecting is bounded: ~8 s of attempts (0.05 s doubling to 0.5 s, 20 tries), then kazoo
+    closes the client. Commands are never retried: a retried step would hide from the diagram.
+    """
+    client = KazooClient(
+        hosts=hosts,
+        timeout=session_ms / 1000,
+        randomize_hosts=False,
+        connection_retry=KazooRetry(max_tries=20, delay=0.05, backoff=2, max_delay=0.5),
+        command_retry=KazooRetry(max_tries=1, delay=0.05, max_delay=0.05),
+        logger=_log,
+    )
+    try:
+        client.start(timeout=timeout_ms / 1000)
+    except KazooTimeoutError as exc:
+        raise BackendUnavailable(hosts.split(",")[0], f"no session within {timeout_ms} ms") from exc
+    return client
+
+
+@contextmanager
+def boundary(node: str) -> Iterator[None]:
+    """Convert kazoo's errors into :class:`BackendUnavailable`; ``NoNodeError`` passes through."""
+    try:
+        yield
+    except NoNodeError:
+        raise
+    except KazooTimeoutError as exc:
+        raise BackendUnavailable(node, "no reply before the timeout") from exc
+    except KazooException as exc:
+        raise BackendUnavailable(node, f"{type(exc).__name__} {exc}".strip()) from exc
+
+
+def sequence(name: str) -> int:
+    match = LOCK_NODE.search(name)
+    return int(match.group(1)) if match else -1
+
+
+class ZooKeeperLock:
+    """The recipe's lock for one client session; verbs like ``threading.Lock``."""
+
+    def __init__(
+        self,
+        client: KazooClient,
+        path: str = LOCK_PATH,
+        *,
+        owner: str,
+        ttl_ms: int,
+        node: str = "zk-1",
+        addresses: Mapping[str, str] | None = None,
+        clock: Clock | None = None,
+        on_event: EventSink = discard,
+        herd: bool = False,
+        call_timeout_ms: int = 1000,
+        retry_delay_ms: int = 100,
+    ) -> None:
+        self.client = client
+        self.path = path
+        self.owner = owner
+        self.ttl_ms = ttl_ms  # the session timeout the client asked for: ZooKeeper's lease
+        self.node = node  # the home server; ``addresses`` ("host:port" -> name) names the others
+        self.addresses = dict(addresses or {})
+        self.clock = clock or SystemClock()
+        self.herd = herd
+        self.call_timeout_s = call_timeout_ms / 1000
+        self.retry_delay_ms = retry_delay_ms
+        self.grant: Grant | None = None
+        self._report = Reporter(on_event)
+        # kazoo calls _on_state from its connection thread: grant changes happen under this lock.
+        self._guard = threading.RLock()
+        self._abandoned: str | None = None  # our node, to delete once reconnected
+        client.add_listener(self._on_state)
+
+    def acquire(self, timeout_ms: int = 0) -> Grant | None:
+        """Queue up, then wait for the nodes ahead to go; ``None`` after ``timeout_ms``."""
+        deadline = self.clock.monotonic_ns() + timeout_ms * 1_000_000
+        prefix = f"{self.owner}.{secrets.token_hex(4)}.lock-"
+        mine: str | None = None
+        token: int | None = None
+        while True:
+            if mine is None:
+                mine, token = self._create(prefix)
+            woken = threading.Event()
+            reasons: list[str] = []
+            queue = self._list(woken, reasons)
+            ours = [name for name in queue or [] if name.startswith(prefix)]
+            if queue is not None and not ours:
+                mine = token = None  # never created, or deleted with an expired session: requeue
+            elif queue is not None:
+                if ours[0] != mine:  # found after a lost create reply
+                    mine, token = ours[0], None
+                for extra in ours[1:]:  # a create retried after a lost reply: leave one node
+                    self._delete(f"{self.path}/{extra}")
+                ahead = queue[: queue.index(ours[0])]
+                if not ahead:
+                    grant = self._granted(ours[0], token)
+                    if grant is not None:
+                        return grant
+                elif self.clock.monotonic_ns() < deadline:
+                    watching = True if self.herd else self._watch(ahead[-1], woken, reasons)
+                    if watching is False:
+                        continue  # the node ahead left before the watch was set: look again
+                    remaining_s = max(0.0, (deadline - self.clock.monotonic_ns()) / 1e9)
+                    if watching and woken.wait(remaining_s):
+                        if reasons:  # a watch fired (not a connection event)
+                            self._report.emit("woken", by=reasons[0])
+                        continue
+            if self.clock.monotonic_ns() >= deadline:
+                self._give_up(mine, timeout_ms)
+                return None
+            self.clock.sleep(self.retry_delay_ms / 1000)
+
+    def _create(self, prefix: str) -> tuple[str | None, int | None]:
+        """Join the queue: our node's name and czxid, or ``(None, None)`` if the call failed."""
+        try:
+            path, stat = self._call(
+                "create",
+                lambda: self.client.create_async(
+                    f"{self.path}/{prefix}", self.owner.encode(), ephemeral=True,
+                    sequence=True, makepath=True, include_data=True,
+                ),
+                lambda r: {"path": r[0], "token": r[1].czxid},
+                path=f"{self.path}/{prefix}", mode="ephemeral_sequential",
+            )  # fmt: skip
+        except (BackendUnavailable, NoNodeError):
+            return None, None  # the next listing finds our node if the create did happen
+        return str(path).rsplit("/", 1)[1], int(stat.czxid)
+
+    def _list(self, woken: threading.Event, reasons: list[str]) -> list[str] | None:
+        """The queue in sequence order; the herd variant leaves a watch on the children."""
+
+        def on_children(event: WatchedEvent) -> None:
+            if event.type != EventType.NONE:
+                reasons.append("children changed")
+            woken.set()
+
+        watch = {"watch": True} if self.herd else {}
+        try:
+            children = self._call(
+                "children",
+                lambda: self.client.get_children_async(
+                    self.path, watch=on_children if self.herd else None
+                ),
+                lambda r: {"children": sorted(r, key=sequence)},
+                path=self.path, **watch,
+            )  # fmt: skip
+        except (BackendUnavailable, NoNodeError):
+            return None
+        return sorted((c for c in children if sequence(c) >= 0), key=sequence)
+
+    def _watch(self, ahead: str, woken: threading.Event, reasons: list[str]) -> bool | None:
+        """Watch the predecessor only: ``False`` if it is already gone, ``None`` on error."""
+
+        def on_delete(event: WatchedEvent) -> None:
+            if event.type == EventType.DELETED:
+                reasons.append("predecessor deleted")
+            woken.set()  # EventType.NONE: kazoo dropped its watches when the connection did
+
+        target = f"{self.path}/{ahead}"
+        try:
+            stat = self._call(
+                "watch",
+                lambda: self.client.exists_async(target, watch=on_delete),
+                lambda st: {"exists": st is not None},
+                path=target,
+            )
+        except (BackendUnavailable, NoNodeError):
+            return None
+        return stat is not None
+
+    def _granted(self, name: str, token: int | None) -> Grant | None:
+        path = f"{self.path}/{name}"
+        if token is None:  # we found our node after a lost create reply: ask for its czxid
+            stat = self._exists(path)
+            if stat is None:
+                return None
+            token = int(stat.czxid)
+        with self._guard:
+            if self.client.state != KazooState.CONNECTED:
+                return None  # the connection dropped since the listing: look again
+            where = self._where()
+            self.grant = Grant(token, path, self.ttl_ms, where, self.clock.monotonic_ns())
+            self._report.emit("granted", node=where, token=token, ttl_ms=self.ttl_ms, value=path)
+            return self.grant
+
+    def _give_up(self, mine: str | None, timeout_ms: int) -> None:
+        if mine is not None:
+            self._delete(f"{self.path}/{mine}")
+        self._report.emit("acquire_failed", reason=f"timed out after {timeout_ms} ms")
+
+    def release(self) -> bool:
+        """Delete our node. ``False`` when it was already gone (the session had expired)."""
+        with self._guard:
+            grant = self._held()
+            self.grant = None
+        ok, reason = self._delete(grant.value)
+        self._report.emit("released", ok=ok, **({} if ok else {"reason": reason}))
+        return ok
+
+    def _delete(self, path: str) -> tuple[bool, str]:
+        try:
+            self._call("delete", lambda: self.client.delete_async(path), lambda _: {}, path=path)
+        except NoNodeError:
+            return False, "the lock node was already gone: the session had expired"
+        except BackendUnavailable as exc:
+            with self._guard:
+                self._abandoned = path  # still ours while the session lives: delete it later
+            return False, exc.detail
+        return True, ""
+
+    def extend(self, ttl_ms: int | None = None) -> bool:
+        """Check that the session is alive and still owns our node: heartbeats are the renewal.
+
+        A session's timeout is fixed when it is created, so ``ttl_ms`` cannot change it.
+        """
+        grant = self._held()
+        session = self.client.client_id
+        stat = self._exists(grant.value)
+        ok = stat is not None and session is not None and stat.ephemeralOwner == session[0]
+        self._report.emit("extended", ok=ok, ttl_ms=self.ttl_ms)
+        if not ok:
+            self._lose(grant, "the lock node is gone: the session expired")
+        return ok
+
+    def _exists(self, path: str) -> Any:
+        """The node's stat, or ``None`` when it is gone or the server did not answer."""
+        try:
+            return self._call(
+                "exists",
+                lambda: self.client.exists_async(path),
+                lambda st: {"exists": st is not None} | ({"token": st.czxid} if st else {}),
+                path=path,
+            )
+        except (BackendUnavailable, NoNodeError):
+            return None
+
+    def close(self) -> None:
+        """End the session (the server deletes our nodes) and stop kazoo's threads."""
+        self.client.remove_listener(self._on_state)
+        self.client.stop()
+        self.client.close()
+
+    def _on_state(self, state: str) -> None:
+        """kazoo's connection thread reports a state change; this must not block."""
+        with self._guard:
+            grant, abandoned = self.grant, None
+            self._report.emit("session", state=str(state))
+            if state == KazooState.SUSPENDED and grant is not None:
+                self._abandoned = grant.value
+                self._lose(grant, "connection suspended: my lock may be gone")
+            elif state == KazooState.LOST:
+                self._abandoned = None  # the server deleted it with the session
+                if grant is not None:
+                    self._lose(grant, "session expired: the lock node is gone")
+            elif state == KazooState.CONNECTED:
+                abandoned, self._abandoned = self._abandoned, None
+        if abandoned is not None:
+            self._delete_async(abandoned)
+
+    def _delete_async(self, path: str) -> None:
+        where = self._where()
+        call = self._report.request(where, "delete", path=path, why="abandoned when suspended")
+
+        def done(result: Any) -> None:
+            try:
+                result.get()
+                self._report.reply(call, where, "delete", True)
+            except (KazooException, KazooTimeoutError) as exc:
+                self._report.reply(call, where, "delete", False, error=type(exc).__name__)
+
+        self.client.delete_async(path).rawlink(done)
+
+    def _lose(self, grant: Grant, reason: str) -> None:
+        with self._guard:
+            if self.grant is grant:  # one ``lost`` per grant
+                self.grant = None
+                self._report.emit("lost", reason=reason)
+
+    def _held(self) -> Grant:
+        if self.grant is None:
+            raise NotHeld(f"{self.owner} holds no lock on {self.node}")
+        return self.grant
+
+    def _call(
+        self,
+        op: str,
+        start: Callable[[], Any],
+        describe: Callable[[Any], dict[str, Any]],
+        **args: Any,
+    ) -> Any:
+        """One ZooKeeper call as a request/reply pair, answered within the call timeout."""
+        where = self._where()
+        call = self._report.request(where, op, **args)
+        try:
+            with boundary(where):
+                result = start().get(timeout=self.call_timeout_s)
+        except NoNodeError:
+            self._report.reply(call, where, op, False, reason="no such node")
+            raise
+        except BackendUnavailable as exc:
+            self._report.reply(call, where, op, False, error=exc.detail)
+            raise
+        self._report.reply(call, where, op, True, **describe(result))
+        return result
+
+    def _where(self) -> str:
+        """The server this client is connected to now (an ensemble client fails over)."""
+        try:  # kazoo keeps the socket private; its peer is the only way to tell
+            host, port = self.client._connection._socket.getpeername()[:2]
+        except (AttributeError, OSError, TypeError):
+            return self.node
+        return self.addresses.get(f"{host}:{port}", self.node)

@@ -1,0 +1,215 @@
+"""ZooKeeper servers (``zk-1`` alone, or ``zk-1``..``zk-3`` as an ensemble) from Debian's jars.
+
+Each server is one JVM running ``QuorumPeerMain`` with a config of its own in the run's temp
+dir. ``tickTime`` is 100 ms (the default is 2 s) and ``minSessionTimeout`` 200 ms, so a scenario
+can give a client a session of 1-2 s and watch it expire while the client is frozen. The txn
+log is not fsynced (``forceSync=no``) unless the scenario asks for ``persistence: fsync``: a
+kill -9 of the JVM still keeps what it wrote in the OS page cache, and a loaded disk no longer
+stretches every write.
+
+Measured on the 2-core dev machine (load average ~3): a standalone server serves 0.4-0.5 s
+after spawn (~56 MiB resident); a 3-node ensemble on loopback elects a leader and serves in
+1.0-1.9 s (~62 MiB per JVM). Stopping takes ~0.4 s per JVM (SIGTERM, shutdown hooks).
+``ruok`` answers ``imok`` before the server serves requests, so readiness is a ``srvr`` reply
+that names a ``Mode:`` (standalone, leader or follower; a node without quorum says it is "not
+currently serving requests").
+
+Fails by: a missing ``java`` or jar (see :func:`requirements`), a port taken between choosing it
+and the JVM binding it (the server exits at start; the log tail says so), or an ensemble that
+cannot form a quorum within the start timeout.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import KazooException, NoNodeError
+from kazoo.retry import KazooRetry
+
+from lockviz.lab import procs
+from lockviz.lab.servers import LabError, Requirement, free_port, wait_until
+
+JAVA = "java"
+ZK_JAR = "/usr/share/java/zookeeper.jar"
+# zookeeper.jar's manifest lists its dependencies (netty, jute, slf4j-api...) by absolute path;
+# slf4j needs a binding on top, or it drops every log line and warns about it.
+LOG_BINDING_JARS = ("/usr/share/java/slf4j-simple.jar",)
+MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+JVM_OPTIONS = [
+    "-Xmx128m",
+    "-XX:+UseSerialGC",  # no parallel GC threads: three JVMs share two cores with the rest
+    "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+]
+TICK_MS = 100
+START_TIMEOUT_S = 30.0
+LAB_ROOT = "/lockviz"  # everything a run creates lives under this path
+
+
+def requirements() -> list[Requirement]:
+    return [
+        Requirement("java", shutil.which(JAVA), "default-jre-headless"),
+        Requirement("ZooKeeper's jar", ZK_JAR if os.path.exists(ZK_JAR) else None, "zookeeper"),
+    ]
+
+
+def classpath() -> str:
+    return ":".join([ZK_JAR, *(jar for jar in LOG_BINDING_JARS if glob.glob(jar))])
+
+
+def create(names: list[str], workdir: str, options: dict[str, Any]) -> list[ZooKeeperServer]:
+    """One standalone server, or an ensemble of all ``names`` (each knows every peer)."""
+    fsync = options.get("persistence", "none") == "fsync"
+    servers = [
+        ZooKeeperServer(
+            name,
+            os.path.join(workdir, name),
+            myid=i,
+            port=free_port(),
+            peer_port=free_port(),
+            election_port=free_port(),
+            fsync=fsync,
+        )
+        for i, name in enumerate(sorted(names), start=1)
+    ]
+    if len(servers) > 1:
+        for server in servers:
+            server.peers = [(s.myid, s.peer_port, s.election_port) for s in servers]
+    return servers
+
+
+def wipe(host: str, port: int) -> None:
+    """Delete what earlier runs left under ``/lockviz`` on a server the lab does not own."""
+    client = KazooClient(
+        hosts=f"{host}:{port}",
+        timeout=5.0,
+        connection_retry=KazooRetry(max_tries=3, delay=0.1, max_delay=0.5),
+        command_retry=KazooRetry(max_tries=3, delay=0.1, max_delay=0.5),
+    )
+    try:
+        client.start(timeout=5)
+        client.retry(client.delete, LAB_ROOT, recursive=True)
+    except NoNodeError:
+        pass
+    except (KazooException, client.handler.timeout_exception) as exc:
+        raise LabError(f"cannot wipe ZooKeeper at {host}:{port}: {exc!r}") from exc
+    finally:
+        client.stop()
+        client.close()
+
+
+def four_letter(host: str, port: int, command: str, timeout_s: float = 0.5) -> str:
+    """Send a four-letter-word command (``srvr``, ``dump``); ``""`` if the server is down."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s) as sock:
+            sock.sendall(command.encode())
+            chunks = []
+            while chunk := sock.recv(65536):
+                chunks.append(chunk)
+    except OSError:
+        return ""
+    return b"".join(chunks).decode(errors="replace")
+
+
+@dataclass
+class ZooKeeperServer:
+    """One ZooKeeper JVM with its own config, data dir and ports."""
+
+    name: str
+    workdir: str
+    myid: int = 1
+    port: int = 0
+    peer_port: int = 0
+    election_port: int = 0
+    host: str = "127.0.0.1"
+    fsync: bool = False
+    offset_ms: float = 0.0  # no clock faults on ZooKeeper nodes (they are for Redis)
+    peers: list[tuple[int, int, int]] = field(default_factory=list)  # empty: standalone
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @property
+    def log_path(self) -> str:
+        return os.path.join(self.workdir, "zookeeper.log")
+
+    def pids(self) -> list[int]:
+        return [self.proc.pid] if self.proc else []
+
+    def config(self) -> str:
+        lines = [
+            f"tickTime={TICK_MS}",
+            "minSessionTimeout=200",
+            "maxSessionTimeout=60000",
+            "initLimit=100",  # ticks: 10 s for a follower to sync with a leader on a busy box
+            "syncLimit=30",  # ticks: a follower 3 s behind is dropped
+            f"dataDir={os.path.join(self.workdir, 'data')}",
+            f"clientPort={self.port}",
+            f"clientPortAddress={self.host}",
+            f"forceSync={'yes' if self.fsync else 'no'}",
+            "preAllocSize=4096",  # KiB; the default 64 MiB per txn log file is a waste here
+            "admin.enableServer=false",
+            # dump lets the lab's watcher tell a session expiry from an owner's delete
+            "4lw.commands.whitelist=srvr,ruok,stat,dump",
+        ]
+        lines += [f"server.{i}={self.host}:{peer}:{election}" for i, peer, election in self.peers]
+        return "\n".join(lines) + "\n"
+
+    def launch(self, spawn: Callable[..., subprocess.Popen[Any]] = procs.spawn) -> None:
+        """Start the JVM (without waiting for it to serve). Data survives a relaunch."""
+        data = os.path.join(self.workdir, "data")
+        os.makedirs(data, exist_ok=True)
+        cfg = os.path.join(self.workdir, "zoo.cfg")
+        with open(cfg, "w") as f:
+            f.write(self.config())
+        with open(os.path.join(data, "myid"), "w") as f:
+            f.write(f"{self.myid}\n")
+        with open(self.log_path, "ab") as log:
+            self.proc = spawn(
+                [JAVA, *JVM_OPTIONS, "-cp", classpath(), MAIN_CLASS, cfg],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=self.workdir,
+            )
+
+    def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> None:
+        def ready() -> bool:
+            if self.proc is not None and self.proc.poll() is not None:
+                raise LabError(f"{self.name} (ZooKeeper) exited at start: {self._log_tail()}")
+            return self.mode() is not None
+
+        wait_until(ready, timeout_s, f"{self.name} (ZooKeeper on port {self.port})")
+
+    def mode(self) -> str | None:
+        """``standalone``, ``leader`` or ``follower`` while serving; ``None`` otherwise."""
+        for line in four_letter(self.host, self.port, "srvr", timeout_s=0.2).splitlines():
+            if line.startswith("Mode:"):
+                return line.split(":", 1)[1].strip()
+        return None
+
+    def kill(self) -> None:
+        """kill -9: no shutdown; the session tracker and open connections die with it."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            procs.stop(self.proc)
+
+    def _log_tail(self) -> str:
+        try:
+            with open(self.log_path, errors="replace") as f:
+                return f.read()[-500:].strip() or "no log output"
+        except OSError:
+            return "no log"
