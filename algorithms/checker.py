@@ -12,9 +12,10 @@ server anything: what it concludes is what the diagram shows.
   write was sent, the lock was granted to someone else. A stale write the storage accepted
   corrupted the data; one it rejected was stopped by fencing. A write by a client that was never
   granted the lock counts as stale too (it had no right to write at all).
-* **Liveness.** A client is stuck when it gave up acquiring while the lock was still held for a
-  client that had crashed: the crashed holder's lease had not ended on any server (no
-  ``expired`` or ``deleted`` for it). Nobody can ever get that lock again.
+* **Liveness.** A client is stuck when it gave up acquiring while the lock was held for a
+  client that had crashed holding a lock *without a lease* (``ttl_ms`` null) that no server
+  had freed since (no ``expired`` or ``deleted`` for it): nobody can ever get that lock again.
+  A crashed holder's lease, by contrast, runs out by itself; waiting for it is just slow.
 * **Wake-ups** count the ``woken`` events: how often waiting clients were woken to re-check
   (a thundering herd wakes every waiter on each release; the ZooKeeper recipe wakes one).
 """
@@ -161,7 +162,7 @@ def stuck_clients(events: Sequence[Event]) -> list[str]:
     stuck: list[str] = []
     for e in _in_time_order(events):
         actor, kind = e["actor"], e["kind"]
-        if kind == "granted":
+        if kind == "granted" and e.get("ttl_ms") is None:
             holding.add(actor)
         elif kind in ("released", "lost"):
             holding.discard(actor)

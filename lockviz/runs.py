@@ -95,7 +95,12 @@ def execute(run: Run, scenario: Scenario, open_ended: bool = False) -> RunResult
         )
         broadcast.publish(run.pk, {"type": "run.event", "event": event})
 
-    engine = RunEngine(scenario, lab(), sink, open_ended=open_ended)
+    def waiting(position: int) -> None:  # shared (external) servers: runs take turns
+        broadcast.publish(
+            run.pk, {"type": "run.status", "status": "queued", "position": position + 1}
+        )
+
+    engine = RunEngine(scenario, lab(), sink, on_wait=waiting, open_ended=open_ended)
     _engines[run.pk] = engine
     try:
         result = engine.run()

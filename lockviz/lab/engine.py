@@ -147,7 +147,7 @@ class RunEngine:
             shutil.rmtree(workdir, ignore_errors=True)
         verdict = check(self.events, self.now_ms).as_dict()
         mismatches = compare(verdict, s.expect.as_dict() if s.expect else {})
-        expect_met = None if s.expect is None else not mismatches
+        expect_met = not mismatches if s.expect is not None and s.expect.as_dict() else None
         self.record(
             "lab",
             "run_finished",

@@ -47,6 +47,7 @@ BACKENDS: dict[str, dict[str, Any]] = {
     "etcd": {"variants": ["lease"]},
 }
 NAME = re.compile(r"^[a-z][a-z0-9_-]{0,15}$")
+SERVER_NAME = re.compile(r"^(redis|zk|pg|etcd)-[0-9]+$")
 
 
 class ScenarioError(ValueError):
@@ -138,7 +139,11 @@ class Scenario(_Strict):
 
     @property
     def duration_ms(self) -> int:
-        return max((step.at_ms + max(step.ms or 0, 0) for step in self.steps), default=0)
+        # Only a pause takes time; a clock jump's or a delay's ms are sizes, not durations.
+        return max(
+            (step.at_ms + (step.ms or 0 if step.do == "pause" else 0) for step in self.steps),
+            default=0,
+        )
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True, exclude_defaults=False)
@@ -228,6 +233,8 @@ def _cross_check(s: Scenario) -> list[str]:
             problems.append(
                 f"clients[{i}]: {name!r} is not a client name (a-z, 0-9, - or _, up to 16)"
             )
+        elif name in ("lab", "storage") or SERVER_NAME.match(name):
+            problems.append(f"clients[{i}]: {name!r} is a server's or the lab's name; pick another")
     if len(set(s.clients)) != len(s.clients):
         problems.append("clients: each client name must appear once")
     nodes = [*s.nodes, "storage"]
@@ -311,8 +318,10 @@ def _check_step(step: Step, clients: list[str], nodes: list[str]) -> list[str]:
     problems: list[str] = []
     if step.client is not None and step.node is not None:
         return ["client: give either client or node, not both"]
+    if step.ask is not None and step.ask.answer not in step.ask.choices:
+        problems.append(f"ask.answer: {step.ask.answer!r} is not one of the choices")
     if verb in LINK_VERBS:
-        return _check_link_step(step, clients, nodes)
+        return problems + _check_link_step(step, clients, nodes)
     if step.client is not None:
         if verb not in CLIENT_VERBS:
             problems.append(f'client: {verb!r} is done to a node; use "node"')
@@ -336,8 +345,6 @@ def _check_step(step: Step, clients: list[str], nodes: list[str]) -> list[str]:
         problems.append(f"{field}: required for {verb!r}")
     for field in sorted(given - _ALLOWED[verb]):
         problems.append(f"{field}: not used by {verb!r}")
-    if step.ask is not None and step.ask.answer not in step.ask.choices:
-        problems.append(f"ask.answer: {step.ask.answer!r} is not one of the choices")
     if verb == "pause" and step.ms is not None and step.ms <= 0:
         problems.append("ms: a pause must last more than 0 ms")
     return problems

@@ -141,3 +141,12 @@ def test_a_crashed_holders_lease_that_expires_frees_the_lock() -> None:
 def test_wakeups_are_counted() -> None:
     history = [ev(i, i, "bob", "woken", by="children changed") for i in range(1, 4)]
     assert check(history).wakeups == 3
+
+
+def test_giving_up_before_a_crashed_holders_lease_runs_out_is_not_stuck() -> None:
+    history = [
+        ev(1, 0, "alice", "granted", token=1, ttl_ms=3000),
+        ev(2, 100, "alice", "crashed"),
+        ev(3, 600, "bob", "acquire_failed", reason="timed out after 500 ms"),
+    ]
+    assert check(history).liveness == "ok"  # the lease frees it by itself; bob was just early

@@ -168,3 +168,26 @@ def test_hostile_text_is_kept_verbatim_as_data() -> None:
     data = gc()
     data["title"] = "<script>alert(1)</script>"
     assert parse(data).title == "<script>alert(1)</script>"
+
+
+def test_a_client_cannot_take_a_servers_name() -> None:
+    data = gc()
+    data["clients"] = ["alice", "bob", "storage", "redis-2"]
+    assert problems(data) == [
+        "clients[2]: 'storage' is a server's or the lab's name; pick another",
+        "clients[3]: 'redis-2' is a server's or the lab's name; pick another",
+    ]
+
+
+def test_only_pauses_count_towards_the_run_length() -> None:
+    data = gc()
+    data["steps"].append({"at_ms": 1000, "node": "redis-1", "do": "clock_jump", "ms": 119_500})
+    assert parse(data).duration_ms == 4600
+
+
+def test_a_checkpoint_answer_must_be_a_choice_on_any_step() -> None:
+    data = gc()
+    data["steps"].append(
+        {"at_ms": 10, "do": "heal", "ask": {"question": "?", "choices": ["a", "b"], "answer": "c"}}
+    )
+    assert problems(data) == ["steps[7].ask.answer: 'c' is not one of the choices"]

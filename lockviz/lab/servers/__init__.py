@@ -134,6 +134,15 @@ class ExternalServer:
     def address(self) -> str:
         return f"{self.host}:{self.port}"
 
+    def client(self, timeout_ms: int = 1000) -> Any:
+        """A Redis connection, for the lab's observers of a Redis server."""
+        from algorithms.redis_client import connect
+
+        return connect(self.host, self.port, timeout_ms=timeout_ms)
+
+    def pids(self) -> list[int]:
+        return []
+
 
 @dataclass
 class ServerSet:
@@ -256,7 +265,12 @@ class ExternalLab:
         chosen = {name: self.servers_by_name[name] for name in names}
         try:
             for server in chosen.values():
-                kinds()[kind_of(server.name)].wipe(server.host, server.port)
+                try:
+                    kinds()[kind_of(server.name)].wipe(server.host, server.port)
+                except Exception as exc:  # any client library's error: the server is unusable
+                    raise LabError(
+                        f"{server.name} at {server.address} is unreachable: {exc}"
+                    ) from exc
             yield ServerSet(dict(chosen), local=False)
         finally:
             self._turn.release()

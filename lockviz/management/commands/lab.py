@@ -87,7 +87,8 @@ class Command(BaseCommand):
             ports = entry.get("ports", {})
             for name, pid in entry["pids"].items():
                 state = "alive" if registry.alive(pid) else "gone"
-                port = f" port {ports[name]}" if name in ports else ""
+                server = name.split("#")[0]  # "pg-1#2": the third process of pg-1
+                port = f" port {ports[server]}" if server in ports else ""
                 self.stdout.write(f"  {name:<8} pid {pid:<7}{port} {state}")
 
     def do_down(self, options: dict[str, Any]) -> None:

@@ -34,7 +34,7 @@ class Command(BaseCommand):
             sys.exit(2)
         call_command("migrate", verbosity=0, interactive=False)
         try:
-            runs.lab().check()
+            runs.lab().check([*scenario.nodes, "storage"])
         except LabError as exc:
             self.stderr.write(f"The lab cannot run this: {exc}")
             sys.exit(1)
@@ -45,7 +45,9 @@ class Command(BaseCommand):
                 "run_id": run.pk,
                 "scenario": scenario.to_json(),
                 "verdict": result.verdict,
-                "expect_met": result.expect_met if scenario.expect else None,
+                "expect_met": result.expect_met
+                if scenario.expect and scenario.expect.as_dict()
+                else None,
                 "mismatches": result.mismatches,
                 "error": result.error,
                 "events": result.events,
