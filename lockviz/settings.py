@@ -82,6 +82,9 @@ USE_TZ = True
 TIME_ZONE = "UTC"
 LANGUAGE_CODE = "en"
 
+# An exported run pasted into the import form can be a few MB (the import itself caps at 5 MB).
+DATA_UPLOAD_MAX_MEMORY_SIZE = 6 * 1024 * 1024
+
 LOCKVIZ_SERVERS = os.environ.get("LOCKVIZ_SERVERS", "")
 LOCKVIZ_MAX_RUNS = int(os.environ.get("LOCKVIZ_MAX_RUNS", "4"))
 

@@ -56,7 +56,9 @@ def describe(e: dict[str, Any]) -> str:
         "woken": lambda: f"woken to re-check ({e.get('by')})",
         "renewal_started": lambda: f"watchdog renews every {e.get('interval_ms')} ms",
         "link": lambda: (
-            f"link to {e.get('node')}: {e.get('mode')}"
+            f"links to its peers {', '.join(e['peers'])}: {e.get('mode')}"
+            if e.get("peers")
+            else f"link to {e.get('node')}: {e.get('mode')}"
             + (f" {e.get('ms')} ms" if e.get("mode") == "delay" else "")
         ),
         "clock_rate": lambda: f"own clock now runs at ×{e.get('rate')}",

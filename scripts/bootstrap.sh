@@ -35,6 +35,20 @@ if [ ! -x .venv/bin/python ]; then
   echo "==> creating .venv"
   "$PYTHON" -m venv .venv
 fi
+# The browser tests check exported Mermaid with mermaid's own parser (an npm dev dependency).
+if [ -f package.json ] && { [ ! -d node_modules ] || [ package-lock.json -nt node_modules ]; }; then
+  if command -v npm >/dev/null; then
+    echo "==> installing npm dev dependencies (mermaid)"
+    npm ci --no-audit --no-fund --loglevel=error && touch node_modules
+  elif [ "$(id -u)" = 0 ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm
+    npm ci --no-audit --no-fund --loglevel=error && touch node_modules
+  else
+    echo "npm is missing: sudo apt-get install nodejs npm (the browser tests need it)" >&2
+    exit 1
+  fi
+fi
+
 if [ ! -f .venv/.installed ] || [ pyproject.toml -nt .venv/.installed ]; then
   echo "==> installing Python packages into .venv"
   .venv/bin/python -m pip install -q --upgrade pip

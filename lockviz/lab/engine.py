@@ -111,7 +111,10 @@ class RunEngine:
             if isinstance(self.lab, ExternalLab) and any(st.node for st in s.steps):
                 raise LabError("node faults (clock jumps, crash, restart) need the embedded lab")
             names = [*s.nodes, "storage"]
-            options = {"persistence": s.persistence}
+            options = {
+                "persistence": s.persistence,
+                "idle_session_timeout_ms": s.idle_session_timeout_ms,
+            }
             with self.lab.servers(names, self.on_wait, options) as servers:
                 self.servers = servers
                 self.links = Links(list(s.clients), servers.addresses())

@@ -71,6 +71,7 @@ class Faults:
         self.clocks = clocks
         self.record = record
         self.crashed: set[str] = set()
+        self.isolated: set[str] = set()  # servers cut off from their peers
 
     def apply(self, step: Step) -> None:
         if step.do in ("partition", "heal", "delay"):
@@ -85,6 +86,9 @@ class Faults:
             self.record(step.client or "", "clock_rate", {"rate": step.rate})
 
     def _link_step(self, step: Step) -> None:
+        if step.node is not None:  # a server cut off from its peers (a ZooKeeper ensemble)
+            self._isolate(step)
+            return
         if step.do == "heal":
             targets = [
                 (c, n)
@@ -99,6 +103,17 @@ class Faults:
                 self._set_link(step.client or "", node, step.mode or "blackhole")
             else:
                 self._set_link(step.client or "", node, "delay", step.ms or 0, step.jitter_ms or 0)
+
+    def _isolate(self, step: Step) -> None:
+        server = self.servers[step.node or ""]
+        peers = [n for n in self.servers.servers if n.startswith("zk-") and n != step.node]
+        mode = "pass" if step.do == "heal" else step.mode or "blackhole"
+        server.isolate(peers, mode)
+        if mode == "pass":
+            self.isolated.discard(server.name)
+        else:
+            self.isolated.add(server.name)
+        self.record(server.name, "link", {"peers": peers, "mode": mode})
 
     def _set_link(
         self, client: str, node: str, mode: str, ms: float = 0, jitter: float = 0
@@ -133,6 +148,10 @@ class Faults:
 
     def undo_all(self) -> None:
         """Heal every link and reset every clock; the servers themselves are stopped later."""
+        for name in list(self.isolated):
+            peers = [n for n in self.servers.servers if n.startswith("zk-") and n != name]
+            self.servers[name].isolate(peers, "pass")
+        self.isolated.clear()
         for client, node in self.links.faulty():
             self.links.set(client, node, "pass")
         for server in self.servers.servers.values():

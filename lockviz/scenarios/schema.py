@@ -118,6 +118,7 @@ class Scenario(_Strict):
     redis_nodes: Literal[3, 5, 7] | None = None  # Redlock only; 5 by default
     zk_nodes: Literal[1, 3] | None = None  # ZooKeeper only; a standalone server by default
     node_timeout_ms: int | None = Field(default=None, ge=5, le=10_000)  # Redlock: per node
+    idle_session_timeout_ms: int | None = Field(default=None, ge=100, le=60_000)  # PostgreSQL
     renew: bool = False  # a watchdog thread extends the lease every ttl/3
     persistence: Literal["none", "fsync"] = "none"  # Redis nodes: appendonly + fsync always
 
@@ -222,6 +223,8 @@ def _cross_check(s: Scenario) -> list[str]:
         problems.append("redis_nodes: only Redlock runs on several Redis nodes")
     if s.node_timeout_ms is not None and s.backend != "redlock":
         problems.append("node_timeout_ms: only Redlock waits for several nodes")
+    if s.idle_session_timeout_ms is not None and s.backend != "postgres":
+        problems.append("idle_session_timeout_ms: a PostgreSQL server setting")
     if s.zk_nodes is not None and s.backend != "zookeeper":
         problems.append("zk_nodes: only the zookeeper backend has ZooKeeper nodes")
     if s.variant is not None and s.variant not in spec["variants"]:
@@ -282,8 +285,12 @@ _OPTIONAL = {
 
 def _check_link_step(step: Step, clients: list[str], nodes: list[str]) -> list[str]:
     verb, problems = step.do, []
-    if step.node is not None:
-        problems.append(f'node: {verb!r} acts on links; give "client" and "nodes"')
+    if step.node is not None:  # cut a server off from its peers: a ZooKeeper ensemble only
+        if verb == "delay" or step.client is not None or step.nodes is not None:
+            return ["node: only partition and heal can act on a server's links to its peers"]
+        if not step.node.startswith("zk-") or sum(n.startswith("zk-") for n in nodes) < 3:
+            return ["node: only a server of a ZooKeeper ensemble (zk_nodes: 3) can be cut off"]
+        return []
     if step.client is None and verb != "heal":
         problems.append(f"client: required for {verb!r} (whose links?)")
     elif step.client is not None and step.client not in clients:

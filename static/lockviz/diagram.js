@@ -12,9 +12,17 @@
  * bar). Every element group carries data-seq for highlight/replay; showUpTo re-renders the
  * prefix instead of hiding, so bars that later events end are drawn as they were at that step.
  *
+ * Faults are drawn where they act: a cut link is a shaded strip between the client's and the
+ * node's lifelines from its `link` event until the link heals (`cut-link`), a delayed link gets
+ * a label (`delayed-link`), a crashed node's lifeline is broken until it restarts (`node-down`),
+ * and clock jumps and rates show as badges, with each lifeline's current clock in its header.
+ * Kinds it does not know are kept (tooltips, seq) but not drawn, and never break the drawing.
+ *
  * API: new LockDiagram(svg, {clients, nodes, storage, durationMs, pxPerMs, columnWidth,
- * narrationWidth, backend}); add(event), addAll(events), reset(), finish(verdict, endMs?),
- * highlight(seq), showUpTo(seq).
+ * narrationWidth, backend, onHeader}); add(event), addAll(events), reset(), finish(verdict, endMs?),
+ * highlight(seq), showUpTo(seq), setHeaderAction(fn). onHeader(name, role, element), given as
+ * an option or later by setHeaderAction, makes each lifeline header a button (click, Enter or
+ * Space): the live pages open their fault menus with it.
  */
 (function () {
   "use strict";
@@ -31,14 +39,16 @@
     bandLeft: -84, bandRight: 112, // pause band across a client's column
     minPair: 8, fastPx: 22, // a request/reply pair spans at least this, so a 0.5 ms round trip still shows two arrows
     pendingPx: 6, gapLabelPx: 12, labelSearchPx: 120,
+    mergeMs: 40, // link events of one click (a Redlock partition of 3 nodes) share one label
   };
 
   const HANDLERS = {
     run_started: "_runStarted", request: "_request", reply: "_reply", granted: "_granted",
     expired: "_serverEnd", deleted: "_serverEnd", released: "_beliefEnd", lost: "_beliefEnd",
-    crashed: "_beliefEnd", paused: "_paused", resumed: "_resumed", step: "_step",
+    crashed: "_crashed", paused: "_paused", resumed: "_resumed", step: "_step",
     clock_jumped: "_clockJumped", acquire_failed: "_acquireFailed", run_failed: "_runFailed",
-    run_finished: "_runFinished",
+    run_finished: "_runFinished", link: "_link", restarted: "_restarted", clock_rate: "_clockRate",
+    note: "_noteMark",
   };
   const CLIENT_KINDS = new Set(["request", "reply", "granted", "released", "lost", "crashed", "paused",
     "resumed", "acquire_failed", "extended"]);
@@ -152,6 +162,12 @@
       return found;
     }
 
+    /** Make the lifeline headers buttons that call fn(name, role, element); null makes them plain again. */
+    setHeaderAction(fn) {
+      this.options.onHeader = fn || null;
+      this._rerender();
+    }
+
     /** Show the run as it was after event `seq` (null/Infinity: everything). */
     showUpTo(seq) {
       this.limit = seq == null ? Infinity : seq;
@@ -200,7 +216,7 @@
     _rerender() {
       Object.assign(this, { calls: new Map(), early: new Map(), leases: [], beliefs: [], pauses: [],
         pendingEnds: [], writes: new Map(), boxes: [], crashed: new Map(), now: 0, finished: false,
-        finishEvent: null, finishBoxes: null });
+        finishEvent: null, finishBoxes: null, links: [], linkNotes: [], downs: [], clocks: new Map() });
       this._layout();
       this._frame();
       this.events.filter((e) => !(e.seq > this.limit)).sort(bySeq).forEach((e) => this._draw(e));
@@ -252,14 +268,30 @@
     _url(id) { return `url(#${this.ids}${id})`; }
 
     _header(col) {
-      const g = el("g", { class: `lifeline-header ${col.role}` }, this.layers.lifelines);
+      const g = el("g", { class: `lifeline-header ${col.role}`, "data-actor": col.name }, this.layers.lifelines);
       const w = Math.min(this.colW - 30, 150);
       el("rect", { x: col.x - w / 2, y: G.headerTop, width: w, height: G.headerH, rx: col.role === "client" ? 10 : 2 }, g);
       el("text", { class: "name", x: col.x, y: G.headerTop + 21, "text-anchor": "middle" }, g).textContent = col.name;
       const role = { client: "client", node: "lock node", storage: "storage" }[col.role];
-      el("text", { class: "role", x: col.x, y: G.headerTop + 38, "text-anchor": "middle" }, g).textContent = role;
+      const roleText = el("text", { class: "role", x: col.x, y: G.headerTop + 38, "text-anchor": "middle" }, g);
+      roleText.textContent = role;
+      col.roleText = roleText;
       const line = el("line", { class: `lifeline ${col.role}`, x1: col.x, x2: col.x, y1: G.headerTop + G.headerH }, this.layers.lifelines);
       this.lifelines.set(col.name, line);
+      if (this.options.onHeader) this._headerButton(g, col);
+    }
+
+    _headerButton(g, col) {
+      const act = () => this.options.onHeader(col.name, col.role, g);
+      g.classList.add("actionable");
+      g.setAttribute("tabindex", "0");
+      g.setAttribute("role", "button");
+      g.setAttribute("aria-haspopup", "dialog");
+      g.setAttribute("aria-label", `${col.name}: do something to this ${col.role === "client" ? "client" : "server"}`);
+      g.addEventListener("click", act);
+      g.addEventListener("keydown", (e) => {
+        if (e.key === "Enter" || e.key === " ") { e.preventDefault(); act(); }
+      });
     }
 
     // Grow in chunks (a fifth of the run) and animate, so late events extend the page calmly.
@@ -373,7 +405,11 @@
     _draw(ev) {
       if (ev.kind !== "run_finished") this.now = Math.max(this.now, tOf(ev));
       const handler = HANDLERS[ev.kind];
-      if (handler) this[handler](ev);
+      try {
+        if (handler) this[handler](ev);
+      } catch (err) { // an odd event (an old export, a new kind's cousin) must not stop the drawing
+        console.warn("lockviz: could not draw event", ev.seq, ev.kind, err);
+      }
       this._refresh();
     }
 
@@ -388,6 +424,7 @@
       }
       for (const b of this.beliefs) if (stale(b, `${b.t1}|${b.lease.t1}`)) this._refreshBelief(b);
       for (const p of this.pauses) if (stale(p, p.t1)) this._span(p.rect, p.t0, p.t1 ?? this.now);
+      for (const f of this.links.concat(this.downs)) if (stale(f, f.t1)) this._spanFault(f);
       const y = this._y(this.now);
       this.nowLine.setAttribute("y1", y);
       this.nowLine.setAttribute("y2", y);
@@ -629,6 +666,8 @@
     }
 
     _clockJumped(ev) {
+      this._clockState(ev.actor, { offset: ev.offset_ms });
+      if (this._role(ev.actor) === "client") return this._clientClock(ev, `clock ${signedDuration(ev.ms ?? 0)}`, "clock-jump");
       const x = this._x(ev.actor), y = this._y(tOf(ev));
       const g = this._group("marks", ev, "clock-jump");
       const text = `clock ${signedDuration(ev.ms ?? 0)}`;
@@ -637,6 +676,155 @@
       el("rect", { class: "clock-badge", x: left, y: y - 11, width: w, height: 22, rx: 11 }, g);
       el("text", { class: "clock-badge-text", x: left + w / 2, y: y + 5, "text-anchor": "middle" }, g).textContent = text;
       this._obstacle(left, y - 11, x, y + 11);
+    }
+
+    // ---- faults on links, nodes and clocks -----------------------------------------------
+
+    _role(name) { return this.cols.get(name) ? this.cols.get(name).role : null; }
+
+    // A client's SIGKILL ends its belief and lifeline; a server's kill -9 breaks its lifeline
+    // until it restarts.
+    _crashed(ev) {
+      const role = this._role(ev.actor);
+      if (role === "node" || role === "storage") this._nodeDown(ev);
+      else this._beliefEnd(ev);
+    }
+
+    _nodeDown(ev) {
+      const x = this._x(ev.actor), t0 = tOf(ev), y = this._y(t0);
+      if (this.downs.some((d) => d.node === ev.actor && d.t1 == null)) return;
+      const g = this._group("marks", ev, "node-down open", `${ev.actor} killed (kill -9): down until it restarts`);
+      const gap = el("rect", { class: "down-gap", x: x - 5, width: 10 }, g);
+      const line = el("line", { class: "down-line", x1: x, x2: x }, g);
+      el("path", { class: "down-break", d: `M${x - 11},${y + 4} L${x + 11},${y - 4} M${x - 11},${y + 10} L${x + 11},${y + 2}` }, g);
+      this._obstacle(x - 12, y - 6, x + 12, y + 12);
+      this._label(g, "kill -9", x + 14, y + 6, "start", "down-label");
+      this.downs.push({ node: ev.actor, t0, t1: null, g, parts: [gap, line] });
+    }
+
+    _restarted(ev) {
+      const x = this._x(ev.actor), t = tOf(ev), y = this._y(t);
+      const down = this.downs.find((d) => d.node === ev.actor && d.t1 == null);
+      if (down) { down.t1 = t; down.g.classList.remove("open"); }
+      const kept = ev.persistence === "fsync";
+      const text = ev.persistence == null ? "restarted" : kept ? "restarted (fsync: keys kept)" : "restarted (no fsync: empty)";
+      const g = this._group("marks", ev, "node-restarted" + (kept ? " kept" : " empty"));
+      el("path", { class: "restart-mark", d: `M${x - 7},${y + 5} L${x},${y - 6} L${x + 7},${y + 5} z` }, g);
+      this._obstacle(x - 8, y - 7, x + 8, y + 6);
+      this._label(g, text, x + 14, y + 6, "start", kept ? "restart-label" : "restart-label empty");
+    }
+
+    // One `link` event per client↔node link: a cut (blackhole, reset) or a delay lasts until
+    // the next event of the same link; `pass` heals it.
+    _link(ev) {
+      const client = ev.actor, node = ev.node, t = tOf(ev);
+      if (!this.cols.has(client) || !this.cols.has(node)) return;
+      const open = this.links.find((l) => l.client === client && l.node === node && l.t1 == null);
+      if (open) { open.t1 = t; open.g.classList.remove("open"); }
+      const cx = this._x(client), nx = this._x(node), dir = nx >= cx ? 1 : -1, y = this._y(t);
+      if (ev.mode === "pass") {
+        const g = this._group("marks", ev, "link-healed");
+        el("line", { class: "heal-line", x1: cx + dir * 4, x2: nx - dir * 4, y1: y, y2: y }, g);
+        el("circle", { class: "heal-dot", cx: nx - dir * 10, cy: y, r: 4 }, g);
+        this._linkNote(ev, "heal", (names) => `${client} \u21f9 ${names} healed`, cx, y, dir, "heal-label");
+        return;
+      }
+      const cut = ev.mode === "blackhole" || ev.mode === "reset";
+      const cls = cut ? `cut-link open ${ev.mode}` : "delayed-link-span open";
+      const g = this._group("bg", ev, cls, cut
+        ? `${client} \u21f9 ${node} cut (${ev.mode}): ${ev.mode === "reset" ? "connections are reset" : "bytes are held, nothing arrives"}`
+        : `${client} \u21f9 ${node} delayed ${ev.ms ?? "?"} ms`);
+      const x1 = Math.min(cx, nx), x2 = Math.max(cx, nx), edgeX = nx - dir * 10;
+      const parts = [];
+      if (cut) parts.push(el("rect", { class: "strip", x: x1, width: x2 - x1 }, g));
+      parts.push(el("line", { class: "edge", x1: edgeX, x2: edgeX }, g));
+      this.links.push({ client, node, t0: t, t1: null, g, parts });
+      const mark = this._group("marks", ev, cut ? "cut-mark" : "delay-mark");
+      if (cut) {
+        const pts = [];
+        for (let xx = x1, i = 0; xx <= x2; xx += 6, i++) pts.push(`${xx.toFixed(1)},${(y + (i % 2 ? 4 : -4)).toFixed(1)}`);
+        el("polyline", { class: "zigzag", points: pts.join(" ") }, mark);
+        this._linkNote(ev, "cut " + ev.mode, (names) => `\u2702 ${client} \u21f9 ${names} cut (${ev.mode})`, cx, y, dir, "cut-label");
+      } else {
+        el("line", { class: "delay-line", x1: cx + dir * 4, x2: nx - dir * 4, y1: y, y2: y }, mark);
+        const jitter = ev.jitter_ms ? ` \u00b1${ev.jitter_ms}` : "";
+        const label = this._linkNote(ev, `delay ${ev.ms}|${ev.jitter_ms}`,
+          (names) => `${client} \u21f9 ${names} delay ${ev.ms ?? "?"}${jitter} ms`, cx, y, dir, "delay-label");
+        label.closest("g").classList.add("delayed-link");
+      }
+    }
+
+    // The words for a link change; the same change to several links at once shares one label.
+    _linkNote(ev, verb, words, cx, y, dir, cls) {
+      const t = tOf(ev);
+      const same = this.linkNotes.find((n) => n.client === ev.actor && n.verb === verb && Math.abs(n.t - t) <= G.mergeMs);
+      if (same && !same.nodes.includes(ev.node)) {
+        same.nodes.push(ev.node);
+        const text = words(same.nodes.join(", "));
+        const span = same.label.firstChild;
+        span.textContent = text;
+        const box = this._measure(same.label, [text], +same.label.getAttribute("x"), +same.label.getAttribute("y"), same.label.getAttribute("text-anchor"));
+        Object.assign(same.label.labelBox, { x1: box.x1, x2: box.x2 });
+        return same.label;
+      }
+      const lg = this._group("labels", ev, cls.replace("-label", "-link-label") + " link-label");
+      const label = this._label(lg, words(ev.node), cx + dir * 10, y + 18, dir > 0 ? "start" : "end", cls);
+      this.linkNotes.push({ client: ev.actor, verb, t, nodes: [ev.node], label });
+      return label;
+    }
+
+    _spanFault(f) {
+      const y0 = this._y(f.t0), y1 = this._y(Math.max(f.t0, f.t1 ?? this.now));
+      f.g.classList.toggle("open", f.t1 == null);
+      for (const shape of f.parts) {
+        if (shape.tagName === "line") { shape.setAttribute("y1", y0); shape.setAttribute("y2", y1); }
+        else this._span(shape, f.t0, f.t1 ?? this.now);
+      }
+    }
+
+    // A client's clock: a badge where it changed, left of its bars, wherever there is room.
+    _clientClock(ev, text, cls) {
+      const x = this._x(ev.actor), y = this._y(tOf(ev));
+      const g = this._group("marks", ev, cls + " client-clock");
+      const label = el("text", { class: "clock-badge-text", y: y + 5, "text-anchor": "middle" }, g);
+      label.textContent = text;
+      const size = this._measure(label, [text], 0, y + 5, "middle"), w = size.x2 - size.x1 + 12;
+      const right = x + G.barLabelX + 4, left = right - w;
+      const dy = this._free({ x1: left - 2, x2: right + 2, y1: y - 12, y2: y + 12 }, false);
+      const link = dy ? `M${x},${y} L${right + 8},${y + dy}` : `M${x},${y} L${right},${y}`;
+      el("path", { class: "clock-link", d: link }, g);
+      const badge = el("rect", { class: "clock-badge", x: left, y: y + dy - 11, width: w, height: 22, rx: 11 }, g);
+      g.insertBefore(badge, label);
+      label.setAttribute("x", left + w / 2);
+      label.setAttribute("y", y + dy + 5);
+      this._obstacle(left - 2, y + dy - 12, right + 2, y + dy + 12);
+    }
+
+    _clockRate(ev) {
+      this._clockState(ev.actor, { rate: ev.rate });
+      this._clientClock(ev, `clock \u00d7${ev.rate ?? "?"}`, "clock-rate");
+    }
+
+    // In each header, instead of its role: the lifeline's clock now, if it is not the true one.
+    _clockState(name, change) {
+      const col = this.cols.get(name);
+      if (!col || !col.roleText) return;
+      const state = Object.assign({ offset: 0, rate: 1 }, this.clocks.get(name) || {});
+      for (const key in change) if (Number.isFinite(change[key])) state[key] = change[key];
+      this.clocks.set(name, state);
+      const parts = [];
+      if (state.offset) parts.push(`clock ${signedDuration(state.offset)}`);
+      if (state.rate !== 1) parts.push(`${parts.length ? "" : "clock "}runs \u00d7${state.rate}`);
+      const role = { client: "client", node: "lock node", storage: "storage" }[col.role];
+      col.roleText.textContent = parts.length ? parts.join(" \u00b7 ") : role;
+      col.roleText.classList.toggle("clock-state", parts.length > 0);
+    }
+
+    // A learner's note: a muted dot whose tooltip holds the text.
+    _noteMark(ev) {
+      if (!this.cols.has(ev.actor)) return;
+      const g = this._group("marks", ev, "note-mark", `note (${ev.actor}): ${ev.text ?? ""}`);
+      el("circle", { cx: this._x(ev.actor), cy: this._y(tOf(ev)), r: 3.5 }, g);
     }
 
     _acquireFailed(ev) {
@@ -669,6 +857,7 @@
       for (const l of this.leases) if (l.t1 == null) this._endLease(l, { t_ms: Math.max(l.t0, t), seq: ev.seq }, "end");
       for (const b of this.beliefs) if (b.t1 == null) b.t1 = Math.max(b.t0, t);
       for (const p of this.pauses) if (p.t1 == null) p.t1 = Math.max(p.t0, t);
+      for (const f of this.links.concat(this.downs)) if (f.t1 == null) f.t1 = Math.max(f.t0, t);
       this.finished = true;
       this._refresh();
       const y = this._y(t);

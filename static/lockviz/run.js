@@ -23,7 +23,8 @@
   let retryMs = 250;
 
   function durationOf(s) {
-    return Math.max(...s.steps.map((st) => st.at_ms + Math.max(st.ms || 0, 0))) + 800;
+    const ends = s.steps.map((st) => st.at_ms + (st.do === "pause" ? st.ms || 0 : 0));
+    return Math.max(0, ...ends) + 800;
   }
 
   function setStatus(status, position) {
@@ -35,7 +36,7 @@
   function onEvent(event) {
     if (event.seq <= lastSeq) return;
     lastSeq = event.seq;
-    if (event.kind === "run_started") {
+    if (event.kind === "run_started" && event.servers) {
       serversEl.textContent = "Servers for this run: " + Object.entries(event.servers)
         .map(([name, addr]) => `${name} ${addr}`).join(" · ");
     }
@@ -49,7 +50,6 @@
       finished = true;
       if (event.kind === "run_finished") diagram.finish(event.verdict);
       setStatus(event.kind === "run_finished" ? "finished" : "failed");
-      document.body.dispatchEvent(new Event("verdict-ready"));
     }
   }
 
@@ -60,7 +60,13 @@
     socket.onmessage = (message) => {
       const data = JSON.parse(message.data);
       if (data.type === "event") onEvent(data.event);
-      else if (data.type === "status" && !finished) setStatus(data.status, data.position);
+      else if (data.type === "status") {
+        // The status comes after the verdict is stored: only then is it there to fetch.
+        if (data.status === "finished" || data.status === "failed") {
+          document.body.dispatchEvent(new Event("verdict-ready"));
+        }
+        if (!finished) setStatus(data.status, data.position);
+      }
       else if (data.type === "error") console.warn("lockviz:", data.message);
     };
     socket.onclose = () => {

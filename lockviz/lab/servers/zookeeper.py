@@ -35,6 +35,7 @@ from kazoo.exceptions import KazooException, NoNodeError
 from kazoo.retry import KazooRetry
 
 from lockviz.lab import procs
+from lockviz.lab.links import Links
 from lockviz.lab.servers import LabError, Requirement, free_port, wait_until
 
 JAVA = "java"
@@ -80,9 +81,26 @@ def create(names: list[str], workdir: str, options: dict[str, Any]) -> list[ZooK
         for i, name in enumerate(sorted(names), start=1)
     ]
     if len(servers) > 1:
+        mesh = _mesh(servers)
         for server in servers:
-            server.peers = [(s.myid, s.peer_port, s.election_port) for s in servers]
+            server.mesh = mesh
+            server.peers = [server.peer_entry(s) for s in servers]
     return servers
+
+
+def _mesh(servers: list[ZooKeeperServer]) -> Links:
+    """A proxy on every server-to-server link, so a server can be cut off from its peers.
+
+    Each server reaches each peer's quorum and election ports through its own link
+    (``zk-3>zk-1:peer``); its own entry in zoo.cfg keeps its real ports, which it listens on.
+    """
+    targets = {}
+    for s in servers:
+        targets[f"{s.name}:peer"] = f"{s.host}:{s.peer_port}"
+        targets[f"{s.name}:election"] = f"{s.host}:{s.election_port}"
+    mesh = Links([s.name for s in servers], targets)
+    mesh.start()
+    return mesh
 
 
 def wipe(host: str, port: int) -> None:
@@ -133,6 +151,25 @@ class ZooKeeperServer:
     offset_ms: float = 0.0  # no clock faults on ZooKeeper nodes (they are for Redis)
     peers: list[tuple[int, int, int]] = field(default_factory=list)  # empty: standalone
     proc: subprocess.Popen[bytes] | None = None
+    mesh: Links | None = None  # the proxies between the servers of an ensemble
+
+    def peer_entry(self, other: ZooKeeperServer) -> tuple[int, int, int]:
+        """How this server reaches ``other``: its real ports for itself, else through the mesh."""
+        if other is self or self.mesh is None:
+            return (other.myid, other.peer_port, other.election_port)
+        routes = self.mesh.addresses_for(self.name)
+        peer = int(routes[f"{other.name}:peer"].rsplit(":", 1)[1])
+        election = int(routes[f"{other.name}:election"].rsplit(":", 1)[1])
+        return (other.myid, peer, election)
+
+    def isolate(self, peers: list[str], mode: str) -> None:
+        """Cut (``blackhole``/``reset``) or heal (``pass``) this server's links to ``peers``."""
+        if self.mesh is None:
+            raise LabError(f"{self.name} is a standalone server: it has no peers to cut")
+        for peer in peers:
+            for kind in ("peer", "election"):
+                self.mesh.set(self.name, f"{peer}:{kind}", mode)
+                self.mesh.set(peer, f"{self.name}:{kind}", mode)
 
     @property
     def address(self) -> str:
@@ -143,7 +180,8 @@ class ZooKeeperServer:
         return os.path.join(self.workdir, "zookeeper.log")
 
     def pids(self) -> list[int]:
-        return [self.proc.pid] if self.proc else []
+        mesh = [self.mesh.proc.pid] if self.mesh and self.mesh.proc and self.myid == 1 else []
+        return ([self.proc.pid] if self.proc else []) + mesh
 
     def config(self) -> str:
         lines = [
@@ -206,6 +244,8 @@ class ZooKeeperServer:
     def stop(self) -> None:
         if self.proc is not None:
             procs.stop(self.proc)
+        if self.mesh is not None:
+            self.mesh.stop()  # every server of the ensemble asks; stopping twice is harmless
 
     def _log_tail(self) -> str:
         try:

@@ -1,0 +1,369 @@
+"""PostgreSQL advisory locks, held by a session or by a transaction, with a fencing token.
+
+An advisory lock is a key (a bigint) in the server's lock table that means whatever the
+application says it means. PostgreSQL docs: "Advisory Locks" (section 13.3.5,
+https://www.postgresql.org/docs/current/explicit-locking.html#ADVISORY-LOCKS) and "Advisory
+Lock Functions" (section 9.27.10, .../functions-admin.html#FUNCTIONS-ADVISORY-LOCKS). Two scopes:
+
+* ``session``: ``pg_try_advisory_lock(key)``, polled until granted or the timeout; held until
+  ``pg_advisory_unlock(key)`` or the end of the session. Session locks are **re-entrant**: the
+  same session can take the key again and must unlock it as many times as it locked it.
+* ``xact``: ``BEGIN`` then ``pg_advisory_xact_lock(key)``, waiting in the server's queue up to
+  ``lock_timeout``; held until ``COMMIT`` or ``ROLLBACK``. ``pg_advisory_unlock`` cannot release
+  it: it returns false with the WARNING "you don't own a lock of type ExclusiveLock".
+
+Guarantees (only while its assumptions hold):
+  * At most one *session* holds the key at any instant on the server.
+  * The fencing token is ``nextval('lockviz_fence')`` taken by the holder's own session after
+    the grant, while holding the lock: tokens increase in grant order, so a resource that keeps
+    the highest token it has seen refuses the writes of a holder whose lock was already reused.
+  * A session that ends (the client crashed and its socket closed, an admin ran
+    ``pg_terminate_backend``, ``idle_in_transaction_session_timeout`` fired) frees its locks.
+
+Assumes:
+  * One session is one client. A connection pooler breaks this: through PgBouncer in
+    ``pool_mode = transaction`` (https://www.pgbouncer.org/features.html lists session-level
+    advisory locks as incompatible with transaction pooling), each client's statement runs on
+    whichever server session is free. With one server connection, alice's
+    ``pg_try_advisory_lock`` locks the shared session; bob's then runs on the same session and,
+    the lock being re-entrant, is granted too; alice's unlock merely lowers the count, and if
+    she disconnects without unlocking, the lock stays with the pooled session forever: every
+    direct client is refused and every pooled client "gets" it. This is the lab's ``pooled``
+    variant: the code here is the same, only the connection goes through the pooler.
+  * A session lock has **no lease**. A holder that is frozen (GC pause, SIGSTOP) keeps its lock:
+    its kernel still answers TCP, so the server sees nothing wrong and every other client waits.
+    That is safety bought with liveness. The ``xact`` scope can be given a lease on the server:
+    with ``lease_ms`` it sets ``idle_in_transaction_session_timeout``, and a holder that stays
+    idle that long (frozen, or just slow) has its session terminated and its lock freed.
+  * The server itself keeps running: advisory locks live in shared memory, not in WAL, so a
+    server crash or restart frees every lock at once (and a failover to a replica too).
+  * The sequence is durable: ``nextval`` makes its commit flush the WAL, but with
+    ``synchronous_commit = off`` a server crash loses the last commits and the same token is
+    handed out again.
+
+Fails by:
+  * Pooling (above): two clients granted at once. Fencing still orders their writes.
+  * ``xact`` with a lease: the server ends a slow holder's transaction and grants the lock to
+    another while the first still believes it holds it; only fencing saves the data.
+  * Without a lease, a frozen or hung holder blocks everyone for as long as it lives.
+
+Every call has an explicit bound: ``connect_timeout``, ``statement_timeout``, ``lock_timeout``
+and TCP keepalives plus ``tcp_user_timeout``; none of them ends a wait for a server whose
+kernel still acknowledges everything while its process is frozen, or for a partition where a
+proxy holds the bytes (a psycopg query would then wait forever). So each call also has a
+client-side deadline: past it, the lock shuts its socket down and the call fails. A session
+that was lost that way (or any other way) is replaced by a new one at the next ``acquire``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, Literal
+
+import psycopg
+from psycopg import errors
+
+from algorithms.clock import Clock, SystemClock
+from algorithms.errors import BackendUnavailable, NotHeld
+from algorithms.events import EventSink, Reporter, discard
+from algorithms.lock import Grant
+
+Scope = Literal["session", "xact"]
+Connection = psycopg.Connection[tuple[Any, ...]]
+
+# What the lab creates once per server (and recreates when it wipes a shared one).
+SETUP_SQL = "CREATE SEQUENCE IF NOT EXISTS lockviz_fence"
+
+# %s lock key. Returns (fencing token or NULL, backend pid). CASE evaluates nextval only when
+# pg_try_advisory_lock granted the key, so the token is drawn by the holder, after its grant.
+TRY_SESSION_SQL = (
+    "SELECT CASE WHEN pg_try_advisory_lock(%s) THEN nextval('lockviz_fence') END, pg_backend_pid()"
+)
+# %s lock key. True when this session held the key (one level of it); false, with a WARNING,
+# when it did not: someone else holds it, or it is a transaction lock.
+UNLOCK_SQL = "SELECT pg_advisory_unlock(%s)"
+# %s lock_timeout, statement_timeout, idle_in_transaction_session_timeout (ms), for this
+# transaction only.
+XACT_LIMITS_SQL = (
+    "SELECT set_config('lock_timeout', %s, true), set_config('statement_timeout', %s, true),"
+    " set_config('idle_in_transaction_session_timeout', %s, true)"
+)
+# %s lock key. Waits in the server's lock queue (bounded by lock_timeout); held until COMMIT.
+XACT_LOCK_SQL = "SELECT true, pg_backend_pid() FROM pg_advisory_xact_lock(%s)"
+XACT_TRY_SQL = "SELECT pg_try_advisory_xact_lock(%s), pg_backend_pid()"
+TOKEN_SQL = "SELECT nextval('lockviz_fence')"
+# %s lock key. Does this session still hold it? (A bigint key is split into classid, objid.)
+HELD_SQL = (
+    "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted"
+    " AND pid = pg_backend_pid() AND objsubid = 1"
+    " AND ((classid::bigint << 32) | objid::bigint) = %s)"
+)
+WAIT_MARGIN_MS = 1000  # statement_timeout beyond lock_timeout, so the lock wait ends first
+CLIENT_MARGIN_MS = 500  # the client's deadline beyond the server's, which should fire first
+
+
+def connect(
+    host: str,
+    port: int,
+    *,
+    application_name: str,
+    timeout_ms: int = 1000,
+    pooled: bool = False,
+    user: str = "postgres",
+    dbname: str = "postgres",
+) -> Connection:
+    """An autocommit connection with every bound stated (the lock adds its own deadline).
+
+    ``application_name`` names the client in ``pg_stat_activity``, so an observer can tell who
+    holds which lock. Through a pooler (``pooled``) the server's timeouts cannot travel in the
+    startup packet: the lock's client-side deadline and the pooler's ``query_timeout`` bound
+    statements there.
+    """
+    # Through PgBouncer: no startup options, no prepared statements (sessions switch under us).
+    extra: dict[str, Any] = {"prepare_threshold": None}
+    if not pooled:
+        extra = {
+            # idle_session_timeout is left to the server: it is how an operator frees the
+            # lock of a holder that went silent (the "ghost holder" scenarios).
+            "options": f"-c statement_timeout={timeout_ms} -c lock_timeout={timeout_ms}"
+            " -c idle_in_transaction_session_timeout=0"
+        }
+    return psycopg.connect(
+        host=host,
+        port=port,
+        user=user,
+        dbname=dbname,
+        application_name=application_name,
+        autocommit=True,
+        connect_timeout=max(2, -(-timeout_ms // 1000)),  # whole seconds, at least 2 (libpq)
+        keepalives=1,
+        keepalives_idle=1,
+        keepalives_interval=1,
+        keepalives_count=3,
+        tcp_user_timeout=max(timeout_ms, 1000),
+        **extra,
+    )
+
+
+class PostgresLock:
+    """An advisory lock on one PostgreSQL server; verbs like ``threading.Lock``."""
+
+    def __init__(
+        self,
+        conn: Connection,
+        key: int,
+        *,
+        owner: str,
+        scope: Scope = "session",
+        lease_ms: int | None = None,
+        node: str = "pg-1",
+        clock: Clock | None = None,
+        on_event: EventSink = discard,
+        retry_delay_ms: int = 100,
+        call_timeout_ms: int = 1000,
+        reconnect: Callable[[], Connection] | None = None,
+    ) -> None:
+        if lease_ms is not None and scope != "xact":
+            raise ValueError("only a transaction-scoped lock can have a lease (an idle timeout)")
+        self.conn = conn
+        self.call_timeout_ms = call_timeout_ms
+        self.reconnect = reconnect
+        self.key = key
+        self.owner = owner
+        self.scope = scope
+        self.lease_ms = lease_ms
+        self.node = node
+        self.clock = clock or SystemClock()
+        self.retry_delay_ms = retry_delay_ms
+        self.grant: Grant | None = None
+        self._report = Reporter(on_event)
+        self._warnings: list[str] = []
+        conn.add_notice_handler(self._notice)
+
+    def _notice(self, diag: errors.Diagnostic) -> None:
+        if diag.severity == "WARNING" and diag.message_primary:
+            self._warnings.append(diag.message_primary)
+
+    def acquire(self, timeout_ms: int = 0) -> Grant | None:
+        """Try until granted or ``timeout_ms`` has passed; ``None`` if not granted."""
+        if self.scope == "xact":
+            return self._acquire_xact(timeout_ms)
+        deadline = self.clock.monotonic_ns() + timeout_ms * 1_000_000
+        while True:
+            call = self._report.request(self.node, "acquire", ttl_ms=None, key=self.key)
+            try:
+                with self._boundary():
+                    self._ensure_session()
+                    token, pid = self._fetch(TRY_SESSION_SQL, self.key)
+            except BackendUnavailable as exc:
+                self._report.reply(call, self.node, "acquire", False, error=exc.detail)
+                token = None
+            else:
+                if token is not None:
+                    self._report.reply(call, self.node, "acquire", True, token=token)
+                    return self._granted(int(token), pid)
+                self._report.reply(call, self.node, "acquire", False, reason="held by another")
+            if self.clock.monotonic_ns() >= deadline:
+                self._report.emit("acquire_failed", reason=f"timed out after {timeout_ms} ms")
+                return None
+            self.clock.sleep(self.retry_delay_ms / 1000)
+
+    def _acquire_xact(self, timeout_ms: int) -> Grant | None:
+        """One request: BEGIN, then wait in the server's queue for at most ``timeout_ms``."""
+        call = self._report.request(
+            self.node, "acquire", ttl_ms=self.lease_ms, key=self.key, wait_ms=timeout_ms
+        )
+        reason = f"timed out after {timeout_ms} ms"
+        try:
+            with self._boundary(timeout_ms + WAIT_MARGIN_MS):
+                self._ensure_session()
+                self.conn.execute("BEGIN")
+                limits = (timeout_ms, timeout_ms + WAIT_MARGIN_MS, self.lease_ms or 0)
+                self.conn.execute(XACT_LIMITS_SQL, [str(ms) for ms in limits])
+                got, pid = self._fetch(XACT_LOCK_SQL if timeout_ms > 0 else XACT_TRY_SQL, self.key)
+                token = self._fetch(TOKEN_SQL)[0] if got else None
+        except errors.LockNotAvailable:  # lock_timeout: the transaction is aborted, end it
+            self._rollback()
+            self._report.reply(call, self.node, "acquire", False, reason="lock_timeout")
+        except BackendUnavailable as exc:
+            self._rollback()
+            self._report.reply(call, self.node, "acquire", False, error=exc.detail)
+            reason = exc.detail
+        else:
+            if token is not None:
+                self._report.reply(call, self.node, "acquire", True, token=token)
+                return self._granted(int(token), pid)
+            self._rollback()
+            self._report.reply(call, self.node, "acquire", False, reason="held by another")
+        self._report.emit("acquire_failed", reason=reason)
+        return None
+
+    def _granted(self, token: int, pid: int) -> Grant:
+        value = f"{self.owner}:backend-{pid}"  # which server session holds it
+        self.grant = Grant(token, value, self.lease_ms or 0, self.node, self.clock.monotonic_ns())
+        self._report.emit("granted", node=self.node, token=token, ttl_ms=self.lease_ms, value=value)
+        return self.grant
+
+    def release(self) -> bool:
+        """Give the lock up. ``False`` when the server said it was no longer ours."""
+        self._held()
+        self.grant = None
+        self._warnings.clear()
+        how = "COMMIT" if self.scope == "xact" else "pg_advisory_unlock"
+        call = self._report.request(self.node, "release", sql=how)
+        try:
+            with self._boundary():
+                if self.scope == "xact":
+                    self.conn.execute("COMMIT")  # the transaction's locks go with it
+                    ok = True
+                else:
+                    ok = bool(self._fetch(UNLOCK_SQL, self.key)[0])
+        except BackendUnavailable as exc:
+            self._report.reply(call, self.node, "release", False, error=exc.detail)
+            self._report.emit("released", ok=False, reason=exc.detail)
+            return False
+        reason = {} if ok else {"reason": "; ".join(self._warnings) or "not held"}
+        self._report.reply(call, self.node, "release", ok, **reason)
+        self._report.emit("released", ok=ok, **reason)
+        return ok
+
+    def extend(self, ttl_ms: int | None = None) -> bool:
+        """Check that our session still holds the key; ``False`` (and ``lost``) if not.
+
+        Nothing to prolong for a session lock. For a transaction lock with a lease, the query
+        itself restarts the server's idle-in-transaction clock: it is the heartbeat.
+        """
+        self._held()
+        call = self._report.request(self.node, "extend", ttl_ms=self.lease_ms)
+        try:
+            with self._boundary():
+                ok = bool(self._fetch(HELD_SQL, self.key)[0])
+        except BackendUnavailable as exc:
+            self._report.reply(call, self.node, "extend", False, error=exc.detail)
+            self._report.emit("extended", ok=False, ttl_ms=self.lease_ms)
+            if self.conn.closed:
+                self.grant = None
+                self._report.emit("lost", reason=f"the session ended: {exc.detail}")
+            return False
+        self._report.reply(call, self.node, "extend", ok)
+        self._report.emit("extended", ok=ok, ttl_ms=self.lease_ms)
+        if not ok:
+            self.grant = None
+            self._report.emit("lost", reason="our session no longer holds the key")
+        return ok
+
+    def close(self) -> None:
+        """End the session; the server frees whatever it still held."""
+        self.conn.close()
+
+    def _fetch(self, sql: str, *params: Any) -> tuple[Any, ...]:
+        row = self.conn.execute(sql, params or None).fetchone()
+        if row is None:
+            raise BackendUnavailable(self.node, f"no row from {sql!r}")
+        return row
+
+    def _ensure_session(self) -> None:
+        """A lost session is gone with its locks; acquiring starts a new one (if we can)."""
+        if self.conn.closed and self.reconnect is not None:
+            self.conn = self.reconnect()
+            self.conn.add_notice_handler(self._notice)
+
+    def _rollback(self) -> None:
+        with contextlib.suppress(psycopg.Error):  # the session is gone, its transaction too
+            self.conn.execute("ROLLBACK")
+
+    @contextmanager
+    def _boundary(self, limit_ms: int | None = None) -> Iterator[None]:
+        """Bound the calls inside by a client-side deadline; connection trouble becomes
+        :class:`BackendUnavailable`, SQL bugs propagate."""
+        limit = (limit_ms or self.call_timeout_ms) + CLIENT_MARGIN_MS
+        state = {"done": False, "abandoned": False}
+        mutex = threading.Lock()
+
+        def abandon() -> None:  # in the timer's thread: the blocked recv returns, psycopg raises
+            with mutex:
+                if not state["done"]:
+                    state["abandoned"] = True
+                    _shut_down(self.conn)
+
+        guard = threading.Timer(limit / 1000, abandon)
+        guard.daemon = True
+        guard.start()
+        try:
+            yield
+        except errors.LockNotAvailable:
+            raise
+        except psycopg.Error as exc:
+            if state["abandoned"]:
+                raise BackendUnavailable(self.node, f"no reply within {limit} ms") from exc
+            if isinstance(exc, errors.QueryCanceled):
+                raise BackendUnavailable(self.node, f"no reply before the timeout ({exc})") from exc
+            if isinstance(exc, psycopg.OperationalError) or self.conn.closed:
+                text = str(exc).strip()
+                detail = text.splitlines()[0] if text else type(exc).__name__
+                raise BackendUnavailable(self.node, detail) from exc
+            raise
+        finally:
+            with mutex:
+                state["done"] = True
+            guard.cancel()
+
+    def _held(self) -> Grant:
+        if self.grant is None:
+            raise NotHeld(f"{self.owner} holds no lock on {self.node}")
+        return self.grant
+
+
+def _shut_down(conn: Connection) -> None:
+    """Shut the connection's socket down under psycopg, which then fails the call it waits on."""
+    with contextlib.suppress(OSError, psycopg.Error):
+        sock = socket.socket(fileno=os.dup(conn.fileno()))
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        finally:
+            sock.close()

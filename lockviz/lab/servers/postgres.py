@@ -1,0 +1,316 @@
+"""A throwaway PostgreSQL cluster (``pg-1``) per run, with a real PgBouncer in front of it.
+
+Each run gets its own cluster in the run's temp dir: ``initdb -A trust --no-sync``, then
+``postgres`` on a free loopback port with ``fsync=off`` (nothing here must survive a crash),
+its Unix socket in the same dir, and no system cluster touched. Next to it runs ``pgbouncer``
+in ``pool_mode = transaction`` with one server connection per pool, for the ``pooled`` variant;
+the lab publishes its address on the server as the custom setting ``lockviz.pooler`` so a
+client that only knows ``pg-1`` can find it (an external server may set it too).
+
+Measured on the 2-core dev machine: initdb 0.42 s idle and 0.8-2.5 s with both cores busy;
+postgres ready 25-50 ms after its start (up to 160 ms loaded), pgbouncer 5-30 ms after that.
+Copying a per-process template data dir (``cp -a``, 39 MB) took 0.2-0.7 s under the same load:
+it would save about half a second per run, at the price of a dir that outlives a killed app.
+So each run runs its own initdb.
+
+``initdb`` and ``postgres`` refuse to run as root: as root they run as the ``postgres`` OS user
+(Debian creates it with the server package), in a dir it owns. Backends are forked by the
+postmaster into sessions of their own, so killing the postmaster's process group would miss
+them; on Linux they get a signal when the postmaster dies and exit at once, and :meth:`kill`
+SIGKILLs any that a snapshot taken before the kill still finds alive.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+
+from algorithms.postgres_lock import SETUP_SQL, connect
+from lockviz.lab import procs
+from lockviz.lab.servers import LabError, Requirement, free_port, wait_until
+
+OS_USER = "postgres"
+START_TIMEOUT_S = 20.0
+STOP_GRACE_S = 3.0
+# Fast to start, nothing kept past the run. fsync is off (the machine will not crash under a
+# run), but commits stay synchronous: each one hands its WAL to the kernel, so a kill -9 of the
+# server loses nothing. With synchronous_commit = off it lost the last 200 ms of commits, and
+# the fencing sequence handed out the same token again after a restart (measured).
+# The keepalives let the server notice a client whose machine vanished (no FIN) in about 8 s.
+SERVER_SETTINGS = {
+    "listen_addresses": "127.0.0.1",
+    "fsync": "off",
+    "full_page_writes": "off",
+    "synchronous_commit": "on",
+    "shared_buffers": "16MB",
+    "max_connections": "40",
+    "autovacuum": "off",
+    "tcp_keepalives_idle": "5",
+    "tcp_keepalives_interval": "1",
+    "tcp_keepalives_count": "3",
+    "log_min_messages": "warning",
+}
+# Every wait is explicit: PgBouncer's defaults wait 120 s for a pool slot and 15 s before
+# retrying a server it could not reach (which at start is just "not ready yet").
+PGBOUNCER_INI = """\
+[databases]
+postgres = host=127.0.0.1 port={pg_port} dbname=postgres user=postgres
+
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = {port}
+unix_socket_dir =
+auth_type = any
+pool_mode = transaction
+default_pool_size = 1
+max_client_conn = 50
+server_reset_query =
+server_login_retry = 0.05
+server_connect_timeout = 2
+query_wait_timeout = 10
+query_timeout = 5
+logfile = {log}
+pidfile =
+"""
+
+
+def bin_dir() -> str | None:
+    """Debian's server binaries live in /usr/lib/postgresql/<major>/bin; take the newest."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/postgres"), key=_major)
+    return os.path.dirname(found[-1]) if found else None
+
+
+def _major(path: str) -> int:
+    version = path.split("/")[4]
+    return int(version) if version.isdigit() else 0
+
+
+def pgbouncer_binary() -> str | None:
+    return shutil.which("pgbouncer") or shutil.which("pgbouncer", path="/usr/sbin")
+
+
+def requirements() -> list[Requirement]:
+    needs = [
+        Requirement("PostgreSQL server (initdb, postgres)", bin_dir(), "postgresql"),
+        Requirement("pgbouncer", pgbouncer_binary(), "pgbouncer"),
+    ]
+    if os.geteuid() == 0:  # the servers refuse root: they need the user the package creates
+        try:
+            home: str | None = pwd.getpwnam(OS_USER).pw_dir
+        except KeyError:
+            home = None
+        needs.append(Requirement(f"the {OS_USER!r} OS user (not root)", home, "postgresql"))
+    return needs
+
+
+def create(names: list[str], workdir: str, options: dict[str, Any]) -> list[PostgresServer]:
+    extra = {}
+    if options.get("idle_session_timeout_ms"):  # the setting that frees a ghost holder's lock
+        extra["idle_session_timeout"] = str(options["idle_session_timeout_ms"])
+    return [PostgresServer(name, os.path.join(workdir, name), extra=extra) for name in names]
+
+
+def wipe(host: str, port: int) -> None:
+    """Before a run on the lab's external server: end every other session (and so every
+    advisory lock, pooled ones included), and restart the fencing sequence."""
+    with connect(host, port, application_name="lockviz-lab", timeout_ms=5000) as conn:
+        conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'"
+        )
+        conn.execute("DROP SEQUENCE IF EXISTS lockviz_fence")
+        conn.execute(SETUP_SQL)
+
+
+def _as_os_user() -> dict[str, Any]:
+    """Popen arguments to run as ``postgres`` when we are root (it refuses to run as root)."""
+    if os.geteuid() != 0:
+        return {}
+    return {"user": OS_USER, "group": pwd.getpwnam(OS_USER).pw_gid, "extra_groups": []}
+
+
+@dataclass
+class PostgresServer:
+    """A postmaster and a pgbouncer, children of the lab, with their dir, ports and log."""
+
+    name: str
+    workdir: str
+    port: int = 0
+    host: str = "127.0.0.1"
+    pooler_port: int = 0
+    offset_ms: float = 0.0
+    proc: subprocess.Popen[bytes] | None = None
+    pooler: subprocess.Popen[bytes] | None = None
+    timings: dict[str, float] = field(default_factory=dict)  # seconds: initdb, until ready
+    extra: dict[str, str] = field(default_factory=dict)  # server settings a scenario asked for
+    _started: float = 0.0
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @property
+    def pooler_address(self) -> str:
+        return f"{self.host}:{self.pooler_port}"
+
+    @property
+    def data_dir(self) -> str:
+        return os.path.join(self.workdir, "data")
+
+    def pids(self) -> list[int]:
+        return [p.pid for p in (self.proc, self.pooler) if p is not None]
+
+    def launch(self, spawn: Callable[..., subprocess.Popen[Any]] = procs.spawn) -> None:
+        """initdb (first time only), then start postgres and pgbouncer without waiting."""
+        binaries = bin_dir()
+        if binaries is None:
+            raise LabError("PostgreSQL is not installed: `sudo apt-get install postgresql`")
+        self._prepare_dir()
+        if not os.path.exists(os.path.join(self.data_dir, "PG_VERSION")):
+            started = time.monotonic()
+            self._initdb(binaries)
+            self.timings["initdb_s"] = time.monotonic() - started
+        self._started = time.monotonic()
+        self.port = self.port or free_port()
+        self.pooler_port = self.pooler_port or free_port()
+        settings = {**SERVER_SETTINGS, **self.extra, "lockviz.pooler": self.pooler_address}
+        args = [os.path.join(binaries, "postgres"), "-D", self.data_dir, "-p", str(self.port)]
+        args += ["-k", self.workdir]
+        for name, value in settings.items():
+            args += ["-c", f"{name}={value}"]
+        as_user = _as_os_user()
+        with open(os.path.join(self.workdir, "postgres.log"), "ab") as log:  # the child has a copy
+            self.proc = spawn(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log, **as_user)
+        if self.pooler is not None and self.pooler.poll() is None:
+            return  # a restart of the server after kill(): the pooler kept running
+        ini = os.path.join(self.workdir, "pgbouncer.ini")
+        with open(ini, "w") as f:
+            log_path = os.path.join(self.workdir, "pgbouncer.log")
+            f.write(PGBOUNCER_INI.format(pg_port=self.port, port=self.pooler_port, log=log_path))
+        self._give_to_os_user(ini)
+        self.pooler = spawn(
+            [pgbouncer_binary() or "pgbouncer", "--quiet", ini],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            **as_user,
+        )
+
+    def _prepare_dir(self) -> None:
+        os.makedirs(self.workdir, exist_ok=True)
+        if os.geteuid() == 0:
+            # The run's dir is root's and private (0700): the postgres user must pass through it.
+            parent = os.path.dirname(self.workdir)
+            os.chmod(parent, os.stat(parent).st_mode | 0o011)
+            self._give_to_os_user(self.workdir)
+
+    def _give_to_os_user(self, path: str) -> None:
+        if os.geteuid() == 0:
+            entry = pwd.getpwnam(OS_USER)
+            os.chown(path, entry.pw_uid, entry.pw_gid)
+
+    def _initdb(self, binaries: str) -> None:
+        args = [os.path.join(binaries, "initdb"), "-D", self.data_dir, "-A", "trust", "-U"]
+        args += ["postgres", "--no-sync", "--no-instructions", "-E", "UTF8", "--locale=C"]
+        with open(os.path.join(self.workdir, "initdb.log"), "wb") as log:
+            proc = procs.spawn(
+                args, stdin=subprocess.DEVNULL, stdout=log, stderr=log, **_as_os_user()
+            )
+            try:
+                code = proc.wait(60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+                raise LabError(f"{self.name}: initdb did not finish within 60 s") from None
+        if code != 0:
+            raise LabError(f"{self.name}: initdb failed: {self._tail('initdb.log')}")
+
+    def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> None:
+        """Ready means a real connection answers ``SELECT 1``, directly and through PgBouncer."""
+
+        def ready(port: int, proc: subprocess.Popen[bytes] | None, log: str) -> Callable[[], bool]:
+            pooled = proc is self.pooler
+
+            def probe() -> bool:
+                if proc is not None and proc.poll() is not None:
+                    raise LabError(f"{self.name} exited at start: {self._tail(log)}")
+                try:
+                    with connect(self.host, port, application_name="lab", pooled=pooled) as conn:
+                        return conn.execute("SELECT 1").fetchone() == (1,)
+                except psycopg.Error:
+                    return False
+
+            return probe
+
+        wait_until(
+            ready(self.port, self.proc, "postgres.log"), timeout_s, f"{self.name} (postgres)"
+        )
+        self.timings["postgres_ready_s"] = time.monotonic() - self._started
+        with connect(self.host, self.port, application_name="lab") as conn:
+            conn.execute(SETUP_SQL)
+        what = f"{self.name}'s pgbouncer"
+        wait_until(ready(self.pooler_port, self.pooler, "pgbouncer.log"), timeout_s, what)
+        self.timings["pgbouncer_ready_s"] = time.monotonic() - self._started
+
+    def kill(self) -> None:
+        """kill -9 of the postmaster: no shutdown; its backends die with it (checked)."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        backends = _children(self.proc.pid)
+        self.proc.kill()
+        self.proc.wait()
+        for pid in backends:  # normally gone already: they watch for the postmaster's death
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+    def stop(self) -> None:
+        """PgBouncer's immediate shutdown, postgres's fast shutdown; SIGKILL if either lingers."""
+        for proc, sig in ((self.pooler, signal.SIGTERM), (self.proc, signal.SIGINT)):
+            if proc is None or proc.poll() is not None:
+                continue
+            backends = _children(proc.pid)
+            try:
+                proc.send_signal(signal.SIGCONT)
+                proc.send_signal(sig)
+                proc.wait(STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            except ProcessLookupError:
+                proc.wait()
+            for pid in backends:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+
+    def _tail(self, log: str) -> str:
+        try:
+            with open(os.path.join(self.workdir, log), errors="replace") as f:
+                return f.read()[-500:].strip() or "no log output"
+        except OSError:
+            return "no log"
+
+
+def _children(pid: int) -> list[int]:
+    """The live processes whose parent is ``pid`` (the postmaster's backends and helpers)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == pid and fields[0] not in ("Z", "X"):
+            found.append(int(entry))
+    return found

@@ -1,0 +1,37 @@
+"""``{% fault_controls run scenario layout %}``: the buttons that do things to a live run.
+
+The same controls serve the run page, as menus that open from the diagram's lifeline headers
+(``layout="menus"``), and the free-play page, as panels always on show (``layout="panels"``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+
+from lockviz.models import Run
+from lockviz.scenarios.schema import Scenario
+
+register = template.Library()
+
+
+@register.inclusion_tag("lockviz/_play_controls.html", takes_context=True)
+def fault_controls(
+    context: template.Context, run: Run, scenario: Scenario | None, layout: str = "panels"
+) -> dict[str, Any]:
+    names = [*scenario.nodes, "storage"] if scenario else []
+    return {
+        "csrf_token": context.get("csrf_token"),
+        "run": run,
+        "layout": layout,
+        "clients": list(scenario.clients) if scenario else [],
+        "nodes": [
+            {
+                "name": name,
+                "role": "storage" if name == "storage" else "lock node",
+                "clock": name.startswith("redis-") or name == "storage",  # libfaketime: Redis
+            }
+            for name in names
+        ],
+    }

@@ -1,0 +1,97 @@
+"""Side by side: the comparison form, starting one live run per variant, and the lanes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+from django_htmx.http import HttpResponseClientRedirect
+
+from lockviz import runs
+from lockviz.compare import SAME, CompareForm, describe, headline, read_run_ids
+from lockviz.models import Run
+from lockviz.scenarios.library import builtin
+from lockviz.scenarios.schema import ScenarioError, parse
+
+DEFAULT_SCENARIO = "gc-pause-fenced"
+
+
+@require_http_methods(["GET", "POST"])
+def compare(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        return _start(request)
+    context: dict[str, Any] = {"form": _blank_form(request.GET.get("scenario", ""))}
+    if "runs" in request.GET:
+        ids, problems = read_run_ids(request.GET["runs"])
+        found = {run.pk: run for run in Run.objects.filter(pk__in=ids)}
+        problems += [f"There is no run {run_id!r}." for run_id in ids if run_id not in found]
+        lanes = [_lane(found[run_id]) for run_id in ids if run_id in found]
+        context.update(problems=problems, lanes=lanes, data=[lane.data() for lane in lanes])
+        status = 200 if lanes or not problems else 404
+        return render(request, "lockviz/compare.html", context, status=status)
+    return render(request, "lockviz/compare.html", context)
+
+
+@require_GET
+def lane_verdict(request: HttpRequest, run_id: str) -> HttpResponse:
+    lane = _lane(get_object_or_404(Run, pk=run_id))
+    return render(request, "lockviz/_compare_verdict.html", {"lane": lane})
+
+
+def _start(request: HttpRequest) -> HttpResponse:
+    form = CompareForm(request.POST)
+    if not form.is_valid():
+        template = "lockviz/_compare_form.html" if request.htmx else "lockviz/compare.html"
+        return render(request, template, {"form": form}, status=200 if request.htmx else 400)
+    slug = form.cleaned_data["slug"]
+    started = []
+    for scenario in form.variants:
+        run = runs.create_run(scenario, slug)
+        runs.start(run, scenario)
+        started.append(run.pk)
+    url = f"{reverse('compare')}?runs={','.join(started)}"
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+def _blank_form(slug: str) -> CompareForm:
+    slug = slug if slug in builtin() else DEFAULT_SCENARIO
+    if slug not in builtin():
+        slug = next(iter(builtin()), "")
+    initial = {"scenario": slug, "backend_1": SAME, "fencing_1": "on"}
+    initial.update({"backend_2": SAME, "fencing_2": "off"})
+    return CompareForm(initial=initial)
+
+
+@dataclass(frozen=True)
+class Lane:
+    run: Run
+    label: str
+    headline: str
+    tone: str
+    clients: list[str]
+    nodes: list[str]
+    duration_ms: int
+
+    def data(self) -> dict[str, Any]:
+        """What compare.js needs to draw and stream this lane."""
+        return {
+            "run": self.run.pk,
+            "status": self.run.status,
+            "clients": self.clients,
+            "nodes": self.nodes,
+            "duration_ms": self.duration_ms,
+            "ws": f"/ws/runs/{self.run.pk}/",
+        }
+
+
+def _lane(run: Run) -> Lane:
+    text, tone = headline(run)
+    try:
+        s = parse(run.scenario)
+    except ScenarioError:  # stored under an older schema: still shown, laid out from its events
+        return Lane(run, run.title, text, tone, [], [], 0)
+    return Lane(run, describe(s), text, tone, s.clients, s.nodes, s.duration_ms)

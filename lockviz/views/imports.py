@@ -1,0 +1,161 @@
+"""Importing a scenario (to run it live) or an exported run (to replay it).
+
+Errors come back as a partial that htmx swaps in beside the form, so the pasted text and the
+chosen file stay as they were; without htmx the whole page comes back with the text kept.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.http.multipartparser import MultiPartParserError
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from lockviz import imports, runs
+from lockviz.imports import ImportedRun, ImportedScenario, ImportRefused
+from lockviz.models import Run, RunEvent
+
+
+@require_http_methods(["GET", "POST"])
+def import_page(request: HttpRequest) -> HttpResponse:
+    if request.method == "GET":
+        return render(request, "lockviz/import.html", {"text": "", "paste_limit": _limit()})
+    text, data = "", b""
+    try:
+        text = _pasted(request)
+        data, field, source = _chosen(request, text)
+        found = imports.read(data, field)
+    except ImportRefused as exc:
+        kept = text or _as_text(data)  # without htmx, a file's text comes back to be fixed
+        return _answer(
+            request, "lockviz/_import_errors.html", {"problems": _split(exc.problems)}, kept
+        )
+    if isinstance(found, ImportedScenario):
+        scenario = found.scenario
+        context = {
+            "scenario": scenario,
+            "scenario_json": json.dumps(scenario.to_json()),
+            "source": source,
+        }
+        return _answer(request, "lockviz/_import_scenario.html", context, text, status=200)
+    run = _store(found)
+    return _go(request, reverse("replay", args=[run.pk]))
+
+
+@require_POST
+def run_imported(request: HttpRequest) -> HttpResponse:
+    """The "Run it live" button under a checked scenario."""
+    try:
+        found = imports.read(request.POST.get("scenario", ""), "scenario")
+        if not isinstance(found, ImportedScenario):
+            raise ImportRefused(["scenario: this is an exported run; open its replay instead"])
+    except ImportRefused as exc:
+        return _answer(
+            request, "lockviz/_import_errors.html", {"problems": _split(exc.problems)}, ""
+        )
+    run = runs.create_run(found.scenario)
+    runs.start(run, found.scenario)
+    return _go(request, reverse("run", args=[run.pk]))
+
+
+def _pasted(request: HttpRequest) -> str:
+    """The pasted text: a form field, or a file part when it was too big for one (import.js)."""
+    try:
+        part = request.FILES.get("text")
+        if part is None:
+            return request.POST.get("text", "")
+        if part.size > imports.MAX_BYTES:
+            raise ImportRefused([f"text: {part.size / 1024 / 1024:.1f} MB; the most is 5 MB"])
+        return part.read().decode("utf-8", errors="replace")  # a textarea's text is UTF-8
+    except RequestDataTooBig:
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE / 1024 / 1024
+        raise ImportRefused(
+            [
+                f"text: more than {limit:.1f} MB is too much to paste; save it to a file and "
+                f"upload that (up to {imports.MAX_BYTES // 1024 // 1024} MB)"
+            ]
+        ) from None
+    except (TooManyFieldsSent, MultiPartParserError) as exc:
+        raise ImportRefused([f"form: the upload was not understood ({exc})"]) from None
+
+
+def _chosen(request: HttpRequest, text: str) -> tuple[bytes | str, str, str]:
+    """(what to import, its form field, where it came from): a chosen file wins over text."""
+    upload = request.FILES.get("file")
+    if upload is not None and upload.size:
+        if upload.size > imports.MAX_BYTES:  # refused on its size, without reading it
+            size = f"{upload.size / 1024 / 1024:.1f} MB"
+            raise ImportRefused([f"file: {upload.name} is {size}; the most is 5 MB"])
+        return upload.read(), "file", f"the file {upload.name}"
+    if not text.strip():
+        raise ImportRefused(["text: paste a scenario or an exported run, or choose a file"])
+    return text, "text", "the pasted text"
+
+
+def _as_text(data: bytes | str) -> str:
+    if isinstance(data, str):
+        return data
+    try:
+        return data.decode("utf-8-sig") if b"\0" not in data else ""
+    except UnicodeDecodeError:
+        return ""
+
+
+def _answer(
+    request: HttpRequest,
+    partial: str,
+    context: dict[str, Any],
+    text: str,
+    status: int = 400,
+) -> HttpResponse:
+    """The partial alone for htmx (swapped in beside the form), else the page around it."""
+    if request.htmx:
+        return render(request, partial, context)
+    page = {**context, "text": text, "result": partial, "paste_limit": _limit()}
+    return render(request, "lockviz/import.html", page, status=status)
+
+
+def _limit() -> int | None:
+    return settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+
+
+def _split(problems: list[str]) -> list[tuple[str, str]]:
+    """("steps[3].ms", "must be ...") pairs, so the page can set the field apart."""
+    return [(p.split(": ", 1)[0], p.split(": ", 1)[1]) if ": " in p else (p, "") for p in problems]
+
+
+def _go(request: HttpRequest, url: str) -> HttpResponse:
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+@transaction.atomic
+def _store(found: ImportedRun) -> Run:
+    run = Run.objects.create(
+        title=found.scenario.title,
+        scenario=found.scenario.to_json(),
+        status=Run.Status.FINISHED if found.finished else Run.Status.FAILED,
+        verdict=found.verdict,
+        expect_met=found.expect_met,
+        mismatches=found.mismatches,
+        error=found.error,
+        finished=timezone.now(),
+    )
+    RunEvent.objects.bulk_create(
+        (
+            RunEvent(
+                run=run, seq=e["seq"], t_ms=e["t_ms"], actor=e["actor"], kind=e["kind"], data=e
+            )
+            for e in found.events
+        ),
+        batch_size=500,
+    )
+    return run

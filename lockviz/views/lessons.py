@@ -1,0 +1,107 @@
+"""Lessons: the course index, and walkthroughs that tell a live run of a lesson's scenario.
+
+Real leases cannot be paused, so a walkthrough runs the scenario live first and tells it
+afterwards. ``/lessons/<slug>/`` without a run starts one (or reuses the learner's last run of
+the lesson, remembered in a cookie) and redirects to ``?run=<id>``, so reloading the page does
+not start another run; "Re-run live" posts to start a fresh one.
+"""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from lockviz import lessons, runs
+from lockviz.models import Run
+
+COOKIE_DAYS = 30
+
+
+@require_GET
+def index(request: HttpRequest) -> HttpResponse:
+    course = lessons.course()
+    total = sum(item.minutes for item in course)
+    return render(request, "lockviz/lessons.html", {"course": course, "total_minutes": total})
+
+
+@require_GET
+def walkthrough(request: HttpRequest, slug: str) -> HttpResponse:
+    lesson = _lesson(slug)
+    run_id = request.GET.get("run")
+    if run_id is None:
+        remembered = _remembered(request, lesson)
+        if remembered is not None:
+            return redirect(_url(slug, remembered.pk))
+        return _start(lesson)
+    course = lessons.course()
+    context = {
+        "lesson": lesson,
+        "count": len(course),
+        "previous": next((c for c in course if c.number == lesson.number - 1), None),
+        "following": next((c for c in course if c.number == lesson.number + 1), None),
+    }
+    run = Run.objects.filter(pk=run_id[:16]).first() if run_id.strip() else None
+    if run is None:
+        context["problem"] = f"There is no run {run_id[:40]!r}."
+        return render(request, "lockviz/lesson.html", context, status=404)
+    if run.slug != slug or not lessons.same_script(run.scenario, lesson):
+        context["problem"] = (
+            f"Run {run.pk} did not play this lesson's scenario as written (it is "
+            f"{'another scenario' if run.slug != slug else 'a variation of it'}), so the "
+            "lesson's questions would not fit it."
+        )
+        context["other_run"] = run
+        return render(request, "lockviz/lesson.html", context, status=400)
+    context["run"] = run
+    context["data"] = {
+        "run": run.pk,
+        "status": run.status,
+        "error": run.error,
+        "created": run.created.isoformat(),
+        "ws": f"/ws/runs/{run.pk}/",
+        "scenario": lesson.scenario.to_json(),
+        "nodes": lesson.scenario.nodes,
+        "events": run.events_after(0),
+    }
+    return render(request, "lockviz/lesson.html", context)
+
+
+@require_POST
+def rerun(request: HttpRequest, slug: str) -> HttpResponse:
+    return _start(_lesson(slug))
+
+
+def _lesson(slug: str) -> lessons.Lesson:
+    lesson = lessons.lesson(slug)
+    if lesson is None:
+        raise Http404(f"there is no lesson {slug!r}")
+    return lesson
+
+
+def _start(lesson: lessons.Lesson) -> HttpResponse:
+    run = runs.create_run(lesson.scenario, lesson.slug)
+    runs.start(run, lesson.scenario)
+    response = redirect(_url(lesson.slug, run.pk))
+    response.set_cookie(
+        _cookie(lesson.slug), run.pk, max_age=COOKIE_DAYS * 86400, samesite="Lax", httponly=True
+    )
+    return response
+
+
+def _remembered(request: HttpRequest, lesson: lessons.Lesson) -> Run | None:
+    """The learner's last run of this lesson, if it still fits the lesson and did not fail."""
+    run_id = request.COOKIES.get(_cookie(lesson.slug), "")[:16]
+    run = Run.objects.filter(pk=run_id).first() if run_id else None
+    if run is None or run.status == Run.Status.FAILED or run.slug != lesson.slug:
+        return None
+    return run if lessons.same_script(run.scenario, lesson) else None
+
+
+def _cookie(slug: str) -> str:
+    return f"lockviz-lesson-{slug}"
+
+
+def _url(slug: str, run_id: str) -> str:
+    return f"{reverse('lesson', args=[slug])}?run={run_id}"

@@ -1,0 +1,63 @@
+"""Side by side in a browser: fencing on against off, both live, on one time axis."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.conftest import AppServer
+
+pytestmark = [pytest.mark.live, pytest.mark.browser]
+
+
+def test_fencing_on_against_off_side_by_side(app_server: AppServer, page: Any) -> None:
+    page.goto(app_server.url + "/")
+    page.get_by_role("link", name="Compare").click()
+    page.get_by_label("Scenario").select_option("gc-pause-fenced")
+    # The defaults are the comparison: as written with fencing on, and with fencing off.
+    assert page.locator("#id_fencing_1").input_value() == "on"
+    assert page.locator("#id_fencing_2").input_value() == "off"
+    page.get_by_role("button", name="Run them side by side, live").click()
+    page.wait_for_url("**/compare/?runs=*")
+
+    lanes = page.locator(".lane")
+    assert lanes.count() == 2
+    for i in range(2):
+        page.locator(".lane[data-done=finished]").nth(i).wait_for(timeout=40_000)
+    on, off = lanes.nth(0), lanes.nth(1)
+    on.locator(".lane-headline").filter(has_text="fencing saved the data").wait_for()
+    off.locator(".lane-headline").filter(has_text="data corrupted").wait_for()
+    assert on.locator(".rejected-write").count() == 1
+    assert off.locator(".stale-write-accepted").count() == 1
+
+    # Side by side, and one time axis: same pxPerMs, same on-screen scale, same top.
+    boxes = [lane.locator("svg").bounding_box() for lane in (on, off)]
+    assert boxes[1]["x"] >= boxes[0]["x"] + boxes[0]["width"]
+    assert abs(boxes[0]["y"] - boxes[1]["y"]) < 1
+    scales = page.evaluate(
+        """() => window.lockvizCompare.views.map((v) => [v.diagram.px,
+             v.diagram.svg.getBoundingClientRect().width / v.diagram.width])"""
+    )
+    assert scales[0][0] == scales[1][0]
+    assert abs(scales[0][1] - scales[1][1]) < 0.01
+    assert page.errors == []
+
+
+def test_a_variant_that_cannot_run_is_named_next_to_it(app_server: AppServer, page: Any) -> None:
+    page.goto(app_server.url + "/compare/")
+    page.locator("#id_backend_3").select_option("redlock")
+    page.get_by_role("button", name="Run them side by side, live").click()
+    error = page.locator("#variant-3 .errors")
+    error.wait_for()
+    assert "Redlock cannot fence" in error.text_content()
+    assert page.locator("#variant-1 .errors").count() == 0
+    assert page.locator("#id_backend_3").input_value() == "redlock"  # nothing lost
+    assert page.locator("#id_fencing_2").input_value() == "off"
+    assert "?runs=" not in page.url
+    assert page.errors == []
+    response = page.goto(app_server.url + "/compare/?runs=nope,<x>")
+    assert response.status == 404  # the page still says why
+    problems = page.locator("#compare-problems")
+    assert "There is no run 'nope'." in problems.text_content()
+    assert "'<x>' is not a run id" in problems.text_content()
