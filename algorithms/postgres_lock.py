@@ -69,6 +69,7 @@ import psycopg
 from psycopg import errors
 
 from algorithms.clock import Clock, SystemClock
+from algorithms.deadlines import deadlines
 from algorithms.errors import BackendUnavailable, NotHeld
 from algorithms.events import EventSink, Reporter, discard
 from algorithms.lock import Grant
@@ -331,9 +332,7 @@ class PostgresLock:
                     state["abandoned"] = True
                     _shut_down(self.conn)
 
-        guard = threading.Timer(limit / 1000, abandon)
-        guard.daemon = True
-        guard.start()
+        guard = deadlines.arm(limit / 1000, abandon)
         try:
             yield
         except errors.LockNotAvailable:
@@ -351,7 +350,7 @@ class PostgresLock:
         finally:
             with mutex:
                 state["done"] = True
-            guard.cancel()
+            deadlines.disarm(guard)
 
     def _held(self) -> Grant:
         if self.grant is None:
