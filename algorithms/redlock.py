@@ -61,27 +61,14 @@ from algorithms.clock import Clock, SystemClock
 from algorithms.errors import NotHeld
 from algorithms.events import EventSink, Reporter, discard
 from algorithms.lock import Grant
+from algorithms.redis_lock import EXTEND_SCRIPT, RELEASE_SCRIPT
 
 # Acquire needs no script: ``SET key value NX PX ttl`` is one atomic command, answering "OK"
 # when the key was free and nil when someone holds it.
 
-# KEYS[1] lock key; ARGV[1] holder's random value. Deletes the key only if it is still ours.
-# Returns 1 when deleted, 0 when the key is gone or someone else's.
-RELEASE_SCRIPT = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-    return redis.call('DEL', KEYS[1])
-end
-return 0
-"""
+# The scripts are the single-node lock's (compare-and-delete, compare-and-pexpire), run on
+# every node: 1 when done, 0 when the key is gone or someone else's.
 
-# KEYS[1] lock key; ARGV[1] holder's random value, ARGV[2] new lease ms. Prolongs only our key.
-# Returns 1 when prolonged, 0 when the key is gone or someone else's.
-EXTEND_SCRIPT = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-    return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-return 0
-"""
 
 CLOCK_DRIFT_FACTOR = 0.01  # antirez's spec: 1% of the TTL, plus 2 ms for the clock's resolution
 CLOCK_DRIFT_BASE_MS = 2.0

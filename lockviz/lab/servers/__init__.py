@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import socket
+import subprocess
 import tempfile
 import threading
 import time
@@ -22,7 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from lockviz.lab import registry
+from lockviz.lab import procs, registry
 
 
 class LabError(Exception):
@@ -49,6 +50,43 @@ def wait_until(ready: Callable[[], bool], timeout_s: float, what: str) -> None:
         if time.monotonic() > deadline:
             raise LabError(f"{what} did not become ready within {timeout_s:.0f} s")
         time.sleep(0.005)
+
+
+class OneProcess:
+    """What a server run as one child process has: an address, a pid, kill -9, stop, a log.
+
+    Mixed into the dataclasses of the server kinds, which provide ``host``, ``port``, ``proc``
+    and ``log_path``.
+    """
+
+    host: str
+    port: int
+    proc: subprocess.Popen[bytes] | None
+    log_path: str
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    def pids(self) -> list[int]:
+        return [self.proc.pid] if self.proc else []
+
+    def kill(self) -> None:
+        """kill -9: no shutdown, no save; whatever the server had on disk is there at restart."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            procs.stop(self.proc)
+
+    def log_tail(self) -> str:
+        try:
+            with open(self.log_path, errors="replace") as f:
+                return f.read()[-500:].strip() or "no log output"
+        except OSError:
+            return "no log"
 
 
 class Server(Protocol):

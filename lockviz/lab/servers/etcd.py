@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lockviz.lab import procs
-from lockviz.lab.servers import LabError, Requirement, free_port, wait_until
+from lockviz.lab.servers import LabError, OneProcess, Requirement, free_port, wait_until
 
 ETCD_BINARY = "etcd"
 START_TIMEOUT_S = 20.0
@@ -70,7 +70,7 @@ def wipe(host: str, port: int) -> None:
 
 
 @dataclass
-class EtcdServer:
+class EtcdServer(OneProcess):
     """One etcd child process with its own client port, peer port and data dir."""
 
     name: str
@@ -84,15 +84,8 @@ class EtcdServer:
     launched_ns: int = field(default=0, repr=False)
 
     @property
-    def address(self) -> str:
-        return f"{self.host}:{self.port}"
-
-    @property
     def log_path(self) -> str:
         return os.path.join(self.workdir, "etcd.log")
-
-    def pids(self) -> list[int]:
-        return [self.proc.pid] if self.proc else []
 
     def launch(self, spawn: Callable[..., subprocess.Popen[Any]] = procs.spawn) -> None:
         """Start the process (without waiting for it to serve)."""
@@ -122,7 +115,7 @@ class EtcdServer:
     def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> None:
         def ready() -> bool:
             if self.proc is not None and self.proc.poll() is not None:
-                raise LabError(f"{self.name} (etcd) exited at start: {self._log_tail()}")
+                raise LabError(f"{self.name} (etcd) exited at start: {self.log_tail()}")
             return self.healthy()
 
         wait_until(ready, timeout_s, f"{self.name} (etcd on port {self.port})")
@@ -135,20 +128,3 @@ class EtcdServer:
                 return bool(json.loads(response.read()).get("health") == "true")
         except (OSError, ValueError):
             return False
-
-    def kill(self) -> None:
-        """kill -9: no shutdown; the fsynced data dir survives for a restart."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            procs.stop(self.proc)
-
-    def _log_tail(self) -> str:
-        try:
-            with open(self.log_path) as f:
-                return f.read()[-500:].strip() or "no log output"
-        except OSError:
-            return "no log"

@@ -22,7 +22,7 @@ import redis
 
 from algorithms.redis_client import connect
 from lockviz.lab import procs
-from lockviz.lab.servers import LabError, Requirement, free_port, wait_until
+from lockviz.lab.servers import LabError, OneProcess, Requirement, free_port, wait_until
 
 REDIS_BINARY = "redis-server"
 START_TIMEOUT_S = 10.0
@@ -60,7 +60,7 @@ def wipe(host: str, port: int) -> None:
 
 
 @dataclass
-class RedisServer:
+class RedisServer(OneProcess):
     """One redis-server child process with its own port, directory and clock file."""
 
     name: str
@@ -72,15 +72,12 @@ class RedisServer:
     proc: subprocess.Popen[bytes] | None = None
 
     @property
-    def address(self) -> str:
-        return f"{self.host}:{self.port}"
+    def log_path(self) -> str:
+        return os.path.join(self.workdir, "redis.log")
 
     @property
     def clock_file(self) -> str:
         return os.path.join(self.workdir, "clock")
-
-    def pids(self) -> list[int]:
-        return [self.proc.pid] if self.proc else []
 
     def launch(self, spawn: Callable[..., subprocess.Popen[Any]] = procs.spawn) -> None:
         """Start the process (without waiting for it to serve)."""
@@ -101,7 +98,7 @@ class RedisServer:
             "--hz", "100",  # sweep expired keys often: the diagram shows when the server expires
             "--notify-keyspace-events", KEYSPACE_EVENTS,
             "--loglevel", "warning",
-            "--logfile", os.path.join(self.workdir, "redis.log"),
+            "--logfile", self.log_path,
         ]  # fmt: skip
         env = {
             **os.environ,
@@ -115,7 +112,7 @@ class RedisServer:
     def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> None:
         def ready() -> bool:
             if self.proc is not None and self.proc.poll() is not None:
-                raise LabError(f"{self.name} (redis-server) exited at start: {self._log_tail()}")
+                raise LabError(f"{self.name} (redis-server) exited at start: {self.log_tail()}")
             return self.ping()
 
         wait_until(ready, timeout_s, f"{self.name} (redis-server on port {self.port})")
@@ -146,20 +143,3 @@ class RedisServer:
         with open(tmp, "w") as f:
             f.write(f"{self.offset_ms / 1000:+.3f}\n")
         os.replace(tmp, self.clock_file)
-
-    def kill(self) -> None:
-        """kill -9: no shutdown, no save."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            procs.stop(self.proc)
-
-    def _log_tail(self) -> str:
-        try:
-            with open(os.path.join(self.workdir, "redis.log")) as f:
-                return f.read()[-500:].strip() or "no log output"
-        except OSError:
-            return "no log"

@@ -36,7 +36,7 @@ from kazoo.retry import KazooRetry
 
 from lockviz.lab import procs
 from lockviz.lab.links import Links
-from lockviz.lab.servers import LabError, Requirement, free_port, wait_until
+from lockviz.lab.servers import LabError, OneProcess, Requirement, free_port, wait_until
 
 JAVA = "java"
 ZK_JAR = "/usr/share/java/zookeeper.jar"
@@ -137,7 +137,7 @@ def four_letter(host: str, port: int, command: str, timeout_s: float = 0.5) -> s
 
 
 @dataclass
-class ZooKeeperServer:
+class ZooKeeperServer(OneProcess):
     """One ZooKeeper JVM with its own config, data dir and ports."""
 
     name: str
@@ -170,10 +170,6 @@ class ZooKeeperServer:
             for kind in ("peer", "election"):
                 self.mesh.set(self.name, f"{peer}:{kind}", mode)
                 self.mesh.set(peer, f"{self.name}:{kind}", mode)
-
-    @property
-    def address(self) -> str:
-        return f"{self.host}:{self.port}"
 
     @property
     def log_path(self) -> str:
@@ -223,7 +219,7 @@ class ZooKeeperServer:
     def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> None:
         def ready() -> bool:
             if self.proc is not None and self.proc.poll() is not None:
-                raise LabError(f"{self.name} (ZooKeeper) exited at start: {self._log_tail()}")
+                raise LabError(f"{self.name} (ZooKeeper) exited at start: {self.log_tail()}")
             return self.mode() is not None
 
         wait_until(ready, timeout_s, f"{self.name} (ZooKeeper on port {self.port})")
@@ -235,21 +231,8 @@ class ZooKeeperServer:
                 return line.split(":", 1)[1].strip()
         return None
 
-    def kill(self) -> None:
-        """kill -9: no shutdown; the session tracker and open connections die with it."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
     def stop(self) -> None:
         if self.proc is not None:
             procs.stop(self.proc)
         if self.mesh is not None:
             self.mesh.stop()  # every server of the ensemble asks; stopping twice is harmless
-
-    def _log_tail(self) -> str:
-        try:
-            with open(self.log_path, errors="replace") as f:
-                return f.read()[-500:].strip() or "no log output"
-        except OSError:
-            return "no log"
