@@ -642,7 +642,7 @@
       el("text", { class: "step-badge-text", x: x + 9, y: y + dy + 4, "text-anchor": "middle" }, g)
         .textContent = String(ev.index + 1);
       const first = ev.say.split(/(?<=[.:;!?])\s/)[0];
-      const short = first.length > 34 ? first.slice(0, 33).trimEnd() + "…" : first;
+      const short = first.length > 28 ? first.slice(0, 27).trimEnd() + "…" : first;
       el("text", { class: "say-short", x: x + 24, y: y + dy + 4 }, g).textContent = short;
     }
 

@@ -14,8 +14,8 @@
     durationMs,
     // Fit the whole run in about one screen, within readable bounds.
     pxPerMs: Math.min(0.25, Math.max(0.05, 820 / durationMs)),
-    columnWidth: 175,
-    narrationWidth: 250,
+    columnWidth: 160,
+    narrationWidth: 205,
   });
   const story = document.getElementById("story");
   let lastSeq = 0;
