@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
 import os
 import platform
 import sys
@@ -30,11 +31,17 @@ from lockviz.scenarios.library import builtin  # noqa: E402
 DOC = os.path.join(ROOT, "docs", "fidelity.md")
 
 
-def one_run(slug: str) -> tuple[str, bool, str, float]:
+def one_run(slug: str, keep: str | None = None) -> tuple[str, bool, str, float]:
     started = time.monotonic()
     result = RunEngine(builtin()[slug], LocalLab()).run()
     why = result.error or "; ".join(result.mismatches)
-    return slug, result.error is None and not result.mismatches, why, time.monotonic() - started
+    ok = result.error is None and not result.mismatches
+    if keep and not ok:  # the whole history of a miss, to read or to replay (/import/)
+        os.makedirs(keep, exist_ok=True)
+        path = os.path.join(keep, f"{slug}-{time.time_ns()}.json")
+        with open(path, "w") as f:
+            json.dump({"scenario": builtin()[slug].to_json(), "events": result.events}, f)
+    return slug, ok, why, time.monotonic() - started
 
 
 def main() -> None:
@@ -43,6 +50,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--no-doc", action="store_true", help="print only; leave docs/ alone")
+    parser.add_argument("--keep-misses", metavar="DIR", help="save the events of each miss here")
     args = parser.parse_args()
     slugs = args.slugs or list(builtin())
     unknown = [s for s in slugs if s not in builtin()]
@@ -54,7 +62,8 @@ def main() -> None:
     started = time.monotonic()
     jobs = [slug for _ in range(args.runs) for slug in slugs]  # interleaved: noise hits all alike
     with ThreadPoolExecutor(args.jobs) as pool:
-        for future in as_completed([pool.submit(one_run, slug) for slug in jobs]):
+        futures = [pool.submit(one_run, slug, args.keep_misses) for slug in jobs]
+        for future in as_completed(futures):
             slug, ok, why, took = future.result()
             met[slug] += ok
             seconds[slug].append(took)
