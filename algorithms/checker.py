@@ -3,9 +3,10 @@
 The checker is a pure function over the recorded events (docs/events.md). It never asks a
 server anything: what it concludes is what the diagram shows.
 
-* **Belief intervals.** A client believes it holds the lock from its ``granted`` until it sends
-  its release (it has left its critical section; the server's answer may come after the next
-  holder's grant), ``released`` it, learned it ``lost`` the lock, ``crashed``, or the run ended.
+* **Belief intervals.** A client believes it holds the lock from its ``granted`` until it starts
+  ``releasing`` it (it has left its critical section; the server's answer may come after the
+  next holder's grant), ``released`` it, learned it ``lost`` the lock, ``crashed``, or the run
+  ended.
   A frozen client keeps believing: that is the point of a GC pause.
 * **Mutual exclusion** is violated when two clients' belief intervals overlap for any positive
   time. Each overlap is reported with its clients and its interval.
@@ -29,7 +30,7 @@ from typing import Any
 
 Event = Mapping[str, Any]
 
-_BELIEF_ENDS = {"released", "lost", "crashed"}
+_BELIEF_ENDS = {"releasing", "released", "lost", "crashed"}
 
 
 @dataclass(frozen=True)
@@ -99,9 +100,7 @@ def belief_intervals(events: Sequence[Event], end_ms: float | None = None) -> li
                 start, token = open_grants.pop(actor)
                 intervals.append(Interval(actor, start, t, token))
             open_grants[actor] = (t, event.get("token"))
-        elif actor in open_grants and (
-            kind in _BELIEF_ENDS or (kind == "request" and event.get("op") == "release")
-        ):
+        elif kind in _BELIEF_ENDS and actor in open_grants:
             start, token = open_grants.pop(actor)
             intervals.append(Interval(actor, start, t, token))
     for actor, (start, token) in open_grants.items():

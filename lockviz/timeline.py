@@ -52,6 +52,7 @@ def describe(e: dict[str, Any]) -> str:
         "run_finished": lambda: "run finished",
         "run_failed": lambda: f"run FAILED: {e.get('error')}",
         "note": lambda: str(e.get("text")),
+        "releasing": lambda: "leaves its critical section and releases",
         "session": lambda: f"ZooKeeper session {e.get('state')}",
         "woken": lambda: f"woken to re-check ({e.get('by')})",
         "renewal_started": lambda: f"watchdog renews every {e.get('interval_ms')} ms",

@@ -83,6 +83,7 @@ class Worker:
                 return self.note(f"{self.name} holds no lock to release")
             if self.renewer is not None:
                 self.renewer.stop()
+            self.emit("releasing", {})  # the critical section is over, whatever the reply says
             with self._mutex:
                 self.lock.release()
         elif op == "extend":

@@ -155,9 +155,10 @@ def test_giving_up_before_a_crashed_holders_lease_runs_out_is_not_stuck() -> Non
 def test_belief_ends_when_the_release_is_sent_not_when_its_reply_comes_back() -> None:
     history = [
         ev(1, 0, "alice", "granted", token=1),
-        ev(2, 100, "alice", "request", to="zk-1", call=4, op="release"),
-        ev(3, 101, "bob", "granted", token=2),  # woken by the server before alice heard back
-        ev(4, 103, "alice", "reply", **{"from": "zk-1"}, call=4, op="release", ok=True),
-        ev(5, 103, "alice", "released", ok=True),
+        ev(2, 100, "alice", "releasing"),
+        ev(3, 100, "alice", "request", to="zk-1", call=4, op="delete"),
+        ev(4, 101, "bob", "granted", token=2),  # woken by the server before alice heard back
+        ev(5, 103, "alice", "reply", **{"from": "zk-1"}, call=4, op="delete", ok=True),
+        ev(6, 103, "alice", "released", ok=True),
     ]
     assert check(history).mutual_exclusion == "held"
