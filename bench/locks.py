@@ -38,6 +38,26 @@ from lockviz.lab import backends  # noqa: E402
 from lockviz.lab.servers import LocalLab, missing  # noqa: E402
 
 DOC = os.path.join(ROOT, "docs", "performance.md")
+ANALYSIS = """## Reading the ratios
+
+- **Single Redis.** Our acquire is one round trip like redis-py's `Lock`, but it runs a Lua
+  script (`SET NX PX` and `INCR` of the fencing counter, atomically) where redis-py sends a
+  plain `SET`: the fencing token costs the script. With the events on, each step also becomes a
+  JSON line; the gap between *events on* and *events off* is that teaching instrumentation.
+- **Redlock.** We send to all five nodes at once and read the replies as they arrive, in one
+  thread (pottery builds a thread pool per call): about 0.35× pottery. The practical floor is
+  about two round trips (acquire and release), which the *PING* row shows is ~0.15× here; what
+  is left is Python work per reply, including one event per node per step.
+- **ZooKeeper.** Our recipe makes three requests (create, children, delete) where kazoo's `Lock`
+  makes four; the events cost about a tenth.
+- **PostgreSQL.** Two statements, as the raw pair, plus the fencing token: `nextval()` runs in
+  the same statement as `pg_try_advisory_lock`, so it costs server time, not a round trip. Each
+  call also arms a client-side deadline (a PostgreSQL call can hang on a silent network whatever
+  its timeouts say); one shared deadline thread keeps that to microseconds.
+- **etcd.** Five HTTP requests on fresh connections (lease grant, lock, claim, delete, revoke):
+  the lock is the slowest here by an order of magnitude, and the JSON gateway is why. There is
+  no peer library to compare with on this machine.
+"""
 Op = Callable[[], None]
 TARGETS = {  # the issue's targets: our client vs the peer library
     "redis": ("redis-py Lock", 1.0),
@@ -279,7 +299,7 @@ def write_doc(table: str, summary: str) -> None:
             "CPUs. *ours (events on)* is the client as the lab runs it: every protocol step "
             "becomes an event serialized to a JSON line. *ours (events off)* is the same client "
             "with no listener; the difference is what the teaching instrumentation costs.\n\n"
-            f"{table}\n{summary}\n\n"
+            f"{table}\n{summary}\n\n{ANALYSIS}\n"
             "Regenerate with `.venv/bin/python bench/locks.py` (a few minutes).\n"
         )
 
