@@ -54,3 +54,18 @@ def test_sigkill_of_the_app_mid_run_leaves_nothing_alive(app_server: AppServer) 
     assert all(not any(registry.alive(p) for p in e["pids"].values()) for e in leftover)
     registry.sweep()  # ...so the next `make run` (or `lab down`) does
     assert not [e for e in registry.entries() if e["owner_pid"] == app_server.proc.pid]
+
+
+def test_ctrl_c_stops_the_app_and_every_child_mid_run(app_server: AppServer) -> None:
+    start_run(app_server, "gc-pause-fenced")
+    deadline = time.monotonic() + 20
+    while len(app_server.children()) < 4 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    children = app_server.children()
+    assert len(children) >= 4
+    app_server.proc.send_signal(signal.SIGINT)  # what Ctrl-C in `make run`'s terminal sends
+    app_server.proc.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(registry.alive(pid) for pid in children):
+        time.sleep(0.05)
+    assert [pid for pid in children if registry.alive(pid)] == []

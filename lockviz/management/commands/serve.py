@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
 import time
 from typing import Any
@@ -41,6 +42,9 @@ class Command(BaseCommand):
             if missing("redis"):
                 raise CommandError(install_hint(missing("redis")))
             self.step("lab self-test: starting redis-1 and storage", self.self_test)
+        # Ctrl-C must stop the app even when it was started from a shell that ignores SIGINT
+        # in background jobs (Twisted only takes SIGINT over when it has the default handler).
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         url = f"http://{options['host']}:{options['port']}/"
         self.stdout.write(
             self.style.SUCCESS(f"lockviz is at {url}  (Ctrl-C stops it and every server)")
