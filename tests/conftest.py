@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -126,3 +127,14 @@ def app_server(tmp_path: Path) -> Iterator[AppServer]:
     server = AppServer(tmp_path)
     yield server
     server.stop()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Django removes the test database file but not SQLite's WAL and shared-memory files."""
+    import glob
+    import tempfile
+
+    pattern = os.path.join(tempfile.gettempdir(), f"lockviz-test-{os.getpid()}.sqlite3-*")
+    for leftover in glob.glob(pattern):
+        with contextlib.suppress(OSError):
+            os.unlink(leftover)

@@ -106,7 +106,7 @@ class RunEngine:
 
     def run(self) -> RunResult:
         s = self.scenario
-        workdir = tempfile.mkdtemp(prefix="lockviz-clients-")
+        own_dir: str | None = None  # for client clock files when the lab gives no run dir
         try:
             if isinstance(self.lab, ExternalLab) and any(st.node for st in s.steps):
                 raise LabError("node faults (clock jumps, crash, restart) need the embedded lab")
@@ -118,6 +118,8 @@ class RunEngine:
             with self.lab.servers(names, self.on_wait, options) as servers:
                 self.servers = servers
                 self.links = Links(list(s.clients), servers.addresses())
+                # In the run's own directory, so a killed app's leftovers are swept with it.
+                workdir = servers.workdir or (own_dir := tempfile.mkdtemp(prefix="lockviz-"))
                 clocks = {c: ClientClock(os.path.join(workdir, f"{c}.clock")) for c in s.clients}
                 self.faults = Faults(servers, self.links, clocks, self.record)
                 watchers = backends.get(s.backend).watchers(servers, s, self.record)
@@ -147,7 +149,8 @@ class RunEngine:
         finally:
             for client in self.clients.values():
                 client.close()
-            shutil.rmtree(workdir, ignore_errors=True)
+            if own_dir:
+                shutil.rmtree(own_dir, ignore_errors=True)
         verdict = check(self.events, self.now_ms).as_dict()
         mismatches = compare(verdict, s.expect.as_dict() if s.expect else {})
         expect_met = not mismatches if s.expect is not None and s.expect.as_dict() else None
