@@ -56,3 +56,22 @@ def test_a_bad_ttl_is_named_inline_and_the_page_stays(app_server: AppServer, pag
     error.wait_for(timeout=10_000)
     assert "TTL" in error.text_content() and "100" in error.text_content()
     assert page.url.rstrip("/") == app_server.url
+
+
+def test_presenter_view_widens_the_diagram_and_is_remembered(
+    app_server: AppServer, page: Any
+) -> None:
+    page.goto(app_server.url + "/")
+    page.locator("#scenario-contention").get_by_role("button", name="Run on live servers").click()
+    page.wait_for_url("**/runs/*/")
+    page.locator("#verdict .headline").wait_for(timeout=30_000)
+    before = page.locator("svg#diagram").bounding_box()["width"]
+    page.get_by_role("button", name="Presenter view").click()
+    assert page.get_by_role("button", name="Presenter view").get_attribute("aria-pressed") == "true"
+    after = page.locator("svg#diagram").bounding_box()["width"]
+    assert after > before * 1.15  # the side panel moved below: the diagram takes the width
+    page.reload()
+    assert "presenter" in page.locator("html").get_attribute("class")
+    page.keyboard.press("z")  # and the key turns it off again
+    assert "presenter" not in (page.locator("html").get_attribute("class") or "")
+    assert page.errors == []
