@@ -41,6 +41,17 @@ class Run(models.Model):
     def fencing(self) -> bool:
         return bool(self.scenario.get("fencing", True))
 
+    def as_export(self) -> dict[str, Any]:
+        """The run as ``/runs/<id>/export.json`` has it (and as the import reads it back)."""
+        return {
+            "run_id": self.pk,
+            "scenario": self.scenario,
+            "status": self.status,
+            "verdict": self.verdict,
+            "expect_met": self.expect_met,
+            "events": self.events_after(0),
+        }
+
     def events_after(self, seq: int) -> list[dict[str, Any]]:
         return [e.data for e in self.events.filter(seq__gt=seq).order_by("seq")]
 

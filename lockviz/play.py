@@ -16,7 +16,14 @@ from typing import Any
 from django import forms
 
 from lockviz.lab import backends
-from lockviz.scenarios.schema import BACKENDS, MAX_RUN_MS, Scenario, ScenarioError, parse
+from lockviz.scenarios.schema import (
+    BACKENDS,
+    MAX_RUN_MS,
+    VERB_FIELDS,
+    Scenario,
+    ScenarioError,
+    parse,
+)
 
 CLIENT_NAMES = ["alice", "bob", "carol", "dave", "erin"]
 BACKEND_LABELS = {
@@ -33,21 +40,6 @@ NO_FENCING = {
     if "no_fencing" in spec
 }
 
-# The fields each verb takes besides who it is done to; anything else in the form is dropped.
-_USES: dict[str, set[str]] = {
-    "acquire": {"timeout_ms"},
-    "write": {"value", "check_lease"},
-    "release": set(),
-    "extend": {"ttl_ms"},
-    "pause": {"ms"},
-    "crash": set(),
-    "restart": set(),
-    "clock_jump": {"ms"},
-    "clock_rate": {"rate"},
-    "partition": {"nodes", "mode"},
-    "heal": {"nodes"},
-    "delay": {"nodes", "ms", "jitter_ms"},
-}
 _WHOLE = ("ms", "timeout_ms", "ttl_ms", "jitter_ms")
 _TEXT = ("client", "node", "value", "mode")
 
@@ -156,7 +148,7 @@ def step_from_form(form: Mapping[str, Any]) -> dict[str, Any]:
         step["check_lease"] = True
     if problems:
         raise ScenarioError(problems)
-    uses = _USES.get(verb)
+    uses = VERB_FIELDS.get(verb)  # anything else in the form is dropped
     if uses is None:
         return step  # an unknown verb: the schema names it
     keep = {"do", "client", "node"} | uses

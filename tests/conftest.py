@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from lockviz.lab.servers import LocalLab, ServerSet
+from lockviz.models import Run
 from lockviz.scenarios.schema import Scenario, parse
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,6 +52,17 @@ def scenario(**changes: object) -> Scenario:
     }
     data.update(changes)
     return parse(data)
+
+
+def wait_for_run(run_id: str, timeout_s: float = 40) -> Run:
+    """The run once it has finished or failed (it executes in a thread of its own)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        run = Run.objects.get(pk=run_id)
+        if run.status in (Run.Status.FINISHED, Run.Status.FAILED):
+            return run
+        time.sleep(0.1)
+    raise AssertionError(f"run {run_id} did not finish")
 
 
 def live_processes(names: tuple[str, ...] = ("redis-server", "lockviz.lab.worker")) -> list[int]:

@@ -259,7 +259,8 @@ _NEEDS: dict[str, set[str]] = {
     "clock_rate": {"rate"},
     "restart": set(),
 }
-_ALLOWED: dict[str, set[str]] = {
+# The fields each verb takes besides who it is done to (the free-play form reads it too).
+VERB_FIELDS: dict[str, set[str]] = {
     "acquire": {"timeout_ms"},
     "write": {"value", "check_lease"},
     "release": set(),
@@ -269,6 +270,9 @@ _ALLOWED: dict[str, set[str]] = {
     "clock_jump": {"ms"},
     "clock_rate": {"rate"},
     "restart": set(),
+    "partition": {"nodes", "mode"},
+    "heal": {"nodes"},
+    "delay": {"nodes", "ms", "jitter_ms"},
 }
 _OPTIONAL = {
     "ms",
@@ -300,17 +304,12 @@ def _check_link_step(step: Step, clients: list[str], nodes: list[str]) -> list[s
     for i, node in enumerate(step.nodes or []):
         if node not in nodes:
             problems.append(f"nodes[{i}]: unknown node {node!r}; this backend has {nodes}")
-    allowed = {
-        "partition": {"nodes", "mode"},
-        "heal": {"nodes"},
-        "delay": {"nodes", "ms", "jitter_ms"},
-    }
     given = {f for f in _OPTIONAL if getattr(step, f) is not None}
     if verb == "delay" and step.ms is None:
         problems.append("ms: required for 'delay'")
     if verb == "delay" and step.ms is not None and step.ms < 0:
         problems.append("ms: a delay cannot be negative")
-    for field in sorted(given - allowed[verb]):
+    for field in sorted(given - VERB_FIELDS[verb]):
         problems.append(f"{field}: not used by {verb!r}")
     return problems
 
@@ -350,7 +349,7 @@ def _check_step(step: Step, clients: list[str], nodes: list[str]) -> list[str]:
     given = {f for f in _OPTIONAL if getattr(step, f) is not None}
     for field in sorted(_NEEDS[verb] - given):
         problems.append(f"{field}: required for {verb!r}")
-    for field in sorted(given - _ALLOWED[verb]):
+    for field in sorted(given - VERB_FIELDS[verb]):
         problems.append(f"{field}: not used by {verb!r}")
     if verb == "pause" and step.ms is not None and step.ms <= 0:
         problems.append("ms: a pause must last more than 0 ms")

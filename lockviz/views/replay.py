@@ -35,7 +35,7 @@ def replay(request: HttpRequest, run_id: str) -> HttpResponse:
 def export_mermaid(request: HttpRequest, run_id: str) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
     response = HttpResponse(
-        exports.mermaid(exported(run)), content_type="text/plain; charset=utf-8"
+        exports.mermaid(run.as_export()), content_type="text/plain; charset=utf-8"
     )
     response["Content-Disposition"] = f'attachment; filename="lockviz-run-{run.pk}.mmd"'
     return response
@@ -47,15 +47,3 @@ def describe(event: dict[str, Any]) -> str:
         return timeline.describe(event)
     except (KeyError, TypeError, ValueError):
         return str(event.get("kind"))
-
-
-def exported(run: Run) -> dict[str, Any]:
-    """The run as ``/runs/<id>/export.json`` has it."""
-    return {
-        "run_id": run.pk,
-        "scenario": run.scenario,
-        "status": run.status,
-        "verdict": run.verdict,
-        "expect_met": run.expect_met,
-        "events": run.events_after(0),
-    }

@@ -100,14 +100,6 @@ def export_json(request: HttpRequest, run_id: str) -> JsonResponse:
     run = Run.objects.filter(pk=run_id).first()
     if run is None:
         raise Http404(f"no run {run_id}")
-    data = {
-        "run_id": run.pk,
-        "scenario": run.scenario,
-        "status": run.status,
-        "verdict": run.verdict,
-        "expect_met": run.expect_met,
-        "events": run.events_after(0),
-    }
-    response = JsonResponse(data, json_dumps_params={"indent": 1})
+    response = JsonResponse(run.as_export(), json_dumps_params={"indent": 1})
     response["Content-Disposition"] = f'attachment; filename="lockviz-run-{run.pk}.json"'
     return response

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from types import SimpleNamespace
 from typing import Any
 
@@ -13,6 +12,7 @@ from lockviz.compare import CompareForm, headline, read_run_ids, variant
 from lockviz.models import Run
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import ScenarioError
+from tests.conftest import wait_for_run
 
 
 def form(**rows: str) -> CompareForm:
@@ -163,16 +163,6 @@ def test_finished_runs_are_shown_in_lanes_with_their_headlines(client: Client) -
     assert "✖ violated, data corrupted" in lane and "S2" in lane
 
 
-def wait_for(run_id: str, timeout_s: float = 40) -> Run:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        run = Run.objects.get(pk=run_id)
-        if run.status in (Run.Status.FINISHED, Run.Status.FAILED):
-            return run
-        time.sleep(0.1)
-    raise AssertionError(f"run {run_id} did not finish")
-
-
 @pytest.mark.live
 @pytest.mark.django_db(transaction=True)
 def test_posting_a_comparison_runs_every_variant_live(client: Client) -> None:
@@ -182,7 +172,7 @@ def test_posting_a_comparison_runs_every_variant_live(client: Client) -> None:
     response = client.post("/compare/", data, HTTP_HX_REQUEST="true")
     url = response["HX-Redirect"]
     assert url.startswith("/compare/?runs=")
-    on, off = (wait_for(run_id) for run_id in url.split("=")[1].split(","))
+    on, off = (wait_for_run(run_id) for run_id in url.split("=")[1].split(","))
     assert on.verdict["stale_writes_rejected"] == 1 and not on.verdict["data_corrupted"]
     assert off.verdict["data_corrupted"] is True
     assert on.expect_met is True and off.expect_met is None  # the prediction was for "on"

@@ -6,7 +6,6 @@ import copy
 import json
 import random
 import re
-import time
 from typing import Any
 
 import pytest
@@ -17,7 +16,7 @@ from lockviz.lessons import COURSE, TAKEAWAYS, course, lesson, minutes, same_scr
 from lockviz.models import Run, RunEvent
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import Scenario, parse
-from tests.conftest import builtin_json
+from tests.conftest import builtin_json, wait_for_run
 
 REDIS_LESSONS = ["gc-pause-unfenced", "gc-pause-fenced", "unsafe-release", "contention"]
 PLANNED = [
@@ -203,25 +202,15 @@ def test_bad_runs_and_lessons_get_a_clear_message(client: Client) -> None:
     assert f"/runs/{other.pk}/" in response.content.decode()  # still reachable on its own page
 
 
-def wait_for(run_id: str, timeout_s: float = 30) -> Run:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        run = Run.objects.get(pk=run_id)
-        if run.status in (Run.Status.FINISHED, Run.Status.FAILED):
-            return run
-        time.sleep(0.1)
-    raise AssertionError(f"run {run_id} did not finish")
-
-
 @pytest.mark.live
 @pytest.mark.django_db(transaction=True)
 def test_opening_a_lesson_runs_it_live_and_rerun_starts_a_fresh_run(client: Client) -> None:
     response = client.get("/lessons/contention/")
     assert response.status_code == 302
-    first = wait_for(response["Location"].split("?run=")[1])
+    first = wait_for_run(response["Location"].split("?run=")[1])
     assert first.slug == "contention" and first.expect_met is True
     assert response.cookies["lockviz-lesson-contention"].value == first.pk
     again = client.post("/lessons/contention/run/")
-    second = wait_for(again["Location"].split("?run=")[1])
+    second = wait_for_run(again["Location"].split("?run=")[1])
     assert second.pk != first.pk and second.status == Run.Status.FINISHED
     assert client.get(again["Location"]).status_code == 200

@@ -2,26 +2,15 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from django.test import Client
 from django.utils.html import escape
 
 from lockviz.models import Run
 from lockviz.scenarios.library import builtin
+from tests.conftest import wait_for_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def wait_for(run_id: str, timeout_s: float = 30) -> Run:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        run = Run.objects.get(pk=run_id)
-        if run.status in (Run.Status.FINISHED, Run.Status.FAILED):
-            return run
-        time.sleep(0.1)
-    raise AssertionError(f"run {run_id} did not finish")
 
 
 def test_index_lists_every_builtin_scenario(client: Client) -> None:
@@ -37,7 +26,7 @@ def test_posting_the_form_runs_the_scenario_live_with_fencing_off(client: Client
     )
     assert response.status_code == 200
     run_id = response["HX-Redirect"].strip("/").split("/")[-1]
-    run = wait_for(run_id)
+    run = wait_for_run(run_id)
     assert run.scenario["fencing"] is False  # the checkbox was left unticked
     assert "expect" not in run.scenario  # the prediction was for the fenced version
     assert run.verdict["data_corrupted"] is True
@@ -53,10 +42,10 @@ def test_posting_the_form_runs_the_scenario_live_with_fencing_off(client: Client
 @pytest.mark.live
 def test_run_again_keeps_the_scenario_and_applies_the_new_knobs(client: Client) -> None:
     response = client.post("/runs/", {"scenario": "contention", "fencing": "on"})
-    first = wait_for(response["Location"].strip("/").split("/")[-1])
+    first = wait_for_run(response["Location"].strip("/").split("/")[-1])
     assert first.expect_met is True
     response = client.post("/runs/", {"from_run": first.pk, "fencing": "on", "ttl_ms": "5000"})
-    second = wait_for(response["Location"].strip("/").split("/")[-1])
+    second = wait_for_run(response["Location"].strip("/").split("/")[-1])
     assert second.slug == "contention" and second.scenario["ttl_ms"] == 5000
 
 
