@@ -38,11 +38,56 @@ class SystemClock:
         time.sleep(seconds)
 
 
-class SkewedClock:
-    """A client's own clock as the lab sets it: offset and rate, read from a small JSON file.
+class ClockFile:
+    """The writer's side of a :class:`SkewedClock`: a client's offset and rate, in one file.
 
-    The file (``{"offset_ms", "rate", "since_ns", "base_ns"}``) is written whole and renamed by
-    the lab, and read on every call, so a change applies at once, even to a client blocked in
+    The file holds ``{"offset_ms", "rate", "since_ns", "base_ns"}``: the wall clock is the
+    host's plus ``offset_ms``; the monotonic clock read ``base_ns`` at host time ``since_ns``
+    and runs at ``rate`` since, so a change of rate is continuous. It is written whole and
+    renamed, so a reader never sees half a file.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.offset_ms = 0.0
+        self.rate = 1.0
+        self.since_ns = time.monotonic_ns()
+        self.base_ns = self.since_ns  # the client's monotonic reading at since_ns
+        self.write()
+
+    def write(self) -> None:
+        state = {
+            "offset_ms": self.offset_ms,
+            "rate": self.rate,
+            "since_ns": self.since_ns,
+            "base_ns": self.base_ns,
+        }
+        tmp = self.path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(state, f)
+        os.replace(tmp, self.path)  # whole or not at all
+
+    def jump(self, ms: float) -> float:
+        """Move the wall clock by ``ms`` (cumulative); returns the total offset."""
+        self.offset_ms += ms
+        self.write()
+        return self.offset_ms
+
+    def set_rate(self, rate: float) -> None:
+        now = time.monotonic_ns()
+        self.base_ns += int((now - self.since_ns) * self.rate)
+        self.since_ns, self.rate = now, rate
+        self.write()
+
+    def reset(self) -> None:
+        self.offset_ms, self.rate = 0.0, 1.0
+        self.write()
+
+
+class SkewedClock:
+    """A client's own clock as the lab sets it through a :class:`ClockFile`: offset and rate.
+
+    The file is read on every call, so a change applies at once, even to a client blocked in
     a call. ``wall()`` is the host's time plus the offset, running at ``rate`` since
     ``since_ns``; ``monotonic_ns()`` never jumps but runs at ``rate`` too (a slow clock makes
     elapsed times look shorter, which is what fools a Redlock client's validity check).

@@ -25,7 +25,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from lockviz.lab.engine import RunEngine  # noqa: E402
-from lockviz.lab.servers import LocalLab  # noqa: E402
+from lockviz.lab.labs import LocalLab  # noqa: E402
 from lockviz.scenarios.library import builtin  # noqa: E402
 
 DOC = os.path.join(ROOT, "docs", "fidelity.md")

@@ -35,7 +35,8 @@ sys.path.insert(0, ROOT)
 from algorithms.clock import SystemClock  # noqa: E402
 from algorithms.events import discard  # noqa: E402
 from lockviz.lab import backends  # noqa: E402
-from lockviz.lab.servers import LocalLab, missing  # noqa: E402
+from lockviz.lab.labs import LocalLab  # noqa: E402
+from lockviz.lab.servers import missing  # noqa: E402
 
 DOC = os.path.join(ROOT, "docs", "performance.md")
 ANALYSIS = """## Reading the ratios

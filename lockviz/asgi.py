@@ -16,6 +16,8 @@ from lockviz.routing import websocket_urlpatterns  # noqa: E402
 application = ProtocolTypeRouter(
     {
         "http": ASGIStaticFilesHandler(django_asgi_app),
-        "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
+        "websocket": AllowedHostsOriginValidator(
+            URLRouter(websocket_urlpatterns)  # type: ignore[arg-type]  # see lockviz.routing
+        ),
     }
 )

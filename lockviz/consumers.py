@@ -23,7 +23,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 
 from lockviz import broadcast
 from lockviz.models import Run
-from lockviz.runs import queue_position
+from lockviz.runs.recorder import queue_position
 
 
 class RunConsumer(AsyncWebsocketConsumer):
@@ -78,7 +78,7 @@ class RunConsumer(AsyncWebsocketConsumer):
 
     async def _catch_up(self, after: int) -> None:
         run = await database_sync_to_async(Run.objects.get)(pk=self.run_id)
-        for event in await database_sync_to_async(run.events_after)(after):
+        for event in await database_sync_to_async(run.said_after)(after):
             await self._send_event(event)
 
     async def _send_event(self, event: dict[str, Any]) -> None:

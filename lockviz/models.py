@@ -7,6 +7,8 @@ from typing import Any
 
 from django.db import models
 
+from lockviz.runs import narrator
+
 
 def new_run_id() -> str:
     return secrets.token_hex(5)
@@ -54,6 +56,24 @@ class Run(models.Model):
 
     def events_after(self, seq: int) -> list[dict[str, Any]]:
         return [e.data for e in self.events.filter(seq__gt=seq).order_by("seq")]
+
+    def said_after(self, seq: int) -> list[dict[str, Any]]:
+        """The events after ``seq`` as viewers get them: each with its words (``said``).
+
+        Words may depend on earlier events (a write's reply names its request's value), so the
+        narrator reads the run from its start.
+        """
+        told = narrator.narrate(self.events_after(0), self.scenario.get("backend"))
+        return [e for e in told if e["seq"] > seq]
+
+    @property
+    def headline(self) -> tuple[str, str]:
+        """The outcome in one line and its tone, as every page says it."""
+        return narrator.headline(self.verdict, self.error, self.status)
+
+    @property
+    def facts(self) -> list[tuple[str, str]]:
+        return narrator.facts(self.verdict or {})
 
 
 class RunEvent(models.Model):

@@ -2,4 +2,7 @@ from django.urls import path
 
 from lockviz.consumers import RunConsumer
 
-websocket_urlpatterns = [path("ws/runs/<str:run_id>/", RunConsumer.as_asgi())]
+# Channels routes ASGI consumers with Django's path(); django-stubs types path() for views only.
+websocket_urlpatterns = [
+    path("ws/runs/<str:run_id>/", RunConsumer.as_asgi()),  # type: ignore[arg-type]
+]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from lockviz.lab.servers import LocalLab, ServerSet
+from lockviz.lab.labs import LocalLab, ServerSet
 from lockviz.models import Run
 from lockviz.scenarios.schema import Scenario, parse
 
@@ -87,7 +87,7 @@ class AppServer:
     """``manage.py serve`` (what ``make run`` runs) in a child process, on a free port."""
 
     def __init__(self, tmp: Path) -> None:
-        from lockviz.lab.servers import free_port
+        from lockviz.lab.ports import free_port
 
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"

@@ -1,8 +1,10 @@
 """The run engine's handle on one client process (see :mod:`lockviz.lab.worker`).
 
-Faults are done *to* the process from outside, as the world would do them: a GC pause is
-SIGSTOP then SIGCONT (everything in the process stops, its timers and heartbeats included), a
-crash is SIGKILL.
+The process gets its :class:`~lockviz.lab.config.ClientConfig` as the first line on its stdin,
+then one command per line: the scenario step itself (``{"do": "acquire", ...}``). Faults are
+done *to* the process from outside, as the world would do them: a GC pause is SIGSTOP then
+SIGCONT (everything in the process stops, its timers and heartbeats included), a crash is
+SIGKILL.
 """
 
 from __future__ import annotations
@@ -14,21 +16,22 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
 from typing import Any
 
 from lockviz.lab import procs
-from lockviz.lab.servers import LabError, wait_until
+from lockviz.lab.config import ClientConfig
+from lockviz.lab.errors import LabError
+from lockviz.lab.events import Record
+from lockviz.lab.procs import wait_until
 
-ClientEventSink = Callable[[str, str, dict[str, Any], int], None]  # actor, kind, details, t_ns
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 class ClientProcess:
-    def __init__(self, name: str, config: dict[str, Any], on_event: ClientEventSink) -> None:
-        self.name = name
-        self.config = {**config, "name": name}
-        self.on_event = on_event
+    def __init__(self, config: ClientConfig, record: Record) -> None:
+        self.name = config.name
+        self.config = config
+        self.record = record
         self.proc: subprocess.Popen[str] | None = None
         self.paused = False
         self.crashed = False
@@ -40,7 +43,7 @@ class ClientProcess:
     def start(self) -> None:
         env = {**os.environ, "PYTHONPATH": ROOT, "PYTHONUNBUFFERED": "1"}
         self.proc = procs.spawn(
-            [sys.executable, "-m", "lockviz.lab.worker", json.dumps(self.config)],
+            [sys.executable, "-m", "lockviz.lab.worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -49,6 +52,7 @@ class ClientProcess:
         )
         self._reader = threading.Thread(target=self._read, name=f"client-{self.name}", daemon=True)
         self._reader.start()
+        self._write(self.config.to_json())
 
     def wait_ready(self, timeout_s: float = 15.0) -> None:
         def ready() -> bool:
@@ -60,12 +64,17 @@ class ClientProcess:
 
     def send(self, command: dict[str, Any]) -> None:
         """Queue a command; a frozen client will read it when it thaws, as in real life."""
-        if self.crashed or self.proc is None or self.proc.stdin is None:
+        if self.crashed or self.proc is None:
             return
         with self._changed:
             self._pending += 1
+        self._write(json.dumps(command))
+
+    def _write(self, line: str) -> None:
+        if self.proc is None or self.proc.stdin is None:
+            return
         try:
-            self.proc.stdin.write(json.dumps(command) + "\n")
+            self.proc.stdin.write(line + "\n")
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             self._mark_gone()
@@ -127,5 +136,5 @@ class ClientProcess:
                     self._pending -= 1
                     self._changed.notify_all()
             else:
-                self.on_event(self.name, kind, message, t_ns)
+                self.record(self.name, kind, message, t_ns)
         self._mark_gone()

@@ -1,91 +1,92 @@
-"""Faults done to servers, links and client clocks during a run — and undone at its end.
+"""Every fault of a run, done where the world would do it — and undone at the run's end.
 
-Every fault is real and recorded as an event where it happens:
+One door (:meth:`Faults.apply`) for every step that is not a client's own command, routed once
+by the step's target (:mod:`lockviz.scenarios.verbs`):
 
-* server clock jump: the Redis node's libfaketime clock file (``clock_jumped`` on the node);
-* server crash and restart: kill -9, then a fresh process on the same port and data dir, so a
-  node without fsync comes back empty and one with ``persistence: "fsync"`` keeps its keys;
-* link partition, heal and delay: the proxy process (``link`` on the client);
-* client clock offset and rate: the client's own clock file, read by algorithms.clock's
-  SkewedClock on every reading (``clock_jumped`` / ``clock_rate`` on the client).
+* a client: a GC pause is SIGSTOP of its whole process, its thaw SIGCONT ``ms`` later; a crash
+  is SIGKILL; its clock moves or drifts through its clock file (algorithms.clock.ClockFile,
+  read by the client's SkewedClock on every reading);
+* a node: a clock jump moves the server's libfaketime clock (Redis); a crash is kill -9; a
+  restart is a fresh process on the same port and data dir, so a node without fsync comes back
+  empty and one with ``persistence: "fsync"`` keeps its keys;
+* a link: partition, heal and delay are done by the proxy process (lockviz.lab.links), between
+  a client and servers or between the servers of an ensemble.
 
-``undo_all`` restores every link, clock file and node, so nothing leaks past the run.
+Each fault is recorded as an event where it happens. :meth:`Faults.undo_all` heals every link
+and resets every clock, so nothing leaks past the run.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import time
-from collections.abc import Callable
 from typing import Any
 
+from algorithms.clock import ClockFile
+from lockviz.lab.clients import ClientProcess
+from lockviz.lab.errors import LabError
+from lockviz.lab.events import Record
+from lockviz.lab.labs import ServerSet
 from lockviz.lab.links import Links
-from lockviz.lab.servers import LabError, ServerSet
+from lockviz.lab.scheduler import Scheduler
 from lockviz.scenarios.schema import Step
-
-Record = Callable[[str, str, dict[str, Any]], None]
-
-
-class ClientClock:
-    """The clock file of one client: an offset (ms) and a rate, continuous across changes."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.offset_ms = 0.0
-        self.rate = 1.0
-        self.since_ns = time.monotonic_ns()
-        self.base_ns = self.since_ns  # the client's monotonic reading at since_ns
-        self.write()
-
-    def write(self) -> None:
-        state = {
-            "offset_ms": self.offset_ms,
-            "rate": self.rate,
-            "since_ns": self.since_ns,
-            "base_ns": self.base_ns,
-        }
-        tmp = self.path + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(state, f)
-        os.replace(tmp, self.path)  # whole or not at all
-
-    def jump(self, ms: float) -> float:
-        self.offset_ms += ms
-        self.write()
-        return self.offset_ms
-
-    def set_rate(self, rate: float) -> None:
-        now = time.monotonic_ns()
-        self.base_ns += int((now - self.since_ns) * self.rate)
-        self.since_ns, self.rate = now, rate
-        self.write()
+from lockviz.scenarios.verbs import Target
 
 
 class Faults:
     def __init__(
-        self, servers: ServerSet, links: Links, clocks: dict[str, ClientClock], record: Record
+        self,
+        servers: ServerSet,
+        links: Links,
+        clients: dict[str, ClientProcess],
+        clocks: dict[str, ClockFile],
+        record: Record,
+        schedule: Scheduler,
     ) -> None:
         self.servers = servers
         self.links = links
+        self.clients = clients
         self.clocks = clocks
         self.record = record
-        self.crashed: set[str] = set()
+        self.schedule = schedule
+        self.crashed: set[str] = set()  # servers down
         self.isolated: set[str] = set()  # servers cut off from their peers
 
     def apply(self, step: Step) -> None:
-        if step.do in ("partition", "heal", "delay"):
-            self._link_step(step)
-        elif step.node is not None:
-            self._node_step(step)
-        elif step.do == "clock_jump":
-            total = self.clocks[step.client or ""].jump(step.ms or 0)
-            self.record(step.client or "", "clock_jumped", {"ms": step.ms, "offset_ms": total})
-        elif step.do == "clock_rate":
-            self.clocks[step.client or ""].set_rate(step.rate or 1.0)
-            self.record(step.client or "", "clock_rate", {"rate": step.rate})
+        if step.target is Target.LINK:
+            self._link(step)
+        elif step.target is Target.NODE:
+            self._node(step)
+        else:
+            self._client(step)
 
-    def _link_step(self, step: Step) -> None:
+    # -- clients --------------------------------------------------------------------------------
+
+    def _client(self, step: Step) -> None:
+        name = step.client or ""
+        client = self.clients[name]
+        if step.do == "pause":
+            if client.crashed:
+                return
+            client.pause()
+            self.record(name, "paused", {"ms": step.ms})
+            self.schedule.at(self.schedule.now_ms() + (step.ms or 0), lambda: self.thaw(client))
+        elif step.do == "crash":
+            client.crash()
+            self.record(name, "crashed", {})
+        elif step.do == "clock_jump":
+            total = self.clocks[name].jump(step.ms or 0)
+            self.record(name, "clock_jumped", {"ms": step.ms, "offset_ms": total})
+        elif step.do == "clock_rate":
+            self.clocks[name].set_rate(step.rate or 1.0)
+            self.record(name, "clock_rate", {"rate": step.rate})
+
+    def thaw(self, client: ClientProcess) -> None:
+        if client.paused and not client.crashed:
+            client.resume()
+            self.record(client.name, "resumed", {})
+
+    # -- links ----------------------------------------------------------------------------------
+
+    def _link(self, step: Step) -> None:
         if step.node is not None:  # a server cut off from its peers (a ZooKeeper ensemble)
             self._isolate(step)
             return
@@ -106,7 +107,7 @@ class Faults:
 
     def _isolate(self, step: Step) -> None:
         server = self.servers[step.node or ""]
-        peers = [n for n in self.servers.servers if n.startswith("zk-") and n != step.node]
+        peers = self.servers.peers(server.name)
         mode = "pass" if step.do == "heal" else step.mode or "blackhole"
         server.isolate(peers, mode)
         if mode == "pass":
@@ -124,14 +125,14 @@ class Faults:
             details.update(ms=ms, jitter_ms=jitter)
         self.record(client, "link", details)
 
-    def _node_step(self, step: Step) -> None:
+    # -- nodes ----------------------------------------------------------------------------------
+
+    def _node(self, step: Step) -> None:
         name = step.node or ""
         if not self.servers.local:
             raise LabError(f"{step.do} on {name} needs the embedded lab (servers it started)")
         server = self.servers[name]
         if step.do == "clock_jump":
-            if not hasattr(server, "jump_clock"):
-                raise LabError(f"clock jumps work on Redis nodes only, not on {name}")
             total = server.jump_clock(step.ms or 0)
             self.record(name, "clock_jumped", {"ms": step.ms, "offset_ms": total})
         elif step.do == "crash":
@@ -144,19 +145,17 @@ class Faults:
             server.launch()
             server.wait_ready()
             self.crashed.discard(name)
-            self.record(name, "restarted", {"persistence": getattr(server, "persistence", None)})
+            self.record(name, "restarted", {"persistence": server.persistence})
 
     def undo_all(self) -> None:
         """Heal every link and reset every clock; the servers themselves are stopped later."""
         for name in list(self.isolated):
-            peers = [n for n in self.servers.servers if n.startswith("zk-") and n != name]
-            self.servers[name].isolate(peers, "pass")
+            self.servers[name].isolate(self.servers.peers(name), "pass")
         self.isolated.clear()
         for client, node in self.links.faulty():
             self.links.set(client, node, "pass")
         for server in self.servers.servers.values():
-            if getattr(server, "offset_ms", 0) and hasattr(server, "reset_clock"):
+            if server.offset_ms:
                 server.reset_clock()
         for clock in self.clocks.values():
-            clock.offset_ms, clock.rate = 0.0, 1.0
-            clock.write()
+            clock.reset()

@@ -15,7 +15,7 @@ import threading
 from typing import Any
 
 from lockviz.lab import procs
-from lockviz.lab.servers import LabError
+from lockviz.lab.errors import LabError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -12,13 +12,18 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import os
 import queue
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
+from dataclasses import dataclass
 from typing import Any
+
+from lockviz.lab.errors import LabError
 
 _PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
@@ -89,3 +94,55 @@ def stop(proc: subprocess.Popen[Any], *, grace_s: float = 2.0) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+@dataclass(frozen=True)
+class Stat:
+    """What ``/proc/<pid>/stat`` says of a process."""
+
+    pid: int
+    state: str  # R, S, T (stopped: a paused client), Z (zombie) ...
+    ppid: int
+    start_ticks: int  # since boot: with the pid, names one process (pids are reused)
+
+    @property
+    def alive(self) -> bool:
+        return self.state not in ("Z", "X")
+
+
+def stat(pid: int) -> Stat | None:
+    """The process ``pid`` as the kernel sees it now; ``None`` once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()  # the name may hold spaces and ")"
+        return Stat(pid, fields[0], int(fields[1]), int(fields[19]))
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def alive(pid: int) -> bool:
+    """True for a live process; a zombie (dead, not yet reaped) counts as dead."""
+    found = stat(pid)
+    return found is not None and found.alive
+
+
+def every_process() -> list[Stat]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (s := stat(int(entry))) is not None:
+            found.append(s)
+    return found
+
+
+def children(pid: int) -> list[int]:
+    """The live processes whose parent is ``pid``."""
+    return [s.pid for s in every_process() if s.ppid == pid and s.alive]
+
+
+def wait_until(ready: Callable[[], bool], timeout_s: float, what: str) -> None:
+    """Poll ``ready`` until it is true; LabError naming ``what`` after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while not ready():
+        if time.monotonic() > deadline:
+            raise LabError(f"{what} did not become ready within {timeout_s:.0f} s")
+        time.sleep(0.005)

@@ -13,6 +13,8 @@ import os
 import tempfile
 from typing import Any
 
+from lockviz.lab import procs
+
 PATTERN = "lockviz-*"
 
 
@@ -42,16 +44,6 @@ def entries(base_dir: str | None = None) -> list[dict[str, Any]]:
     return found
 
 
-def alive(pid: int) -> bool:
-    """True for a live process; a zombie (dead, not yet reaped) counts as dead."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            state = f.read().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
-
-
 def sweep(base_dir: str | None = None) -> int:
     """Stop and remove what a dead app left behind (it was killed before it could clean up).
 
@@ -63,10 +55,10 @@ def sweep(base_dir: str | None = None) -> int:
 
     swept = 0
     for entry in entries(base_dir):
-        if entry.get("standing") or alive(int(entry["owner_pid"])):
+        if entry.get("standing") or procs.alive(int(entry["owner_pid"])):
             continue
         for pid in entry["pids"].values():
-            if alive(pid):
+            if procs.alive(pid):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
         shutil.rmtree(entry["workdir"], ignore_errors=True)

@@ -1,7 +1,8 @@
 """A scenario client (alice, bob, ...) as an OS process of its own.
 
-Run as ``python -m lockviz.lab.worker '<config json>'``. It reads one command per line on stdin
-(``{"op": "acquire", "timeout_ms": 5000}``) and writes one event per line on stdout, each
+Run as ``python -m lockviz.lab.worker``. It reads its :class:`~lockviz.lab.config.ClientConfig`
+as the first line on stdin, then one command per line: the scenario step to run
+(``{"do": "acquire", "timeout_ms": 5000}``). It writes one event per line on stdout, each
 stamped with the host's CLOCK_MONOTONIC where it happened. Commands run one after another, like
 the code of a real single-threaded client: a command sent while the process is frozen (SIGSTOP)
 waits in the pipe until it thaws. After each command it writes ``{"kind": "_done"}``.
@@ -26,34 +27,32 @@ from algorithms.fenced_storage import FencedStorage
 from algorithms.lock import Grant
 from algorithms.redis_client import connect
 from algorithms.renewal import Renewer
-from lockviz.lab import backends
+from lockviz.catalogue import STORAGE
+from lockviz.lab.backends import lock_factory
+from lockviz.lab.config import ClientConfig
 from lockviz.lab.procs import die_with_parent
+from lockviz.scenarios.verbs import DEFAULT_ACQUIRE_TIMEOUT_MS
 
 STORAGE_KEY = "lockviz:resource"
 
 
 class Worker:
-    def __init__(self, config: dict[str, Any]) -> None:
-        self.name: str = config["name"]
+    def __init__(self, config: ClientConfig) -> None:
+        self.name = config.name
         self._out = threading.Lock()
         self._mutex = threading.Lock()  # one lock operation at a time: commands and watchdog
         self.last_token = 0  # the fencing token of this client's latest grant
-        # The client's own clock, which the lab may offset or slow down (faults.ClientClock).
-        self.clock = (
-            SkewedClock(config["clock_file"]) if config.get("clock_file") else SystemClock()
-        )
-        config = {**config, "clock": self.clock}
-        self.lock = backends.get(config["backend"]).make_lock(config, self.name, self.emit)
+        # The client's own clock, which the lab may offset or slow down (through a ClockFile).
+        self.clock = SkewedClock(config.clock_file) if config.clock_file else SystemClock()
+        self.lock = lock_factory(config.backend)(config, self.clock, self.emit)
         self.renewer = (
-            Renewer(self.lock, int(config["ttl_ms"]), self._mutex, self.emit)
-            if config.get("renew")
-            else None
+            Renewer(self.lock, config.ttl_ms, self._mutex, self.emit) if config.renew else None
         )
-        host, port = config["servers"]["storage"].rsplit(":", 1)
+        host, port = config.address(STORAGE)
         self.storage = FencedStorage(
-            connect(host, int(port), timeout_ms=int(config["timeout_ms"])),
+            connect(host, port, timeout_ms=config.call_timeout_ms),
             STORAGE_KEY,
-            fencing=bool(config["fencing"]),
+            fencing=config.fencing,
             writer=self.name,
             on_event=self.emit,
         )
@@ -68,46 +67,60 @@ class Worker:
         self.emit("note", {"text": text})
 
     def handle(self, command: dict[str, Any]) -> None:
-        op = command.get("op")
-        if op == "acquire":
-            if self.lock.grant is not None:
-                return self.note(f"{self.name} already holds the lock")
-            with self._mutex:
-                grant = self.lock.acquire(timeout_ms=int(command.get("timeout_ms", 0)))
-            if grant is not None and grant.token is not None:
-                self.last_token = grant.token
-            if grant is not None and self.renewer is not None:
-                self.renewer.start()
-        elif op == "release":
-            if self.lock.grant is None:
-                return self.note(f"{self.name} holds no lock to release")
-            if self.renewer is not None:
-                self.renewer.stop()
-            self.emit("releasing", {})  # the critical section is over, whatever the reply says
-            with self._mutex:
-                self.lock.release()
-        elif op == "extend":
-            if self.lock.grant is None:
-                return self.note(f"{self.name} holds no lock to extend")
-            with self._mutex:
-                self.lock.extend(command.get("ttl_ms"))
-        elif op == "write":
-            grant = self.lock.grant
-            if command.get("check_lease") and grant is not None:
-                left = self.lease_left_ms(grant)
-                self.note(f"{self.name} checks its lease by its own clock: {left:.0f} ms left")
-                if left <= 0:
-                    self.emit("lost", {"reason": "my lease has run out (by my clock): not writing"})
-                    self.lock.grant = None
-                    return None
-            # Code that took its token when it was granted keeps using it, even after the lock
-            # is gone: that stale token is exactly what a fencing storage refuses.
-            token = (
-                grant.token if grant is not None and grant.token is not None else self.last_token
-            )
-            self.storage.write(str(command["value"]), token)
+        """Run one command (a scenario step whose verb is a client command)."""
+        handler = {
+            "acquire": self.acquire,
+            "release": self.release,
+            "extend": self.extend,
+            "write": self.write,
+        }.get(str(command.get("do")))
+        if handler is None:
+            self.note(f"unknown command {command.get('do')!r}")
         else:
-            self.note(f"unknown command {op!r}")
+            handler(command)
+
+    def acquire(self, command: dict[str, Any]) -> None:
+        if self.lock.grant is not None:
+            return self.note(f"{self.name} already holds the lock")
+        timeout_ms = command.get("timeout_ms", DEFAULT_ACQUIRE_TIMEOUT_MS)
+        with self._mutex:
+            grant = self.lock.acquire(timeout_ms=int(timeout_ms))
+        if grant is not None and grant.token is not None:
+            self.last_token = grant.token
+        if grant is not None and self.renewer is not None:
+            self.renewer.start()
+        return None
+
+    def release(self, command: dict[str, Any]) -> None:
+        if self.lock.grant is None:
+            return self.note(f"{self.name} holds no lock to release")
+        if self.renewer is not None:
+            self.renewer.stop()
+        self.emit("releasing", {})  # the critical section is over, whatever the reply says
+        with self._mutex:
+            self.lock.release()
+        return None
+
+    def extend(self, command: dict[str, Any]) -> None:
+        if self.lock.grant is None:
+            return self.note(f"{self.name} holds no lock to extend")
+        with self._mutex:
+            self.lock.extend(command.get("ttl_ms"))
+        return None
+
+    def write(self, command: dict[str, Any]) -> None:
+        grant = self.lock.grant
+        if command.get("check_lease") and grant is not None:
+            left = self.lease_left_ms(grant)
+            self.note(f"{self.name} checks its lease by its own clock: {left:.0f} ms left")
+            if left <= 0:
+                self.emit("lost", {"reason": "my lease has run out (by my clock): not writing"})
+                self.lock.grant = None
+                return
+        # Code that took its token when it was granted keeps using it, even after the lock is
+        # gone: that stale token is exactly what a fencing storage refuses.
+        token = grant.token if grant is not None and grant.token is not None else self.last_token
+        self.storage.write(str(command["value"]), token)
 
     def lease_left_ms(self, grant: Grant) -> float:
         """What this client believes is left of its lease, measured by its own clock."""
@@ -126,8 +139,6 @@ class Worker:
         self.emit("_ready", {})
         for line in sys.stdin:
             command = json.loads(line)
-            if command.get("op") == "quit":
-                break
             try:
                 self.handle(command)
             except LockError as exc:  # already reported as a failed reply; the client goes on
@@ -140,7 +151,7 @@ class Worker:
 
 def main() -> None:
     die_with_parent()
-    Worker(json.loads(sys.argv[1])).serve()
+    Worker(ClientConfig.from_json(sys.stdin.readline())).serve()
 
 
 if __name__ == "__main__":

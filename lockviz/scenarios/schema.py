@@ -13,41 +13,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from lockviz.lab import backends
+from lockviz.catalogue import BACKENDS, OPTIONS, STORAGE, Backend, server_kind
+from lockviz.scenarios.verbs import VERB_FIELDS, VERBS, WORDS, Target, Verb
 
 MAX_RUN_MS = 120_000
 MAX_CLIENTS = 8
 MAX_STEPS = 500
-
-CLIENT_VERBS = {
-    "acquire",
-    "write",
-    "release",
-    "extend",
-    "pause",
-    "crash",
-    "clock_jump",
-    "clock_rate",
-}
-LINK_VERBS = {"partition", "heal", "delay"}  # done to the links between a client and servers
-NODE_VERBS = {"clock_jump", "crash", "restart"}
-RESERVED_VERBS: set[str] = set()
-# Each backend: its variants (the first is the default), and why it cannot fence if it cannot.
-BACKENDS: dict[str, dict[str, Any]] = {
-    "redis": {"variants": ["safe", "unsafe_release", "no_ttl"]},
-    "redlock": {
-        "variants": ["safe"],
-        "no_fencing": "Redlock cannot fence: its lock values are random, so a resource cannot "
-        "tell an older holder from a newer one, and there is no counter that a majority of "
-        "independent nodes could agree on (Kleppmann, 'How to do distributed locking'). "
-        'Set "fencing": false to watch what happens without it.',
-    },
-    "zookeeper": {"variants": ["recipe", "herd"]},
-    "postgres": {"variants": ["session", "xact", "pooled"]},
-    "etcd": {"variants": ["lease"]},
-}
 NAME = re.compile(r"^[a-z][a-z0-9_-]{0,15}$")
-SERVER_NAME = re.compile(r"^(redis|zk|pg|etcd)-[0-9]+$")
+# The top-level fields that only tell the story or predict it: not what the servers do.
+STORY = frozenset({"format", "title", "description", "takeaway", "expect"})
 
 
 class ScenarioError(ValueError):
@@ -102,6 +76,21 @@ class Step(_Strict):
     say: str | None = Field(default=None, max_length=1000)
     ask: Ask | None = None
 
+    @property
+    def target(self) -> Target:
+        """What the step is done by or to: a client, a server, or the network between them."""
+        if VERBS[self.do].targets == {Target.LINK}:
+            return Target.LINK
+        return Target.NODE if self.node is not None else Target.CLIENT
+
+    @property
+    def command(self) -> bool:
+        """Whether the client's own process runs it (acquire, write...), not the lab."""
+        return VERBS[self.do].command
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
 
 class Scenario(_Strict):
     format: Literal[1]
@@ -130,13 +119,23 @@ class Scenario(_Strict):
         return backend
 
     @property
+    def lock_service(self) -> Backend:
+        return BACKENDS[self.backend]
+
+    @property
+    def node_count(self) -> int | None:
+        field = self.lock_service.node_count_field
+        return getattr(self, field) if field else None
+
+    @property
     def nodes(self) -> list[str]:
         """The lock servers of this scenario's backend (the storage comes on top)."""
-        if self.backend == "redlock":
-            return [f"redis-{i}" for i in range(1, (self.redis_nodes or 5) + 1)]
-        if self.backend == "zookeeper":
-            return [f"zk-{i}" for i in range(1, (self.zk_nodes or 1) + 1)]
-        return {"redis": ["redis-1"], "postgres": ["pg-1"], "etcd": ["etcd-1"]}[self.backend]
+        return self.lock_service.nodes(self.node_count)
+
+    @property
+    def servers(self) -> list[str]:
+        """Every server a run of this scenario needs: the lock servers and the storage."""
+        return [*self.nodes, STORAGE]
 
     @property
     def duration_ms(self) -> int:
@@ -148,6 +147,12 @@ class Scenario(_Strict):
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True, exclude_defaults=False)
+
+    def script(self) -> dict[str, Any]:
+        """What a run of it does on the servers: the scenario without its words."""
+        data = {k: v for k, v in self.to_json().items() if k not in STORY}
+        data["steps"] = [{k: v for k, v in st.items() if k not in WORDS} for st in data["steps"]]
+        return data
 
 
 def parse(data: Any, allow_empty: bool = False) -> Scenario:
@@ -178,7 +183,7 @@ def check_step(scenario: Scenario, data: Any, at_ms: int = 0) -> Step:
         step = Step.model_validate({**data, "at_ms": 0})
     except ValidationError as exc:
         raise ScenarioError([_describe(error) for error in exc.errors()]) from None
-    problems = _check_step(step, list(scenario.clients), [*scenario.nodes, "storage"])
+    problems = _check_step(step, list(scenario.clients), scenario.servers)
     if problems:
         raise ScenarioError(problems)
     return step.model_copy(update={"at_ms": at_ms})
@@ -213,144 +218,116 @@ def _describe(error: Any) -> str:
 
 
 def _cross_check(s: Scenario) -> list[str]:
-    problems: list[str] = []
-    spec = BACKENDS[s.backend]
-    if not backends.available(s.backend):
-        problems.append(f"backend: {s.backend!r} is not available in this version of lockviz")
-    if s.fencing and "no_fencing" in spec:
-        problems.append(f"fencing: {spec['no_fencing']}")
-    if s.redis_nodes is not None and s.backend != "redlock":
-        problems.append("redis_nodes: only Redlock runs on several Redis nodes")
-    if s.node_timeout_ms is not None and s.backend != "redlock":
-        problems.append("node_timeout_ms: only Redlock waits for several nodes")
-    if s.idle_session_timeout_ms is not None and s.backend != "postgres":
-        problems.append("idle_session_timeout_ms: a PostgreSQL server setting")
-    if s.zk_nodes is not None and s.backend != "zookeeper":
-        problems.append("zk_nodes: only the zookeeper backend has ZooKeeper nodes")
-    if s.variant is not None and s.variant not in spec["variants"]:
-        problems.append(
-            f"variant: {s.backend} has no variant {s.variant!r}; choose from {spec['variants']}"
-        )
-    for i, name in enumerate(s.clients):
-        if not NAME.match(name):
-            problems.append(
-                f"clients[{i}]: {name!r} is not a client name (a-z, 0-9, - or _, up to 16)"
-            )
-        elif name in ("lab", "storage") or SERVER_NAME.match(name):
-            problems.append(f"clients[{i}]: {name!r} is a server's or the lab's name; pick another")
-    if len(set(s.clients)) != len(s.clients):
-        problems.append("clients: each client name must appear once")
-    nodes = [*s.nodes, "storage"]
+    problems = _check_service(s) + _check_clients(s)
     for i, step in enumerate(s.steps):
-        problems.extend(f"steps[{i}].{p}" for p in _check_step(step, s.clients, nodes))
+        problems.extend(f"steps[{i}].{p}" for p in _check_step(step, s.clients, s.servers))
     if not problems and s.duration_ms > MAX_RUN_MS:
         problems.append(f"steps: the run would last {s.duration_ms} ms; the most is {MAX_RUN_MS}")
     return problems
 
 
-_NEEDS: dict[str, set[str]] = {
-    "acquire": set(),
-    "write": {"value"},
-    "release": set(),
-    "extend": set(),
-    "pause": {"ms"},
-    "crash": set(),
-    "clock_jump": {"ms"},
-    "clock_rate": {"rate"},
-    "restart": set(),
-}
-# The fields each verb takes besides who it is done to (the free-play form reads it too).
-VERB_FIELDS: dict[str, set[str]] = {
-    "acquire": {"timeout_ms"},
-    "write": {"value", "check_lease"},
-    "release": set(),
-    "extend": {"ttl_ms"},
-    "pause": {"ms"},
-    "crash": set(),
-    "clock_jump": {"ms"},
-    "clock_rate": {"rate"},
-    "restart": set(),
-    "partition": {"nodes", "mode"},
-    "heal": {"nodes"},
-    "delay": {"nodes", "ms", "jitter_ms"},
-}
-_OPTIONAL = {
-    "ms",
-    "value",
-    "timeout_ms",
-    "ttl_ms",
-    "nodes",
-    "mode",
-    "jitter_ms",
-    "rate",
-    "check_lease",
-}
-
-
-def _check_link_step(step: Step, clients: list[str], nodes: list[str]) -> list[str]:
-    verb, problems = step.do, []
-    if step.node is not None:  # cut a server off from its peers: a ZooKeeper ensemble only
-        if verb == "delay" or step.client is not None or step.nodes is not None:
-            return ["node: only partition and heal can act on a server's links to its peers"]
-        if not step.node.startswith("zk-") or sum(n.startswith("zk-") for n in nodes) < 3:
-            return ["node: only a server of a ZooKeeper ensemble (zk_nodes: 3) can be cut off"]
-        return []
-    if step.client is None and verb != "heal":
-        problems.append(f"client: required for {verb!r} (whose links?)")
-    elif step.client is not None and step.client not in clients:
-        problems.append(f"client: {step.client!r} is not one of the scenario's clients {clients}")
-    if step.nodes is None and verb != "heal":
-        problems.append(f'nodes: required for {verb!r} (which servers, e.g. ["redis-1"])')
-    for i, node in enumerate(step.nodes or []):
-        if node not in nodes:
-            problems.append(f"nodes[{i}]: unknown node {node!r}; this backend has {nodes}")
-    given = {f for f in _OPTIONAL if getattr(step, f) is not None}
-    if verb == "delay" and step.ms is None:
-        problems.append("ms: required for 'delay'")
-    if verb == "delay" and step.ms is not None and step.ms < 0:
-        problems.append("ms: a delay cannot be negative")
-    for field in sorted(given - VERB_FIELDS[verb]):
-        problems.append(f"{field}: not used by {verb!r}")
+def _check_service(s: Scenario) -> list[str]:
+    """The backend's settings: fencing, its own options, node counts, variant."""
+    problems: list[str] = []
+    service = s.lock_service
+    if s.fencing and not service.fencing:
+        problems.append(
+            f'fencing: {service.no_fencing} Set "fencing": false to watch what happens without it.'
+        )
+    for option, takers in OPTIONS.items():
+        if getattr(s, option) is not None and s.backend not in takers:
+            names = " and ".join(BACKENDS[b].label for b in takers)
+            problems.append(f"{option}: only {names} takes this setting, not {service.label}")
+    if s.node_count is not None and s.node_count not in service.node_counts:
+        counts = ", ".join(map(str, service.node_counts))
+        problems.append(f"{service.node_count_field}: {service.label} runs on {counts} nodes")
+    if service.variant(s.variant) is None:
+        known = [v.name for v in service.variants]
+        problems.append(f"variant: {s.backend} has no variant {s.variant!r}; choose from {known}")
     return problems
 
 
+def _check_clients(s: Scenario) -> list[str]:
+    problems: list[str] = []
+    for i, name in enumerate(s.clients):
+        if not NAME.match(name):
+            problems.append(
+                f"clients[{i}]: {name!r} is not a client name (a-z, 0-9, - or _, up to 16)"
+            )
+        elif name == "lab" or server_kind(name) is not None:
+            problems.append(f"clients[{i}]: {name!r} is a server's or the lab's name; pick another")
+    if len(set(s.clients)) != len(s.clients):
+        problems.append("clients: each client name must appear once")
+    return problems
+
+
+def _given(step: Step) -> set[str]:
+    return {f for f in VERB_FIELDS if getattr(step, f) is not None}
+
+
+def _check_link_step(step: Step, clients: list[str], nodes: list[str]) -> list[str]:
+    verb, problems = VERBS[step.do], []
+    if step.node is not None:  # cut a server off from its peers: an ensemble's server only
+        if verb.name == "delay" or step.client is not None or step.nodes is not None:
+            return ["node: only partition and heal can act on a server's links to its peers"]
+        kind = server_kind(step.node)
+        if kind is None or not kind.peers or sum(server_kind(n) == kind for n in nodes) < 3:
+            return ["node: only a server of a ZooKeeper ensemble (zk_nodes: 3) can be cut off"]
+        return []
+    if step.client is None and "nodes" in verb.required:
+        problems.append(f"client: required for {verb.name!r} (whose links?)")
+    elif step.client is not None and step.client not in clients:
+        problems.append(f"client: {step.client!r} is not one of the scenario's clients {clients}")
+    if step.nodes is None and "nodes" in verb.required:
+        problems.append(f'nodes: required for {verb.name!r} (which servers, e.g. ["redis-1"])')
+    for i, node in enumerate(step.nodes or []):
+        if node not in nodes:
+            problems.append(f"nodes[{i}]: unknown node {node!r}; this backend has {nodes}")
+    given = _given(step)
+    problems.extend(
+        f"{f}: required for {verb.name!r}" for f in sorted(verb.required - given - {"nodes"})
+    )
+    if verb.name == "delay" and step.ms is not None and step.ms < 0:
+        problems.append("ms: a delay cannot be negative")
+    problems.extend(f"{f}: not used by {verb.name!r}" for f in sorted(given - verb.fields))
+    return problems
+
+
+def _check_target(step: Step, verb: Verb, clients: list[str], nodes: list[str]) -> list[str]:
+    """Who does, or undergoes, a client or node step."""
+    if step.client is not None:
+        if Target.CLIENT not in verb.targets:
+            return [f'client: {verb.name!r} is done to a node; use "node"']
+        if step.client not in clients:
+            return [f"client: {step.client!r} is not one of the scenario's clients {clients}"]
+        return []
+    if step.node is None:
+        return ["client: required field is missing (who does this step?)"]
+    kind = server_kind(step.node)
+    if Target.NODE not in verb.targets:
+        return [f'node: {verb.name!r} is done by a client; use "client"']
+    if step.node not in nodes:
+        return [f"node: unknown node {step.node!r}; this backend has {nodes}"]
+    if verb.name == "clock_jump" and (kind is None or not kind.clock_jumps):
+        return [f"node: clock jumps work on Redis nodes only, not on {step.node!r}"]
+    return []
+
+
 def _check_step(step: Step, clients: list[str], nodes: list[str]) -> list[str]:
-    verb = step.do
-    if verb in RESERVED_VERBS:
-        return [f"do: {verb!r} is a network fault; this version of the lab cannot inject it yet"]
-    if verb not in CLIENT_VERBS | NODE_VERBS | LINK_VERBS:
-        known = ", ".join(sorted(CLIENT_VERBS | NODE_VERBS | LINK_VERBS))
-        return [f"do: unknown verb {verb!r}; use one of {known}"]
+    verb = VERBS.get(step.do)
+    if verb is None:
+        return [f"do: unknown verb {step.do!r}; use one of {', '.join(sorted(VERBS))}"]
     problems: list[str] = []
     if step.client is not None and step.node is not None:
         return ["client: give either client or node, not both"]
     if step.ask is not None and step.ask.answer not in step.ask.choices:
         problems.append(f"ask.answer: {step.ask.answer!r} is not one of the choices")
-    if verb in LINK_VERBS:
+    if Target.LINK in verb.targets:
         return problems + _check_link_step(step, clients, nodes)
-    if step.client is not None:
-        if verb not in CLIENT_VERBS:
-            problems.append(f'client: {verb!r} is done to a node; use "node"')
-        elif step.client not in clients:
-            problems.append(
-                f"client: {step.client!r} is not one of the scenario's clients {clients}"
-            )
-    elif step.node is not None:
-        if verb not in NODE_VERBS:
-            problems.append(f'node: {verb!r} is done by a client; use "client"')
-        elif step.node not in nodes:
-            problems.append(f"node: unknown node {step.node!r}; this backend has {nodes}")
-        elif verb == "clock_jump" and not (
-            step.node.startswith("redis-") or step.node == "storage"
-        ):
-            problems.append(f"node: clock jumps work on Redis nodes only, not on {step.node!r}")
-    else:
-        problems.append("client: required field is missing (who does this step?)")
-    given = {f for f in _OPTIONAL if getattr(step, f) is not None}
-    for field in sorted(_NEEDS[verb] - given):
-        problems.append(f"{field}: required for {verb!r}")
-    for field in sorted(given - VERB_FIELDS[verb]):
-        problems.append(f"{field}: not used by {verb!r}")
-    if verb == "pause" and step.ms is not None and step.ms <= 0:
+    problems += _check_target(step, verb, clients, nodes)
+    given = _given(step)
+    problems.extend(f"{f}: required for {verb.name!r}" for f in sorted(verb.required - given))
+    problems.extend(f"{f}: not used by {verb.name!r}" for f in sorted(given - verb.fields))
+    if verb.name == "pause" and step.ms is not None and step.ms <= 0:
         problems.append("ms: a pause must last more than 0 ms")
     return problems

@@ -10,6 +10,7 @@ from typing import Any
 
 from django import template
 
+from lockviz.catalogue import STORAGE, server_kind
 from lockviz.models import Run
 from lockviz.scenarios.schema import Scenario
 
@@ -20,7 +21,7 @@ register = template.Library()
 def fault_controls(
     context: template.Context, run: Run, scenario: Scenario | None, layout: str = "panels"
 ) -> dict[str, Any]:
-    names = [*scenario.nodes, "storage"] if scenario else []
+    names = scenario.servers if scenario else []
     return {
         "csrf_token": context.get("csrf_token"),
         "run": run,
@@ -29,9 +30,10 @@ def fault_controls(
         "nodes": [
             {
                 "name": name,
-                "role": "storage" if name == "storage" else "lock node",
-                "clock": name.startswith("redis-") or name == "storage",  # libfaketime: Redis
+                "role": "storage" if name == STORAGE else "lock node",
+                "clock": kind.clock_jumps,
             }
             for name in names
+            if (kind := server_kind(name)) is not None
         ],
     }

@@ -5,23 +5,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
 
-from lockviz import runs
-from lockviz.compare import SAME, CompareForm, describe, headline, read_run_ids
 from lockviz.models import Run
+from lockviz.runs import recorder
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import ScenarioError, parse
+from lockviz.teaching.compare import SAME, CompareForm, describe, read_run_ids
+from lockviz.views import HtmxHttpRequest
 
 DEFAULT_SCENARIO = "gc-pause-fenced"
 
 
 @require_http_methods(["GET", "POST"])
-def compare(request: HttpRequest) -> HttpResponse:
+def compare(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "POST":
         return _start(request)
     context: dict[str, Any] = {"form": _blank_form(request.GET.get("scenario", ""))}
@@ -37,12 +38,12 @@ def compare(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
-def lane_verdict(request: HttpRequest, run_id: str) -> HttpResponse:
+def lane_verdict(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     lane = _lane(get_object_or_404(Run, pk=run_id))
     return render(request, "lockviz/_compare_verdict.html", {"lane": lane})
 
 
-def _start(request: HttpRequest) -> HttpResponse:
+def _start(request: HtmxHttpRequest) -> HttpResponse:
     form = CompareForm(request.POST)
     if not form.is_valid():
         template = "lockviz/_compare_form.html" if request.htmx else "lockviz/compare.html"
@@ -50,8 +51,8 @@ def _start(request: HttpRequest) -> HttpResponse:
     slug = form.cleaned_data["slug"]
     started = []
     for scenario in form.variants:
-        run = runs.create_run(scenario, slug)
-        runs.start(run, scenario)
+        run = recorder.create_run(scenario, slug)
+        recorder.start(run, scenario)
         started.append(run.pk)
     url = f"{reverse('compare')}?runs={','.join(started)}"
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
@@ -89,7 +90,7 @@ class Lane:
 
 
 def _lane(run: Run) -> Lane:
-    text, tone = headline(run)
+    text, tone = run.headline
     try:
         s = parse(run.scenario)
     except ScenarioError:  # stored under an older schema: still shown, laid out from its events

@@ -12,7 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -20,22 +20,24 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from lockviz import imports, runs
-from lockviz.imports import ImportedRun, ImportedScenario, ImportRefused
 from lockviz.models import Run, RunEvent
+from lockviz.runs import imports, recorder
+from lockviz.runs.imports import ImportedRun, ImportedScenario, ImportRefused
+from lockviz.views import HtmxHttpRequest
 
 
 @require_http_methods(["GET", "POST"])
-def import_page(request: HttpRequest) -> HttpResponse:
+def import_page(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "GET":
         return render(request, "lockviz/import.html", {"text": "", "paste_limit": _limit()})
     text, data = "", b""
+    data_in: bytes | str = data
     try:
         text = _pasted(request)
-        data, field, source = _chosen(request, text)
-        found = imports.read(data, field)
+        data_in, field, source = _chosen(request, text)
+        found = imports.read(data_in, field)
     except ImportRefused as exc:
-        kept = text or _as_text(data)  # without htmx, a file's text comes back to be fixed
+        kept = text or _as_text(data_in)  # without htmx, a file's text comes back to be fixed
         return _answer(
             request, "lockviz/_import_errors.html", {"problems": _split(exc.problems)}, kept
         )
@@ -52,7 +54,7 @@ def import_page(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
-def run_imported(request: HttpRequest) -> HttpResponse:
+def run_imported(request: HtmxHttpRequest) -> HttpResponse:
     """The "Run it live" button under a checked scenario."""
     try:
         found = imports.read(request.POST.get("scenario", ""), "scenario")
@@ -62,20 +64,22 @@ def run_imported(request: HttpRequest) -> HttpResponse:
         return _answer(
             request, "lockviz/_import_errors.html", {"problems": _split(exc.problems)}, ""
         )
-    run = runs.create_run(found.scenario)
-    runs.start(run, found.scenario)
+    run = recorder.create_run(found.scenario)
+    recorder.start(run, found.scenario)
     return _go(request, reverse("run", args=[run.pk]))
 
 
-def _pasted(request: HttpRequest) -> str:
+def _pasted(request: HtmxHttpRequest) -> str:
     """The pasted text: a form field, or a file part when it was too big for one (import.js)."""
     try:
         part = request.FILES.get("text")
         if part is None:
-            return request.POST.get("text", "")
-        if part.size > imports.MAX_BYTES:
-            raise ImportRefused([f"text: {part.size / 1024 / 1024:.1f} MB; the most is 5 MB"])
-        return part.read().decode("utf-8", errors="replace")  # a textarea's text is UTF-8
+            return str(request.POST.get("text", ""))
+        if (part.size or 0) > imports.MAX_BYTES:
+            raise ImportRefused(
+                [f"text: {(part.size or 0) / 1024 / 1024:.1f} MB; the most is 5 MB"]
+            )
+        return bytes(part.read()).decode("utf-8", errors="replace")  # a textarea's is UTF-8
     except RequestDataTooBig:
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE / 1024 / 1024
         raise ImportRefused(
@@ -88,7 +92,7 @@ def _pasted(request: HttpRequest) -> str:
         raise ImportRefused([f"form: the upload was not understood ({exc})"]) from None
 
 
-def _chosen(request: HttpRequest, text: str) -> tuple[bytes | str, str, str]:
+def _chosen(request: HtmxHttpRequest, text: str) -> tuple[bytes | str, str, str]:
     """(what to import, its form field, where it came from): a chosen file wins over text."""
     upload = request.FILES.get("file")
     if upload is not None and upload.size:
@@ -111,7 +115,7 @@ def _as_text(data: bytes | str) -> str:
 
 
 def _answer(
-    request: HttpRequest,
+    request: HtmxHttpRequest,
     partial: str,
     context: dict[str, Any],
     text: str,
@@ -133,7 +137,7 @@ def _split(problems: list[str]) -> list[tuple[str, str]]:
     return [(p.split(": ", 1)[0], p.split(": ", 1)[1]) if ": " in p else (p, "") for p in problems]
 
 
-def _go(request: HttpRequest, url: str) -> HttpResponse:
+def _go(request: HtmxHttpRequest, url: str) -> HttpResponse:
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 

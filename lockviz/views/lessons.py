@@ -8,26 +8,28 @@ not start another run; "Re-run live" posts to start a fresh one.
 
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from lockviz import lessons, runs
 from lockviz.models import Run
+from lockviz.runs import recorder
+from lockviz.teaching import lessons
+from lockviz.views import HtmxHttpRequest
 
 COOKIE_DAYS = 30
 
 
 @require_GET
-def index(request: HttpRequest) -> HttpResponse:
+def index(request: HtmxHttpRequest) -> HttpResponse:
     course = lessons.course()
     total = sum(item.minutes for item in course)
     return render(request, "lockviz/lessons.html", {"course": course, "total_minutes": total})
 
 
 @require_GET
-def walkthrough(request: HttpRequest, slug: str) -> HttpResponse:
+def walkthrough(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     lesson = _lesson(slug)
     run_id = request.GET.get("run")
     if run_id is None:
@@ -63,13 +65,13 @@ def walkthrough(request: HttpRequest, slug: str) -> HttpResponse:
         "ws": f"/ws/runs/{run.pk}/",
         "scenario": lesson.scenario.to_json(),
         "nodes": lesson.scenario.nodes,
-        "events": run.events_after(0),
+        "events": run.said_after(0),
     }
     return render(request, "lockviz/lesson.html", context)
 
 
 @require_POST
-def rerun(request: HttpRequest, slug: str) -> HttpResponse:
+def rerun(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     return _start(_lesson(slug))
 
 
@@ -81,8 +83,8 @@ def _lesson(slug: str) -> lessons.Lesson:
 
 
 def _start(lesson: lessons.Lesson) -> HttpResponse:
-    run = runs.create_run(lesson.scenario, lesson.slug)
-    runs.start(run, lesson.scenario)
+    run = recorder.create_run(lesson.scenario, lesson.slug)
+    recorder.start(run, lesson.scenario)
     response = redirect(_url(lesson.slug, run.pk))
     response.set_cookie(
         _cookie(lesson.slug), run.pk, max_age=COOKIE_DAYS * 86400, samesite="Lax", httponly=True
@@ -90,7 +92,7 @@ def _start(lesson: lessons.Lesson) -> HttpResponse:
     return response
 
 
-def _remembered(request: HttpRequest, lesson: lessons.Lesson) -> Run | None:
+def _remembered(request: HtmxHttpRequest, lesson: lessons.Lesson) -> Run | None:
     """The learner's last run of this lesson, if it still fits the lesson and did not fail."""
     run_id = request.COOKIES.get(_cookie(lesson.slug), "")[:16]
     run = Run.objects.filter(pk=run_id).first() if run_id else None

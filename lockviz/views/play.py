@@ -11,27 +11,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from lockviz import play as free_play
-from lockviz import runs
 from lockviz.models import Run
+from lockviz.runs import narrator, recorder
 from lockviz.scenarios.schema import Scenario, ScenarioError, parse
+from lockviz.teaching import play as free_play
+from lockviz.views import HtmxHttpRequest
 
 RESULT = "lockviz/_play_result.html"
 
 
 @require_http_methods(["GET", "POST"])
-def play(request: HttpRequest) -> HttpResponse:
+def play(request: HtmxHttpRequest) -> HttpResponse:
     form = free_play.PlayForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         scenario = form.cleaned_data["built"]
-        run = runs.create_run(scenario, "free-play")
-        runs.start(run, scenario, open_ended=True)
+        run = recorder.create_run(scenario, "free-play")
+        recorder.start(run, scenario, open_ended=True)
         return _go(request, reverse("play_session", args=[run.pk]))
     context = {
         "form": form,
@@ -51,29 +52,29 @@ def play(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
-def session(request: HttpRequest, run_id: str) -> HttpResponse:
+def session(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
     return render(request, "lockviz/play.html", _session_context(run))
 
 
 @require_POST
-def do(request: HttpRequest, run_id: str) -> HttpResponse:
+def do(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
     refusal = _not_live(run)
     if refusal:
         return _result(request, problems=[refusal], status=409)
     try:
-        step = runs.inject(run.pk, free_play.step_from_form(request.POST))
+        step = recorder.inject(run.pk, free_play.step_from_form(request.POST))
     except ScenarioError as exc:
         return _result(request, problems=exc.problems, status=400)
-    said = free_play.describe(step.model_dump(exclude_none=True))
+    said = narrator.click(step.to_json())
     return _result(request, done=f"done: {said}")
 
 
 @require_POST
-def finish(request: HttpRequest, run_id: str) -> HttpResponse:
+def finish(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
-    if not runs.finish(run.pk):
+    if not recorder.finish(run.pk):
         return _result(request, problems=[_not_live(run) or "this run is not live"], status=409)
     return _result(
         request, done="finishing: the clients complete what they were told, then the verdict"
@@ -81,18 +82,18 @@ def finish(request: HttpRequest, run_id: str) -> HttpResponse:
 
 
 @require_GET
-def scenario_json(request: HttpRequest, run_id: str) -> HttpResponse:
+def scenario_json(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
-    response = JsonResponse(runs.scenario_from_run(run), json_dumps_params={"indent": 1})
+    response = JsonResponse(recorder.scenario_from_run(run), json_dumps_params={"indent": 1})
     response["Content-Disposition"] = f'attachment; filename="lockviz-play-{run.pk}.json"'
     return response
 
 
 @require_POST
-def again(request: HttpRequest, run_id: str) -> HttpResponse:
+def again(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """Run what the session did as an ordinary scenario, live, from the start."""
     run = get_object_or_404(Run, pk=run_id)
-    saved = runs.scenario_from_run(run)
+    saved = recorder.scenario_from_run(run)
     try:
         scenario = parse(
             {**saved, "title": str(saved.get("title", "Free play"))[:110] + " (again)"}
@@ -103,8 +104,8 @@ def again(request: HttpRequest, run_id: str) -> HttpResponse:
             return _result(request, problems=problems)
         context = {**_session_context(run), "problems": problems}
         return render(request, "lockviz/play.html", context, status=400)
-    again_run = runs.create_run(scenario, "free-play")
-    runs.start(again_run, scenario)
+    again_run = recorder.create_run(scenario, "free-play")
+    recorder.start(again_run, scenario)
     return _go(request, reverse("run", args=[again_run.pk]))
 
 
@@ -148,7 +149,11 @@ def _not_live(run: Run) -> str:
 
 
 def _result(
-    request: HttpRequest, *, done: str = "", problems: list[str] | None = None, status: int = 200
+    request: HtmxHttpRequest,
+    *,
+    done: str = "",
+    problems: list[str] | None = None,
+    status: int = 200,
 ) -> HttpResponse:
     response = render(request, RESULT, {"done": done, "problems": problems or []})
     response["X-Fault"] = "refused" if problems else "done"
@@ -157,5 +162,5 @@ def _result(
     return response
 
 
-def _go(request: HttpRequest, url: str) -> HttpResponse:
+def _go(request: HtmxHttpRequest, url: str) -> HttpResponse:
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)

@@ -2,26 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from lockviz import exports, timeline
 from lockviz.models import Run
+from lockviz.runs import exports
+from lockviz.views import HtmxHttpRequest
 
 
 @require_GET
-def replay(request: HttpRequest, run_id: str) -> HttpResponse:
+def replay(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
-    events = run.events_after(0)
-    data = {
-        "run": run.pk,
-        "scenario": run.scenario,
-        "events": events,
-        "descriptions": [describe(e) for e in events],
-    }
+    events = run.said_after(0)
+    data = {"run": run.pk, "scenario": run.scenario, "events": events}
     story = [
         {"seq": e["seq"], "t_s": e["t_ms"] / 1000, "say": e["say"]}
         for e in events
@@ -32,18 +26,10 @@ def replay(request: HttpRequest, run_id: str) -> HttpResponse:
 
 
 @require_GET
-def export_mermaid(request: HttpRequest, run_id: str) -> HttpResponse:
+def export_mermaid(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
     response = HttpResponse(
         exports.mermaid(run.as_export()), content_type="text/plain; charset=utf-8"
     )
     response["Content-Disposition"] = f'attachment; filename="lockviz-run-{run.pk}.mmd"'
     return response
-
-
-def describe(event: dict[str, Any]) -> str:
-    """The event in words, as the terminal timeline says it; never fails on an odd import."""
-    try:
-        return timeline.describe(event)
-    except (KeyError, TypeError, ValueError):
-        return str(event.get("kind"))

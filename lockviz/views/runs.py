@@ -2,35 +2,29 @@
 
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from lockviz import runs
-from lockviz.forms import RunForm
+from lockviz.catalogue import BACKENDS
 from lockviz.models import Run
+from lockviz.runs import recorder
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import parse
-
-BACKEND_NAMES = {
-    "redis": "Single Redis node",
-    "redlock": "Redlock over independent Redis nodes",
-    "zookeeper": "ZooKeeper",
-    "postgres": "PostgreSQL advisory locks",
-    "etcd": "etcd leases",
-}
+from lockviz.views import HtmxHttpRequest
+from lockviz.views.forms import RunForm
 
 
 @require_GET
-def index(request: HttpRequest) -> HttpResponse:
-    groups: dict[str, list[dict[str, object]]] = {name: [] for name in BACKEND_NAMES}
+def index(request: HtmxHttpRequest) -> HttpResponse:
+    groups: dict[str, list[dict[str, object]]] = {name: [] for name in BACKENDS}
     for slug, s in builtin().items():
         form = RunForm(initial={"scenario": slug, "fencing": s.fencing, "ttl_ms": s.ttl_ms})
         groups.setdefault(s.backend, []).append({"slug": slug, "scenario": s, "form": form})
     sections = [
-        {"backend": b, "name": BACKEND_NAMES.get(b, b), "items": items}
+        {"backend": b, "name": BACKENDS[b].title, "items": items}
         for b, items in groups.items()
         if items
     ]
@@ -39,7 +33,7 @@ def index(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
-def start_run(request: HttpRequest) -> HttpResponse:
+def start_run(request: HtmxHttpRequest) -> HttpResponse:
     form = RunForm(request.POST)
     if not form.is_valid():
         context = {
@@ -51,14 +45,14 @@ def start_run(request: HttpRequest) -> HttpResponse:
             request, "lockviz/_run_form.html", context, status=200 if request.htmx else 400
         )
     scenario = form.cleaned_data["built"]
-    run = runs.create_run(scenario, form.cleaned_data["slug"])
-    runs.start(run, scenario)
+    run = recorder.create_run(scenario, form.cleaned_data["slug"])
+    recorder.start(run, scenario)
     url = reverse("run", args=[run.pk])
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
 @require_GET
-def run_page(request: HttpRequest, run_id: str) -> HttpResponse:
+def run_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
     scenario = parse(run.scenario, allow_empty=True)  # a free-play session has no steps
     form = RunForm(initial={"from_run": run.pk, "fencing": run.fencing, "ttl_ms": scenario.ttl_ms})
@@ -90,13 +84,13 @@ def _changes(run: Run) -> list[str]:
 
 
 @require_GET
-def verdict(request: HttpRequest, run_id: str) -> HttpResponse:
+def verdict(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
     return render(request, "lockviz/_verdict.html", {"run": run})
 
 
 @require_GET
-def export_json(request: HttpRequest, run_id: str) -> JsonResponse:
+def export_json(request: HtmxHttpRequest, run_id: str) -> JsonResponse:
     run = Run.objects.filter(pk=run_id).first()
     if run is None:
         raise Http404(f"no run {run_id}")

@@ -78,33 +78,15 @@
   // The tooltip: every field of the event, so hovering answers "what exactly happened here".
   function describe(ev) {
     const head = `#${ev.seq ?? "?"} ${ev.kind} \u00b7 ${ev.actor} \u00b7 t = ${tOf(ev).toFixed(1)} ms`;
-    const rest = Object.keys(ev).filter((k) => !["seq", "t_ms", "actor", "kind"].includes(k))
+    const said = ev.said && ev.said.text ? [ev.said.text] : [];
+    const rest = Object.keys(ev).filter((k) => !["seq", "t_ms", "actor", "kind", "said"].includes(k))
       .map((k) => `${k}: ${typeof ev[k] === "object" ? JSON.stringify(ev[k]) : ev[k]}`);
-    return [head].concat(rest).join("\n");
+    return [head].concat(said, rest).join("\n");
   }
 
-  // Redis users recognise the real command; other backends get the neutral verb.
-  function requestText(req, backend) {
-    const ttl = req.ttl_ms != null ? req.ttl_ms : null;
-    switch (req.op) {
-      case "acquire":
-        if (!backend || backend === "redis") return "SET NX" + (ttl != null ? ` PX ${ttl}` : "");
-        return "acquire" + (ttl != null ? ` ttl ${ttl} ms` : "");
-      case "extend": return "extend" + (ttl != null ? ` ${ttl} ms` : "");
-      case "write": return `write ${req.value ?? ""} (${req.token != null ? "token " + req.token : "no token"})`;
-      default: return String(req.op || "request");
-    }
-  }
-
-  function replyText(rep) {
-    if (rep.error) return `error: ${rep.error}`;
-    if (rep.op === "write") return rep.accepted === false ? `REJECTED ${rep.reason || ""}`.trim() : "accepted";
-    if (rep.op === "acquire") {
-      if (rep.ok) return rep.token != null ? `OK token ${rep.token}` : "OK";
-      return `nil (${rep.reason || "held"})`;
-    }
-    return rep.ok ? "OK" : "failed" + (rep.reason ? `: ${rep.reason}` : "");
-  }
+  // Every word on the diagram comes from the server's narrator (lockviz/runs/narrator.py), with
+  // the event: `said.label` on its arrow or beside its mark, `said.mark` at the storage.
+  const label = (ev) => (ev.said && ev.said.label) || "";
 
   // ---- the diagram ---------------------------------------------------------------------
 
@@ -466,10 +448,10 @@
       const line = el("line", { class: "arrow", x1: x1 + dir * 2, y1: y, x2: x2 - dir * 3, y2: y + G.pendingPx,
         "marker-end": this._url("req") }, g);
       const lg = this._group("labels", ev, "request-label");
-      const label = this._label(lg, requestText(ev, this.backend), x1 + dir * 8, y - 5, dir > 0 ? "start" : "end", "",
+      const text = this._label(lg, label(ev), x1 + dir * 8, y - 5, dir > 0 ? "start" : "end", "",
         { x: x2 - dir * 16, anchor: dir > 0 ? "end" : "start" }); // a fan-out (Redlock) labels at the heads
       const key = ev.actor + "#" + ev.call;
-      this.calls.set(key, { req: ev, g, line, lg, label, x1, x2, dir, y });
+      this.calls.set(key, { req: ev, g, line, lg, label: text, x1, x2, dir, y });
       const early = this.early.get(key); // its reply overtook it in seq order
       if (early) { this.early.delete(key); this._reply(early); }
     }
@@ -488,8 +470,8 @@
       el("line", { class: "arrow", x1: call.x2 - call.dir * 2, y1: yMid, x2: call.x1 + call.dir * 3, y2: yRep,
         "marker-end": this._url(failed ? "bad" : "rep") }, g);
       const lg = this._group("labels", ev, "reply-label" + (failed ? " failed" : ""));
-      if (yRep - call.y > G.fastPx || !this._inlineReply(lg, call, replyText(ev))) {
-        this._label(lg, replyText(ev), call.x1 + call.dir * 10, yRep + 16, call.dir > 0 ? "start" : "end");
+      if (yRep - call.y > G.fastPx || !this._inlineReply(lg, call, label(ev))) {
+        this._label(lg, label(ev), call.x1 + call.dir * 10, yRep + 16, call.dir > 0 ? "start" : "end");
       }
       if (ev.op === "write") this._write(call.req, ev, call.x2, yMid);
     }
@@ -514,8 +496,7 @@
     // What the storage did with a write, drawn on its lifeline: shape and words, not only colour.
     _write(req, rep, x, y) {
       const rejected = rep.accepted === false;
-      const token = rep.token ?? req.token;
-      const text = rejected ? `REJECTED ${rep.reason || `token ${token}`}` : `stored ${req.value ?? ""} (${token ?? "no token"})`;
+      const text = (rep.said && rep.said.mark) || "";
       const g = this._group("marks", rep, rejected ? "rejected-write" : "write-accepted");
       g.setAttribute("role", "img");
       g.setAttribute("aria-label", rejected ? `Write ${req.value ?? ""} rejected: ${rep.reason || ""}` : text);
@@ -547,7 +528,7 @@
       this.leases.push(lease);
       this.beliefs.push(belief);
       const lg = this._group("labels", ev, "lease-label");
-      this._label(lg, `lease \u00b7 token ${ev.token ?? "?"}`, x + G.barLabelX, this._y(t0) + 14, "end");
+      this._label(lg, label(ev), x + G.barLabelX, this._y(t0) + 14, "end");
       // A server end that reached the recorder before this grant still belongs to it.
       const end = this.pendingEnds.find((e) => e.holder === ev.actor && tOf(e) >= t0 && this._sameNode(lease, e.actor));
       if (end) {
@@ -577,8 +558,7 @@
       if (expired) el("path", { class: "hourglass", d: `M${x - 7},${y - 8} h14 l-14,16 h14 z` }, g);
       else el("circle", { class: "deleted-dot", cx: x, cy: y, r: 5 }, g);
       this._obstacle(x - 8, y - 9, x + 8, y + 9);
-      const who = ev.holder ? `${ev.holder}'s ` : "";
-      const text = expired ? [`lease expired on ${ev.actor}`, `(holder: ${ev.holder ?? "?"})`] : `deleted ${who}key`;
+      const text = expired ? [label(ev), `(holder: ${ev.holder ?? "?"})`] : label(ev);
       this._label(g, text, x + 14, y + 5, "start", expired ? "expired-label" : "muted");
     }
 
@@ -595,7 +575,7 @@
       if (ev.kind === "lost") {
         const g = this._group("marks", ev, "lost");
         el("line", { class: "tick-mark", x1: x - 8, x2: x + 8, y1: y, y2: y }, g);
-        this._label(g, `lost: ${ev.reason || "lock gone"}`, x + 12, y + 5, "start", "warn-label");
+        this._label(g, label(ev), x + 12, y + 5, "start", "warn-label");
       }
       if (ev.kind === "crashed") {
         const pause = this.pauses.find((p) => p.client === ev.actor && p.t1 == null);
@@ -603,7 +583,7 @@
         const g = this._group("marks", ev, "crash");
         el("path", { class: "cross", d: `M${x - 10},${y - 10} L${x + 10},${y + 10} M${x + 10},${y - 10} L${x - 10},${y + 10}` }, g);
         this._obstacle(x - 11, y - 11, x + 11, y + 11);
-        this._label(g, "crashed (SIGKILL)", x + 16, y + 5, "start", "crash-label");
+        this._label(g, label(ev), x + 16, y + 5, "start", "crash-label");
         this.crashed.set(ev.actor, y);
         this.lifelines.get(ev.actor)?.setAttribute("y2", y);
       }
@@ -615,8 +595,7 @@
       const rect = el("rect", { x: x + G.bandLeft, width: G.bandRight - G.bandLeft, fill: this._url("pause") }, g);
       this.pauses.push({ client: ev.actor, t0, t1: null, rect, g, x });
       const lg = this._group("labels", ev, "pause-label");
-      const text = `GC pause (SIGSTOP)${ev.ms != null ? ` ${ev.ms} ms` : ""}`;
-      this._label(lg, text, x + 10, this._y(t0) + 18, "start", "pause-text");
+      this._label(lg, label(ev), x + 10, this._y(t0) + 18, "start", "pause-text");
     }
 
     _resumed(ev) {
@@ -624,7 +603,7 @@
       if (!pause) return;
       pause.t1 = tOf(ev);
       const lg = this._group("labels", ev, "resume-label");
-      this._label(lg, "resumed (SIGCONT)", pause.x + 10, this._y(pause.t1) - 6, "start", "muted");
+      this._label(lg, label(ev), pause.x + 10, this._y(pause.t1) - 6, "start", "muted");
     }
 
     // Narration lives in the page's story panel; the margin shows its number and first words,
@@ -667,10 +646,10 @@
 
     _clockJumped(ev) {
       this._clockState(ev.actor, { offset: ev.offset_ms });
-      if (this._role(ev.actor) === "client") return this._clientClock(ev, `clock ${signedDuration(ev.ms ?? 0)}`, "clock-jump");
+      if (this._role(ev.actor) === "client") return this._clientClock(ev, label(ev), "clock-jump");
       const x = this._x(ev.actor), y = this._y(tOf(ev));
       const g = this._group("marks", ev, "clock-jump");
-      const text = `clock ${signedDuration(ev.ms ?? 0)}`;
+      const text = label(ev);
       const w = text.length * 7.5 + 14, left = x - 10 - w; // left of the lifeline: its marks go right
       el("line", { class: "clock-link", x1: left + w, x2: x, y1: y, y2: y }, g);
       el("rect", { class: "clock-badge", x: left, y: y - 11, width: w, height: 22, rx: 11 }, g);
@@ -698,7 +677,7 @@
       const line = el("line", { class: "down-line", x1: x, x2: x }, g);
       el("path", { class: "down-break", d: `M${x - 11},${y + 4} L${x + 11},${y - 4} M${x - 11},${y + 10} L${x + 11},${y + 2}` }, g);
       this._obstacle(x - 12, y - 6, x + 12, y + 12);
-      this._label(g, "kill -9", x + 14, y + 6, "start", "down-label");
+      this._label(g, label(ev), x + 14, y + 6, "start", "down-label");
       this.downs.push({ node: ev.actor, t0, t1: null, g, parts: [gap, line] });
     }
 
@@ -707,7 +686,7 @@
       const down = this.downs.find((d) => d.node === ev.actor && d.t1 == null);
       if (down) { down.t1 = t; down.g.classList.remove("open"); }
       const kept = ev.persistence === "fsync";
-      const text = ev.persistence == null ? "restarted" : kept ? "restarted (fsync: keys kept)" : "restarted (no fsync: empty)";
+      const text = label(ev);
       const g = this._group("marks", ev, "node-restarted" + (kept ? " kept" : " empty"));
       el("path", { class: "restart-mark", d: `M${x - 7},${y + 5} L${x},${y - 6} L${x + 7},${y + 5} z` }, g);
       this._obstacle(x - 8, y - 7, x + 8, y + 6);
@@ -802,7 +781,7 @@
 
     _clockRate(ev) {
       this._clockState(ev.actor, { rate: ev.rate });
-      this._clientClock(ev, `clock \u00d7${ev.rate ?? "?"}`, "clock-rate");
+      this._clientClock(ev, label(ev), "clock-rate");
     }
 
     // In each header, instead of its role: the lifeline's clock now, if it is not the true one.

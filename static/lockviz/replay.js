@@ -1,7 +1,7 @@
 // The replay page: time travel through a stored run, without any backend.
 //
-// All events are in the page (json_script "replay-data", with a description of each in words,
-// made by the server). The cursor is an index into them; the diagram shows the run as it was
+// All events are in the page (json_script "replay-data"), each with its words (``said``, made
+// by the server's narrator). The cursor is an index into them; the diagram shows the run as it was
 // after that event (it holds exactly the events up to the cursor, see show()) and marks it
 // (highlight). Playing moves a clock in
 // proportion to the run's own time, scaled by the speed; the cursor follows the clock.
@@ -10,7 +10,6 @@
   "use strict";
   const data = JSON.parse(document.getElementById("replay-data").textContent);
   const events = data.events;
-  const words = data.descriptions;
   const scenario = data.scenario || {};
   const N = events.length;
   const $ = (id) => document.getElementById(id);
@@ -66,7 +65,7 @@
       const ev = events[i];
       show(i);
       const marked = diagram.highlight(ev.seq);
-      describe(ev, words[i]);
+      describe(ev);
       markStory();
       showVerdict(finishAt >= 0 && i >= finishAt);
       if (!opts.noScroll) reveal(marked);
@@ -88,7 +87,8 @@
     held = i;
   }
 
-  function describe(ev, text) {
+  function describe(ev) {
+    const text = ev.said && ev.said.text;
     ui.seq.textContent = `#${ev.seq}`;
     ui.when.textContent = `at ${secs(num(ev.t_ms))} (event ${index + 1} of ${N})`;
     ui.actor.textContent = String(ev.actor);

@@ -253,36 +253,9 @@
     ui.explain.textContent = ask.explain || "";
   }
 
-  // One line for the current event, in words (the diagram's tooltip has every field).
+  // One line for the current event, in the narrator's words (the tooltip has every field).
   function describe(ev) {
-    const who = ev.actor;
-    const text = {
-      run_started: () => "The lab started the servers and the clients.",
-      step: () => `The lab does step ${ev.index + 1}: ${ev.client || ev.node} ${ev.do}${ev.ms ? ` ${ev.ms} ms` : ""}${ev.value ? ` ${ev.value}` : ""}.`,
-      request: () => `${who} → ${ev.to}: ${ev.op}${ev.value != null ? ` ${ev.value}` : ""}${ev.token != null ? ` with token ${ev.token}` : ""}`,
-      reply: () => `${who} ← ${ev.from}: ${ev.op} ${replyWords(ev)}`,
-      granted: () => `${who} now believes it holds the lock (token ${ev.token ?? "?"}).`,
-      acquire_failed: () => `${who} gave up: ${ev.reason || "no lock"}.`,
-      released: () => ev.ok ? `${who} released the lock.` : `${who} released, but the lock was no longer theirs.`,
-      extended: () => ev.ok ? `${who} extended its lease.` : `${who} could not extend its lease.`,
-      lost: () => `${who} learned its lock is gone: ${ev.reason || ""}`,
-      paused: () => `${who} is frozen (SIGSTOP)${ev.ms ? ` for ${ev.ms} ms` : ""}.`,
-      resumed: () => `${who} runs again (SIGCONT), unaware it was frozen.`,
-      crashed: () => `${who} crashed (SIGKILL).`,
-      expired: () => `${who} expired ${ev.holder || "the"}'s lease.`,
-      deleted: () => `${who} deleted ${ev.holder ? ev.holder + "'s" : "the"} key.`,
-      clock_jumped: () => `${who}'s clock jumped ${ev.ms} ms.`,
-      run_finished: () => "The run ended: the verdict is below.",
-      run_failed: () => `The run failed: ${ev.error || ""}`,
-    }[ev.kind];
-    return `#${ev.seq} · ${text ? text() : `${who} ${ev.kind}`}`;
-  }
-
-  function replyWords(ev) {
-    if (ev.error) return `error: ${ev.error}`;
-    if (ev.op === "write") return ev.accepted === false ? `REJECTED (${ev.reason || "stale token"})` : "accepted";
-    if (ev.op === "acquire") return ev.ok ? `OK${ev.token != null ? `, token ${ev.token}` : ""}` : `nil (${ev.reason || "held"})`;
-    return ev.ok ? "OK" : `failed${ev.reason ? `: ${ev.reason}` : ""}`;
+    return `#${ev.seq} · ${(ev.said && ev.said.text) || `${ev.actor} ${ev.kind}`}`;
   }
 
   function load() {

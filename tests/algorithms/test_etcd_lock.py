@@ -13,7 +13,7 @@ import pytest
 
 from algorithms.errors import NotHeld
 from algorithms.etcd_lock import EtcdLock, Gateway, effective_ttl_s
-from lockviz.lab.servers import LocalLab
+from lockviz.lab.labs import LocalLab
 from lockviz.lab.servers.etcd import EtcdServer, post, prefix_end
 
 pytestmark = pytest.mark.live

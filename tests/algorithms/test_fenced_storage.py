@@ -6,7 +6,7 @@ import pytest
 
 from algorithms.fenced_storage import FencedStorage
 from algorithms.redis_client import connect
-from lockviz.lab.servers import ServerSet
+from lockviz.lab.labs import ServerSet
 
 pytestmark = pytest.mark.live
 

@@ -14,7 +14,7 @@ import pytest
 
 from algorithms.errors import NotHeld
 from algorithms.postgres_lock import PostgresLock, connect
-from lockviz.lab.servers import LocalLab
+from lockviz.lab.labs import LocalLab
 
 pytestmark = pytest.mark.live
 

@@ -9,7 +9,7 @@ import pytest
 from algorithms.errors import BackendUnavailable, NotHeld
 from algorithms.redis_client import connect
 from algorithms.redis_lock import RedisLock
-from lockviz.lab.servers import ServerSet
+from lockviz.lab.labs import ServerSet
 
 pytestmark = pytest.mark.live
 

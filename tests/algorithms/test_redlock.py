@@ -11,7 +11,8 @@ import pytest
 
 from algorithms.errors import NotHeld
 from algorithms.redlock import Redlock, connect_node, drift_ms
-from lockviz.lab.servers import LocalLab, ServerSet, wait_until
+from lockviz.lab.labs import LocalLab, ServerSet
+from lockviz.lab.procs import wait_until
 
 pytestmark = pytest.mark.live
 

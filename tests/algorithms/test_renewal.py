@@ -18,7 +18,8 @@ from algorithms.redis_client import connect
 from algorithms.redis_lock import RedisLock
 from algorithms.renewal import Renewer
 from lockviz.lab import procs
-from lockviz.lab.servers import ServerSet, wait_until
+from lockviz.lab.labs import ServerSet
+from lockviz.lab.procs import wait_until
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.live

@@ -17,7 +17,7 @@ import pytest
 
 from algorithms.errors import NotHeld
 from algorithms.zookeeper_lock import ZooKeeperLock, connect
-from lockviz.lab.servers import LocalLab, ServerSet
+from lockviz.lab.labs import LocalLab, ServerSet
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.live

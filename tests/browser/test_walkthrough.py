@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from lockviz.lessons import course
+from lockviz.teaching.lessons import course
 from tests.conftest import AppServer
 
 pytestmark = [pytest.mark.live, pytest.mark.browser]
@@ -77,6 +77,7 @@ def test_the_lessons_index_lists_the_lessons_in_course_order(
 ) -> None:
     page.goto(app_server.url + "/")
     page.get_by_role("link", name="Lessons", exact=True).click()
+    page.wait_for_url("**/lessons/")
     items = page.locator("#course > li")
     assert items.evaluate_all("els => els.map(e => e.dataset.slug)") == [
         lesson.slug for lesson in course()

@@ -1,30 +1,67 @@
-"""Per-backend glue between the lab and algorithms/: one module per backend.
+"""Each backend's lock, as the client process makes it: one module per backend.
 
-Each module (``redis``, ``redlock``, ``zookeeper``, ``postgres``, ``etcd``) provides:
+A module's ``make_lock(config, clock, emit)`` builds the :class:`algorithms.lock.Lock` that a
+client process (:mod:`lockviz.lab.worker`) drives: ``config`` is the client's
+:class:`~lockviz.lab.config.ClientConfig` (its own proxied links to the servers, the lease, the
+variant...), ``clock`` its clock (which the lab may skew: pass it to the lock), ``emit`` where
+the lock reports each protocol step. What the servers decide is observed on the engine's side,
+by :mod:`lockviz.lab.watchers`.
 
-* ``make_lock(config, owner, emit) -> algorithms.lock.Lock`` — runs in the client's process
-  (lockviz.lab.worker). ``config`` holds the scenario's settings (``backend``, ``variant``,
-  ``ttl_ms``, ``fencing``, ``renew``, ...), ``nodes`` (the lock servers' names), ``servers``
-  (name -> "host:port": this client's own proxied links), ``timeout_ms`` (the per-call
-  timeout) and ``clock`` (the client's algorithms.clock.Clock, which the lab may skew: pass it
-  to the lock).
-* ``watchers(servers, scenario, record) -> list`` — runs in the engine: objects with
-  ``start()`` and ``stop()`` that observe what the servers decide (a lease expired, a session
-  ended) and report it with ``record(actor, kind, details, t_ns)``.
-
-A backend is available when its module imports; the scenario schema asks :func:`available`.
+:func:`lock_factory` imports only the chosen backend's module: a client process should not pay
+for importing every client library (psycopg alone takes ~0.2 s) to use one of them.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-from types import ModuleType
+from collections.abc import Callable
+
+from algorithms.clock import Clock
+from algorithms.events import EventSink
+from algorithms.lock import Lock
+from lockviz.lab.config import ClientConfig
+
+LockFactory = Callable[[ClientConfig, Clock, EventSink], Lock]
 
 
-def get(backend: str) -> ModuleType:
-    return importlib.import_module(f"lockviz.lab.backends.{backend}")
+def _redis() -> LockFactory:
+    from lockviz.lab.backends.redis import make_lock
+
+    return make_lock
 
 
-def available(backend: str) -> bool:
-    return importlib.util.find_spec(f"lockviz.lab.backends.{backend}") is not None
+def _redlock() -> LockFactory:
+    from lockviz.lab.backends.redlock import make_lock
+
+    return make_lock
+
+
+def _zookeeper() -> LockFactory:
+    from lockviz.lab.backends.zookeeper import make_lock
+
+    return make_lock
+
+
+def _postgres() -> LockFactory:
+    from lockviz.lab.backends.postgres import make_lock
+
+    return make_lock
+
+
+def _etcd() -> LockFactory:
+    from lockviz.lab.backends.etcd import make_lock
+
+    return make_lock
+
+
+FACTORIES: dict[str, Callable[[], LockFactory]] = {
+    "redis": _redis,
+    "redlock": _redlock,
+    "zookeeper": _zookeeper,
+    "postgres": _postgres,
+    "etcd": _etcd,
+}
+
+
+def lock_factory(backend: str) -> LockFactory:
+    """How a client process makes ``backend``'s lock (see :data:`lockviz.catalogue.BACKENDS`)."""
+    return FACTORIES[backend]()

@@ -1,38 +1,27 @@
-"""Single-node Redis: the lock of algorithms.redis_lock on ``redis-1``, and its watcher."""
+"""Single-node Redis: the lock of algorithms.redis_lock on ``redis-1``."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from algorithms.clock import Clock
 from algorithms.events import EventSink
 from algorithms.redis_client import connect
 from algorithms.redis_lock import RedisLock
-from lockviz.lab.watcher import KeyWatcher
+from lockviz.lab.config import ClientConfig
 
 LOCK_KEY = "lockviz:lock"
 
 
-def address(config: dict[str, Any], node: str) -> tuple[str, int]:
-    host, port = config["servers"][node].rsplit(":", 1)
-    return host, int(port)
-
-
-def make_lock(config: dict[str, Any], owner: str, emit: EventSink) -> RedisLock:
-    node = config["nodes"][0]
-    host, port = address(config, node)
-    variant = config.get("variant") or "safe"
+def make_lock(config: ClientConfig, clock: Clock, emit: EventSink) -> RedisLock:
+    node = config.nodes[0]
+    host, port = config.address(node)
     return RedisLock(
-        connect(host, port, timeout_ms=config["timeout_ms"]),
+        connect(host, port, timeout_ms=config.call_timeout_ms),
         LOCK_KEY,
-        owner=owner,
-        ttl_ms=int(config["ttl_ms"]),
+        owner=config.name,
+        ttl_ms=config.ttl_ms,
         node=node,
-        clock=config.get("clock"),
+        clock=clock,
         on_event=emit,
-        unsafe_release=variant == "unsafe_release",
-        expire=variant != "no_ttl",
+        unsafe_release=config.variant == "unsafe_release",
+        expire=config.variant != "no_ttl",
     )
-
-
-def watchers(servers: Any, scenario: Any, record: Any) -> list[KeyWatcher]:
-    return [KeyWatcher(servers[node], node, LOCK_KEY, record) for node in scenario.nodes]

@@ -6,163 +6,42 @@ carol -> zk-3, a fourth client -> zk-1 again. Each connection string lists the c
 server first and the others after it (not shuffled), so a client whose server dies fails over
 to the next; the events' ``to``/``from`` name the server it is talking to at that moment.
 
-The watcher has its own session and follows the children of ``/lockviz/lock``. When a lock
-node disappears it tells an owner's ``delete`` from the server ending the owner's session by
-asking the leader (or the standalone server) for its session list (the ``dump`` four-letter
-word): if the node's ``ephemeralOwner`` session is still alive, its owner deleted it
-(``deleted``); if not, the server removed it with the session (``expired``). A session closed
-by its client at the end of a run counts as ``expired`` too: ZooKeeper does not tell the two
-apart. Where ``dump`` is not allowed (an external server with the default whitelist) the
-watcher cannot tell at all and reports ``deleted`` for every node. ``holding`` says whether the
-node was the lowest, i.e. the lock holder's, when it went.
+The watcher of the lock nodes is in :mod:`lockviz.lab.watchers.zookeeper`.
 """
 
 from __future__ import annotations
 
-import logging
-import re
-import threading
-import time
-from typing import Any
-
-from kazoo.client import KazooClient
-from kazoo.exceptions import KazooException
-from kazoo.handlers.threading import KazooTimeoutError
-from kazoo.protocol.states import WatchedEvent
-from kazoo.retry import KazooRetry
-
+from algorithms.clock import Clock
 from algorithms.events import EventSink
-from algorithms.zookeeper_lock import LOCK_PATH, ZooKeeperLock, connect, sequence
-from lockviz.lab.servers.zookeeper import four_letter
-from lockviz.lab.watcher import NodeEventSink
+from algorithms.zookeeper_lock import LOCK_PATH, ZooKeeperLock, connect
+from lockviz.lab.config import ClientConfig
 
 CONNECT_TIMEOUT_MS = 5_000  # a JVM on a busy machine can take a while to answer a new session
-WATCHER_SESSION_S = 2.0  # kazoo waits up to a session for a handshake: keep it short
-CALL_TIMEOUT_S = 1.0
-SESSION_ID = re.compile(r"0x[0-9a-fA-F]+")
-
-# Outside the "lockviz" logger tree (INFO to the console): kazoo reports every reconnect, and a
-# server going down is part of the show here, already visible in the events.
-_log = logging.getLogger("kazoo.lockviz.watcher")
-_log.addHandler(logging.NullHandler())
 
 
-def home_node(config: dict[str, Any], owner: str) -> str:
-    nodes: list[str] = config["nodes"]
-    clients: list[str] = config.get("clients") or []
-    return nodes[clients.index(owner) % len(nodes)] if owner in clients else nodes[0]
+def home_node(config: ClientConfig) -> str:
+    """The server this client talks to first: the clients are spread over the ensemble."""
+    nodes, clients = config.nodes, config.clients
+    return nodes[clients.index(config.name) % len(nodes)] if config.name in clients else nodes[0]
 
 
-def make_lock(config: dict[str, Any], owner: str, emit: EventSink) -> ZooKeeperLock:
-    nodes: list[str] = config["nodes"]
-    servers: dict[str, str] = config["servers"]
-    home = home_node(config, owner)
-    order = [home, *(node for node in nodes if node != home)]
-    ttl_ms = int(config["ttl_ms"])
+def make_lock(config: ClientConfig, clock: Clock, emit: EventSink) -> ZooKeeperLock:
+    home = home_node(config)
+    order = [home, *(node for node in config.nodes if node != home)]
     client = connect(
-        ",".join(servers[node] for node in order), session_ms=ttl_ms, timeout_ms=CONNECT_TIMEOUT_MS
+        ",".join(config.servers[node] for node in order),
+        session_ms=config.ttl_ms,
+        timeout_ms=CONNECT_TIMEOUT_MS,
     )
     return ZooKeeperLock(
         client,
         LOCK_PATH,
-        owner=owner,
-        ttl_ms=ttl_ms,
+        owner=config.name,
+        ttl_ms=config.ttl_ms,
         node=home,
-        addresses={servers[node]: node for node in nodes},
+        addresses={config.servers[node]: node for node in config.nodes},
+        clock=clock,
         on_event=emit,
-        herd=(config.get("variant") or "recipe") == "herd",
-        call_timeout_ms=int(config["timeout_ms"]),
+        herd=config.variant == "herd",
+        call_timeout_ms=config.call_timeout_ms,
     )
-
-
-def watchers(servers: Any, scenario: Any, record: NodeEventSink) -> list[NodeWatcher]:
-    nodes = {name: (servers[name].host, servers[name].port) for name in scenario.nodes}
-    return [NodeWatcher(nodes, record)]
-
-
-class NodeWatcher:
-    """Follows the lock nodes from its own session; reconnects while a server is down."""
-
-    def __init__(self, servers: dict[str, tuple[str, int]], record: NodeEventSink) -> None:
-        self.servers = servers  # name -> (host, port), in the scenario's order
-        self.record = record
-        self.known: dict[str, tuple[str, int]] = {}  # node name -> (owner, owner's session id)
-        self._stop = threading.Event()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="watch-zk", daemon=True)
-
-    def start(self, timeout_s: float = 5.0) -> None:
-        self._thread.start()
-        self._ready.wait(timeout_s)
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-
-    def _run(self) -> None:
-        hosts = ",".join(f"{host}:{port}" for host, port in self.servers.values())
-        while not self._stop.is_set():
-            client = KazooClient(
-                hosts=hosts,
-                timeout=WATCHER_SESSION_S,
-                connection_retry=KazooRetry(max_tries=3, delay=0.05, max_delay=0.2),
-                command_retry=KazooRetry(max_tries=1),
-                logger=_log,
-            )
-            try:
-                client.start(timeout=2)
-                client.ensure_path_async(LOCK_PATH).get(timeout=CALL_TIMEOUT_S)
-                self._follow(client)
-            except (KazooException, KazooTimeoutError):
-                self._stop.wait(0.1)  # a server is down: a new session, each attempt bounded
-            finally:
-                client.stop()
-                client.close()
-
-    def _follow(self, client: KazooClient) -> None:
-        fired_ns: list[int] = []
-        while not self._stop.is_set():
-            changed = threading.Event()
-
-            def on_change(event: WatchedEvent, changed: threading.Event = changed) -> None:
-                fired_ns.append(time.monotonic_ns())  # when the server told us, not when we ask
-                changed.set()
-
-            listed = client.get_children_async(LOCK_PATH, watch=on_change)
-            children = listed.get(timeout=CALL_TIMEOUT_S)
-            self._update(client, children, fired_ns[-1] if fired_ns else time.monotonic_ns())
-            fired_ns.clear()
-            self._ready.set()
-            while not changed.wait(0.05):
-                if self._stop.is_set():
-                    return
-
-    def _update(self, client: KazooClient, children: list[str], t_ns: int) -> None:
-        current = {name for name in children if sequence(name) >= 0}
-        for name in sorted(current - self.known.keys(), key=sequence):
-            stat = client.exists_async(f"{LOCK_PATH}/{name}").get(timeout=CALL_TIMEOUT_S)
-            self.known[name] = (name.split(".", 1)[0], int(stat.ephemeralOwner) if stat else 0)
-            if stat is None:  # gone before we could ask whose session it was: ``deleted``
-                current.discard(name)
-        gone = sorted((name for name in self.known if name not in current), key=sequence)
-        if not gone:
-            return
-        holding = min(self.known, key=sequence)
-        actor, live = self._sessions()
-        for name in gone:
-            owner, session = self.known.pop(name)
-            expired = live is not None and session != 0 and session not in live
-            details = {"key": f"{LOCK_PATH}/{name}", "holder": owner, "holding": name == holding}
-            self.record(actor, "expired" if expired else "deleted", details, t_ns)
-
-    def _sessions(self) -> tuple[str, set[int] | None]:
-        """The server that ends sessions (leader or standalone) and the sessions it has alive."""
-        for name, (host, port) in self.servers.items():
-            srvr = four_letter(host, port, "srvr")
-            if "Mode: leader" in srvr or "Mode: standalone" in srvr:
-                dump = four_letter(host, port, "dump", timeout_s=1.0)
-                if "SessionTracker dump" not in dump:
-                    return name, None  # not whitelisted there: we cannot tell
-                tracker = dump.split("ephemeral nodes dump", 1)[0]
-                return name, {int(sid, 16) for sid in SESSION_ID.findall(tracker)}
-        return next(iter(self.servers)), None

@@ -21,16 +21,18 @@ import shutil
 import subprocess
 import time
 import urllib.request
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from lockviz.lab import procs
-from lockviz.lab.servers import LabError, OneProcess, Requirement, free_port, wait_until
+from lockviz.lab.backends.etcd import LAB_PREFIX
+from lockviz.lab.errors import LabError
+from lockviz.lab.ports import free_port
+from lockviz.lab.procs import wait_until
+from lockviz.lab.servers.base import Requirement, Server, Spawn
 
 ETCD_BINARY = "etcd"
 START_TIMEOUT_S = 20.0
-LAB_PREFIX = "lockviz/"  # every key the lab's etcd locks write lives under this prefix
 
 
 def requirements() -> list[Requirement]:
@@ -70,7 +72,7 @@ def wipe(host: str, port: int) -> None:
 
 
 @dataclass
-class EtcdServer(OneProcess):
+class EtcdServer(Server):
     """One etcd child process with its own client port, peer port and data dir."""
 
     name: str
@@ -83,11 +85,9 @@ class EtcdServer(OneProcess):
     proc: subprocess.Popen[bytes] | None = None
     launched_ns: int = field(default=0, repr=False)
 
-    @property
-    def log_path(self) -> str:
-        return os.path.join(self.workdir, "etcd.log")
+    log_name = "etcd.log"
 
-    def launch(self, spawn: Callable[..., subprocess.Popen[Any]] = procs.spawn) -> None:
+    def launch(self, spawn: Spawn = procs.spawn) -> None:
         """Start the process (without waiting for it to serve)."""
         os.makedirs(self.workdir, exist_ok=True)
         self.port = self.port or free_port()

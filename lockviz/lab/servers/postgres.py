@@ -38,7 +38,10 @@ import psycopg
 
 from algorithms.postgres_lock import SETUP_SQL, connect
 from lockviz.lab import procs
-from lockviz.lab.servers import LabError, Requirement, free_port, wait_until
+from lockviz.lab.errors import LabError
+from lockviz.lab.ports import free_port
+from lockviz.lab.procs import children, wait_until
+from lockviz.lab.servers.base import Requirement, Server, Spawn
 
 OS_USER = "postgres"
 START_TIMEOUT_S = 20.0
@@ -141,7 +144,7 @@ def _as_os_user() -> dict[str, Any]:
 
 
 @dataclass
-class PostgresServer:
+class PostgresServer(Server):
     """A postmaster and a pgbouncer, children of the lab, with their dir, ports and log."""
 
     name: str
@@ -155,10 +158,7 @@ class PostgresServer:
     timings: dict[str, float] = field(default_factory=dict)  # seconds: initdb, until ready
     extra: dict[str, str] = field(default_factory=dict)  # server settings a scenario asked for
     _started: float = 0.0
-
-    @property
-    def address(self) -> str:
-        return f"{self.host}:{self.port}"
+    log_name = "postgres.log"
 
     @property
     def pooler_address(self) -> str:
@@ -168,10 +168,10 @@ class PostgresServer:
     def data_dir(self) -> str:
         return os.path.join(self.workdir, "data")
 
-    def pids(self) -> list[int]:
-        return [p.pid for p in (self.proc, self.pooler) if p is not None]
+    def helpers(self) -> list[subprocess.Popen[bytes]]:
+        return [self.pooler] if self.pooler is not None else []
 
-    def launch(self, spawn: Callable[..., subprocess.Popen[Any]] = procs.spawn) -> None:
+    def launch(self, spawn: Spawn = procs.spawn) -> None:
         """initdb (first time only), then start postgres and pgbouncer without waiting."""
         binaries = bin_dir()
         if binaries is None:
@@ -233,7 +233,7 @@ class PostgresServer:
                 proc.wait()
                 raise LabError(f"{self.name}: initdb did not finish within 60 s") from None
         if code != 0:
-            raise LabError(f"{self.name}: initdb failed: {self._tail('initdb.log')}")
+            raise LabError(f"{self.name}: initdb failed: {self.log_tail('initdb.log')}")
 
     def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> None:
         """Ready means a real connection answers ``SELECT 1``, directly and through PgBouncer."""
@@ -243,7 +243,7 @@ class PostgresServer:
 
             def probe() -> bool:
                 if proc is not None and proc.poll() is not None:
-                    raise LabError(f"{self.name} exited at start: {self._tail(log)}")
+                    raise LabError(f"{self.name} exited at start: {self.log_tail(log)}")
                 try:
                     with connect(self.host, port, application_name="lab", pooled=pooled) as conn:
                         return conn.execute("SELECT 1").fetchone() == (1,)
@@ -266,7 +266,7 @@ class PostgresServer:
         """kill -9 of the postmaster: no shutdown; its backends die with it (checked)."""
         if self.proc is None or self.proc.poll() is not None:
             return
-        backends = _children(self.proc.pid)
+        backends = children(self.proc.pid)
         self.proc.kill()
         self.proc.wait()
         for pid in backends:  # normally gone already: they watch for the postmaster's death
@@ -278,7 +278,7 @@ class PostgresServer:
         for proc, sig in ((self.pooler, signal.SIGTERM), (self.proc, signal.SIGINT)):
             if proc is None or proc.poll() is not None:
                 continue
-            backends = _children(proc.pid)
+            backends = children(proc.pid)
             try:
                 proc.send_signal(signal.SIGCONT)
                 proc.send_signal(sig)
@@ -291,26 +291,3 @@ class PostgresServer:
             for pid in backends:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
-
-    def _tail(self, log: str) -> str:
-        try:
-            with open(os.path.join(self.workdir, log), errors="replace") as f:
-                return f.read()[-500:].strip() or "no log output"
-        except OSError:
-            return "no log"
-
-
-def _children(pid: int) -> list[int]:
-    """The live processes whose parent is ``pid`` (the postmaster's backends and helpers)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[1]) == pid and fields[0] not in ("Z", "X"):
-            found.append(int(entry))
-    return found

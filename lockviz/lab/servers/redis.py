@@ -14,7 +14,6 @@ import glob
 import os
 import shutil
 import subprocess
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +21,10 @@ import redis
 
 from algorithms.redis_client import connect
 from lockviz.lab import procs
-from lockviz.lab.servers import LabError, OneProcess, Requirement, free_port, wait_until
+from lockviz.lab.errors import LabError
+from lockviz.lab.ports import free_port
+from lockviz.lab.procs import wait_until
+from lockviz.lab.servers.base import Requirement, Server, Spawn
 
 REDIS_BINARY = "redis-server"
 START_TIMEOUT_S = 10.0
@@ -60,7 +62,7 @@ def wipe(host: str, port: int) -> None:
 
 
 @dataclass
-class RedisServer(OneProcess):
+class RedisServer(Server):
     """One redis-server child process with its own port, directory and clock file."""
 
     name: str
@@ -71,15 +73,13 @@ class RedisServer(OneProcess):
     offset_ms: float = 0.0
     proc: subprocess.Popen[bytes] | None = None
 
-    @property
-    def log_path(self) -> str:
-        return os.path.join(self.workdir, "redis.log")
+    log_name = "redis.log"
 
     @property
     def clock_file(self) -> str:
         return os.path.join(self.workdir, "clock")
 
-    def launch(self, spawn: Callable[..., subprocess.Popen[Any]] = procs.spawn) -> None:
+    def launch(self, spawn: Spawn = procs.spawn) -> None:
         """Start the process (without waiting for it to serve)."""
         os.makedirs(self.workdir, exist_ok=True)
         if not self.port:

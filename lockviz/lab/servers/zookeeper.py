@@ -26,7 +26,6 @@ import os
 import shutil
 import socket
 import subprocess
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,8 +34,11 @@ from kazoo.exceptions import KazooException, NoNodeError
 from kazoo.retry import KazooRetry
 
 from lockviz.lab import procs
+from lockviz.lab.errors import LabError
 from lockviz.lab.links import Links
-from lockviz.lab.servers import LabError, OneProcess, Requirement, free_port, wait_until
+from lockviz.lab.ports import free_port, split_address
+from lockviz.lab.procs import wait_until
+from lockviz.lab.servers.base import Requirement, Server, Spawn
 
 JAVA = "java"
 ZK_JAR = "/usr/share/java/zookeeper.jar"
@@ -137,7 +139,7 @@ def four_letter(host: str, port: int, command: str, timeout_s: float = 0.5) -> s
 
 
 @dataclass
-class ZooKeeperServer(OneProcess):
+class ZooKeeperServer(Server):
     """One ZooKeeper JVM with its own config, data dir and ports."""
 
     name: str
@@ -158,8 +160,8 @@ class ZooKeeperServer(OneProcess):
         if other is self or self.mesh is None:
             return (other.myid, other.peer_port, other.election_port)
         routes = self.mesh.addresses_for(self.name)
-        peer = int(routes[f"{other.name}:peer"].rsplit(":", 1)[1])
-        election = int(routes[f"{other.name}:election"].rsplit(":", 1)[1])
+        _, peer = split_address(routes[f"{other.name}:peer"])
+        _, election = split_address(routes[f"{other.name}:election"])
         return (other.myid, peer, election)
 
     def isolate(self, peers: list[str], mode: str) -> None:
@@ -171,13 +173,12 @@ class ZooKeeperServer(OneProcess):
                 self.mesh.set(self.name, f"{peer}:{kind}", mode)
                 self.mesh.set(peer, f"{self.name}:{kind}", mode)
 
-    @property
-    def log_path(self) -> str:
-        return os.path.join(self.workdir, "zookeeper.log")
+    log_name = "zookeeper.log"
 
-    def pids(self) -> list[int]:
-        mesh = [self.mesh.proc.pid] if self.mesh and self.mesh.proc and self.myid == 1 else []
-        return ([self.proc.pid] if self.proc else []) + mesh
+    def helpers(self) -> list[subprocess.Popen[bytes]]:
+        """The ensemble's proxy mesh, counted once (with the first server)."""
+        mesh = self.mesh.proc if self.mesh is not None and self.myid == 1 else None
+        return [mesh] if mesh is not None else []  # type: ignore[list-item]
 
     def config(self) -> str:
         lines = [
@@ -198,7 +199,7 @@ class ZooKeeperServer(OneProcess):
         lines += [f"server.{i}={self.host}:{peer}:{election}" for i, peer, election in self.peers]
         return "\n".join(lines) + "\n"
 
-    def launch(self, spawn: Callable[..., subprocess.Popen[Any]] = procs.spawn) -> None:
+    def launch(self, spawn: Spawn = procs.spawn) -> None:
         """Start the JVM (without waiting for it to serve). Data survives a relaunch."""
         data = os.path.join(self.workdir, "data")
         os.makedirs(data, exist_ok=True)
@@ -230,9 +231,3 @@ class ZooKeeperServer(OneProcess):
             if line.startswith("Mode:"):
                 return line.split(":", 1)[1].strip()
         return None
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            procs.stop(self.proc)
-        if self.mesh is not None:
-            self.mesh.stop()  # every server of the ensemble asks; stopping twice is harmless

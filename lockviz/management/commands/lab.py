@@ -20,8 +20,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from lockviz.catalogue import REDIS
 from lockviz.lab import procs, registry
-from lockviz.lab.servers import LabError, install_hint, missing, requirements
+from lockviz.lab.errors import LabError
+from lockviz.lab.servers import install_hint, missing, requirements
 from lockviz.lab.servers.redis import RedisServer
 
 
@@ -41,13 +43,13 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"{mark} {req.what:<28} {req.found or 'apt-get install ' + req.debian_package}"
             )
-        others = [r for r in missing() if r not in missing("redis")]
+        others = [r for r in missing() if r not in missing(REDIS)]
         if others:
             self.stdout.write(
                 f"  (scenarios on the other backends will say so: {install_hint(others)})"
             )
-        if missing("redis"):  # the spine: without Redis no scenario can run at all
-            raise CommandError(f"the lab cannot start servers; {install_hint(missing('redis'))}")
+        if missing(REDIS):  # the spine: without Redis no scenario can run at all
+            raise CommandError(f"the lab cannot start servers; {install_hint(missing(REDIS))}")
 
     def do_up(self, options: dict[str, Any]) -> None:
         if not 1 <= options["nodes"] <= 7:
@@ -86,7 +88,7 @@ class Command(BaseCommand):
             self.stdout.write(f"{entry['workdir']} ({kind})")
             ports = entry.get("ports", {})
             for name, pid in entry["pids"].items():
-                state = "alive" if registry.alive(pid) else "gone"
+                state = "alive" if procs.alive(pid) else "gone"
                 server = name.split("#")[0]  # "pg-1#2": the third process of pg-1
                 port = f" port {ports[server]}" if server in ports else ""
                 self.stdout.write(f"  {name:<8} pid {pid:<7}{port} {state}")
@@ -95,7 +97,7 @@ class Command(BaseCommand):
         stopped = 0
         for entry in registry.entries():
             for pid in entry["pids"].values():
-                if registry.alive(pid):
+                if procs.alive(pid):
                     for sig in (signal.SIGCONT, signal.SIGKILL):
                         try:
                             os.kill(pid, sig)

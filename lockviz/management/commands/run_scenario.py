@@ -13,8 +13,8 @@ from typing import Any
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
-from lockviz import runs, timeline
-from lockviz.lab.servers import LabError
+from lockviz.lab.errors import LabError
+from lockviz.runs import narrator, recorder
 from lockviz.scenarios.library import load
 from lockviz.scenarios.schema import ScenarioError
 
@@ -34,12 +34,12 @@ class Command(BaseCommand):
             sys.exit(2)
         call_command("migrate", verbosity=0, interactive=False)
         try:
-            runs.lab().check([*scenario.nodes, "storage"])
+            recorder.lab().check([*scenario.nodes, "storage"])
         except LabError as exc:
             self.stderr.write(f"The lab cannot run this: {exc}")
             sys.exit(1)
-        run = runs.create_run(scenario, slug)
-        result = runs.execute(run, scenario)
+        run = recorder.create_run(scenario, slug)
+        result = recorder.execute(run, scenario)
         if options["json"]:
             out = {
                 "run_id": run.pk,
@@ -55,9 +55,9 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(out, indent=1))
         else:
             self.stdout.write(f"Run {run.pk}: {scenario.title}")
-            self.stdout.write(timeline.render(result.events))
+            self.stdout.write(narrator.render(result.events))
             self.stdout.write("")
-            self.stdout.write(timeline.verdict_text(result.verdict, result.mismatches))
+            self.stdout.write(narrator.verdict_text(result.verdict, result.mismatches))
         if result.error:
             self.stderr.write(f"The lab failed: {result.error}")
             sys.exit(1)

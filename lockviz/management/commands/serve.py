@@ -19,8 +19,10 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from lockviz.catalogue import REDIS
 from lockviz.lab import registry
-from lockviz.lab.servers import LabError, install_hint, missing
+from lockviz.lab.errors import LabError
+from lockviz.lab.servers import install_hint, missing
 from lockviz.lab.servers.redis import RedisServer
 
 
@@ -39,8 +41,8 @@ class Command(BaseCommand):
         if settings.LOCKVIZ_SERVERS:
             self.stdout.write(f"  using servers from LOCKVIZ_SERVERS: {settings.LOCKVIZ_SERVERS}")
         else:
-            if missing("redis"):
-                raise CommandError(install_hint(missing("redis")))
+            if missing(REDIS):
+                raise CommandError(install_hint(missing(REDIS)))
             self.step("lab self-test: starting redis-1 and storage", self.self_test)
         # Ctrl-C must stop the app even when it was started from a shell that ignores SIGINT
         # in background jobs (Twisted only takes SIGINT over when it has the default handler).

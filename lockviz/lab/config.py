@@ -1,0 +1,46 @@
+"""What a client process receives: the one contract across the engine → worker boundary.
+
+The engine builds a :class:`ClientConfig` per client and writes it as one JSON line on the
+client's stdin, before any command (never on its command line: argv is visible to every user
+of the machine and limited in size). :mod:`lockviz.lab.worker` reads it back with
+:meth:`ClientConfig.from_json`; every field is named here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from lockviz.lab.ports import split_address
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    name: str  # this client: "alice"
+    backend: str  # the lock service, see lockviz.catalogue
+    variant: str
+    ttl_ms: int
+    fencing: bool
+    clients: tuple[str, ...]  # every client of the run, in the scenario's order
+    nodes: tuple[str, ...]  # the lock servers
+    servers: Mapping[str, str] = field(default_factory=dict)  # node -> this client's own link
+    call_timeout_ms: int = 1_000  # how long one request to a server may take
+    renew: bool = False  # a watchdog thread extends the lease every ttl/3
+    node_timeout_ms: int | None = None  # Redlock: per node
+    clock_file: str | None = None  # the client's own clock (lockviz.lab.clocks)
+
+    def address(self, node: str) -> tuple[str, int]:
+        """Where this client reaches ``node``: its own link to it, through the lab's proxy."""
+        return split_address(self.servers[node])
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> ClientConfig:
+        data: dict[str, Any] = json.loads(text)
+        data["clients"], data["nodes"] = tuple(data["clients"]), tuple(data["nodes"])
+        return cls(**data)

@@ -1,0 +1,170 @@
+"""Where a run's servers come from: started fresh for it, or borrowed from outside.
+
+:class:`LocalLab` (the default) starts every run's servers as children of the app, on free
+loopback ports in a temp dir of the run's own, and stops them when the run ends. With
+``LOCKVIZ_SERVERS`` set, :class:`ExternalLab` uses servers someone else runs instead, one run
+at a time, each waiting its turn in a visible queue, and wipes them before each run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from lockviz.catalogue import server_kind
+from lockviz.lab import registry
+from lockviz.lab.errors import LabError
+from lockviz.lab.ports import split_address
+from lockviz.lab.servers import KINDS, install_hint, missing, module_for
+from lockviz.lab.servers.base import ExternalServer, Server
+
+OnWait = Callable[[int], None]  # hears a run's place in the queue for shared servers
+
+
+@dataclass
+class ServerSet:
+    """The servers one run uses, by name (``redis-1``, ``storage``)."""
+
+    servers: dict[str, Server]
+    workdir: str | None = None
+    local: bool = True
+
+    def __getitem__(self, name: str) -> Server:
+        return self.servers[name]
+
+    def addresses(self) -> dict[str, str]:
+        return {name: server.address for name, server in self.servers.items()}
+
+    def peers(self, name: str) -> list[str]:
+        """The other servers of ``name``'s ensemble (its kind's servers in this set)."""
+        kind = self.servers[name].kind
+        return [n for n, s in self.servers.items() if n != name and s.kind == kind]
+
+    def close(self) -> None:
+        if self.local:
+            for server in self.servers.values():
+                server.stop()
+        if self.workdir:
+            registry.forget(self.workdir)
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+class LocalLab:
+    """Starts fresh servers for each run as children of this process."""
+
+    kind = "embedded"
+
+    def __init__(self, base_dir: str | None = None) -> None:
+        self.base_dir = base_dir
+
+    def check(self, names: list[str]) -> None:
+        for name in names:
+            kind = server_kind(name)
+            if kind is None or kind not in KINDS:
+                raise LabError(f"this lab cannot start a server called {name!r}")
+            absent = missing(kind)
+            if absent:
+                raise LabError(install_hint(absent))
+
+    @contextlib.contextmanager
+    def servers(
+        self, names: list[str], on_wait: OnWait | None = None, options: dict[str, Any] | None = None
+    ) -> Iterator[ServerSet]:
+        self.check(names)
+        workdir = tempfile.mkdtemp(prefix="lockviz-run-", dir=self.base_dir)
+        by_kind: dict[Any, list[str]] = {}
+        for name in names:
+            by_kind.setdefault(module_for(name), []).append(name)
+        started = ServerSet({}, workdir)
+        try:
+            for module, group in by_kind.items():
+                for server in module.create(group, workdir, options or {}):
+                    started.servers[server.name] = server
+            for server in started.servers.values():
+                server.launch()
+            registry.record(
+                workdir,
+                {
+                    f"{n}#{i}": pid
+                    for n, s in started.servers.items()
+                    for i, pid in enumerate(s.pids())
+                },
+                ports={n: s.port for n, s in started.servers.items()},
+            )
+            for server in started.servers.values():
+                server.wait_ready()
+            yield ServerSet({n: started.servers[n] for n in names}, workdir)
+        finally:
+            started.close()
+
+
+class ExternalLab:
+    """Uses servers given as ``LOCKVIZ_SERVERS=redis-1=host:port,storage=host:port``.
+
+    They are shared, so runs take turns: ``on_wait`` hears each run's place in the queue.
+    """
+
+    kind = "external"
+
+    def __init__(self, spec: str) -> None:
+        self.servers_by_name: dict[str, ExternalServer] = {}
+        for item in filter(None, (part.strip() for part in spec.split(","))):
+            name, _, address = item.partition("=")
+            try:
+                host, port = split_address(address)
+            except ValueError:
+                raise LabError(
+                    f"LOCKVIZ_SERVERS: cannot read {item!r}; use name=host:port"
+                ) from None
+            if server_kind(name) is None:
+                raise LabError(
+                    f"LOCKVIZ_SERVERS: {name!r} is not a server's name (redis-1, zk-1...)"
+                )
+            self.servers_by_name[name] = ExternalServer(name, host, port)
+        self._turn = threading.Lock()
+        self._queue: list[object] = []
+        self._queue_lock = threading.Lock()
+
+    def check(self, names: list[str]) -> None:
+        absent = [n for n in names if n not in self.servers_by_name]
+        if absent:
+            raise LabError(f"LOCKVIZ_SERVERS has no {', '.join(absent)}")
+
+    @contextlib.contextmanager
+    def servers(
+        self, names: list[str], on_wait: OnWait | None = None, options: dict[str, Any] | None = None
+    ) -> Iterator[ServerSet]:
+        self.check(names)
+        ticket = object()
+        with self._queue_lock:
+            self._queue.append(ticket)
+        while not self._turn.acquire(timeout=0.5):
+            if on_wait:
+                with self._queue_lock:
+                    on_wait(self._queue.index(ticket))
+        with self._queue_lock:
+            self._queue.remove(ticket)
+        chosen: dict[str, Server] = {name: self.servers_by_name[name] for name in names}
+        try:
+            for server in chosen.values():
+                try:
+                    module_for(server.name).wipe(server.host, server.port)
+                except Exception as exc:  # any client library's error: the server is unusable
+                    raise LabError(
+                        f"{server.name} at {server.address} is unreachable: {exc}"
+                    ) from exc
+            yield ServerSet(chosen, local=False)
+        finally:
+            self._turn.release()
+
+
+Lab = LocalLab | ExternalLab
+
+
+def make_lab(servers_spec: str | None, base_dir: str | None = None) -> Lab:
+    return ExternalLab(servers_spec) if servers_spec else LocalLab(base_dir)

@@ -1,0 +1,146 @@
+"""What every server the lab controls has, and what only some kinds can do.
+
+A server is one main process (redis-server, a ZooKeeper JVM, a postmaster, etcd) plus, for some
+kinds, helper processes that live and die with it (PostgreSQL's PgBouncer, the proxy mesh of a
+ZooKeeper ensemble). Faults ask a server's kind what it supports (``kind.clock_jumps``,
+``kind.peers``) instead of probing for methods; a server asked for what its kind cannot do
+raises :class:`LabError` saying so.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+from lockviz.catalogue import ServerKind, server_kind
+from lockviz.lab import procs
+from lockviz.lab.errors import LabError
+
+Spawn = Callable[..., subprocess.Popen[Any]]
+
+
+@dataclass(frozen=True)
+class Requirement:
+    what: str
+    found: str | None
+    debian_package: str
+
+
+class Server(ABC):
+    """One server started by the lab: an address, its processes, kill -9, stop, a log.
+
+    Subclasses are dataclasses providing ``name``, ``host``, ``port``, ``workdir`` and ``proc``,
+    and implement :meth:`launch` and :meth:`wait_ready`.
+    """
+
+    name: str
+    host: str
+    port: int
+    workdir: str
+    proc: subprocess.Popen[bytes] | None
+    offset_ms: float  # how far its wall clock has been moved (clock_jumps kinds only)
+    persistence: str | None = None  # "none" | "fsync" where the kind has a choice
+    log_name: ClassVar[str] = "server.log"
+
+    @property
+    def kind(self) -> ServerKind:
+        found = server_kind(self.name)
+        assert found is not None, f"{self.name} is not a server's name"
+        return found
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @property
+    def log_path(self) -> str:
+        return os.path.join(self.workdir, self.log_name)
+
+    def helpers(self) -> list[subprocess.Popen[bytes]]:
+        """Processes that belong to this server besides its main one."""
+        return []
+
+    def pids(self) -> list[int]:
+        return [p.pid for p in (self.proc, *self.helpers()) if p is not None]
+
+    @abstractmethod
+    def launch(self, spawn: Spawn = procs.spawn) -> None:
+        """Start the process (without waiting for it to serve). Data survives a relaunch."""
+
+    @abstractmethod
+    def wait_ready(self) -> None:
+        """Return once it serves; LabError (with its log's tail) if it exits or takes too long."""
+
+    def kill(self) -> None:
+        """kill -9: no shutdown, no save; whatever the server had on disk is there at restart."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def stop(self) -> None:
+        """Stop it for good: the main process, then its helpers (each always reaped)."""
+        for proc in (self.proc, *self.helpers()):
+            if proc is not None:
+                procs.stop(proc)
+
+    def log_tail(self, log_name: str | None = None) -> str:
+        """The end of its log (or of another log in its dir), to say why it would not start."""
+        try:
+            with open(os.path.join(self.workdir, log_name or self.log_name), errors="replace") as f:
+                return f.read()[-500:].strip() or "no log output"
+        except OSError:
+            return "no log"
+
+    # What only some kinds can do: the kind says which (see lockviz.catalogue.ServerKind).
+
+    def jump_clock(self, ms: float) -> float:
+        """Move this server's wall clock by ``ms`` (cumulative); returns the total offset."""
+        raise LabError(f"clock jumps work on Redis nodes only, not on {self.name}")
+
+    def reset_clock(self) -> None:
+        """Put its clock back (kinds whose clocks cannot move have nothing to put back)."""
+        self.offset_ms = 0.0
+
+    def isolate(self, peers: list[str], mode: str) -> None:
+        """Cut (``blackhole``/``reset``) or heal (``pass``) this server's links to ``peers``."""
+        raise LabError(f"{self.name} has no peers to be cut off from")
+
+
+@dataclass
+class ExternalServer(Server):
+    """A server someone else runs (docker compose, LOCKVIZ_SERVERS): the lab only talks to it."""
+
+    name: str
+    host: str
+    port: int
+    workdir: str = ""
+    proc: subprocess.Popen[bytes] | None = None
+    offset_ms: float = 0.0
+
+    def launch(self, spawn: Spawn = procs.spawn) -> None:
+        raise LabError(f"{self.name} at {self.address} is not the lab's to start")
+
+    def wait_ready(self) -> None:
+        """Someone else keeps it running."""
+
+    def kill(self) -> None:
+        raise LabError(f"crashing {self.name} needs the embedded lab (servers it started)")
+
+    def stop(self) -> None:
+        """Not ours to stop."""
+
+
+class ServerModule(Protocol):
+    """A module of :mod:`lockviz.lab.servers`: how to start, and wipe, one kind of server."""
+
+    def requirements(self) -> list[Requirement]: ...
+
+    def create(
+        self, names: list[str], workdir: str, options: dict[str, Any]
+    ) -> Sequence[Server]: ...
+
+    def wipe(self, host: str, port: int) -> None: ...

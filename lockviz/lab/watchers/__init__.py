@@ -1,0 +1,28 @@
+"""Watching the servers decide (see :mod:`lockviz.lab.watchers.base`): one module per kind of
+lock server, and :func:`for_backend`, which gives a run the watchers of its backend."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from lockviz.lab.events import Record
+from lockviz.lab.labs import ServerSet
+from lockviz.lab.watchers import etcd, postgres, redis, zookeeper
+from lockviz.lab.watchers.base import Watcher
+
+WatcherFactory = Callable[[ServerSet, list[str], Record], list[Watcher]]
+
+FACTORIES: dict[str, WatcherFactory] = {
+    "redis": redis.watchers,
+    "redlock": redis.watchers,
+    "zookeeper": zookeeper.watchers,
+    "postgres": postgres.watchers,
+    "etcd": etcd.watchers,
+}
+
+
+def for_backend(
+    backend: str, servers: ServerSet, nodes: list[str], record: Record
+) -> list[Watcher]:
+    """The watchers of ``backend``'s lock servers ``nodes`` in ``servers``."""
+    return FACTORIES[backend](servers, nodes, record)

@@ -1,0 +1,86 @@
+"""Watching the servers decide: when did *the server* end a lease, a session, a lock?
+
+A client only knows when it was granted; the truth about expiry lives on the server. Each
+backend has a watcher that observes its lock servers over connections of its own (never
+through the clients' network links) and records what they decide, so the diagram can end a
+lease bar where the server ended it. They run in the engine's process, one thread each.
+
+:class:`Watcher` is the thread every watcher shares: ``start`` returns once it watches,
+``stop`` ends it, and a server that goes away (a crash is part of the show) is reconnected to
+until it is back.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
+from lockviz.lab.events import Record
+
+
+class Watcher(ABC):
+    transient: ClassVar[tuple[type[BaseException], ...]] = (OSError,)  # the server is away
+    join_s: ClassVar[float] = 2.0
+
+    def __init__(self, name: str, record: Record) -> None:
+        self.name = name
+        self.record = record
+        self.failures = 0  # attempts in a row that could not reach the server
+        self._stop = threading.Event()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"watch-{name}", daemon=True)
+
+    def start(self, timeout_s: float = 5.0) -> None:
+        """Start watching; returns once the watch is in place (or after ``timeout_s``)."""
+        self._thread.start()
+        self._ready.wait(timeout_s)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.interrupt()
+        self._thread.join(timeout=self.join_s)
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def ready(self) -> None:
+        """Called by :meth:`watch` once it is watching (the server is reachable again)."""
+        self.failures = 0
+        self._ready.set()
+
+    def pause(self, seconds: float) -> bool:
+        """Wait ``seconds`` unless stopped first; True when stopped."""
+        return self._stop.wait(seconds)
+
+    def _run(self) -> None:
+        while not self.stopping:
+            try:
+                self.watch()
+            except self.transient:
+                self.failures += 1
+                self.lost(self.failures)
+                self.pause(self.backoff_s(self.failures))
+
+    @abstractmethod
+    def watch(self) -> None:
+        """Connect, call :meth:`ready`, record what the server decides until :attr:`stopping`.
+
+        Returning (or raising one of :attr:`transient`) reconnects.
+        """
+
+    def lost(self, failures: int) -> None:
+        """The server could not be reached ``failures`` times in a row."""
+        return
+
+    def backoff_s(self, failures: int) -> float:
+        return 0.05
+
+    def interrupt(self) -> None:
+        """Wake a :meth:`watch` blocked in a read (``stop`` calls it)."""
+        return

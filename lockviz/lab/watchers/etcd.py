@@ -1,0 +1,138 @@
+"""etcd deciding: when did *etcd* end a lock holder's lease?
+
+The watcher is how the diagram learns when *etcd* ended a lease. It holds one v3 watch on the
+lab's prefix over the JSON gateway (``POST /v3/watch`` answers with a never-ending chunked
+response, one JSON message per line) and keeps etcd's own view of the lock: the queue of lock
+keys ``lockviz/lock/<lease>`` by create revision (the lowest is the holder) and the owner names
+that holders record under ``lockviz/owners/<lease>`` with the same lease.
+
+Expired or deleted? etcd deletes every key of a lease in one revision when the lease ends, so a
+holder key that goes in the *same revision* as its owner key went with its lease: ``expired``.
+An unlock deletes the lock key alone (the client revokes its lease in a later request):
+``deleted``. A holder that revoked its lease without unlocking first would also read as
+``expired``; the lock never does that. A holder key with no owner recorded (the client died
+between the lock and the claim) cannot be told apart and is reported as ``deleted``. A waiter
+that leaves the queue (its acquire timed out) never held the lock and is not reported.
+
+If etcd dies, the watcher reconnects (backoff up to 0.5 s) and resumes after the last revision
+it saw, so a restarted member (same data dir) replays what it missed. ``stop`` shuts the socket
+down, so it returns at once even while a read is blocked.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import http.client
+import json
+import socket
+import threading
+import time
+from typing import Any
+
+from lockviz.lab.backends.etcd import LAB_PREFIX, LOCK_PREFIX, OWNERS
+from lockviz.lab.events import Record
+from lockviz.lab.labs import ServerSet
+from lockviz.lab.servers.etcd import prefix_end
+from lockviz.lab.watchers.base import Watcher
+
+READ_TIMEOUT_S = 30.0  # a safety net only: a killed etcd on loopback closes the stream at once
+MAX_BACKOFF_S = 0.5
+
+
+def watchers(servers: ServerSet, nodes: list[str], record: Record) -> list[Watcher]:
+    return [LockWatcher(servers[n].host, servers[n].port, n, record) for n in nodes]
+
+
+def _text(value: str | None) -> str:
+    return base64.b64decode(value or "").decode()
+
+
+class LockWatcher(Watcher):
+    transient = (OSError, http.client.HTTPException, ValueError, KeyError)
+
+    def __init__(self, host: str, port: int, node: str, record: Record) -> None:
+        super().__init__(node, record)
+        self.host, self.port = host, port
+        self.revision = 0  # everything up to here was handled: a reconnect resumes after it
+        self.queue: dict[str, int] = {}  # lock key -> create revision
+        self.owners: dict[str, str] = {}  # lease (hex) -> owner name
+        self._conn: http.client.HTTPConnection | None = None
+        self._conn_lock = threading.Lock()
+
+    def interrupt(self) -> None:
+        with self._conn_lock:
+            if self._conn is not None and self._conn.sock is not None:
+                with contextlib.suppress(OSError):
+                    self._conn.sock.shutdown(socket.SHUT_RDWR)  # wakes the blocked read
+
+    def backoff_s(self, failures: int) -> float:
+        return min(MAX_BACKOFF_S, 0.025 * 2.0**failures)  # etcd is down (killed): until it is back
+
+    def watch(self) -> None:
+        request: dict[str, Any] = {
+            "key": base64.b64encode(LAB_PREFIX.encode()).decode(),
+            "range_end": base64.b64encode(prefix_end(LAB_PREFIX).encode()).decode(),
+            "prev_kv": True,
+        }
+        if self.revision:
+            request["start_revision"] = str(self.revision + 1)
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=READ_TIMEOUT_S)
+        with self._conn_lock:
+            if self.stopping:
+                return
+            self._conn = conn
+        try:
+            conn.request("POST", "/v3/watch", json.dumps({"create_request": request}))
+            response = conn.getresponse()
+            if response.status != 200:
+                raise OSError(f"watch refused: HTTP {response.status}")
+            while not self.stopping:
+                line = response.readline()
+                if not line:
+                    return  # the stream ended (etcd stopped): reconnect
+                self._handle(json.loads(line)["result"], time.monotonic_ns())
+        finally:
+            with self._conn_lock:
+                self._conn = None
+            conn.close()
+
+    def _handle(self, result: dict[str, Any], t_ns: int) -> None:
+        revision = int(result["header"]["revision"])
+        if result.get("created"):
+            if not self.revision:  # the first watch: nothing before now concerns this run
+                self.revision = revision
+            self.ready()
+            return
+        by_revision: dict[int, list[dict[str, Any]]] = {}
+        for event in result.get("events", []):
+            by_revision.setdefault(int(event["kv"]["mod_revision"]), []).append(event)
+        for _, group in sorted(by_revision.items()):
+            self._apply(group, t_ns)
+        self.revision = max(self.revision, revision)
+
+    def _apply(self, group: list[dict[str, Any]], t_ns: int) -> None:
+        """The events of one revision (one transaction, or one lease ending)."""
+        ended = {
+            key.removeprefix(OWNERS)
+            for event in group
+            if event.get("type") == "DELETE"
+            and (key := _text(event["kv"]["key"])).startswith(OWNERS)
+        }
+        for event in group:
+            key, deleted = _text(event["kv"]["key"]), event.get("type") == "DELETE"
+            if key.startswith(OWNERS) and not deleted:
+                self.owners[key.removeprefix(OWNERS)] = _text(event["kv"].get("value"))
+            elif key.startswith(LOCK_PREFIX) and not deleted:
+                self.queue[key] = int(event["kv"]["create_revision"])
+            elif key.startswith(LOCK_PREFIX):
+                holder_key = min(self.queue, key=lambda k: self.queue[k], default=None)
+                self.queue.pop(key, None)
+                if key != holder_key:
+                    continue  # a waiter left the queue: it never held the lock
+                lease = key.removeprefix(LOCK_PREFIX)
+                owner = self.owners.get(lease)
+                kind = "expired" if owner is not None and lease in ended else "deleted"
+                self.record(self.name, kind, {"key": key, "holder": owner}, t_ns)
+        for lease in ended:
+            self.owners.pop(lease, None)

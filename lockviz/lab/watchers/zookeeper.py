@@ -1,0 +1,124 @@
+"""ZooKeeper deciding: did a lock node go because its owner deleted it, or with its session?
+
+The watcher has its own session and follows the children of ``/lockviz/lock``. When a lock
+node disappears it tells an owner's ``delete`` from the server ending the owner's session by
+asking the leader (or the standalone server) for its session list (the ``dump`` four-letter
+word): if the node's ``ephemeralOwner`` session is still alive, its owner deleted it
+(``deleted``); if not, the server removed it with the session (``expired``). A session closed
+by its client at the end of a run counts as ``expired`` too: ZooKeeper does not tell the two
+apart. Where ``dump`` is not allowed (an external server with the default whitelist) the
+watcher cannot tell at all and reports ``deleted`` for every node. ``holding`` says whether the
+node was the lowest, i.e. the lock holder's, when it went.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import KazooException
+from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.protocol.states import WatchedEvent
+from kazoo.retry import KazooRetry
+
+from algorithms.zookeeper_lock import LOCK_PATH, sequence
+from lockviz.lab.events import Record
+from lockviz.lab.labs import ServerSet
+from lockviz.lab.servers.zookeeper import four_letter
+from lockviz.lab.watchers.base import Watcher
+
+WATCHER_SESSION_S = 2.0  # kazoo waits up to a session for a handshake: keep it short
+CALL_TIMEOUT_S = 1.0
+SESSION_ID = re.compile(r"0x[0-9a-fA-F]+")
+
+# Outside the "lockviz" logger tree (INFO to the console): kazoo reports every reconnect, and a
+# server going down is part of the show here, already visible in the events.
+_log = logging.getLogger("kazoo.lockviz.watcher")
+_log.addHandler(logging.NullHandler())
+
+
+def watchers(servers: ServerSet, nodes: list[str], record: Record) -> list[Watcher]:
+    return [NodeWatcher({name: (servers[name].host, servers[name].port) for name in nodes}, record)]
+
+
+class NodeWatcher(Watcher):
+    """Follows the lock nodes from its own session; a new session while a server is down."""
+
+    transient = (KazooException, KazooTimeoutError)
+    join_s = 5.0
+
+    def __init__(self, servers: dict[str, tuple[str, int]], record: Record) -> None:
+        super().__init__("zk", record)
+        self.servers = servers  # name -> (host, port), in the scenario's order
+        self.known: dict[str, tuple[str, int]] = {}  # node name -> (owner, owner's session id)
+
+    def backoff_s(self, failures: int) -> float:
+        return 0.1  # each attempt is bounded by the session and call timeouts
+
+    def watch(self) -> None:
+        hosts = ",".join(f"{host}:{port}" for host, port in self.servers.values())
+        client = KazooClient(
+            hosts=hosts,
+            timeout=WATCHER_SESSION_S,
+            connection_retry=KazooRetry(max_tries=3, delay=0.05, max_delay=0.2),
+            command_retry=KazooRetry(max_tries=1),
+            logger=_log,
+        )
+        try:
+            client.start(timeout=2)
+            client.ensure_path_async(LOCK_PATH).get(timeout=CALL_TIMEOUT_S)
+            self._follow(client)
+        finally:
+            client.stop()
+            client.close()
+
+    def _follow(self, client: KazooClient) -> None:
+        fired_ns: list[int] = []
+        while not self.stopping:
+            changed = threading.Event()
+
+            def on_change(event: WatchedEvent, changed: threading.Event = changed) -> None:
+                fired_ns.append(time.monotonic_ns())  # when the server told us, not when we ask
+                changed.set()
+
+            listed = client.get_children_async(LOCK_PATH, watch=on_change)
+            children = listed.get(timeout=CALL_TIMEOUT_S)
+            self._update(client, children, fired_ns[-1] if fired_ns else time.monotonic_ns())
+            fired_ns.clear()
+            self.ready()
+            while not changed.wait(0.05):
+                if self.stopping:
+                    return
+
+    def _update(self, client: KazooClient, children: list[str], t_ns: int) -> None:
+        current = {name for name in children if sequence(name) >= 0}
+        for name in sorted(current - self.known.keys(), key=sequence):
+            stat = client.exists_async(f"{LOCK_PATH}/{name}").get(timeout=CALL_TIMEOUT_S)
+            self.known[name] = (name.split(".", 1)[0], int(stat.ephemeralOwner) if stat else 0)
+            if stat is None:  # gone before we could ask whose session it was: ``deleted``
+                current.discard(name)
+        gone = sorted((name for name in self.known if name not in current), key=sequence)
+        if not gone:
+            return
+        holding = min(self.known, key=sequence)
+        actor, live = self._sessions()
+        for name in gone:
+            owner, session = self.known.pop(name)
+            expired = live is not None and session != 0 and session not in live
+            details = {"key": f"{LOCK_PATH}/{name}", "holder": owner, "holding": name == holding}
+            self.record(actor, "expired" if expired else "deleted", details, t_ns)
+
+    def _sessions(self) -> tuple[str, set[int] | None]:
+        """The server that ends sessions (leader or standalone) and the sessions it has alive."""
+        for name, (host, port) in self.servers.items():
+            srvr = four_letter(host, port, "srvr")
+            if "Mode: leader" in srvr or "Mode: standalone" in srvr:
+                dump = four_letter(host, port, "dump", timeout_s=1.0)
+                if "SessionTracker dump" not in dump:
+                    return name, None  # not whitelisted there: we cannot tell
+                tracker = dump.split("ephemeral nodes dump", 1)[0]
+                return name, {int(sid, 16) for sid in SESSION_ID.findall(tracker)}
+        return next(iter(self.servers)), None

@@ -1,0 +1,174 @@
+"""Starting runs and recording them: the glue between the run engine and Django.
+
+Each event the engine records is stored (``RunEvent``) and then published to the run's group,
+in that order, so a viewer that catches up from the database and then listens live misses
+nothing. Runs execute in background threads; at most ``LOCKVIZ_MAX_RUNS`` at once, the others
+wait in a queue whose position their viewers see.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from django.conf import settings
+from django.db import close_old_connections
+from django.utils import timezone
+
+from lockviz import broadcast
+from lockviz.lab.engine import RunEngine, RunResult
+from lockviz.lab.labs import Lab, make_lab
+from lockviz.models import Run, RunEvent
+from lockviz.runs.narrator import Narrator
+from lockviz.scenarios.schema import Scenario, ScenarioError, Step, check_step
+
+log = logging.getLogger(__name__)
+
+_lab: Lab | None = None
+_slots = threading.BoundedSemaphore(settings.LOCKVIZ_MAX_RUNS)
+_waiting: list[str] = []
+_waiting_lock = threading.Lock()
+_engines: dict[str, RunEngine] = {}  # live runs, by id: where clicks are sent
+
+
+def lab() -> Lab:
+    global _lab
+    if _lab is None:
+        _lab = make_lab(settings.LOCKVIZ_SERVERS)
+    return _lab
+
+
+def create_run(scenario: Scenario, slug: str = "") -> Run:
+    return Run.objects.create(slug=slug, title=scenario.title, scenario=scenario.to_json())
+
+
+def start(run: Run, scenario: Scenario, open_ended: bool = False) -> threading.Thread:
+    """Execute the run in a background thread; returns at once.
+
+    An open-ended run (the free-play lab) keeps its servers and clients until :func:`finish`,
+    taking steps from :func:`inject` as the learner clicks.
+    """
+    thread = threading.Thread(
+        target=_queued, args=(run, scenario, open_ended), name=f"run-{run.pk}", daemon=True
+    )
+    thread.start()
+    return thread
+
+
+def inject(run_id: str, data: dict[str, Any]) -> Step:
+    """Do one step now in a live run (a click). Raises ScenarioError naming a bad field."""
+    engine = _engines.get(run_id)
+    if engine is None or not engine.started.is_set():
+        raise ScenarioError(["this run is not live any more: start a new one"])
+    step = check_step(engine.scenario, data, at_ms=int(engine.now_ms))
+    engine.inject(step)
+    return step
+
+
+def finish(run_id: str) -> bool:
+    """End an open-ended run; False when it is not live."""
+    engine = _engines.get(run_id)
+    if engine is None:
+        return False
+    engine.finish()
+    return True
+
+
+def is_live(run_id: str) -> bool:
+    return run_id in _engines
+
+
+def execute(run: Run, scenario: Scenario, open_ended: bool = False) -> RunResult:
+    """Execute the run in this thread (the CLI, tests): record, then store the verdict."""
+    run.status = Run.Status.RUNNING
+    run.save(update_fields=["status"])
+    _status(run)
+
+    narrator = Narrator(scenario.backend)
+
+    def sink(event: dict[str, Any]) -> None:
+        RunEvent.objects.create(
+            run=run,
+            seq=event["seq"],
+            t_ms=event["t_ms"],
+            actor=event["actor"],
+            kind=event["kind"],
+            data=event,
+        )
+        broadcast.publish(run.pk, {"type": "run.event", "event": narrator.narrate(event)})
+
+    def waiting(position: int) -> None:  # shared (external) servers: runs take turns
+        broadcast.publish(
+            run.pk, {"type": "run.status", "status": "queued", "position": position + 1}
+        )
+
+    engine = RunEngine(scenario, lab(), sink, on_wait=waiting, open_ended=open_ended)
+    _engines[run.pk] = engine
+    try:
+        result = engine.run()
+    except Exception as exc:
+        log.exception("run %s crashed", run.pk)
+        _finish(run, error=f"the lab failed: {exc}")
+        raise
+    finally:
+        _engines.pop(run.pk, None)
+    _finish(run, result=result)
+    return result
+
+
+def scenario_from_run(run: Run) -> dict[str, Any]:
+    """The steps a run actually took (a free-play session's clicks), as a scenario to replay.
+
+    Each ``step`` event is the validated step itself, so every field of every verb is kept.
+    """
+    steps = []
+    for event in run.events.filter(kind="step").order_by("seq"):
+        step = {k: v for k, v in event.data.items() if k in Step.model_fields}
+        step["at_ms"] = int(round(step.get("at_ms", event.data["t_ms"]) / 10) * 10)
+        steps.append(step)
+    scenario = {k: v for k, v in run.scenario.items() if k not in ("steps", "expect")}
+    return {**scenario, "steps": steps}
+
+
+def queue_position(run_id: str) -> int | None:
+    with _waiting_lock:
+        return _waiting.index(run_id) + 1 if run_id in _waiting else None
+
+
+def _queued(run: Run, scenario: Scenario, open_ended: bool = False) -> None:
+    with _waiting_lock:
+        _waiting.append(run.pk)
+    try:
+        while not _slots.acquire(timeout=0.5):
+            _status(run)
+    finally:
+        with _waiting_lock:
+            _waiting.remove(run.pk)
+    try:
+        execute(run, scenario, open_ended)
+    except Exception:  # logged by execute; the thread must not die noisily
+        pass
+    finally:
+        _slots.release()
+        close_old_connections()
+
+
+def _finish(run: Run, *, result: RunResult | None = None, error: str = "") -> None:
+    if result is not None:
+        run.verdict = result.verdict
+        run.mismatches = result.mismatches
+        run.expect_met = result.expect_met if run.scenario.get("expect") else None
+        error = result.error or ""
+    run.error = error
+    run.status = Run.Status.FAILED if error else Run.Status.FINISHED
+    run.finished = timezone.now()
+    run.save()
+    _status(run)
+
+
+def _status(run: Run) -> None:
+    broadcast.publish(
+        run.pk,
+        {"type": "run.status", "status": run.status, "position": queue_position(run.pk)},
+    )

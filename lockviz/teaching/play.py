@@ -1,0 +1,195 @@
+"""Free play: the form that starts a session, and a click's form fields turned into a step.
+
+A click on a live run arrives as form fields (``do``, ``client``, ``node``, ``nodes``, ``ms``
+or ``s`` in seconds, ``mode``, ``value``, ``rate``, ...). :func:`step_from_form` turns them
+into the step dict that :func:`lockviz.runs.inject` validates, naming any field that is not a
+number where a number is needed. Fields the verb does not use are dropped, because one HTML
+form holds the inputs of several buttons (the links form: cut, delay and heal).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from django import forms
+
+from lockviz.catalogue import BACKENDS
+from lockviz.lab.errors import LabError
+from lockviz.runs import recorder
+from lockviz.scenarios.schema import MAX_RUN_MS, Scenario, ScenarioError, parse
+from lockviz.scenarios.verbs import VERBS
+
+CLIENT_NAMES = ["alice", "bob", "carol", "dave", "erin"]
+# Why a backend cannot fence, as the form says it when that backend is chosen.
+NO_FENCING = {b.name: b.no_fencing for b in BACKENDS.values() if not b.fencing}
+
+_WHOLE = ("ms", "timeout_ms", "ttl_ms", "jitter_ms")
+_TEXT = ("client", "node", "value", "mode")
+
+
+def unavailable(backend: str) -> str:
+    """Why this installation cannot run ``backend`` ('' when it can)."""
+    service = BACKENDS[backend]
+    try:
+        recorder.lab().check(service.nodes())
+    except LabError as exc:
+        return str(exc)
+    return ""
+
+
+def available_backends() -> list[dict[str, Any]]:
+    """Every backend, with why this installation cannot run it (if it cannot)."""
+    found = []
+    for b in BACKENDS.values():
+        why = unavailable(b.name)
+        found.append({"name": b.name, "label": b.summary, "available": not why, "why": why})
+    return found
+
+
+class PlayForm(forms.Form):
+    backend = forms.ChoiceField(
+        choices=[(b.name, b.summary) for b in BACKENDS.values()], initial="redis"
+    )
+    clients = forms.TypedChoiceField(
+        choices=[(n, n) for n in range(2, len(CLIENT_NAMES) + 1)], coerce=int, initial=2
+    )
+    fencing = forms.BooleanField(required=False, initial=True)
+    ttl_ms = forms.IntegerField(
+        min_value=100, max_value=60_000, initial=2000, label="Lease (TTL, ms)"
+    )
+    fsync = forms.BooleanField(required=False)
+
+    def clean_backend(self) -> str:
+        name = str(self.cleaned_data["backend"])
+        why = unavailable(name)
+        if why:
+            raise forms.ValidationError(f"{BACKENDS[name].label} cannot run here: {why}")
+        return name
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if self.errors:
+            return data
+        try:
+            data["built"] = session_scenario(
+                data["backend"], data["clients"], data["fencing"], data["ttl_ms"], data["fsync"]
+            )
+        except ScenarioError as exc:
+            raise forms.ValidationError(exc.problems) from None
+        return data
+
+
+def session_scenario(
+    backend: str, clients: int, fencing: bool, ttl_ms: int, fsync: bool = False
+) -> Scenario:
+    """The scenario of a free-play session: no steps; the learner's clicks are its steps."""
+    fencing = fencing and BACKENDS[backend].fencing  # Redlock cannot fence: forced off
+    names = CLIENT_NAMES[:clients]
+    data: dict[str, Any] = {
+        "format": 1,
+        "title": f"Free play: {backend}, {len(names)} clients",
+        "description": "A free-play session: every step is a click of the learner's.",
+        "backend": backend,
+        "fencing": fencing,
+        "ttl_ms": ttl_ms,
+        "clients": names,
+        "steps": [],
+    }
+    if fsync:
+        data["persistence"] = "fsync"
+    return parse(data, allow_empty=True)
+
+
+def step_from_form(form: Mapping[str, Any]) -> dict[str, Any]:
+    """The step dict of a click, or ScenarioError naming each field that is not a number.
+
+    ``form`` is a QueryDict (``getlist`` gives ``nodes`` as repeated fields) or a plain dict.
+    """
+    get = form.get
+    problems: list[str] = []
+    step: dict[str, Any] = {}
+    verb = str(get("do") or "").strip()
+    if not verb:
+        raise ScenarioError(["do: say what to do (acquire, pause, partition, ...)"])
+    step["do"] = verb
+    step.update(_names(form))
+    for name, (read, problem) in _NUMBERS.items():
+        raw = str(get(name) or "").strip()
+        if raw:
+            value = read(raw)
+            if value is None:
+                problems.append(f"{name}: {raw!r} {problem}")
+            else:
+                step["ms" if name == "s" else name] = value
+    if str(get("check_lease") or "") in ("on", "true", "1"):
+        step["check_lease"] = True
+    if problems:
+        raise ScenarioError(problems)
+    known = VERBS.get(verb)  # anything else in the form is dropped
+    if known is None:
+        return step  # an unknown verb: the schema names it
+    keep = {"do", "client", "node"} | known.fields
+    return {k: v for k, v in step.items() if k in keep}
+
+
+def _names(form: Mapping[str, Any]) -> dict[str, Any]:
+    """The click's words: who (client, node), which servers (nodes), its value and mode."""
+    found: dict[str, Any] = {}
+    for name in _TEXT:
+        text = str(form.get(name) or "").strip()
+        if text:
+            found[name] = text
+    nodes = _nodes(form)
+    if nodes:
+        found["nodes"] = nodes
+    return found
+
+
+def _whole(raw: str) -> int | None:
+    number = _number(raw)
+    return int(number) if number is not None and number == int(number) else None
+
+
+def _seconds(raw: str) -> int | None:
+    """Seconds as milliseconds: a pause of "1.5" s is 1500 ms."""
+    number = _number(raw)
+    return round(number * 1000) if number is not None and abs(number) <= 3600 else None
+
+
+# Each number a click may carry: how to read it, and what to say when it is not one.
+_NUMBERS: dict[str, tuple[Callable[[str], float | int | None], str]] = {
+    **{name: (_whole, "is not a whole number of milliseconds") for name in _WHOLE},
+    "s": (_seconds, "is not a number of seconds (at most 3600)"),
+    "rate": (lambda raw: _number(raw), "is not a number (0.25 runs at a quarter speed)"),
+}
+
+
+def _nodes(form: Mapping[str, Any]) -> list[str]:
+    raw = form.getlist("nodes") if hasattr(form, "getlist") else form.get("nodes", [])
+    if isinstance(raw, str):
+        raw = [raw]
+    return [n.strip() for item in raw for n in str(item).split(",") if n.strip()]
+
+
+def _number(text: str) -> float | None:
+    try:
+        number = float(text.replace("\u2212", "-").replace(",", "."))
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def replay_problems(problems: list[str]) -> list[str]:
+    """Why a session cannot be run again as a scenario, in the learner's terms."""
+    if problems == ["steps: a scenario needs at least one step"]:
+        return ["Nothing to run again: this session has no clicks yet."]
+    if any(".at_ms" in p or p.startswith("steps: the run would last") for p in problems):
+        limit = MAX_RUN_MS // 1000
+        head = (
+            f"A scenario may last at most {limit} s and this session went on longer. Save it "
+            "as a scenario and move or drop the late steps:"
+        )
+        return [head, *problems]
+    return problems

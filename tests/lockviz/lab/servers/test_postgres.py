@@ -1,0 +1,219 @@
+"""The lab's PostgreSQL: its processes, its pg_locks observer, and the PG scenarios' stories."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from typing import Any
+
+import pytest
+
+from algorithms.clock import SystemClock
+from algorithms.postgres_lock import PostgresLock, connect
+from lockviz.lab import procs, registry
+from lockviz.lab.backends import postgres as backend
+from lockviz.lab.config import ClientConfig
+from lockviz.lab.engine import RunEngine, RunResult
+from lockviz.lab.labs import LocalLab
+from lockviz.lab.servers import postgres as pg_servers
+from lockviz.lab.watchers.postgres import LockTableWatcher
+from lockviz.scenarios.library import builtin
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.live
+
+
+def run(slug: str) -> RunResult:
+    result = RunEngine(builtin()[slug], LocalLab()).run()
+    assert result.error is None
+    return result
+
+
+def first(result: RunResult, actor: str, kind: str) -> dict[str, Any]:
+    return next(e for e in result.events if e["actor"] == actor and e["kind"] == kind)
+
+
+def test_stop_leaves_no_postgres_or_pgbouncer_process_alive() -> None:
+    with LocalLab().servers(["pg-1"]) as servers:
+        pg = servers["pg-1"]
+        held = connect(pg.host, pg.port, application_name="alice")
+        pooled = connect(pg.host, pg.pooler_port, application_name="bob", pooled=True)
+        held.execute("SELECT pg_advisory_lock(1)")
+        pooled.execute("SELECT 1")
+        family = [*pg.pids(), *procs.children(pg.proc.pid)]
+        assert len(family) >= 4  # postmaster, pgbouncer, helpers, two backends
+        assert all(procs.alive(pid) for pid in family)
+    assert [pid for pid in family if procs.alive(pid)] == []
+    held.close()
+    pooled.close()
+
+
+def test_kill_takes_every_backend_with_the_postmaster_and_a_restart_keeps_tokens_rising() -> None:
+    with LocalLab().servers(["pg-1"]) as servers:
+        pg = servers["pg-1"]
+        conn = connect(pg.host, pg.port, application_name="alice")
+        row = conn.execute("SELECT pg_advisory_lock(1), nextval('lockviz_fence')").fetchone()
+        assert row is not None
+        backends = procs.children(pg.proc.pid)
+        pg.kill()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and any(procs.alive(p) for p in backends):
+            time.sleep(0.02)
+        assert [pid for pid in [pg.proc.pid, *backends] if procs.alive(pid)] == []
+        assert procs.alive(pg.pooler.pid)  # the pooler is a server of its own
+        conn.close()
+        pg.launch()  # crash recovery replays the WAL: the sequence never goes back
+        pg.wait_ready()
+        with connect(pg.host, pg.pooler_port, application_name="bob", pooled=True) as again:
+            assert again.execute("SELECT pg_try_advisory_lock(1)").fetchone() == (True,)
+            token = again.execute("SELECT nextval('lockviz_fence')").fetchone()
+            assert token is not None and token[0] > row[1]
+    assert not procs.alive(pg.pooler.pid)
+
+
+def test_the_observer_reports_who_held_each_lock_that_disappears() -> None:
+    seen: list[tuple[str, str, dict[str, Any]]] = []
+    with LocalLab().servers(["pg-1"]) as servers:
+        pg = servers["pg-1"]
+        watcher = LockTableWatcher(
+            pg.host, pg.port, "pg-1", lambda a, k, d, t=None: seen.append((a, k, d))
+        )
+        watcher.start()
+        locks = {
+            name: PostgresLock(connect(pg.host, pg.port, application_name=name), key, owner=name)
+            for name, key in (("alice", 7), ("bob", 8), ("carol", 9))
+        }
+        assert all(lock.acquire() is not None for lock in locks.values())
+        time.sleep(0.3)
+        locks["alice"].release()
+        time.sleep(0.3)
+        locks["bob"].close()  # the session ends: the server frees its lock
+        time.sleep(0.3)
+        pg.kill()  # carol's lock dies with the server; the observer must survive that
+        time.sleep(0.5)
+        started = time.monotonic()
+        watcher.stop()
+        assert time.monotonic() - started < 2
+        for lock in locks.values():
+            lock.close()
+    assert seen == [
+        ("pg-1", "deleted", {"key": 7, "holder": "alice"}),
+        ("pg-1", "deleted", {"key": 8, "holder": "bob"}),
+        ("pg-1", "deleted", {"key": 9, "holder": "carol"}),
+    ]
+
+
+def test_wipe_ends_other_sessions_and_resets_the_token_sequence() -> None:
+    with LocalLab().servers(["pg-1"]) as servers:
+        pg = servers["pg-1"]
+        other = connect(pg.host, pg.port, application_name="leftover")
+        other.execute("SELECT pg_advisory_lock(1), nextval('lockviz_fence')")
+        pg_servers.wipe(pg.host, pg.port)
+        with connect(pg.host, pg.port, application_name="next") as conn:
+            assert conn.execute("SELECT pg_try_advisory_lock(1)").fetchone() == (True,)
+            assert conn.execute("SELECT nextval('lockviz_fence')").fetchone() == (1,)
+        assert _dead(other)
+        other.close()
+
+
+def _dead(conn: Any) -> bool:
+    try:
+        conn.execute("SELECT 1")
+    except Exception:
+        return True
+    return False
+
+
+def test_pooled_clients_find_the_pooler_through_the_server() -> None:
+    with LocalLab().servers(["pg-1"]) as servers:
+        pg = servers["pg-1"]
+        config = ClientConfig(
+            name="alice", backend="postgres", variant="pooled", ttl_ms=1000, fencing=True,
+            clients=("alice",), nodes=("pg-1",), servers={"pg-1": pg.address},
+        )  # fmt: skip
+        lock = backend.make_lock(config, SystemClock(), lambda kind, details: None)
+        assert lock.conn.info.port == pg.pooler_port
+        assert lock.acquire() is not None
+        lock.close()
+
+
+def test_a_paused_session_holder_blocks_bob_but_never_loses_the_lock() -> None:
+    result = run("pg-pause-blocks")
+    paused, resumed = first(result, "alice", "paused"), first(result, "alice", "resumed")
+    failed = first(result, "bob", "acquire_failed")
+    assert paused["seq"] < failed["seq"] < resumed["seq"]
+    # The server never dropped alice's lock during the pause: no `deleted` before she woke.
+    deletions = [e for e in result.events if e["kind"] == "deleted" and e["holder"] == "alice"]
+    assert deletions and all(e["seq"] > resumed["seq"] for e in deletions)
+
+
+def test_the_server_ends_a_paused_xact_holder_and_fencing_rejects_her_write() -> None:
+    result = run("pg-gc-pause-fenced")
+    paused, resumed = first(result, "alice", "paused"), first(result, "alice", "resumed")
+    alice, bob = first(result, "alice", "granted"), first(result, "bob", "granted")
+    freed = next(e for e in result.events if e["kind"] == "deleted" and e["holder"] == "alice")
+    assert paused["seq"] < freed["seq"] < resumed["seq"]
+    assert paused["seq"] < bob["seq"] < resumed["seq"]
+    assert bob["token"] > alice["token"]
+    rejected = next(e for e in result.events if e["kind"] == "reply" and e.get("accepted") is False)
+    assert rejected["actor"] == "alice" and rejected["seq"] > resumed["seq"]
+    released = first(result, "alice", "released")
+    assert released["ok"] is False and "idle-in-transaction" in released["reason"]
+
+
+def test_through_the_pooler_both_clients_hold_the_same_server_session() -> None:
+    result = run("pg-pooled-leak")
+    alice, bob = first(result, "alice", "granted"), first(result, "bob", "granted")
+    assert alice["value"].split(":")[1] == bob["value"].split(":")[1]
+    assert alice["seq"] < bob["seq"] < first(result, "alice", "released")["seq"]
+    assert result.verdict is not None and result.verdict["mutual_exclusion"] == "violated"
+
+
+HOLDER = """
+import json, sys, time
+from algorithms.postgres_lock import connect
+from lockviz.lab.labs import LocalLab
+from lockviz.lab.procs import children
+with LocalLab().servers(["pg-1"]) as servers:
+    pg = servers["pg-1"]
+    conn = connect(pg.host, pg.port, application_name="alice")
+    conn.execute("SELECT pg_advisory_lock(1)")
+    print(json.dumps([*pg.pids(), *children(pg.proc.pid)]), flush=True)
+    time.sleep(60)
+"""
+
+
+def test_a_killed_app_takes_postgres_and_pgbouncer_with_it() -> None:
+    # As root they run as the postgres user: the parent-death signal must survive that switch.
+    app = subprocess.Popen(
+        [sys.executable, "-c", HOLDER], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert app.stdout is not None
+        family = json.loads(app.stdout.readline())
+        assert len(family) >= 4 and all(procs.alive(pid) for pid in family)
+    finally:
+        app.kill()
+        app.wait()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(procs.alive(pid) for pid in family):
+        time.sleep(0.05)
+    assert [pid for pid in family if procs.alive(pid)] == []
+    for entry in registry.entries():  # what a killed app leaves on disk (`lab down` would)
+        if entry["owner_pid"] == app.pid:
+            shutil.rmtree(entry["workdir"], ignore_errors=True)
+
+
+def test_a_server_restart_frees_the_lock_but_never_rewinds_the_token() -> None:
+    result = run("pg-restart-frees")
+    crashed = first(result, "pg-1", "crashed")
+    freed = next(e for e in result.events if e["kind"] == "deleted" and e["holder"] == "alice")
+    alice, bob = first(result, "alice", "granted"), first(result, "bob", "granted")
+    # (bob may be granted before the engine records "restarted": it waits for the pooler too)
+    assert crashed["seq"] < freed["seq"] < bob["seq"]
+    assert bob["token"] > alice["token"]  # the sequence survived the crash in the WAL
+    rejected = next(e for e in result.events if e["kind"] == "reply" and e.get("accepted") is False)
+    assert rejected["actor"] == "alice" and rejected["token"] == alice["token"]

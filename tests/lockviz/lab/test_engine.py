@@ -1,0 +1,145 @@
+"""The run engine on the live lab: real servers, real client processes, real signals."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from lockviz.lab import procs, registry
+from lockviz.lab.engine import RunEngine, RunResult
+from lockviz.lab.labs import LocalLab
+from lockviz.scenarios.library import builtin
+from lockviz.scenarios.schema import Scenario, parse
+from tests.conftest import builtin_json, scenario
+
+pytestmark = pytest.mark.live
+
+
+def run(s: Scenario, sink: Any = None) -> tuple[RunEngine, RunResult]:
+    engine = RunEngine(s, LocalLab(), sink or (lambda event: None))
+    return engine, engine.run()
+
+
+@pytest.mark.parametrize("slug", list(builtin()))
+def test_builtin_scenario_meets_its_expectation(slug: str) -> None:
+    _, result = run(builtin()[slug])
+    assert result.error is None
+    assert result.mismatches == [], result.verdict
+
+
+def test_fenced_gc_pause_story_in_order() -> None:
+    _, result = run(builtin()["gc-pause-fenced"])
+    events = result.events
+    first = {}
+    for e in events:
+        first.setdefault((e["actor"], e["kind"]), e)
+    paused, expired = first[("alice", "paused")], first[("redis-1", "expired")]
+    bob_granted, resumed = first[("bob", "granted")], first[("alice", "resumed")]
+    rejected = next(e for e in events if e["kind"] == "reply" and e.get("accepted") is False)
+    alice_granted = first[("alice", "granted")]
+    # The server expired alice's lease while she was frozen; bob got a higher token after that;
+    # alice wrote after waking, with her old token, and the storage refused it.
+    assert expired["holder"] == "alice"
+    assert paused["seq"] < expired["seq"] < bob_granted["seq"] < resumed["seq"] < rejected["seq"]
+    assert bob_granted["token"] > alice_granted["token"]
+    assert rejected["actor"] == "alice" and rejected["token"] == alice_granted["token"]
+    assert rejected["reason"] == f"{alice_granted['token']} < {bob_granted['token']}"
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+
+
+def test_a_frozen_client_is_really_stopped_while_its_lease_expires() -> None:
+    s = scenario(
+        ttl_ms=400,
+        clients=["alice"],
+        steps=[
+            {"at_ms": 0, "client": "alice", "do": "acquire"},
+            {"at_ms": 100, "client": "alice", "do": "pause", "ms": 2000},
+            {"at_ms": 200, "client": "alice", "do": "extend"},  # sent while frozen: it waits
+        ],
+    )
+    states: dict[str, str] = {}
+    engine: RunEngine
+
+    def sink(event: dict[str, Any]) -> None:
+        if event["kind"] == "expired":  # observed on the server, in the watcher's thread
+            pid = engine.clients["alice"].proc.pid  # type: ignore[union-attr]
+            with open(f"/proc/{pid}/stat") as f:
+                states["at_expiry"] = f.read().rsplit(")", 1)[1].split()[0]
+
+    engine = RunEngine(s, LocalLab(), sink)
+    result = engine.run()
+    kinds = [(e["actor"], e["kind"]) for e in result.events]
+    assert states["at_expiry"] == "T"  # the whole process was stopped (SIGSTOP)
+    assert kinds.index(("alice", "paused")) < kinds.index(("redis-1", "expired"))
+    assert kinds.index(("redis-1", "expired")) < kinds.index(("alice", "resumed"))
+    # The extend queued during the pause ran only after the thaw, and found the lease gone.
+    extend = next(e for e in result.events if e["kind"] == "extended")
+    resumed = next(e for e in result.events if e["kind"] == "resumed")
+    assert extend["ok"] is False and extend["seq"] > resumed["seq"]
+    assert ("alice", "lost") in kinds
+
+
+def test_a_node_clock_jump_expires_the_lease_early() -> None:
+    s = scenario(
+        ttl_ms=30_000,
+        steps=[
+            {"at_ms": 0, "client": "alice", "do": "acquire"},
+            {"at_ms": 300, "node": "redis-1", "do": "clock_jump", "ms": 20_000},
+            {"at_ms": 600, "node": "redis-1", "do": "clock_jump", "ms": 20_000},
+            {"at_ms": 900, "client": "bob", "do": "acquire", "timeout_ms": 2000},
+        ],
+    )
+    _, result = run(s)
+    kinds = [(e["actor"], e["kind"]) for e in result.events]
+    jumps = [e for e in result.events if e["kind"] == "clock_jumped"]
+    assert [j["offset_ms"] for j in jumps] == [20_000, 40_000]
+    # +40 s on the server's clock ends a 30 s lease long before 30 real seconds.
+    assert kinds.index(("redis-1", "clock_jumped")) < kinds.index(("redis-1", "expired"))
+    assert ("bob", "granted") in kinds
+    assert result.verdict is not None and result.verdict["mutual_exclusion"] == "violated"
+
+
+def test_two_runs_at_once_do_not_leak_faults_into_each_other() -> None:
+    calm = parse(builtin_json("contention"))
+    faulty_data = builtin_json("contention")
+    faulty_data["steps"].insert(
+        1, {"at_ms": 200, "node": "redis-1", "do": "clock_jump", "ms": 60_000}
+    )
+    faulty_data["expect"] = {"mutual_exclusion": "violated"}
+    faulty = parse(faulty_data)
+    results: dict[str, RunResult] = {}
+    threads = [
+        threading.Thread(target=lambda: results.__setitem__("calm", run(calm)[1])),
+        threading.Thread(target=lambda: results.__setitem__("faulty", run(faulty)[1])),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert results["faulty"].mismatches == [], results["faulty"].verdict
+    assert results["calm"].mismatches == [], results["calm"].verdict
+    calm_servers = results["calm"].events[0]["servers"]
+    faulty_servers = results["faulty"].events[0]["servers"]
+    assert set(calm_servers.values()).isdisjoint(faulty_servers.values())
+
+
+def test_a_run_leaves_no_process_or_registry_entry_behind() -> None:
+    engine, result = run(builtin()["gc-pause-fenced"])
+    assert result.mismatches == []
+    pids = [c.proc.pid for c in engine.clients.values() if c.proc]
+    pids += [s.proc.pid for s in engine.servers.servers.values() if s.proc]
+    assert len(pids) == 4
+    assert not [pid for pid in pids if procs.alive(pid)]
+    assert engine.servers.workdir and not any(
+        e["workdir"] == engine.servers.workdir for e in registry.entries()
+    )
+
+
+def test_a_missing_server_binary_fails_the_run_clearly(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("lockviz.lab.servers.redis.REDIS_BINARY", "redis-server-not-installed")
+    _, result = run(builtin()["contention"])
+    assert result.verdict is None
+    assert result.error is not None and "apt-get install redis-server" in result.error
+    assert result.events[-1]["kind"] == "run_failed"

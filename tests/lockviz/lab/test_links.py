@@ -1,0 +1,93 @@
+"""The network between clients and servers: one proxy link per pair, faults done on the wire."""
+
+from __future__ import annotations
+
+import socket
+import socketserver
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from lockviz.lab.errors import LabError
+from lockviz.lab.links import Links
+from lockviz.lab.ports import split_address
+
+
+class Echo(socketserver.BaseRequestHandler):
+    def handle(self) -> None:
+        while data := self.request.recv(4096):
+            self.request.sendall(data)
+
+
+@pytest.fixture
+def links() -> Iterator[Links]:
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Echo)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    host, port = server.server_address[:2]
+    proxy = Links(["alice", "bob"], {"echo": f"{host}:{port}"})
+    proxy.start()
+    yield proxy
+    proxy.stop()
+    server.shutdown()
+    server.server_close()
+
+
+def connect(links: Links, client: str) -> socket.socket:
+    sock = socket.create_connection(split_address(links.addresses_for(client)["echo"]), timeout=2)
+    sock.settimeout(1.0)
+    return sock
+
+
+def round_trip(sock: socket.socket, data: bytes = b"ping") -> bytes:
+    sock.sendall(data)
+    return sock.recv(4096)
+
+
+def test_each_client_has_its_own_link_to_each_server(links: Links) -> None:
+    alice, bob = links.addresses_for("alice"), links.addresses_for("bob")
+    assert set(alice) == set(bob) == {"echo"} and alice["echo"] != bob["echo"]
+    with connect(links, "alice") as sock:
+        assert round_trip(sock) == b"ping"
+
+
+def test_a_blackhole_holds_bytes_until_healed_and_only_on_that_link(links: Links) -> None:
+    alice, bob = connect(links, "alice"), connect(links, "bob")
+    links.set("alice", "echo", "blackhole")
+    assert links.faulty() == [("alice", "echo")]
+    alice.sendall(b"held")
+    with pytest.raises(TimeoutError):
+        alice.recv(4096)  # silence, not an error: the client's own timeout decides
+    assert round_trip(bob) == b"ping"  # bob's link is untouched
+    links.set("alice", "echo", "pass")
+    assert alice.recv(4096) == b"held"  # delivered in order when the partition ends
+    assert links.faulty() == []
+    alice.close()
+    bob.close()
+
+
+def test_a_reset_link_resets_open_and_new_connections(links: Links) -> None:
+    sock = connect(links, "alice")
+    links.set("alice", "echo", "reset")
+    with pytest.raises(ConnectionResetError):
+        round_trip(sock)
+        round_trip(sock)
+    again = connect(links, "alice")
+    with pytest.raises((ConnectionResetError, BrokenPipeError)):
+        round_trip(again)
+        round_trip(again)
+
+
+def test_a_delayed_link_is_slower_by_at_least_the_delay(links: Links) -> None:
+    with connect(links, "alice") as sock:
+        links.set("alice", "echo", "delay", ms=150)
+        started = time.monotonic()
+        assert round_trip(sock) == b"ping"
+        assert time.monotonic() - started >= 0.3  # both directions are delayed
+
+
+def test_an_unknown_link_is_refused_with_its_name(links: Links) -> None:
+    with pytest.raises(LabError, match="no link between carol and echo"):
+        links.set("carol", "echo", "blackhole")

@@ -1,0 +1,71 @@
+"""Killing the app outright (SIGKILL, no cleanup code runs) leaves no server or client alive.
+
+PID 1 on these machines may not reap orphans, so dead processes can linger as zombies: the
+test counts live processes, not entries in /proc.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from lockviz.lab import procs, registry
+from tests.conftest import AppServer
+
+pytestmark = pytest.mark.live
+
+
+def start_run(app: AppServer, slug: str) -> None:
+    with urllib.request.urlopen(app.url + "/") as page:
+        cookie = page.headers["Set-Cookie"].split(";")[0]
+        html = page.read().decode()
+    token = html.split('name="csrfmiddlewaretoken" value="')[1].split('"')[0]
+    body = urllib.parse.urlencode({"scenario": slug, "csrfmiddlewaretoken": token}).encode()
+    request = urllib.request.Request(app.url + "/runs/", data=body, headers={"Cookie": cookie})
+    urllib.request.urlopen(request)
+
+
+def test_sigkill_of_the_app_mid_run_leaves_nothing_alive(app_server: AppServer) -> None:
+    start_run(app_server, "gc-pause-fenced")
+    deadline = time.monotonic() + 20
+    children: list[int] = []
+    while time.monotonic() < deadline:  # 2 redis-servers (lock node, storage) + alice + bob
+        children = app_server.children()
+        if len(children) >= 4:
+            break
+        time.sleep(0.05)
+    assert len(children) >= 4, children
+    time.sleep(1.0)  # alice is frozen now (SIGSTOP at 300 ms): a stopped child must die too
+    os.kill(app_server.proc.pid, signal.SIGKILL)
+    app_server.proc.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(procs.alive(pid) for pid in children):
+        time.sleep(0.05)
+    survivors = [pid for pid in children if procs.alive(pid)]
+    assert survivors == [], [Path(f"/proc/{pid}/cmdline").read_text() for pid in survivors]
+    leftover = [e for e in registry.entries() if e["owner_pid"] == app_server.proc.pid]
+    assert leftover  # the dead app could not remove its run's directory...
+    assert all(not any(procs.alive(p) for p in e["pids"].values()) for e in leftover)
+    registry.sweep()  # ...so the next `make run` (or `lab down`) does
+    assert not [e for e in registry.entries() if e["owner_pid"] == app_server.proc.pid]
+
+
+def test_ctrl_c_stops_the_app_and_every_child_mid_run(app_server: AppServer) -> None:
+    start_run(app_server, "gc-pause-fenced")
+    deadline = time.monotonic() + 20
+    while len(app_server.children()) < 4 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    children = app_server.children()
+    assert len(children) >= 4
+    app_server.proc.send_signal(signal.SIGINT)  # what Ctrl-C in `make run`'s terminal sends
+    app_server.proc.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(procs.alive(pid) for pid in children):
+        time.sleep(0.05)
+    assert [pid for pid in children if procs.alive(pid)] == []

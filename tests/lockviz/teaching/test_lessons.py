@@ -1,0 +1,224 @@
+"""The course (lessons in teaching order, one per built-in scenario) and the walkthrough page."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import re
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.utils.html import escape
+
+from lockviz.models import Run, RunEvent
+from lockviz.scenarios.library import builtin
+from lockviz.scenarios.schema import Scenario, parse
+from lockviz.teaching.lessons import (
+    COURSE,
+    TAKEAWAYS,
+    course,
+    lesson,
+    minutes,
+    same_script,
+    takeaway,
+)
+from tests.conftest import builtin_json, wait_for_run
+
+REDIS_LESSONS = ["gc-pause-unfenced", "gc-pause-fenced", "unsafe-release", "contention"]
+PLANNED = [
+    "naive-no-ttl-crash",
+    "gc-pause-unfenced",
+    "gc-pause-fenced",
+    "unsafe-release",
+    "contention",
+    "redlock-gc-pause",
+    "redlock-two-down",
+    "redlock-three-down",
+    "watchdog-pause",
+    "zk-gc-pause-fenced",
+    "zk-herd",
+    "zk-no-herd",
+    "pg-advisory",
+    "pg-session",
+    "etcd-gc-pause-fenced",
+]
+
+
+def fake(**changes: Any) -> Scenario:
+    data = copy.deepcopy(builtin_json("gc-pause-fenced"))
+    data.update(changes)
+    return parse(data)
+
+
+def rank(slug: str) -> int:
+    """The position in COURSE of the entry that places ``slug`` (unnamed ones come last)."""
+    for i, (key, _title) in enumerate(COURSE):
+        if key == slug or (key.endswith("*") and slug.startswith(key[:-1])):
+            return i
+    return len(COURSE)
+
+
+def test_every_builtin_scenario_is_a_lesson_once_numbered_from_one() -> None:
+    lessons = course()
+    assert sorted(item.slug for item in lessons) == sorted(builtin())
+    assert [item.number for item in lessons] == list(range(1, len(lessons) + 1))
+
+
+def test_the_lessons_follow_the_course_order() -> None:
+    ranks = [rank(item.slug) for item in course()]
+    assert ranks == sorted(ranks)
+
+
+def test_the_whole_course_in_order_once_every_planned_scenario_exists() -> None:
+    slugs = [*PLANNED, "zz-extra"]
+    random.Random(7).shuffle(slugs)
+    lessons = course({slug: fake() for slug in slugs})
+    assert [item.slug for item in lessons] == [*PLANNED, "zz-extra"]
+    assert lessons[0].title == "Why SETNX needs a TTL"
+    assert lessons[2].title == "Fencing tokens save the data"
+    assert lessons[-1].title == fake().title  # not in the course: the scenario's own title
+
+
+def test_missing_scenarios_leave_no_gap_and_break_nothing() -> None:
+    lessons = course({"contention": fake(), "gc-pause-fenced": fake()})
+    assert [(item.number, item.slug) for item in lessons] == [
+        (1, "gc-pause-fenced"),
+        (2, "contention"),
+    ]
+    assert course({}) == []
+
+
+def test_the_course_has_at_least_ten_lessons_one_per_builtin() -> None:
+    assert len(course()) >= 10
+    assert {lesson.slug for lesson in course()} == set(builtin())
+
+
+def test_the_takeaway_comes_from_the_scenario_then_the_course_then_the_description() -> None:
+    assert takeaway("zk-herd", fake(takeaway="Own words.")) == "Own words."
+    assert takeaway("zk-herd", fake(takeaway="")) == TAKEAWAYS["zk-herd"]
+    described = fake(takeaway="", description="First sentence. Second one.")
+    assert takeaway("not-in-course", described) == "First sentence."
+
+
+def test_every_lesson_has_a_takeaway_a_backend_and_two_to_four_minutes() -> None:
+    for item in course():
+        assert item.takeaway and item.backend
+        assert 2 <= item.minutes <= 4
+    assert minutes(fake(steps=[{"at_ms": 0, "client": "alice", "do": "acquire"}])) == 2
+
+
+def test_the_redis_lessons_have_their_own_takeaway_and_checkpoints() -> None:
+    for slug in REDIS_LESSONS:
+        scenario = builtin()[slug]
+        asks = [step.ask for step in scenario.steps if step.ask]
+        assert scenario.takeaway, slug
+        assert asks, slug
+        for ask in asks:
+            assert ask.answer in ask.choices and ask.explain
+    fenced = builtin()["gc-pause-fenced"]
+    write = fenced.steps[5]
+    assert write.do == "write" and write.client == "alice" and "storage" in write.ask.question
+
+
+def test_same_script_ignores_words_but_not_what_happens() -> None:
+    item = lesson("gc-pause-fenced")
+    data = item.scenario.to_json()
+    assert same_script(data, item)
+    worded = copy.deepcopy(data)
+    worded["steps"][0]["say"] = "Other words."
+    worded.pop("takeaway")
+    assert same_script(worded, item)
+    assert not same_script({**data, "fencing": False}, item)
+    moved = copy.deepcopy(data)
+    moved["steps"][1]["ms"] = 100
+    assert not same_script(moved, item)
+    assert not same_script({"garbage": True}, item)
+
+
+# ---- pages -------------------------------------------------------------------------------
+
+
+def stored_run(slug: str = "gc-pause-fenced", **changes: Any) -> Run:
+    """A finished run of a built-in, stored by hand (no servers): what a live run leaves."""
+    data = {**builtin()[slug].to_json(), **changes}
+    run = Run.objects.create(
+        slug=slug, title=data["title"], scenario=data, status=Run.Status.FINISHED
+    )
+    events = [
+        {"seq": 1, "t_ms": 0.0, "actor": "lab", "kind": "run_started", "backend": "redis",
+         "servers": {"redis-1": "127.0.0.1:7001", "storage": "127.0.0.1:7002"}},
+        {"seq": 2, "t_ms": 1.0, "actor": "lab", "kind": "step", "index": 0, "do": "acquire",
+         "client": "alice", "say": "<script>alert(1)</script>"},
+        {"seq": 3, "t_ms": 9.0, "actor": "lab", "kind": "run_finished", "verdict": {}},
+    ]  # fmt: skip
+    for e in events:
+        RunEvent.objects.create(
+            run=run, seq=e["seq"], t_ms=e["t_ms"], actor=e["actor"], kind=e["kind"], data=e
+        )
+    return run
+
+
+@pytest.mark.django_db
+def test_the_index_lists_the_lessons_in_course_order(client: Client) -> None:
+    page = client.get("/lessons/").content.decode()
+    slugs = re.findall(r'data-slug="([^"]+)"', page)
+    assert slugs == [item.slug for item in course()]
+    for item in course():
+        assert escape(item.takeaway) in page
+        assert f'href="/lessons/{item.slug}/"' in page
+
+
+@pytest.mark.django_db
+def test_a_walkthrough_embeds_the_run_and_the_lesson(client: Client) -> None:
+    run = stored_run()
+    response = client.get(f"/lessons/gc-pause-fenced/?run={run.pk}")
+    assert response.status_code == 200
+    page = response.content.decode()
+    match = re.search(r'<script id="lesson-data" type="application/json">(.*?)</script>', page)
+    data = json.loads(match.group(1))
+    assert [e["seq"] for e in data["events"]] == [1, 2, 3]
+    assert data["scenario"]["steps"][5]["ask"]["question"].startswith("Alice wakes")
+    assert data["nodes"] == ["redis-1"] and data["ws"] == f"/ws/runs/{run.pk}/"
+    assert "<script>alert(1)" not in page  # narration stays text inside the JSON
+    assert "Re-run live" in page and escape(lesson("gc-pause-fenced").takeaway) in page
+
+
+@pytest.mark.django_db
+def test_a_remembered_run_is_reused_instead_of_starting_another(client: Client) -> None:
+    run = stored_run()
+    client.cookies["lockviz-lesson-gc-pause-fenced"] = run.pk
+    response = client.get("/lessons/gc-pause-fenced/")
+    assert response.status_code == 302
+    assert response["Location"] == f"/lessons/gc-pause-fenced/?run={run.pk}"
+    assert Run.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_bad_runs_and_lessons_get_a_clear_message(client: Client) -> None:
+    assert client.get("/lessons/no-such-lesson/").status_code == 404
+    response = client.get("/lessons/gc-pause-fenced/?run=nope<b>")
+    assert response.status_code == 404
+    assert "There is no run &#x27;nope&lt;b&gt;&#x27;." in response.content.decode()
+    variation = stored_run(fencing=False)
+    response = client.get(f"/lessons/gc-pause-fenced/?run={variation.pk}")
+    assert response.status_code == 400 and "a variation of it" in response.content.decode()
+    other = stored_run("contention")
+    response = client.get(f"/lessons/gc-pause-fenced/?run={other.pk}")
+    assert response.status_code == 400 and "another scenario" in response.content.decode()
+    assert f"/runs/{other.pk}/" in response.content.decode()  # still reachable on its own page
+
+
+@pytest.mark.live
+@pytest.mark.django_db(transaction=True)
+def test_opening_a_lesson_runs_it_live_and_rerun_starts_a_fresh_run(client: Client) -> None:
+    response = client.get("/lessons/contention/")
+    assert response.status_code == 302
+    first = wait_for_run(response["Location"].split("?run=")[1])
+    assert first.slug == "contention" and first.expect_met is True
+    assert response.cookies["lockviz-lesson-contention"].value == first.pk
+    again = client.post("/lessons/contention/run/")
+    second = wait_for_run(again["Location"].split("?run=")[1])
+    assert second.pk != first.pk and second.status == Run.Status.FINISHED
+    assert client.get(again["Location"]).status_code == 200

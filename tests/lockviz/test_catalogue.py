@@ -1,0 +1,49 @@
+"""The backend catalogue: every fact about a lock service, read from one entry."""
+
+from __future__ import annotations
+
+from lockviz.catalogue import BACKENDS, OPTIONS, REDIS, STORAGE, ZOOKEEPER, server_kind
+from lockviz.lab import backends, watchers
+from lockviz.lab.servers import KINDS
+
+
+def test_every_backend_has_its_lock_factory_its_watchers_and_its_servers() -> None:
+    for name, backend in BACKENDS.items():
+        assert callable(backends.lock_factory(name))
+        assert name in watchers.FACTORIES
+        assert backend.server in KINDS
+        assert backend.variants and backend.node_counts
+
+
+def test_server_names_say_their_kind() -> None:
+    assert server_kind("redis-3") is REDIS and server_kind(STORAGE) is REDIS
+    assert server_kind("zk-1") is ZOOKEEPER
+    for not_a_server in ("alice", "redis", "redis-", "redis-01", "zk-x", "lab"):
+        assert server_kind(not_a_server) is None
+
+
+def test_node_names_and_labels() -> None:
+    redlock, zookeeper = BACKENDS["redlock"], BACKENDS["zookeeper"]
+    assert redlock.nodes() == [f"redis-{i}" for i in range(1, 6)]
+    assert redlock.nodes(3) == ["redis-1", "redis-2", "redis-3"]
+    assert zookeeper.nodes() == ["zk-1"]
+    assert redlock.describe() == "Redlock (5 nodes)"
+    assert (
+        zookeeper.describe() == "ZooKeeper" and zookeeper.describe(count=3) == "ZooKeeper (3 nodes)"
+    )
+    assert BACKENDS["redis"].describe("unsafe_release") == "Redis, plain DEL release"
+
+
+def test_only_redlock_cannot_fence_and_only_redis_clocks_jump() -> None:
+    assert [b.name for b in BACKENDS.values() if not b.fencing] == ["redlock"]
+    assert "Kleppmann" in BACKENDS["redlock"].no_fencing
+    assert [k.prefix for k in KINDS if k.clock_jumps] == ["redis"]
+
+
+def test_each_backend_only_setting_names_its_backends() -> None:
+    assert OPTIONS == {
+        "redis_nodes": ["redlock"],
+        "node_timeout_ms": ["redlock"],
+        "zk_nodes": ["zookeeper"],
+        "idle_session_timeout_ms": ["postgres"],
+    }
