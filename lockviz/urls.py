@@ -1,41 +1,29 @@
+"""Every page and action of the app, by area; each view module is one area (lockviz/views/)."""
+
 from django.urls import path
 
-from lockviz.views import runs as views
+from lockviz.views import compare, lessons, play, replay, runs
+from lockviz.views import imports as import_views
 
 urlpatterns = [
-    path("", views.index, name="index"),
-    path("runs/", views.start_run, name="start_run"),
-    path("runs/<str:run_id>/", views.run_page, name="run"),
-    path("runs/<str:run_id>/verdict/", views.verdict, name="verdict"),
-    path("runs/<str:run_id>/export.json", views.export_json, name="export_json"),
-]
-
-# Lessons (walkthroughs of live runs) and side-by-side comparisons.
-from lockviz.views import compare, lessons  # noqa: E402
-
-urlpatterns += [
+    # Runs: start one, watch it, its verdict, its JSON.
+    path("", runs.index, name="index"),
+    path("runs/", runs.start_run, name="start_run"),
+    path("runs/<str:run_id>/", runs.run_page, name="run"),
+    path("runs/<str:run_id>/verdict/", runs.verdict, name="verdict"),
+    path("runs/<str:run_id>/export.json", runs.export_json, name="export_json"),
+    # Lessons (walkthroughs of live runs) and side-by-side comparisons.
     path("lessons/", lessons.index, name="lessons"),
     path("lessons/<slug:slug>/", lessons.walkthrough, name="lesson"),
     path("lessons/<slug:slug>/run/", lessons.rerun, name="lesson_rerun"),
     path("compare/", compare.compare, name="compare"),
     path("compare/lanes/<str:run_id>/", compare.lane_verdict, name="compare_verdict"),
-]
-
-# Replays (time travel through a stored run), exports and imports.
-from lockviz.views import imports as import_views  # noqa: E402
-from lockviz.views import replay  # noqa: E402
-
-urlpatterns += [
+    # Replays (time travel through a stored run), exports and imports.
     path("runs/<str:run_id>/replay/", replay.replay, name="replay"),
     path("runs/<str:run_id>/export.mmd", replay.export_mermaid, name="export_mmd"),
     path("import/", import_views.import_page, name="import"),
     path("import/run/", import_views.run_imported, name="import_run"),
-]
-
-# Free play, and clicks that do things to a live run (the run page's menus, the play buttons).
-from lockviz.views import play  # noqa: E402
-
-urlpatterns += [
+    # Free play, and clicks that do things to a live run (the run page's menus, the buttons).
     path("play/", play.play, name="play"),
     path("play/<str:run_id>/", play.session, name="play_session"),
     path("runs/<str:run_id>/do", play.do, name="run_do"),

@@ -9,6 +9,9 @@ An exported run (``/runs/<id>/export.json``) is ``{"run_id", "scenario", "status
 the four fields of every event (docs/events.md), strictly increasing ``seq``, and the type of
 each detail the page reads (narration is text, a verdict's overlaps are a list, ...). Details
 the page does not read are kept as they are.
+
+Longer than most modules because it is one contract: every field of an exported run is checked
+here, in one place, with the message that names it.
 """
 
 from __future__ import annotations

@@ -12,6 +12,9 @@ as data with each event (``said``), never makes its own. An event is said three 
 Some words need what came before (a write's reply names the value its request carried), so a
 :class:`Narrator` follows one run's events in order. Nothing here trusts an event: an import
 may carry any JSON, and a missing field is said as "?", never raised.
+
+One module by design, past the usual ~300 lines: every word about a run lives here and nowhere
+else, so a wording is changed once and reaches every page, export and the terminal.
 """
 
 from __future__ import annotations

@@ -3,6 +3,9 @@
 Validation happens here and only here. Every problem is reported with the field that causes it
 (``steps[3].ms: must be at most 60000``), never as a traceback, so the same messages serve the
 CLI (exit 2), the import form and the WebSocket.
+
+Longer than most modules because it is one contract: the format and every rule of it, so that
+one file answers "is this a valid scenario, and if not, why".
 """
 
 from __future__ import annotations
