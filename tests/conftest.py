@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from lockviz.lab import procs
 from lockviz.lab.labs import LocalLab, ServerSet
 from lockviz.models import Run
 from lockviz.scenarios.schema import Scenario, parse
@@ -68,18 +69,14 @@ def wait_for_run(run_id: str, timeout_s: float = 40) -> Run:
 def live_processes(names: tuple[str, ...] = ("redis-server", "lockviz.lab.worker")) -> list[int]:
     """Pids of live (not zombie) processes whose command line mentions one of ``names``."""
     found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
+    for stat in procs.every_process():
         try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
+            with open(f"/proc/{stat.pid}/cmdline", "rb") as f:
                 cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
-            with open(f"/proc/{entry}/stat") as f:
-                state = f.read().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
+        except OSError:
             continue
-        if state not in ("Z", "X") and any(name in cmdline for name in names):
-            found.append(int(entry))
+        if stat.alive and any(name in cmdline for name in names):
+            found.append(stat.pid)
     return found
 
 
@@ -111,17 +108,7 @@ class AppServer:
 
     def children(self) -> list[int]:
         """Pids of live processes whose parent is the app."""
-        kids = []
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                try:
-                    with open(f"/proc/{entry}/stat") as f:
-                        fields = f.read().rsplit(")", 1)[1].split()
-                except (OSError, IndexError):
-                    continue
-                if int(fields[1]) == self.proc.pid and fields[0] not in ("Z", "X"):
-                    kids.append(int(entry))
-        return kids
+        return procs.children(self.proc.pid)
 
     def stop(self) -> None:
         if self.proc.poll() is None:

@@ -34,6 +34,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from lockviz.lab.ports import split_address
+
 CHUNK = 65536
 
 
@@ -128,8 +130,8 @@ async def main(config: dict[str, Any]) -> None:
     links: dict[str, Link] = {}
     ports: dict[str, int] = {}
     for name, address in config["links"].items():
-        host, port = address.rsplit(":", 1)
-        link = links[name] = Link(name, host, int(port))
+        host, port = split_address(address)
+        link = links[name] = Link(name, host, port)
         server = await asyncio.start_server(link.serve, "127.0.0.1", 0)
         ports[name] = server.sockets[0].getsockname()[1]
     _say({"ready": True, "ports": ports})
