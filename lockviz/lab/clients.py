@@ -5,6 +5,12 @@ then one command per line: the scenario step itself (``{"do": "acquire", ...}``)
 done *to* the process from outside, as the world would do them: a GC pause is SIGSTOP then
 SIGCONT (everything in the process stops, its timers and heartbeats included), a crash is
 SIGKILL.
+
+Nothing here blocks the engine. A frozen process reads nothing, so its stdin pipe fills up; a
+writer thread of its own does the writing, from a bounded queue of commands. When that queue is
+full (a client frozen while the scenario keeps sending it work), :meth:`ClientProcess.send`
+refuses the command and the engine records that it was refused: a real single-threaded client
+cannot take unlimited work either.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
 import signal
 import subprocess
 import sys
@@ -24,6 +31,7 @@ from lockviz.lab.errors import LabError
 from lockviz.lab.events import Record
 from lockviz.lab.procs import wait_until
 
+MAX_QUEUED = 64  # commands waiting for one client before more are refused
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -39,6 +47,8 @@ class ClientProcess:
         self._ready = threading.Event()
         self._changed = threading.Condition()
         self._reader: threading.Thread | None = None
+        self._lines: queue.Queue[str | None] = queue.Queue(MAX_QUEUED)
+        self._writer: threading.Thread | None = None
 
     def start(self) -> None:
         env = {**os.environ, "PYTHONPATH": ROOT, "PYTHONUNBUFFERED": "1"}
@@ -52,7 +62,11 @@ class ClientProcess:
         )
         self._reader = threading.Thread(target=self._read, name=f"client-{self.name}", daemon=True)
         self._reader.start()
-        self._write(self.config.to_json())
+        self._lines.put(self.config.to_json())
+        self._writer = threading.Thread(
+            target=self._write_all, name=f"client-{self.name}-stdin", daemon=True
+        )
+        self._writer.start()
 
     def wait_ready(self, timeout_s: float = 15.0) -> None:
         def ready() -> bool:
@@ -62,22 +76,33 @@ class ClientProcess:
 
         wait_until(ready, timeout_s, f"client {self.name}")
 
-    def send(self, command: dict[str, Any]) -> None:
-        """Queue a command; a frozen client will read it when it thaws, as in real life."""
-        if self.crashed or self.proc is None:
-            return
-        with self._changed:
-            self._pending += 1
-        self._write(json.dumps(command))
+    def send(self, command: dict[str, Any]) -> str:
+        """Queue a command; a frozen client reads it when it thaws, as in real life.
 
-    def _write(self, line: str) -> None:
-        if self.proc is None or self.proc.stdin is None:
-            return
-        try:
-            self.proc.stdin.write(line + "\n")
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            self._mark_gone()
+        Never blocks. Returns ``""`` when queued, else why the command was refused.
+        """
+        if self.crashed or self.proc is None:
+            return f"{self.name} has crashed"
+        with self._changed:
+            try:
+                self._lines.put_nowait(json.dumps(command))
+            except queue.Full:
+                frozen = " while it is frozen" if self.paused else ""
+                return f"{self.name} already has {MAX_QUEUED} commands waiting{frozen}"
+            self._pending += 1
+        return ""
+
+    def _write_all(self) -> None:
+        """The only writer of the process's stdin: it may block here, the engine never does."""
+        while (line := self._lines.get()) is not None:
+            if self.proc is None or self.proc.stdin is None:
+                return
+            try:
+                self.proc.stdin.write(line + "\n")
+                self.proc.stdin.flush()
+            except (BrokenPipeError, OSError, ValueError):  # ValueError: stdin closed
+                self._mark_gone()
+                return
 
     def pause(self) -> None:
         self._signal(signal.SIGSTOP)
@@ -104,12 +129,27 @@ class ClientProcess:
     def close(self) -> None:
         if self.proc is None:
             return
-        if self.proc.poll() is None and self.proc.stdin is not None:
-            with contextlib.suppress(OSError):
+        self._drop_queued()
+        with contextlib.suppress(queue.Full):
+            self._lines.put_nowait(None)  # the writer's last line
+        procs.stop(self.proc, grace_s=1.0)  # a writer blocked on the pipe gets EPIPE now
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError, ValueError):
                 self.proc.stdin.close()
-        procs.stop(self.proc, grace_s=1.0)
-        if self._reader is not None:
-            self._reader.join(timeout=2)
+        for thread in (self._writer, self._reader):
+            if thread is not None:
+                thread.join(timeout=2)
+
+    def _drop_queued(self) -> None:
+        """Forget the commands not yet written: the run is ending, nobody will run them."""
+        with self._changed:
+            while True:
+                try:
+                    if self._lines.get_nowait() is not None:
+                        self._pending -= 1
+                except queue.Empty:
+                    break
+            self._changed.notify_all()
 
     def _signal(self, sig: signal.Signals) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -12,9 +12,12 @@ import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lockviz.lab.ports import split_address
+
+if TYPE_CHECKING:  # the client process never imports the schema (pydantic): only the engine
+    from lockviz.scenarios.schema import Scenario
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,31 @@ class ClientConfig:
     renew: bool = False  # a watchdog thread extends the lease every ttl/3
     node_timeout_ms: int | None = None  # Redlock: per node
     clock_file: str | None = None  # the client's own clock (lockviz.lab.clocks)
+
+    @classmethod
+    def for_client(
+        cls,
+        scenario: Scenario,
+        name: str,
+        servers: Mapping[str, str],
+        clock_file: str | None,
+        call_timeout_ms: int,
+    ) -> ClientConfig:
+        """What client ``name`` of ``scenario`` receives, reaching the servers at ``servers``."""
+        return cls(
+            name=name,
+            backend=scenario.backend,
+            variant=scenario.variant or scenario.lock_service.default_variant,
+            ttl_ms=scenario.ttl_ms,
+            fencing=scenario.fencing,
+            clients=tuple(scenario.clients),
+            nodes=tuple(scenario.nodes),
+            servers=dict(servers),
+            call_timeout_ms=call_timeout_ms,
+            renew=scenario.renew,
+            node_timeout_ms=scenario.node_timeout_ms,
+            clock_file=clock_file,
+        )
 
     def address(self, node: str) -> tuple[str, int]:
         """Where this client reaches ``node``: its own link to it, through the lab's proxy."""

@@ -11,7 +11,10 @@ It has three jobs:
 * **judge**: the history, by :mod:`algorithms.checker`, against the scenario's ``expect``.
 
 A run can also take steps while it runs (``inject``): the free-play lab sends the learner's
-clicks this way, and ``finish`` ends such an open-ended run.
+clicks this way. ``end`` ends a run early and judges it (Finish, or an idle free-play session):
+what is pending is dropped, paused clients are thawed, and the verdict follows within about a
+second. The watchdog (:mod:`lockviz.lab.limits`) holds every run to its time limits; a run that
+overruns them, or whose engine stops moving, is failed with the reason (``abort``).
 
 Whatever happens, the run leaves nothing behind: faults are undone, paused clients are thawed
 and stopped, the proxy and the servers are stopped, clock files removed with their temp dir.
@@ -25,6 +28,7 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +41,7 @@ from lockviz.lab.errors import LabError
 from lockviz.lab.events import Event, Sink
 from lockviz.lab.faults import Faults
 from lockviz.lab.labs import Lab, OnWait, ServerSet
+from lockviz.lab.limits import Limits, Watchdog
 from lockviz.lab.links import Links
 from lockviz.lab.scheduler import Scheduler
 from lockviz.scenarios.schema import Scenario, Step
@@ -44,7 +49,7 @@ from lockviz.scenarios.verbs import DEFAULT_ACQUIRE_TIMEOUT_MS
 
 CALL_TIMEOUT_MS = 1_000
 DRAIN_MARGIN_MS = 5_000
-OPEN_RUN_LIMIT_S = 600  # an open-ended (free-play) run ends by itself after this long
+ENDING_DRAIN_S = 0.5  # an ended run waits this long for commands in flight, not for their waits
 
 
 @dataclass
@@ -69,6 +74,7 @@ class RunEngine:
         sink: Sink = lambda event: None,
         on_wait: OnWait | None = None,
         open_ended: bool = False,
+        limits: Limits | None = None,
     ) -> None:
         self.scenario = scenario
         self.lab = lab
@@ -76,12 +82,21 @@ class RunEngine:
         self.on_wait = on_wait
         self.open_ended = open_ended
         self.events: list[Event] = []
+        self.result: RunResult | None = None
         self.clients: dict[str, ClientProcess] = {}
         self.steps: list[Step] = list(scenario.steps)  # grows with injected steps
-        self.schedule = Scheduler(lambda: self.now_ms)
+        self.limits = limits or Limits.for_run(scenario, open_ended)
+        self.schedule = Scheduler(lambda: self.now_ms)  # the steps, in order
+        self.timers = Scheduler(lambda: self.now_ms)  # thaws: on time even if a step is slow
         self.started = threading.Event()
+        self.ending: str | None = None  # why the run ends early, and is judged
+        self.failure: str | None = None  # why it failed: no verdict
         self._lock = threading.Lock()
         self._t0_ns = 0
+        self._last_click = time.monotonic()
+        self.faults: Faults | None = None
+        self.links: Links | None = None
+        self.servers: ServerSet | None = None
 
     # -- recording ----------------------------------------------------------------------------
 
@@ -122,26 +137,64 @@ class RunEngine:
                 workdir = servers.workdir or (own_dir := tempfile.mkdtemp(prefix="lockviz-"))
                 self._play(servers, workdir)
         except LabError as exc:
-            if not self._t0_ns:
-                self._t0_ns = time.monotonic_ns()
-            self.record("lab", "run_failed", {"error": str(exc)})
-            return RunResult(self.events, error=str(exc))
+            self.abort(str(exc))
         finally:
             for client in self.clients.values():
                 client.close()
             if own_dir:
                 shutil.rmtree(own_dir, ignore_errors=True)
-        return self._judge()
+        if self.failure is not None or self.result is None:
+            return RunResult(self.events, error=self.failure or "the run ended without a verdict")
+        return self.result
 
     def inject(self, step: Step) -> None:
         """Add a step to a running run, to happen now (the free-play lab's clicks)."""
         index = len(self.steps)
         self.steps.append(step)
-        self.schedule.soon(lambda: self._dispatch(index, step))
+        self._last_click = time.monotonic()
+        self.schedule.soon(lambda: self._dispatch(index, step), f"step {index + 1} ({step.do})")
 
     def finish(self) -> None:
         """End an open-ended run once what is scheduled has happened."""
         self.schedule.close()
+
+    def end(self, why: str) -> None:
+        """End the run now and judge it: drop what is pending, thaw every pause."""
+        with self._lock:
+            if self.ending or self.failure:
+                return
+            self.ending = why
+        self.record("lab", "ending", {"why": why})
+        self.schedule.cancel()
+        self.timers.cancel()
+        if self.faults is not None:
+            self.faults.thaw_all("the run is ending")
+
+    def abort(self, why: str) -> None:
+        """Fail the run now (no verdict): stop everything that could keep it stuck."""
+        with self._lock:
+            if self.failure:
+                return
+            self.failure = why
+        if not self._t0_ns:
+            self._t0_ns = time.monotonic_ns()
+        self.record("lab", "run_failed", {"error": why})
+        self.schedule.cancel()
+        self.timers.cancel()
+        for client in list(self.clients.values()):
+            client.crash()  # whatever a step waits on from a client returns now
+        if self.links is not None:
+            self.links.stop()  # and whatever it waits on from the proxy
+
+    def clicked_pause_ms(self) -> int:
+        """The longest pause a click may cause now (see :class:`Limits`)."""
+        return self.limits.clicked_pause_ms(self.now_ms / 1000)
+
+    def _on_limit(self, why: str, stuck: bool) -> None:
+        if self.open_ended and not stuck:
+            self.end(why)
+        else:
+            self.abort(why)
 
     def _local_lab(self) -> bool:
         return self.lab.kind == "embedded"
@@ -151,29 +204,48 @@ class RunEngine:
         self.servers = servers
         self.links = links = Links(list(s.clients), servers.addresses())
         clocks = {c: ClockFile(os.path.join(workdir, f"{c}.clock")) for c in s.clients}
-        self.faults = Faults(servers, links, self.clients, clocks, self.record, self.schedule)
+        self.faults = faults = Faults(
+            servers, links, self.clients, clocks, self.record, self.timers
+        )
         running = watchers.for_backend(s.backend, servers, s.nodes, self.record)
+        timers = threading.Thread(
+            target=self.timers.run, kwargs={"open_ended": True}, name="run-timers", daemon=True
+        )
+        watchdog = Watchdog(
+            self.limits,
+            elapsed_s=lambda: self.now_ms / 1000 if self.started.is_set() else 0.0,
+            idle_s=lambda: time.monotonic() - self._last_click,
+            busy_s=self.schedule.busy,
+            on_limit=self._on_limit,
+        )
         try:
             links.start()
             self._start_clients(links, clocks)
             for watcher in running:
                 watcher.start()
             self._t0_ns = time.monotonic_ns()
+            self._last_click = time.monotonic()
             self.record("lab", "run_started", self._describe(servers.addresses()))
             self.started.set()
+            timers.start()
+            watchdog.start()
             for index, step in enumerate(s.steps):
-                self.schedule.at(step.at_ms, functools.partial(self._dispatch, index, step))
-            deadline = time.monotonic() + OPEN_RUN_LIMIT_S if self.open_ended else None
-            self.schedule.run(open_ended=self.open_ended, deadline_s=deadline)
+                what = f"step {index + 1} ({step.do})"
+                self.schedule.at(step.at_ms, functools.partial(self._dispatch, index, step), what)
+            self.schedule.run(open_ended=self.open_ended)
             self._drain()
+            if self.failure is None:
+                self.result = self._judge()
         finally:
             self.started.set()
-            self.faults.undo_all()
-            for client in self.clients.values():
-                client.close()
-            for watcher in running:
-                watcher.stop()
-            links.stop()
+            watchdog.stop()
+            self.timers.cancel()
+            cleanup(
+                faults.undo_all,
+                *(client.close for client in self.clients.values()),
+                *(watcher.stop for watcher in running),
+                links.stop,
+            )
 
     def _judge(self) -> RunResult:
         s = self.scenario
@@ -204,21 +276,9 @@ class RunEngine:
         }
 
     def _start_clients(self, links: Links, clocks: dict[str, ClockFile]) -> None:
-        s = self.scenario
-        for name in s.clients:
-            config = ClientConfig(
-                name=name,
-                backend=s.backend,
-                variant=s.variant or s.lock_service.default_variant,
-                ttl_ms=s.ttl_ms,
-                fencing=s.fencing,
-                clients=tuple(s.clients),
-                nodes=tuple(s.nodes),
-                servers=links.addresses_for(name),
-                call_timeout_ms=CALL_TIMEOUT_MS,
-                renew=s.renew,
-                node_timeout_ms=s.node_timeout_ms,
-                clock_file=clocks[name].path,
+        for name in self.scenario.clients:
+            config = ClientConfig.for_client(
+                self.scenario, name, links.addresses_for(name), clocks[name].path, CALL_TIMEOUT_MS
             )
             self.clients[name] = ClientProcess(config, self.record)
         for client in self.clients.values():
@@ -235,17 +295,34 @@ class RunEngine:
         self.record(
             "lab", "step", {"index": index, **{k: v for k, v in done.items() if k != "ask"}}
         )
-        if step.command:
-            self.clients[step.client or ""].send(done)
-        else:
+        if not step.command:
+            assert self.faults is not None, "steps are dispatched once the run is provisioned"
             self.faults.apply(step)
+        elif refused := self.clients[step.client or ""].send(done):
+            self.record(step.client or "lab", "step_refused", {"index": index, "why": refused})
 
     def _drain(self) -> None:
-        """Let every client finish what it was told (a frozen one is thawed by now)."""
+        """Let every client finish what it was told (a frozen one is thawed by now); a run that
+        ends early waits only for what is in flight."""
         waits = [
             s.timeout_ms or DEFAULT_ACQUIRE_TIMEOUT_MS for s in self.steps if s.do == "acquire"
         ]
-        deadline = time.monotonic() + (max(waits, default=0) + DRAIN_MARGIN_MS) / 1000
+        wait_s = (max(waits, default=0) + DRAIN_MARGIN_MS) / 1000
+        if self.ending or self.failure:
+            wait_s = ENDING_DRAIN_S
+        deadline = time.monotonic() + wait_s
         for client in self.clients.values():
             client.wait_idle(max(0.0, deadline - time.monotonic()))
         time.sleep(0.05)  # late notifications from the servers' observers
+
+
+def cleanup(*steps: Callable[[], object]) -> None:
+    """Do every step, even when an earlier one fails; then raise the first failure."""
+    first: BaseException | None = None
+    for step in steps:
+        try:
+            step()
+        except Exception as exc:  # each step's own error, kept for after the others ran
+            first = first or exc
+    if first is not None:
+        raise first

@@ -3,7 +3,8 @@
 One door (:meth:`Faults.apply`) for every step that is not a client's own command, routed once
 by the step's target (:mod:`lockviz.scenarios.verbs`):
 
-* a client: a GC pause is SIGSTOP of its whole process, its thaw SIGCONT ``ms`` later; a crash
+* a client: a GC pause is SIGSTOP of its whole process, its thaw SIGCONT ``ms`` later (on the
+  run's timers, not its schedule: a thaw is never late because a step is slow); a crash
   is SIGKILL; its clock moves or drifts through its clock file (algorithms.clock.ClockFile,
   read by the client's SkewedClock on every reading);
 * a node: a clock jump moves the server's libfaketime clock (Redis); a crash is kill -9; a
@@ -39,14 +40,14 @@ class Faults:
         clients: dict[str, ClientProcess],
         clocks: dict[str, ClockFile],
         record: Record,
-        schedule: Scheduler,
+        timers: Scheduler,
     ) -> None:
         self.servers = servers
         self.links = links
         self.clients = clients
         self.clocks = clocks
         self.record = record
-        self.schedule = schedule
+        self.timers = timers
         self.crashed: set[str] = set()  # servers down
         self.isolated: set[str] = set()  # servers cut off from their peers
 
@@ -68,7 +69,7 @@ class Faults:
                 return
             client.pause()
             self.record(name, "paused", {"ms": step.ms})
-            self.schedule.at(self.schedule.now_ms() + (step.ms or 0), lambda: self.thaw(client))
+            self.timers.at(self.timers.now_ms() + (step.ms or 0), lambda: self.thaw(client))
         elif step.do == "crash":
             client.crash()
             self.record(name, "crashed", {})
@@ -79,10 +80,15 @@ class Faults:
             self.clocks[name].set_rate(step.rate or 1.0)
             self.record(name, "clock_rate", {"rate": step.rate})
 
-    def thaw(self, client: ClientProcess) -> None:
+    def thaw(self, client: ClientProcess, why: str = "") -> None:
         if client.paused and not client.crashed:
             client.resume()
-            self.record(client.name, "resumed", {})
+            self.record(client.name, "resumed", {"why": why} if why else {})
+
+    def thaw_all(self, why: str) -> None:
+        """End every pause now (the run is ending): each thaw recorded, with why."""
+        for client in self.clients.values():
+            self.thaw(client, why)
 
     # -- links ----------------------------------------------------------------------------------
 

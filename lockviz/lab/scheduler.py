@@ -16,24 +16,31 @@ import time
 from collections.abc import Callable
 
 Action = Callable[[], None]
+_Entry = tuple[float, int, Action, str]  # when, order, what, its name (for the watchdog)
 
 
 class Scheduler:
     def __init__(self, now_ms: Callable[[], float]) -> None:
         self.now_ms = now_ms  # the run's clock: ms since the run started
-        self._queue: list[tuple[float, int, Action]] = []
+        self._queue: list[_Entry] = []
+        self._busy: tuple[float, str] | None = None  # (since, what): the action running now
         self._order = itertools.count()  # equal times keep the order they were added in
         self._changed = threading.Condition()
         self._closed = False
 
-    def at(self, at_ms: float, action: Action) -> None:
+    def at(self, at_ms: float, action: Action, what: str = "an action") -> None:
         """Do ``action`` at ``at_ms`` on the run's clock (at once if that has passed)."""
         with self._changed:
-            heapq.heappush(self._queue, (at_ms, next(self._order), action))
+            heapq.heappush(self._queue, (at_ms, next(self._order), action, what))
             self._changed.notify_all()
 
-    def soon(self, action: Action) -> None:
-        self.at(self.now_ms(), action)
+    def soon(self, action: Action, what: str = "an action") -> None:
+        self.at(self.now_ms(), action, what)
+
+    def busy(self) -> tuple[float, str]:
+        """How long the action running now has run (s), and what it is; (0, "") when idle."""
+        busy = self._busy
+        return (time.monotonic() - busy[0], busy[1]) if busy is not None else (0.0, "")
 
     @property
     def pending(self) -> int:
@@ -56,10 +63,14 @@ class Scheduler:
     def run(self, open_ended: bool = False, deadline_s: float | None = None) -> None:
         """Do each action when it is due, until the schedule is empty (and, when
         ``open_ended``, :meth:`close` was called) or ``deadline_s`` (monotonic) has passed."""
-        while (action := self._next(open_ended, deadline_s)) is not None:
-            action()
+        while (entry := self._next(open_ended, deadline_s)) is not None:
+            self._busy = (time.monotonic(), entry[3])
+            try:
+                entry[2]()
+            finally:
+                self._busy = None
 
-    def _next(self, open_ended: bool, deadline_s: float | None) -> Action | None:
+    def _next(self, open_ended: bool, deadline_s: float | None) -> _Entry | None:
         with self._changed:
             while True:
                 if deadline_s is not None and time.monotonic() > deadline_s:
@@ -67,7 +78,7 @@ class Scheduler:
                 if self._queue:
                     wait = (self._queue[0][0] - self.now_ms()) / 1000
                     if wait <= 0:
-                        return heapq.heappop(self._queue)[2]
+                        return heapq.heappop(self._queue)
                 elif not open_ended or self._closed:
                     return None
                 else:

@@ -208,10 +208,13 @@ def _restarted(e: Event) -> tuple[str, str]:
     return "restarted (no fsync: empty)", "restarted (no fsync: empty)"
 
 
-def _step(e: Event) -> str:
+def _number(e: Event) -> str:
     index = e.get("index")
-    number = f"step {index + 1}" if isinstance(index, int) else "step"
-    return f"{number}: {click(e)}" + (f" — {e['say']}" if e.get("say") else "")
+    return str(index + 1) if isinstance(index, int) else "?"
+
+
+def _step(e: Event) -> str:
+    return f"step {_number(e)}: {click(e)}" + (f" — {e['say']}" if e.get("say") else "")
 
 
 def _link(e: Event) -> tuple[str, str]:
@@ -241,7 +244,15 @@ _PHRASES: dict[str, Callable[[Event], tuple[str, str]]] = {
         f"lost: {e.get('reason') or 'lock gone'}",
     ),
     "paused": _paused,
-    "resumed": lambda e: ("thawed (SIGCONT)", "resumed (SIGCONT)"),
+    "resumed": lambda e: (
+        "thawed (SIGCONT)" + (f": {e['why']}" if e.get("why") else ""),
+        "resumed (SIGCONT)",
+    ),
+    "step_refused": lambda e: (
+        f"could not take step {_number(e)}: {e.get('why')}",
+        f"refused: {e.get('why')}",
+    ),
+    "ending": lambda e: (f"the run ends now: {e.get('why')}", ""),
     "crashed": _crashed,
     "restarted": lambda e: _restarted(e),
     "expired": lambda e: (

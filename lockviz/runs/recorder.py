@@ -21,7 +21,7 @@ from lockviz.lab.engine import RunEngine, RunResult
 from lockviz.lab.labs import Lab, make_lab
 from lockviz.models import Run, RunEvent
 from lockviz.runs.narrator import Narrator
-from lockviz.scenarios.schema import Scenario, ScenarioError, Step, check_step
+from lockviz.scenarios.schema import MAX_STEPS, Scenario, ScenarioError, Step, check_step
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +30,7 @@ _slots = threading.BoundedSemaphore(settings.LOCKVIZ_MAX_RUNS)
 _waiting: list[str] = []
 _waiting_lock = threading.Lock()
 _engines: dict[str, RunEngine] = {}  # live runs, by id: where clicks are sent
+MAX_CLICKS = MAX_STEPS  # a live run takes at most as many clicks as a scenario has steps
 
 
 def lab() -> Lab:
@@ -61,17 +62,27 @@ def inject(run_id: str, data: dict[str, Any]) -> Step:
     engine = _engines.get(run_id)
     if engine is None or not engine.started.is_set():
         raise ScenarioError(["this run is not live any more: start a new one"])
+    if engine.ending or engine.failure:
+        raise ScenarioError(["this run is ending: start a new one"])
     step = check_step(engine.scenario, data, at_ms=int(engine.now_ms))
+    longest = engine.clicked_pause_ms()
+    if step.do == "pause" and (step.ms or 0) > longest:
+        raise ScenarioError(
+            [f"ms: a click may pause a client for at most {longest / 1000:g} s now (at most a "
+             "minute, and never past the end of the session)"]
+        )  # fmt: skip
+    if len(engine.steps) - len(engine.scenario.steps) >= MAX_CLICKS:
+        raise ScenarioError([f"this run has taken its {MAX_CLICKS} clicks: start a new one"])
     engine.inject(step)
     return step
 
 
-def finish(run_id: str) -> bool:
-    """End an open-ended run; False when it is not live."""
+def finish(run_id: str, why: str = "Finish was pressed") -> bool:
+    """End a live run now and judge it (within about a second); False when it is not live."""
     engine = _engines.get(run_id)
     if engine is None:
         return False
-    engine.finish()
+    engine.end(why)
     return True
 
 
