@@ -64,6 +64,7 @@ TARGETS = {  # the issue's targets: our client vs the peer library
     "redlock": ("pottery Redlock", 0.25),
     "zookeeper": ("kazoo Lock", 0.85),
     "postgres": ("raw try-lock + unlock", 1.1),
+    "etcd": ("etcd3gw Lock", 1.0),
 }
 
 
@@ -180,14 +181,28 @@ def postgres_candidates(servers: Any) -> dict[str, Op]:
 
 
 def etcd_candidates(servers: Any) -> dict[str, Op]:
-    from algorithms.etcd_lock import Gateway
+    from etcd3gw.client import Etcd3Client
+
+    from algorithms.etcd_lock import Gateway, b64
 
     node = servers["etcd-1"]
     gateway = Gateway(node.host, node.port, node="etcd-1", timeout_ms=1000)
+    peer = Etcd3Client(host=node.host, port=node.port, api_path="/v3/", timeout=1).lock(
+        "bench-peer", ttl=10
+    )
+
+    def peer_op() -> None:
+        if not peer.acquire():
+            raise RuntimeError("etcd3gw: uncontended acquire refused")
+        peer.release()
+
+    put = {"key": b64("bench-put"), "value": b64("x")}
     return {
         "ours (events on)": ours("etcd", servers, ["etcd-1"], json_sink()),
         "ours (events off)": ours("etcd", servers, ["etcd-1"], discard),
+        "etcd3gw Lock": peer_op,
         "range (one read)": lambda: gateway.call("/v3/kv/range", {"key": "YQ=="}) and None,
+        "put (one write)": lambda: gateway.call("/v3/kv/put", put) and None,
     }
 
 
