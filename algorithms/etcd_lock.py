@@ -118,7 +118,9 @@ class Gateway:
                 conn.sock.settimeout(timeout_s)
             else:
                 conn.timeout = timeout_s
-            conn.request("POST", path, json.dumps(body), HEADERS)
+            # Bytes, not str: http.client then sends headers and body in one segment, where
+            # two small writes would wait on each other (Nagle's algorithm and delayed ACKs).
+            conn.request("POST", path, json.dumps(body).encode(), HEADERS)
             response = conn.getresponse()
             data = response.read()
         except TimeoutError as exc:

@@ -21,6 +21,11 @@ Fails by:
   * With ``expire=False`` (the naive SETNX lock) there is no lease at all: a holder that crashes
     holds the lock forever and every other client waits forever.
   * Node crash or restart without persistence: the key is gone, a second client is granted.
+
+Performance: each step is one round trip on the lock's own bare connection
+(:mod:`algorithms.resp`, opened to the address of the ``redis.Redis`` it is given, with that
+client's timeout), the script called by its SHA1. Through redis-py the Python around each
+command cost as much as the round trip; see docs/performance.md.
 """
 
 from __future__ import annotations

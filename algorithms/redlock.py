@@ -38,9 +38,11 @@ Fails by:
   * A majority lost (N//2 + 1 nodes down): no client can acquire the lock at all.
   * Node clock jumps, or a node restart without persistence, can give two clients a majority.
 
-Performance: one thread talks to all nodes at once. It sends the command to every node, then
-reads each reply as its socket becomes readable (``poll``), so a round costs about the slowest
-node's round trip, not the sum of all of them, and each reply is reported when it arrived.
+Performance: one thread talks to all nodes at once, on bare connections
+(:mod:`algorithms.resp`). It sends the command to every node, then reads each reply as its
+socket becomes readable (``poll``), so a round costs about the slowest node's round trip, not
+the sum of all of them, and each reply is reported when it arrived. What is left is the
+servers' own time: docs/performance.md measures the two rounds with no lock logic at all.
 """
 
 from __future__ import annotations

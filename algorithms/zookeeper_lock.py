@@ -5,7 +5,10 @@ The recipe (ZooKeeper docs, "Recipes and Solutions", *Locks*): create
 the lock when your node has the lowest sequence number. Otherwise set a watch on the node just
 ahead of yours only (``exists`` with a watch) and wait; when it goes, list again. The ``guid``
 finds our node after a create whose reply was lost. Each call is a ``request``/``reply`` pair
-with ``to`` = the ZooKeeper server this client is connected to.
+with ``to`` = the ZooKeeper server this client is connected to. The create and the first
+listing are sent together: ZooKeeper answers a session's requests in order, so the listing
+already holds our node, and joining the queue costs one round trip (both requests appear
+before both replies).
 
 Guarantees (only while its assumptions hold):
   * The server orders every create, so at most one node is the lowest: at most one live session
