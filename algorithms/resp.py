@@ -99,14 +99,14 @@ class RespConnection:
                             return line.decode()
                         if kind == 45:  # "-"
                             return ReplyError(line.decode())
-                        raise self._failed(ValueError(f"unexpected reply {buf[:20]!r}"))
+                        raise ValueError(f"unexpected reply {buf[:20]!r}")
                 if self.sock is None:
                     raise BackendUnavailable(self.node, "connection failed (not connected)")
                 chunk = self.sock.recv(4096)
                 if not chunk:
                     raise self._failed(ConnectionError("Connection closed by server."))
                 buf += chunk
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # ValueError: not RESP, or not a reply we know
             raise self._failed(exc) from exc
 
     def call(self, packed: bytes) -> str | int | ReplyError | None:

@@ -48,7 +48,7 @@ ANALYSIS = """### Where the time goes
   RESP on its own socket (`algorithms/resp.py`: commands packed once, one small parser for the
   replies a lock gets, every failure closing the socket so a late reply is never read as the
   next answer) and calls its scripts by SHA1 (`EVALSHA`, `EVAL` after a `NOSCRIPT`).
-- **Redlock** (goal out of reach here: the floor is about 0.35× pottery). The client sends each
+- **Redlock** (goal out of reach here: the floor is about a third of pottery). The client sends each
   round to the five nodes at once on bare sockets and reads the replies as they arrive. The
   *SET + EVAL fan-outs* row is that floor measured directly: the same two rounds (acquire, then
   the release script) on the same sockets with no lock logic and no events; our client sits a
@@ -72,25 +72,30 @@ ANALYSIS = """### Where the time goes
   PostgreSQL call can hang on a silent network whatever its timeouts say), now a small guard
   object and a heap push, under a microsecond. What is left are the six events: at this
   latency their encoding is the whole margin, hence the sink change below.
-- **etcd** (beats the peer; ≤ 4× one read is out of reach: the floor is four writes, about
-  6× one read). One persistent HTTP/1.1 connection replaces a connection per request, and when
-  the lock is free one transaction (etcd's own `concurrency.Mutex` step: put our key under the
-  lease, record the owner, read the head of the queue) both takes the lock and reads the token,
-  where etcd's lock service needed a separate claim. What is left is four raft writes, each
-  fsynced to the data dir (etcd 3.4 has no `--unsafe-no-fsync`): lease grant, the lock
-  transaction, the unlock and the lease revoke. The *put (one write)* row is one such write;
-  four of them are the floor, and our client is within about 15% of it. A read (the baseline)
-  skips raft and the disk. Fewer writes would change the lock: a lease kept from one grant to
-  the next is not a lease that starts with the grant, and an unlock that is a revoke is seen as
-  an expiry by the lab's watcher. cProfile of 2000 acquire+release, events on (2026-11-26): 70%
-  of the time waiting for replies (`recv_into`), 6% sending, the rest http.client and JSON.
-  The peer is [etcd3gw](https://pypi.org/project/etcd3gw/) 2.7.0 (OpenStack, released June
-  2026): the best maintained synchronous etcd v3 client that installs on Python 3.11 and locks
-  against etcd 3.4 (it speaks the same JSON gateway, so no grpcio or protobuf pins, with a
-  `Lock` of acquire/release/refresh). python-etcd3 (`etcd3`) last released in March 2020;
-  `aetcd`, `etcd3aio` and `async-etcd3gw` are asyncio-only; `etcd-client-py` binds a Rust
-  client. etcd3gw's lock makes three writes, not four: it never revokes its lease (the lease
-  lives on for its TTL after the release), and it has no queue, no fencing token and no events.
+- **etcd** (beats the peer; ≤ 4× one read is out of reach: the floor is four writes, 7–8× one read
+  here). One persistent HTTP/1.1 connection replaces a connection per request (headers and body in
+  one segment), and when the lock is free one transaction (etcd's own `concurrency.Mutex` step: put
+  our key under the lease, record the owner, read the head of the queue) both takes the lock and
+  reads the token, where etcd's lock service needed a separate claim: five requests became four.
+  What is left is four raft writes, each fsynced to the data dir (etcd 3.4 has no `--unsafe-no-
+  fsync`): lease grant, the lock transaction, the unlock and the lease revoke. The *put (one write)*
+  row is one such write, and *the four writes, raw* sends exactly our four requests on the same
+  connection with no lock logic and no events: that is the floor, and our client sits a few per cent
+  above it. A read (the baseline) skips raft and the disk. Fewer writes would change the lock: a
+  lease kept from one grant to the next is not a lease that starts with the grant, and an unlock
+  that is a revoke is seen as an expiry by the lab's watcher. cProfile of 2000 acquire+release,
+  events on (2026-11-26): 70% of the time waiting for replies (`recv_into`), 6% sending, the rest
+  http.client and JSON.
+
+### The etcd peer
+
+The etcd peer is [etcd3gw](https://pypi.org/project/etcd3gw/) 2.7.0 (OpenStack, released June 2026),
+a dev dependency: the best maintained synchronous etcd v3 client that installs on Python 3.11 and
+locks against etcd 3.4. It speaks the same JSON gateway (so no grpcio or protobuf pins) and has a
+`Lock` with acquire, release and refresh. python-etcd3 (`etcd3`) last released in March 2020;
+`aetcd`, `etcd3aio` and `async-etcd3gw` are asyncio-only; `etcd-client-py` binds a Rust client.
+etcd3gw's lock makes three writes, not four: it never revokes its lease (the lease lives on for its
+TTL after the release), and it has no queue, no fencing token and no events.
 
 ### The event sink
 
@@ -297,7 +302,7 @@ def postgres_candidates(servers: Any) -> dict[str, Op]:
 def etcd_candidates(servers: Any) -> dict[str, Op]:
     from etcd3gw.client import Etcd3Client
 
-    from algorithms.etcd_lock import Gateway, b64
+    from algorithms.etcd_lock import Gateway, _enqueue_txn, b64
 
     node = servers["etcd-1"]
     gateway = Gateway(node.host, node.port, node="etcd-1", timeout_ms=1000)
@@ -311,11 +316,23 @@ def etcd_candidates(servers: Any) -> dict[str, Op]:
         peer.release()
 
     put = {"key": b64("bench-put"), "value": b64("x")}
+
+    def four_writes() -> None:
+        """Our lock's floor: its four requests (lease grant, the lock transaction, unlock,
+        revoke) on the same connection, with no lock logic and no events."""
+        lease = gateway.call("/v3/lease/grant", {"TTL": 10})["ID"]
+        key = f"bench-floor/{int(lease):x}"
+        txn = _enqueue_txn("bench-floor", key, f"bench-floor.owners/{int(lease):x}", "b", lease)
+        gateway.call("/v3/kv/txn", txn)
+        gateway.call("/v3/kv/deleterange", {"key": b64(key)})
+        gateway.call("/v3/lease/revoke", {"ID": lease})
+
     return {
         **three("etcd", servers, ["etcd-1"]),
         "etcd3gw Lock": peer_op,
         "range (one read)": lambda: gateway.call("/v3/kv/range", {"key": "YQ=="}) and None,
         "put (one write)": lambda: gateway.call("/v3/kv/put", put) and None,
+        "the four writes, raw": four_writes,
     }
 
 
