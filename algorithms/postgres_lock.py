@@ -191,7 +191,7 @@ class PostgresLock:
         self.grant: Grant | None = None
         self._report = Reporter(on_event)
         self._warnings: list[str] = []
-        self._prepared_on: pq.abc.PGconn | None = None  # the libpq session our statements live on
+        self._prepared: set[tuple[pq.abc.PGconn, bytes]] = set()  # statements, by libpq session
         self._guard = threading.Lock()  # a call's end and its deadline's abandon exclude each other
         conn.add_notice_handler(self._notice)
 
@@ -325,15 +325,28 @@ class PostgresLock:
         if self.conn.prepare_threshold is None:
             result = pgconn.exec_params(_STATEMENTS[statement], params)
         else:
-            if self._prepared_on is not pgconn:
-                for name, sql in _STATEMENTS.items():
-                    self._check(pgconn.prepare(name, sql), pq.ExecStatus.COMMAND_OK)
-                self._prepared_on = pgconn
+            if (pgconn, statement) not in self._prepared:  # a new session (or no prepare())
+                self._prepare(pgconn, statement)
             result = pgconn.exec_prepared(statement, params)
         self._check(result, pq.ExecStatus.TUPLES_OK)
         if result.ntuples < 1:
             raise BackendUnavailable(self.node, f"no row from {statement.decode()}")
         return tuple(result.get_value(0, i) for i in range(result.nfields))
+
+    def _prepare(self, pgconn: pq.abc.PGconn, statement: bytes) -> None:
+        if not any(conn is pgconn for conn, _ in self._prepared):
+            self._prepared.clear()  # statements of a session that is gone
+        self._check(pgconn.prepare(statement, _STATEMENTS[statement]), pq.ExecStatus.COMMAND_OK)
+        self._prepared.add((pgconn, statement))
+
+    def prepare(self) -> None:
+        """Prepare the session lock's statements now, so each later step is one round trip."""
+        if self.scope != "session" or self.conn.prepare_threshold is None:
+            return
+        with self._boundary():
+            for statement in _STATEMENTS:
+                if (self.conn.pgconn, statement) not in self._prepared:
+                    self._prepare(self.conn.pgconn, statement)
 
     def _check(self, result: pq.abc.PGresult, expected: pq.ExecStatus) -> None:
         if result.status != expected:
