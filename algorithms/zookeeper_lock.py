@@ -48,8 +48,7 @@ import logging
 import re
 import secrets
 import threading
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from kazoo.client import KazooClient, KazooState
@@ -91,18 +90,8 @@ def connect(hosts: str, *, session_ms: int, timeout_ms: int = 1000) -> KazooClie
     return client
 
 
-@contextmanager
-def boundary(node: str) -> Iterator[None]:
-    """Convert kazoo's errors into :class:`BackendUnavailable`; ``NoNodeError`` passes through."""
-    try:
-        yield
-    except NoNodeError:
-        raise
-    except (KazooException, KazooTimeoutError) as exc:
-        raise _unavailable(node, exc) from exc
-
-
 def _unavailable(node: str, exc: Exception) -> BackendUnavailable:
+    """kazoo's error as :class:`BackendUnavailable` (``NoNodeError`` is an answer, not this)."""
     if isinstance(exc, KazooTimeoutError):
         return BackendUnavailable(node, "no reply before the timeout")
     return BackendUnavailable(node, f"{type(exc).__name__} {exc}".strip())
@@ -434,7 +423,7 @@ class ZooKeeperLock:
         try:
             if pending.failed is not None:
                 raise pending.failed
-            try:  # what ``boundary`` does, inline: this runs three times per acquire + release
+            try:
                 result = pending.result.get(timeout=self.call_timeout_s)
             except NoNodeError:
                 raise
