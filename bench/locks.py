@@ -48,54 +48,55 @@ ANALYSIS = """### Where the time goes
   RESP on its own socket (`algorithms/resp.py`: commands packed once, one small parser for the
   replies a lock gets, every failure closing the socket so a late reply is never read as the
   next answer) and calls its scripts by SHA1 (`EVALSHA`, `EVAL` after a `NOSCRIPT`).
-- **Redlock** (goal out of reach here: the floor is about a third of pottery). The client sends each
-  round to the five nodes at once on bare sockets and reads the replies as they arrive. The
+- **Redlock** (goal out of reach here: the floor is about a third of pottery). The client sends
+  each round to the five nodes at once on bare sockets and reads the replies as they arrive. The
   *SET + EVAL fan-outs* row is that floor measured directly: the same two rounds (acquire, then
   the release script) on the same sockets with no lock logic and no events; our client sits a
   few per cent above it. The issue's "two round trips are ~0.15×" counted *one* node's round
   trip (the *PING (one node)* row), but a round is five servers' work, and with the five
-  redis-servers sharing one CPU (as here, and as in the lab on this 2-core machine) it is done
-  one server after another. cProfile of 2000 acquire+release, events on (2026-11-26): 50% of
-  the time in `poll` (waiting for the servers), 13% in `sendall` (the kernel waking five
-  servers), 10% encoding events (22 per acquire+release), the rest the round's bookkeeping.
+  redis-servers sharing one CPU (as here, where the benchmark pins them to one; the lab's
+  machine has two cores for everything) it is done one server after another. cProfile of 2000
+  acquire+release, events on (2026-11-26): 50% of the time in `poll` (waiting for the servers),
+  13% in `sendall` (the kernel waking five servers), 10% encoding events (22 per
+  acquire+release), the rest the round's bookkeeping.
 - **ZooKeeper** (goal met). The recipe's create and first listing are sent together: ZooKeeper
   answers a session's requests in order, so the listing already holds our node, and joining
   the queue costs one round trip instead of two (kazoo's `Lock` makes them one after the other).
   Both requests are reported before either is sent: a queued request waits for kazoo's
   connection thread, which needs the GIL that the event encoding holds.
-- **PostgreSQL** (goal met with `json_line`; 1.1–1.2× with the worker's `json.dumps`). Two
+- **PostgreSQL** (goal met with `json_line`; 1.15–1.2× with the worker's `json.dumps`). Two
   statements, as the raw pair, plus the fencing token: `nextval()` runs in the same statement as
   `pg_try_advisory_lock`, so it costs server time, not a round trip. The two statements are
   prepared once per session and run by libpq directly (`psycopg.pq`'s `exec_prepared`, with the
   GIL released so the deadline thread can still end a hung call): psycopg's `execute` spent as
   long in Python as the loopback round trip. Each call still arms a client-side deadline (a
   PostgreSQL call can hang on a silent network whatever its timeouts say), now a small guard
-  object and a heap push, under a microsecond. What is left are the six events: at this
-  latency their encoding is the whole margin, hence the sink change below.
-- **etcd** (beats the peer; ≤ 4× one read is out of reach: the floor is four writes, 7–8× one read
-  here). One persistent HTTP/1.1 connection replaces a connection per request (headers and body in
-  one segment), and when the lock is free one transaction (etcd's own `concurrency.Mutex` step: put
-  our key under the lease, record the owner, read the head of the queue) both takes the lock and
-  reads the token, where etcd's lock service needed a separate claim: five requests became four.
-  What is left is four raft writes, each fsynced to the data dir (etcd 3.4 has no `--unsafe-no-
-  fsync`): lease grant, the lock transaction, the unlock and the lease revoke. The *put (one write)*
-  row is one such write, and *the four writes, raw* sends exactly our four requests on the same
-  connection with no lock logic and no events: that is the floor, and our client sits a few per cent
-  above it. A read (the baseline) skips raft and the disk. Fewer writes would change the lock: a
-  lease kept from one grant to the next is not a lease that starts with the grant, and an unlock
-  that is a revoke is seen as an expiry by the lab's watcher. cProfile of 2000 acquire+release,
-  events on (2026-11-26): 70% of the time waiting for replies (`recv_into`), 6% sending, the rest
-  http.client and JSON.
+  object and a heap push, under a microsecond. What is left are the six events: at this latency
+  their encoding is the whole margin, hence the sink change below.
+- **etcd** (beats the peer; ≤ 4× one read is out of reach: the floor is four writes, 7–8× one
+  read here). One persistent HTTP/1.1 connection replaces a connection per request (headers and
+  body in one segment), and when the lock is free one transaction (etcd's own
+  `concurrency.Mutex` step: put our key under the lease, record the owner, read the head of the
+  queue) both takes the lock and reads the token, where etcd's lock service needed a separate
+  claim: five requests became four. What is left is four raft writes, each fsynced to the data
+  dir (etcd 3.4 has no `--unsafe-no-fsync`): lease grant, the lock transaction, the unlock and
+  the lease revoke. The *put (one write)* row is one such write, and *the four writes, raw*
+  sends exactly our four requests on the same connection with no lock logic and no events: that
+  is the floor, and our client sits a few per cent above it. A read (the baseline) skips raft
+  and the disk. Fewer writes would change the lock: a lease kept from one grant to the next is
+  not a lease that starts with the grant, and an unlock that is a revoke is seen as an expiry by
+  the lab's watcher. cProfile of 2000 acquire+release, events on (2026-11-26): 70% of the time
+  waiting for replies (`recv_into`), 6% sending, the rest http.client and JSON.
 
 ### The etcd peer
 
-The etcd peer is [etcd3gw](https://pypi.org/project/etcd3gw/) 2.7.0 (OpenStack, released June 2026),
-a dev dependency: the best maintained synchronous etcd v3 client that installs on Python 3.11 and
-locks against etcd 3.4. It speaks the same JSON gateway (so no grpcio or protobuf pins) and has a
-`Lock` with acquire, release and refresh. python-etcd3 (`etcd3`) last released in March 2020;
-`aetcd`, `etcd3aio` and `async-etcd3gw` are asyncio-only; `etcd-client-py` binds a Rust client.
-etcd3gw's lock makes three writes, not four: it never revokes its lease (the lease lives on for its
-TTL after the release), and it has no queue, no fencing token and no events.
+The etcd peer is [etcd3gw](https://pypi.org/project/etcd3gw/) 2.7.0 (OpenStack, released June
+2026), a dev dependency: the best maintained synchronous etcd v3 client that installs on Python
+3.11 and locks against etcd 3.4. It speaks the same JSON gateway (so no grpcio or protobuf pins)
+and has a `Lock` with acquire, release and refresh. python-etcd3 (`etcd3`) last released in
+March 2020; `aetcd`, `etcd3aio` and `async-etcd3gw` are asyncio-only; `etcd-client-py` binds a
+Rust client. etcd3gw's lock makes three writes, not four: it never revokes its lease (the lease
+lives on for its TTL after the release), and it has no queue, no fencing token and no events.
 
 ### The event sink
 
@@ -474,7 +475,7 @@ def write_doc(table: str, summary: str) -> None:
     else:  # the file as this benchmark first wrote it: all of it was the table's section
         old_end = "(a few minutes).\n"
         rest = text.split(old_end, 1)[1] if old_end in text else text.removeprefix(TITLE)
-        text = f"{TITLE}\n{section}\n{rest.lstrip()}"
+        text = f"{TITLE}\n{section}\n\n{rest.lstrip()}"
     with open(DOC, "w") as f:
         f.write(text.rstrip() + "\n")
 
