@@ -1,21 +1,27 @@
-"""A lock on etcd: a lease, etcd's lock service, and the lock key's revision as fencing token.
+"""A lock on etcd: a lease, a FIFO queue of keys, and the lock key's revision as fencing token.
 
 The client speaks etcd's v3 API as JSON over plain HTTP (the gRPC gateway under ``/v3``; keys,
-values are base64), one short connection per call, each with an explicit timeout. Acquire is:
+values are base64), on one persistent HTTP/1.1 connection with an explicit timeout per call.
+Acquire is:
 
 1. ``lease_grant``: a lease of ``ttl_ms`` rounded *up* to whole seconds, at least 2 s: etcd
    counts leases in seconds and raises shorter ones to its minimum (1.5 election timeouts; the
    default election timeout is 1 s). ``granted`` reports this effective TTL, not the one asked.
-2. ``lock``: ``/v3/lock/lock`` with the lease. etcd writes ``<name>/<lease id in hex>`` under
-   the lease and answers only when every key on ``<name>/`` with a lower create revision is
-   gone: a FIFO queue (etcd's ``concurrency.Mutex``). The call *blocks*, so its HTTP timeout is
-   the acquire timeout. While it waits, a thread keeps the lease alive, as etcd's own client
-   sessions do: without it a waiter whose lease runs out keeps waiting, and etcd 3.4.23
-   (measured here) then answers "locked" with a key that no longer exists (etcd issue #11456,
-   found by Jepsen).
-3. ``claim``: one transaction that, if our key still exists, records the owner's name under
-   ``owner_prefix`` (same lease; the lab's watcher reads it) and reads the key's create
-   revision. On timeout or failure the lease is revoked, which removes our place in the queue.
+2. ``lock``: one transaction, the first step of etcd's own ``concurrency.Mutex`` (which etcd's
+   lock service runs too): create our key ``<name>/<lease id in hex>`` under the lease, record
+   the owner's name under ``owner_prefix`` with the same lease (the lab's watcher reads it), and
+   read the head of the queue, the key on ``<name>/`` with the lowest create revision. If the
+   head is our key we hold the lock, and the transaction's revision, our key's create revision,
+   is the token: one request where etcd's lock service needs a second one for the claim below.
+   Otherwise the same step goes on with ``/v3/lock/lock`` for our lease, which finds our key
+   and answers only when every key ahead of it is gone: a FIFO queue. That call *blocks*, so
+   its HTTP timeout is the acquire timeout. While it waits, a thread keeps the lease alive, as
+   etcd's own client sessions do: without it a waiter whose lease runs out keeps waiting, and
+   etcd 3.4.23 (measured here) then answers "locked" with a key that no longer exists (etcd
+   issue #11456, found by Jepsen).
+3. ``claim``, only after such a wait: one transaction that, if our key still exists, records
+   the owner's name again and reads the key's create revision. On timeout or failure the lease
+   is revoked, which removes our place in the queue.
 
 Release deletes our key (``unlock``; see :meth:`EtcdLock.release` for why not through
 ``/v3/lock/unlock``), then revokes the lease (``revoke``).
@@ -53,6 +59,7 @@ import base64
 import http.client
 import json
 import math
+import select
 import threading
 from typing import Any
 
@@ -79,10 +86,14 @@ def effective_ttl_s(ttl_ms: int) -> int:
 
 
 class Gateway:
-    """etcd's JSON gateway: one POST per call on a fresh connection, with a stated timeout.
+    """etcd's JSON gateway over one persistent HTTP/1.1 connection, with a stated timeout.
 
-    No keep-alive connection: a client that was frozen for seconds would find it closed and
-    need a hidden retry; a new loopback connection costs a fraction of a millisecond.
+    A new connection per call cost a TCP handshake and a fresh server goroutine on every step.
+    Before each call the idle connection is checked (one non-blocking ``select``): one that the
+    server closed, or that was cut while the client was frozen, is replaced *before* the request
+    is sent, so no request is ever sent twice. A call that failed closes the connection: a late
+    reply can never be read as the answer to the next call. Not thread-safe: a thread that calls
+    while another waits (the keepalive of a queued lock) uses its own :meth:`copy`.
     """
 
     def __init__(self, host: str, port: int, *, node: str = "etcd-1", timeout_ms: int = 1000):
@@ -90,23 +101,36 @@ class Gateway:
         self.port = port
         self.node = node
         self.timeout_ms = timeout_ms
+        self._conn: http.client.HTTPConnection | None = None
+
+    def copy(self) -> Gateway:
+        """A gateway to the same member with a connection of its own."""
+        return Gateway(self.host, self.port, node=self.node, timeout_ms=self.timeout_ms)
 
     def call(
         self, path: str, body: dict[str, Any], timeout_ms: int | None = None
     ) -> dict[str, Any]:
         """The decoded reply; an error reply (HTTP 4xx/5xx) carries ``error``."""
         timeout_s = (self.timeout_ms if timeout_ms is None else timeout_ms) / 1000
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout_s)
+        conn = self._connection()
         try:
-            conn.request("POST", path, json.dumps(body), HEADERS)
+            if conn.sock is not None:
+                conn.sock.settimeout(timeout_s)
+            else:
+                conn.timeout = timeout_s
+            # Bytes, not str: http.client then sends headers and body in one segment, where
+            # two small writes would wait on each other (Nagle's algorithm and delayed ACKs).
+            conn.request("POST", path, json.dumps(body).encode(), HEADERS)
             response = conn.getresponse()
             data = response.read()
         except TimeoutError as exc:
+            self.close()
             raise BackendUnavailable(self.node, "no reply before the timeout") from exc
         except (OSError, http.client.HTTPException) as exc:
+            self.close()
             raise BackendUnavailable(self.node, f"connection failed ({exc})") from exc
-        finally:
-            conn.close()
+        if response.will_close:
+            self.close()
         try:
             reply: dict[str, Any] = json.loads(data or b"{}")
         except ValueError as exc:
@@ -116,6 +140,21 @@ class Gateway:
         if response.status != 200:
             reply.setdefault("error", f"HTTP {response.status}")
         return reply
+
+    def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+    def _connection(self) -> http.client.HTTPConnection:
+        conn = self._conn
+        # An idle connection has nothing to read: readable means closed (or garbage).
+        if conn is not None and conn.sock is not None and select.select([conn.sock], [], [], 0)[0]:
+            self.close()
+            conn = None
+        if conn is None:
+            conn = self._conn = http.client.HTTPConnection(self.host, self.port)
+        return conn
 
 
 class EtcdLock:
@@ -148,8 +187,8 @@ class EtcdLock:
     def acquire(self, timeout_ms: int = 0) -> Grant | None:
         """Queue for the lock until granted or ``timeout_ms`` has passed; ``None`` if not granted.
 
-        The lock call needs a reply, so it waits at least one call timeout even when
-        ``timeout_ms`` is 0.
+        When the lock is taken the wait needs a reply, so it lasts at least one call timeout
+        even when ``timeout_ms`` is 0.
         """
         wait_ms = max(timeout_ms, self.gateway.timeout_ms)
         deadline = self.clock.monotonic_ns() + wait_ms * 1_000_000
@@ -158,8 +197,9 @@ class EtcdLock:
             self._report.emit("acquire_failed", reason="no lease")
             return None
         lease_id, ttl_s = lease
-        key, failure = self._lock(lease_id, deadline, wait_ms)
-        token = None if key is None else self._claim(lease_id, key)
+        key, token, failure = self._lock(lease_id, deadline, wait_ms)
+        if key is not None and token is None:  # we waited in the queue: is our key still there?
+            token = self._claim(lease_id, key)
         if key is None or token is None:
             self._revoke(lease_id)  # leaves the queue: the lease owned our key
             reason = failure or "our key was gone: the lease expired while we waited"
@@ -179,9 +219,34 @@ class EtcdLock:
         self._report.reply(call, self.node, "lease_grant", True, lease=lease_id, ttl_ms=ttl_ms)
         return lease_id, ttl_s
 
-    def _lock(self, lease_id: str, deadline_ns: int, wait_ms: int) -> tuple[str | None, str | None]:
-        """Our key once it heads the queue, or ``(None, why not)``."""
+    def _lock(
+        self, lease_id: str, deadline_ns: int, wait_ms: int
+    ) -> tuple[str | None, int | None, str | None]:
+        """Join the queue; ``(our key, token, None)`` when we head it at once, ``(our key, None,
+        None)`` once etcd's lock service says the keys ahead are gone, or ``(None, None, why)``.
+        """
+        suffix = f"{int(lease_id):x}"  # etcd's concurrency.Mutex names the key after the lease
+        key = f"{self.name}/{suffix}"
         call = self._report.request(self.node, "lock", lease=lease_id)
+        txn = _enqueue_txn(self.name, key, self.owner_prefix + suffix, self.owner, lease_id)
+        try:
+            reply = self.gateway.call("/v3/kv/txn", txn)
+        except BackendUnavailable as exc:
+            self._report.reply(call, self.node, "lock", False, error=exc.detail)
+            return None, None, exc.detail
+        if "error" in reply:  # e.g. "etcdserver: requested lease not found"
+            self._report.reply(call, self.node, "lock", False, error=str(reply["error"]))
+            return None, None, str(reply["error"])
+        responses = reply["responses"]
+        if reply.get("succeeded"):  # created now: its create revision is this revision
+            mine = int(reply["header"]["revision"])
+        else:  # already queued with this lease (cannot happen with a fresh lease)
+            mine = int(responses[0]["response_range"]["kvs"][0]["create_revision"])
+        head = responses[-1]["response_range"].get("kvs") or [{}]
+        if int(head[0].get("create_revision", mine)) == mine:
+            self._report.reply(call, self.node, "lock", True, value=key, token=mine)
+            return key, mine, None
+        # Keys ahead of ours: etcd's lock service answers when every one of them is gone.
         remaining_ms = max(1, (deadline_ns - self.clock.monotonic_ns()) // 1_000_000)
         body = {"name": b64(self.name), "lease": lease_id}
         waiting = _KeepAliveWhileWaiting(self, lease_id)
@@ -191,18 +256,18 @@ class EtcdLock:
             timed_out = self.clock.monotonic_ns() >= deadline_ns
             reason = f"timed out after {wait_ms} ms" if timed_out else exc.detail
             self._report.reply(call, self.node, "lock", False, error=reason)
-            return None, reason
+            return None, None, reason
         finally:
             waiting.stop()
         if "error" in reply:
             self._report.reply(call, self.node, "lock", False, error=reply["error"])
-            return None, str(reply["error"])
+            return None, None, str(reply["error"])
         key = unb64(reply["key"])
         self._report.reply(call, self.node, "lock", True, value=key)
-        return key, None
+        return key, None, None
 
     def _claim(self, lease_id: str, key: str) -> int | None:
-        """If our key still exists: record the owner, read the key's create revision."""
+        """After a wait: if our key still exists, record the owner, read its create revision."""
         owner_key = self.owner_prefix + key.rsplit("/", 1)[-1]
         exists = {"key": b64(key), "target": "CREATE", "result": "GREATER", "create_revision": "0"}
         tag = {"key": b64(owner_key), "value": b64(self.owner), "lease": lease_id}
@@ -261,18 +326,19 @@ class EtcdLock:
         return ok
 
     def close(self) -> None:
-        """Nothing to close: every call has its own connection. A lock still held stays held
-        on the server until its lease runs out, as when a process exits."""
+        """Close the connection. A lock still held stays held on the server until its lease
+        runs out, as when a process exits."""
+        self.gateway.close()
 
     # -- the calls shared by the verbs --------------------------------------------------------
 
     def _call(
-        self, op: str, path: str, body: dict[str, Any], **args: Any
+        self, op: str, path: str, body: dict[str, Any], via: Gateway | None = None, **args: Any
     ) -> tuple[int, dict[str, Any] | None]:
         """Report the request and make it; a failure is reported here and answers ``None``."""
         call = self._report.request(self.node, op, **args)
         try:
-            reply = self.gateway.call(path, body)
+            reply = (via or self.gateway).call(path, body)
         except BackendUnavailable as exc:
             self._report.reply(call, self.node, op, False, error=exc.detail)
             return call, None
@@ -281,10 +347,10 @@ class EtcdLock:
             return call, None
         return call, reply
 
-    def _keepalive(self, lease_id: str) -> bool:
+    def _keepalive(self, lease_id: str, via: Gateway | None = None) -> bool:
         """One lease keepalive; ``True`` when the lease still lives."""
         call, reply = self._call(
-            "keepalive", "/v3/lease/keepalive", {"ID": lease_id}, lease=lease_id
+            "keepalive", "/v3/lease/keepalive", {"ID": lease_id}, via, lease=lease_id
         )
         if reply is None:
             return False
@@ -316,11 +382,42 @@ class _KeepAliveWhileWaiting:
         self._thread.start()
 
     def _run(self, lock: EtcdLock, lease_id: str) -> None:
-        # The gateway opens a connection per call, so this thread shares it safely.
-        while not self._stop.wait(self._interval_s):
-            if not lock._keepalive(lease_id):
-                return
+        # The lock call holds the lock's connection while it blocks: this thread needs its own.
+        gateway = lock.gateway.copy()
+        try:
+            while not self._stop.wait(self._interval_s):
+                if not lock._keepalive(lease_id, gateway):
+                    return
+        finally:
+            gateway.close()
 
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=self._interval_s + 2)
+
+
+def _enqueue_txn(name: str, key: str, owner_key: str, owner: str, lease_id: str) -> dict[str, Any]:
+    """etcd's ``concurrency.Mutex`` first step, with the owner's name recorded in it.
+
+    If our key does not exist yet: create it and the owner's key under our lease, then read the
+    head of the queue (the key on ``name/`` with the lowest create revision). Otherwise read our
+    key and the head. One write either way: holding at once costs one request, not three.
+    """
+    prefix = name + "/"
+    head = {
+        "key": b64(prefix),
+        "range_end": b64(prefix[:-1] + chr(ord(prefix[-1]) + 1)),
+        "sort_order": "ASCEND",
+        "sort_target": "CREATE",
+        "limit": 1,
+    }
+    free = {"key": b64(key), "target": "CREATE", "result": "EQUAL", "create_revision": "0"}
+    return {
+        "compare": [free],
+        "success": [
+            {"request_put": {"key": b64(key), "value": "", "lease": lease_id}},
+            {"request_put": {"key": b64(owner_key), "value": b64(owner), "lease": lease_id}},
+            {"request_range": head},
+        ],
+        "failure": [{"request_range": {"key": b64(key)}}, {"request_range": head}],
+    }

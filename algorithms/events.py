@@ -2,13 +2,16 @@
 
 A lock takes an :data:`EventSink`: a callable receiving ``(kind, details)`` for every protocol
 step (see docs/events.md for the kinds). The sink stamps and forwards the event; the lock never
-knows who listens. :func:`discard` is the sink for a lock used outside the lab.
+knows who listens. :func:`discard` is the sink for a lock used outside the lab, and
+:func:`json_line` the encoding a client process writes (one JSON object per line).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+import json
+import json.encoder
+from collections.abc import Callable, Iterator
 from typing import Any
 
 EventSink = Callable[[str, dict[str, Any]], None]
@@ -16,6 +19,35 @@ EventSink = Callable[[str, dict[str, Any]], None]
 
 def discard(kind: str, details: dict[str, Any]) -> None:
     """An event sink that drops everything."""
+
+
+def _unserializable(value: Any) -> Any:
+    raise TypeError(f"Object of type {value.__class__.__name__} is not JSON serializable")
+
+
+def _make_encoder() -> Callable[[Any, int], Iterator[str]] | None:
+    """json.dumps builds a new C encoder for every call, half of its cost on a small dict; this
+    one is built once, with json.dumps's defaults (ASCII, ", " and ": ", NaN allowed). Events
+    are flat dicts of names, numbers and short lists: there are no cycles to check for."""
+    make = getattr(json.encoder, "c_make_encoder", None)  # typeshed does not list it
+    if make is None:  # an interpreter without json's C accelerator
+        return None
+    ascii_string = json.encoder.encode_basestring_ascii
+    encoder: Callable[[Any, int], Iterator[str]] = make(
+        None, _unserializable, ascii_string, None, ": ", ", ", False, False, True
+    )
+    return encoder
+
+
+_encode = _make_encoder()
+
+
+def json_line(t_ns: int, kind: str, details: dict[str, Any]) -> str:
+    """``json.dumps({"t_ns": t_ns, "kind": kind, **details})``, the same text at half the cost."""
+    event = {"t_ns": t_ns, "kind": kind, **details}
+    if _encode is None:
+        return json.dumps(event)
+    return "".join(_encode(event, 0))
 
 
 _calls = itertools.count(1)

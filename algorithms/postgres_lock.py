@@ -53,6 +53,11 @@ kernel still acknowledges everything while its process is frozen, or for a parti
 proxy holds the bytes (a psycopg query would then wait forever). So each call also has a
 client-side deadline: past it, the lock shuts its socket down and the call fails. A session
 that was lost that way (or any other way) is replaced by a new one at the next ``acquire``.
+
+Performance: the session lock's two statements (try-lock with the token, unlock) are prepared
+once per session and run on libpq directly (``psycopg.pq``), one round trip each; psycopg's
+``execute`` spent as long in Python as the round trip took. The rest (the transaction scope,
+the liveness check) goes through psycopg as usual.
 """
 
 from __future__ import annotations
@@ -61,12 +66,11 @@ import contextlib
 import os
 import socket
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, Literal
 
 import psycopg
-from psycopg import errors
+from psycopg import errors, pq
 
 from algorithms.clock import Clock, SystemClock
 from algorithms.deadlines import deadlines
@@ -80,14 +84,17 @@ Connection = psycopg.Connection[tuple[Any, ...]]
 # What the lab creates once per server (and recreates when it wipes a shared one).
 SETUP_SQL = "CREATE SEQUENCE IF NOT EXISTS lockviz_fence"
 
-# %s lock key. Returns (fencing token or NULL, backend pid). CASE evaluates nextval only when
+# The two statements of a session lock run on libpq directly (see PostgresLock._run), so they
+# are written with libpq's placeholders.
+# $1 lock key. Returns (fencing token or NULL, backend pid). CASE evaluates nextval only when
 # pg_try_advisory_lock granted the key, so the token is drawn by the holder, after its grant.
 TRY_SESSION_SQL = (
-    "SELECT CASE WHEN pg_try_advisory_lock(%s) THEN nextval('lockviz_fence') END, pg_backend_pid()"
+    "SELECT CASE WHEN pg_try_advisory_lock($1) THEN nextval('lockviz_fence') END, pg_backend_pid()"
 )
-# %s lock key. True when this session held the key (one level of it); false, with a WARNING,
+# $1 lock key. True when this session held the key (one level of it); false, with a WARNING,
 # when it did not: someone else holds it, or it is a transaction lock.
-UNLOCK_SQL = "SELECT pg_advisory_unlock(%s)"
+UNLOCK_SQL = "SELECT pg_advisory_unlock($1)"
+_STATEMENTS = {b"lockviz_try": TRY_SESSION_SQL.encode(), b"lockviz_unlock": UNLOCK_SQL.encode()}
 # %s lock_timeout, statement_timeout, idle_in_transaction_session_timeout (ms), for this
 # transaction only.
 XACT_LIMITS_SQL = (
@@ -184,6 +191,8 @@ class PostgresLock:
         self.grant: Grant | None = None
         self._report = Reporter(on_event)
         self._warnings: list[str] = []
+        self._prepared: set[tuple[pq.abc.PGconn, bytes]] = set()  # statements, by libpq session
+        self._guard = threading.Lock()  # a call's end and its deadline's abandon exclude each other
         conn.add_notice_handler(self._notice)
 
     def _notice(self, diag: errors.Diagnostic) -> None:
@@ -200,14 +209,14 @@ class PostgresLock:
             try:
                 with self._boundary():
                     self._ensure_session()
-                    token, pid = self._fetch(TRY_SESSION_SQL, self.key)
+                    token, pid = self._run(b"lockviz_try")
             except BackendUnavailable as exc:
                 self._report.reply(call, self.node, "acquire", False, error=exc.detail)
                 token = None
             else:
                 if token is not None:
-                    self._report.reply(call, self.node, "acquire", True, token=token)
-                    return self._granted(int(token), pid)
+                    self._report.reply(call, self.node, "acquire", True, token=int(token))
+                    return self._granted(int(token), int(pid or 0))
                 self._report.reply(call, self.node, "acquire", False, reason="held by another")
             if self.clock.monotonic_ns() >= deadline:
                 self._report.emit("acquire_failed", reason=f"timed out after {timeout_ms} ms")
@@ -263,7 +272,7 @@ class PostgresLock:
                     self.conn.execute("COMMIT")  # the transaction's locks go with it
                     ok = True
                 else:
-                    ok = bool(self._fetch(UNLOCK_SQL, self.key)[0])
+                    ok = self._run(b"lockviz_unlock")[0] == b"t"
         except BackendUnavailable as exc:
             self._report.reply(call, self.node, "release", False, error=exc.detail)
             self._report.emit("released", ok=False, reason=exc.detail)
@@ -302,6 +311,47 @@ class PostgresLock:
         """End the session; the server frees whatever it still held."""
         self.conn.close()
 
+    def _run(self, statement: bytes) -> tuple[bytes | None, ...]:
+        """One of the session lock's statements on libpq directly: its first row, as text.
+
+        psycopg's ``execute`` spends about as long in Python (a cursor, the query's conversion,
+        its prepare bookkeeping) as the loopback round trip takes. Here each statement is
+        prepared once per session and executed by libpq with the GIL released (the deadline
+        thread can still shut the socket); errors are psycopg's own, from the result. Through a
+        pooler the server session changes under us, so nothing is prepared there.
+        """
+        pgconn = self.conn.pgconn
+        params = [b"%d" % self.key]
+        if self.conn.prepare_threshold is None:
+            result = pgconn.exec_params(_STATEMENTS[statement], params)
+        else:
+            if (pgconn, statement) not in self._prepared:  # a new session (or no prepare())
+                self._prepare(pgconn, statement)
+            result = pgconn.exec_prepared(statement, params)
+        self._check(result, pq.ExecStatus.TUPLES_OK)
+        if result.ntuples < 1:
+            raise BackendUnavailable(self.node, f"no row from {statement.decode()}")
+        return tuple(result.get_value(0, i) for i in range(result.nfields))
+
+    def _prepare(self, pgconn: pq.abc.PGconn, statement: bytes) -> None:
+        if not any(conn is pgconn for conn, _ in self._prepared):
+            self._prepared.clear()  # statements of a session that is gone
+        self._check(pgconn.prepare(statement, _STATEMENTS[statement]), pq.ExecStatus.COMMAND_OK)
+        self._prepared.add((pgconn, statement))
+
+    def prepare(self) -> None:
+        """Prepare the session lock's statements now, so each later step is one round trip."""
+        if self.scope != "session" or self.conn.prepare_threshold is None:
+            return
+        with self._boundary():
+            for statement in _STATEMENTS:
+                if (self.conn.pgconn, statement) not in self._prepared:
+                    self._prepare(self.conn.pgconn, statement)
+
+    def _check(self, result: pq.abc.PGresult, expected: pq.ExecStatus) -> None:
+        if result.status != expected:
+            raise errors.error_from_result(result, encoding=self.conn.info.encoding)
+
     def _fetch(self, sql: str, *params: Any) -> tuple[Any, ...]:
         row = self.conn.execute(sql, params or None).fetchone()
         if row is None:
@@ -318,44 +368,55 @@ class PostgresLock:
         with contextlib.suppress(psycopg.Error):  # the session is gone, its transaction too
             self.conn.execute("ROLLBACK")
 
-    @contextmanager
-    def _boundary(self, limit_ms: int | None = None) -> Iterator[None]:
+    def _boundary(self, limit_ms: int | None = None) -> _Bounded:
         """Bound the calls inside by a client-side deadline; connection trouble becomes
         :class:`BackendUnavailable`, SQL bugs propagate."""
-        limit = (limit_ms or self.call_timeout_ms) + CLIENT_MARGIN_MS
-        state = {"done": False, "abandoned": False}
-        mutex = threading.Lock()
-
-        def abandon() -> None:  # in the timer's thread: the blocked recv returns, psycopg raises
-            with mutex:
-                if not state["done"]:
-                    state["abandoned"] = True
-                    _shut_down(self.conn)
-
-        guard = deadlines.arm(limit / 1000, abandon)
-        try:
-            yield
-        except errors.LockNotAvailable:
-            raise
-        except psycopg.Error as exc:
-            if state["abandoned"]:
-                raise BackendUnavailable(self.node, f"no reply within {limit} ms") from exc
-            if isinstance(exc, errors.QueryCanceled):
-                raise BackendUnavailable(self.node, f"no reply before the timeout ({exc})") from exc
-            if isinstance(exc, psycopg.OperationalError) or self.conn.closed:
-                text = str(exc).strip()
-                detail = text.splitlines()[0] if text else type(exc).__name__
-                raise BackendUnavailable(self.node, detail) from exc
-            raise
-        finally:
-            with mutex:
-                state["done"] = True
-            deadlines.disarm(guard)
+        return _Bounded(self, (limit_ms or self.call_timeout_ms) + CLIENT_MARGIN_MS)
 
     def _held(self) -> Grant:
         if self.grant is None:
             raise NotHeld(f"{self.owner} holds no lock on {self.node}")
         return self.grant
+
+
+class _Bounded:
+    """One guarded call of a :class:`PostgresLock` (a class, not a generator: it runs twice
+    per acquire + release, and a ``@contextmanager`` costs several times as much)."""
+
+    __slots__ = ("abandoned", "done", "ident", "limit", "lock")
+
+    def __init__(self, lock: PostgresLock, limit_ms: int) -> None:
+        self.lock = lock
+        self.limit = limit_ms
+        self.done = self.abandoned = False
+        self.ident = 0
+
+    def __enter__(self) -> None:
+        self.ident = deadlines.arm(self.limit / 1000, self._abandon)
+
+    def _abandon(self) -> None:  # in the deadline thread: the blocked recv returns, psycopg raises
+        with self.lock._guard:
+            if not self.done:
+                self.abandoned = True
+                _shut_down(self.lock.conn)
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any
+    ) -> None:
+        with self.lock._guard:
+            self.done = True
+        deadlines.disarm(self.ident)
+        if not isinstance(exc, psycopg.Error) or isinstance(exc, errors.LockNotAvailable):
+            return  # no error, or one that the caller handles (or a bug: it propagates)
+        node = self.lock.node
+        if self.abandoned:
+            raise BackendUnavailable(node, f"no reply within {self.limit} ms") from exc
+        if isinstance(exc, errors.QueryCanceled):
+            raise BackendUnavailable(node, f"no reply before the timeout ({exc})") from exc
+        if isinstance(exc, psycopg.OperationalError) or self.lock.conn.closed:
+            text = str(exc).strip()
+            detail = text.splitlines()[0] if text else type(exc).__name__
+            raise BackendUnavailable(node, detail) from exc
 
 
 def _shut_down(conn: Connection) -> None:

@@ -21,10 +21,17 @@ Fails by:
   * With ``expire=False`` (the naive SETNX lock) there is no lease at all: a holder that crashes
     holds the lock forever and every other client waits forever.
   * Node crash or restart without persistence: the key is gone, a second client is granted.
+
+Performance: each step is one round trip on the lock's own bare connection
+(:mod:`algorithms.resp`, opened to the address of the ``redis.Redis`` it is given, with that
+client's timeout), the script called by its SHA1. Through redis-py the Python around each
+command cost as much as the round trip; see docs/performance.md.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import secrets
 
 import redis
@@ -33,7 +40,7 @@ from algorithms.clock import Clock, SystemClock
 from algorithms.errors import BackendUnavailable, NotHeld
 from algorithms.events import EventSink, Reporter, discard
 from algorithms.lock import Grant
-from algorithms.redis_client import boundary
+from algorithms.resp import ReplyError, RespConnection, pack
 
 # KEYS[1] lock key, KEYS[2] fencing counter; ARGV[1] holder's random value, ARGV[2] lease ms.
 # Returns the new fencing token, or nil when the lock is held. The INCR runs in the same script
@@ -100,15 +107,36 @@ class RedisLock:
         self.retry_delay_ms = retry_delay_ms
         self.grant: Grant | None = None
         self._report = Reporter(on_event)
-        self._acquire = client.register_script(ACQUIRE_SCRIPT if expire else ACQUIRE_NO_TTL_SCRIPT)
-        self._release = client.register_script(RELEASE_SCRIPT)
-        self._extend = client.register_script(EXTEND_SCRIPT)
+        # The lock's own connection to the client's node (see algorithms.resp: redis-py's
+        # per-command overhead was as large as the round trip), with the client's timeout.
+        kwargs = client.connection_pool.connection_kwargs
+        self.connection = RespConnection(
+            kwargs.get("host", "localhost"),
+            int(kwargs.get("port", 6379)),
+            timeout_ms=round(1000 * (kwargs.get("socket_timeout") or 1.0)),
+            node=node,
+        )
+        self._acquire_script = ACQUIRE_SCRIPT if expire else ACQUIRE_NO_TTL_SCRIPT
 
     def prepare(self) -> None:
         """Connect and load the scripts now, so each later step is exactly one round trip."""
-        with boundary(self.node):
-            for script in (self._acquire, self._release, self._extend):
-                self.client.script_load(script.script)
+        for script in (self._acquire_script, RELEASE_SCRIPT, EXTEND_SCRIPT):
+            reply = self.connection.call(pack("SCRIPT", "LOAD", script))
+            if isinstance(reply, ReplyError):
+                raise redis.ResponseError(reply)
+
+    def _script(self, script: str, keys: list[str], *args: str | int) -> str | int | None:
+        """Run a script by its SHA1 (loaded once per server): one round trip.
+
+        A server that restarted or flushed its scripts answers NOSCRIPT; the script is then
+        sent whole (EVAL also caches it), so only that call costs more.
+        """
+        reply = self.connection.call(pack("EVALSHA", _sha(script), len(keys), *keys, *args))
+        if isinstance(reply, ReplyError) and reply.startswith("NOSCRIPT"):
+            reply = self.connection.call(pack("EVAL", script, len(keys), *keys, *args))
+        if isinstance(reply, ReplyError):
+            raise redis.ResponseError(reply)  # a bug in a script, not a node failure
+        return reply
 
     def acquire(self, timeout_ms: int = 0) -> Grant | None:
         """Try until granted or ``timeout_ms`` has passed; ``None`` if not granted."""
@@ -142,9 +170,11 @@ class RedisLock:
 
     def do_acquire(self, value: str) -> int | None:
         """One atomic attempt: the new fencing token, or ``None`` if the key is taken."""
-        with boundary(self.node):
-            args: list[str | int] = [value, self.ttl_ms] if self.expire else [value]
-            token = self._acquire(keys=[self.name, self.fence_key], args=args)
+        keys = [self.name, self.fence_key]
+        if self.expire:
+            token = self._script(self._acquire_script, keys, value, self.ttl_ms)
+        else:
+            token = self._script(self._acquire_script, keys, value)
         return None if token is None else int(token)
 
     def release(self) -> bool:
@@ -153,11 +183,10 @@ class RedisLock:
         self.grant = None
         call = self._report.request(self.node, "release", unsafe=self.unsafe_release)
         try:
-            with boundary(self.node):
-                if self.unsafe_release:
-                    removed = self.client.delete(self.name)  # the bug: whoever holds it now
-                else:
-                    removed = self._release(keys=[self.name], args=[grant.value])
+            if self.unsafe_release:  # the bug: deletes whoever holds it now
+                removed = self.connection.call(pack("DEL", self.name))
+            else:
+                removed = self._script(RELEASE_SCRIPT, [self.name], grant.value)
         except BackendUnavailable as exc:
             self._report.reply(call, self.node, "release", False, error=exc.detail)
             self._report.emit("released", ok=False, reason=exc.detail)
@@ -174,8 +203,7 @@ class RedisLock:
         ttl = ttl_ms or self.ttl_ms
         call = self._report.request(self.node, "extend", ttl_ms=ttl)
         try:
-            with boundary(self.node):
-                ok = bool(self._extend(keys=[self.name], args=[grant.value, ttl]))
+            ok = bool(self._script(EXTEND_SCRIPT, [self.name], grant.value, ttl))
         except BackendUnavailable as exc:
             self._report.reply(call, self.node, "extend", False, error=exc.detail)
             self._report.emit("extended", ok=False, ttl_ms=ttl)
@@ -187,7 +215,16 @@ class RedisLock:
             self._report.emit("lost", reason="extend refused: the lease had already expired")
         return ok
 
+    def close(self) -> None:
+        """Drop the connection; a lease still held stays on the server until it expires."""
+        self.connection.close()
+
     def _held(self) -> Grant:
         if self.grant is None:
             raise NotHeld(f"{self.owner} holds no lock on {self.node}")
         return self.grant
+
+
+@functools.cache
+def _sha(script: str) -> str:
+    return hashlib.sha1(script.encode()).hexdigest()

@@ -38,9 +38,11 @@ Fails by:
   * A majority lost (N//2 + 1 nodes down): no client can acquire the lock at all.
   * Node clock jumps, or a node restart without persistence, can give two clients a majority.
 
-Performance: one thread talks to all nodes at once. It sends the command to every node, then
-reads each reply as its socket becomes readable (``poll``), so a round costs about the slowest
-node's round trip, not the sum of all of them, and each reply is reported when it arrived.
+Performance: one thread talks to all nodes at once, on bare connections
+(:mod:`algorithms.resp`). It sends the command to every node, then reads each reply as its
+socket becomes readable (``poll``), so a round costs about the slowest node's round trip, not
+the sum of all of them, and each reply is reported when it arrived. What is left is the
+servers' own time: docs/performance.md measures the two rounds with no lock logic at all.
 """
 
 from __future__ import annotations
@@ -48,26 +50,23 @@ from __future__ import annotations
 import random
 import secrets
 import select
-import socket
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, cast
-
-import redis
-from redis.backoff import NoBackoff
-from redis.connection import Connection
-from redis.retry import Retry
+from collections.abc import Mapping
+from typing import Any
 
 from algorithms.clock import Clock, SystemClock
-from algorithms.errors import NotHeld
+from algorithms.errors import BackendUnavailable, NotHeld
 from algorithms.events import EventSink, Reporter, discard
 from algorithms.lock import Grant
 from algorithms.redis_lock import EXTEND_SCRIPT, RELEASE_SCRIPT
+from algorithms.resp import ReplyError, RespConnection, pack
 
 # Acquire needs no script: ``SET key value NX PX ttl`` is one atomic command, answering "OK"
 # when the key was free and nil when someone holds it.
 
 # The scripts are the single-node lock's (compare-and-delete, compare-and-pexpire), run on
-# every node: 1 when done, 0 when the key is gone or someone else's.
+# every node: 1 when done, 0 when the key is gone or someone else's. They are sent whole (EVAL)
+# rather than by SHA1: a node that restarted has forgotten its scripts, and a NOSCRIPT in the
+# middle of a fan-out would cost that node a second round.
 
 
 CLOCK_DRIFT_FACTOR = 0.01  # antirez's spec: 1% of the TTL, plus 2 ms for the clock's resolution
@@ -76,40 +75,18 @@ DEFAULT_NODE_TIMEOUT_MS = 50  # antirez suggests 5-50 ms for a 10 s lease: a dea
 DEFAULT_RETRY_DELAY_MS = 200
 _POLLIN = select.POLLIN | select.POLLERR | select.POLLHUP
 
-
-class NodeConnection(Protocol):
-    """The low-level redis-py ``Connection`` calls Redlock uses (redis-py leaves them untyped)."""
-
-    _sock: socket.socket | None
-
-    def pack_command(self, *args: Any) -> list[bytes]: ...
-
-    def send_packed_command(self, command: list[bytes], check_health: bool = True) -> None: ...
-
-    def read_response(self) -> Any: ...
-
-    def disconnect(self) -> None: ...
+NodeConnection = RespConnection  # the name the lab's backend and older callers use
 
 
 def connect_node(
-    host: str, port: int, *, timeout_ms: int = DEFAULT_NODE_TIMEOUT_MS
-) -> NodeConnection:
+    host: str, port: int, *, timeout_ms: int = DEFAULT_NODE_TIMEOUT_MS, node: str = ""
+) -> RespConnection:
     """One connection to one node, opened on first use, failing within ``timeout_ms``.
 
-    Opening it is a bare TCP connect: RESP2 and no driver info mean no HELLO or CLIENT SETINFO
-    round trip, which would block the whole round on a node that accepts but does not answer.
+    Opening it is a bare TCP connect: no HELLO or CLIENT SETINFO round trip, which would block
+    the whole round on a node that accepts but does not answer.
     """
-    connection = Connection(  # type: ignore[no-untyped-call]
-        host=host,
-        port=port,
-        socket_timeout=timeout_ms / 1000,
-        socket_connect_timeout=timeout_ms / 1000,
-        retry=Retry(NoBackoff(), 0),  # a retry would stretch the per-node timeout
-        decode_responses=True,
-        protocol=2,
-        driver_info=None,
-    )
-    return cast(NodeConnection, connection)
+    return RespConnection(host, port, timeout_ms=timeout_ms, node=node)
 
 
 def drift_ms(ttl_ms: int) -> float:
@@ -121,7 +98,7 @@ class Redlock:
 
     def __init__(
         self,
-        nodes: Mapping[str, NodeConnection],
+        nodes: Mapping[str, RespConnection],
         name: str,
         *,
         owner: str,
@@ -152,7 +129,7 @@ class Redlock:
         deadline = self.clock.monotonic_ns() + timeout_ms * 1_000_000
         while True:
             started = self.clock.monotonic_ns()
-            command = ["SET", self.name, value, "NX", "PX", self.ttl_ms]
+            command = pack("SET", self.name, value, "NX", "PX", self.ttl_ms)
             yes = self._round("acquire", command, "held by another", ttl_ms=self.ttl_ms)
             elapsed_ms = (self.clock.monotonic_ns() - started) / 1e6
             validity = self.ttl_ms - elapsed_ms - drift_ms(self.ttl_ms)
@@ -186,7 +163,7 @@ class Redlock:
         grant = self._held()
         ttl = ttl_ms or self.ttl_ms
         started = self.clock.monotonic_ns()
-        command = ["EVAL", EXTEND_SCRIPT, 1, self.name, grant.value, ttl]
+        command = pack("EVAL", EXTEND_SCRIPT, 1, self.name, grant.value, ttl)
         yes = self._round("extend", command, "not ours any more", ttl_ms=ttl)
         finished = self.clock.monotonic_ns()
         validity = ttl - (finished - started) / 1e6 - drift_ms(ttl)
@@ -211,7 +188,7 @@ class Redlock:
 
     def close(self) -> None:
         for connection in self.nodes.values():
-            connection.disconnect()
+            connection.close()
 
     # -- the protocol -------------------------------------------------------------------------
 
@@ -239,35 +216,28 @@ class Redlock:
         return f"a majority said yes, but too late: no validity left of the {self.ttl_ms} ms lease"
 
     def _release_everywhere(self, value: str) -> list[str]:
-        command = ["EVAL", RELEASE_SCRIPT, 1, self.name, value]
+        command = pack("EVAL", RELEASE_SCRIPT, 1, self.name, value)
         return self._round("release", command, "not ours any more")
 
-    def _round(self, op: str, command: Sequence[Any], refusal: str, **details: Any) -> list[str]:
+    def _round(self, op: str, command: bytes, refusal: str, **details: Any) -> list[str]:
         """Send ``command`` to every node at once; the nodes whose reply was a yes.
 
         "OK" (SET) and 1 (the scripts) are yes. A node that is down, errs or does not answer
         within the per-node timeout counts as no, with the ``error`` in its reply event.
         """
-        first = next(iter(self.nodes.values()))
-        packed = first.pack_command(*command)  # the same bytes for every node
         deadline = self.clock.monotonic_ns() + self.node_timeout_ms * 1_000_000
         poller = select.poll()
-        waiting: dict[int, tuple[str, NodeConnection, int]] = {}  # fd -> node, connection, call
+        waiting: dict[int, tuple[str, RespConnection, int]] = {}  # fd -> node, connection, call
         yes: list[str] = []
+        report = self._report
         for node, connection in self.nodes.items():
-            call = self._report.request(node, op, **details)
+            call = report.request(node, op, **details)
             try:
-                connection.send_packed_command(packed, check_health=False)
-            except redis.RedisError as exc:
-                self._report.reply(call, node, op, False, error=_describe(exc))
+                connection.send(command)
+            except BackendUnavailable as exc:
+                report.reply(call, node, op, False, error=exc.detail)
                 continue
-            # redis-py offers no public handle on the socket; polling it is what lets one thread
-            # read the replies in the order they arrive instead of in node order.
-            sock = connection._sock
-            if sock is None:  # cannot happen after a successful send; no reply is coming
-                self._report.reply(call, node, op, False, error="connection closed")
-                continue
-            fd = sock.fileno()
+            fd = connection.fileno()
             waiting[fd] = (node, connection, call)
             poller.register(fd, _POLLIN)
         while waiting:
@@ -280,31 +250,25 @@ class Redlock:
                 node, connection, call = waiting.pop(fd)
                 poller.unregister(fd)
                 try:
-                    answer = connection.read_response()
-                except redis.RedisError as exc:
-                    self._report.reply(call, node, op, False, error=_describe(exc))
+                    answer = connection.read()
+                except BackendUnavailable as exc:
+                    report.reply(call, node, op, False, error=exc.detail)
                     continue
                 if answer == "OK" or answer == 1:
                     yes.append(node)
-                    self._report.reply(call, node, op, True)
+                    report.reply(call, node, op, True)
+                elif isinstance(answer, ReplyError):  # the node answered with an error
+                    report.reply(call, node, op, False, error=str(answer))
                 else:
-                    self._report.reply(call, node, op, False, reason=refusal)
+                    report.reply(call, node, op, False, reason=refusal)
         for node, connection, call in waiting.values():
             # Its reply may still come; a new connection keeps it from answering the next call.
-            connection.disconnect()
+            connection.close()
             error = f"no reply within {self.node_timeout_ms} ms"
-            self._report.reply(call, node, op, False, error=error)
+            report.reply(call, node, op, False, error=error)
         return yes
 
     def _held(self) -> Grant:
         if self.grant is None:
             raise NotHeld(f"{self.owner} holds no Redlock on {', '.join(self.nodes)}")
         return self.grant
-
-
-def _describe(exc: redis.RedisError) -> str:
-    if isinstance(exc, redis.TimeoutError):
-        return "no reply before the timeout"
-    if isinstance(exc, redis.ConnectionError):
-        return f"connection failed ({exc})"
-    return str(exc)  # a ResponseError: the node answered with an error

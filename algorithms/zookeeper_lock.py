@@ -5,7 +5,10 @@ The recipe (ZooKeeper docs, "Recipes and Solutions", *Locks*): create
 the lock when your node has the lowest sequence number. Otherwise set a watch on the node just
 ahead of yours only (``exists`` with a watch) and wait; when it goes, list again. The ``guid``
 finds our node after a create whose reply was lost. Each call is a ``request``/``reply`` pair
-with ``to`` = the ZooKeeper server this client is connected to.
+with ``to`` = the ZooKeeper server this client is connected to. The create and the first
+listing are sent together: ZooKeeper answers a session's requests in order, so the listing
+already holds our node, and joining the queue costs one round trip (both requests appear
+before both replies).
 
 Guarantees (only while its assumptions hold):
   * The server orders every create, so at most one node is the lowest: at most one live session
@@ -45,9 +48,8 @@ import logging
 import re
 import secrets
 import threading
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
 
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import KazooException, NoNodeError
@@ -88,17 +90,29 @@ def connect(hosts: str, *, session_ms: int, timeout_ms: int = 1000) -> KazooClie
     return client
 
 
-@contextmanager
-def boundary(node: str) -> Iterator[None]:
-    """Convert kazoo's errors into :class:`BackendUnavailable`; ``NoNodeError`` passes through."""
-    try:
-        yield
-    except NoNodeError:
-        raise
-    except KazooTimeoutError as exc:
-        raise BackendUnavailable(node, "no reply before the timeout") from exc
-    except KazooException as exc:
-        raise BackendUnavailable(node, f"{type(exc).__name__} {exc}".strip()) from exc
+def _unavailable(node: str, exc: Exception) -> BackendUnavailable:
+    """kazoo's error as :class:`BackendUnavailable` (``NoNodeError`` is an answer, not this)."""
+    if isinstance(exc, KazooTimeoutError):
+        return BackendUnavailable(node, "no reply before the timeout")
+    return BackendUnavailable(node, f"{type(exc).__name__} {exc}".strip())
+
+
+class _Request(NamedTuple):
+    """A ZooKeeper call to make: its name in events, how to send it, its reported arguments."""
+
+    op: str
+    start: Callable[[], Any]
+    args: dict[str, Any]
+
+
+class _Pending(NamedTuple):
+    """A call sent to ZooKeeper whose reply is not read yet."""
+
+    op: str
+    call: int
+    where: str
+    result: Any  # kazoo's IAsyncResult
+    failed: BackendUnavailable | None  # the call could not even be sent
 
 
 def sequence(name: str) -> int:
@@ -139,6 +153,7 @@ class ZooKeeperLock:
         # kazoo calls _on_state from its connection thread: grant changes happen under this lock.
         self._guard = threading.RLock()
         self._abandoned: str | None = None  # our node, to delete once reconnected
+        self._peer: tuple[Any, str] = (None, node)  # kazoo's socket, and the server it reaches
         client.add_listener(self._on_state)
 
     def acquire(self, timeout_ms: int = 0) -> Grant | None:
@@ -148,11 +163,12 @@ class ZooKeeperLock:
         mine: str | None = None
         token: int | None = None
         while True:
-            if mine is None:
-                mine, token = self._create(prefix)
             woken = threading.Event()
             reasons: list[str] = []
-            queue = self._list(woken, reasons)
+            if mine is None:
+                mine, token, queue = self._create_and_list(prefix, woken, reasons)
+            else:
+                queue = self._list(woken, reasons)
             ours = [name for name in queue or [] if name.startswith(prefix)]
             if queue is not None and not ours:
                 mine = token = None  # never created, or deleted with an expired session: requeue
@@ -180,42 +196,64 @@ class ZooKeeperLock:
                 return None
             self.clock.sleep(self.retry_delay_ms / 1000)
 
-    def _create(self, prefix: str) -> tuple[str | None, int | None]:
-        """Join the queue: our node's name and czxid, or ``(None, None)`` if the call failed."""
-        try:
-            path, stat = self._call(
+    def _create_and_list(
+        self, prefix: str, woken: threading.Event, reasons: list[str]
+    ) -> tuple[str | None, int | None, list[str] | None]:
+        """Join the queue and list it, both requests sent before either reply is read.
+
+        ZooKeeper answers one session's requests in the order they were sent, so the listing
+        already contains our node: the recipe's first two steps cost one round trip, not two.
+        Returns our node's name and czxid (``None, None`` if the create failed: the listing
+        finds our node if it did happen) and the queue (``None`` if the listing failed).
+        """
+        path = f"{self.path}/{prefix}"
+        created, listed = self._start(
+            _Request(
                 "create",
                 lambda: self.client.create_async(
-                    f"{self.path}/{prefix}", self.owner.encode(), ephemeral=True,
-                    sequence=True, makepath=True, include_data=True,
+                    path, self.owner.encode(), ephemeral=True, sequence=True, makepath=True,
+                    include_data=True,
                 ),
-                lambda r: {"path": r[0], "token": r[1].czxid},
-                path=f"{self.path}/{prefix}", mode="ephemeral_sequential",
-            )  # fmt: skip
+                {"path": path, "mode": "ephemeral_sequential"},
+            ),
+            self._list_request(woken, reasons),
+        )  # fmt: skip
+        try:
+            result = self._finish(created, lambda r: {"path": r[0], "token": r[1].czxid})
+            mine, token = str(result[0]).rsplit("/", 1)[1], int(result[1].czxid)
         except (BackendUnavailable, NoNodeError):
-            return None, None  # the next listing finds our node if the create did happen
-        return str(path).rsplit("/", 1)[1], int(stat.czxid)
+            mine, token = None, None
+        queue: list[str] | None
+        try:
+            queue = self._finish_list(listed)
+        except NoNodeError:  # the first create made the parent after the listing was answered
+            queue = None if mine is None else self._list(woken, reasons)
+        except BackendUnavailable:
+            queue = None
+        return mine, token, queue
 
     def _list(self, woken: threading.Event, reasons: list[str]) -> list[str] | None:
         """The queue in sequence order; the herd variant leaves a watch on the children."""
+        try:
+            return self._finish_list(self._start(self._list_request(woken, reasons))[0])
+        except (BackendUnavailable, NoNodeError):
+            return None
 
+    def _list_request(self, woken: threading.Event, reasons: list[str]) -> _Request:
         def on_children(event: WatchedEvent) -> None:
             if event.type != EventType.NONE:
                 reasons.append("children changed")
             woken.set()
 
-        watch = {"watch": True} if self.herd else {}
-        try:
-            children = self._call(
-                "children",
-                lambda: self.client.get_children_async(
-                    self.path, watch=on_children if self.herd else None
-                ),
-                lambda r: {"children": sorted(r, key=sequence)},
-                path=self.path, **watch,
-            )  # fmt: skip
-        except (BackendUnavailable, NoNodeError):
-            return None
+        watch = on_children if self.herd else None
+        return _Request(
+            "children",
+            lambda: self.client.get_children_async(self.path, watch=watch),
+            {"path": self.path, "watch": True} if self.herd else {"path": self.path},
+        )
+
+    def _finish_list(self, pending: _Pending) -> list[str]:
+        children = self._finish(pending, lambda r: {"children": sorted(r, key=sequence)})
         return sorted((c for c in children if sequence(c) >= 0), key=sequence)
 
     def _watch(self, ahead: str, woken: threading.Event, reasons: list[str]) -> bool | None:
@@ -359,11 +397,38 @@ class ZooKeeperLock:
         **args: Any,
     ) -> Any:
         """One ZooKeeper call as a request/reply pair, answered within the call timeout."""
+        return self._finish(self._start(_Request(op, start, args))[0], describe)
+
+    def _start(self, *requests: _Request) -> list[_Pending]:
+        """Report requests and send them; :meth:`_finish` waits for each reply.
+
+        Every request is reported before the first is sent: once a request is queued, kazoo's
+        connection thread wants the GIL to send it, and any Python run here delays that.
+        """
         where = self._where()
-        call = self._report.request(where, op, **args)
+        calls = [self._report.request(where, r.op, **r.args) for r in requests]
+        pending = []
+        for request, call in zip(requests, calls, strict=True):
+            try:
+                pending.append(_Pending(request.op, call, where, request.start(), None))
+            except (KazooException, KazooTimeoutError) as exc:  # e.g. the client was closed
+                failed = _unavailable(where, exc)
+                failed.__cause__ = exc
+                pending.append(_Pending(request.op, call, where, None, failed))
+        return pending
+
+    def _finish(self, pending: _Pending, describe: Callable[[Any], dict[str, Any]]) -> Any:
+        """The reply of a started call (reported), within the call timeout."""
+        op, call, where = pending.op, pending.call, pending.where
         try:
-            with boundary(where):
-                result = start().get(timeout=self.call_timeout_s)
+            if pending.failed is not None:
+                raise pending.failed
+            try:
+                result = pending.result.get(timeout=self.call_timeout_s)
+            except NoNodeError:
+                raise
+            except (KazooException, KazooTimeoutError) as exc:
+                raise _unavailable(where, exc) from exc
         except NoNodeError:
             self._report.reply(call, where, op, False, reason="no such node")
             raise
@@ -376,7 +441,12 @@ class ZooKeeperLock:
     def _where(self) -> str:
         """The server this client is connected to now (an ensemble client fails over)."""
         try:  # kazoo keeps the socket private; its peer is the only way to tell
-            host, port = self.client._connection._socket.getpeername()[:2]
+            sock = self.client._connection._socket
+            if sock is self._peer[0]:  # the same connection as last time: the same server
+                return self._peer[1]
+            host, port = sock.getpeername()[:2]
         except (AttributeError, OSError, TypeError):
             return self.node
-        return self.addresses.get(f"{host}:{port}", self.node)
+        where = self.addresses.get(f"{host}:{port}", self.node)
+        self._peer = (sock, where)
+        return where

@@ -26,6 +26,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -33,49 +34,142 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from algorithms.clock import SystemClock  # noqa: E402
-from algorithms.events import discard  # noqa: E402
+from algorithms.events import discard, json_line  # noqa: E402
 from lockviz.lab import backends  # noqa: E402
 from lockviz.lab.labs import LocalLab  # noqa: E402
 from lockviz.lab.servers import missing  # noqa: E402
 
 DOC = os.path.join(ROOT, "docs", "performance.md")
-ANALYSIS = """## Reading the ratios
+ANALYSIS = """### Where the time goes
 
-- **Single Redis.** Our acquire is one round trip like redis-py's `Lock`, but it runs a Lua
-  script (`SET NX PX` and `INCR` of the fencing counter, atomically) where redis-py sends a
-  plain `SET`: the fencing token costs the script. With the events on, each step also becomes a
-  JSON line; the gap between *events on* and *events off* is that teaching instrumentation.
-- **Redlock.** We send to all five nodes at once and read the replies as they arrive, in one
-  thread (pottery builds a thread pool per call): about 0.35× pottery. The practical floor is
-  about two round trips (acquire and release), which the *PING* row shows is ~0.15× here; what
-  is left is Python work per reply, including one event per node per step.
-- **ZooKeeper.** Our recipe makes three requests (create, children, delete) where kazoo's `Lock`
-  makes four; the events cost about a tenth.
-- **PostgreSQL.** Two statements, as the raw pair, plus the fencing token: `nextval()` runs in
-  the same statement as `pg_try_advisory_lock`, so it costs server time, not a round trip. Each
-  call also arms a client-side deadline (a PostgreSQL call can hang on a silent network whatever
-  its timeouts say); one shared deadline thread keeps that to microseconds.
-- **etcd.** Five HTTP requests on fresh connections (lease grant, lock, claim, delete, revoke):
-  the lock is the slowest here by an order of magnitude, and the JSON gateway is why. There is
-  no peer library to compare with on this machine.
+- **Single Redis** (goal met). One round trip per step, as redis-py's `Lock`, but the acquire
+  is a Lua script (`SET NX PX` and `INCR` of the fencing counter, atomically) where redis-py
+  sends a plain `SET`. Through redis-py each command also paid its per-command Python (pool,
+  packing, a general parser, retry bookkeeping) — as much as the round trip. The lock now talks
+  RESP on its own socket (`algorithms/resp.py`: commands packed once, one small parser for the
+  replies a lock gets, every failure closing the socket so a late reply is never read as the
+  next answer) and calls its scripts by SHA1 (`EVALSHA`, `EVAL` after a `NOSCRIPT`).
+- **Redlock** (goal out of reach here: the floor is about a third of pottery). The client sends
+  each round to the five nodes at once on bare sockets and reads the replies as they arrive. The
+  *SET + EVAL fan-outs* row is that floor measured directly: the same two rounds (acquire, then
+  the release script) on the same sockets with no lock logic and no events; our client sits a
+  few per cent above it. The issue's "two round trips are ~0.15×" counted *one* node's round
+  trip (the *PING (one node)* row), but a round is five servers' work, and with the five
+  redis-servers sharing one CPU (as here, where the benchmark pins them to one; the lab's
+  machine has two cores for everything) it is done one server after another. cProfile of 2000
+  acquire+release, events on (2026-11-26): 50% of the time in `poll` (waiting for the servers),
+  13% in `sendall` (the kernel waking five servers), 10% encoding events (22 per
+  acquire+release), the rest the round's bookkeeping.
+- **ZooKeeper** (goal met). The recipe's create and first listing are sent together: ZooKeeper
+  answers a session's requests in order, so the listing already holds our node, and joining
+  the queue costs one round trip instead of two (kazoo's `Lock` makes them one after the other).
+  Both requests are reported before either is sent: a queued request waits for kazoo's
+  connection thread, which needs the GIL that the event encoding holds.
+- **PostgreSQL** (goal met with `json_line`; 1.15–1.2× with the worker's `json.dumps`). Two
+  statements, as the raw pair, plus the fencing token: `nextval()` runs in the same statement as
+  `pg_try_advisory_lock`, so it costs server time, not a round trip. The two statements are
+  prepared once per session and run by libpq directly (`psycopg.pq`'s `exec_prepared`, with the
+  GIL released so the deadline thread can still end a hung call): psycopg's `execute` spent as
+  long in Python as the loopback round trip. Each call still arms a client-side deadline (a
+  PostgreSQL call can hang on a silent network whatever its timeouts say), now a small guard
+  object and a heap push, under a microsecond. What is left are the six events: at this latency
+  their encoding is the whole margin, hence the sink change below.
+- **etcd** (beats the peer; ≤ 4× one read is out of reach: the floor is four writes, 7–8× one
+  read here). One persistent HTTP/1.1 connection replaces a connection per request (headers and
+  body in one segment), and when the lock is free one transaction (etcd's own
+  `concurrency.Mutex` step: put our key under the lease, record the owner, read the head of the
+  queue) both takes the lock and reads the token, where etcd's lock service needed a separate
+  claim: five requests became four. What is left is four raft writes, each fsynced to the data
+  dir (etcd 3.4 has no `--unsafe-no-fsync`): lease grant, the lock transaction, the unlock and
+  the lease revoke. The *put (one write)* row is one such write, and *the four writes, raw*
+  sends exactly our four requests on the same connection with no lock logic and no events: that
+  is the floor, and our client sits a few per cent above it. A read (the baseline) skips raft
+  and the disk. Fewer writes would change the lock: a lease kept from one grant to the next is
+  not a lease that starts with the grant, and an unlock that is a revoke is seen as an expiry by
+  the lab's watcher. cProfile of 2000 acquire+release, events on (2026-11-26): 70% of the time
+  waiting for replies (`recv_into`), 6% sending, the rest http.client and JSON.
+
+### The etcd peer
+
+The etcd peer is [etcd3gw](https://pypi.org/project/etcd3gw/) 2.7.0 (OpenStack, released June
+2026), a dev dependency: the best maintained synchronous etcd v3 client that installs on Python
+3.11 and locks against etcd 3.4. It speaks the same JSON gateway (so no grpcio or protobuf pins)
+and has a `Lock` with acquire, release and refresh. python-etcd3 (`etcd3`) last released in
+March 2020; `aetcd`, `etcd3aio` and `async-etcd3gw` are asyncio-only; `etcd-client-py` binds a
+Rust client. etcd3gw's lock makes three writes, not four: it never revokes its lease (the lease
+lives on for its TTL after the release), and it has no queue, no fencing token and no events.
+
+### The event sink
+
+`lockviz/lab/worker.py`'s `Worker.emit` encodes each event with
+`json.dumps({"t_ns": time.monotonic_ns(), "kind": kind, **details})`, and `json.dumps` builds a
+new C encoder on every call: half its cost for an event-sized dict. `algorithms.events.json_line
+(time.monotonic_ns(), kind, details)` returns the same text (a unit test compares them) from one
+encoder built once. The *events on* rows use it; the *events on, json.dumps* rows are the sink
+as it is on main. Switching `Worker.emit` to `json_line` is a one-line change in the lab.
 """
 Op = Callable[[], None]
-TARGETS = {  # the issue's targets: our client vs the peer library
-    "redis": ("redis-py Lock", 1.0),
-    "redlock": ("pottery Redlock", 0.25),
-    "zookeeper": ("kazoo Lock", 0.85),
-    "postgres": ("raw try-lock + unlock", 1.1),
+EVENTS_ON = "ours (events on)"
+
+
+@dataclass(frozen=True)
+class Goal:
+    """The issue's target for one backend: ``EVENTS_ON`` at most ``ratio`` × ``reference``."""
+
+    reference: str
+    ratio: float
+
+
+# Per backend: the peer library (the "vs peer" column), the one-round-trip baseline (the "vs
+# round trip" column), and the goals.
+PEERS = {
+    "redis": ("redis-py Lock", "PING"),
+    "redlock": ("pottery Redlock", "PING (one node)"),
+    "zookeeper": ("kazoo Lock", "exists()"),
+    "postgres": ("raw try-lock + unlock", "SELECT 1"),
+    "etcd": ("etcd3gw Lock", "range (one read)"),
+}
+GOALS = {
+    "redis": [Goal("redis-py Lock", 1.0)],
+    "redlock": [Goal("pottery Redlock", 0.25)],
+    "zookeeper": [Goal("kazoo Lock", 0.85)],
+    "postgres": [Goal("raw try-lock + unlock", 1.1)],
+    "etcd": [Goal("range (one read)", 4.0), Goal("etcd3gw Lock", 1.0)],
 }
 
 
 def json_sink() -> Callable[[str, dict[str, Any]], None]:
-    """What the client process does with each event: one JSON line (kept, not printed)."""
+    """What the client process does with each event: one JSON line (kept, not printed).
+
+    The encoding is ``algorithms.events.json_line``: the same text as ``json.dumps``, at half
+    the cost. lockviz/lab/worker.py's ``emit`` still calls ``json.dumps``; ``dumps_sink`` is
+    that sink, measured beside it.
+    """
+    lines: collections.deque[str] = collections.deque(maxlen=1000)
+
+    def sink(kind: str, details: dict[str, Any]) -> None:
+        lines.append(json_line(time.monotonic_ns(), kind, details))
+
+    return sink
+
+
+def dumps_sink() -> Callable[[str, dict[str, Any]], None]:
+    """The worker's sink as it is on main: ``json.dumps`` per event."""
     lines: collections.deque[str] = collections.deque(maxlen=1000)
 
     def sink(kind: str, details: dict[str, Any]) -> None:
         lines.append(json.dumps({"t_ns": time.monotonic_ns(), "kind": kind, **details}))
 
     return sink
+
+
+def three(backend: str, servers: Any, nodes: list[str], **extra: Any) -> dict[str, Op]:
+    """Our client with the proposed sink, with the worker's current sink, and with none."""
+    return {
+        EVENTS_ON: ours(backend, servers, nodes, json_sink(), **extra),
+        "ours (events on, json.dumps)": ours(backend, servers, nodes, dumps_sink(), **extra),
+        "ours (events off)": ours(backend, servers, nodes, discard, **extra),
+    }
 
 
 def ours(backend: str, servers: Any, nodes: list[str], sink: Any, **extra: Any) -> Op:
@@ -113,8 +207,7 @@ def redis_candidates(servers: Any) -> dict[str, Op]:
         peer.release()
 
     return {
-        "ours (events on)": ours("redis", servers, ["redis-1"], json_sink()),
-        "ours (events off)": ours("redis", servers, ["redis-1"], discard),
+        **three("redis", servers, ["redis-1"]),
         "redis-py Lock": peer_op,
         "PING": lambda: client.ping() and None,
     }
@@ -133,11 +226,41 @@ def redlock_candidates(servers: Any) -> dict[str, Op]:
         peer.release()
 
     return {
-        "ours (events on)": ours("redlock", servers, nodes, json_sink(), node_timeout_ms=500),
-        "ours (events off)": ours("redlock", servers, nodes, discard, node_timeout_ms=500),
+        **three("redlock", servers, nodes, node_timeout_ms=500),
         "pottery Redlock": peer_op,
         "PING (one node)": lambda: ping.ping() and None,
+        "SET + EVAL fan-outs": fan_outs(servers, nodes),
     }
+
+
+def fan_outs(servers: Any, nodes: list[str]) -> Op:
+    """Redlock's floor: its two rounds (SET NX PX, then the release script) sent to every node
+    at once on bare sockets and every reply read, with no lock logic and no events."""
+    import select
+
+    from algorithms.redis_lock import RELEASE_SCRIPT
+    from algorithms.resp import RespConnection, pack
+
+    conns = [RespConnection(servers[n].host, servers[n].port, timeout_ms=500) for n in nodes]
+    acquire = pack("SET", "bench:floor", "v", "NX", "PX", 10_000)
+    release = pack("EVAL", RELEASE_SCRIPT, 1, "bench:floor", "v")
+
+    def fan_out(command: bytes) -> None:
+        poller, waiting = select.poll(), {}
+        for conn in conns:
+            conn.send(command)
+            waiting[conn.fileno()] = conn
+            poller.register(conn.fileno(), select.POLLIN)
+        while waiting:
+            for fd, _ in poller.poll(500):
+                waiting.pop(fd).read()
+                poller.unregister(fd)
+
+    def op() -> None:
+        fan_out(acquire)
+        fan_out(release)
+
+    return op
 
 
 def zookeeper_candidates(servers: Any) -> dict[str, Op]:
@@ -153,8 +276,7 @@ def zookeeper_candidates(servers: Any) -> dict[str, Op]:
         peer.release()
 
     return {
-        "ours (events on)": ours("zookeeper", servers, ["zk-1"], json_sink()),
-        "ours (events off)": ours("zookeeper", servers, ["zk-1"], discard),
+        **three("zookeeper", servers, ["zk-1"]),
         "kazoo Lock": peer_op,
         "exists()": lambda: zk.exists("/bench") and None,
     }
@@ -173,22 +295,46 @@ def postgres_candidates(servers: Any) -> dict[str, Op]:
         conn.execute("SELECT pg_advisory_unlock(4242)")
 
     return {
-        "ours (events on)": ours("postgres", servers, ["pg-1"], json_sink(), variant="session"),
-        "ours (events off)": ours("postgres", servers, ["pg-1"], discard, variant="session"),
+        **three("postgres", servers, ["pg-1"], variant="session"),
         "raw try-lock + unlock": peer_op,
         "SELECT 1": lambda: conn.execute("SELECT 1") and None,
     }
 
 
 def etcd_candidates(servers: Any) -> dict[str, Op]:
-    from algorithms.etcd_lock import Gateway
+    from etcd3gw.client import Etcd3Client
+
+    from algorithms.etcd_lock import Gateway, _enqueue_txn, b64
 
     node = servers["etcd-1"]
     gateway = Gateway(node.host, node.port, node="etcd-1", timeout_ms=1000)
+    peer = Etcd3Client(host=node.host, port=node.port, api_path="/v3/", timeout=1).lock(
+        "bench-peer", ttl=10
+    )
+
+    def peer_op() -> None:
+        if not peer.acquire():
+            raise RuntimeError("etcd3gw: uncontended acquire refused")
+        peer.release()
+
+    put = {"key": b64("bench-put"), "value": b64("x")}
+
+    def four_writes() -> None:
+        """Our lock's floor: its four requests (lease grant, the lock transaction, unlock,
+        revoke) on the same connection, with no lock logic and no events."""
+        lease = gateway.call("/v3/lease/grant", {"TTL": 10})["ID"]
+        key = f"bench-floor/{int(lease):x}"
+        txn = _enqueue_txn("bench-floor", key, f"bench-floor.owners/{int(lease):x}", "b", lease)
+        gateway.call("/v3/kv/txn", txn)
+        gateway.call("/v3/kv/deleterange", {"key": b64(key)})
+        gateway.call("/v3/lease/revoke", {"ID": lease})
+
     return {
-        "ours (events on)": ours("etcd", servers, ["etcd-1"], json_sink()),
-        "ours (events off)": ours("etcd", servers, ["etcd-1"], discard),
+        **three("etcd", servers, ["etcd-1"]),
+        "etcd3gw Lock": peer_op,
         "range (one read)": lambda: gateway.call("/v3/kv/range", {"key": "YQ=="}) and None,
+        "put (one write)": lambda: gateway.call("/v3/kv/put", put) and None,
+        "the four writes, raw": four_writes,
     }
 
 
@@ -256,8 +402,8 @@ def main() -> None:
     parser.add_argument("--no-doc", action="store_true")
     args = parser.parse_args()
     rows = [
-        "| backend | client | median µs | p99 µs | vs peer | target |",
-        "|---|---|---|---|---|---|",
+        "| backend | client | median µs | p99 µs | vs peer | vs round trip | goal | met |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     notes: list[str] = []
     for backend in args.backends:
@@ -270,14 +416,21 @@ def main() -> None:
             candidates = candidates_for(servers)
             stack.enter_context(pinned(servers))
             samples = measure(candidates, args.rounds, args.per_round)
-        peer_name, target = TARGETS.get(backend, ("", 0.0))
-        peer_median = statistics.median(samples[peer_name]) if peer_name in samples else None
+        medians = {name: statistics.median(values) for name, values in samples.items()}
+        peer, baseline = PEERS[backend]
         for name, values in samples.items():
-            median = statistics.median(values)
             p99 = sorted(values)[int(len(values) * 0.99) - 1]
-            ratio = f"{median / peer_median:.2f}×" if peer_median and name != peer_name else ""
-            goal = f"≤ {target}×" if name == "ours (events on)" and peer_median else ""
-            rows.append(f"| {backend} | {name} | {median:.0f} | {p99:.0f} | {ratio} | {goal} |")
+            vs_peer = f"{medians[name] / medians[peer]:.2f}×" if name != peer else ""
+            vs_rtt = f"{medians[name] / medians[baseline]:.2f}×" if name != baseline else ""
+            goals = GOALS[backend] if name == EVENTS_ON else []
+            goal = "; ".join(f"≤ {g.ratio}× {g.reference}" for g in goals)
+            met = "; ".join(
+                "yes" if medians[name] <= g.ratio * medians[g.reference] else "no" for g in goals
+            )
+            rows.append(
+                f"| {backend} | {name} | {medians[name]:.0f} | {p99:.0f} | {vs_peer} | {vs_rtt}"
+                f" | {goal} | {met} |"
+            )
             print(rows[-1], flush=True)
     summary = (
         f"{args.rounds} interleaved rounds × {args.per_round} acquire+release per client; "
@@ -290,19 +443,42 @@ def main() -> None:
         write_doc(table, summary)
 
 
+BEGIN, END = "<!-- bench/locks.py: begin -->", "<!-- bench/locks.py: end -->"
+TITLE = "# Performance: what a lock costs, and what the teaching costs\n"
+INTRO = """## Lock clients: one acquire + release
+
+`bench/locks.py` times one uncontended acquire + release of each lock client against the peer
+library and a one-round-trip baseline, on the same lab servers, interleaved in rounds, with the
+benchmark and the servers pinned to different CPUs. *ours (events on)* is the client as the lab
+runs it: every protocol step becomes an event encoded as a JSON line, by
+`algorithms.events.json_line`. *ours (events on, json.dumps)* is the same with the encoding
+`lockviz/lab/worker.py` uses today (`json.dumps` per event; see *The event sink* below). *ours
+(events off)* has no listener: the difference is what the teaching instrumentation costs.
+*vs peer* and *vs round trip* divide each median by the peer's and by the one-round-trip
+baseline's (the row left blank is the reference); *goal* is the issue's target for that row.
+"""
+
+
 def write_doc(table: str, summary: str) -> None:
+    """Replace this benchmark's section of docs/performance.md, keeping every other section."""
+    section = (
+        f"{BEGIN}\n{INTRO}\n{table}\n{summary}\n\n{ANALYSIS}\n"
+        f"Regenerate with `.venv/bin/python bench/locks.py` (a few minutes).\n{END}"
+    )
+    try:
+        with open(DOC) as f:
+            text = f.read()
+    except FileNotFoundError:
+        text = ""
+    if BEGIN in text and END in text:
+        before, rest = text.split(BEGIN, 1)
+        text = before + section + rest.split(END, 1)[1]
+    else:  # the file as this benchmark first wrote it: all of it was the table's section
+        old_end = "(a few minutes).\n"
+        rest = text.split(old_end, 1)[1] if old_end in text else text.removeprefix(TITLE)
+        text = f"{TITLE}\n{section}\n\n{rest.lstrip()}"
     with open(DOC, "w") as f:
-        f.write(
-            "# Performance: what a lock costs, and what the teaching costs\n\n"
-            "`bench/locks.py` times one uncontended acquire + release of each lock client "
-            "against the peer library and a one-round-trip baseline, on the same lab servers, "
-            "interleaved in rounds, with the benchmark and the servers pinned to different "
-            "CPUs. *ours (events on)* is the client as the lab runs it: every protocol step "
-            "becomes an event serialized to a JSON line. *ours (events off)* is the same client "
-            "with no listener; the difference is what the teaching instrumentation costs.\n\n"
-            f"{table}\n{summary}\n\n{ANALYSIS}\n"
-            "Regenerate with `.venv/bin/python bench/locks.py` (a few minutes).\n"
-        )
+        f.write(text.rstrip() + "\n")
 
 
 if __name__ == "__main__":

@@ -175,18 +175,46 @@ def test_a_waiter_keeps_its_place_longer_than_its_lease(etcd: EtcdServer, name: 
 def test_every_step_is_a_request_and_its_reply(etcd: EtcdServer, name: str) -> None:
     alice = make_lock(etcd, name, "alice", ttl_ms=2500)
     grant = alice.acquire()
-    assert grant is not None and alice.release() is True
+    assert grant is not None
+    owner_key = f"{name}.owners/{grant.value.rsplit('/', 1)[-1]}"
+    owners = keys(etcd, f"{name}.owners/")
+    assert owners == {owner_key: grant.token}  # recorded in the same transaction as the lock key
+    assert alice.release() is True
     steps = [(d["op"], kind) for kind, d in alice.events if kind in ("request", "reply")]
-    ops = ["lease_grant", "lock", "claim", "unlock", "revoke"]
+    ops = ["lease_grant", "lock", "unlock", "revoke"]  # uncontended: the lock step is the claim
     assert steps == [(op, kind) for op in ops for kind in ("request", "reply")]
     requests = [d for kind, d in alice.events if kind == "request"]
     replies = [d for kind, d in alice.events if kind == "reply"]
     assert [r["call"] for r in requests] == [r["call"] for r in replies]
     assert all(r["to"] == "etcd-1" for r in requests) and all(r["ok"] for r in replies)
+    lock_reply = next(r for r in replies if r["op"] == "lock")
+    assert lock_reply["value"] == grant.value and lock_reply["token"] == grant.token
     granted = next(d for kind, d in alice.events if kind == "granted")
     assert granted == {"node": "etcd-1", "token": grant.token, "ttl_ms": 3000, "value": grant.value}
-    owner_key = f"{name}.owners/{grant.value.rsplit('/', 1)[-1]}"
     assert owner_key not in keys(etcd, f"{name}.owners/")  # the revoke took the owner's key too
+
+
+def test_a_waiter_claims_its_key_after_the_wait(etcd: EtcdServer, name: str) -> None:
+    """A lock call that waited may answer for a key that is gone: the claim checks it."""
+    alice, bob = make_lock(etcd, name, "alice"), make_lock(etcd, name, "bob")
+    assert alice.acquire() is not None
+    done: dict[str, Any] = {}
+    waiter = threading.Thread(target=lambda: done.update(grant=bob.acquire(timeout_ms=5000)))
+    waiter.start()
+    time.sleep(0.3)
+    assert alice.release() is True
+    waiter.join(6)
+    grant = done["grant"]
+    assert grant is not None
+    steps = [(d["op"], kind) for kind, d in bob.events if kind in ("request", "reply")]
+    ops = ["lease_grant", "lock", "claim"]
+    assert steps == [(op, kind) for op in ops for kind in ("request", "reply")]
+    lock_reply, claim_reply = [d for kind, d in bob.events if kind == "reply"][1:]
+    assert lock_reply == {
+        "from": "etcd-1", "call": lock_reply["call"], "op": "lock", "ok": True, "value": grant.value
+    }  # fmt: skip
+    assert claim_reply["ok"] is True and claim_reply["token"] == grant.token
+    assert keys(etcd, name + "/") == {grant.value: grant.token}
 
 
 def test_a_dead_server_fails_fast(name: str) -> None:
