@@ -76,36 +76,18 @@ class RespConnection:
 
     def read(self) -> str | int | ReplyError | None:
         """The next reply: ``str`` (status or bulk), ``int``, ``None`` (nil) or ReplyError."""
-        buf = self._buf
         try:
             while True:
-                end = buf.find(_CRLF)
-                if end > 0:
-                    kind, line = buf[0], buf[1:end]
-                    if kind == 36:  # "$": a bulk string of len(line) bytes, or nil
-                        size = int(line)
-                        if size < 0:
-                            self._buf = buf[end + 2 :]
-                            return None
-                        stop = end + 2 + size
-                        if len(buf) >= stop + 2:
-                            self._buf = buf[stop + 2 :]
-                            return buf[end + 2 : stop].decode()
-                    else:
-                        self._buf = buf[end + 2 :]
-                        if kind == 58:  # ":"
-                            return int(line)
-                        if kind == 43:  # "+"
-                            return line.decode()
-                        if kind == 45:  # "-"
-                            return ReplyError(line.decode())
-                        raise ValueError(f"unexpected reply {buf[:20]!r}")
+                parsed = _parse(self._buf)
+                if parsed is not None:
+                    reply, self._buf = parsed
+                    return reply
                 if self.sock is None:
                     raise BackendUnavailable(self.node, "connection failed (not connected)")
                 chunk = self.sock.recv(4096)
                 if not chunk:
                     raise self._failed(ConnectionError("Connection closed by server."))
-                buf += chunk
+                self._buf += chunk
         except (OSError, ValueError) as exc:  # ValueError: not RESP, or not a reply we know
             raise self._failed(exc) from exc
 
@@ -132,3 +114,27 @@ class RespConnection:
         else:
             detail = str(exc)
         return BackendUnavailable(self.node, f"connection failed ({detail})")
+
+
+def _parse(buf: bytes) -> tuple[str | int | ReplyError | None, bytes] | None:
+    """One whole reply from the front of ``buf`` and what follows it; ``None`` if incomplete."""
+    end = buf.find(_CRLF)
+    if end <= 0:
+        return None
+    kind, line = buf[0], buf[1:end]
+    if kind == 36:  # "$": a bulk string of len(line) bytes, or nil
+        size = int(line)
+        if size < 0:
+            return None, buf[end + 2 :]
+        stop = end + 2 + size
+        if len(buf) < stop + 2:
+            return None
+        return buf[end + 2 : stop].decode(), buf[stop + 2 :]
+    rest = buf[end + 2 :]
+    if kind == 58:  # ":"
+        return int(line), rest
+    if kind == 43:  # "+"
+        return line.decode(), rest
+    if kind == 45:  # "-"
+        return ReplyError(line.decode()), rest
+    raise ValueError(f"unexpected reply {buf[:20]!r}")

@@ -173,28 +173,46 @@ class ZooKeeperLock:
             if queue is not None and not ours:
                 mine = token = None  # never created, or deleted with an expired session: requeue
             elif queue is not None:
-                if ours[0] != mine:  # found after a lost create reply
-                    mine, token = ours[0], None
-                for extra in ours[1:]:  # a create retried after a lost reply: leave one node
-                    self._delete(f"{self.path}/{extra}")
+                mine, token = self._keep_one(ours, mine, token)
                 ahead = queue[: queue.index(ours[0])]
                 if not ahead:
                     grant = self._granted(ours[0], token)
                     if grant is not None:
                         return grant
-                elif self.clock.monotonic_ns() < deadline:
-                    watching = True if self.herd else self._watch(ahead[-1], woken, reasons)
-                    if watching is False:
-                        continue  # the node ahead left before the watch was set: look again
-                    remaining_s = max(0.0, (deadline - self.clock.monotonic_ns()) / 1e9)
-                    if watching and woken.wait(remaining_s):
-                        if reasons:  # a watch fired (not a connection event)
-                            self._report.emit("woken", by=reasons[0])
-                        continue
+                elif self.clock.monotonic_ns() < deadline and self._wait_for(
+                    ahead[-1], woken, reasons, deadline
+                ):
+                    continue
             if self.clock.monotonic_ns() >= deadline:
                 self._give_up(mine, timeout_ms)
                 return None
             self.clock.sleep(self.retry_delay_ms / 1000)
+
+    def _keep_one(
+        self, ours: list[str], mine: str | None, token: int | None
+    ) -> tuple[str, int | None]:
+        """Our one node in the queue: the first of ours (a create retried after a lost reply
+        may have left more: they are deleted)."""
+        if ours[0] != mine:  # found after a lost create reply
+            mine, token = ours[0], None
+        for extra in ours[1:]:
+            self._delete(f"{self.path}/{extra}")
+        return ours[0], token
+
+    def _wait_for(
+        self, ahead: str, woken: threading.Event, reasons: list[str], deadline: int
+    ) -> bool:
+        """Wait for the node ahead of ours (every node, in the herd variant) to change; True to
+        look at the queue again now, False when the wait ran out or the connection changed."""
+        watching = True if self.herd else self._watch(ahead, woken, reasons)
+        if watching is False:
+            return True  # the node ahead left before the watch was set: look again
+        remaining_s = max(0.0, (deadline - self.clock.monotonic_ns()) / 1e9)
+        if watching and woken.wait(remaining_s):
+            if reasons:  # a watch fired (not a connection event)
+                self._report.emit("woken", by=reasons[0])
+            return True
+        return False
 
     def _create_and_list(
         self, prefix: str, woken: threading.Event, reasons: list[str]

@@ -35,7 +35,10 @@ sys.path.insert(0, ROOT)
 
 from algorithms.clock import SystemClock  # noqa: E402
 from algorithms.events import discard, json_line  # noqa: E402
-from lockviz.lab import backends  # noqa: E402
+from lockviz.catalogue import BACKENDS as BACKENDS_CATALOGUE  # noqa: E402
+from lockviz.catalogue import SERVER_KINDS  # noqa: E402
+from lockviz.lab.backends import lock_factory  # noqa: E402
+from lockviz.lab.config import ClientConfig  # noqa: E402
 from lockviz.lab.labs import LocalLab  # noqa: E402
 from lockviz.lab.servers import missing  # noqa: E402
 
@@ -173,17 +176,20 @@ def three(backend: str, servers: Any, nodes: list[str], **extra: Any) -> dict[st
 
 
 def ours(backend: str, servers: Any, nodes: list[str], sink: Any, **extra: Any) -> Op:
-    config = {
-        "backend": backend,
-        "nodes": nodes,
-        "servers": servers.addresses(),
-        "ttl_ms": 10_000,
-        "timeout_ms": 1000,
-        "fencing": True,
-        "clock": SystemClock(),
+    service = BACKENDS_CATALOGUE[backend]
+    config = ClientConfig(
+        name=f"bench-{id(sink)}",
+        backend=backend,
+        variant=extra.pop("variant", service.default_variant),
+        ttl_ms=10_000,
+        fencing=service.fencing,
+        clients=(f"bench-{id(sink)}",),
+        nodes=tuple(nodes),
+        servers=servers.addresses(),
+        call_timeout_ms=1000,
         **extra,
-    }
-    lock = backends.get(backend).make_lock(config, f"bench-{id(sink)}", sink)
+    )
+    lock = lock_factory(backend)(config, SystemClock(), sink)
     prepare = getattr(lock, "prepare", None)
     if prepare:
         prepare()
@@ -408,8 +414,8 @@ def main() -> None:
     notes: list[str] = []
     for backend in args.backends:
         nodes, kind, candidates_for = BACKENDS[backend]
-        if missing(kind) or not backends.available(backend):
-            notes.append(f"- {backend}: skipped (its server or backend is not installed here)")
+        if missing(SERVER_KINDS[kind]):
+            notes.append(f"- {backend}: skipped (its server is not installed here)")
             continue
         with ExitStack() as stack:
             servers = stack.enter_context(LocalLab().servers(nodes))

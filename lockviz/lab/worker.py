@@ -23,6 +23,7 @@ from typing import Any
 
 from algorithms.clock import SkewedClock, SystemClock
 from algorithms.errors import LockError
+from algorithms.events import json_line
 from algorithms.fenced_storage import FencedStorage
 from algorithms.lock import Grant
 from algorithms.redis_client import connect
@@ -58,7 +59,7 @@ class Worker:
         )
 
     def emit(self, kind: str, details: dict[str, Any]) -> None:
-        line = json.dumps({"t_ns": time.monotonic_ns(), "kind": kind, **details})
+        line = json_line(time.monotonic_ns(), kind, details)  # json.dumps's text, faster
         with self._out:
             sys.stdout.write(line + "\n")
             sys.stdout.flush()

@@ -77,7 +77,8 @@ def finish(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     if not recorder.finish(run.pk):
         return _result(request, problems=[_not_live(run) or "this run is not live"], status=409)
     return _result(
-        request, done="finishing: pauses end, what was still waiting is dropped, the verdict follows"
+        request,
+        done="finishing: pauses end, what was still waiting is dropped, the verdict follows",
     )
 
 

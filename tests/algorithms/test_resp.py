@@ -11,7 +11,7 @@ import pytest
 
 from algorithms.errors import BackendUnavailable
 from algorithms.resp import ReplyError, RespConnection, pack
-from lockviz.lab.servers import ServerSet
+from lockviz.lab.labs import ServerSet
 
 
 def test_pack_is_resp2_bulk_strings() -> None:
