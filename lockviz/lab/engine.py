@@ -165,7 +165,7 @@ class RunEngine:
                 return
             self.ending = why
         self.record("lab", "ending", {"why": why})
-        self.schedule.cancel()
+        self.schedule.drop_later()
         self.timers.cancel()
         if self.faults is not None:
             self.faults.thaw_all("the run is ending")

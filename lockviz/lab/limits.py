@@ -86,7 +86,7 @@ class Watchdog:
         """Which limit the run has reached, if any: (why, whether the engine is stuck)."""
         busy, step = self.busy_s()
         if busy > self.limits.step_s:
-            return f"the lab is stuck: {step} has not returned for {busy:.0f} s", True
+            return f"the lab is stuck: {step} has not returned for {busy:.1f} s", True
         if self.elapsed_s() > self.limits.total_s:
             return f"the run reached its time limit of {_duration(self.limits.total_s)}", False
         if self.limits.idle_s is not None and self.idle_s() > self.limits.idle_s:
@@ -96,5 +96,5 @@ class Watchdog:
 
 def _duration(seconds: float) -> str:
     if seconds >= 120 and seconds % 60 == 0:
-        return f"{seconds / 60:.0f} minutes"
-    return f"{seconds:.0f} s"
+        return f"{seconds / 60:g} minutes"
+    return f"{seconds:g} s"

@@ -53,6 +53,16 @@ class Scheduler:
             self._closed = True
             self._changed.notify_all()
 
+    def drop_later(self) -> None:
+        """Keep what is due now (a click just accepted), drop what was due later, and let
+        :meth:`run` return once the kept actions are done."""
+        with self._changed:
+            now = self.now_ms()
+            self._queue = [entry for entry in self._queue if entry[0] <= now]
+            heapq.heapify(self._queue)
+            self._closed = True
+            self._changed.notify_all()
+
     def cancel(self) -> None:
         """Drop every pending action and let :meth:`run` return now."""
         with self._changed:

@@ -68,6 +68,15 @@ def test_cancel_drops_what_is_pending_and_returns_at_once() -> None:
     assert not runner.is_alive() and done == [] and schedule.pending == 0
 
 
+def test_ending_keeps_what_is_due_now_and_drops_what_is_due_later() -> None:
+    schedule, done = clock()
+    schedule.soon(lambda: done.append(("click", 0)))
+    schedule.at(10_000, lambda: done.append(("later", 0)))
+    schedule.drop_later()
+    schedule.run(open_ended=True)
+    assert done == [("click", 0)] and schedule.pending == 0
+
+
 def test_a_deadline_ends_an_open_run_that_nobody_closes() -> None:
     schedule, _ = clock()
     started = time.monotonic()
