@@ -11,11 +11,12 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
+from lockviz.bodylimit import BodyLimit  # noqa: E402
 from lockviz.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": ASGIStaticFilesHandler(django_asgi_app),
+        "http": BodyLimit(ASGIStaticFilesHandler(django_asgi_app)),
         "websocket": AllowedHostsOriginValidator(
             URLRouter(websocket_urlpatterns)  # type: ignore[arg-type]  # see lockviz.routing
         ),

@@ -20,6 +20,7 @@ from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.db.models import F
 
 from lockviz import broadcast
 from lockviz.models import Run
@@ -45,12 +46,20 @@ class RunConsumer(AsyncWebsocketConsumer):
         # Join first, then catch up: anything published meanwhile is queued for us and
         # dropped by seq if the catch-up already delivered it.
         await self.channel_layer.group_add(self.group, self.channel_name)
+        await self._watching(+1)  # a queued run with nobody watching is cancelled
         await self._send_status(run.status, queue_position(run.pk))
         await self._catch_up(after)
 
     async def disconnect(self, code: int) -> None:
+        if getattr(self, "counted", False):
+            await self._watching(-1)
         if hasattr(self, "group"):
             await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def _watching(self, change: int) -> None:
+        self.counted = change > 0
+        watchers = Run.objects.filter(pk=self.run_id)
+        await database_sync_to_async(watchers.update)(watchers=F("watchers") + change)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         try:

@@ -20,24 +20,39 @@ class Run(models.Model):
         RUNNING = "running"
         FINISHED = "finished"
         FAILED = "failed"
+        INTERRUPTED = "interrupted"  # the app running it stopped (killed, restarted)
+        CANCELLED = "cancelled"  # it waited for a slot with nobody watching
+
+    LIVE = (Status.QUEUED, Status.RUNNING)
 
     id = models.CharField(primary_key=True, max_length=16, default=new_run_id, editable=False)
     slug = models.CharField(max_length=100, blank=True)  # the built-in scenario it came from
     title = models.CharField(max_length=200)
     scenario = models.JSONField()
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
     verdict = models.JSONField(null=True, blank=True)
     expect_met = models.BooleanField(null=True)
     mismatches = models.JSONField(default=list, blank=True)
     error = models.TextField(blank=True)
     created = models.DateTimeField(auto_now_add=True)
     finished = models.DateTimeField(null=True, blank=True)
+    # Who may change it while it is live: the browser (session) that started it.
+    owner = models.CharField(max_length=64, blank=True, db_index=True)
+    # The app process that runs it ("host:pid:start ticks"), and when that process last said
+    # it still does: a live run whose process is gone is interrupted (lockviz.runs.recovery).
+    host = models.CharField(max_length=100, blank=True)
+    alive_at = models.DateTimeField(null=True, blank=True)
+    watchers = models.IntegerField(default=0)  # viewers connected now (a queued run needs one)
 
     class Meta:
         ordering = ["-created"]
 
     def __str__(self) -> str:
         return f"{self.title} ({self.id})"
+
+    @property
+    def live(self) -> bool:
+        return self.status in self.LIVE
 
     @property
     def fencing(self) -> bool:

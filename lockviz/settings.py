@@ -4,9 +4,14 @@ LOCKVIZ_DB            SQLite file (default: lockviz.sqlite3 next to manage.py)
 LOCKVIZ_SERVERS       use these servers instead of starting them, e.g.
                       "redis-1=redis-1:6379,storage=storage:6379" (docker compose)
 LOCKVIZ_MAX_RUNS      runs executing at once before others queue (default 4)
+LOCKVIZ_MAX_QUEUE     runs waiting for a slot before new ones are refused, 503 (default 24)
+LOCKVIZ_MAX_PER_BROWSER  one browser's queued + running runs before it is refused, 429 (4)
+LOCKVIZ_RETENTION_DAYS   runs and imports older than this are removed (default 30; prune)
+LOCKVIZ_MAX_BODY      the largest request body accepted, in bytes (default 8 MiB)
 LOCKVIZ_DEBUG         "1" for Django's debug pages
-LOCKVIZ_SECRET_KEY    the secret key (a fixed development key by default: the app holds no
-                      secrets and has no accounts)
+LOCKVIZ_SECRET_KEY    signs the session cookies that say who started a run; when unset, a key is
+                      made once per install and kept in LOCKVIZ_STATE_DIR (never in the repo)
+LOCKVIZ_STATE_DIR     where that key lives (default ~/.local/state/lockviz)
 LOCKVIZ_ALLOWED_HOSTS extra host names, comma separated
 """
 
@@ -16,16 +21,23 @@ import os
 import tempfile
 from pathlib import Path
 
+from lockviz.secret import install_key
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 DEBUG = os.environ.get("LOCKVIZ_DEBUG", "") == "1"
-SECRET_KEY = os.environ.get("LOCKVIZ_SECRET_KEY", "lockviz-local-development-key-not-a-secret")
+STATE_DIR = Path(
+    os.environ.get("LOCKVIZ_STATE_DIR")
+    or Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "lockviz"
+)
+SECRET_KEY = os.environ.get("LOCKVIZ_SECRET_KEY") or install_key(STATE_DIR / "secret_key")
 ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]", "testserver"] + [
     host for host in os.environ.get("LOCKVIZ_ALLOWED_HOSTS", "").split(",") if host
 ]
 
 INSTALLED_APPS = [
     "daphne",
+    "django.contrib.sessions",
     "django.contrib.staticfiles",
     "channels",
     "django_htmx",
@@ -34,6 +46,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -84,9 +97,26 @@ LANGUAGE_CODE = "en"
 
 # An exported run pasted into the import form can be a few MB (the import itself caps at 5 MB).
 DATA_UPLOAD_MAX_MEMORY_SIZE = 6 * 1024 * 1024
+# Past this a body is refused before it is read (413); below it the import's own limits speak.
+LOCKVIZ_MAX_BODY = int(os.environ.get("LOCKVIZ_MAX_BODY", str(8 * 1024 * 1024)))
+LOCKVIZ_MAX_UPLOAD = 5 * 1024 * 1024  # an import's file (lockviz.runs.imports.MAX_BYTES)
+FILE_UPLOAD_HANDLERS = [
+    "lockviz.bodylimit.LimitedUploadHandler",  # stops at the limit, before the others keep it
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
 
 LOCKVIZ_SERVERS = os.environ.get("LOCKVIZ_SERVERS", "")
 LOCKVIZ_MAX_RUNS = int(os.environ.get("LOCKVIZ_MAX_RUNS", "4"))
+LOCKVIZ_MAX_QUEUE = int(os.environ.get("LOCKVIZ_MAX_QUEUE", "24"))
+LOCKVIZ_MAX_PER_BROWSER = int(os.environ.get("LOCKVIZ_MAX_PER_BROWSER", "4"))
+LOCKVIZ_RETENTION_DAYS = int(os.environ.get("LOCKVIZ_RETENTION_DAYS", "30"))
+
+# Who started a run is kept in the browser's session (a signed cookie naming a row): a session
+# lives as long as its runs are kept, and the cookie is not readable by page scripts.
+SESSION_COOKIE_AGE = LOCKVIZ_RETENTION_DAYS * 86400
+SESSION_COOKIE_SAMESITE = "Lax"
+SESSION_COOKIE_HTTPONLY = True
 
 LOGGING = {
     "version": 1,

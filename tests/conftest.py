@@ -12,6 +12,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,6 +34,15 @@ def servers(lab: LocalLab) -> Iterator[ServerSet]:
     """A fresh lock node (``redis-1``) and storage node, stopped after the test."""
     with lab.servers(["redis-1", "storage"]) as started:
         yield started
+
+
+def browser_of(client: Any) -> str:
+    """The browser id of a Django test client's session (made on first use), as views see it."""
+    session = client.session
+    if "browser" not in session:
+        session["browser"] = f"test-browser-{id(client)}"
+        session.save()
+    return str(session["browser"])
 
 
 def builtin_json(slug: str) -> dict:

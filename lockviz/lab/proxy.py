@@ -74,6 +74,10 @@ class Link:
         except OSError:
             _reset(writer)
             return
+        if self.mode == "reset":  # reset while this connection was being set up
+            _reset(writer)
+            _reset(up_writer)
+            return
         self.writers.update((writer, up_writer))
         try:
             await asyncio.gather(self._pump(reader, up_writer), self._pump(up_reader, writer))
@@ -105,6 +109,7 @@ class Link:
             async with self.changed:  # a blackhole holds everything until it is healed
                 await self.changed.wait_for(lambda: self.mode != "blackhole")
             if self.mode == "reset":
+                _reset(dst)  # what was held is dropped, as a reset connection drops it
                 return
             if not data:
                 if dst.can_write_eof():

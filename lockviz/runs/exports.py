@@ -61,17 +61,21 @@ class _Participants:
     """Lifelines in order (clients, lock nodes, storage) with ids Mermaid cannot misread."""
 
     def __init__(self) -> None:
-        self.ids: dict[str, str] = {}
+        self.ids: dict[str, str] = {}  # in the order they were met
         self.roles: dict[str, str] = {}
+        self.taken: set[str] = set()  # every id handed out: linear in the number of actors
 
     def add(self, name: object, role: str) -> None:
         name = str(name)
         if name in self.ids or name == "lab":
             return
         candidate = re.sub(r"[^a-z0-9_]", "_", name.lower())
-        if not _ID.match(candidate) or candidate in _KEYWORDS or candidate in self.ids.values():
+        if not _ID.match(candidate) or candidate in _KEYWORDS or candidate in self.taken:
             candidate = f"p{len(self.ids) + 1}"
+            while candidate in self.taken:
+                candidate += "_"
         self.ids[name] = candidate
+        self.taken.add(candidate)
         self.roles[name] = role
 
     def id(self, name: object) -> str:
@@ -80,8 +84,8 @@ class _Participants:
 
     def ordered(self) -> list[str]:
         rank = {"client": 0, "node": 1, "other": 2, "storage": 3}
-        names = list(self.ids)
-        return sorted(names, key=lambda n: (rank[self.roles[n]], names.index(n)))
+        met = {name: i for i, name in enumerate(self.ids)}
+        return sorted(met, key=lambda n: (rank[self.roles[n]], met[n]))
 
     def declarations(self) -> list[str]:
         lines = []

@@ -266,6 +266,8 @@ _PHRASES: dict[str, Callable[[Event], tuple[str, str]]] = {
     "run_started": lambda e: (f"run started: {e.get('title')}", ""),
     "run_finished": lambda e: ("run finished", ""),
     "run_failed": lambda e: (f"run FAILED: {e.get('error')}", ""),
+    "run_interrupted": lambda e: (f"run INTERRUPTED: {e.get('why')}", ""),
+    "run_cancelled": lambda e: (f"run cancelled: {e.get('why')}", ""),
     "note": lambda e: (str(e.get("text")), ""),
     "releasing": lambda e: ("leaves its critical section and releases", ""),
     "session": lambda e: (f"ZooKeeper session {e.get('state')}", ""),
@@ -312,6 +314,10 @@ def headline(
     verdict: Mapping[str, Any] | None, error: str = "", status: str = ""
 ) -> tuple[str, str]:
     """A run's outcome in one line, and its tone (good, warn, bad, pending)."""
+    if status == "interrupted":
+        return "⏹ The run was interrupted: the app stopped before it ended", "bad"
+    if status == "cancelled":
+        return "⏹ The run was cancelled: nobody watched it while it waited", "pending"
     if error or status == "failed":
         return "✖ The run failed", "bad"
     if not verdict:

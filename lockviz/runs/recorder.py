@@ -4,12 +4,18 @@ Each event the engine records is stored (``RunEvent``) and then published to the
 in that order, so a viewer that catches up from the database and then listens live misses
 nothing. Runs execute in background threads; at most ``LOCKVIZ_MAX_RUNS`` at once, the others
 wait in a queue whose position their viewers see.
+
+Admission (:func:`launch`): the queue is bounded (``LOCKVIZ_MAX_QUEUE``: beyond it a new run is
+refused, try again later), one browser may have at most ``LOCKVIZ_MAX_PER_BROWSER`` runs queued
+or running, and a queued run that nobody has watched for :data:`UNWATCHED_S` is cancelled. A
+keeper thread tells the database which runs this process runs (lockviz.runs.recovery).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any
 
 from django.conf import settings
@@ -20,6 +26,7 @@ from lockviz import broadcast
 from lockviz.lab.engine import RunEngine, RunResult
 from lockviz.lab.labs import Lab, make_lab
 from lockviz.models import Run, RunEvent
+from lockviz.runs import recovery
 from lockviz.runs.narrator import Narrator
 from lockviz.scenarios.schema import MAX_STEPS, Scenario, ScenarioError, Step, check_step
 
@@ -28,9 +35,24 @@ log = logging.getLogger(__name__)
 _lab: Lab | None = None
 _slots = threading.BoundedSemaphore(settings.LOCKVIZ_MAX_RUNS)
 _waiting: list[str] = []
+_running = 0  # runs holding a slot
 _waiting_lock = threading.Lock()
 _engines: dict[str, RunEngine] = {}  # live runs, by id: where clicks are sent
 MAX_CLICKS = MAX_STEPS  # a live run takes at most as many clicks as a scenario has steps
+UNWATCHED_S = 20.0  # a queued run nobody watches for this long is cancelled
+RECOVER_EVERY_S = 60.0
+_keeper: threading.Thread | None = None
+_keeper_lock = threading.Lock()
+
+
+class Refused(Exception):
+    """A run the lab will not take now: ``status`` 503 (busy, retry) or 429 (too many yours)."""
+
+    def __init__(self, status: int, message: str, retry_after_s: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.retry_after_s = retry_after_s
 
 
 def lab() -> Lab:
@@ -40,8 +62,43 @@ def lab() -> Lab:
     return _lab
 
 
-def create_run(scenario: Scenario, slug: str = "") -> Run:
-    return Run.objects.create(slug=slug, title=scenario.title, scenario=scenario.to_json())
+def create_run(scenario: Scenario, slug: str = "", owner: str = "") -> Run:
+    return Run.objects.create(
+        slug=slug,
+        title=scenario.title,
+        scenario=scenario.to_json(),
+        owner=owner,
+        host=recovery.process_id(),
+        alive_at=timezone.now(),
+    )
+
+
+def admit(owner: str, count: int = 1) -> None:
+    """Raise :class:`Refused` if ``owner`` may not start ``count`` more runs now."""
+    with _waiting_lock:
+        waiting, free = len(_waiting), settings.LOCKVIZ_MAX_RUNS - _running
+    if waiting + count > settings.LOCKVIZ_MAX_QUEUE + max(0, free):
+        raise Refused(
+            503,
+            f"The lab is busy: {waiting} runs are waiting for it already. Try again in a minute.",
+            retry_after_s=60,
+        )
+    mine = Run.objects.filter(owner=owner, status__in=Run.LIVE).count() if owner else 0
+    most = settings.LOCKVIZ_MAX_PER_BROWSER
+    if mine + count > most:
+        raise Refused(
+            429,
+            f"You already have {mine} run{'s' * (mine != 1)} queued or running, and one "
+            f"browser may have {most} at a time: wait for one to end, or finish it.",
+        )
+
+
+def launch(scenario: Scenario, slug: str = "", owner: str = "", open_ended: bool = False) -> Run:
+    """Admit, create and start one run (:class:`Refused` when it may not start now)."""
+    admit(owner)
+    run = create_run(scenario, slug, owner)
+    start(run, scenario, open_ended)
+    return run
 
 
 def start(run: Run, scenario: Scenario, open_ended: bool = False) -> threading.Thread:
@@ -50,6 +107,7 @@ def start(run: Run, scenario: Scenario, open_ended: bool = False) -> threading.T
     An open-ended run (the free-play lab) keeps its servers and clients until :func:`finish`,
     taking steps from :func:`inject` as the learner clicks.
     """
+    _keep()
     thread = threading.Thread(
         target=_queued, args=(run, scenario, open_ended), name=f"run-{run.pk}", daemon=True
     )
@@ -92,6 +150,7 @@ def is_live(run_id: str) -> bool:
 
 def execute(run: Run, scenario: Scenario, open_ended: bool = False) -> RunResult:
     """Execute the run in this thread (the CLI, tests): record, then store the verdict."""
+    _keep()
     run.status = Run.Status.RUNNING
     run.save(update_fields=["status"])
     _status(run)
@@ -150,19 +209,37 @@ def queue_position(run_id: str) -> int | None:
 def _queued(run: Run, scenario: Scenario, open_ended: bool = False) -> None:
     with _waiting_lock:
         _waiting.append(run.pk)
+    unwatched_since = time.monotonic()
     try:
         while not _slots.acquire(timeout=0.5):
             _status(run)
+            if Run.objects.filter(pk=run.pk, watchers__gt=0).exists():
+                unwatched_since = time.monotonic()
+            elif time.monotonic() - unwatched_since > UNWATCHED_S:
+                why = f"nobody watched it for {UNWATCHED_S:g} s while it waited for the lab"
+                recovery.interrupt(run, why, Run.Status.CANCELLED)
+                run.refresh_from_db()
+                _status(run)
+                close_old_connections()
+                return
     finally:
         with _waiting_lock:
             _waiting.remove(run.pk)
+    _hold(+1)
     try:
         execute(run, scenario, open_ended)
     except Exception:  # logged by execute; the thread must not die noisily
         pass
     finally:
+        _hold(-1)
         _slots.release()
         close_old_connections()
+
+
+def _hold(change: int) -> None:
+    global _running
+    with _waiting_lock:
+        _running += change
 
 
 def _finish(run: Run, *, result: RunResult | None = None, error: str = "") -> None:
@@ -176,6 +253,34 @@ def _finish(run: Run, *, result: RunResult | None = None, error: str = "") -> No
     run.finished = timezone.now()
     run.save()
     _status(run)
+
+
+def _keep() -> None:
+    """Start the thread that tells the database which runs are ours (while there are any)."""
+    global _keeper
+    with _keeper_lock:
+        if _keeper is None or not _keeper.is_alive():
+            _keeper = threading.Thread(target=_keeping, name="run-keeper", daemon=True)
+            _keeper.start()
+
+
+def _keeping() -> None:
+    last_recover = 0.0
+    idle = 0
+    while idle < 2:  # ends when this process has had no run for a while; a new run restarts it
+        try:
+            with _waiting_lock:
+                ours = [*_waiting, *list(_engines)]
+            idle = 0 if ours else idle + 1
+            recovery.claim(ours)
+            if time.monotonic() - last_recover > RECOVER_EVERY_S:
+                recovery.recover()  # a sibling process that died
+                last_recover = time.monotonic()
+        except Exception:  # the database is busy or gone for a moment: try again
+            log.exception("keeping runs alive")
+        finally:
+            close_old_connections()
+        time.sleep(recovery.HEARTBEAT_S)
 
 
 def _status(run: Run) -> None:

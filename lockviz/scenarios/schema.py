@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -23,6 +23,10 @@ MAX_RUN_MS = 120_000
 MAX_CLIENTS = 8
 MAX_STEPS = 500
 NAME = re.compile(r"^[a-z][a-z0-9_-]{0,15}$")
+# Every string and list has a bound: a refusal quotes what it refuses, so it must stay short.
+Name = Annotated[str, Field(max_length=40)]
+Choice = Annotated[str, Field(min_length=1, max_length=200)]
+
 # The top-level fields that only tell the story or predict it: not what the servers do.
 STORY = frozenset({"format", "title", "description", "takeaway", "expect"})
 
@@ -46,7 +50,7 @@ class Expect(_Strict):
     data_corrupted: bool | None = None
     acquire_failures: int | None = Field(default=None, ge=0)
     liveness: Literal["ok", "stuck"] | None = None
-    stuck_clients: list[str] | None = None
+    stuck_clients: list[Name] | None = Field(default=None, max_length=MAX_CLIENTS)
     wakeups: int | None = Field(default=None, ge=0)
 
     def as_dict(self) -> dict[str, Any]:
@@ -57,21 +61,21 @@ class Ask(_Strict):
     """A predict-then-reveal checkpoint: the walkthrough stops before this step's outcome."""
 
     question: str = Field(min_length=1, max_length=300)
-    choices: list[str] = Field(min_length=2, max_length=6)
+    choices: list[Choice] = Field(min_length=2, max_length=6)
     answer: str = Field(min_length=1, max_length=200)
     explain: str = Field(default="", max_length=1500)
 
 
 class Step(_Strict):
     at_ms: int = Field(ge=0, le=MAX_RUN_MS)
-    do: str
-    client: str | None = None
-    node: str | None = None
+    do: Name
+    client: Name | None = None
+    node: Name | None = None
     ms: int | None = Field(default=None, ge=-3_600_000, le=3_600_000)
     value: str | None = Field(default=None, max_length=200)
     timeout_ms: int | None = Field(default=None, ge=0, le=MAX_RUN_MS)
     ttl_ms: int | None = Field(default=None, ge=10, le=60_000)
-    nodes: list[str] | None = Field(default=None, min_length=1, max_length=8)
+    nodes: list[Name] | None = Field(default=None, min_length=1, max_length=8)
     mode: Literal["blackhole", "reset"] | None = None
     jitter_ms: int | None = Field(default=None, ge=0, le=10_000)
     rate: float | None = Field(default=None, ge=0.1, le=10)
@@ -100,11 +104,11 @@ class Scenario(_Strict):
     title: str = Field(min_length=1, max_length=120)
     description: str = Field(default="", max_length=2000)
     takeaway: str = Field(default="", max_length=300)  # the lesson's one sentence to remember
-    backend: str
-    variant: str | None = None
+    backend: Name
+    variant: Name | None = None
     fencing: bool = True
     ttl_ms: int = Field(ge=100, le=60_000)
-    clients: list[str] = Field(min_length=1, max_length=MAX_CLIENTS)
+    clients: list[Name] = Field(min_length=1, max_length=MAX_CLIENTS)
     steps: list[Step] = Field(max_length=MAX_STEPS)  # empty only for a free-play session
     expect: Expect | None = None
     redis_nodes: Literal[3, 5, 7] | None = None  # Redlock only; 5 by default

@@ -5,11 +5,60 @@ and the models, and back; an htmx request gets the partial it swaps in (django-h
 
 from __future__ import annotations
 
-from django.http import HttpRequest
+import secrets
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 from django_htmx.middleware import HtmxDetails
+
+from lockviz.models import Run
+from lockviz.runs.recorder import Refused
 
 
 class HtmxHttpRequest(HttpRequest):
     """A request as django-htmx's middleware hands it to the views."""
 
     htmx: HtmxDetails
+
+
+def browser(request: HttpRequest) -> str:
+    """This browser, as the runs it starts remember it: an id kept in its session.
+
+    The session cookie is signed with the installation's secret key (lockviz.secret) and names
+    a row in the database: a browser cannot claim another's runs by editing it.
+    """
+    found = request.session.get("browser")
+    if not isinstance(found, str):
+        found = request.session["browser"] = secrets.token_urlsafe(16)
+    return found
+
+
+def owns(request: HttpRequest, run: Run) -> bool:
+    """Whether this browser may change ``run``: it started it."""
+    return bool(run.owner) and run.owner == request.session.get("browser")
+
+
+def not_yours(request: HtmxHttpRequest, run: Run, what: str) -> HttpResponse:
+    """403, with a sentence saying why and what to do instead."""
+    text = (
+        f"Only the browser that started run {run.pk} can {what}: you are watching it. "
+        "Start a run of your own to try things yourself."
+    )
+    response = render(request, "lockviz/_play_result.html", {"problems": [text]}, status=403)
+    response["X-Fault"] = "refused"
+    if request.htmx:
+        response.status_code = 200  # htmx swaps only a 2xx in; X-Fault says it was refused
+    return response
+
+
+def busy(request: HtmxHttpRequest, refused: Refused) -> HttpResponse:
+    """503 (the lab is busy, with Retry-After) or 429 (this browser has enough runs going)."""
+    template = "lockviz/_refused.html" if request.htmx else "lockviz/refused.html"
+    response = render(request, template, {"refused": refused}, status=refused.status)
+    if refused.retry_after_s is not None:
+        response["Retry-After"] = str(refused.retry_after_s)
+    if request.htmx:
+        response.status_code = 200
+        response["HX-Retarget"] = "#refused"
+        response["HX-Reswap"] = "innerHTML"
+    return response

@@ -13,10 +13,11 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from lockviz.models import Run
 from lockviz.runs import recorder
+from lockviz.runs.recorder import Refused
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import ScenarioError, parse
 from lockviz.teaching.compare import SAME, CompareForm, describe, read_run_ids
-from lockviz.views import HtmxHttpRequest
+from lockviz.views import HtmxHttpRequest, browser, busy
 
 DEFAULT_SCENARIO = "gc-pause-fenced"
 
@@ -49,9 +50,14 @@ def _start(request: HtmxHttpRequest) -> HttpResponse:
         template = "lockviz/_compare_form.html" if request.htmx else "lockviz/compare.html"
         return render(request, template, {"form": form}, status=200 if request.htmx else 400)
     slug = form.cleaned_data["slug"]
+    owner = browser(request)
+    try:
+        recorder.admit(owner, len(form.variants))
+    except Refused as refused:
+        return busy(request, refused)
     started = []
     for scenario in form.variants:
-        run = recorder.create_run(scenario, slug)
+        run = recorder.create_run(scenario, slug, owner)
         recorder.start(run, scenario)
         started.append(run.pk)
     url = f"{reverse('compare')}?runs={','.join(started)}"

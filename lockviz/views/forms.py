@@ -27,6 +27,7 @@ class RunForm(forms.Form):
             if run is None:
                 raise forms.ValidationError(f"There is no run {source!r} to run again.")
             base, slug = dict(run.scenario), run.slug
+            data["source"] = run
         elif slug in builtin():
             base = builtin()[slug].to_json()
         else:

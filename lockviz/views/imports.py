@@ -23,7 +23,8 @@ from django_htmx.http import HttpResponseClientRedirect
 from lockviz.models import Run, RunEvent
 from lockviz.runs import imports, recorder
 from lockviz.runs.imports import ImportedRun, ImportedScenario, ImportRefused
-from lockviz.views import HtmxHttpRequest
+from lockviz.runs.recorder import Refused
+from lockviz.views import HtmxHttpRequest, browser, busy
 
 
 @require_http_methods(["GET", "POST"])
@@ -64,8 +65,10 @@ def run_imported(request: HtmxHttpRequest) -> HttpResponse:
         return _answer(
             request, "lockviz/_import_errors.html", {"problems": _split(exc.problems)}, ""
         )
-    run = recorder.create_run(found.scenario)
-    recorder.start(run, found.scenario)
+    try:
+        run = recorder.launch(found.scenario, owner=browser(request))
+    except Refused as refused:
+        return busy(request, refused)
     return _go(request, reverse("run", args=[run.pk]))
 
 
@@ -95,6 +98,9 @@ def _pasted(request: HtmxHttpRequest) -> str:
 def _chosen(request: HtmxHttpRequest, text: str) -> tuple[bytes | str, str, str]:
     """(what to import, its form field, where it came from): a chosen file wins over text."""
     upload = request.FILES.get("file")
+    too_big = getattr(request, "lockviz_upload_too_big", 0)
+    if too_big:  # the upload handler stopped keeping it at the limit
+        raise ImportRefused([f"file: more than {too_big / 1024 / 1024:.1f} MB; the most is 5 MB"])
     if upload is not None and upload.size:
         if upload.size > imports.MAX_BYTES:  # refused on its size, without reading it
             size = f"{upload.size / 1024 / 1024:.1f} MB"

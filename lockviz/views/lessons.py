@@ -14,9 +14,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from lockviz.models import Run
-from lockviz.runs import recorder
+from lockviz.runs import recorder, recovery
+from lockviz.runs.recorder import Refused
 from lockviz.teaching import lessons
-from lockviz.views import HtmxHttpRequest
+from lockviz.views import HtmxHttpRequest, browser, busy
 
 COOKIE_DAYS = 30
 
@@ -32,11 +33,6 @@ def index(request: HtmxHttpRequest) -> HttpResponse:
 def walkthrough(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     lesson = _lesson(slug)
     run_id = request.GET.get("run")
-    if run_id is None:
-        remembered = _remembered(request, lesson)
-        if remembered is not None:
-            return redirect(_url(slug, remembered.pk))
-        return _start(lesson)
     course = lessons.course()
     context = {
         "lesson": lesson,
@@ -44,6 +40,11 @@ def walkthrough(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         "previous": next((c for c in course if c.number == lesson.number - 1), None),
         "following": next((c for c in course if c.number == lesson.number + 1), None),
     }
+    if run_id is None:  # a GET never starts servers (a prefetch, a link on another site)
+        remembered = _remembered(request, lesson)
+        if remembered is not None:
+            return redirect(_url(slug, remembered.pk))
+        return render(request, "lockviz/lesson.html", context)
     run = Run.objects.filter(pk=run_id[:16]).first() if run_id.strip() else None
     if run is None:
         context["problem"] = f"There is no run {run_id[:40]!r}."
@@ -72,7 +73,8 @@ def walkthrough(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 def rerun(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    return _start(_lesson(slug))
+    """Start the lesson's scenario live (the first time, or again)."""
+    return _start(request, _lesson(slug))
 
 
 def _lesson(slug: str) -> lessons.Lesson:
@@ -82,9 +84,11 @@ def _lesson(slug: str) -> lessons.Lesson:
     return lesson
 
 
-def _start(lesson: lessons.Lesson) -> HttpResponse:
-    run = recorder.create_run(lesson.scenario, lesson.slug)
-    recorder.start(run, lesson.scenario)
+def _start(request: HtmxHttpRequest, lesson: lessons.Lesson) -> HttpResponse:
+    try:
+        run = recorder.launch(lesson.scenario, lesson.slug, browser(request))
+    except Refused as refused:
+        return busy(request, refused)
     response = redirect(_url(lesson.slug, run.pk))
     response.set_cookie(
         _cookie(lesson.slug), run.pk, max_age=COOKIE_DAYS * 86400, samesite="Lax", httponly=True
@@ -96,8 +100,12 @@ def _remembered(request: HtmxHttpRequest, lesson: lessons.Lesson) -> Run | None:
     """The learner's last run of this lesson, if it still fits the lesson and did not fail."""
     run_id = request.COOKIES.get(_cookie(lesson.slug), "")[:16]
     run = Run.objects.filter(pk=run_id).first() if run_id else None
-    if run is None or run.status == Run.Status.FAILED or run.slug != lesson.slug:
+    if run is None or run.slug != lesson.slug:
         return None
+    if run.status not in (Run.Status.FINISHED, *Run.LIVE):
+        return None  # failed, interrupted or cancelled: nothing to tell
+    if run.live and not recovery.running(run):
+        return None  # its app is gone (the next start-up marks it interrupted)
     return run if lessons.same_script(run.scenario, lesson) else None
 
 

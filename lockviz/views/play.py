@@ -18,10 +18,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 
 from lockviz.models import Run
-from lockviz.runs import narrator, recorder
+from lockviz.runs import narrator, recorder, recovery
+from lockviz.runs.recorder import Refused
 from lockviz.scenarios.schema import Scenario, ScenarioError, parse
 from lockviz.teaching import play as free_play
-from lockviz.views import HtmxHttpRequest
+from lockviz.views import HtmxHttpRequest, browser, busy, not_yours, owns
 
 RESULT = "lockviz/_play_result.html"
 
@@ -31,8 +32,10 @@ def play(request: HtmxHttpRequest) -> HttpResponse:
     form = free_play.PlayForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         scenario = form.cleaned_data["built"]
-        run = recorder.create_run(scenario, "free-play")
-        recorder.start(run, scenario, open_ended=True)
+        try:
+            run = recorder.launch(scenario, "free-play", browser(request), open_ended=True)
+        except Refused as refused:
+            return busy(request, refused)
         return _go(request, reverse("play_session", args=[run.pk]))
     context = {
         "form": form,
@@ -53,13 +56,15 @@ def play(request: HtmxHttpRequest) -> HttpResponse:
 
 @require_GET
 def session(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
-    run = get_object_or_404(Run, pk=run_id)
-    return render(request, "lockviz/play.html", _session_context(run))
+    run = recovery.settle(get_object_or_404(Run, pk=run_id))
+    return render(request, "lockviz/play.html", _session_context(request, run))
 
 
 @require_POST
 def do(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
+    if not owns(request, run):
+        return not_yours(request, run, "do things to it")
     refusal = _not_live(run)
     if refusal:
         return _result(request, problems=[refusal], status=409)
@@ -74,6 +79,8 @@ def do(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 @require_POST
 def finish(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
+    if not owns(request, run):
+        return not_yours(request, run, "finish it")
     if not recorder.finish(run.pk):
         return _result(request, problems=[_not_live(run) or "this run is not live"], status=409)
     return _result(
@@ -94,6 +101,8 @@ def scenario_json(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 def again(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """Run what the session did as an ordinary scenario, live, from the start."""
     run = get_object_or_404(Run, pk=run_id)
+    if not owns(request, run):
+        return not_yours(request, run, "run it again")
     saved = recorder.scenario_from_run(run)
     try:
         scenario = parse(
@@ -103,14 +112,16 @@ def again(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         problems = free_play.replay_problems(exc.problems)
         if request.htmx:
             return _result(request, problems=problems)
-        context = {**_session_context(run), "problems": problems}
+        context = {**_session_context(request, run), "problems": problems}
         return render(request, "lockviz/play.html", context, status=400)
-    again_run = recorder.create_run(scenario, "free-play")
-    recorder.start(again_run, scenario)
+    try:
+        again_run = recorder.launch(scenario, "free-play", browser(request))
+    except Refused as refused:
+        return busy(request, refused)
     return _go(request, reverse("run", args=[again_run.pk]))
 
 
-def _session_context(run: Run) -> dict[str, Any]:
+def _session_context(request: HtmxHttpRequest, run: Run) -> dict[str, Any]:
     scenario = _scenario(run)
     data = {
         "run": run.pk,
@@ -123,7 +134,8 @@ def _session_context(run: Run) -> dict[str, Any]:
     return {
         "run": run,
         "scenario": scenario,
-        "live": run.status in (Run.Status.QUEUED, Run.Status.RUNNING),
+        "live": run.live,
+        "yours": owns(request, run),
         "data": data,
     }
 
@@ -135,11 +147,19 @@ def _scenario(run: Run) -> Scenario | None:
         return None
 
 
+_ENDED: dict[str, str] = {
+    Run.Status.FINISHED: "finished",
+    Run.Status.FAILED: "failed",
+    Run.Status.INTERRUPTED: "been interrupted",
+    Run.Status.CANCELLED: "been cancelled",
+}
+
+
 def _not_live(run: Run) -> str:
     """Why a click cannot be done on this run now ('' if it can)."""
-    if run.status in (Run.Status.FINISHED, Run.Status.FAILED):
+    if not run.live:
         return (
-            f"run {run.pk} has {'finished' if run.status == Run.Status.FINISHED else 'failed'}: "
+            f"run {run.pk} has {_ENDED.get(run.status, run.status)}: "
             "clicks only work while a run is live. Start a new session to play again."
         )
     if run.status == Run.Status.QUEUED:

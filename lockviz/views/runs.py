@@ -10,10 +10,11 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from lockviz.catalogue import BACKENDS
 from lockviz.models import Run
-from lockviz.runs import recorder
+from lockviz.runs import recorder, recovery
+from lockviz.runs.recorder import Refused
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import parse
-from lockviz.views import HtmxHttpRequest
+from lockviz.views import HtmxHttpRequest, browser, busy, not_yours, owns
 from lockviz.views.forms import RunForm
 
 
@@ -44,16 +45,22 @@ def start_run(request: HtmxHttpRequest) -> HttpResponse:
         return render(
             request, "lockviz/_run_form.html", context, status=200 if request.htmx else 400
         )
-    scenario = form.cleaned_data["built"]
-    run = recorder.create_run(scenario, form.cleaned_data["slug"])
-    recorder.start(run, scenario)
+    source = form.cleaned_data.get("source")
+    if source is not None and not owns(request, source):
+        return not_yours(request, source, "run it again with other settings")
+    try:
+        run = recorder.launch(
+            form.cleaned_data["built"], form.cleaned_data["slug"], browser(request)
+        )
+    except Refused as refused:
+        return busy(request, refused)
     url = reverse("run", args=[run.pk])
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
 @require_GET
 def run_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
-    run = get_object_or_404(Run, pk=run_id)
+    run = recovery.settle(get_object_or_404(Run, pk=run_id))
     scenario = parse(run.scenario, allow_empty=True)  # a free-play session has no steps
     form = RunForm(initial={"from_run": run.pk, "fencing": run.fencing, "ttl_ms": scenario.ttl_ms})
     story = [
@@ -66,6 +73,7 @@ def run_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         "from_run": run.pk,
         "story": story,
         "changed": _changes(run),
+        "yours": owns(request, run),
     }
     return render(request, "lockviz/run.html", context)
 

@@ -62,7 +62,7 @@
       if (data.type === "event") onEvent(data.event);
       else if (data.type === "status") {
         // The status comes after the verdict is stored: only then is it there to fetch.
-        if (data.status === "finished" || data.status === "failed") {
+        if (["finished", "failed", "interrupted", "cancelled"].includes(data.status)) {
           document.body.dispatchEvent(new Event("verdict-ready"));
         }
         if (!finished) setStatus(data.status, data.position);

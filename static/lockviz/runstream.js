@@ -40,7 +40,7 @@
           if (ev.kind === "run_finished" || ev.kind === "run_failed") ended = ev.kind;
         } else if (data.type === "status") {
           on.onStatus(data.status, data.position);
-          if (data.status === "finished" || data.status === "failed") settled = data.status;
+          if (["finished", "failed", "interrupted", "cancelled"].includes(data.status)) settled = data.status;
         } else if (data.type === "error") {
           on.onError(data.message);
         }

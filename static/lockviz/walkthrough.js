@@ -54,6 +54,8 @@
     else if (status === "failed") {
       const ev = failure();
       text = `The live run failed: ${(ev && ev.error) || data.error || "the lab stopped"}.`;
+    } else if (status === "interrupted" || status === "cancelled") {
+      text = `The live run was ${status}: ${data.error || "it never ended"}. Re-run it live to see the lesson.`;
     } else if (status === "queued") text = `Waiting for the lab${position ? ` (place ${position} in the queue)` : ""}…`;
     else if (status === "reconnecting") text = `Reconnecting to the live run… (${n} events so far)`;
     else text = `Running live${servers()}… (${n} event${n === 1 ? "" : "s"} so far)`;
@@ -290,7 +292,7 @@
 
   [ui.next, ui.back, ui.nextSay, ui.prevSay].forEach((b) => { b.disabled = true; });
   showLive();
-  if (status === "finished" || status === "failed") begin();
+  if (["finished", "failed", "interrupted", "cancelled"].includes(status)) begin();
   else waitForRun();
   window.lockvizWalkthrough = { diagram, get pos() { return pos; }, get events() { return events; } };
 })();

@@ -26,6 +26,7 @@ def test_a_checkpoint_stops_before_the_outcome_and_back_hides_it_again(
     app_server: AppServer, page: Any
 ) -> None:
     page.goto(app_server.url + "/lessons/gc-pause-fenced/")
+    page.get_by_role("button", name="Start the lesson on live servers").click()
     page.wait_for_url("**/lessons/gc-pause-fenced/?run=*")
     live = page.locator("#live[data-status=finished]")
     live.wait_for(timeout=40_000)
@@ -86,6 +87,7 @@ def test_the_lessons_index_lists_the_lessons_in_course_order(
     assert first.locator(".number").text_content() == "1"
     assert first.locator(".minutes").text_content().endswith("min")
     first.get_by_role("link", name="Start lesson 1").click()
+    page.get_by_role("button", name="Start the lesson on live servers").click()
     page.wait_for_url(f"**/lessons/{course()[0].slug}/?run=*")
     page.locator("#live[data-status=finished], #live[data-status=failed]").wait_for(timeout=40_000)
     assert page.errors == []

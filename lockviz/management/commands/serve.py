@@ -19,11 +19,13 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from lockviz.bodylimit import guard_daphne
 from lockviz.catalogue import REDIS
 from lockviz.lab import registry
 from lockviz.lab.errors import LabError
 from lockviz.lab.servers import install_hint, missing
 from lockviz.lab.servers.redis import RedisServer
+from lockviz.runs import recovery
 
 
 class Command(BaseCommand):
@@ -35,6 +37,12 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         self.step("database", lambda: call_command("migrate", verbosity=0, interactive=False))
+        interrupted = recovery.recover()
+        if interrupted:
+            self.stdout.write(
+                f"  {interrupted} run(s) left live by an app that stopped: interrupted"
+            )
+        call_command("prune", verbosity=0)
         swept = registry.sweep()
         if swept:
             self.stdout.write(f"  cleaned up {swept} server set(s) left by an app that was killed")
@@ -47,6 +55,7 @@ class Command(BaseCommand):
         # Ctrl-C must stop the app even when it was started from a shell that ignores SIGINT
         # in background jobs (Twisted only takes SIGINT over when it has the default handler).
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        guard_daphne(settings.LOCKVIZ_MAX_BODY)  # refuse an oversized body before reading it
         url = f"http://{options['host']}:{options['port']}/"
         self.stdout.write(
             self.style.SUCCESS(f"lockviz is at {url}  (Ctrl-C stops it and every server)")

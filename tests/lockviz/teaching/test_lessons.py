@@ -213,11 +213,15 @@ def test_bad_runs_and_lessons_get_a_clear_message(client: Client) -> None:
 @pytest.mark.live
 @pytest.mark.django_db(transaction=True)
 def test_opening_a_lesson_runs_it_live_and_rerun_starts_a_fresh_run(client: Client) -> None:
-    response = client.get("/lessons/contention/")
+    opened = client.get("/lessons/contention/")  # a GET (a prefetch, a link) starts nothing
+    assert opened.status_code == 200 and 'id="start-lesson"' in opened.content.decode()
+    assert not Run.objects.exists()
+    response = client.post("/lessons/contention/run/")
     assert response.status_code == 302
     first = wait_for_run(response["Location"].split("?run=")[1])
     assert first.slug == "contention" and first.expect_met is True
     assert response.cookies["lockviz-lesson-contention"].value == first.pk
+    assert client.get("/lessons/contention/")["Location"].endswith(f"?run={first.pk}")
     again = client.post("/lessons/contention/run/")
     second = wait_for_run(again["Location"].split("?run=")[1])
     assert second.pk != first.pk and second.status == Run.Status.FINISHED

@@ -14,6 +14,7 @@ from lockviz.models import Run, RunEvent
 from lockviz.runs import recorder
 from lockviz.scenarios.schema import parse
 from lockviz.teaching import play
+from tests.conftest import browser_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -28,8 +29,8 @@ SESSION = {
 }
 
 
-def stored_run(status: str, *events: dict[str, Any]) -> Run:
-    run = Run.objects.create(title="Free play", scenario=SESSION, status=status)
+def stored_run(status: str, *events: dict[str, Any], owner: str = "") -> Run:
+    run = Run.objects.create(title="Free play", scenario=SESSION, status=status, owner=owner)
     for seq, event in enumerate(events, start=1):
         data = {"seq": seq, "t_ms": 10.0 * seq, "actor": "lab", **event}
         RunEvent.objects.create(
@@ -90,7 +91,7 @@ def test_redlock_sessions_start_with_fencing_off(
 
 
 def test_bad_fields_are_named_in_the_answer(client: Client) -> None:
-    run = stored_run(Run.Status.RUNNING, {"kind": "run_started"})
+    run = stored_run(Run.Status.RUNNING, {"kind": "run_started"}, owner=browser_of(client))
     response = client.post(
         f"/runs/{run.pk}/do", {"do": "pause", "client": "alice", "ms": "<b>soon</b>"}
     )
@@ -103,7 +104,12 @@ def test_bad_fields_are_named_in_the_answer(client: Client) -> None:
 
 
 def test_a_finished_run_refuses_clicks_with_a_clear_message(client: Client) -> None:
-    run = stored_run(Run.Status.FINISHED, {"kind": "run_started"}, {"kind": "run_finished"})
+    run = stored_run(
+        Run.Status.FINISHED,
+        {"kind": "run_started"},
+        {"kind": "run_finished"},
+        owner=browser_of(client),
+    )
     response = client.post(f"/runs/{run.pk}/do", {"do": "acquire", "client": "alice"})
     assert response.status_code == 409
     assert f"run {run.pk} has finished: clicks only work while a run is live" in (
@@ -114,7 +120,7 @@ def test_a_finished_run_refuses_clicks_with_a_clear_message(client: Client) -> N
 
 
 def test_a_run_still_starting_says_so(client: Client) -> None:
-    run = stored_run(Run.Status.RUNNING)
+    run = stored_run(Run.Status.RUNNING, owner=browser_of(client))
     response = client.post(f"/runs/{run.pk}/do", {"do": "acquire", "client": "alice"}, **HTMX)
     assert "still starting" in response.content.decode()
 
@@ -136,6 +142,7 @@ def test_a_session_too_long_to_run_again_names_the_late_step(client: Client) -> 
     run = stored_run(
         Run.Status.FINISHED,
         {"kind": "step", "index": 0, "do": "acquire", "client": "alice"},
+        owner=browser_of(client),
     )
     RunEvent.objects.filter(run=run, seq=1).update(
         t_ms=130_000, data={"seq": 1, "t_ms": 130_000, "actor": "lab", "kind": "step",
@@ -143,9 +150,25 @@ def test_a_session_too_long_to_run_again_names_the_late_step(client: Client) -> 
     )  # fmt: skip
     page = client.post(f"/runs/{run.pk}/again", **HTMX).content.decode()
     assert "at most 120 s" in page and "steps[0].at_ms" in page
-    empty = stored_run(Run.Status.FINISHED, {"kind": "run_started"})
+    empty = stored_run(Run.Status.FINISHED, {"kind": "run_started"}, owner=browser_of(client))
     response = client.post(f"/runs/{empty.pk}/again")
     assert response.status_code == 400 and "no clicks yet" in response.content.decode()
+
+
+def test_only_the_browser_that_started_a_run_may_change_it(client: Client) -> None:
+    run = stored_run(Run.Status.RUNNING, {"kind": "run_started"}, owner="someone-else")
+    for url, data in (("do", {"do": "crash", "client": "alice"}), ("finish", {}), ("again", {})):
+        response = client.post(f"/runs/{run.pk}/{url}", data)
+        assert response.status_code == 403 and response["X-Fault"] == "refused"
+        assert f"Only the browser that started run {run.pk} can" in response.content.decode()
+        htmx = client.post(f"/runs/{run.pk}/{url}", data, **HTMX)
+        assert htmx.status_code == 200 and htmx["X-Fault"] == "refused"
+    page = client.get(f"/play/{run.pk}/").content.decode()
+    assert "You are watching someone" in page
+    assert 'id="finish-button"' not in page and 'id="faults-alice"' not in page
+    mine = stored_run(Run.Status.RUNNING, {"kind": "run_started"}, owner=browser_of(client))
+    page = client.get(f"/play/{mine.pk}/").content.decode()
+    assert 'id="finish-button"' in page and 'id="faults-alice"' in page
 
 
 @pytest.mark.live

@@ -1,0 +1,30 @@
+"""``manage.py prune [--days N]``: remove runs and imported runs older than the retention period.
+
+The app does this at every start-up too (``serve``), with ``LOCKVIZ_RETENTION_DAYS`` (30 by
+default). Runs still live are never removed. Expired sessions go with them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib.sessions.models import Session
+from django.core.management.base import BaseCommand, CommandParser
+from django.utils import timezone
+
+from lockviz.runs import recovery
+
+
+class Command(BaseCommand):
+    help = "Remove runs and imported runs older than LOCKVIZ_RETENTION_DAYS (or --days)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--days", type=int, default=settings.LOCKVIZ_RETENTION_DAYS)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        removed = recovery.prune(max(0, options["days"]))
+        Session.objects.filter(expire_date__lt=timezone.now()).delete()
+        self.stdout.write(
+            f"Removed {removed} run{'s' * (removed != 1)} older than {options['days']} days."
+        )

@@ -1,0 +1,40 @@
+"""The secret key of one installation: made once, kept outside the repository, never a constant.
+
+It signs the session cookies that say which browser started a run, so a fixed, published key
+would let anyone forge "I started that run". ``LOCKVIZ_SECRET_KEY`` wins when set (several app
+processes must share one key); otherwise the key is read from a file of its own (mode 0600) in
+the state directory, and made there by the first process that needs it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from pathlib import Path
+
+
+def install_key(path: Path) -> str:
+    """The key in ``path``, made (atomically, 0600) if there is none yet."""
+    with contextlib.suppress(FileNotFoundError):
+        return _read(path)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    key = secrets.token_urlsafe(50)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(key)
+    try:
+        os.link(tmp, path)  # whole, and only if no other process got there first
+    except FileExistsError:
+        return _read(path)
+    finally:
+        tmp.unlink()
+    return key
+
+
+def _read(path: Path) -> str:
+    key = path.read_text().strip()
+    if len(key) < 32:
+        raise RuntimeError(f"{path} holds no usable secret key; delete it to make a new one")
+    return key
