@@ -94,7 +94,7 @@ class LimitedUploadHandler(FileUploadHandler):
         self.received += len(raw_data)
         if self.received > settings.LOCKVIZ_MAX_UPLOAD:
             # The view names the limit; Django's request has no field for "too big".
-            self.request.lockviz_upload_too_big = self.received  # type: ignore[union-attr]
+            self.request.lockviz_upload_too_big = self.file_name  # type: ignore[union-attr]
             raise StopUpload(connection_reset=False)
         return raw_data  # the next handler (memory or temp file) keeps it
 

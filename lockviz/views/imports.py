@@ -98,9 +98,9 @@ def _pasted(request: HtmxHttpRequest) -> str:
 def _chosen(request: HtmxHttpRequest, text: str) -> tuple[bytes | str, str, str]:
     """(what to import, its form field, where it came from): a chosen file wins over text."""
     upload = request.FILES.get("file")
-    too_big = getattr(request, "lockviz_upload_too_big", 0)
-    if too_big:  # the upload handler stopped keeping it at the limit
-        raise ImportRefused([f"file: more than {too_big / 1024 / 1024:.1f} MB; the most is 5 MB"])
+    too_big = getattr(request, "lockviz_upload_too_big", None)
+    if too_big is not None:  # the upload handler stopped keeping it at the limit
+        raise ImportRefused([f"file: {too_big} is more than 5 MB, the most an import may be"])
     if upload is not None and upload.size:
         if upload.size > imports.MAX_BYTES:  # refused on its size, without reading it
             size = f"{upload.size / 1024 / 1024:.1f} MB"
