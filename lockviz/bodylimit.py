@@ -94,7 +94,8 @@ class LimitedUploadHandler(FileUploadHandler):
         self.received += len(raw_data)
         if self.received > settings.LOCKVIZ_MAX_UPLOAD:
             # The view names the limit; Django's request has no field for "too big".
-            self.request.lockviz_upload_too_big = self.file_name  # type: ignore[union-attr]
+            too_big = (self.field_name, self.file_name)
+            self.request.lockviz_upload_too_big = too_big  # type: ignore[union-attr]
             raise StopUpload(connection_reset=False)
         return raw_data  # the next handler (memory or temp file) keeps it
 

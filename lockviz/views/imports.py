@@ -74,6 +74,9 @@ def run_imported(request: HtmxHttpRequest) -> HttpResponse:
 
 def _pasted(request: HtmxHttpRequest) -> str:
     """The pasted text: a form field, or a file part when it was too big for one (import.js)."""
+    too_big = getattr(request, "lockviz_upload_too_big", None)
+    if too_big is not None and too_big[0] == "text":  # the upload handler stopped keeping it
+        raise ImportRefused(["text: more than 5 MB of text; the most an import may be is 5 MB"])
     try:
         part = request.FILES.get("text")
         if part is None:
@@ -100,7 +103,7 @@ def _chosen(request: HtmxHttpRequest, text: str) -> tuple[bytes | str, str, str]
     upload = request.FILES.get("file")
     too_big = getattr(request, "lockviz_upload_too_big", None)
     if too_big is not None:  # the upload handler stopped keeping it at the limit
-        raise ImportRefused([f"file: {too_big} is more than 5 MB, the most an import may be"])
+        raise ImportRefused([f"file: {too_big[1]} is more than 5 MB, the most an import may be"])
     if upload is not None and upload.size:
         if upload.size > imports.MAX_BYTES:  # refused on its size, without reading it
             size = f"{upload.size / 1024 / 1024:.1f} MB"

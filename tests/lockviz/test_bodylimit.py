@@ -6,6 +6,7 @@ import socket
 from typing import Any
 
 import pytest
+from asgiref.sync import async_to_sync
 from channels.testing import HttpCommunicator
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
@@ -30,26 +31,26 @@ class Recorder:
         await send({"type": "http.response.body", "body": b"ok"})
 
 
-async def test_a_declared_length_over_the_limit_is_refused_unread() -> None:
+def test_a_declared_length_over_the_limit_is_refused_unread() -> None:
     app = Recorder()
     communicator = HttpCommunicator(
         BodyLimit(app, limit=100), "POST", "/import/", body=b"x" * 101,
         headers=[(b"content-length", b"101")],
     )  # fmt: skip
-    response = await communicator.get_response()
+    response = async_to_sync(communicator.get_response)()
     assert response["status"] == 413 and not app.called
     assert (
         b"larger than 0 MB" in response["body"] or b"the most lockviz accepts" in response["body"]
     )
 
 
-async def test_a_body_under_the_limit_goes_through_whole() -> None:
+def test_a_body_under_the_limit_goes_through_whole() -> None:
     app = Recorder()
     communicator = HttpCommunicator(
         BodyLimit(app, limit=100), "POST", "/", body=b"y" * 100,
         headers=[(b"content-length", b"100")],
     )  # fmt: skip
-    response = await communicator.get_response()
+    response = async_to_sync(communicator.get_response)()
     assert response["status"] == 200 and app.body == b"y" * 100
 
 
