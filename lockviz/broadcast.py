@@ -10,6 +10,7 @@ later reads them from the database.
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 from channels.layers import get_channel_layer
@@ -32,4 +33,5 @@ def publish(run_id: str, message: dict[str, Any]) -> None:
     layer = get_channel_layer()
     if loop is None or loop.is_closed() or layer is None:
         return
+    message = {**message, "published_ns": time.monotonic_ns()}  # bench/fanout.py's stamp
     asyncio.run_coroutine_threadsafe(layer.group_send(group_name(run_id), message), loop)

@@ -71,7 +71,7 @@ class RunConsumer(AsyncWebsocketConsumer):
         await self._catch_up(after)
 
     async def run_event(self, message: dict[str, Any]) -> None:
-        await self._send_event(message["event"])
+        await self._send_event(message["event"], message.get("published_ns"))
 
     async def run_status(self, message: dict[str, Any]) -> None:
         await self._send_status(message["status"], message.get("position"))
@@ -81,11 +81,14 @@ class RunConsumer(AsyncWebsocketConsumer):
         for event in await database_sync_to_async(run.events_after)(after):
             await self._send_event(event)
 
-    async def _send_event(self, event: dict[str, Any]) -> None:
+    async def _send_event(self, event: dict[str, Any], published_ns: int | None = None) -> None:
         if event["seq"] <= self.sent:
             return
         self.sent = event["seq"]
-        await self.send(text_data=json.dumps({"type": "event", "event": event}))
+        frame: dict[str, Any] = {"type": "event", "event": event}
+        if published_ns is not None:
+            frame["published_ns"] = published_ns
+        await self.send(text_data=json.dumps(frame))
 
     async def _send_status(self, status: str, position: int | None) -> None:
         await self.send(

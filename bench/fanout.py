@@ -1,0 +1,528 @@
+"""Live stream fan-out: N real WebSocket viewers of one live run, against a raw broadcast.
+
+For each viewer count it starts the app (``manage.py serve``, as ``make run`` does), connects N
+viewers to ``/ws/runs/<id>/`` from a separate process (the ``websockets`` library, so their CPU
+is not the app's), then plays a scenario of about ``--rate`` events/s through the real lab and
+measures, per delivered event, the time from its stamp (``published_ns``: the host's
+CLOCK_MONOTONIC when the run published it, shared by every process here) to its receipt. Each
+viewer behaves like the page (static/lockviz/runstream.js): it drops a repeated seq, and on a
+gap asks ``{"type": "resume", "after": last}`` (``--no-heal``: it does not, as the page did not
+before). Then, in the same run, a raw ``websockets`` server replays the same events with the
+same timing to the same number of viewers: what a bare broadcast costs on this machine.
+
+    .venv/bin/python bench/fanout.py                          # 30, 100, 300, 1000 viewers
+    .venv/bin/python bench/fanout.py --viewers 300 --seconds 20 --no-doc
+    .venv/bin/python bench/fanout.py --processes 2            # two app processes, one layer
+
+Latency counts only events published once every viewer had connected; lost, duplicated and
+reordered count every event of the run, for every viewer. CPU is user + system time from /proc
+of the app's processes (Daphne and the channel layer's redis-server, not the lab's servers and
+clients, which a run needs whoever watches) over the run, as % of one core. It prints a table
+and writes it into the "Live stream fan-out" section of docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import http.cookiejar
+import json
+import os
+import platform
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+DOC = os.path.join(ROOT, "docs", "performance.md")
+SECTION = "## Live stream fan-out"
+CLIENTS = ["alice", "bob", "carol", "dave"]
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+# -- the run being watched --------------------------------------------------------------------
+
+
+def scenario(lead_ms: int, seconds: float, rate: float) -> dict[str, Any]:
+    """Clients take the lock in turn (acquire, write, release): ~14 events per turn."""
+    per_turn_ms = int(14_000 / rate)
+    steps = []
+    for turn in range(int(seconds * 1000 / per_turn_ms)):
+        at, client = lead_ms + turn * per_turn_ms, CLIENTS[turn % len(CLIENTS)]
+        steps += [
+            {"at_ms": at, "client": client, "do": "acquire"},
+            {"at_ms": at + per_turn_ms // 3, "client": client, "do": "write", "value": str(turn)},
+            {"at_ms": at + 2 * per_turn_ms // 3, "client": client, "do": "release"},
+        ]
+    return {
+        "format": 1,
+        "title": f"fan-out bench: {rate:g} events/s",
+        "backend": "redis",
+        "fencing": True,
+        "ttl_ms": 5000,
+        "clients": CLIENTS,
+        "steps": steps,
+    }
+
+
+@dataclass
+class App:
+    """One or more ``manage.py serve`` processes on one database (and one channel layer)."""
+
+    urls: list[str]
+    procs: list[subprocess.Popen[bytes]]
+    logs: list[Any]
+
+    @classmethod
+    def start(cls, workdir: str, processes: int, env: dict[str, str]) -> App:
+        from lockviz.lab.servers import free_port
+
+        env = {**os.environ, "LOCKVIZ_DB": os.path.join(workdir, "app.sqlite3"), **env}
+        env.pop("DJANGO_SETTINGS_MODULE", None)
+        app = cls([], [], [])
+        for i in range(processes):
+            port = free_port()
+            log = open(os.path.join(workdir, f"app-{i}.log"), "w+")  # noqa: SIM115
+            app.logs.append(log)
+            app.procs.append(
+                subprocess.Popen(
+                    [sys.executable, "manage.py", "serve", "--port", str(port)],
+                    cwd=ROOT,
+                    env=env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
+            )
+            app.urls.append(f"http://127.0.0.1:{port}")
+            app.wait_up(i)
+        return app
+
+    def wait_up(self, i: int) -> None:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(self.urls[i] + "/", timeout=2):
+                    return
+            except OSError:
+                if self.procs[i].poll() is not None or time.monotonic() > deadline:
+                    self.logs[i].seek(0)
+                    raise SystemExit(f"the app did not start:\n{self.logs[i].read()}") from None
+                time.sleep(0.2)
+
+    def pids(self) -> list[int]:
+        """The app's own processes: Daphne, and any channel-layer redis-server it started."""
+        pids = [p.pid for p in self.procs]
+        for pid in _children(pids):
+            if "lockviz-layer-" in _cmdline(pid):
+                pids.append(pid)
+        return pids
+
+    def start_run(self, data: dict[str, Any]) -> str:
+        jar = http.cookiejar.CookieJar()
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar), _NoRedirect)
+        opener.open(self.urls[0] + "/import/").read()
+        token = next(c.value for c in jar if c.name == "csrftoken")
+        body = urllib.parse.urlencode({"scenario": json.dumps(data)}).encode()
+        request = urllib.request.Request(
+            self.urls[0] + "/import/run/", body, headers={"X-CSRFToken": token}
+        )
+        try:
+            opener.open(request)
+        except urllib.error.HTTPError as exc:
+            location = exc.headers.get("Location", "")
+            if exc.code == 302 and (match := re.search(r"/runs/(\w+)/", location)):
+                return match.group(1)
+            raise
+        raise SystemExit("starting the run did not redirect to its page")
+
+    def events(self, run_id: str) -> list[dict[str, Any]]:
+        with urllib.request.urlopen(f"{self.urls[0]}/runs/{run_id}/export.json") as response:
+            events: list[dict[str, Any]] = json.load(response)["events"]
+            return events
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            proc.send_signal(signal.SIGINT)
+        for proc in self.procs:
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        for log in self.logs:
+            log.close()
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def _children(parents: list[int]) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) in parents:
+                        found.append(int(entry))
+            except (OSError, IndexError, ValueError):
+                continue
+    return found
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+class CpuSampler:
+    """User + system ticks of some processes, sampled every 0.2 s in a thread."""
+
+    def __init__(self, pids: list[int]) -> None:
+        self.pids, self.samples = pids, [(time.monotonic_ns(), cpu_ticks(pids))]
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+        self.thread.start()
+
+    def _sample(self) -> None:
+        while not self.stopped.wait(0.2):
+            self.samples.append((time.monotonic_ns(), cpu_ticks(self.pids)))
+
+    def percent(self, window_ns: list[int]) -> float:
+        """% of one core over the samples that span ``window_ns``."""
+        self.stopped.set()
+        self.thread.join()
+        first = max((s for s in self.samples if s[0] <= window_ns[0]), default=self.samples[0])
+        last = min((s for s in self.samples if s[0] >= window_ns[1]), default=self.samples[-1])
+        seconds = (last[0] - first[0]) / 1e9
+        return 100 * (last[1] - first[1]) / TICK / seconds if seconds > 0 else float("nan")
+
+
+def cpu_ticks(pids: list[int]) -> int:
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+        except (OSError, IndexError):
+            continue
+    return total
+
+
+# -- the viewers (a child process) ------------------------------------------------------------
+
+
+class Viewer:
+    """What one browser tab does with the stream, with every arrival recorded."""
+
+    def __init__(self, heal: bool) -> None:
+        self.heal = heal
+        self.last = 0
+        self.seen: set[int] = set()
+        self.arrivals: list[tuple[int, int, int]] = []  # seq, received ns, stamp ns (0: none)
+        self.dups = self.reordered = self.gaps = self.highest = 0
+        self.finished = self.resuming = False
+        self.error = ""
+
+    async def watch(self, url: str, connected: asyncio.Event) -> None:
+        from websockets.asyncio.client import connect
+
+        origin = "http://" + url.split("/")[2]
+        try:
+            ws = await connect(
+                url, origin=origin, compression=None, ping_interval=None, max_size=None,
+                open_timeout=120,
+            )  # fmt: skip
+        except Exception as exc:
+            self.error = repr(exc)
+            return
+        finally:
+            connected.set()
+        async with ws:
+            async for text in ws:
+                if self.receive(ws, time.monotonic_ns(), json.loads(text)):
+                    await ws.send(json.dumps({"type": "resume", "after": self.last}))
+                if self.finished:
+                    return
+
+    def receive(self, ws: Any, now: int, message: dict[str, Any]) -> bool:
+        """Record one message; True when the page would now ask to resume."""
+        if message["type"] != "event":
+            return False
+        event = message["event"]
+        seq = event["seq"]
+        self.arrivals.append((seq, now, message.get("published_ns") or 0))
+        if seq in self.seen:
+            self.dups += 1
+            return False
+        if seq < self.highest:
+            self.reordered += 1
+        self.seen.add(seq)
+        self.highest = max(self.highest, seq)
+        ask = False
+        if seq > self.last + 1:
+            self.gaps += 1
+            if self.heal:
+                ask, self.resuming = not self.resuming, True
+                return ask
+        self.last, self.resuming = seq, False
+        self.finished = event["kind"] in ("run_finished", "run_failed")
+        return False
+
+
+async def viewers_main(urls: list[str], count: int, heal: bool, timeout_s: float) -> None:
+    """Connect ``count`` viewers, say "ready", wait for the run to end, print the statistics."""
+    viewers = [Viewer(heal) for _ in range(count)]
+    connected = [asyncio.Event() for _ in viewers]
+    gate = asyncio.Semaphore(50)
+
+    async def one(i: int) -> None:
+        async with gate:
+            task = asyncio.create_task(viewers[i].watch(urls[i % len(urls)], connected[i]))
+            await connected[i].wait()
+        await task
+
+    tasks = [asyncio.create_task(one(i)) for i in range(count)]
+    await asyncio.gather(*(c.wait() for c in connected))
+    gc.collect()
+    gc.freeze()  # the measuring instrument must not pause
+    ready_ns = time.monotonic_ns()
+    print(json.dumps({"ready_ns": ready_ns}), flush=True)
+    done = await asyncio.wait(tasks, timeout=timeout_s)
+    for task in done[1]:
+        task.cancel()
+    stamps: dict[int, int] = {}
+    for viewer in viewers:
+        for seq, _, stamp in viewer.arrivals:
+            if stamp:
+                stamps.setdefault(seq, stamp)
+    last = max((max(v.seen, default=0) for v in viewers), default=0)
+    latencies = sorted(
+        (received - stamps[seq]) / 1e6
+        for viewer in viewers
+        for seq, received, _ in viewer.arrivals
+        if stamps.get(seq, 0) > ready_ns
+    )
+    lost = sum(len(set(range(1, last + 1)) - viewer.seen) for viewer in viewers)
+    window = [stamp for stamp in stamps.values() if stamp > ready_ns]
+    print(
+        json.dumps(
+            {
+                "latencies": _summary(latencies),
+                "lost": lost,
+                "dups": sum(v.dups for v in viewers),
+                "reordered": sum(v.reordered for v in viewers),
+                "gaps": sum(v.gaps for v in viewers),
+                "deliveries": sum(len(v.arrivals) for v in viewers),
+                "last": last,
+                "unfinished": len(done[1]),
+                "errors": sorted({v.error for v in viewers if v.error}),
+                "window_ns": [min(window), max(window)] if window else [0, 0],
+                "window_events": len(window),
+            }
+        ),
+        flush=True,
+    )
+
+
+def _summary(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {"p50": float("nan"), "p99": float("nan"), "max": float("nan"), "n": 0}
+    pick = lambda q: values[min(len(values) - 1, int(q * len(values)))]  # noqa: E731
+    return {"p50": pick(0.5), "p99": pick(0.99), "max": values[-1], "n": len(values)}
+
+
+# -- the raw baseline (a child process) -------------------------------------------------------
+
+
+async def baseline_main(port: int, events_path: str) -> None:
+    """A bare ``websockets`` server replaying the run's events with their timing."""
+    from websockets.asyncio.server import broadcast, serve
+
+    with open(events_path) as f:
+        events = json.load(f)
+    clients: set[Any] = set()
+
+    async def handler(ws: Any) -> None:
+        clients.add(ws)
+        try:
+            await ws.wait_closed()
+        finally:
+            clients.discard(ws)
+
+    async with serve(handler, "127.0.0.1", port, compression=None, ping_interval=None):
+        print(json.dumps({"listening": port}), flush=True)
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)  # "go"
+        gc.collect()
+        gc.freeze()
+        start, t0 = time.monotonic(), events[0]["t_ms"]
+        for event in events:
+            delay = start + (event["t_ms"] - t0) / 1000 - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            frame = {"type": "event", "event": event, "published_ns": time.monotonic_ns()}
+            broadcast(clients, json.dumps(frame))
+        await asyncio.sleep(2)
+        print(json.dumps({"done": True}), flush=True)
+
+
+# -- one measurement --------------------------------------------------------------------------
+
+
+def spawn_viewers(urls: list[str], count: int, heal: bool, timeout_s: float) -> Any:
+    args = [sys.executable, __file__, "--child-viewers", ",".join(urls), "--viewers", str(count)]
+    args += ["--timeout", str(timeout_s)] + ([] if heal else ["--no-heal"])
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline() if proc.stdout else ""
+    if not line:
+        raise SystemExit("the viewers did not connect")
+    return proc
+
+
+def finish_viewers(proc: Any) -> dict[str, Any]:
+    out, _ = proc.communicate()
+    result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    return result
+
+
+def measure_app(app: App, n: int, seconds: float, rate: float, heal: bool) -> dict[str, Any]:
+    lead_ms = 6000 + 12 * n  # every viewer connects before the first step
+    run_id = app.start_run(scenario(lead_ms, seconds, rate))
+    ws_urls = [u.replace("http://", "ws://") + f"/ws/runs/{run_id}/" for u in app.urls]
+    viewers = spawn_viewers(ws_urls, n, heal, timeout_s=lead_ms / 1000 + seconds + 90)
+    sampler = CpuSampler(app.pids())
+    result = finish_viewers(viewers)
+    result["cpu"] = sampler.percent(result["window_ns"])
+    result["events"] = app.events(run_id)
+    return result
+
+
+def measure_baseline(workdir: str, events: list[dict[str, Any]], n: int) -> dict[str, Any]:
+    from lockviz.lab.servers import free_port
+
+    path = os.path.join(workdir, "events.json")
+    with open(path, "w") as f:
+        json.dump(events, f)
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, __file__, "--child-baseline", str(port), path],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert server.stdin and server.stdout
+    server.stdout.readline()
+    viewers = spawn_viewers([f"ws://127.0.0.1:{port}/"], n, True, timeout_s=300)
+    sampler = CpuSampler([server.pid])
+    server.stdin.write("go\n")
+    server.stdin.flush()
+    result = finish_viewers(viewers)
+    result["cpu"] = sampler.percent(result["window_ns"])
+    server.terminate()
+    server.wait()
+    return result
+
+
+def row(n: int, what: str, r: dict[str, Any]) -> str:
+    lat = r["latencies"]
+    return (
+        f"| {n} | {what} | {lat['p50']:.1f} | {lat['p99']:.1f} | {lat['max']:.1f} | {r['lost']} "
+        f"| {r['dups']} | {r['reordered']} | {r['gaps']} | {r['cpu']:.0f} |"
+    )
+
+
+HEADER = (
+    "| viewers | server | p50 ms | p99 ms | max ms | lost | dup | reordered | gaps healed "
+    "| server CPU % of one core |\n|---|---|---|---|---|---|---|---|---|---|"
+)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--viewers", default="30,100,300,1000")
+    parser.add_argument("--seconds", type=float, default=30)
+    parser.add_argument("--rate", type=float, default=20, help="events per second")
+    parser.add_argument("--processes", type=int, default=1, help="app processes, one layer")
+    parser.add_argument("--no-heal", dest="heal", action="store_false")
+    parser.add_argument("--no-baseline", dest="baseline", action="store_false")
+    parser.add_argument("--no-doc", dest="doc", action="store_false")
+    parser.add_argument("--label", default="lockviz")
+    parser.add_argument("--timeout", type=float, default=300)
+    parser.add_argument("--child-viewers")
+    parser.add_argument("--child-baseline", nargs=2)
+    args = parser.parse_args()
+    if args.child_viewers:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        urls = args.child_viewers.split(",")
+        asyncio.run(viewers_main(urls, int(args.viewers), args.heal, args.timeout))
+        return
+    if args.child_baseline:
+        asyncio.run(baseline_main(int(args.child_baseline[0]), args.child_baseline[1]))
+        return
+    lines = []
+    for n in (int(v) for v in args.viewers.split(",")):
+        with tempfile.TemporaryDirectory(prefix="lockviz-fanout-") as workdir:
+            env = {}
+            if args.processes > 1:
+                layer = shared_layer(workdir)
+                env["LOCKVIZ_CHANNEL_REDIS"] = f"redis://127.0.0.1:{layer.port}/0"
+            app = App.start(workdir, args.processes, env)
+            try:
+                ours = measure_app(app, n, args.seconds, args.rate, args.heal)
+            finally:
+                app.stop()
+            lines.append(row(n, args.label, ours))
+            span_s = (ours["window_ns"][1] - ours["window_ns"][0]) / 1e9
+            rate = ours["window_events"] / span_s if span_s else 0
+            print(lines[-1], f"({rate:.1f} events/s; {ours['errors']})", flush=True)
+            if args.baseline:
+                raw = measure_baseline(workdir, ours["events"], n)
+                lines.append(row(n, "raw websockets", raw))
+                print(lines[-1], flush=True)
+    table = HEADER + "\n" + "\n".join(lines)
+    summary = (
+        f"{args.seconds:g} s of a live run at ~{args.rate:g} events/s per row, "
+        f"{args.processes} app process(es); {os.cpu_count()} cores ({platform.machine()}, "
+        f"Python {platform.python_version()}); {datetime.now(UTC):%Y-%m-%d %H:%M} UTC."
+    )
+    print(table + "\n" + summary)
+    if args.doc:
+        write_doc(table, summary)
+
+
+def shared_layer(workdir: str) -> Any:
+    """A redis-server for several app processes' channel layer (LOCKVIZ_CHANNEL_REDIS)."""
+    from lockviz.lab.servers.redis import RedisServer
+
+    server = RedisServer("layer", os.path.join(workdir, "layer"))
+    server.launch()
+    server.wait_ready()
+    return server
+
+
+def write_doc(table: str, summary: str) -> None:
+    with open(DOC) as f:
+        text = f.read()
+    head, _, rest = text.partition(SECTION)
+    tail = rest[rest.find("\n## ") :] if "\n## " in rest else ""
+    with open(DOC, "w") as f:
+        f.write(head.rstrip("\n") + "\n\n" + SECTION + "\n\n" + table + "\n\n" + summary + "\n")
+        f.write(tail)
+
+
+if __name__ == "__main__":
+    main()
