@@ -1,37 +1,160 @@
-"""Publishing a run's events to its Channels group from the run's own threads.
+"""A run's live events: published to its Channels group, fanned out to this process's viewers.
 
-Runs execute in plain threads, but the in-memory channel layer's queues belong to the server's
-event loop and are not thread-safe. So the first consumer that connects binds that loop here,
-and events are handed to it with ``run_coroutine_threadsafe`` (FIFO, so order is kept). With no
-loop bound nobody is watching live, and the events are still stored: a viewer that connects
-later reads them from the database.
+Publishing. Runs execute in plain threads; the channel layer is asynchronous. One publisher
+thread per process owns an event loop and sends each message with the layer's ``group_send``,
+one after another, so a run's messages leave in the order they were recorded (the consumer
+drops a seq it has already sent and reads a missing one from the database, but order keeps
+that rare). The
+layer is Redis pub/sub (lockviz.channel_layer): a message published here reaches the viewers of
+every app process on that Redis, whether or not anyone watches from this one.
+
+An event is serialised once, here, into the frame every viewer is sent as it is: the consumer
+only compares its ``seq`` and forwards ``text``. The frame also carries ``published_ns``, the
+host's CLOCK_MONOTONIC when the event was handed to the layer: bench/fanout.py measures each
+viewer's latency from it.
+
+Fan-out. Each process joins a run's group once, on behalf of all its viewers of that run (the
+``Audience``), and hands each message to each viewer's ``deliver`` in turn. A layer channel per
+viewer would cost, per viewer and message, a queue, a task and a dispatch through Channels;
+at 300 viewers of a run's bursts of events that was tens of milliseconds of delay per burst.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
+import threading
 import time
-from typing import Any
+import weakref
+from typing import Any, Protocol
 
 from channels.layers import get_channel_layer
 
-_loop: asyncio.AbstractEventLoop | None = None
+log = logging.getLogger(__name__)
 
 
 def group_name(run_id: str) -> str:
     return f"run.{run_id}"
 
 
-def bind_loop(loop: asyncio.AbstractEventLoop) -> None:
-    global _loop
-    _loop = loop
+def event_message(event: dict[str, Any]) -> dict[str, Any]:
+    """The layer message for one live event: its seq and the text frame viewers are sent."""
+    frame = {"type": "event", "event": event, "published_ns": time.monotonic_ns()}
+    return {"type": "run.event", "seq": event["seq"], "text": json.dumps(frame)}
 
 
 def publish(run_id: str, message: dict[str, Any]) -> None:
-    """Send ``message`` (a consumer handler ``type`` and its payload) to the run's viewers."""
-    loop = _loop
-    layer = get_channel_layer()
-    if loop is None or loop.is_closed() or layer is None:
-        return
-    message = {**message, "published_ns": time.monotonic_ns()}  # bench/fanout.py's stamp
-    asyncio.run_coroutine_threadsafe(layer.group_send(group_name(run_id), message), loop)
+    """Send ``message`` (a consumer handler ``type`` and its payload) to the run's viewers.
+
+    A ``run.event`` message is given as ``{"type": "run.event", "event": {...}}``.
+    """
+    if message["type"] == "run.event":
+        message = event_message(message["event"])
+    _publisher.put(group_name(run_id), message)
+
+
+class _Publisher:
+    """A daemon thread with an event loop that sends queued messages one at a time."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._queue: asyncio.Queue[tuple[str, dict[str, Any]]] | None = None
+
+    def put(self, group: str, message: dict[str, Any]) -> None:
+        with self._lock:
+            if self._loop is None:
+                self._start()
+        assert self._loop is not None and self._queue is not None
+        self._loop.call_soon_threadsafe(self._queue.put_nowait, (group, message))
+
+    def _start(self) -> None:
+        ready = threading.Event()
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(loop)
+            self._queue = asyncio.Queue()
+            self._loop = loop
+            ready.set()
+            loop.run_until_complete(self._send_forever())
+
+        threading.Thread(target=run, name="broadcast", daemon=True).start()
+        ready.wait()
+
+    async def _send_forever(self) -> None:
+        assert self._queue is not None
+        layer = get_channel_layer()
+        while True:
+            group, message = await self._queue.get()
+            if layer is None:
+                continue
+            try:
+                await layer.group_send(group, message)
+            except Exception:  # Redis away: the events are stored, viewers catch up on resume
+                log.exception("could not publish %s to %s", message["type"], group)
+
+
+_publisher = _Publisher()
+
+
+class Viewer(Protocol):
+    async def deliver(self, message: dict[str, Any]) -> None:
+        """Take one layer message (``run.event`` or ``run.status``), in the order published."""
+
+
+class Audience:
+    """This process's viewers, by group, fed from one layer channel per group."""
+
+    def __init__(self) -> None:
+        self._viewers: dict[str, set[Viewer]] = {}
+        self._feeds: dict[str, asyncio.Task[None]] = {}
+        self._joined: dict[str, asyncio.Event] = {}
+
+    async def join(self, group: str, viewer: Viewer) -> None:
+        """From now on, ``viewer`` is handed every message sent to ``group``."""
+        if group not in self._viewers:
+            self._viewers[group], self._joined[group] = set(), asyncio.Event()
+            self._feeds[group] = asyncio.create_task(self._feed(group, self._joined[group]))
+        await self._joined[group].wait()
+        self._viewers[group].add(viewer)
+
+    def leave(self, group: str, viewer: Viewer) -> None:
+        viewers = self._viewers.get(group)
+        if viewers is None:
+            return
+        viewers.discard(viewer)
+        if not viewers and self._joined[group].is_set():
+            del self._viewers[group], self._joined[group]
+            self._feeds.pop(group).cancel()
+
+    async def _feed(self, group: str, joined: asyncio.Event) -> None:
+        layer = get_channel_layer()
+        assert layer is not None, "CHANNEL_LAYERS has no default layer"
+        channel = await layer.new_channel()
+        await layer.group_add(group, channel)
+        joined.set()
+        try:
+            while True:
+                message = await layer.receive(channel)
+                for viewer in list(self._viewers.get(group, ())):
+                    try:
+                        await viewer.deliver(message)
+                    except Exception:  # one viewer's failure must not stop the others' stream
+                        log.exception("could not deliver %s to a viewer", message["type"])
+        finally:
+            await layer.group_discard(group, channel)
+
+
+_audiences: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Audience] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def audience() -> Audience:
+    """The viewers of the running event loop (the server's; each test has its own)."""
+    loop = asyncio.get_running_loop()
+    if loop not in _audiences:
+        _audiences[loop] = Audience()
+    return _audiences[loop]

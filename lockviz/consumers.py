@@ -6,9 +6,17 @@ already stored, then live ones, each exactly once. A viewer that reconnects pass
 at any time to be sent again what follows N. Anything else it sends gets an error message that
 says what was wrong; the stream goes on.
 
-Server messages: ``{"type": "event", "event": {...}}``,
+Server messages: ``{"type": "event", "event": {...}}`` (live ones also carry ``published_ns``,
+see lockviz.broadcast),
 ``{"type": "status", "status": "queued"|"running"|"finished"|"failed", "position": n|null}``,
 ``{"type": "error", "message": "..."}``.
+
+Live messages come from this process's audience of the run (lockviz.broadcast), one call of
+``deliver`` per message, not through a layer channel and a Channels dispatch of the viewer's own.
+A live event arrives already serialised and is forwarded as it is. While the stream reads the
+database (the catch-up, a resume) live messages are held, and sent after it unless it already
+sent them. When a live seq skips one (a message lost on the way), the gap is read back from the
+database before the stream goes on.
 """
 
 from __future__ import annotations
@@ -27,10 +35,14 @@ from lockviz.runs import queue_position
 
 
 class RunConsumer(AsyncWebsocketConsumer):
+    channel_layer_alias = None  # no layer channel of its own: see broadcast.Audience
+
     async def connect(self) -> None:
-        broadcast.bind_loop(asyncio.get_running_loop())
         self.run_id: str = self.scope["url_route"]["kwargs"]["run_id"]
         self.sent = 0
+        self.holding = 0  # catch-ups reading the database; live messages wait in held
+        self.held: list[dict[str, Any]] = []
+        self.repair: asyncio.Future[None] | None = None
         self.group = broadcast.group_name(self.run_id)
         run = await database_sync_to_async(Run.objects.filter(pk=self.run_id).first)()
         await self.accept()
@@ -42,15 +54,21 @@ class RunConsumer(AsyncWebsocketConsumer):
         if isinstance(after, str):
             await self._error(after)
             after = 0
-        # Join first, then catch up: anything published meanwhile is queued for us and
+        self.sent = after  # the viewer has everything up to here
+        # Join first, then catch up: anything published meanwhile is held for us and
         # dropped by seq if the catch-up already delivered it.
-        await self.channel_layer.group_add(self.group, self.channel_name)
-        await self._send_status(run.status, queue_position(run.pk))
-        await self._catch_up(after)
+        self.holding += 1
+        try:
+            await broadcast.audience().join(self.group, self)
+            await self._send_status(run.status, queue_position(run.pk))
+            await self._catch_up(after)
+        finally:
+            self.holding -= 1
+        await self._release_held()
 
     async def disconnect(self, code: int) -> None:
         if hasattr(self, "group"):
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+            broadcast.audience().leave(self.group, self)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         try:
@@ -70,25 +88,42 @@ class RunConsumer(AsyncWebsocketConsumer):
         self.sent = min(self.sent, after)
         await self._catch_up(after)
 
-    async def run_event(self, message: dict[str, Any]) -> None:
-        await self._send_event(message["event"], message.get("published_ns"))
+    async def deliver(self, message: dict[str, Any]) -> None:
+        """A live message from the run's group (see broadcast.Audience)."""
+        if self.holding or self.held:
+            self.held.append(message)
+        elif message["type"] == "run.event" and message["seq"] > self.sent + 1:
+            self.held.append(message)  # a message went missing: read the gap back first
+            self.repair = asyncio.ensure_future(self._catch_up(self.sent))
+        else:
+            await self._forward(message)
 
-    async def run_status(self, message: dict[str, Any]) -> None:
-        await self._send_status(message["status"], message.get("position"))
+    async def _forward(self, message: dict[str, Any]) -> None:
+        if message["type"] == "run.status":
+            await self._send_status(message["status"], message.get("position"))
+        elif message["seq"] > self.sent:
+            self.sent = message["seq"]
+            await self.send(text_data=message["text"])
 
     async def _catch_up(self, after: int) -> None:
-        run = await database_sync_to_async(Run.objects.get)(pk=self.run_id)
-        for event in await database_sync_to_async(run.events_after)(after):
-            await self._send_event(event)
+        self.holding += 1
+        try:
+            run = await database_sync_to_async(Run.objects.get)(pk=self.run_id)
+            for event in await database_sync_to_async(run.events_after)(after):
+                await self._send_event(event)
+        finally:
+            self.holding -= 1
+        await self._release_held()
 
-    async def _send_event(self, event: dict[str, Any], published_ns: int | None = None) -> None:
+    async def _release_held(self) -> None:
+        while self.held and not self.holding:
+            await self._forward(self.held.pop(0))
+
+    async def _send_event(self, event: dict[str, Any]) -> None:
         if event["seq"] <= self.sent:
             return
         self.sent = event["seq"]
-        frame: dict[str, Any] = {"type": "event", "event": event}
-        if published_ns is not None:
-            frame["published_ns"] = published_ns
-        await self.send(text_data=json.dumps(frame))
+        await self.send(text_data=json.dumps({"type": "event", "event": event}))
 
     async def _send_status(self, status: str, position: int | None) -> None:
         await self.send(

@@ -1,4 +1,9 @@
-"""The WebSocket stream of a live run: every event once, in order, also across a reconnect."""
+"""The WebSocket stream of a live run: every event once, in order, also across a reconnect.
+
+These run on the app's real channel layer, as ``make run`` has it: channels_redis' Redis pub/sub
+on a redis-server the app starts for itself (lockviz.channel_layer), published to from the run's
+threads (lockviz.broadcast).
+"""
 
 from __future__ import annotations
 
@@ -10,13 +15,14 @@ from channels.db import database_sync_to_async
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
-from lockviz import runs
-from lockviz.models import Run
+from lockviz import broadcast, runs
+from lockviz.models import Run, RunEvent
 from lockviz.routing import websocket_urlpatterns
 from lockviz.scenarios.library import builtin
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 app = URLRouter(websocket_urlpatterns)
+FINISHED = {"type": "status", "status": "finished", "position": None}
 
 
 async def events_until_finished(
@@ -74,6 +80,8 @@ async def test_resume_message_resends_what_follows() -> None:
     ws = WebsocketCommunicator(app, f"/ws/runs/{run.pk}/")
     await ws.connect()
     everything = await events_until_finished(ws)
+    while json.loads(await ws.receive_from(timeout=10)) != FINISHED:  # the stream is quiet now
+        pass
     await ws.send_to(text_data=json.dumps({"type": "resume", "after": len(everything) - 2}))
     again = [json.loads(await ws.receive_from(timeout=5)) for _ in range(2)]
     await ws.disconnect()
@@ -110,3 +118,24 @@ async def test_an_unknown_run_is_refused_by_name() -> None:
         "message": "there is no run 'nope'",
     }
     await ws.disconnect()
+
+
+async def test_a_live_message_lost_on_the_way_is_read_back_from_the_database() -> None:
+    run = await database_sync_to_async(Run.objects.create)(
+        title="lossy", scenario={}, status=Run.Status.RUNNING
+    )
+    ws = WebsocketCommunicator(app, f"/ws/runs/{run.pk}/")
+    await ws.connect()
+    assert json.loads(await ws.receive_from(timeout=5))["type"] == "status"  # joined the group
+    events = [{"seq": n, "t_ms": n * 10.0, "actor": "lab", "kind": "note"} for n in (1, 2, 3, 4)]
+    for event in events:
+        await database_sync_to_async(RunEvent.objects.create)(
+            run=run, seq=event["seq"], t_ms=event["t_ms"], actor="lab", kind="note", data=event
+        )
+    for event in events:
+        if event["seq"] != 2:  # the layer loses seq 2
+            broadcast.publish(run.pk, {"type": "run.event", "event": event})
+    got = [json.loads(await ws.receive_from(timeout=10)) for _ in events]
+    assert await ws.receive_nothing(timeout=0.5)
+    await ws.disconnect()
+    assert [m["event"] for m in got] == events  # 1, then 2 to 4 read back, the live 3 and 4 dropped
