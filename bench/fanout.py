@@ -192,26 +192,34 @@ def _cmdline(pid: int) -> str:
 
 
 class CpuSampler:
-    """User + system ticks of some processes, sampled every 0.2 s in a thread."""
+    """CPU ticks of groups of processes and of the whole machine, sampled every 0.2 s."""
 
-    def __init__(self, pids: list[int]) -> None:
-        self.pids, self.samples = pids, [(time.monotonic_ns(), cpu_ticks(pids))]
+    def __init__(self, groups: dict[str, list[int]]) -> None:
+        self.groups = groups
+        self.samples = [self._sample()]
         self.stopped = threading.Event()
-        self.thread = threading.Thread(target=self._sample, daemon=True)
+        self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
-    def _sample(self) -> None:
-        while not self.stopped.wait(0.2):
-            self.samples.append((time.monotonic_ns(), cpu_ticks(self.pids)))
+    def _sample(self) -> tuple[int, dict[str, int]]:
+        ticks = {name: cpu_ticks(pids) for name, pids in self.groups.items()}
+        with open("/proc/stat") as f:
+            user, nice, system, _idle, _iowait, irq, softirq, steal = f.readline().split()[1:9]
+        ticks["machine"] = sum(int(n) for n in (user, nice, system, irq, softirq, steal))
+        return time.monotonic_ns(), ticks
 
-    def percent(self, window_ns: list[int]) -> float:
-        """% of one core over the samples that span ``window_ns``."""
+    def _run(self) -> None:
+        while not self.stopped.wait(0.2):
+            self.samples.append(self._sample())
+
+    def percent(self, window_ns: list[int]) -> dict[str, float]:
+        """% of one core of each group (and the machine) over the samples around the window."""
         self.stopped.set()
         self.thread.join()
         first = max((s for s in self.samples if s[0] <= window_ns[0]), default=self.samples[0])
         last = min((s for s in self.samples if s[0] >= window_ns[1]), default=self.samples[-1])
-        seconds = (last[0] - first[0]) / 1e9
-        return 100 * (last[1] - first[1]) / TICK / seconds if seconds > 0 else float("nan")
+        seconds = (last[0] - first[0]) / 1e9 or float("nan")
+        return {k: 100 * (last[1][k] - first[1][k]) / TICK / seconds for k in last[1]}
 
 
 def cpu_ticks(pids: list[int]) -> int:
@@ -298,8 +306,12 @@ class Viewer(asyncio.Protocol):
         while (frame := self._frame()) is not None:
             opcode, payload = frame
             if opcode == 0x1:
-                if self.receive(now, json.loads(payload)):
-                    self._send(0x1, json.dumps({"type": "resume", "after": self.last}).encode())
+                message = json.loads(payload)
+                frames = message["frames"] if message["type"] == "events" else [message]
+                for frame in frames:
+                    if self.receive(now, frame):
+                        self._send(0x1, json.dumps({"type": "resume", "after": self.last}).encode())
+                        break
                 if self.finished:
                     self.transport.close()
                     return
@@ -374,7 +386,7 @@ async def viewers_main(urls: list[str], count: int, heal: bool, timeout_s: float
     tasks = [asyncio.create_task(one(i)) for i in range(count)]
     await asyncio.gather(*(c.wait() for c in connected))
     gc.collect()
-    gc.freeze()  # the measuring instrument must not pause
+    gc.disable()  # the instrument must not pause: what it keeps would make full collections long
     ready_ns = time.monotonic_ns()
     print(json.dumps({"ready_ns": ready_ns}), flush=True)
     done = await asyncio.wait(tasks, timeout=timeout_s)
@@ -482,9 +494,9 @@ def measure_app(app: App, n: int, seconds: float, rate: float, heal: bool) -> di
     run_id = app.start_run(scenario(lead_ms, seconds, rate))
     ws_urls = [u.replace("http://", "ws://") + f"/ws/runs/{run_id}/" for u in app.urls]
     viewers = spawn_viewers(ws_urls, n, heal, timeout_s=lead_ms / 1000 + seconds + 90)
-    sampler = CpuSampler(app.pids())
+    sampler = CpuSampler({"cpu": app.pids(), "viewers_cpu": [viewers.pid]})
     result = finish_viewers(viewers)
-    result["cpu"] = sampler.percent(result["window_ns"])
+    result.update(sampler.percent(result["window_ns"]))
     result["events"] = app.events(run_id)
     return result
 
@@ -503,11 +515,11 @@ def measure_baseline(workdir: str, events: list[dict[str, Any]], n: int) -> dict
     assert server.stdin and server.stdout
     server.stdout.readline()
     viewers = spawn_viewers([f"ws://127.0.0.1:{port}/"], n, True, timeout_s=300)
-    sampler = CpuSampler([server.pid])
+    sampler = CpuSampler({"cpu": [server.pid], "viewers_cpu": [viewers.pid]})
     server.stdin.write("go\n")
     server.stdin.flush()
     result = finish_viewers(viewers)
-    result["cpu"] = sampler.percent(result["window_ns"])
+    result.update(sampler.percent(result["window_ns"]))
     server.terminate()
     server.wait()
     return result
@@ -517,13 +529,15 @@ def row(n: int, what: str, r: dict[str, Any]) -> str:
     lat = r["latencies"]
     return (
         f"| {n} | {what} | {lat['p50']:.1f} | {lat['p99']:.1f} | {lat['max']:.1f} | {r['lost']} "
-        f"| {r['dups']} | {r['reordered']} | {r['gaps']} | {r['cpu']:.0f} |"
+        f"| {r['dups']} | {r['reordered']} | {r['gaps']} | {r['cpu']:.0f} "
+        f"| {r['viewers_cpu']:.0f} | {r['machine']:.0f} |"
     )
 
 
 HEADER = (
     "| viewers | server | p50 ms | p99 ms | max ms | lost | dup | reordered | gaps healed "
-    "| server CPU % of one core |\n|---|---|---|---|---|---|---|---|---|---|"
+    "| server CPU % | viewers' CPU % | machine busy % |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|"
 )
 
 

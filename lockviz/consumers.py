@@ -7,7 +7,8 @@ at any time to be sent again what follows N. Anything else it sends gets an erro
 says what was wrong; the stream goes on.
 
 Server messages: ``{"type": "event", "event": {...}}`` (live ones also carry ``published_ns``,
-see lockviz.broadcast),
+see lockviz.broadcast), ``{"type": "events", "frames": [<event message>, ...]}`` (consecutive
+live events that arrived together, in order),
 ``{"type": "status", "status": "queued"|"running"|"finished"|"failed", "position": n|null}``,
 ``{"type": "error", "message": "..."}``.
 
@@ -97,6 +98,17 @@ class RunConsumer(AsyncWebsocketConsumer):
             self.repair = asyncio.ensure_future(self._catch_up(self.sent))
         else:
             await self._forward(message)
+
+    async def deliver_events(self, messages: list[dict[str, Any]], text: str) -> None:
+        """Consecutive live events, and ``text``: them as one ``events`` frame."""
+        first, last = messages[0]["seq"], messages[-1]["seq"]
+        in_order = first == self.sent + 1 and last - first + 1 == len(messages)
+        if self.holding or self.held or not in_order:
+            for message in messages:  # the careful way, one by one
+                await self.deliver(message)
+        else:
+            self.sent = last
+            await self.send(text_data=text)
 
     async def _forward(self, message: dict[str, Any]) -> None:
         if message["type"] == "run.status":

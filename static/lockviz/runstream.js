@@ -1,5 +1,6 @@
 // One run's events over its WebSocket (/ws/runs/<id>/, see lockviz/consumers.py), the protocol
-// run.js speaks: connect with ?after=<last seq we have>, receive {type: "event"|"status"|"error"},
+// run.js speaks: connect with ?after=<last seq we have>, receive {type: "event"|"status"|"error"}
+// and {type: "events", frames: [event messages]} (live events that arrived together),
 // reconnect after a drop with the newest seq so nothing is lost or drawn twice. A seq that skips
 // one (a message lost on the way) is not drawn: the stream asks {type: "resume", after: lastSeq},
 // the server resends what follows from the database, in order, and the stream goes on from there
@@ -40,6 +41,17 @@
       resumeTimer = setTimeout(() => { if (lastSeq === stuckAt && !closed) socket.close(); }, 5000);
     }
 
+    // One event, in order; false at a gap (the resume resends it and what follows).
+    function take(ev) {
+      if (!ev || ev.seq <= lastSeq) return true;
+      if (ev.seq > lastSeq + 1) { resume(); return false; }
+      lastSeq = ev.seq;
+      resumedFrom = -1;
+      on.onEvent(ev);
+      if (ev.kind === "run_finished" || ev.kind === "run_failed") ended = ev.kind;
+      return true;
+    }
+
     function connect() {
       const proto = location.protocol === "https:" ? "wss" : "ws";
       socket = new WebSocket(`${proto}://${location.host}${wsPath}?after=${lastSeq}`);
@@ -48,13 +60,9 @@
         let data;
         try { data = JSON.parse(message.data); } catch (e) { return; }
         if (data.type === "event") {
-          const ev = data.event;
-          if (!ev || ev.seq <= lastSeq) return;
-          if (ev.seq > lastSeq + 1) { resume(); return; } // a gap: the resend brings this one too
-          lastSeq = ev.seq;
-          resumedFrom = -1;
-          on.onEvent(ev);
-          if (ev.kind === "run_finished" || ev.kind === "run_failed") ended = ev.kind;
+          if (!take(data.event)) return;
+        } else if (data.type === "events") {
+          for (const frame of data.frames || []) if (!take(frame.event)) break;
         } else if (data.type === "status") {
           on.onStatus(data.status, data.position);
           if (data.status === "finished" || data.status === "failed") settled = data.status;

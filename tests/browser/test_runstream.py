@@ -41,6 +41,11 @@ def event(seq: int, kind: str = "note") -> str:
     return json.dumps({"type": "event", "event": body})
 
 
+def events(*seqs: int) -> str:
+    """Live events that arrived together, as the app sends them."""
+    return '{"type": "events", "frames": [' + ", ".join(event(n) for n in seqs) + "]}"
+
+
 def status(value: str) -> str:
     return json.dumps({"type": "status", "status": value, "position": None})
 
@@ -76,7 +81,7 @@ class ScriptedServer:
         heard = self.heard[run]
         await ws.send(status("running"))
         if run == "gap":  # seq 3 is lost on the way
-            for frame in (event(1), event(2), event(4)):
+            for frame in (event(1), events(2, 4)):
                 await ws.send(frame)
         else:  # the last event is lost, the run's end is not
             for frame in (event(1), event(2), event(3), status("finished")):

@@ -51,10 +51,11 @@ def watch(app: AppServer, run_id: str, got: list[dict[str, Any]]) -> None:
     with connect(url, origin=Origin(app.url), open_timeout=10) as ws:
         while True:
             message = json.loads(ws.recv(timeout=40))
-            if message["type"] == "event":
-                got.append(message)
-                if message["event"]["kind"] in ("run_finished", "run_failed"):
-                    return
+            for frame in message["frames"] if message["type"] == "events" else [message]:
+                if frame["type"] == "event":
+                    got.append(frame)
+                    if frame["event"]["kind"] in ("run_finished", "run_failed"):
+                        return
 
 
 def test_a_run_started_on_one_process_streams_live_from_both(
