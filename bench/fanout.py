@@ -10,9 +10,13 @@ gap asks ``{"type": "resume", "after": last}`` (``--no-heal``: it does not, as t
 before). Then, in the same run, a raw ``websockets`` server replays the same events with the
 same timing to the same number of viewers: what a bare broadcast costs on this machine.
 
-    .venv/bin/python bench/fanout.py                          # 30, 100, 300, 1000 viewers
+    .venv/bin/python bench/fanout.py                  # 30, 100, 300, 1000 viewers, and 1000x2
     .venv/bin/python bench/fanout.py --viewers 300 --seconds 20 --no-doc
-    .venv/bin/python bench/fanout.py --processes 2            # two app processes, one layer
+    .venv/bin/python bench/fanout.py --viewers 1000x2  # over two app processes on one layer
+
+A size written NxP puts N viewers on P ``serve`` processes (split evenly) that share one Redis
+channel layer (LOCKVIZ_CHANNEL_REDIS) and one database (LOCKVIZ_DB), the run started on the
+first: how a class that outgrows one process is served.
 
 Latency counts only events published once every viewer had connected; lost, duplicated and
 reordered count every event of the run, for every viewer. CPU is user + system time from /proc
@@ -489,12 +493,14 @@ def finish_viewers(proc: Any) -> dict[str, Any]:
     return result
 
 
-def measure_app(app: App, n: int, seconds: float, rate: float, heal: bool) -> dict[str, Any]:
+def measure_app(
+    app: App, n: int, seconds: float, rate: float, heal: bool, layer_pids: list[int]
+) -> dict[str, Any]:
     lead_ms = 6000 + 12 * n  # every viewer connects before the first step
     run_id = app.start_run(scenario(lead_ms, seconds, rate))
     ws_urls = [u.replace("http://", "ws://") + f"/ws/runs/{run_id}/" for u in app.urls]
     viewers = spawn_viewers(ws_urls, n, heal, timeout_s=lead_ms / 1000 + seconds + 90)
-    sampler = CpuSampler({"cpu": app.pids(), "viewers_cpu": [viewers.pid]})
+    sampler = CpuSampler({"cpu": app.pids() + layer_pids, "viewers_cpu": [viewers.pid]})
     result = finish_viewers(viewers)
     result.update(sampler.percent(result["window_ns"]))
     result["events"] = app.events(run_id)
@@ -543,10 +549,9 @@ HEADER = (
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--viewers", default="30,100,300,1000")
+    parser.add_argument("--viewers", default="30,100,300,1000,1000x2", help="N or NxPROCESSES")
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--rate", type=float, default=20, help="events per second")
-    parser.add_argument("--processes", type=int, default=1, help="app processes, one layer")
     parser.add_argument("--no-heal", dest="heal", action="store_false")
     parser.add_argument("--no-baseline", dest="baseline", action="store_false")
     parser.add_argument("--no-doc", dest="doc", action="store_false")
@@ -564,34 +569,47 @@ def main() -> None:
         asyncio.run(baseline_main(int(args.child_baseline[0]), args.child_baseline[1]))
         return
     lines = []
-    for n in (int(v) for v in args.viewers.split(",")):
-        with tempfile.TemporaryDirectory(prefix="lockviz-fanout-") as workdir:
-            env = {}
-            if args.processes > 1:
-                layer = shared_layer(workdir)
-                env["LOCKVIZ_CHANNEL_REDIS"] = f"redis://127.0.0.1:{layer.port}/0"
-            app = App.start(workdir, args.processes, env)
-            try:
-                ours = measure_app(app, n, args.seconds, args.rate, args.heal)
-            finally:
-                app.stop()
-            lines.append(row(n, args.label, ours))
-            span_s = (ours["window_ns"][1] - ours["window_ns"][0]) / 1e9
-            rate = ours["window_events"] / span_s if span_s else 0
-            print(lines[-1], f"({rate:.1f} events/s; {ours['errors']})", flush=True)
-            if args.baseline:
-                raw = measure_baseline(workdir, ours["events"], n)
-                lines.append(row(n, "raw websockets", raw))
-                print(lines[-1], flush=True)
+    for spec in args.viewers.split(","):
+        n, _, procs = spec.partition("x")
+        lines += measure(int(n), int(procs or 1), args)
     table = HEADER + "\n" + "\n".join(lines)
     summary = (
-        f"{args.seconds:g} s of a live run at ~{args.rate:g} events/s per row, "
-        f"{args.processes} app process(es); {os.cpu_count()} cores ({platform.machine()}, "
+        f"{args.seconds:g} s of a live run at ~{args.rate:g} events/s per row; "
+        f"{os.cpu_count()} cores ({platform.machine()}, "
         f"Python {platform.python_version()}); {datetime.now(UTC):%Y-%m-%d %H:%M} UTC."
     )
     print(table + "\n" + summary)
     if args.doc:
         write_doc(table, summary)
+
+
+def measure(n: int, processes: int, args: argparse.Namespace) -> list[str]:
+    """The app's row for ``n`` viewers (over ``processes`` app processes), then the baseline's."""
+    lines = []
+    label = args.label if processes == 1 else f"{args.label}, {processes} processes"
+    with tempfile.TemporaryDirectory(prefix="lockviz-fanout-") as workdir:
+        env, layer = {}, None
+        if processes > 1:  # as a class that outgrows one process would run it
+            layer = shared_layer(workdir)
+            env["LOCKVIZ_CHANNEL_REDIS"] = f"redis://127.0.0.1:{layer.port}/0"
+        app = App.start(workdir, processes, env)
+        try:
+            ours = measure_app(
+                app, n, args.seconds, args.rate, args.heal, layer.pids() if layer else []
+            )
+        finally:
+            app.stop()
+            if layer:
+                layer.stop()
+        lines.append(row(n, label, ours))
+        span_s = (ours["window_ns"][1] - ours["window_ns"][0]) / 1e9
+        rate = ours["window_events"] / span_s if span_s else 0
+        print(lines[-1], f"({rate:.1f} events/s; {ours['errors']})", flush=True)
+        if args.baseline:
+            raw = measure_baseline(workdir, ours["events"], n)
+            lines.append(row(n, "raw websockets", raw))
+            print(lines[-1], flush=True)
+    return lines
 
 
 def shared_layer(workdir: str) -> Any:
@@ -604,14 +622,47 @@ def shared_layer(workdir: str) -> Any:
     return server
 
 
+INTRO = """`bench/fanout.py` connects N WebSocket viewers to `/ws/runs/<id>/` of the app as `make
+run` starts it (`manage.py serve`), from a separate process, then plays a run of about 20 events/s
+through the real lab. Latency is from an event's stamp (`published_ns`, taken when the run hands
+it to the channel layer, on the host's CLOCK_MONOTONIC) to its receipt by each viewer; lost,
+duplicated and reordered count every event of the run for every viewer (a viewer asks for a
+gap again as the page does; *gaps healed* counts those). CPU is % of one core, from /proc:
+*server* is the app (Daphne and the channel layer's redis-server, not the lab's servers and
+clients), *viewers* the measuring process, *machine* everything on the box (out of 200: other
+work on this shared machine shows there). *raw websockets* replays the same events with the
+same timing from a bare `websockets` server, one frame per event, to the same viewers."""
+BEFORE = """### Before: main as it was (in-memory channel layer)
+
+The same bench on main (commit 34bf829, plus only the `published_ns` stamp), 20 s per row. The
+page did not heal gaps then, so the bench ran with `--no-heal`: *gaps* are deliveries the
+in-memory layer dropped (a viewer's queue holds 100), *lost* those the viewer never got.
+
+| viewers | server | p50 ms | p99 ms | max ms | lost | dup | reordered | gaps | server CPU % |
+|---|---|---|---|---|---|---|---|---|---|
+| 30 | main | 13.3 | 62.2 | 72.5 | 0 | 0 | 0 | 0 | 8 |
+| 30 | raw websockets | 1.7 | 7.1 | 21.8 | 0 | 0 | 0 | 0 | 0 |
+| 100 | main | 58.0 | 628.7 | 725.5 | 0 | 0 | 0 | 0 | 27 |
+| 100 | raw websockets | 5.6 | 49.8 | 85.9 | 0 | 0 | 0 | 0 | 1 |
+| 300 | main | 7281.2 | 9430.3 | 9514.2 | 21052 | 0 | 0 | 10182 | 91 |
+| 300 | raw websockets | 16.5 | 54.8 | 71.6 | 0 | 0 | 0 | 0 | 3 |
+| 1000 | main | 41387.5 | 61482.5 | 61973.0 | 275381 | 0 | 0 | 4706 | 97 |
+| 1000 | raw websockets | 83.9 | 1624.4 | 2573.8 | 0 | 0 | 0 | 0 | 6 |
+
+(The main rows' viewers used the `websockets` client library; at 1,000 viewers that client
+itself fell behind, as its own raw row shows: the bench now uses a minimal client of its own.)"""
+ANALYSIS = """(analysis)"""
+
+
 def write_doc(table: str, summary: str) -> None:
+    """Replace the section (up to the next ``## ``) in docs/performance.md, or append it."""
     with open(DOC) as f:
         text = f.read()
     head, _, rest = text.partition(SECTION)
     tail = rest[rest.find("\n## ") :] if "\n## " in rest else ""
+    body = f"{INTRO}\n\n{table}\n\n{summary}\n\n{ANALYSIS}\n\n{BEFORE}\n"
     with open(DOC, "w") as f:
-        f.write(head.rstrip("\n") + "\n\n" + SECTION + "\n\n" + table + "\n\n" + summary + "\n")
-        f.write(tail)
+        f.write(head.rstrip("\n") + "\n\n" + SECTION + "\n\n" + body + tail)
 
 
 if __name__ == "__main__":
