@@ -22,6 +22,7 @@ of a run's bursts of events that was tens of milliseconds of delay per burst.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 import threading
@@ -123,6 +124,7 @@ class Audience:
 
     async def join(self, group: str, viewer: Viewer) -> None:
         """From now on, ``viewer`` is handed every message sent to ``group``."""
+        _settle_heap_soon()
         if group not in self._viewers:
             self._viewers[group], self._joined[group] = set(), asyncio.Event()
             self._feeds[group] = asyncio.create_task(self._feed(group, self._joined[group]))
@@ -192,6 +194,33 @@ def _runs_of_events(batch: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
         else:
             parts.append([message])
     return parts
+
+
+SETTLE_AFTER_S = 2.0
+_settling: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.TimerHandle] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _settle_heap_soon() -> None:
+    """Two seconds after a viewer joins (once per two seconds): collect, then freeze the rest.
+
+    A full collection walks every object the collector tracks: at 1,000 viewers that was 50 ms
+    during which no viewer was sent anything, every 3 s, with nothing to collect. Frozen objects
+    are not walked (asgi.py froze start-up's already), so the viewers' connections are frozen
+    once they have joined. Each settling unfreezes first, so whatever viewers that left held in
+    reference cycles is collected then.
+    """
+    loop = asyncio.get_running_loop()
+    if loop not in _settling:
+        _settling[loop] = loop.call_later(SETTLE_AFTER_S, _settle_heap, loop)
+
+
+def _settle_heap(loop: asyncio.AbstractEventLoop) -> None:
+    _settling.pop(loop, None)
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
 
 
 _audiences: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Audience] = (
