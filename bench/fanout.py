@@ -622,16 +622,16 @@ def shared_layer(workdir: str) -> Any:
     return server
 
 
-INTRO = """`bench/fanout.py` connects N WebSocket viewers to `/ws/runs/<id>/` of the app as `make
-run` starts it (`manage.py serve`), from a separate process, then plays a run of about 20 events/s
-through the real lab. Latency is from an event's stamp (`published_ns`, taken when the run hands
-it to the channel layer, on the host's CLOCK_MONOTONIC) to its receipt by each viewer; lost,
-duplicated and reordered count every event of the run for every viewer (a viewer asks for a
-gap again as the page does; *gaps healed* counts those). CPU is % of one core, from /proc:
-*server* is the app (Daphne and the channel layer's redis-server, not the lab's servers and
-clients), *viewers* the measuring process, *machine* everything on the box (out of 200: other
-work on this shared machine shows there). *raw websockets* replays the same events with the
-same timing from a bare `websockets` server, one frame per event, to the same viewers."""
+INTRO = """`bench/fanout.py` connects N WebSocket viewers to `/ws/runs/<id>/` of the app as
+`manage.py serve` starts it (what `make run` runs), from a separate process, then plays a run of
+about 20 events/s through the real lab. Latency is from an event's stamp (`published_ns`, taken
+when the run hands it to the channel layer, on the host's CLOCK_MONOTONIC) to its receipt by each
+viewer; lost, duplicated and reordered count every event of the run for every viewer (a viewer
+asks for a gap again as the page does; *gaps healed* counts those). CPU is % of one core, from
+/proc: *server* is the app (Daphne and the channel layer's redis-server, not the lab's servers and
+clients), *viewers* the measuring process, *machine* everything on the box (out of 200: other work
+on this shared machine shows there). *raw websockets* replays the same events with the same timing
+from a bare `websockets` server, one frame per event, to the same viewers."""
 BEFORE = """### Before: main as it was (in-memory channel layer)
 
 The same bench on main (commit 34bf829, plus only the `published_ns` stamp), 20 s per row. The
@@ -651,7 +651,66 @@ in-memory layer dropped (a viewer's queue holds 100), *lost* those the viewer ne
 
 (The main rows' viewers used the `websockets` client library; at 1,000 viewers that client
 itself fell behind, as its own raw row shows: the bench now uses a minimal client of its own.)"""
-ANALYSIS = """(analysis)"""
+ANALYSIS = """Goals (issue 10, point 6), from the table above:
+
+- **300 viewers at 20 events/s: met.** p99 38.8 ms (≤ 50), max 45.3 ms (≤ 100), nothing lost,
+  duplicated or reordered, the app at 13% of one core (< 40%).
+- **1,000 viewers: met in one process,** p99 116.6 ms (≤ 150), nothing lost. Over two app
+  processes on one Redis layer (*1000x2*) p99 131.6 ms here. This machine is shared with other
+  work and the figures move with it (the *machine busy* and *raw websockets* columns show how
+  loud it was): a run of this code ten minutes earlier measured one process at p99 149 ms, max
+  207 ms; the previous version (without the heap settling below) measured two processes at p99
+  100.5 ms, max 135 ms. On two cores, two app processes also share them with the viewers'
+  process, so the split buys less here than it would on a bigger machine.
+
+### What the stream does, and why
+
+- **One publish per event, whatever the audience.** The run's thread hands each event to one
+  publisher thread per process, which sends it to the run's group on channels_redis'
+  `RedisPubSubChannelLayer` (~0.4 ms, flat, as the issue measured). The in-memory layer
+  dropped a message once a viewer's queue held 100, which is main's 15% of deliveries lost;
+  the standard Redis layer costs more as the group grows and drops past its capacity. The
+  event is serialised there, once, into the very frame every viewer is sent.
+- **One subscription per run per process, not one per viewer.** A Channels consumer that gets
+  group messages pays, per message and per viewer, a queue, a task, `asyncio.wait`, a dispatch,
+  a `sync_to_async` thread hop for `aclose_old_connections` (about half the CPU at 300
+  viewers, as the issue measured) and a JSON encode. The process's `Audience`
+  (lockviz/broadcast.py) receives each message once and hands it to each viewer, which
+  compares seq and writes the frame.
+- **A burst is one write per viewer.** A release is five events within ~5 ms. Messages that
+  arrive while the previous ones are being fanned out go out together as one
+  `{"type": "events", "frames": [...]}` frame. Under Daphne, the write is what a viewer costs:
+  a py-spy profile at 1,000 viewers (one process, before this batching) had 48% of the
+  process's samples in the fan-out, 33% in autobahn's `sendMessage`; within that, Twisted's
+  write registers the socket for writing and unregisters it after the send (an epoll_ctl each:
+  15%, with asyncio's selector bookkeeping) and the send itself (12%).
+- **No full collections over the audience.** `gc.freeze()` after start-up (asgi.py), and, two
+  seconds after viewers join, one collection and a freeze of what is left: at 1,000 viewers a
+  full collection had walked every connection's objects, 50 ms every 3 s with nothing to
+  collect; now 2 ms.
+- **A socket per viewer.** `serve` raises the soft open-files limit to the hard one and says
+  how many viewers that leaves room for.
+- **A lost message never becomes a lost event.** The layer drops nothing now, but a message
+  can still be lost (a Redis reconnect): the consumer reads a skipped seq back from the
+  database before going on, and the page (runstream.js, which run.js now uses) asks for
+  `{"type": "resume", "after": lastSeq}` on a gap, and when a run ends without its last event.
+  Tests drop a message on purpose for both (tests/lockviz/test_consumers.py,
+  tests/browser/test_runstream.py).
+
+The *raw websockets* rows send each event as its own frame from a bare server; its p50 is the
+instrument's own floor (one process reading every viewer's socket). What lockviz adds on top
+at 1,000 viewers is Daphne's write path above, and the run itself: its engine, clients'
+readers and database writes share the app process (and the GIL) with the fan-out.
+
+### Several app processes
+
+Each process started with the same `LOCKVIZ_CHANNEL_REDIS=redis://host:6379/0` (and one
+database: `LOCKVIZ_DB` on one SQLite file) streams every run live to its own viewers, whichever
+process started it (tests/lockviz/test_shared_layer.py). Clicks that change a live run (faults,
+steps, Finish) must still reach the process that started it: its engine lives there.
+
+Regenerate with `.venv/bin/python bench/fanout.py` (about 10 minutes); add
+`--viewers 300 --seconds 20` for one size, `--no-doc` to only print."""
 
 
 def write_doc(table: str, summary: str) -> None:
