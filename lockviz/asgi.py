@@ -1,5 +1,6 @@
 """ASGI entry point: HTTP through Django (static files included), WebSockets through Channels."""
 
+import gc
 import os
 
 from django.core.asgi import get_asgi_application
@@ -22,3 +23,8 @@ application = ProtocolTypeRouter(
         ),
     }
 )
+
+# Everything loaded so far lives as long as the process: keep it out of the collector's way, or
+# each full collection walks it and pauses every live stream for tens of milliseconds.
+gc.collect()
+gc.freeze()

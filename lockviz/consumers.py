@@ -6,9 +6,18 @@ already stored, then live ones, each exactly once. A viewer that reconnects pass
 at any time to be sent again what follows N. Anything else it sends gets an error message that
 says what was wrong; the stream goes on.
 
-Server messages: ``{"type": "event", "event": {...}}``,
+Server messages: ``{"type": "event", "event": {...}}`` (live ones also carry ``published_ns``,
+see lockviz.broadcast), ``{"type": "events", "frames": [<event message>, ...]}`` (consecutive
+live events that arrived together, in order),
 ``{"type": "status", "status": "queued"|"running"|"finished"|"failed", "position": n|null}``,
 ``{"type": "error", "message": "..."}``.
+
+Live messages come from this process's audience of the run (lockviz.broadcast), one call of
+``deliver`` per message, not through a layer channel and a Channels dispatch of the viewer's own.
+A live event arrives already serialised and is forwarded as it is. While the stream reads the
+database (the catch-up, a resume) live messages are held, and sent after it unless it already
+sent them. When a live seq skips one (a message lost on the way), the gap is read back from the
+database before the stream goes on.
 """
 
 from __future__ import annotations
@@ -28,10 +37,15 @@ from lockviz.runs.recorder import queue_position
 
 
 class RunConsumer(AsyncWebsocketConsumer):
+    # No layer channel of its own (see broadcast.Audience); Channels' own code checks for None.
+    channel_layer_alias = None  # type: ignore[assignment]
+
     async def connect(self) -> None:
-        broadcast.bind_loop(asyncio.get_running_loop())
         self.run_id: str = self.scope["url_route"]["kwargs"]["run_id"]
         self.sent = 0
+        self.holding = 0  # catch-ups reading the database; live messages wait in held
+        self.held: list[dict[str, Any]] = []
+        self.repair: asyncio.Future[None] | None = None
         self.group = broadcast.group_name(self.run_id)
         run = await database_sync_to_async(Run.objects.filter(pk=self.run_id).first)()
         await self.accept()
@@ -43,18 +57,24 @@ class RunConsumer(AsyncWebsocketConsumer):
         if isinstance(after, str):
             await self._error(after)
             after = 0
-        # Join first, then catch up: anything published meanwhile is queued for us and
+        self.sent = after  # the viewer has everything up to here
+        # Join first, then catch up: anything published meanwhile is held for us and
         # dropped by seq if the catch-up already delivered it.
-        await self.channel_layer.group_add(self.group, self.channel_name)
-        await self._watching(+1)  # a queued run with nobody watching is cancelled
-        await self._send_status(run.status, queue_position(run.pk))
-        await self._catch_up(after)
+        self.holding += 1
+        try:
+            await broadcast.audience().join(self.group, self)
+            await self._watching(+1)  # a queued run with nobody watching is cancelled
+            await self._send_status(run.status, queue_position(run.pk))
+            await self._catch_up(after)
+        finally:
+            self.holding -= 1
+        await self._release_held()
 
     async def disconnect(self, code: int) -> None:
         if getattr(self, "counted", False):
             await self._watching(-1)
         if hasattr(self, "group"):
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+            broadcast.audience().leave(self.group, self)
 
     async def _watching(self, change: int) -> None:
         self.counted = change > 0
@@ -79,16 +99,47 @@ class RunConsumer(AsyncWebsocketConsumer):
         self.sent = min(self.sent, after)
         await self._catch_up(after)
 
-    async def run_event(self, message: dict[str, Any]) -> None:
-        await self._send_event(message["event"])
+    async def deliver(self, message: dict[str, Any]) -> None:
+        """A live message from the run's group (see broadcast.Audience)."""
+        if self.holding or self.held:
+            self.held.append(message)
+        elif message["type"] == "run.event" and message["seq"] > self.sent + 1:
+            self.held.append(message)  # a message went missing: read the gap back first
+            self.repair = asyncio.ensure_future(self._catch_up(self.sent))
+        else:
+            await self._forward(message)
 
-    async def run_status(self, message: dict[str, Any]) -> None:
-        await self._send_status(message["status"], message.get("position"))
+    async def deliver_events(self, messages: list[dict[str, Any]], text: str) -> None:
+        """Consecutive live events, and ``text``: them as one ``events`` frame."""
+        first, last = messages[0]["seq"], messages[-1]["seq"]
+        in_order = first == self.sent + 1 and last - first + 1 == len(messages)
+        if self.holding or self.held or not in_order:
+            for message in messages:  # the careful way, one by one
+                await self.deliver(message)
+        else:
+            self.sent = last
+            await self.send(text_data=text)
+
+    async def _forward(self, message: dict[str, Any]) -> None:
+        if message["type"] == "run.status":
+            await self._send_status(message["status"], message.get("position"))
+        elif message["seq"] > self.sent:
+            self.sent = message["seq"]
+            await self.send(text_data=message["text"])
 
     async def _catch_up(self, after: int) -> None:
-        run = await database_sync_to_async(Run.objects.get)(pk=self.run_id)
-        for event in await database_sync_to_async(run.said_after)(after):
-            await self._send_event(event)
+        self.holding += 1
+        try:
+            run = await database_sync_to_async(Run.objects.get)(pk=self.run_id)
+            for event in await database_sync_to_async(run.said_after)(after):
+                await self._send_event(event)
+        finally:
+            self.holding -= 1
+        await self._release_held()
+
+    async def _release_held(self) -> None:
+        while self.held and not self.holding:
+            await self._forward(self.held.pop(0))
 
     async def _send_event(self, event: dict[str, Any]) -> None:
         if event["seq"] <= self.sent:

@@ -13,6 +13,10 @@ LOCKVIZ_SECRET_KEY    signs the session cookies that say who started a run; when
                       made once per install and kept in LOCKVIZ_STATE_DIR (never in the repo)
 LOCKVIZ_STATE_DIR     where that key lives (default ~/.local/state/lockviz)
 LOCKVIZ_ALLOWED_HOSTS extra host names, comma separated
+LOCKVIZ_CHANNEL_REDIS the Redis that carries live events to viewers (the channel layer), e.g.
+                      "redis://10.0.0.5:6379/0": several app processes on one such Redis (and
+                      one database) all stream every run. Unset, each app process starts a
+                      redis-server of its own for it (see lockviz.channel_layer)
 """
 
 from __future__ import annotations
@@ -85,7 +89,15 @@ DATABASES = {
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+# Redis pub/sub: one publish per event whatever the audience, and no silent drop when a viewer
+# falls behind (the in-memory layer drops a message once a viewer's queue holds 100).
+LOCKVIZ_CHANNEL_REDIS = os.environ.get("LOCKVIZ_CHANNEL_REDIS", "")
+CHANNEL_LAYERS = {
+    "default": {
+        "BACKEND": "lockviz.channel_layer.RunLayer",
+        "CONFIG": {"hosts": [LOCKVIZ_CHANNEL_REDIS] if LOCKVIZ_CHANNEL_REDIS else None},
+    }
+}
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]

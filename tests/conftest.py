@@ -93,14 +93,14 @@ def live_processes(names: tuple[str, ...] = ("redis-server", "lockviz.lab.worker
 class AppServer:
     """``manage.py serve`` (what ``make run`` runs) in a child process, on a free port."""
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, env: dict[str, str] | None = None, name: str = "app") -> None:
         from lockviz.lab.ports import free_port
 
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "LOCKVIZ_DB": str(tmp / "app.sqlite3")}
+        env = {**os.environ, "LOCKVIZ_DB": str(tmp / "app.sqlite3"), **(env or {})}
         env.pop("DJANGO_SETTINGS_MODULE", None)
-        self.log = open(tmp / "app.log", "w+")  # noqa: SIM115 (closed in stop())
+        self.log = open(tmp / f"{name}.log", "w+")  # noqa: SIM115 (closed in stop())
         self.proc = subprocess.Popen(
             [sys.executable, "manage.py", "serve", "--port", str(self.port)],
             cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT,

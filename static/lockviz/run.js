@@ -1,6 +1,5 @@
-// The run page: stream the run's events over the WebSocket into the sequence diagram.
-// A viewer that loses its connection reconnects with ?after=<last seq it has>, so the
-// server resends only what it missed: nothing lost, nothing twice.
+// The run page: stream the run's events over the WebSocket into the sequence diagram, through
+// runstream.js (reconnects, gaps and resumes: nothing lost, nothing twice).
 (function () {
   "use strict";
   const script = document.currentScript;
@@ -20,7 +19,6 @@
   const story = document.getElementById("story");
   let lastSeq = 0;
   let finished = false;
-  let retryMs = 250;
 
   function durationOf(s) {
     const ends = s.steps.map((st) => st.at_ms + (st.do === "pause" ? st.ms || 0 : 0));
@@ -30,7 +28,8 @@
   function setStatus(status, position) {
     statusEl.dataset.status = status;
     statusEl.textContent = status === "queued" && position
-      ? `waiting for the lab (place ${position} in the queue)` : status;
+      ? `waiting for the lab (place ${position} in the queue)`
+      : status === "reconnecting" ? "reconnecting…" : status;
   }
 
   function onEvent(event) {
@@ -53,30 +52,17 @@
     }
   }
 
-  function connect() {
-    const proto = location.protocol === "https:" ? "wss" : "ws";
-    const socket = new WebSocket(`${proto}://${location.host}${wsPath}?after=${lastSeq}`);
-    socket.onopen = () => { retryMs = 250; };
-    socket.onmessage = (message) => {
-      const data = JSON.parse(message.data);
-      if (data.type === "event") onEvent(data.event);
-      else if (data.type === "status") {
-        // The status comes after the verdict is stored: only then is it there to fetch.
-        if (["finished", "failed", "interrupted", "cancelled"].includes(data.status)) {
-          document.body.dispatchEvent(new Event("verdict-ready"));
-        }
-        if (!finished) setStatus(data.status, data.position);
+  const stream = window.lockvizStream(wsPath, 0, {
+    onEvent,
+    onStatus(status, position) {
+      // The status comes after the verdict is stored: only then is it there to fetch.
+      if (["finished", "failed", "interrupted", "cancelled"].includes(status)) {
+        document.body.dispatchEvent(new Event("verdict-ready"));
       }
-      else if (data.type === "error") console.warn("lockviz:", data.message);
-    };
-    socket.onclose = () => {
-      if (finished) return;
-      statusEl.textContent = "reconnecting…";
-      setTimeout(connect, retryMs);
-      retryMs = Math.min(retryMs * 2, 4000);
-    };
-  }
+      if (!finished) setStatus(status, position);
+    },
+    onError(message) { console.warn("lockviz:", message); },
+  });
 
-  window.lockvizRun = { diagram, get lastSeq() { return lastSeq; } };
-  connect();
+  window.lockvizRun = { diagram, stream, get lastSeq() { return lastSeq; } };
 })();

@@ -1,6 +1,11 @@
 // One run's events over its WebSocket (/ws/runs/<id>/, see lockviz/consumers.py), the protocol
-// run.js speaks: connect with ?after=<last seq we have>, receive {type: "event"|"status"|"error"},
-// reconnect after a drop with the newest seq so nothing is lost or drawn twice.
+// run.js speaks: connect with ?after=<last seq we have>, receive {type: "event"|"status"|"error"}
+// and {type: "events", frames: [event messages]} (live events that arrived together),
+// reconnect after a drop with the newest seq so nothing is lost or drawn twice. A seq that skips
+// one (a message lost on the way) is not drawn: the stream asks {type: "resume", after: lastSeq},
+// the server resends what follows from the database, in order, and the stream goes on from there
+// (no answer within 5 s: it reconnects with ?after=lastSeq instead). A run that ends without its
+// last event having arrived asks the same way.
 //
 // window.lockvizStream(wsPath, after, {onEvent(ev), onStatus(status, position), onDone(status),
 // onError(message)}) -> {close()}. onDone fires once the run has ended AND the server says so:
@@ -17,6 +22,8 @@
     let retryMs = 250;
     let socket = null;
     let graceTimer = null;
+    let resumedFrom = -1; // the lastSeq we asked the server to resume after, while it answers
+    let resumeTimer = null;
 
     function done(status) {
       if (closed) return;
@@ -25,19 +32,37 @@
       on.onDone(status);
     }
 
+    function resume() {
+      if (resumedFrom === lastSeq || !socket || socket.readyState !== WebSocket.OPEN) return;
+      resumedFrom = lastSeq;
+      socket.send(JSON.stringify({ type: "resume", after: lastSeq }));
+      clearTimeout(resumeTimer);
+      const stuckAt = lastSeq;
+      resumeTimer = setTimeout(() => { if (lastSeq === stuckAt && !closed) socket.close(); }, 5000);
+    }
+
+    // One event, in order; false at a gap (the resume resends it and what follows).
+    function take(ev) {
+      if (!ev || ev.seq <= lastSeq) return true;
+      if (ev.seq > lastSeq + 1) { resume(); return false; }
+      lastSeq = ev.seq;
+      resumedFrom = -1;
+      on.onEvent(ev);
+      if (ev.kind === "run_finished" || ev.kind === "run_failed") ended = ev.kind;
+      return true;
+    }
+
     function connect() {
       const proto = location.protocol === "https:" ? "wss" : "ws";
       socket = new WebSocket(`${proto}://${location.host}${wsPath}?after=${lastSeq}`);
-      socket.onopen = () => { retryMs = 250; };
+      socket.onopen = () => { retryMs = 250; resumedFrom = -1; };
       socket.onmessage = (message) => {
         let data;
         try { data = JSON.parse(message.data); } catch (e) { return; }
         if (data.type === "event") {
-          const ev = data.event;
-          if (!ev || ev.seq <= lastSeq) return;
-          lastSeq = ev.seq;
-          on.onEvent(ev);
-          if (ev.kind === "run_finished" || ev.kind === "run_failed") ended = ev.kind;
+          if (!take(data.event)) return;
+        } else if (data.type === "events") {
+          for (const frame of data.frames || []) if (!take(frame.event)) break;
         } else if (data.type === "status") {
           on.onStatus(data.status, data.position);
           if (["finished", "failed", "interrupted", "cancelled"].includes(data.status)) settled = data.status;
@@ -45,11 +70,18 @@
           on.onError(data.message);
         }
         // A finished run's socket sends its status first, then the stored events; a run the
-        // lab failed to start may end without a run_failed event, so do not wait for ever.
+        // lab failed to start may end without a run_failed event, so do not wait for ever. If
+        // the last events are what went missing, half a second on the resume brings them.
         if (ended && settled) done(settled);
-        else if (settled && !graceTimer) graceTimer = setTimeout(() => done(settled), 1500);
+        else if (settled && !graceTimer) {
+          graceTimer = setTimeout(() => {
+            resume();
+            graceTimer = setTimeout(() => done(settled), 1000);
+          }, 500);
+        }
       };
       socket.onclose = (event) => {
+        clearTimeout(resumeTimer);
         if (closed) return;
         if (event.code === 4404) { closed = true; on.onError("this run does not exist"); return; }
         on.onStatus("reconnecting", null);

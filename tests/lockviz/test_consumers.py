@@ -1,4 +1,9 @@
-"""The WebSocket stream of a live run: every event once, in order, also across a reconnect."""
+"""The WebSocket stream of a live run: every event once, in order, also across a reconnect.
+
+These run on the app's real channel layer, as ``make run`` has it: channels_redis' Redis pub/sub
+on a redis-server the app starts for itself (lockviz.channel_layer), published to from the run's
+threads (lockviz.broadcast).
+"""
 
 from __future__ import annotations
 
@@ -10,13 +15,15 @@ from channels.db import database_sync_to_async
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
-from lockviz.models import Run
+from lockviz import broadcast
+from lockviz.models import Run, RunEvent
 from lockviz.routing import websocket_urlpatterns
 from lockviz.runs import recorder
 from lockviz.scenarios.library import builtin
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 app = URLRouter(websocket_urlpatterns)
+FINISHED = {"type": "status", "status": "finished", "position": None}
 
 
 async def events_until_finished(
@@ -25,13 +32,14 @@ async def events_until_finished(
     got: list[dict[str, Any]] = []
     while True:
         message = json.loads(await ws.receive_from(timeout=30))
-        if message["type"] != "event":
-            continue
-        got.append(message["event"])
-        if message["event"]["kind"] in ("run_finished", "run_failed"):
-            return got
-        if stop_after is not None and len(got) >= stop_after:
-            return got
+        for frame in message["frames"] if message["type"] == "events" else [message]:
+            if frame["type"] != "event":
+                continue
+            got.append(frame["event"])
+            if frame["event"]["kind"] in ("run_finished", "run_failed"):
+                return got
+            if stop_after is not None and len(got) >= stop_after:
+                return got
 
 
 async def start(slug: str) -> Run:
@@ -75,6 +83,8 @@ async def test_resume_message_resends_what_follows() -> None:
     ws = WebsocketCommunicator(app, f"/ws/runs/{run.pk}/")
     await ws.connect()
     everything = await events_until_finished(ws)
+    while json.loads(await ws.receive_from(timeout=10)) != FINISHED:  # the stream is quiet now
+        pass
     await ws.send_to(text_data=json.dumps({"type": "resume", "after": len(everything) - 2}))
     again = [json.loads(await ws.receive_from(timeout=5)) for _ in range(2)]
     await ws.disconnect()
@@ -111,3 +121,25 @@ async def test_an_unknown_run_is_refused_by_name() -> None:
         "message": "there is no run 'nope'",
     }
     await ws.disconnect()
+
+
+async def test_a_live_message_lost_on_the_way_is_read_back_from_the_database() -> None:
+    run = await database_sync_to_async(Run.objects.create)(
+        title="lossy", scenario={}, status=Run.Status.RUNNING
+    )
+    ws = WebsocketCommunicator(app, f"/ws/runs/{run.pk}/")
+    await ws.connect()
+    assert json.loads(await ws.receive_from(timeout=5))["type"] == "status"  # joined the group
+    events = [{"seq": n, "t_ms": n * 10.0, "actor": "lab", "kind": "note"} for n in (1, 2, 3, 4)]
+    for event in events:
+        await database_sync_to_async(RunEvent.objects.create)(
+            run=run, seq=event["seq"], t_ms=event["t_ms"], actor="lab", kind="note", data=event
+        )
+    for event in events:
+        if event["seq"] != 2:  # the layer loses seq 2
+            broadcast.publish(run.pk, {"type": "run.event", "event": event})
+    got = await events_until_finished(ws, stop_after=len(events))
+    assert await ws.receive_nothing(timeout=0.5)
+    await ws.disconnect()
+    unsaid = [{k: v for k, v in e.items() if k != "said"} for e in got]
+    assert unsaid == events  # 1, then 2 to 4 read back, and the live 3 and 4 not sent again

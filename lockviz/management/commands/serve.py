@@ -1,13 +1,16 @@
 """``manage.py serve``: what ``make run`` runs — prepare, prove the lab works, then Daphne.
 
 It applies migrations, checks the machine has the servers, starts a lock node and a storage
-node once to show they come up (and how fast), then serves the app under Daphne. Ctrl-C stops
-Daphne; every server and client the app started dies with it (see lockviz.lab.procs).
+node once to show they come up (and how fast), starts the channel layer's redis-server (or
+checks the shared one in LOCKVIZ_CHANNEL_REDIS answers), lets the process hold a socket per
+viewer, then serves the app under Daphne. Ctrl-C stops Daphne; every server and client the app
+started dies with it (see lockviz.lab.procs).
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import signal
 import tempfile
@@ -19,6 +22,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from lockviz import channel_layer
 from lockviz.bodylimit import guard_daphne
 from lockviz.catalogue import REDIS
 from lockviz.lab import registry
@@ -52,6 +56,12 @@ class Command(BaseCommand):
             if missing(REDIS):
                 raise CommandError(install_hint(missing(REDIS)))
             self.step("lab self-test: starting redis-1 and storage", self.self_test)
+        if settings.LOCKVIZ_CHANNEL_REDIS:
+            self.step(f"live streams: {settings.LOCKVIZ_CHANNEL_REDIS}", self.check_layer)
+        else:
+            self.step("live streams: starting their redis-server", channel_layer.embedded_url)
+        viewers = raise_open_files_limit() - 50
+        self.stdout.write(f"  room for {viewers} live viewers (open files limit)")
         # Ctrl-C must stop the app even when it was started from a shell that ignores SIGINT
         # in background jobs (Twisted only takes SIGINT over when it has the default handler).
         signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -74,6 +84,16 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         self.stdout.write(f" ok ({(time.monotonic() - started) * 1000:.0f} ms)")
 
+    def check_layer(self) -> None:
+        import redis
+
+        try:
+            redis.Redis.from_url(settings.LOCKVIZ_CHANNEL_REDIS, socket_timeout=2).ping()
+        except redis.RedisError as exc:
+            raise CommandError(
+                f"LOCKVIZ_CHANNEL_REDIS={settings.LOCKVIZ_CHANNEL_REDIS} does not answer: {exc}"
+            ) from None
+
     def self_test(self) -> None:
         workdir = tempfile.mkdtemp(prefix="lockviz-selftest-")
         servers = [RedisServer(n, os.path.join(workdir, n)) for n in ("redis-1", "storage")]
@@ -86,3 +106,12 @@ class Command(BaseCommand):
             for server in servers:
                 server.stop()
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+def raise_open_files_limit() -> int:
+    """Every viewer holds a socket: take the most open files the system lets this process have."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or hard > soft:
+        soft = 1_048_576 if hard == resource.RLIM_INFINITY else hard
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    return soft

@@ -1,0 +1,66 @@
+"""The channel layer: Redis pub/sub, on a redis-server of the app's own unless one is shared.
+
+Live events reach viewers through channels_redis' ``RedisPubSubChannelLayer``: one PUBLISH per
+event whatever the audience (~0.4 ms), no per-viewer capacity, so no silently dropped message,
+and several app processes on one Redis all deliver every run's events to their own viewers.
+
+Embedded by default: with ``LOCKVIZ_CHANNEL_REDIS`` unset, the first use in a process starts a
+redis-server child through the lab (``lockviz.lab.servers.redis``) on a free loopback port. It
+dies with the app, even a killed one (``lockviz.lab.procs``), and nothing else need be
+installed or started. With ``LOCKVIZ_CHANNEL_REDIS=redis://host:port/0`` every app process uses
+that Redis instead: how several processes share one class's live streams.
+"""
+
+from __future__ import annotations
+
+import atexit
+import glob
+import os
+import shutil
+import tempfile
+import threading
+from typing import Any
+
+from channels_redis.pubsub import RedisPubSubChannelLayer
+
+from lockviz.lab import procs
+from lockviz.lab.servers.redis import RedisServer
+
+WORKDIR_PREFIX = "lockviz-layer-"
+_server: RedisServer | None = None
+_start_lock = threading.Lock()
+
+
+class RunLayer(RedisPubSubChannelLayer):  # type: ignore[misc]
+    """Redis pub/sub on the given hosts, or on the app's own redis-server when given none."""
+
+    def __init__(self, hosts: list[str] | None = None, **kwargs: Any) -> None:
+        super().__init__(hosts=hosts or [embedded_url()], **kwargs)
+
+
+def embedded_url() -> str:
+    """The app's own redis-server for the layer, started on first call."""
+    global _server
+    with _start_lock:
+        if _server is None:
+            _sweep()
+            workdir = tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-")
+            server = RedisServer("channel-layer", workdir)
+            server.launch()
+            atexit.register(_stop, server)
+            server.wait_ready()
+            _server = server
+        return f"redis://{_server.host}:{_server.port}/0"
+
+
+def _stop(server: RedisServer) -> None:
+    server.stop()
+    shutil.rmtree(server.workdir, ignore_errors=True)
+
+
+def _sweep() -> None:
+    """Remove the directories of killed apps' layers (their redis-server died with them)."""
+    for path in glob.glob(os.path.join(tempfile.gettempdir(), f"{WORKDIR_PREFIX}*")):
+        pid = os.path.basename(path)[len(WORKDIR_PREFIX) :].split("-", 1)[0]
+        if pid.isdigit() and not procs.alive(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)

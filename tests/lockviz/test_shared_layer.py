@@ -1,0 +1,90 @@
+"""Several app processes on one Redis channel layer and one database stream every run.
+
+Two real ``manage.py serve`` processes (what ``make run`` runs) share a redis-server through
+LOCKVIZ_CHANNEL_REDIS and a SQLite file through LOCKVIZ_DB. A run started through one streams
+live to viewers of both, each event once and in order.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from websockets.sync.client import connect
+from websockets.typing import Origin
+
+from lockviz.lab.servers.redis import RedisServer
+from tests.conftest import AppServer
+
+pytestmark = pytest.mark.live
+
+
+@pytest.fixture
+def layer(tmp_path: Path) -> Iterator[RedisServer]:
+    server = RedisServer("shared-layer", str(tmp_path / "layer"))
+    server.launch()
+    server.wait_ready()
+    yield server
+    server.stop()
+
+
+def start_run(app: AppServer, slug: str) -> str:
+    with urllib.request.urlopen(app.url + "/") as page:
+        cookie = page.headers["Set-Cookie"].split(";")[0]
+        html = page.read().decode()
+    token = html.split('name="csrfmiddlewaretoken" value="')[1].split('"')[0]
+    body = urllib.parse.urlencode({"scenario": slug, "csrfmiddlewaretoken": token}).encode()
+    request = urllib.request.Request(app.url + "/runs/", data=body, headers={"Cookie": cookie})
+    with urllib.request.urlopen(request) as response:  # redirected to the run's page
+        return str(response.url).rstrip("/").rsplit("/", 1)[1]
+
+
+def watch(app: AppServer, run_id: str, got: list[dict[str, Any]]) -> None:
+    """A viewer: every event frame until the run's last (live ones carry ``published_ns``)."""
+    url = app.url.replace("http://", "ws://") + f"/ws/runs/{run_id}/"
+    with connect(url, origin=Origin(app.url), open_timeout=10) as ws:
+        while True:
+            message = json.loads(ws.recv(timeout=40))
+            for frame in message["frames"] if message["type"] == "events" else [message]:
+                if frame["type"] == "event":
+                    got.append(frame)
+                    if frame["event"]["kind"] in ("run_finished", "run_failed"):
+                        return
+
+
+def test_a_run_started_on_one_process_streams_live_from_both(
+    tmp_path: Path, layer: RedisServer
+) -> None:
+    env = {"LOCKVIZ_CHANNEL_REDIS": f"redis://127.0.0.1:{layer.port}/0"}
+    first = AppServer(tmp_path, env, name="first")
+    second = AppServer(tmp_path, env, name="second")
+    try:
+        run_id = start_run(first, "gc-pause-fenced")
+        seen: dict[str, list[dict[str, Any]]] = {"first": [], "second": []}
+        viewers = [
+            threading.Thread(target=watch, args=(app, run_id, seen[name]))
+            for name, app in (("first", first), ("second", second))
+        ]
+        for viewer in viewers:
+            viewer.start()
+        for viewer in viewers:
+            viewer.join(60)
+        for log in (first.log, second.log):
+            log.seek(0)
+        assert "live streams: redis://127.0.0.1" in second.log.read()  # not a layer of its own
+    finally:
+        first.stop()
+        second.stop()
+    events = {name: [m["event"] for m in frames] for name, frames in seen.items()}
+    assert events["first"] == events["second"]
+    seqs = [e["seq"] for e in events["second"]]
+    assert seqs == list(range(1, len(seqs) + 1))
+    assert events["second"][-1]["kind"] == "run_finished"
+    live = [m for m in seen["second"] if "published_ns" in m]  # not read from the database
+    assert len(live) > len(seqs) // 2, f"{len(live)} of {len(seqs)} events came live"
