@@ -112,7 +112,7 @@ def new_room_code() -> str:
     return "".join(secrets.choice(ROOM_ALPHABET) for _ in range(5))
 
 
-ROOM_ALPHABET = "ACDEFHJKMNPQRTUVWXY34679"
+ROOM_ALPHABET = "ACDEFHJKMNPQRTUVWXY3479"
 
 
 class Room(models.Model):
