@@ -1,7 +1,8 @@
 """Where a run's servers come from: started fresh for it, or borrowed from outside.
 
 :class:`LocalLab` (the default) starts every run's servers as children of the app, on free
-loopback ports in a temp dir of the run's own, and stops them when the run ends. With
+loopback ports in a run dir of its own (0700, under the user's lab base: see
+:mod:`lockviz.lab.registry`), and stops them when the run ends. With
 ``LOCKVIZ_SERVERS`` set, :class:`ExternalLab` uses servers someone else runs instead, one run
 at a time, each waiting its turn in a visible queue, and wipes them before each run.
 """
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -76,7 +76,7 @@ class LocalLab:
         self, names: list[str], on_wait: OnWait | None = None, options: dict[str, Any] | None = None
     ) -> Iterator[ServerSet]:
         self.check(names)
-        workdir = tempfile.mkdtemp(prefix="lockviz-run-", dir=self.base_dir)
+        workdir = registry.new_run_dir(base=self.base_dir)
         by_kind: dict[Any, list[str]] = {}
         for name in names:
             by_kind.setdefault(module_for(name), []).append(name)

@@ -126,6 +126,18 @@ def alive(pid: int) -> bool:
     return found is not None and found.alive
 
 
+def start_ticks(pid: int) -> int | None:
+    """When ``pid`` started (clock ticks since boot): with the pid, it names one process."""
+    found = stat(pid)
+    return found.start_ticks if found is not None else None
+
+
+def same_process(pid: int, ticks: int | None) -> bool:
+    """True if ``pid`` is alive and is the process that started at ``ticks`` (not a reused pid)."""
+    found = stat(pid)
+    return ticks is not None and found is not None and found.alive and found.start_ticks == ticks
+
+
 def every_process() -> list[Stat]:
     found = []
     for entry in os.listdir("/proc"):

@@ -7,10 +7,7 @@ Daphne; every server and client the app started dies with it (see lockviz.lab.pr
 
 from __future__ import annotations
 
-import os
-import shutil
 import signal
-import tempfile
 import time
 from typing import Any
 
@@ -22,8 +19,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from lockviz.catalogue import REDIS
 from lockviz.lab import registry
 from lockviz.lab.errors import LabError
+from lockviz.lab.labs import LocalLab
 from lockviz.lab.servers import install_hint, missing
-from lockviz.lab.servers.redis import RedisServer
 
 
 class Command(BaseCommand):
@@ -35,7 +32,10 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         self.step("database", lambda: call_command("migrate", verbosity=0, interactive=False))
-        swept = registry.sweep()
+        try:
+            swept = registry.sweep()
+        except LabError as exc:
+            raise CommandError(str(exc)) from None
         if swept:
             self.stdout.write(f"  cleaned up {swept} server set(s) left by an app that was killed")
         if settings.LOCKVIZ_SERVERS:
@@ -66,14 +66,5 @@ class Command(BaseCommand):
         self.stdout.write(f" ok ({(time.monotonic() - started) * 1000:.0f} ms)")
 
     def self_test(self) -> None:
-        workdir = tempfile.mkdtemp(prefix="lockviz-selftest-")
-        servers = [RedisServer(n, os.path.join(workdir, n)) for n in ("redis-1", "storage")]
-        try:
-            for server in servers:
-                server.launch()
-            for server in servers:
-                server.wait_ready()
-        finally:
-            for server in servers:
-                server.stop()
-            shutil.rmtree(workdir, ignore_errors=True)
+        with LocalLab().servers(["redis-1", "storage"]):
+            pass
