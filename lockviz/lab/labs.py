@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lockviz.catalogue import server_kind
-from lockviz.lab import registry
+from lockviz.lab import procs, registry
 from lockviz.lab.errors import LabError
 from lockviz.lab.ports import split_address
 from lockviz.lab.servers import KINDS, install_hint, missing, module_for
@@ -46,12 +46,17 @@ class ServerSet:
         return [n for n, s in self.servers.items() if n != name and s.kind == kind]
 
     def close(self) -> None:
-        if self.local:
-            for server in self.servers.values():
-                server.stop()
-        if self.workdir:
-            registry.forget(self.workdir)
-            shutil.rmtree(self.workdir, ignore_errors=True)
+        """Stop every server, each one even if stopping another failed (the first failure is
+        raised after); then forget and remove the run dir, unless a process of the set is still
+        alive: its record is what lets ``lab down`` (or the next start-up) find it."""
+        try:
+            if self.local:
+                procs.run_each(server.stop for server in self.servers.values())
+        finally:
+            left = [pid for s in self.servers.values() for pid in s.pids() if procs.alive(pid)]
+            if self.workdir and not left:
+                registry.forget(self.workdir)
+                shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 class LocalLab:

@@ -9,6 +9,7 @@ raises :class:`LabError` saying so.
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 from abc import ABC, abstractmethod
@@ -44,6 +45,7 @@ class Server(ABC):
     proc: subprocess.Popen[bytes] | None
     offset_ms: float  # how far its wall clock has been moved (clock_jumps kinds only)
     persistence: str | None = None  # "none" | "fsync" where the kind has a choice
+    retired: bool = False  # stopped for good: whoever watched it should stop too
     log_name: ClassVar[str] = "server.log"
 
     @property
@@ -82,10 +84,14 @@ class Server(ABC):
             self.proc.wait()
 
     def stop(self) -> None:
-        """Stop it for good: the main process, then its helpers (each always reaped)."""
-        for proc in (self.proc, *self.helpers()):
-            if proc is not None:
-                procs.stop(proc)
+        """Stop it for good: the main process, then its helpers (each always reaped, each
+        stopped even if stopping another failed)."""
+        self.retired = True
+        procs.run_each(
+            functools.partial(procs.stop, proc)
+            for proc in (self.proc, *self.helpers())
+            if proc is not None
+        )
 
     def log_tail(self, log_name: str | None = None) -> str:
         """The end of its log (or of another log in its dir), to say why it would not start."""

@@ -70,8 +70,7 @@ class Command(BaseCommand):
                 server.wait_ready()
                 self.stdout.write(f"  {server.name:<8} ready on {server.address}")
         except LabError as exc:
-            for server in servers:
-                server.stop()
+            procs.run_each(server.stop for server in servers)
             shutil.rmtree(workdir, ignore_errors=True)
             raise CommandError(str(exc)) from None
         pids = {s.name: s.proc.pid for s in servers if s.proc}
