@@ -92,16 +92,18 @@ class NodeConnection(Protocol):
 
 
 def connect_node(
-    host: str, port: int, *, timeout_ms: int = DEFAULT_NODE_TIMEOUT_MS
+    host: str, port: int, *, timeout_ms: int = DEFAULT_NODE_TIMEOUT_MS, password: str | None = None
 ) -> NodeConnection:
     """One connection to one node, opened on first use, failing within ``timeout_ms``.
 
     Opening it is a bare TCP connect: RESP2 and no driver info mean no HELLO or CLIENT SETINFO
     round trip, which would block the whole round on a node that accepts but does not answer.
+    With a ``password`` it sends one AUTH, within the same timeout.
     """
     connection = Connection(  # type: ignore[no-untyped-call]
         host=host,
         port=port,
+        password=password,
         socket_timeout=timeout_ms / 1000,
         socket_connect_timeout=timeout_ms / 1000,
         retry=Retry(NoBackoff(), 0),  # a retry would stretch the per-node timeout

@@ -4,17 +4,42 @@ The engine builds a :class:`ClientConfig` per client and writes it as one JSON l
 client's stdin, before any command (never on its command line: argv is visible to every user
 of the machine and limited in size). :mod:`lockviz.lab.worker` reads it back with
 :meth:`ClientConfig.from_json`; every field is named here and nowhere else.
+
+The servers' passwords travel in it too (``passwords``: server name → password, for the servers
+that have one), so they never appear in a process listing. A config built while a lab's server
+set is open (inside ``LocalLab.servers``) gets that set's passwords by default
+(:func:`passwords_in_scope`): the engine, which builds the config, does not pass them itself yet.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 from lockviz.lab.ports import split_address
+
+_open_set_passwords: ContextVar[Mapping[str, str] | None] = ContextVar(
+    "lockviz_open_set_passwords", default=None
+)
+
+
+@contextlib.contextmanager
+def passwords_in_scope(passwords: Mapping[str, str]) -> Iterator[None]:
+    """While open, a :class:`ClientConfig` built in this thread defaults to ``passwords``."""
+    token = _open_set_passwords.set(dict(passwords))
+    try:
+        yield
+    finally:
+        _open_set_passwords.reset(token)
+
+
+def _passwords_in_scope() -> dict[str, str]:
+    return dict(_open_set_passwords.get() or {})
 
 
 @dataclass(frozen=True)
@@ -31,10 +56,16 @@ class ClientConfig:
     renew: bool = False  # a watchdog thread extends the lease every ttl/3
     node_timeout_ms: int | None = None  # Redlock: per node
     clock_file: str | None = None  # the client's own clock (lockviz.lab.clocks)
+    # server -> its password (Redis AUTH, PostgreSQL and PgBouncer); never shown in repr
+    passwords: Mapping[str, str] = field(default_factory=_passwords_in_scope, repr=False)
 
     def address(self, node: str) -> tuple[str, int]:
         """Where this client reaches ``node``: its own link to it, through the lab's proxy."""
         return split_address(self.servers[node])
+
+    def password(self, node: str) -> str | None:
+        """What ``node`` asks this client for (``None``: nothing, e.g. an external server)."""
+        return self.passwords.get(node)
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self))

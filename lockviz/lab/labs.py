@@ -18,6 +18,7 @@ from typing import Any
 
 from lockviz.catalogue import server_kind
 from lockviz.lab import procs, registry
+from lockviz.lab.config import passwords_in_scope
 from lockviz.lab.errors import LabError
 from lockviz.lab.ports import split_address
 from lockviz.lab.servers import KINDS, install_hint, missing, module_for
@@ -44,6 +45,10 @@ class ServerSet:
         """The other servers of ``name``'s ensemble (its kind's servers in this set)."""
         kind = self.servers[name].kind
         return [n for n, s in self.servers.items() if n != name and s.kind == kind]
+
+    def passwords(self) -> dict[str, str]:
+        """Each server's password, for the servers that have one (what clients must present)."""
+        return {name: s.password for name, s in self.servers.items() if s.password}
 
     def close(self) -> None:
         """Stop every server, each one even if stopping another failed (the first failure is
@@ -103,7 +108,8 @@ class LocalLab:
             )
             for server in started.servers.values():
                 server.wait_ready()
-            yield ServerSet({n: started.servers[n] for n in names}, workdir)
+            with passwords_in_scope(started.passwords()):
+                yield ServerSet({n: started.servers[n] for n in names}, workdir)
         finally:
             started.close()
 

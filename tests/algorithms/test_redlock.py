@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import redis
 
 from algorithms.errors import NotHeld
 from algorithms.redlock import Redlock, connect_node, drift_ms
@@ -39,9 +41,17 @@ def make_lock(
 ) -> Redlock:
     events: list[tuple[str, dict[str, Any]]] = []
     connections = {
-        name: connect_node(servers[name].host, servers[name].port, timeout_ms=timeout_ms)
+        name: connect_node(
+            servers[name].host,
+            servers[name].port,
+            timeout_ms=timeout_ms,
+            password=servers[name].password,
+        )
         for name in names(n)
     }
+    for connection in connections.values():  # AUTH now, not in the middle of the first round
+        with contextlib.suppress(redis.RedisError):  # a node that is down: on first use
+            connection.connect()  # type: ignore[attr-defined]
     lock = Redlock(
         connections, KEY, owner=owner, ttl_ms=ttl_ms, node_timeout_ms=timeout_ms,
         on_event=lambda kind, details: events.append((kind, details)),

@@ -1,6 +1,19 @@
-"""Redlock over redis-1 .. redis-N: the lock of algorithms.redlock."""
+"""Redlock over redis-1 .. redis-N: the lock of algorithms.redlock.
+
+Each node asks for its password (AUTH) when a connection opens. The connections are opened
+here, before the run's clock starts, so each step of the run is one round trip per node as
+before. A connection that Redlock drops (a node that did not answer in time) is opened again on
+the next round, AUTH first: on a link that holds bytes, that AUTH waits out the node timeout
+before the round's request to that node is sent.
+"""
 
 from __future__ import annotations
+
+import contextlib
+from typing import cast
+
+import redis
+from redis.connection import Connection
 
 from algorithms.clock import Clock
 from algorithms.events import EventSink
@@ -20,7 +33,15 @@ def node_timeout_ms(ttl_ms: int, call_timeout_ms: int) -> int:
 
 def make_lock(config: ClientConfig, clock: Clock, emit: EventSink) -> Redlock:
     timeout = config.node_timeout_ms or node_timeout_ms(config.ttl_ms, config.call_timeout_ms)
-    nodes = {node: connect_node(*config.address(node), timeout_ms=timeout) for node in config.nodes}
+    nodes = {
+        node: connect_node(
+            *config.address(node), timeout_ms=timeout, password=config.password(node)
+        )
+        for node in config.nodes
+    }
+    for connection in nodes.values():
+        with contextlib.suppress(redis.RedisError):  # a node that is down: on first use, then
+            cast(Connection, connection).connect()  # type: ignore[no-untyped-call]
     return Redlock(
         nodes,
         LOCK_KEY,

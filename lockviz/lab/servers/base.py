@@ -5,12 +5,17 @@ kinds, helper processes that live and die with it (PostgreSQL's PgBouncer, the p
 ZooKeeper ensemble). Faults ask a server's kind what it supports (``kind.clock_jumps``,
 ``kind.peers``) instead of probing for methods; a server asked for what its kind cannot do
 raises :class:`LabError` saying so.
+
+The lab's servers are private to the run that started them. Kinds that can ask for a password
+(Redis, PostgreSQL and its PgBouncer) get a fresh one per server, written only to files of
+mode 0600 in the run's dir, never on a command line.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import secrets
 import subprocess
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -22,6 +27,21 @@ from lockviz.lab import procs
 from lockviz.lab.errors import LabError
 
 Spawn = Callable[..., subprocess.Popen[Any]]
+
+
+def new_password() -> str:
+    """A fresh secret for one server (URL-safe: it goes into config files as is)."""
+    return secrets.token_urlsafe(24)
+
+
+def write_private(path: str, text: str, owner: tuple[int, int] | None = None) -> None:
+    """Write ``text`` to a file only its owner can read (0600); ``owner``: (uid, gid) to give it."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with open(fd, "w") as f:
+        os.fchmod(fd, 0o600)  # an existing file keeps its mode through O_CREAT
+        if owner is not None:
+            os.fchown(fd, *owner)
+        f.write(text)
 
 
 @dataclass(frozen=True)
@@ -45,6 +65,7 @@ class Server(ABC):
     proc: subprocess.Popen[bytes] | None
     offset_ms: float  # how far its wall clock has been moved (clock_jumps kinds only)
     persistence: str | None = None  # "none" | "fsync" where the kind has a choice
+    password: str | None = None  # what clients must present (kinds that have passwords)
     retired: bool = False  # stopped for good: whoever watched it should stop too
     log_name: ClassVar[str] = "server.log"
 

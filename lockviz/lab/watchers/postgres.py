@@ -44,6 +44,7 @@ def _watcher(server: Server, record: Record) -> LockTableWatcher:
         server.port,
         server.name,
         record,
+        password=server.password,
         retired=lambda: server.retired,
     )
 
@@ -60,15 +61,19 @@ class LockTableWatcher(Watcher):
         node: str,
         record: Record,
         *,
+        password: str | None = None,
         retired: Callable[[], bool] | None = None,
     ) -> None:
         super().__init__(node, record, retired=retired)
         self.host, self.port = host, port
+        self.password = password
         self.held: dict[tuple[int, int], str] = {}  # (backend pid, key) -> holder's name
         self.lost_ns: int | None = None  # when the connection to the server was lost
 
     def watch(self) -> None:
-        with connect(self.host, self.port, application_name=OBSERVER_NAME) as conn:
+        with connect(
+            self.host, self.port, application_name=OBSERVER_NAME, password=self.password
+        ) as conn:
             self.lost_ns = None
             while not self.stopping:
                 self._poll(conn)

@@ -35,15 +35,17 @@ class KeyWatcher(Watcher):
         key: str,
         record: Record,
         *,
+        password: str | None = None,
         retired: Callable[[], bool] | None = None,
     ) -> None:
         super().__init__(node, record, retired=retired)
         self.host, self.port = host, port
+        self.password = password
         self.key = key
         self.holder: str | None = None
 
     def watch(self) -> None:
-        client = connect(self.host, self.port, timeout_ms=500)
+        client = connect(self.host, self.port, timeout_ms=500, password=self.password)
         pubsub = client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
         try:
             pubsub.subscribe(*(CHANNEL_PREFIX + e for e in ("set", "del", "expired")))
@@ -78,5 +80,6 @@ def _watcher(server: Server, record: Record) -> KeyWatcher:
         server.name,
         LOCK_KEY,
         record,
+        password=server.password,
         retired=lambda: server.retired,
     )

@@ -2,8 +2,8 @@
 
 * ``check``  what the embedded lab needs from this machine, and how to install what is missing.
 * ``up``     start a standing set of servers (redis-1..N and storage) that outlives the command,
-             and print their addresses (to poke at with redis-cli, or to give the app as
-             LOCKVIZ_SERVERS). Runs in the app do not need it: each run starts its own servers.
+             and print their addresses and how to connect (each has a password, in a file
+             only you can read). Runs in the app do not need it: each run starts its own servers.
 * ``status`` every server set the lab has started for this user (standing ones and those of
              runs in progress): pids, ports, alive or not.
 * ``down``   stop every server set the lab has started for this user, standing or left over
@@ -77,8 +77,14 @@ class Command(BaseCommand):
         registry.record(workdir, pids, standing=True, ports={s.name: s.port for s in servers})
         elapsed = (time.monotonic() - started) * 1000
         self.stdout.write(self.style.SUCCESS(f"{len(servers)} servers up in {elapsed:.0f} ms"))
-        spec = ",".join(f"{s.name}={s.address}" for s in servers)
-        self.stdout.write(f"LOCKVIZ_SERVERS={spec}")
+        first = servers[0]
+        self.stdout.write(
+            "Each server asks for a password of its own, kept only in its redis.conf (mode"
+            f" 0600). To connect to {first.name}:\n"
+            f"  REDISCLI_AUTH=\"$(sed -n 's/^requirepass //p' {first.config_file})\""
+            f" redis-cli -p {first.port}\n"
+            "(LOCKVIZ_SERVERS cannot carry passwords yet: the app cannot use these servers.)"
+        )
         self.stdout.write("Stop them with: python manage.py lab down")
 
     def do_status(self, options: dict[str, Any]) -> None:

@@ -103,7 +103,7 @@ def test_a_watcher_ends_by_itself_once_its_server_is_stopped_for_good() -> None:
         node = servers["redis-1"]
         watcher = KeyWatcher(
             node.host, node.port, "redis-1", "k", lambda *a: None,
-            retired=lambda: node.retired,
+            password=node.password, retired=lambda: node.retired,
         )  # fmt: skip
         watcher.start()
         assert watcher.running

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lockviz.lab.config import ClientConfig
+from lockviz.lab.config import ClientConfig, passwords_in_scope
 
 
 def test_the_config_survives_the_pipe_whole() -> None:
@@ -19,3 +19,25 @@ def test_the_config_survives_the_pipe_whole() -> None:
     assert again.address("redis-1") == ("127.0.0.1", 4001)
     with pytest.raises(KeyError):
         again.address("redis-9")
+
+
+def test_passwords_cross_the_pipe_but_never_show_in_a_repr() -> None:
+    config = ClientConfig(
+        name="alice", backend="redis", variant="safe", ttl_ms=2000, fencing=True,
+        clients=("alice",), nodes=("redis-1",), passwords={"redis-1": "s3cret"},
+    )  # fmt: skip
+    again = ClientConfig.from_json(config.to_json())
+    assert again.password("redis-1") == "s3cret" and again.password("storage") is None
+    assert "s3cret" not in repr(again)
+
+
+def test_a_config_built_while_a_server_set_is_open_gets_its_passwords() -> None:
+    def build() -> ClientConfig:
+        return ClientConfig(
+            name="bob", backend="redis", variant="safe", ttl_ms=2000, fencing=True,
+            clients=("bob",), nodes=("redis-1",),
+        )  # fmt: skip
+
+    with passwords_in_scope({"redis-1": "a", "storage": "b"}):
+        assert build().passwords == {"redis-1": "a", "storage": "b"}
+    assert build().passwords == {}
