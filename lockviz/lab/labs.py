@@ -2,14 +2,18 @@
 
 :class:`LocalLab` (the default) starts every run's servers as children of the app, on free
 loopback ports in a run dir of its own (0700, under the user's lab base: see
-:mod:`lockviz.lab.registry`), and stops them when the run ends. With
-``LOCKVIZ_SERVERS`` set, :class:`ExternalLab` uses servers someone else runs instead, one run
-at a time, each waiting its turn in a visible queue, and wipes them before each run.
+:mod:`lockviz.lab.registry`), and stops them when the run ends. A server whose port another
+process took before it could bind it is started again, with the rest of its kind, on other
+ports (up to :data:`PORT_TRIES` times); no server is used before it has proved it is the one
+the lab started. With ``LOCKVIZ_SERVERS`` set, :class:`ExternalLab` uses servers someone else
+runs instead, one run at a time, each waiting its turn in a visible queue, and wipes them before
+each run.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import shutil
 import threading
 from collections.abc import Callable, Iterator
@@ -22,7 +26,10 @@ from lockviz.lab.config import passwords_in_scope
 from lockviz.lab.errors import LabError
 from lockviz.lab.ports import split_address
 from lockviz.lab.servers import KINDS, install_hint, missing, module_for
-from lockviz.lab.servers.base import ExternalServer, Server
+from lockviz.lab.servers.base import ExternalServer, PortTaken, Server, ServerModule
+
+PORT_TRIES = 3  # starts of a kind of server, each on fresh ports, before the run fails
+log = logging.getLogger(__name__)
 
 OnWait = Callable[[int], None]  # hears a run's place in the queue for shared servers
 
@@ -86,32 +93,63 @@ class LocalLab:
         self, names: list[str], on_wait: OnWait | None = None, options: dict[str, Any] | None = None
     ) -> Iterator[ServerSet]:
         self.check(names)
+        options = options or {}
         workdir = registry.new_run_dir(base=self.base_dir)
-        by_kind: dict[Any, list[str]] = {}
+        by_kind: dict[ServerModule, list[str]] = {}
         for name in names:
             by_kind.setdefault(module_for(name), []).append(name)
         started = ServerSet({}, workdir)
         try:
             for module, group in by_kind.items():
-                for server in module.create(group, workdir, options or {}):
-                    started.servers[server.name] = server
+                self._create(started, module, group, options)
             for server in started.servers.values():
                 server.launch()
-            registry.record(
-                workdir,
-                {
-                    f"{n}#{i}": pid
-                    for n, s in started.servers.items()
-                    for i, pid in enumerate(s.pids())
-                },
-                ports={n: s.port for n, s in started.servers.items()},
-            )
-            for server in started.servers.values():
-                server.wait_ready()
+            _record(started)
+            for module, group in by_kind.items():
+                self._wait_ready(started, module, group, options)
             with passwords_in_scope(started.passwords()):
                 yield ServerSet({n: started.servers[n] for n in names}, workdir)
         finally:
             started.close()
+
+    def _create(
+        self, started: ServerSet, module: ServerModule, group: list[str], options: dict[str, Any]
+    ) -> None:
+        for server in module.create(group, started.workdir or "", options):
+            started.servers[server.name] = server
+
+    def _wait_ready(
+        self, started: ServerSet, module: ServerModule, group: list[str], options: dict[str, Any]
+    ) -> None:
+        """Wait for one kind's servers; if a port was taken from under them, start them all
+        again, afresh, on other ports (an ensemble's members know each other's ports)."""
+        for attempt in range(1, PORT_TRIES + 1):
+            try:
+                for name in group:
+                    started[name].wait_ready()
+                return
+            except PortTaken as exc:
+                if attempt == PORT_TRIES:
+                    raise LabError(f"{exc} (tried {PORT_TRIES} sets of ports)") from exc
+                log.warning("%s; starting %s again on other ports", exc, ", ".join(group))
+            previous = [started[name] for name in group]
+            procs.run_each(server.stop for server in previous)
+            for server in previous:
+                shutil.rmtree(server.workdir, ignore_errors=True)
+            self._create(started, module, group, options)
+            for name in group:
+                started[name].launch()
+            _record(started)
+
+
+def _record(started: ServerSet) -> None:
+    """Write the set's lab.json: every process of every server, and the ports."""
+    assert started.workdir is not None
+    registry.record(
+        started.workdir,
+        {f"{n}#{i}": pid for n, s in started.servers.items() for i, pid in enumerate(s.pids())},
+        ports={n: s.port for n, s in started.servers.items()},
+    )
 
 
 class ExternalLab:

@@ -8,7 +8,11 @@ raises :class:`LabError` saying so.
 
 The lab's servers are private to the run that started them. Kinds that can ask for a password
 (Redis, PostgreSQL and its PgBouncer) get a fresh one per server, written only to files of
-mode 0600 in the run's dir, never on a command line.
+mode 0600 in the run's dir, never on a command line. A port is chosen before the server binds
+it, so another process can take it in between: a server that exits at start because one of its
+ports is taken raises :class:`PortTaken` (the lab starts it again on other ports), and a server
+is used only once :meth:`Server.check_identity` has proved that what answers on its port is the
+process the lab started (:class:`ForeignServer` if not).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import functools
 import os
 import secrets
+import socket
 import subprocess
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -27,6 +32,14 @@ from lockviz.lab import procs
 from lockviz.lab.errors import LabError
 
 Spawn = Callable[..., subprocess.Popen[Any]]
+
+
+class PortTaken(LabError):
+    """Another process holds one of the server's ports: it can start again on other ports."""
+
+
+class ForeignServer(PortTaken):
+    """What answers on the server's port is not the process the lab started."""
 
 
 def new_password() -> str:
@@ -42,6 +55,18 @@ def write_private(path: str, text: str, owner: tuple[int, int] | None = None) ->
         if owner is not None:
             os.fchown(fd, *owner)
         f.write(text)
+
+
+def port_taken(host: str, port: int) -> bool:
+    """Does another socket listen on ``host:port`` (the server could not bind it)?"""
+    with socket.socket() as sock:
+        # As servers bind: a connection of an earlier process in TIME_WAIT does not count.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -89,6 +114,29 @@ class Server(ABC):
 
     def pids(self) -> list[int]:
         return [p.pid for p in (self.proc, *self.helpers()) if p is not None]
+
+    def ports(self) -> list[int]:
+        """Every port it listens on (its client port first)."""
+        return [self.port]
+
+    def exited_at_start(self, what: str, log_name: str | None = None) -> LabError:
+        """The error for a process of this server that exited before it served.
+
+        :class:`PortTaken` when another process listens on one of its ports (the lab then
+        starts it again on others), else a LabError with the end of its log.
+        """
+        taken = [port for port in self.ports() if port and port_taken(self.host, port)]
+        if taken:
+            return PortTaken(f"{what} exited at start: port {taken[0]} is taken by another process")
+        return LabError(f"{what} exited at start: {self.log_tail(log_name)}")
+
+    def check_identity(self) -> None:
+        """Raise :class:`ForeignServer` unless what answers on its port is the process started.
+
+        Each kind asks the server something only its own process can answer (its pid, its data
+        dir). Called before the server is used, at start and after a restart.
+        """
+        raise ForeignServer(f"{self.name}: the lab cannot tell whether {self.address} is its own")
 
     @abstractmethod
     def launch(self, spawn: Spawn = procs.spawn) -> None:
@@ -153,6 +201,9 @@ class ExternalServer(Server):
 
     def wait_ready(self) -> None:
         """Someone else keeps it running."""
+
+    def check_identity(self) -> None:
+        """Whatever answers there is the server we were given."""
 
     def kill(self) -> None:
         raise LabError(f"crashing {self.name} needs the embedded lab (servers it started)")

@@ -12,7 +12,9 @@ Private to its run: the superuser ``postgres`` has a fresh password, and every c
 the Unix socket too, must prove it with SCRAM (with ``trust``, any local user was superuser,
 and ``COPY ... TO PROGRAM`` runs commands as the app's user). PgBouncer asks for the same
 password (``auth_type = scram-sha-256``, from an ``auth_file``). The password file for initdb
-is deleted once it has run; the auth file stays (mode 0600) while the server runs.
+is deleted once it has run; the auth file stays (mode 0600) while the server runs. Before use
+the lab checks that what answers on each port is its own cluster:
+``current_setting('data_directory')`` is this server's data dir, directly and through PgBouncer.
 
 Measured on the 2-core dev machine: initdb 0.42 s idle and 0.8-2.5 s with both cores busy;
 postgres ready 25-50 ms after its start (up to 160 ms loaded), pgbouncer 5-30 ms after that.
@@ -49,6 +51,7 @@ from lockviz.lab.errors import LabError
 from lockviz.lab.ports import free_port
 from lockviz.lab.procs import children, wait_until
 from lockviz.lab.servers.base import (
+    ForeignServer,
     Requirement,
     Server,
     Spawn,
@@ -167,6 +170,12 @@ def _os_user_ids() -> tuple[int, int] | None:
     return entry.pw_uid, entry.pw_gid
 
 
+def _refused_password(exc: psycopg.Error) -> bool:
+    """A server that refuses our password is not ours (ours would take it)."""
+    text = str(exc)  # PostgreSQL says the first, PgBouncer the second
+    return "password authentication failed" in text or "SASL authentication failed" in text
+
+
 @dataclass
 class PostgresServer(Server):
     """A postmaster and a pgbouncer, children of the lab, with their dir, ports and log."""
@@ -195,6 +204,9 @@ class PostgresServer(Server):
 
     def helpers(self) -> list[subprocess.Popen[bytes]]:
         return [self.pooler] if self.pooler is not None else []
+
+    def ports(self) -> list[int]:
+        return [self.port, self.pooler_port]
 
     def connect(
         self, *, pooled: bool = False, application_name: str = "lab", timeout_ms: int = 1000
@@ -283,29 +295,54 @@ class PostgresServer(Server):
             raise LabError(f"{self.name}: initdb failed: {self.log_tail('initdb.log')}")
 
     def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> None:
-        """Ready means a real connection answers ``SELECT 1``, directly and through PgBouncer."""
+        """Ready means our cluster answers with our password, directly and through PgBouncer."""
 
-        def ready(proc: subprocess.Popen[bytes] | None, log: str) -> Callable[[], bool]:
+        def ready(proc: subprocess.Popen[bytes] | None, what: str, log: str) -> Callable[[], bool]:
             pooled = proc is self.pooler
 
             def probe() -> bool:
                 if proc is not None and proc.poll() is not None:
-                    raise LabError(f"{self.name} exited at start: {self.log_tail(log)}")
+                    raise self.exited_at_start(what, log)
                 try:
-                    with self.connect(pooled=pooled) as conn:
-                        return conn.execute("SELECT 1").fetchone() == (1,)
-                except psycopg.Error:
-                    return False
+                    self._check_data_dir(pooled, timeout_ms=1000)
+                except psycopg.OperationalError as exc:
+                    if _refused_password(exc):
+                        raise ForeignServer(f"{what} on port {self._port(pooled)}: {exc}") from exc
+                    return False  # not listening, or still starting up
+                return True
 
             return probe
 
-        wait_until(ready(self.proc, "postgres.log"), timeout_s, f"{self.name} (postgres)")
+        what = f"{self.name} (postgres)"
+        wait_until(ready(self.proc, what, "postgres.log"), timeout_s, what)
         self.timings["postgres_ready_s"] = time.monotonic() - self._started
         with self.connect() as conn:
             conn.execute(SETUP_SQL)
         what = f"{self.name}'s pgbouncer"
-        wait_until(ready(self.pooler, "pgbouncer.log"), timeout_s, what)
+        wait_until(ready(self.pooler, what, "pgbouncer.log"), timeout_s, what)
         self.timings["pgbouncer_ready_s"] = time.monotonic() - self._started
+
+    def check_identity(self) -> None:
+        for pooled in (False, True):
+            try:
+                self._check_data_dir(pooled, timeout_ms=2000)
+            except psycopg.Error as exc:
+                port = self._port(pooled)
+                raise ForeignServer(f"{self.name}: no answer on port {port}: {exc}") from exc
+
+    def _port(self, pooled: bool) -> int:
+        return self.pooler_port if pooled else self.port
+
+    def _check_data_dir(self, pooled: bool, timeout_ms: int) -> None:
+        """ForeignServer unless the cluster behind the port is the one in our data dir."""
+        with self.connect(pooled=pooled, timeout_ms=timeout_ms) as conn:
+            row = conn.execute("SELECT current_setting('data_directory')").fetchone()
+        found = str(row[0]) if row else ""
+        if os.path.realpath(found) != os.path.realpath(self.data_dir):
+            raise ForeignServer(
+                f"{self.name}: the PostgreSQL on port {self._port(pooled)} serves {found}, "
+                f"not {self.data_dir}"
+            )
 
     def kill(self) -> None:
         """kill -9 of the postmaster: no shutdown; its backends die with it (checked)."""

@@ -10,7 +10,8 @@ wall clock: +20 s on a node makes a 30 s lease expire 20 s early.
 Each node is private to its run: a password of its own (``requirepass``) and protected mode on,
 all in ``redis.conf`` (mode 0600, in the node's dir), so the command line is only
 ``redis-server <that file>``. A node without a password would let any local user write files
-as the app's user (``CONFIG SET dir``, ``SAVE``).
+as the app's user (``CONFIG SET dir``, ``SAVE``). Before use, the lab checks that the node
+answering on the port is its own child: ``INFO server``'s ``process_id`` is the pid it spawned.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from lockviz.lab.errors import LabError
 from lockviz.lab.ports import free_port
 from lockviz.lab.procs import wait_until
 from lockviz.lab.servers.base import (
+    ForeignServer,
     Requirement,
     Server,
     Spawn,
@@ -142,12 +144,39 @@ class RedisServer(Server):
             self.proc = spawn(args, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
 
     def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> None:
+        """Ready once the node answers with our password and proves it is our child."""
+
         def ready() -> bool:
             if self.proc is not None and self.proc.poll() is not None:
-                raise LabError(f"{self.name} (redis-server) exited at start: {self.log_tail()}")
-            return self.ping()
+                raise self.exited_at_start(f"{self.name} (redis-server)")
+            try:
+                self._check_pid(timeout_ms=200)
+            except (redis.ConnectionError, redis.TimeoutError):
+                return False  # not listening yet
+            return True
 
         wait_until(ready, timeout_s, f"{self.name} (redis-server on port {self.port})")
+
+    def check_identity(self) -> None:
+        try:
+            self._check_pid(timeout_ms=1000)
+        except redis.RedisError as exc:
+            raise ForeignServer(f"{self.name}: no answer from {self.address}: {exc}") from exc
+
+    def _check_pid(self, timeout_ms: int) -> None:
+        """ForeignServer unless the node on our port takes our password and has our child's pid;
+        redis-py's connection errors when nothing (or nothing yet) answers."""
+        try:
+            pid = int(self.client(timeout_ms=timeout_ms).info("server")["process_id"])
+        except redis.AuthenticationError as exc:
+            raise ForeignServer(f"{self.name}: {self.address} refused its password") from exc
+        except redis.ResponseError as exc:  # an AUTH it cannot take: another server
+            raise ForeignServer(f"{self.name}: {self.address} answered {exc}") from exc
+        ours = self.proc.pid if self.proc is not None else None
+        if pid != ours:
+            raise ForeignServer(
+                f"{self.name}: the Redis on {self.address} is process {pid}, not ours ({ours})"
+            )
 
     def ping(self) -> bool:
         try:
