@@ -124,6 +124,7 @@ def connect(
     pooled: bool = False,
     user: str = "postgres",
     dbname: str = "postgres",
+    password: str | None = None,
 ) -> Connection:
     """An autocommit connection with every bound stated (the lock adds its own deadline).
 
@@ -145,6 +146,7 @@ def connect(
         host=host,
         port=port,
         user=user,
+        password=password,
         dbname=dbname,
         application_name=application_name,
         autocommit=True,

@@ -115,6 +115,7 @@ class RedisLock:
             int(kwargs.get("port", 6379)),
             timeout_ms=round(1000 * (kwargs.get("socket_timeout") or 1.0)),
             node=node,
+            password=kwargs.get("password"),
         )
         self._acquire_script = ACQUIRE_SCRIPT if expire else ACQUIRE_NO_TTL_SCRIPT
 

@@ -79,14 +79,20 @@ NodeConnection = RespConnection  # the name the lab's backend and older callers 
 
 
 def connect_node(
-    host: str, port: int, *, timeout_ms: int = DEFAULT_NODE_TIMEOUT_MS, node: str = ""
+    host: str,
+    port: int,
+    *,
+    timeout_ms: int = DEFAULT_NODE_TIMEOUT_MS,
+    node: str = "",
+    password: str | None = None,
 ) -> RespConnection:
     """One connection to one node, opened on first use, failing within ``timeout_ms``.
 
     Opening it is a bare TCP connect: no HELLO or CLIENT SETINFO round trip, which would block
-    the whole round on a node that accepts but does not answer.
+    the whole round on a node that accepts but does not answer. With a ``password`` its first
+    command goes out behind an AUTH, in the same write (algorithms.resp).
     """
-    return RespConnection(host, port, timeout_ms=timeout_ms, node=node)
+    return RespConnection(host, port, timeout_ms=timeout_ms, node=node, password=password)
 
 
 def drift_ms(ttl_ms: int) -> float:

@@ -278,7 +278,12 @@ class RunEngine:
     def _start_clients(self, links: Links, clocks: dict[str, ClockFile]) -> None:
         for name in self.scenario.clients:
             config = ClientConfig.for_client(
-                self.scenario, name, links.addresses_for(name), clocks[name].path, CALL_TIMEOUT_MS
+                self.scenario,
+                name,
+                links.addresses_for(name),
+                clocks[name].path,
+                CALL_TIMEOUT_MS,
+                passwords=self.servers.passwords() if self.servers else {},
             )
             self.clients[name] = ClientProcess(config, self.record)
         for client in self.clients.values():

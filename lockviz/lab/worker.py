@@ -51,7 +51,9 @@ class Worker:
         )
         host, port = config.address(STORAGE)
         self.storage = FencedStorage(
-            connect(host, port, timeout_ms=config.call_timeout_ms),
+            connect(
+                host, port, timeout_ms=config.call_timeout_ms, password=config.password(STORAGE)
+            ),
             STORAGE_KEY,
             fencing=config.fencing,
             writer=self.name,

@@ -9,11 +9,8 @@ started dies with it (see lockviz.lab.procs).
 
 from __future__ import annotations
 
-import os
 import resource
-import shutil
 import signal
-import tempfile
 import time
 from typing import Any
 
@@ -27,8 +24,8 @@ from lockviz.bodylimit import guard_daphne
 from lockviz.catalogue import REDIS
 from lockviz.lab import registry
 from lockviz.lab.errors import LabError
+from lockviz.lab.labs import LocalLab
 from lockviz.lab.servers import install_hint, missing
-from lockviz.lab.servers.redis import RedisServer
 from lockviz.runs import recovery
 
 
@@ -47,7 +44,10 @@ class Command(BaseCommand):
                 f"  {interrupted} run(s) left live by an app that stopped: interrupted"
             )
         call_command("prune", verbosity=0)
-        swept = registry.sweep()
+        try:
+            swept = registry.sweep()
+        except LabError as exc:
+            raise CommandError(str(exc)) from None
         if swept:
             self.stdout.write(f"  cleaned up {swept} server set(s) left by an app that was killed")
         if settings.LOCKVIZ_SERVERS:
@@ -95,17 +95,8 @@ class Command(BaseCommand):
             ) from None
 
     def self_test(self) -> None:
-        workdir = tempfile.mkdtemp(prefix="lockviz-selftest-")
-        servers = [RedisServer(n, os.path.join(workdir, n)) for n in ("redis-1", "storage")]
-        try:
-            for server in servers:
-                server.launch()
-            for server in servers:
-                server.wait_ready()
-        finally:
-            for server in servers:
-                server.stop()
-            shutil.rmtree(workdir, ignore_errors=True)
+        with LocalLab().servers(["redis-1", "storage"]):
+            pass
 
 
 def raise_open_files_limit() -> int:
