@@ -299,7 +299,11 @@ def postgres_candidates(servers: Any) -> dict[str, Op]:
 
     pg = servers["pg-1"]
     conn = psycopg.connect(
-        host=pg.host, port=pg.port, user="postgres", dbname="postgres", autocommit=True,
+        host=pg.host,
+        port=pg.port,
+        user="postgres",
+        dbname="postgres",
+        autocommit=True,
         password=pg.password,
     )
 
