@@ -1,6 +1,8 @@
 """lockviz settings: every knob is an environment variable with a working local default.
 
 LOCKVIZ_DB            SQLite file (default: lockviz.sqlite3 next to manage.py)
+LOCKVIZ_DATABASE_URL  a PostgreSQL database instead, e.g. postgresql://user:pass@host:5432/lockviz:
+                      what several app processes (a big class) share
 LOCKVIZ_SERVERS       use these servers instead of starting them, e.g.
                       "redis-1=redis-1:6379,storage=storage:6379" (docker compose)
 LOCKVIZ_MAX_RUNS      runs executing at once before others queue (default 4)
@@ -24,6 +26,9 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
+
+import dj_database_url
 
 from lockviz.secret import install_key
 
@@ -74,7 +79,7 @@ TEMPLATES = [
     }
 ]
 
-DATABASES = {
+DATABASES: dict[str, dict[str, Any]] = {
     "default": {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": os.environ.get("LOCKVIZ_DB", str(BASE_DIR / "lockviz.sqlite3")),
@@ -92,6 +97,12 @@ DATABASES = {
         },
     }
 }
+if os.environ.get("LOCKVIZ_DATABASE_URL"):  # several app processes share one database
+    DATABASES["default"] = dict(
+        dj_database_url.parse(
+            os.environ["LOCKVIZ_DATABASE_URL"], conn_max_age=60, conn_health_checks=True
+        )
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Redis pub/sub: one publish per event whatever the audience, and no silent drop when a viewer

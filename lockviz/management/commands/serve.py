@@ -9,6 +9,7 @@ started dies with it (see lockviz.lab.procs).
 
 from __future__ import annotations
 
+import re
 import resource
 import signal
 import time
@@ -57,7 +58,8 @@ class Command(BaseCommand):
                 raise CommandError(install_hint(missing(REDIS)))
             self.step("lab self-test: starting redis-1 and storage", self.self_test)
         if settings.LOCKVIZ_CHANNEL_REDIS:
-            self.step(f"live streams: {settings.LOCKVIZ_CHANNEL_REDIS}", self.check_layer)
+            shown = re.sub(r"//[^@/]*@", "//", settings.LOCKVIZ_CHANNEL_REDIS)  # not its password
+            self.step(f"live streams: {shown}", self.check_layer)
         else:
             self.step("live streams: starting their redis-server", channel_layer.embedded_url)
         viewers = raise_open_files_limit() - 50
@@ -90,9 +92,7 @@ class Command(BaseCommand):
         try:
             redis.Redis.from_url(settings.LOCKVIZ_CHANNEL_REDIS, socket_timeout=2).ping()
         except redis.RedisError as exc:
-            raise CommandError(
-                f"LOCKVIZ_CHANNEL_REDIS={settings.LOCKVIZ_CHANNEL_REDIS} does not answer: {exc}"
-            ) from None
+            raise CommandError(f"LOCKVIZ_CHANNEL_REDIS does not answer: {exc}") from None
 
     def self_test(self) -> None:
         with LocalLab().servers(["redis-1", "storage"]):
