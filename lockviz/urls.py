@@ -2,12 +2,13 @@
 
 from django.urls import path
 
-from lockviz.views import compare, lessons, play, replay, rooms, runs
+from lockviz.views import compare, health, lessons, play, replay, rooms, runs
 from lockviz.views import imports as import_views
 
 urlpatterns = [
     # Runs: start one, watch it, its verdict, its JSON.
     path("", runs.index, name="index"),
+    path("healthz", health.healthz, name="healthz"),
     path("runs/", runs.start_run, name="start_run"),
     path("runs/<str:run_id>/", runs.run_page, name="run"),
     path("runs/<str:run_id>/verdict/", runs.verdict, name="verdict"),
