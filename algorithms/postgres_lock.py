@@ -76,7 +76,7 @@ from algorithms.clock import Clock, SystemClock
 from algorithms.deadlines import deadlines
 from algorithms.errors import BackendUnavailable, NotHeld
 from algorithms.events import EventSink, Reporter, discard
-from algorithms.lock import Grant
+from algorithms.lock import Grant, LockBase
 
 Scope = Literal["session", "xact"]
 Connection = psycopg.Connection[tuple[Any, ...]]
@@ -160,7 +160,7 @@ def connect(
     )
 
 
-class PostgresLock:
+class PostgresLock(LockBase):
     """An advisory lock on one PostgreSQL server; verbs like ``threading.Lock``."""
 
     def __init__(

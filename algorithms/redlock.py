@@ -56,7 +56,7 @@ from typing import Any
 from algorithms.clock import Clock, SystemClock
 from algorithms.errors import BackendUnavailable, NotHeld
 from algorithms.events import EventSink, Reporter, discard
-from algorithms.lock import Grant
+from algorithms.lock import Grant, LockBase
 from algorithms.redis_lock import EXTEND_SCRIPT, RELEASE_SCRIPT
 from algorithms.resp import ReplyError, RespConnection, pack
 
@@ -99,7 +99,7 @@ def drift_ms(ttl_ms: int) -> float:
     return ttl_ms * CLOCK_DRIFT_FACTOR + CLOCK_DRIFT_BASE_MS
 
 
-class Redlock:
+class Redlock(LockBase):
     """A lock granted by a majority of independent Redis nodes; verbs like ``threading.Lock``."""
 
     def __init__(
@@ -191,6 +191,11 @@ class Redlock:
         self._report.emit("lost", reason=reason)
         self._release_everywhere(grant.value)
         return False
+
+    def valid_ms(self, grant: Grant) -> float:
+        """The validity of the last grant: its lease less the time the round took and the drift
+        allowed for (the holder must be done by then)."""
+        return self.validity_ms
 
     def close(self) -> None:
         for connection in self.nodes.values():

@@ -92,16 +92,19 @@
     if (poll) post(`/rooms/${code}/polls/${poll.id}/reveal`, new URLSearchParams()).then((a) => { poll = a.poll; showTally(null); });
   });
 
-  const askForm = $("ask-form");
-  if (askForm) {
+  for (const askForm of [$("ask-form"), $("bar-ask-form")]) {
+    if (!askForm) continue;
     askForm.addEventListener("submit", (event) => {
       event.preventDefault();
+      const said = $("ask-result") || bar.querySelector(".room-tally");
       post(askForm.action, new FormData(askForm)).then((answer) => {
         poll = answer.poll;
-        $("ask-result").textContent = "asked";
+        said.textContent = "asked";
         askForm.reset();
+        const open = askForm.closest("details");
+        if (open) open.open = false;
         showTally(answer.tally, true);
-      }).catch((e) => { $("ask-result").textContent = e.message; });
+      }).catch((e) => { said.textContent = e.message; });
     });
   }
   document.addEventListener("submit", (event) => {
