@@ -119,7 +119,7 @@ def _run(data: dict[str, Any]) -> ImportedRun:
         try:
             scenario = parse(data["scenario"])
         except ScenarioError as exc:
-            problems.extend(f"scenario.{p}" for p in exc.problems)
+            problems.extend(_inside("scenario", p) for p in exc.problems)
     events = data.get("events")
     if not isinstance(events, list):
         problems.append(
@@ -154,6 +154,13 @@ def _run(data: dict[str, Any]) -> ImportedRun:
         mismatches=list(data.get("mismatches") or []),
         error=error,
     )
+
+
+def _inside(field: str, problem: str) -> str:
+    """A problem of a nested value, named by its path from the file's top."""
+    if problem.startswith(f"{field}: "):
+        return problem
+    return f"{field}{'' if problem.startswith('[') else '.'}{problem}"
 
 
 def _events(events: list[Any]) -> list[str]:
