@@ -244,7 +244,7 @@ def _addresses(v: Any) -> str | None:
     if not isinstance(v, dict):
         return _must("an object", v)
     bad = next((k for k, a in v.items() if not isinstance(a, str)), None)
-    return None if bad is None else f"the address of {bad!r} must be text"
+    return None if bad is None else f"the address of {_quoted(bad)} must be text"
 
 
 def _seq(v: Any) -> str | None:
@@ -304,6 +304,7 @@ REQUIRED: dict[str, Check] = {"seq": _seq, "t_ms": _t_ms, "actor": _name, "kind"
 VERDICT: dict[str, Check] = {
     "mutual_exclusion": _text,
     "summary": _text,
+    "stuck_clients": _texts,  # the findings list them by name
     "data_corrupted": _bool,
     "stale_writes_accepted": _whole,
     "stale_writes_rejected": _whole,
@@ -344,8 +345,13 @@ def _kind(v: Any) -> str:
     if isinstance(v, list):
         return "a JSON array"
     if isinstance(v, str):
-        return f"text ({json.dumps(v[:20])}{'…' if len(v) > 20 else ''})"
+        return f"text ({_quoted(v)})"
     return f"the number {v}"
+
+
+def _quoted(text: str) -> str:
+    """Text from the file, quoted and cut short: a refusal must stay short to read."""
+    return json.dumps(text[:20]) + ("…" if len(text) > 20 else "")
 
 
 def _must(what: str, v: Any) -> str:
