@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,7 +96,7 @@ def decode(data: bytes | str, where: str = "file") -> Any:
             [f"{where}: it is empty; paste or upload a scenario or an exported run"]
         )
     try:
-        return json.loads(data, parse_constant=_no_constant)
+        decoded = json.loads(data, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise ImportRefused(
             [f"{where}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]
@@ -104,6 +105,33 @@ def decode(data: bytes | str, where: str = "file") -> Any:
         raise ImportRefused([f"{where}: not valid JSON here: it is nested too deeply"]) from None
     except ValueError as exc:  # NaN, Infinity, an integer of thousands of digits
         raise ImportRefused([f"{where}: not valid JSON: {exc}"]) from None
+    return _without_lone_surrogates(decoded) if _SURROGATE_ESCAPE.search(data) else decoded
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    """JSON may spell half a UTF-16 pair (``"\\ud800"``): no page can be encoded with one in it,
+    so each becomes U+FFFD, as a form's undecodable bytes do. Iterative: the nesting is deep."""
+
+    def fix(v: Any) -> Any:
+        return _LONE_SURROGATE.sub("\ufffd", v) if isinstance(v, str) else v
+
+    value = fix(value)
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, dict):
+            for key in list(item):
+                inner = item.pop(key)
+                item[fix(key)] = fix(inner)
+                todo.append(item[fix(key)])
+        elif isinstance(item, list):
+            item[:] = [fix(v) for v in item]
+            todo.extend(item)
+    return value
 
 
 def _no_constant(name: str) -> Any:
