@@ -170,7 +170,7 @@ def parse(data: Any, allow_empty: bool = False) -> Scenario:
     learner's clicks.
     """
     if not isinstance(data, dict):
-        raise ScenarioError([f"scenario: must be a JSON object, not {_kind(data)}"])
+        raise ScenarioError(["scenario: must be a JSON object"])
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
@@ -208,17 +208,6 @@ def loads(text: str | bytes) -> Scenario:
     except UnicodeDecodeError:
         raise ScenarioError(["not valid JSON: the file is not UTF-8 text"]) from None
     return parse(data)
-
-
-def _kind(value: Any) -> str:
-    """What a JSON value is, in a word, for a refusal ("a JSON array", "text")."""
-    if isinstance(value, list):
-        return "a JSON array"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, bool):
-        return "true or false"
-    return "null" if value is None else "a number"
 
 
 def _part(part: int | str) -> str:
