@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from asgiref.sync import async_to_sync
 from channels.testing import HttpCommunicator
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from lockviz.bodylimit import BodyLimit
 from tests.conftest import AppServer
+
+
+def respond(communicator: HttpCommunicator) -> dict[str, Any]:
+    """The app's answer, from an event loop in a thread of its own: a session-wide Playwright
+    (tests/browser/) leaves this thread with a running loop, where async_to_sync refuses."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, communicator.get_response()).result()
 
 
 class Recorder:
@@ -37,7 +45,7 @@ def test_a_declared_length_over_the_limit_is_refused_unread() -> None:
         BodyLimit(app, limit=100), "POST", "/import/", body=b"x" * 101,
         headers=[(b"content-length", b"101")],
     )  # fmt: skip
-    response = async_to_sync(communicator.get_response)()
+    response = respond(communicator)
     assert response["status"] == 413 and not app.called
     assert (
         b"larger than 0 MB" in response["body"] or b"the most lockviz accepts" in response["body"]
@@ -50,7 +58,7 @@ def test_a_body_under_the_limit_goes_through_whole() -> None:
         BodyLimit(app, limit=100), "POST", "/", body=b"y" * 100,
         headers=[(b"content-length", b"100")],
     )  # fmt: skip
-    response = async_to_sync(communicator.get_response)()
+    response = respond(communicator)
     assert response["status"] == 200 and app.body == b"y" * 100
 
 
