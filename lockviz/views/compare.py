@@ -52,14 +52,9 @@ def _start(request: HtmxHttpRequest) -> HttpResponse:
     slug = form.cleaned_data["slug"]
     owner = browser(request)
     try:
-        recorder.admit(owner, len(form.variants))
+        started = [run.pk for run in recorder.launch_many(form.variants, slug, owner)]
     except Refused as refused:
         return busy(request, refused)
-    started = []
-    for scenario in form.variants:
-        run = recorder.create_run(scenario, slug, owner)
-        recorder.start(run, scenario)
-        started.append(run.pk)
     url = f"{reverse('compare')}?runs={','.join(started)}"
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
