@@ -170,10 +170,15 @@ def vote(request: HtmxHttpRequest, code: str, poll_id: int) -> HttpResponse:
 
 @require_GET
 def run_for_followers(request: HtmxHttpRequest, run_id: str) -> JsonResponse:
-    """What a follower's page needs to show a run: never a checkpoint's answer."""
+    """What a follower's page needs to show a run: a checkpoint's question, never its answer."""
     run = get_object_or_404(Run, pk=run_id)
     scenario = dict(run.scenario)
-    steps = [{k: v for k, v in step.items() if k != "ask"} for step in scenario.get("steps") or []]
+    steps = []
+    for step in scenario.get("steps") or []:
+        shown = dict(step)
+        if isinstance(step.get("ask"), dict):
+            shown["ask"] = {"question": step["ask"].get("question", "")}
+        steps.append(shown)
     scenario["steps"] = steps
     scenario.pop("expect", None)
     return JsonResponse(

@@ -47,13 +47,21 @@
         clients: (meta.scenario || {}).clients, durationMs,
         pxPerMs: Math.min(0.25, Math.max(0.05, 820 / durationMs)), columnWidth: 160, narrationWidth: 205,
       });
+      const steps = (meta.scenario || {}).steps || [];
       mine.stream = window.lockvizStream(meta.ws, 0, {
-        onEvent(ev) { mine.events.push(ev); if (ev.kind === "run_finished" || ev.kind === "run_failed") mine.ended = true; render(); },
+        onEvent(ev) { mine.events.push(spoilerFree(ev, steps)); if (ev.kind === "run_finished" || ev.kind === "run_failed") mine.ended = true; render(); },
         onStatus(status) { ui.status.textContent = `following · the run is ${status}`; },
         onDone() { mine.ended = true; render(); },
       });
       render();
     });
+  }
+
+  // A checkpoint step's narration gives its answer away: the diagram's margin shows the
+  // question instead, as the walkthrough does.
+  function spoilerFree(ev, steps) {
+    const step = ev.kind === "step" ? steps[ev.index] : null;
+    return step && step.ask ? Object.assign({}, ev, { say: step.ask.question }) : ev;
   }
 
   // The diagram holds the events up to the presenter's position: forward, new ones are added;

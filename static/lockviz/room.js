@@ -29,8 +29,11 @@
       const steps = (lesson.scenario && lesson.scenario.steps) || [];
       let narration = "";
       for (let p = Math.min(w.pos, w.events.length - 1); p >= 0; p--) {
-        const e = w.events[p];
-        if (e && e.kind === "step" && steps[e.index] && steps[e.index].say) { narration = steps[e.index].say; break; }
+        const e = w.events[p], step = e && e.kind === "step" ? steps[e.index] : null;
+        if (!step || !(step.say || step.ask)) continue;
+        // At a checkpoint, the class sees its question: the narration would give the answer.
+        narration = step.ask && p === w.pos ? step.ask.question : step.say || "";
+        break;
       }
       const slug = location.pathname.split("/").filter(Boolean)[1];
       return { view: "lesson", run: lesson.run, lesson: slug, at: ev ? ev.seq : null, narration,

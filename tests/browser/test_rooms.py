@@ -91,6 +91,9 @@ def test_a_class_follows_its_presenter(app_server: AppServer, people: dict[str, 
     for student in (ada, bob):  # they follow the walkthrough's position, not the live end
         follows(student, 5)
     shown = settled_at(ada, at)
+    narration = ada.locator("#follow-narration")
+    narration.filter(has_text="Alice wakes and writes with token 1").wait_for()  # the question,
+    assert "rejects" not in narration.text_content()  # never the narration that answers it
     assert settled_at(bob, at) == shown
     assert shown < ada.evaluate("window.lockvizFollow.events.length")  # no spoiler
     teacher.get_by_role("button", name="Ask the class this checkpoint").click()
