@@ -203,6 +203,13 @@ def test_a_click_cannot_pause_a_client_for_an_hour_and_finish_ends_the_session(
 STORM = 120  # resumes, about 50 a second
 
 
+def events(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """The events a stream message carries: one, a batch of live ones, or none."""
+    if message["type"] == "events":
+        return [frame["event"] for frame in message["frames"]]
+    return [message["event"]] if message["type"] == "event" else []
+
+
 async def tally(ws: WebsocketCommunicator, expected: int) -> tuple[int, int]:
     """(catch-ups from seq 1, errors), read until the run has finished, ``expected`` resumes
     have had their answer and the socket falls quiet (a slow machine only makes it wait)."""
@@ -210,11 +217,10 @@ async def tally(ws: WebsocketCommunicator, expected: int) -> tuple[int, int]:
     finished = False
     while not (finished and restarts + errors >= expected and await ws.receive_nothing(1)):
         message = json.loads(await ws.receive_from(timeout=30))
-        if message["type"] == "error":
-            errors += 1
-        elif message["type"] == "event":
-            restarts += message["event"]["seq"] == 1
-            finished = finished or message["event"]["kind"] == "run_finished"
+        errors += message["type"] == "error"
+        for event in events(message):
+            restarts += message["type"] == "event" and event["seq"] == 1
+            finished = finished or event["kind"] == "run_finished"
     return restarts, errors
 
 
@@ -242,19 +248,17 @@ async def test_a_resume_storm_is_answered_and_a_normal_viewer_misses_nothing() -
         await asyncio.sleep(0.02)
     restarts, errors = await tally(storm, STORM)
     assert restarts + errors == STORM  # each answered from seq 1, or refused in words
-    seqs = []
+    seqs: list[tuple[int, str]] = []
     while not seqs or seqs[-1][1] != "run_finished":
         message = json.loads(await normal.receive_from(timeout=30))
-        if message["type"] == "event":
-            seqs.append((message["event"]["seq"], message["event"]["kind"]))
+        seqs += [(event["seq"], event["kind"]) for event in events(message)]
     assert [s for s, _ in seqs] == list(range(1, len(seqs) + 1))  # every event, once
     late = WebsocketCommunicator(app, f"/ws/runs/{run.pk}/")  # the server is still there
     assert (await late.connect())[0]
-    replayed = []
+    replayed: list[int] = []
     while len(replayed) < len(seqs):
         message = json.loads(await late.receive_from(timeout=10))
-        if message["type"] == "event":
-            replayed.append(message["event"]["seq"])
+        replayed += [event["seq"] for event in events(message)]
     assert replayed == [s for s, _ in seqs]
     for ws in (normal, storm, late):
         await ws.disconnect()
