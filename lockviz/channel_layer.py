@@ -20,6 +20,7 @@ import shutil
 import tempfile
 import threading
 from typing import Any
+from urllib.parse import quote
 
 from channels_redis.pubsub import RedisPubSubChannelLayer
 
@@ -50,7 +51,9 @@ def embedded_url() -> str:
             atexit.register(_stop, server)
             server.wait_ready()
             _server = server
-        return f"redis://{_server.host}:{_server.port}/0"
+        # The layer's redis-server has a password of its own, like every server the lab starts.
+        password = quote(_server.password or "", safe="")
+        return f"redis://:{password}@{_server.host}:{_server.port}/0"
 
 
 def _stop(server: RedisServer) -> None:
