@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from algorithms.sequencer import Sequencer
+
 
 @dataclass(frozen=True)
 class Grant:
@@ -36,3 +38,7 @@ class Lock(Protocol):
 
     def extend(self, ttl_ms: int | None = None) -> bool:
         """Prolong the lease; ``False`` (and a ``lost`` event) when it is already gone."""
+
+    def sequencer(self) -> Sequencer | None:
+        """The current grant as a resource can check it with the lock service (Chubby's
+        ``GetSequencer``); ``None`` when nothing is held."""

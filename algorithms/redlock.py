@@ -59,6 +59,7 @@ from algorithms.events import EventSink, Reporter, discard
 from algorithms.lock import Grant
 from algorithms.redis_lock import EXTEND_SCRIPT, RELEASE_SCRIPT
 from algorithms.resp import ReplyError, RespConnection, pack
+from algorithms.sequencer import Sequencer
 
 # Acquire needs no script: ``SET key value NX PX ttl`` is one atomic command, answering "OK"
 # when the key was free and nil when someone holds it.
@@ -191,6 +192,12 @@ class Redlock:
         self._report.emit("lost", reason=reason)
         self._release_everywhere(grant.value)
         return False
+
+    def sequencer(self) -> Sequencer | None:
+        """The key and our random value: a majority still holds it while the lock is ours."""
+        if self.grant is None:
+            return None
+        return Sequencer("redlock", self.name, self.grant.value, self.owner)
 
     def close(self) -> None:
         for connection in self.nodes.values():
