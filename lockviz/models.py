@@ -58,6 +58,12 @@ class Run(models.Model):
     def fencing(self) -> bool:
         return bool(self.scenario.get("fencing", True))
 
+    @property
+    def storage_kind(self) -> str:
+        """What its storage checked (runs stored before storage kinds say it with fencing)."""
+        kind = self.scenario.get("storage")
+        return kind if isinstance(kind, str) else ("fenced" if self.fencing else "plain")
+
     def as_export(self) -> dict[str, Any]:
         """The run as ``/runs/<id>/export.json`` has it (and as the import reads it back)."""
         return {
@@ -84,11 +90,11 @@ class Run(models.Model):
     @property
     def headline(self) -> tuple[str, str]:
         """The outcome in one line and its tone, as every page says it."""
-        return narrator.headline(self.verdict, self.error, self.status)
+        return narrator.headline(self.verdict, self.error, self.status, self.storage_kind)
 
     @property
     def facts(self) -> list[tuple[str, str]]:
-        return narrator.facts(self.verdict or {})
+        return narrator.facts(self.verdict or {}, self.storage_kind)
 
 
 class RunEvent(models.Model):

@@ -16,6 +16,7 @@ import textwrap
 from collections.abc import Iterable
 from typing import Any
 
+from algorithms.checker import storage_kind
 from lockviz.runs.narrator import Narrator, headline
 
 _ENTITIES = {"#": "#35;", ";": "#59;", "%": "#37;", "<": "#lt;", ">": "#gt;"}
@@ -158,7 +159,7 @@ def _body(
     yield from body.close()
     if verdict is not None:
         summary = wrapped(verdict.get("summary") or "")
-        words = headline(verdict)[0].lstrip("✔⚠✖ ")
+        words = headline(verdict, storage=storage_kind(events))[0].lstrip("✔⚠✖ ")
         yield f"Note over {people.span()}: Verdict · {text(words)}<br/>{summary}"
 
 
