@@ -11,12 +11,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
 
+from lockviz.catalogue import STORAGE_KINDS
 from lockviz.models import Run
 from lockviz.runs import recorder
 from lockviz.runs.recorder import Refused
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import ScenarioError, parse
-from lockviz.teaching.compare import SAME, CompareForm, describe, read_run_ids
+from lockviz.teaching.compare import MAX_LANES, SAME, CompareForm, describe, read_run_ids
 from lockviz.views import HtmxHttpRequest, browser, busy
 
 DEFAULT_SCENARIO = "gc-pause-fenced"
@@ -26,7 +27,8 @@ DEFAULT_SCENARIO = "gc-pause-fenced"
 def compare(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "POST":
         return _start(request)
-    context: dict[str, Any] = {"form": _blank_form(request.GET.get("scenario", ""))}
+    lanes = request.GET.get("lanes", "")
+    context: dict[str, Any] = {"form": _blank_form(request.GET.get("scenario", ""), lanes)}
     if "runs" in request.GET:
         ids, problems = read_run_ids(request.GET["runs"])
         found = {run.pk: run for run in Run.objects.filter(pk__in=ids)}
@@ -56,20 +58,24 @@ def _start(request: HtmxHttpRequest) -> HttpResponse:
     except Refused as refused:
         return busy(request, refused)
     started = []
-    for scenario in form.variants:
-        run = recorder.create_run(scenario, slug, owner)
+    for scenario, lane_slug in zip(form.variants, form.slugs, strict=True):
+        run = recorder.create_run(scenario, lane_slug or slug, owner)
         recorder.start(run, scenario)
         started.append(run.pk)
     url = f"{reverse('compare')}?runs={','.join(started)}"
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
-def _blank_form(slug: str) -> CompareForm:
+def _blank_form(slug: str, lanes: str = "") -> CompareForm:
+    """The form for ``slug``, its rows as written with the storage kinds ``lanes`` names
+    ("fenced,plain,sequencer,cas"; by default fenced against plain)."""
     slug = slug if slug in builtin() else DEFAULT_SCENARIO
     if slug not in builtin():
         slug = next(iter(builtin()), "")
-    initial = {"scenario": slug, "backend_1": SAME, "fencing_1": "on"}
-    initial.update({"backend_2": SAME, "fencing_2": "off"})
+    kinds = [k for k in lanes.split(",") if k in STORAGE_KINDS][:MAX_LANES] or ["fenced", "plain"]
+    initial: dict[str, str] = {"scenario": slug}
+    for n, kind in enumerate(kinds, start=1):
+        initial.update({f"backend_{n}": SAME, f"storage_{n}": kind})
     return CompareForm(initial=initial)
 
 
