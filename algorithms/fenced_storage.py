@@ -187,7 +187,9 @@ class FencedStorage:
                 ],
             )
         reason = ""
-        if not accepted:
+        if not accepted and duplicate:
+            reason = f"the first write with key {key!r} was rejected"
+        elif not accepted:
             reason = (
                 f"{token} < {highest}"
                 if self.kind == "fenced"
