@@ -43,6 +43,15 @@ class Run(models.Model):
     host = models.CharField(max_length=100, blank=True)
     alive_at = models.DateTimeField(null=True, blank=True)
     watchers = models.IntegerField(default=0)  # viewers connected now (a queued run needs one)
+    # A "What if…?" fork: the run it was forked from, and the moment it parts from it (an event
+    # of the parent, and that event's time on the run's axis). Steps up to there are the same.
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="forks"
+    )
+    diverged_seq = models.PositiveIntegerField(null=True, blank=True)
+    diverged_ms = models.FloatField(null=True, blank=True)
+    # The room whose presenter its owner shared it with ("" when it is private).
+    shared_with = models.CharField(max_length=8, blank=True, db_index=True)
 
     class Meta:
         ordering = ["-created"]
@@ -66,7 +75,7 @@ class Run(models.Model):
 
     def as_export(self) -> dict[str, Any]:
         """The run as ``/runs/<id>/export.json`` has it (and as the import reads it back)."""
-        return {
+        exported: dict[str, Any] = {
             "run_id": self.pk,
             "scenario": self.scenario,
             "status": self.status,
@@ -74,6 +83,13 @@ class Run(models.Model):
             "expect_met": self.expect_met,
             "events": self.events_after(0),
         }
+        if self.parent_id is not None or self.diverged_ms is not None:
+            exported["fork"] = {
+                "parent": self.parent_id,
+                "diverged_seq": self.diverged_seq,
+                "diverged_ms": self.diverged_ms,
+            }
+        return exported
 
     def events_after(self, seq: int) -> list[dict[str, Any]]:
         return [e.data for e in self.events.filter(seq__gt=seq).order_by("seq")]

@@ -62,7 +62,8 @@ def lab() -> Lab:
     return _lab
 
 
-def create_run(scenario: Scenario, slug: str = "", owner: str = "") -> Run:
+def create_run(scenario: Scenario, slug: str = "", owner: str = "", **fork: Any) -> Run:
+    """A queued run; ``fork`` (``parent``, ``diverged_seq``, ``diverged_ms``) for a What if…?"""
     return Run.objects.create(
         slug=slug,
         title=scenario.title,
@@ -70,6 +71,7 @@ def create_run(scenario: Scenario, slug: str = "", owner: str = "") -> Run:
         owner=owner,
         host=recovery.process_id(),
         alive_at=timezone.now(),
+        **{k: v for k, v in fork.items() if k in ("parent", "diverged_seq", "diverged_ms")},
     )
 
 
@@ -93,10 +95,12 @@ def admit(owner: str, count: int = 1) -> None:
         )
 
 
-def launch(scenario: Scenario, slug: str = "", owner: str = "", open_ended: bool = False) -> Run:
+def launch(
+    scenario: Scenario, slug: str = "", owner: str = "", open_ended: bool = False, **fork: Any
+) -> Run:
     """Admit, create and start one run (:class:`Refused` when it may not start now)."""
     admit(owner)
-    run = create_run(scenario, slug, owner)
+    run = create_run(scenario, slug, owner, **fork)
     start(run, scenario, open_ended)
     return run
 
