@@ -392,6 +392,19 @@ def no_lock_headline(verdict: Mapping[str, Any], storage: str) -> tuple[str, str
     return "✔ No lock, and no update was lost", "good"
 
 
+# -- What if…? forks -------------------------------------------------------------------------
+
+
+def fork_label(diverged_ms: float) -> str:
+    """A fork's lane, beside its original: "What if…? (from 2.80 s)"."""
+    return f"What if…? (from {diverged_ms / 1000:.2f} s)"
+
+
+def divergence(diverged_ms: float) -> str:
+    """The mark across both lanes where a fork parts from its original."""
+    return f"what if…? parts from here ({diverged_ms / 1000:.2f} s)"
+
+
 # -- verdicts ------------------------------------------------------------------------------
 
 
