@@ -78,6 +78,7 @@ def side_by_side(slug: str) -> str:
     kinds = SIDE_BY_SIDE.get(slug)
     return f"/compare/?scenario={slug}&lanes={','.join(kinds)}" if kinds else ""
 
+
 # The take-away of scenarios that do not carry their own "takeaway" field.
 TAKEAWAYS: dict[str, str] = {
     "naive-no-ttl-crash": "A lock without a TTL dies with its holder: once the holder crashes, "
