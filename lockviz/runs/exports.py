@@ -112,7 +112,7 @@ def _discover(run: dict[str, Any], events: list[dict[str, Any]]) -> _Participant
     storage = started.get("storage") if isinstance(started.get("storage"), str) else "storage"
     for e in events:
         kind = e.get("kind")
-        if kind in CLIENT_KINDS:
+        if kind in CLIENT_KINDS and e.get("actor") != storage:  # the storage asks a lock node
             people.add(e.get("actor"), "client")
         for server in (e.get("to"), e.get("from")) if kind in ("request", "reply") else ():
             if isinstance(server, str) and server != storage:
