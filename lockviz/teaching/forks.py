@@ -229,7 +229,7 @@ def posted_rows(form: Mapping[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
-def rows(at: Split, scenario: Scenario) -> list[dict[str, Any]]:
+def rows(at: Split) -> list[dict[str, Any]]:
     """The editor's rows: each editable step (its fields, its words) and blank rows to add."""
     shown = []
     for step in at.rest:

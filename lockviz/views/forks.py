@@ -41,7 +41,7 @@ def fork(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         return render(request, "lockviz/fork.html", context, status=404)
     context.update(_editor(run, scenario, at))
     if request.method == "GET":
-        context["rows"] = forks.rows(at, scenario)
+        context["rows"] = forks.rows(at)
         return render(request, "lockviz/fork.html", context)
     storage = str(request.POST.get("storage") or run.storage_kind)
     try:

@@ -181,4 +181,6 @@ def test_posting_a_comparison_runs_every_variant_live(client: Client) -> None:
     on, off = (wait_for_run(run_id) for run_id in url.split("=")[1].split(","))
     assert on.verdict["stale_writes_rejected"] == 1 and not on.verdict["data_corrupted"]
     assert off.verdict["data_corrupted"] is True
-    assert on.expect_met is True and off.expect_met is None  # the prediction was for "on"
+    # "Plain" is exactly the built-in gc-pause-unfenced: it runs as that one, with its prediction.
+    assert on.expect_met is True and off.expect_met is True
+    assert (on.slug, off.slug) == ("gc-pause-fenced", "gc-pause-unfenced")

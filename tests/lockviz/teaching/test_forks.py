@@ -35,7 +35,7 @@ def stored(owner: str = "someone") -> Run:
 def form(at: forks.Split, **changes: Any) -> dict[str, Any]:
     """The editor's form as the page fills it in, with ``changes`` (``ms_1``...) on top."""
     data: dict[str, Any] = {"at": at.moment.seq, "first": len(at.fixed)}
-    rows = forks.rows(at, None)  # type: ignore[arg-type]
+    rows = forks.rows(at)
     data["rows"] = len(rows)
     for i, row in enumerate(rows):
         for name in (*forks.FIELDS, "orig"):
