@@ -20,12 +20,16 @@ the service comes between a write's check and its apply. Reads go straight to th
 The wire protocol is one JSON object per line each way, on plain TCP: ``{"op": "write",
 "writer": ..., "value": ..., "token": ..., "read": ..., "key": ..., "sequencer": {...}}`` or
 ``{"op": "read"}``, answered by ``{"ok": true, ...}`` with the fields of the storage's reply, or
-``{"ok": false, "error": ...}``. :class:`ServiceStorage` is the client side, with the same verbs
-and events as :class:`~algorithms.fenced_storage.FencedStorage`.
+``{"ok": false, "error": ...}``. With a ``password`` (the storage node's own), a connection's
+first line must be ``{"op": "auth", "password": ...}``; it gets no answer, and a wrong one closes
+the connection: the service is as private as the storage behind it. The client sends it in the
+same write as its first request, so it costs no round trip. :class:`ServiceStorage` is the
+client side, with the same verbs and events as :class:`~algorithms.fenced_storage.FencedStorage`.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import socket
 import socketserver
@@ -49,12 +53,15 @@ MAX_LINE = 64 * 1024  # a request is a few hundred bytes; anything longer is not
 class StorageService:
     """Checks each write's sequencer with the lock service, then applies it (see the module)."""
 
-    def __init__(self, storage: FencedStorage, check: Check, lock: str) -> None:
+    def __init__(
+        self, storage: FencedStorage, check: Check, lock: str, password: str | None = None
+    ) -> None:
         if storage.kind != "plain":
             raise ValueError("the service makes the check: its storage must apply plainly")
         self.storage = storage
         self.check = check
         self.lock = lock  # the lock that protects this resource, as sequencers name it
+        self.password = password
         self._mutex = threading.Lock()
         self._server: socketserver.ThreadingTCPServer | None = None
 
@@ -100,12 +107,26 @@ class StorageService:
             return {"ok": False, "error": f"a malformed request ({exc})"}
         return {"ok": False, "error": f"unknown op {request.get('op')!r}"}
 
+    def admits(self, first: bytes) -> bool:
+        """Whether a connection's first line is the password."""
+        try:
+            given = json.loads(first)
+        except ValueError:
+            return False
+        if not isinstance(given, dict) or given.get("op") != "auth":
+            return False
+        return hmac.compare_digest(str(given.get("password", "")), self.password or "")
+
     def serve(self, host: str = "127.0.0.1", port: int = 0) -> int:
         """Listen (port 0: any free one) in a thread of its own; returns the port."""
         service = self
 
         class Handler(socketserver.StreamRequestHandler):
             def handle(self) -> None:
+                if service.password is not None and not service.admits(
+                    self.rfile.readline(MAX_LINE)
+                ):
+                    return  # no answer: the connection closes
                 while line := self.rfile.readline(MAX_LINE):
                     try:
                         request = json.loads(line)
@@ -142,13 +163,16 @@ class ServiceStorage:
         writer: str,
         node: str = "storage",
         timeout_ms: int = 1000,
+        password: str | None = None,
         on_event: EventSink = discard,
     ) -> None:
         self.host, self.port, self.node, self.writer = host, port, node, writer
+        self.password = password
         self.timeout_s = timeout_ms / 1000
         self._report = Reporter(on_event)
         self._sock: socket.socket | None = None
         self._file: Any = None
+        self._first = b""  # what goes out before the next request: a new connection's auth
 
     def prepare(self) -> None:
         """Connect now, so a write is one round trip (a failure here is tried again later)."""
@@ -210,6 +234,9 @@ class ServiceStorage:
                 raise BackendUnavailable(self.node, f"connection failed ({exc})") from exc
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self._sock, self._file = sock, sock.makefile("rb")
+            if self.password is not None:
+                auth = {"op": "auth", "password": self.password}
+                self._first = json.dumps(auth).encode() + b"\n"
 
     def _call(self, request: dict[str, Any]) -> dict[str, Any]:
         """One request and its reply within the timeout; a failed call drops the connection,
@@ -217,7 +244,8 @@ class ServiceStorage:
         self._connect()
         assert self._sock is not None
         try:
-            self._sock.sendall(json.dumps(request).encode() + b"\n")
+            first, self._first = self._first, b""
+            self._sock.sendall(first + json.dumps(request).encode() + b"\n")
             line = self._file.readline(MAX_LINE)
         except TimeoutError as exc:
             self.close()

@@ -47,7 +47,9 @@ def build(config: StorageServiceConfig) -> StorageService:
     )
     storage.prepare()
     make_check, lock = check_factory(config.backend)
-    return StorageService(storage, make_check(config, Reporter(emit)), lock)
+    # Its clients present the storage node's own password: the service is no door around it.
+    check = make_check(config, Reporter(emit))
+    return StorageService(storage, check, lock, password=config.password(STORAGE))
 
 
 def main() -> None:

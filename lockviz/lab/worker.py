@@ -170,8 +170,9 @@ def make_storage(config: ClientConfig, emit: EventSink) -> FencedStorage | Servi
     host, port = config.address(STORAGE)
     if config.storage == "sequencer":
         return ServiceStorage(
-            host, port, writer=config.name, timeout_ms=config.call_timeout_ms, on_event=emit
-        )
+            host, port, writer=config.name, timeout_ms=config.call_timeout_ms,
+            password=config.password(STORAGE), on_event=emit,
+        )  # fmt: skip
     client = connect(
         host, port, timeout_ms=config.call_timeout_ms, password=config.password(STORAGE)
     )

@@ -114,3 +114,20 @@ def test_a_service_that_is_gone_is_a_failed_write_for_the_client(setup: Setup) -
     with pytest.raises(BackendUnavailable):
         storage.write("A", 0)
     assert events[-1][0] == "reply" and events[-1][1]["ok"] is False
+
+
+def test_the_service_is_as_private_as_the_storage_behind_it(servers: ServerSet) -> None:
+    setup = Setup(servers)
+    setup.service.password = "s3cret"
+    try:
+        stranger = ServiceStorage("127.0.0.1", setup.port, writer="eve")
+        with pytest.raises(BackendUnavailable, match="closed by the service"):
+            stranger.read_versioned()
+        wrong = ServiceStorage("127.0.0.1", setup.port, writer="eve", password="guess")
+        with pytest.raises(BackendUnavailable):
+            wrong.read_versioned()
+        client = ServiceStorage("127.0.0.1", setup.port, writer="alice", password="s3cret")
+        assert client.read_versioned().version == 0
+        assert client.read_versioned().version == 0  # one auth per connection, then requests
+    finally:
+        setup.service.close()
