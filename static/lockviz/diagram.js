@@ -20,10 +20,11 @@
  *
  * API: new LockDiagram(svg, {clients, nodes, storage, durationMs, pxPerMs, columnWidth,
  * narrationWidth, backend, onHeader}); add(event), addAll(events), reset(), finish(verdict, endMs?),
- * highlight(seq), showUpTo(seq), setHeaderAction(fn), markTime(tMs, text) (a line across the
- * diagram at a moment, with its words from the server, kept through redraws and resets). onHeader(name, role, element), given as
- * an option or later by setHeaderAction, makes each lifeline header a button (click, Enter or
- * Space): the live pages open their fault menus with it.
+ * highlight(seq), showUpTo(seq), setHeaderAction(fn), markTime(tMs, text). onHeader(name, role,
+ * element), given as an option or later by setHeaderAction, makes each lifeline header a button
+ * (click, Enter or Space): the live pages open their fault menus with it. markTime draws a line
+ * across the diagram at a moment, with its words from the server (where a fork parts from its
+ * original), kept through redraws and resets.
  */
 (function () {
   "use strict";
