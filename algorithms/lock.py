@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from algorithms.sequencer import Sequencer
+
 
 @dataclass(frozen=True)
 class Grant:
@@ -46,6 +48,10 @@ class Lock(Protocol):
     def valid_ms(self, grant: Grant) -> float:
         """How long after ``grant.granted_ns`` its holder may act as the holder (by its own
         clock): the lease, Redlock's validity, or infinity for a lock without one."""
+
+    def sequencer(self) -> Sequencer | None:
+        """The current grant as a resource can check it with the lock service (Chubby's
+        ``GetSequencer``); ``None`` when nothing is held."""
 
 
 class LockBase:

@@ -59,6 +59,7 @@ from algorithms.events import EventSink, Reporter, discard
 from algorithms.lock import Grant, LockBase
 from algorithms.redis_lock import EXTEND_SCRIPT, RELEASE_SCRIPT
 from algorithms.resp import ReplyError, RespConnection, pack
+from algorithms.sequencer import Sequencer
 
 # Acquire needs no script: ``SET key value NX PX ttl`` is one atomic command, answering "OK"
 # when the key was free and nil when someone holds it.
@@ -196,6 +197,12 @@ class Redlock(LockBase):
         """The validity of the last grant: its lease less the time the round took and the drift
         allowed for (the holder must be done by then)."""
         return self.validity_ms
+
+    def sequencer(self) -> Sequencer | None:
+        """The key and our random value: a majority still holds it while the lock is ours."""
+        if self.grant is None:
+            return None
+        return Sequencer("redlock", self.name, self.grant.value, self.owner)
 
     def close(self) -> None:
         for connection in self.nodes.values():

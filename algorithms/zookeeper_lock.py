@@ -61,6 +61,7 @@ from algorithms.clock import Clock, SystemClock
 from algorithms.errors import BackendUnavailable, NotHeld
 from algorithms.events import EventSink, Reporter, discard
 from algorithms.lock import Grant, LockBase
+from algorithms.sequencer import Sequencer
 
 LOCK_PATH = "/lockviz/lock"
 LOCK_NODE = re.compile(r"\.lock-(\d{10})$")  # ZooKeeper appends a zero-padded 10-digit number
@@ -359,6 +360,13 @@ class ZooKeeperLock(LockBase):
             )
         except (BackendUnavailable, NoNodeError):
             return None
+
+    def sequencer(self) -> Sequencer | None:
+        """Our lock node and its czxid: the lock is ours while that node exists."""
+        grant = self.grant
+        if grant is None:
+            return None
+        return Sequencer("zookeeper", self.path, grant.value, self.owner, grant.token)
 
     def close(self) -> None:
         """End the session (the server deletes our nodes) and stop kazoo's threads."""

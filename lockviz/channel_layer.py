@@ -50,8 +50,9 @@ def embedded_url() -> str:
             atexit.register(_stop, server)
             server.wait_ready()
             _server = server
-        # A password of its own, like every server of the lab: nobody else may read the streams.
-        return f"redis://:{quote(_server.password, safe='')}@{_server.host}:{_server.port}/0"
+        # The layer's redis-server has a password of its own, like every server the lab starts.
+        password = quote(_server.password or "", safe="")
+        return f"redis://:{password}@{_server.host}:{_server.port}/0"
 
 
 def _stop(server: RedisServer) -> None:

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from lockviz.views import compare, health, lessons, play, replay, rooms, runs
+from lockviz.views import compare, forks, health, lessons, play, replay, rooms, runs
 from lockviz.views import imports as import_views
 
 urlpatterns = [
@@ -22,6 +22,7 @@ urlpatterns = [
     # Replays (time travel through a stored run), exports and imports.
     path("runs/<str:run_id>/replay/", replay.replay, name="replay"),
     path("runs/<str:run_id>/export.mmd", replay.export_mermaid, name="export_mmd"),
+    path("runs/<str:run_id>/fork/", forks.fork, name="fork"),
     path("import/", import_views.import_page, name="import"),
     path("import/run/", import_views.run_imported, name="import_run"),
     # Free play, and clicks that do things to a live run (the run page's menus, the buttons).
@@ -38,6 +39,7 @@ urlpatterns = [
     path("rooms/<str:code>/follow/", rooms.follow, name="follow_room"),
     path("rooms/<str:code>/show", rooms.show, name="room_show"),
     path("rooms/<str:code>/polls", rooms.ask, name="room_ask"),
+    path("rooms/<str:code>/share", rooms.share, name="room_share"),
     path("rooms/<str:code>/polls/<int:poll_id>/reveal", rooms.reveal, name="room_reveal"),
     path("rooms/<str:code>/polls/<int:poll_id>/vote", rooms.vote, name="room_vote"),
     path("r/<str:code>", rooms.join_room, name="join_room"),

@@ -11,6 +11,10 @@ writer thread of its own does the writing, from a bounded queue of commands. Whe
 full (a client frozen while the scenario keeps sending it work), :meth:`ClientProcess.send`
 refuses the command and the engine records that it was refused: a real single-threaded client
 cannot take unlimited work either.
+
+The storage service of a sequencer run (:mod:`lockviz.lab.storage_service`) is driven the same
+way: a :class:`ClientProcess` of another ``module``, whose config names it ``storage``, and whose
+``_ready`` line says where it listens (``ready``).
 """
 
 from __future__ import annotations
@@ -23,10 +27,9 @@ import signal
 import subprocess
 import sys
 import threading
-from typing import Any
+from typing import Any, Protocol
 
 from lockviz.lab import procs
-from lockviz.lab.config import ClientConfig
 from lockviz.lab.errors import LabError
 from lockviz.lab.events import Record
 from lockviz.lab.procs import wait_until
@@ -35,11 +38,24 @@ MAX_QUEUED = 64  # commands waiting for one client before more are refused
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+class ProcessConfig(Protocol):
+    """What a lab process receives first (lockviz.lab.config): it names the process."""
+
+    @property
+    def name(self) -> str: ...
+
+    def to_json(self) -> str: ...
+
+
 class ClientProcess:
-    def __init__(self, config: ClientConfig, record: Record) -> None:
+    def __init__(
+        self, config: ProcessConfig, record: Record, module: str = "lockviz.lab.worker"
+    ) -> None:
         self.name = config.name
         self.config = config
         self.record = record
+        self.module = module
+        self.ready: dict[str, Any] = {}  # what its _ready line said (the service's port)
         self.proc: subprocess.Popen[str] | None = None
         self.paused = False
         self.crashed = False
@@ -53,7 +69,7 @@ class ClientProcess:
     def start(self) -> None:
         env = {**os.environ, "PYTHONPATH": ROOT, "PYTHONUNBUFFERED": "1"}
         self.proc = procs.spawn(
-            [sys.executable, "-m", "lockviz.lab.worker"],
+            [sys.executable, "-m", self.module],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -170,6 +186,7 @@ class ClientProcess:
             kind = message.pop("kind")
             t_ns = int(message.pop("t_ns"))
             if kind == "_ready":
+                self.ready = message
                 self._ready.set()
             elif kind == "_done":
                 with self._changed:

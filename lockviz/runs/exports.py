@@ -16,6 +16,7 @@ import textwrap
 from collections.abc import Iterable
 from typing import Any
 
+from algorithms.checker import storage_kind
 from lockviz.runs.narrator import Narrator, headline
 
 _ENTITIES = {"#": "#35;", ";": "#59;", "%": "#37;", "<": "#lt;", ">": "#gt;"}
@@ -111,7 +112,7 @@ def _discover(run: dict[str, Any], events: list[dict[str, Any]]) -> _Participant
     storage = started.get("storage") if isinstance(started.get("storage"), str) else "storage"
     for e in events:
         kind = e.get("kind")
-        if kind in CLIENT_KINDS:
+        if kind in CLIENT_KINDS and e.get("actor") != storage:  # the storage asks a lock node
             people.add(e.get("actor"), "client")
         for server in (e.get("to"), e.get("from")) if kind in ("request", "reply") else ():
             if isinstance(server, str) and server != storage:
@@ -158,7 +159,7 @@ def _body(
     yield from body.close()
     if verdict is not None:
         summary = wrapped(verdict.get("summary") or "")
-        words = headline(verdict)[0].lstrip("✔⚠✖ ")
+        words = headline(verdict, storage=storage_kind(events))[0].lstrip("✔⚠✖ ")
         yield f"Note over {people.span()}: Verdict · {text(words)}<br/>{summary}"
 
 

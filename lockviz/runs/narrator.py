@@ -97,6 +97,9 @@ class Narrator:
         args = []
         if e.get("op") == "write":
             args.append(f"value {e.get('value')!r} with {_token(e.get('token'))}")
+            args.extend(_write_basis(e))
+        elif e.get("op") == "check":
+            args.append(_check_subject(e))
         elif e.get("ttl_ms") is not None:
             args.append(f"lease {e['ttl_ms']} ms")
         if e.get("unsafe"):
@@ -114,12 +117,20 @@ class Narrator:
             return "extend" + (f" {ttl} ms" if ttl is not None else "")
         if op == "write":
             value = e.get("value") if e.get("value") is not None else ""
-            return f"write {value} ({_token(e.get('token'))})"
+            return f"write {value} ({_token(e.get('token'))})" + "".join(
+                f" · {basis}" for basis in _write_basis(e)
+            )
+        if op in _STORAGE_REQUESTS:
+            return _STORAGE_REQUESTS[op](e)
         return op + (" (plain DEL)" if e.get("unsafe") else "")
 
     @staticmethod
     def _result(e: Event) -> str:
+        if e.get("op") in _STORAGE_RESULTS and e.get("ok"):
+            return _STORAGE_RESULTS[str(e["op"])](e)
         if e.get("op") == "write" and "accepted" in e:
+            if e.get("duplicate"):
+                return _duplicate(e)
             return "accepted" if e["accepted"] else f"REJECTED ({e.get('reason')})"
         if e.get("ok"):
             return f"OK token {e['token']}" if e.get("token") is not None else "OK"
@@ -129,6 +140,10 @@ class Narrator:
     def _reply_label(e: Event) -> str:
         if e.get("error"):
             return f"error: {e['error']}"
+        if e.get("op") in _STORAGE_RESULTS:
+            return _STORAGE_RESULTS[str(e["op"])](e)
+        if e.get("op") == "write" and e.get("duplicate"):
+            return _duplicate(e)
         if e.get("op") == "write":
             return (
                 f"REJECTED {e.get('reason') or ''}".strip()
@@ -146,6 +161,8 @@ class Narrator:
         """What the storage did with a write, beside its mark on the storage's lifeline."""
         if e.get("op") != "write" or e.get("error"):
             return ""
+        if e.get("duplicate"):
+            return f"repeat of key {request.get('key', '?')}: not applied again"
         token = e.get("token", request.get("token"))
         if e.get("accepted") is False:
             return f"REJECTED {e.get('reason') or _token(token)}"
@@ -286,7 +303,9 @@ def click(step: Mapping[str, Any]) -> str:
         links = f"{who} ⇹ its peers"
     words = {
         "acquire": f"{who} asks for the lock",
-        "write": f"{who} writes {step.get('value', '')!r} to the storage",
+        "read": f"{who} reads the storage",
+        "write": f"{who} writes {step.get('value', '')!r} to the storage"
+        + (f" (idempotency key {step['key']!r})" if step.get("key") else ""),
         "release": f"{who} releases the lock",
         "extend": f"{who} extends its lease",
         "pause": f"{who} paused for {ms} ms (SIGSTOP)",
@@ -307,13 +326,93 @@ def narrate(events: Iterable[Event], backend: str | None = None) -> list[dict[st
     return [narrator.narrate(e) for e in events if isinstance(e, Mapping)]
 
 
+# -- the storage's kinds: reads, sequencer checks, idempotency keys --------------------------
+
+
+def _write_basis(e: Event) -> list[str]:
+    """What a write is based on besides its token: the version read, its idempotency key."""
+    basis = []
+    if e.get("read") is not None:
+        basis.append(f"read v{e['read']}")
+    if e.get("key") is not None:
+        basis.append(f"key {e['key']}")
+    return basis
+
+
+def _check_subject(e: Event) -> str:
+    """What the storage asks the lock service about: whose lock, and how it knows it."""
+    if e.get("path") is not None:
+        return f"is {e.get('holder')}'s lock node {e['path']} still there (czxid {e.get('token')})?"
+    if e.get("lease") is not None:
+        return f"is {e.get('holder')}'s lease {e['lease']} alive?"
+    if e.get("session") is not None:
+        return f"does {e.get('holder')}'s session (pid {e['session']}) still hold the lock?"
+    if e.get("key") is not None and e.get("value") is None:
+        return f"is {e.get('holder')}'s key {e['key']} still there (revision {e.get('token')})?"
+    return f"does {e.get('key')} still hold {e.get('holder')}'s value?"
+
+
+def _duplicate(e: Event) -> str:
+    first = "accepted" if e.get("accepted") else "rejected"
+    return f"duplicate: the first result ({first}), not applied again"
+
+
+def _read_result(e: Event) -> str:
+    value = e.get("value")
+    return f"v{e.get('version')}: {value!r}" if value is not None else f"v{e.get('version')}: empty"
+
+
+def _check_result(e: Event) -> str:
+    return "✔ current" if e.get("current") else f"✖ {e.get('why') or 'not current'}"
+
+
+_STORAGE_REQUESTS: dict[str, Callable[[Event], str]] = {
+    "read": lambda e: "read",
+    "check": lambda e: f"check {e.get('holder')}'s lock",
+}
+_STORAGE_RESULTS: dict[str, Callable[[Event], str]] = {
+    "read": _read_result,
+    "check": _check_result,
+}
+# What stopped a stale write, by the kind of storage (see lockviz.catalogue.STORAGE_KINDS).
+SAVED_BY = {
+    "fenced": "fencing",
+    "sequencer": "the sequencer check",
+    "cas": "compare-and-set",
+    "plain": "the storage",
+}
+
+
+def no_lock_headline(verdict: Mapping[str, Any], storage: str) -> tuple[str, str]:
+    """A run without a lock service: did an update get lost?"""
+    if verdict.get("data_corrupted"):
+        return "✖ No lock, and an update was lost", "bad"
+    if verdict.get("stale_writes_rejected"):
+        return f"✔ No lock, but {SAVED_BY.get(storage, 'the storage')} kept every update", "good"
+    return "✔ No lock, and no update was lost", "good"
+
+
+# -- What if…? forks -------------------------------------------------------------------------
+
+
+def fork_label(diverged_ms: float) -> str:
+    """A fork's lane, beside its original: "What if…? (from 2.80 s)"."""
+    return f"What if…? (from {diverged_ms / 1000:.2f} s)"
+
+
+def divergence(diverged_ms: float) -> str:
+    """The mark across both lanes where a fork parts from its original."""
+    return f"what if…? parts from here ({diverged_ms / 1000:.2f} s)"
+
+
 # -- verdicts ------------------------------------------------------------------------------
 
 
 def headline(
-    verdict: Mapping[str, Any] | None, error: str = "", status: str = ""
+    verdict: Mapping[str, Any] | None, error: str = "", status: str = "", storage: str = "fenced"
 ) -> tuple[str, str]:
-    """A run's outcome in one line, and its tone (good, warn, bad, pending)."""
+    """A run's outcome in one line, and its tone (good, warn, bad, pending); ``storage`` is the
+    kind of storage the run wrote to (what saved the data, when something did)."""
     if status == "interrupted":
         return "⏹ The run was interrupted: the app stopped before it ended", "bad"
     if status == "cancelled":
@@ -322,18 +421,21 @@ def headline(
         return "✖ The run failed", "bad"
     if not verdict:
         return ("… waiting for the lab" if status == "queued" else "… running live"), "pending"
+    if verdict.get("mutual_exclusion") == "none":
+        return no_lock_headline(verdict, storage)
     if verdict.get("data_corrupted"):
         return "✖ Mutual exclusion violated, data corrupted", "bad"
     if verdict.get("mutual_exclusion") == "violated":
         if verdict.get("stale_writes_rejected"):
-            return "⚠ Mutual exclusion violated — fencing saved the data", "warn"
+            saved = SAVED_BY.get(storage, "the storage")
+            return f"⚠ Mutual exclusion violated — {saved} saved the data", "warn"
         return "⚠ Mutual exclusion violated", "warn"
     if verdict.get("liveness") == "stuck":
         return "⚠ Mutual exclusion held, but the lock is stuck", "warn"
     return "✔ Mutual exclusion held", "good"
 
 
-def facts(verdict: Mapping[str, Any]) -> list[tuple[str, str]]:
+def facts(verdict: Mapping[str, Any], storage: str = "fenced") -> list[tuple[str, str]]:
     """The verdict's findings, each as (what, how much), in the order the pages list them."""
     overlaps = "; ".join(
         f"{' & '.join(o['clients'])} from {o['start_ms']:.0f} to {o['end_ms']:.0f} ms"
@@ -342,8 +444,11 @@ def facts(verdict: Mapping[str, Any]) -> list[tuple[str, str]]:
     found = [
         ("Two holders at once", overlaps or "never"),
         ("Stale writes accepted", str(verdict.get("stale_writes_accepted", 0))),
-        ("Stale writes rejected by fencing", str(verdict.get("stale_writes_rejected", 0))),
-    ]
+        (f"Stale writes rejected by {SAVED_BY.get(storage, 'the storage')}",
+         str(verdict.get("stale_writes_rejected", 0))),
+    ]  # fmt: skip
+    if verdict.get("mutual_exclusion") == "none":
+        found[0] = ("Two holders at once", "no lock in play")
     if verdict.get("acquire_failures"):
         found.append(("Acquires that gave up", str(verdict["acquire_failures"])))
     if verdict.get("stuck_clients"):
@@ -365,7 +470,9 @@ def render(events: Iterable[Event]) -> str:
     return "\n".join(lines)
 
 
-def verdict_text(verdict: Mapping[str, Any] | None, mismatches: list[str]) -> str:
+def verdict_text(
+    verdict: Mapping[str, Any] | None, mismatches: list[str], storage: str = "fenced"
+) -> str:
     if verdict is None:
         return "No verdict: the run did not complete."
     lines = [
@@ -384,7 +491,7 @@ def verdict_text(verdict: Mapping[str, Any] | None, mismatches: list[str]) -> st
         lines.append(
             f"two holders: {' & '.join(o['clients'])} from {o['start_ms']} to {o['end_ms']} ms"
         )
-    lines.append(headline(verdict)[0])
+    lines.append(headline(verdict, storage=storage)[0])
     lines.append(verdict["summary"])
     lines.extend(f"NOT AS EXPECTED: {m}" for m in mismatches)
     return "\n".join(lines)

@@ -63,7 +63,8 @@ def lab() -> Lab:
     return _lab
 
 
-def create_run(scenario: Scenario, slug: str = "", owner: str = "") -> Run:
+def create_run(scenario: Scenario, slug: str = "", owner: str = "", **fork: Any) -> Run:
+    """A queued run; ``fork`` (``parent``, ``diverged_seq``, ``diverged_ms``) for a What if…?"""
     return Run.objects.create(
         slug=slug,
         title=scenario.title,
@@ -71,6 +72,7 @@ def create_run(scenario: Scenario, slug: str = "", owner: str = "") -> Run:
         owner=owner,
         host=recovery.process_id(),
         alive_at=timezone.now(),
+        **{k: v for k, v in fork.items() if k in ("parent", "diverged_seq", "diverged_ms")},
     )
 
 
@@ -94,22 +96,33 @@ def admit(owner: str, count: int = 1) -> None:
         )
 
 
-def launch(scenario: Scenario, slug: str = "", owner: str = "", open_ended: bool = False) -> Run:
+def launch(
+    scenario: Scenario, slug: str = "", owner: str = "", open_ended: bool = False, **fork: Any
+) -> Run:
     """Admit, create and start one run (:class:`Refused` when it may not start now)."""
-    return launch_many([scenario], slug, owner, open_ended)[0]
+    return launch_many([scenario], slug, owner, open_ended, **fork)[0]
 
 
 def launch_many(
-    scenarios: list[Scenario], slug: str = "", owner: str = "", open_ended: bool = False
+    scenarios: list[Scenario],
+    slug: str | list[str] = "",
+    owner: str = "",
+    open_ended: bool = False,
+    **fork: Any,
 ) -> list[Run]:
-    """Admit, create and start runs as one step (:class:`Refused` when they may not start now).
+    """Admit, create and start runs as one step (:class:`Refused` when they may not start now);
+    ``slug`` is theirs, or one per scenario.
 
     Requests run in threads of their own, so two clicks at once would both pass a count taken
     before either had created its run: admission and creation hold one lock.
     """
+    slugs = slug if isinstance(slug, list) else [slug] * len(scenarios)
     with _admission:
         admit(owner, len(scenarios))
-        runs = [create_run(scenario, slug, owner) for scenario in scenarios]
+        runs = [
+            create_run(scenario, each, owner, **fork)
+            for scenario, each in zip(scenarios, slugs, strict=True)
+        ]
         for run, scenario in zip(runs, scenarios, strict=True):
             start(run, scenario, open_ended)
     return runs

@@ -51,6 +51,34 @@ COURSE: list[tuple[str, str]] = [
     ("etcd-*", ""),
 ]
 
+
+# -- The storage module (issue 12) ---------------------------------------------------------
+# What the storage checks: one story (the fencing hole) told with each kind of storage, side by
+# side; then storage without any lock, and a retry that an idempotency key makes safe.
+STORAGE_MODULE: list[tuple[str, str]] = [
+    ("storage-hole-fenced", "Storage: the fencing hole"),
+    ("storage-hole-plain", "Storage: the hole, on a plain storage"),
+    ("storage-hole-sequencer", "Storage: a sequencer check closes the hole"),
+    ("storage-hole-cas", "Storage: compare-and-set checks versions, not locks"),
+    ("storage-lost-update", "Storage: no lock, a lost update"),
+    ("storage-lost-update-cas", "Storage: no lock, compare-and-set"),
+    ("storage-retry-duplicate", "Storage: a retried write, applied twice"),
+    ("storage-retry-idempotent", "Storage: an idempotency key applies it once"),
+]
+COURSE += STORAGE_MODULE
+# Lessons that tell one story with several kinds of storage: each links to all of them side by
+# side (the comparison runs each as its own built-in, with its prediction).
+SIDE_BY_SIDE: dict[str, tuple[str, ...]] = dict.fromkeys(
+    [slug for slug, _ in STORAGE_MODULE[:4]], ("fenced", "plain", "sequencer", "cas")
+)
+
+
+def side_by_side(slug: str) -> str:
+    """The comparison of lesson ``slug``'s story across storage kinds ('' when it has none)."""
+    kinds = SIDE_BY_SIDE.get(slug)
+    return f"/compare/?scenario={slug}&lanes={','.join(kinds)}" if kinds else ""
+
+
 # The take-away of scenarios that do not carry their own "takeaway" field.
 TAKEAWAYS: dict[str, str] = {
     "naive-no-ttl-crash": "A lock without a TTL dies with its holder: once the holder crashes, "
@@ -100,6 +128,10 @@ class Lesson:
         """The lock service, as a learner names it: "Redis", "Redlock (5 nodes)", ..."""
         s = self.scenario
         return s.lock_service.describe(s.variant, s.node_count)
+
+    @property
+    def side_by_side(self) -> str:
+        return side_by_side(self.slug)
 
     @property
     def checkpoints(self) -> int:

@@ -20,9 +20,11 @@
  *
  * API: new LockDiagram(svg, {clients, nodes, storage, durationMs, pxPerMs, columnWidth,
  * narrationWidth, backend, onHeader}); add(event), addAll(events), reset(), finish(verdict, endMs?),
- * highlight(seq), showUpTo(seq), setHeaderAction(fn). onHeader(name, role, element), given as
- * an option or later by setHeaderAction, makes each lifeline header a button (click, Enter or
- * Space): the live pages open their fault menus with it.
+ * highlight(seq), showUpTo(seq), setHeaderAction(fn), markTime(tMs, text). onHeader(name, role,
+ * element), given as an option or later by setHeaderAction, makes each lifeline header a button
+ * (click, Enter or Space): the live pages open their fault menus with it. markTime draws a line
+ * across the diagram at a moment, with its words from the server (where a fork parts from its
+ * original), kept through redraws and resets.
  */
 (function () {
   "use strict";
@@ -150,6 +152,20 @@
       this._rerender();
     }
 
+    /** A dashed line across the diagram at run time tMs, with `text` (e.g. where a fork parts). */
+    markTime(tMs, text) {
+      const mark = { tMs: Number(tMs) || 0, text: String(text || "") };
+      this.timeMarks = (this.timeMarks || []).concat([mark]);
+      this._timeMark(mark);
+    }
+
+    _timeMark(mark) {
+      const y = this._y(mark.tMs);
+      const g = el("g", { class: "time-mark" }, this.layers.grid);
+      el("line", { class: "time-mark-line", x1: G.axisX, x2: this.width - 8, y1: y, y2: y }, g);
+      el("text", { class: "time-mark-label", x: G.axisX + 6, y: y - 5 }, g).textContent = mark.text;
+    }
+
     /** Show the run as it was after event `seq` (null/Infinity: everything). */
     showUpTo(seq) {
       this.limit = seq == null ? Infinity : seq;
@@ -223,6 +239,7 @@
       this.extentMs = Math.max(this.extentMs, this.durationMs);
       this.height = 0;
       this._resize(false);
+      for (const mark of this.timeMarks || []) this._timeMark(mark);
     }
 
     _defs(defs) {

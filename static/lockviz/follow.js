@@ -13,7 +13,7 @@
   const csrf = document.querySelector("#vote-form input[name=csrfmiddlewaretoken]");
   const ui = {
     status: $("follow-status"), title: $("follow-title"), narration: $("follow-narration"),
-    explore: $("explore"), verdict: $("follow-verdict"), svg: $("diagram"),
+    explore: $("explore"), whatIf: $("what-if"), verdict: $("follow-verdict"), svg: $("diagram"),
     poll: $("follow-poll"), question: document.querySelector("#follow-poll .poll-question"),
     choices: document.querySelector("#follow-poll .choices"), note: document.querySelector("#follow-poll .poll-note"),
     reveal: document.querySelector("#follow-poll .poll-reveal"),
@@ -89,6 +89,8 @@
     const at = state.at == null ? (last ? last.seq : "") : state.at;
     ui.explore.hidden = false;
     ui.explore.href = `${run.meta.replay}?room=${data.room}#seq=${at}`;
+    ui.whatIf.hidden = !run.ended; // a fork of one's own, from this moment, once the run has ended
+    ui.whatIf.href = `/runs/${run.id}/fork/?at=${at}`;
   }
 
   function apply(next) {
@@ -96,7 +98,7 @@
     ui.title.textContent = state.view === "idle" || !state.view ? "Waiting for the presenter" : (state.title || "");
     ui.narration.textContent = state.narration || "";
     if (state.run) open(state.run);
-    else { open(null); ui.explore.hidden = true; }
+    else { open(null); ui.explore.hidden = true; ui.whatIf.hidden = true; }
     render();
   }
 

@@ -16,7 +16,7 @@
   const ui = {
     play: $("rp-play"), speed: $("rp-speed"), time: $("rp-time"), clock: $("rp-clock"),
     seq: $("rp-seq"), when: $("rp-when"), actor: $("rp-actor"), kind: $("rp-kind"), desc: $("rp-desc"), storyLine: $("rp-story"),
-    message: $("rp-message"), messageText: $("rp-message-text"), copied: $("rp-copied"),
+    message: $("rp-message"), messageText: $("rp-message-text"), copied: $("rp-copied"), whatIf: $("rp-whatif"),
     verdict: $("rp-verdict"), verdictWait: $("rp-verdict-wait"), story: $("story"), bar: document.querySelector(".replay-bar"),
   };
   const SPEEDS = [0.25, 0.5, 1, 2, 4, 8];
@@ -66,6 +66,7 @@
       show(i);
       const marked = diagram.highlight(ev.seq);
       describe(ev);
+      if (ui.whatIf) ui.whatIf.href = `${ui.whatIf.dataset.base}?at=${ev.seq}`; // fork from here
       markStory();
       showVerdict(finishAt >= 0 && i >= finishAt);
       if (!opts.noScroll) reveal(marked);

@@ -43,6 +43,10 @@
     if (replay && window.lockvizReplay) {
       return { view: "replay", run: replay.run, at: window.lockvizReplay.seq, title: document.title.replace(/ · lockviz$/, "") };
     }
+    const lanes = pageData("compare-data");
+    if (lanes && lanes.length) { // side by side: the class follows the last lane (a fork shown)
+      return { view: "run", run: lanes[lanes.length - 1].run, at: null, title: document.title.replace(/ · lockviz$/, "") };
+    }
     const run = document.querySelector("script[data-run]");
     const play = pageData("play-data");
     const id = run ? run.dataset.run : play ? play.run : null;
@@ -187,8 +191,23 @@
       } else if (data.type === "present") present(data.present);
       else if (data.type === "tally") { if (poll && poll.id === data.poll) showTally(data); }
       else if (data.type === "poll") { poll = data.poll; showTally(null); }
+      else if (data.type === "shared") sharedFork(data.fork);
     };
     socket.onclose = () => setTimeout(connect, 1000);
+  }
+
+  // A student shared a What if…? fork: it goes on top of the presenter's list (room page only).
+  function sharedFork(fork) {
+    const list = $("shared-forks");
+    if (!list || !fork) return;
+    const none = list.querySelector(".none");
+    if (none) none.remove();
+    const li = document.createElement("li");
+    const a = document.createElement("a");
+    a.href = fork.compare;
+    a.textContent = `${fork.name}: ${fork.title}`;
+    li.appendChild(a);
+    list.prepend(li);
   }
 
   function present(n) {

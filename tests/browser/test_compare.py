@@ -1,4 +1,4 @@
-"""Side by side in a browser: fencing on against off, both live, on one time axis."""
+"""Side by side in a browser: fenced against plain storage, both live, on one time axis."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from tests.conftest import AppServer
 pytestmark = [pytest.mark.live, pytest.mark.browser]
 
 
-def test_fencing_on_against_off_side_by_side(app_server: AppServer, page: Any) -> None:
+def test_fenced_against_plain_side_by_side(app_server: AppServer, page: Any) -> None:
     page.goto(app_server.url + "/")
     page.get_by_role("link", name="Compare").click()
     page.get_by_label("Scenario").select_option("gc-pause-fenced")
-    # The defaults are the comparison: as written with fencing on, and with fencing off.
-    assert page.locator("#id_fencing_1").input_value() == "on"
-    assert page.locator("#id_fencing_2").input_value() == "off"
+    # The defaults are the comparison: as written with fenced storage, and with plain storage.
+    assert page.locator("#id_storage_1").input_value() == "fenced"
+    assert page.locator("#id_storage_2").input_value() == "plain"
     page.get_by_role("button", name="Run them side by side, live").click()
     page.wait_for_url("**/compare/?runs=*")
 
@@ -53,7 +53,7 @@ def test_a_variant_that_cannot_run_is_named_next_to_it(app_server: AppServer, pa
     assert "Redlock cannot fence" in error.text_content()
     assert page.locator("#variant-1 .errors").count() == 0
     assert page.locator("#id_backend_3").input_value() == "redlock"  # nothing lost
-    assert page.locator("#id_fencing_2").input_value() == "off"
+    assert page.locator("#id_storage_2").input_value() == "plain"
     assert "?runs=" not in page.url
     assert page.errors == []
     response = page.goto(app_server.url + "/compare/?runs=nope,<x>")

@@ -34,7 +34,7 @@ def test_fenced_gc_pause_shows_the_rejected_write(app_server: AppServer, page: A
 def test_fencing_off_flags_corruption(app_server: AppServer, page: Any) -> None:
     page.goto(app_server.url + "/")
     card = page.locator("#scenario-gc-pause-fenced")
-    card.get_by_label("fencing tokens checked by the storage").uncheck()
+    card.get_by_label("what the storage checks").select_option("plain")
     card.get_by_role("button", name="Run on live servers").click()
     page.wait_for_url("**/runs/*/")
     headline = page.locator("#verdict .headline")

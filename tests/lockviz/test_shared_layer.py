@@ -81,8 +81,8 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[st
 def test_a_run_started_on_one_process_streams_live_from_both(
     tmp_path: Path, layer: RedisServer, database: dict[str, str]
 ) -> None:
-    url = f"redis://:{layer.password}@127.0.0.1:{layer.port}/0"
-    env = {"LOCKVIZ_CHANNEL_REDIS": url, **database}
+    password = urllib.parse.quote(layer.password or "", safe="")  # a private server's, as all are
+    env = {"LOCKVIZ_CHANNEL_REDIS": f"redis://:{password}@127.0.0.1:{layer.port}/0", **database}
     first = AppServer(tmp_path, env, name="first")
     second = AppServer(tmp_path, env, name="second")
     try:

@@ -9,7 +9,6 @@ started dies with it (see lockviz.lab.procs).
 
 from __future__ import annotations
 
-import re
 import resource
 import signal
 import time
@@ -58,8 +57,10 @@ class Command(BaseCommand):
                 raise CommandError(install_hint(missing(REDIS)))
             self.step("lab self-test: starting redis-1 and storage", self.self_test)
         if settings.LOCKVIZ_CHANNEL_REDIS:
-            shown = re.sub(r"//[^@/]*@", "//", settings.LOCKVIZ_CHANNEL_REDIS)  # not its password
-            self.step(f"live streams: {shown}", self.check_layer)
+            self.step(
+                f"live streams: {without_password(settings.LOCKVIZ_CHANNEL_REDIS)}",
+                self.check_layer,
+            )
         else:
             self.step("live streams: starting their redis-server", channel_layer.embedded_url)
         viewers = raise_open_files_limit() - 50
@@ -92,7 +93,8 @@ class Command(BaseCommand):
         try:
             redis.Redis.from_url(settings.LOCKVIZ_CHANNEL_REDIS, socket_timeout=2).ping()
         except redis.RedisError as exc:
-            raise CommandError(f"LOCKVIZ_CHANNEL_REDIS does not answer: {exc}") from None
+            shown = without_password(settings.LOCKVIZ_CHANNEL_REDIS)
+            raise CommandError(f"LOCKVIZ_CHANNEL_REDIS={shown} does not answer: {exc}") from None
 
     def self_test(self) -> None:
         with LocalLab().servers(["redis-1", "storage"]):
@@ -106,3 +108,9 @@ def raise_open_files_limit() -> int:
         soft = 1_048_576 if hard == resource.RLIM_INFINITY else hard
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     return soft
+
+
+def without_password(url: str) -> str:
+    """``redis://:secret@host:port/0`` as a log may show it: ``redis://host:port/0``."""
+    scheme, sep, rest = url.partition("://")
+    return f"{scheme}{sep}{rest.rpartition('@')[2]}" if sep else url

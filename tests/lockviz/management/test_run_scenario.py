@@ -72,3 +72,14 @@ def test_exit_2_for_unknown_slug_and_broken_json(tmp_path: Path) -> None:
     result = run_cli(str(path), db=tmp_path / "db.sqlite3")
     assert result.returncode == 2 and "not valid JSON" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_exit_2_when_storage_and_fencing_contradict_naming_both(tmp_path: Path) -> None:
+    data = builtin_json("gc-pause-fenced")  # it says "fencing": true
+    data["storage"] = "cas"
+    path = tmp_path / "contradiction.json"
+    path.write_text(json.dumps(data))
+    result = run_cli(str(path), db=tmp_path / "db.sqlite3")
+    assert result.returncode == 2
+    assert "Invalid scenario:" in result.stderr
+    assert "storage: 'cas' contradicts \"fencing\": true" in result.stderr

@@ -112,3 +112,18 @@ def test_text_escapes_once_and_keeps_it_on_one_line() -> None:
     assert text("two\nlines\r\x00") == "two lines"
     assert text("") == "-"
     assert len(text("x" * 500, limit=50)) == 50
+
+
+def test_the_storage_asking_a_lock_node_stays_the_storage_lifeline() -> None:
+    run = recorded("gc-pause-fenced")
+    events = list(run["events"])
+    check = {"to": "redis-1", "call": 1, "op": "check", "holder": "alice"}
+    events[10:10] = [
+        {"seq": 900, "t_ms": 3000.0, "actor": "storage", "kind": "request", **check},
+        {"seq": 901, "t_ms": 3001.0, "actor": "storage", "kind": "reply", "from": "redis-1",
+         "call": 1, "op": "check", "ok": True, "current": False, "why": "gone"},
+    ]  # fmt: skip
+    out = lines({**run, "events": events})
+    declared = [line for line in out if line.startswith("participant ")]
+    assert declared[-1] == "participant storage"  # last, not among the clients
+    assert any(line.startswith("storage->>redis_1:") for line in out)

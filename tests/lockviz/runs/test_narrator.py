@@ -81,3 +81,50 @@ def test_the_terminal_timeline_and_the_facts() -> None:
                "stale_writes_accepted": 1, "stale_writes_rejected": 0, "wakeups": 3}  # fmt: skip
     assert facts(verdict)[0] == ("Two holders at once", "alice & bob from 10 to 100 ms")
     assert ("Wake-ups of waiting clients", "3") in facts(verdict)
+
+
+def test_reads_checks_and_duplicates_in_words() -> None:
+    events = [
+        {"seq": 1, "t_ms": 0, "actor": "alice", "kind": "request", "to": "storage", "call": 1,
+         "op": "write", "value": "A", "token": 7, "read": 0, "key": "k1"},
+        {"seq": 2, "t_ms": 1, "actor": "storage", "kind": "request", "to": "zk-1", "call": 1,
+         "op": "check", "holder": "alice", "path": "/lockviz/lock/alice.x.lock-1", "token": 7},
+        {"seq": 3, "t_ms": 2, "actor": "storage", "kind": "reply", "from": "zk-1", "call": 1,
+         "op": "check", "ok": True, "current": False, "why": "alice's lock node is gone"},
+        {"seq": 4, "t_ms": 3, "actor": "alice", "kind": "reply", "from": "storage", "call": 1,
+         "op": "write", "ok": True, "accepted": False, "token": 7,
+         "reason": "alice's lock node is gone"},
+        {"seq": 5, "t_ms": 4, "actor": "bob", "kind": "reply", "from": "storage", "call": 9,
+         "op": "read", "ok": True, "value": "B", "version": 3},
+        {"seq": 6, "t_ms": 5, "actor": "bob", "kind": "reply", "from": "storage", "call": 8,
+         "op": "write", "ok": True, "accepted": True, "duplicate": True, "found": 0,
+         "version": 1},
+    ]  # fmt: skip
+    said = [e["said"] for e in narrate(events)]
+    assert said[0]["label"] == "write A (token 7) · read v0 · key k1"
+    assert (
+        "is alice's lock node /lockviz/lock/alice.x.lock-1 still there (czxid 7)?"
+        in said[1]["text"]
+    )
+    assert said[2]["label"] == "✖ alice's lock node is gone"
+    assert said[3]["mark"] == "REJECTED alice's lock node is gone"
+    assert said[4]["label"] == "v3: 'B'"
+    assert said[5]["label"] == "duplicate: the first result (accepted), not applied again"
+    assert said[5]["mark"].endswith("not applied again")
+    assert click({"do": "read", "client": "bob"}) == "bob reads the storage"
+    assert click({"do": "write", "client": "a", "value": "A", "key": "k"}).endswith("key 'k')")
+
+
+def test_headlines_and_facts_say_what_saved_the_data_and_when_no_lock_was_in_play() -> None:
+    saved = {"mutual_exclusion": "violated", "stale_writes_rejected": 1, "data_corrupted": False}
+    assert headline(saved, storage="sequencer")[0].endswith("the sequencer check saved the data")
+    assert headline(saved, storage="cas")[0].endswith("compare-and-set saved the data")
+    lost = {"mutual_exclusion": "none", "stale_writes_accepted": 1, "data_corrupted": True}
+    assert headline(lost) == ("✖ No lock, and an update was lost", "bad")
+    kept = {"mutual_exclusion": "none", "stale_writes_rejected": 1}
+    assert headline(kept, storage="cas") == (
+        "✔ No lock, but compare-and-set kept every update",
+        "good",
+    )
+    assert facts(kept, "cas")[0] == ("Two holders at once", "no lock in play")
+    assert facts(kept, "cas")[2][0] == "Stale writes rejected by compare-and-set"

@@ -32,7 +32,7 @@ def test_posting_the_form_runs_the_scenario_live_with_fencing_off(client: Client
     assert run.verdict["data_corrupted"] is True
     assert run.verdict["stale_writes_accepted"] == 1
     page = client.get(f"/runs/{run_id}/").content.decode()
-    assert "fencing <strong>off</strong>" in page
+    assert "storage <strong>plain</strong>" in page
     verdict = client.get(f"/runs/{run_id}/verdict/").content.decode()
     assert "Mutual exclusion violated, data corrupted" in verdict
     exported = client.get(f"/runs/{run_id}/export.json").json()
