@@ -741,11 +741,9 @@ def setup(scenario: Mapping[str, Any]) -> str:
         if scenario.get("fencing", True)
         else "the storage does not check tokens"
     )
-    return (
-        f"{who} share one lock on {on}, with a lease of "
-        f"{duration(scenario.get('ttl_ms'))}; {fencing}. Each client is a process of its own, "
-        "and the servers are real."
-    )
+    leased = scenario.get("variant") != "no_ttl" and scenario.get("backend") != "postgres"
+    lease = f", with a lease of {duration(scenario.get('ttl_ms'))}" if leased else ""
+    return f"{who} share one lock on {on}{lease}; {fencing}."
 
 
 def checkpoint(step: Mapping[str, Any], index: int) -> dict[str, str]:

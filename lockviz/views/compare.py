@@ -15,7 +15,7 @@ from lockviz.models import Run
 from lockviz.runs import recorder
 from lockviz.runs.recorder import Refused
 from lockviz.scenarios.library import builtin
-from lockviz.scenarios.schema import ScenarioError, parse
+from lockviz.scenarios.schema import Scenario, ScenarioError, parse
 from lockviz.teaching.compare import SAME, CompareForm, describe, read_run_ids
 from lockviz.views import HtmxHttpRequest, browser, busy
 
@@ -56,12 +56,29 @@ def _start(request: HtmxHttpRequest) -> HttpResponse:
     except Refused as refused:
         return busy(request, refused)
     started = []
+    base = builtin()[slug]
     for scenario in form.variants:
+        scenario = _told(scenario, base)
         run = recorder.create_run(scenario, slug, owner)
         recorder.start(run, scenario)
         started.append(run.pk)
     url = f"{reverse('compare')}?runs={','.join(started)}"
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+def _told(scenario: Scenario, base: Scenario) -> Scenario:
+    """The variant with the scenario's narration only if it plays the scenario as written: the
+    words were written for that lock service and that storage ("Alice asks Redis…", "her write
+    is rejected"), so another variant's lane tells its steps by their clicks instead."""
+    if (scenario.backend, scenario.fencing) == (base.backend, base.fencing):
+        return scenario
+    data = scenario.to_json()
+    data["steps"] = [
+        {k: v for k, v in step.items() if k not in ("say", "ask")} for step in data["steps"]
+    ]
+    data.pop("description", None)
+    data.pop("takeaway", None)
+    return parse(data)
 
 
 def _blank_form(slug: str) -> CompareForm:

@@ -42,7 +42,7 @@
   // Geometry in px at scale 1. Bars and their labels sit LEFT of a client's lifeline, so arrows,
   // which leave to the right towards the servers, never cross them.
   const BASE = {
-    axisX: 64, firstCol: 232, serverRight: 196, top: 84, bottom: 60, headerTop: 10, headerH: 46,
+    axisX: 64, firstCol: 250, serverRight: 196, top: 84, bottom: 60, headerTop: 10, headerH: 46,
     leaseX: -14, leaseW: 10, beliefX: -25, beliefW: 8, barLabelX: -32,
     bandLeft: -84, bandRight: 112, // pause band across a client's column
     minPair: 8, fastPx: 22, pendingPx: 6, gapLabelPx: 12, labelSearchPx: 120, cutW: 12, breakPx: 56,
@@ -231,10 +231,15 @@
       const cols = this._columns().map((n) => [n, n === this.storage ? "storage" : clients.includes(n) ? "client" : "node"]);
       let colW = (o.columnWidth || DEFAULTS.columnWidth) * scale;
       this.narrW = (o.narrationWidth || DEFAULTS.narrationWidth) * scale;
-      const fixed = this.G.firstCol + this.G.serverRight + this.narrW + 12;
       if (o.fit && o.fit.clientWidth && cols.length > 1) {
-        const room = (o.fit.clientWidth - 4 - fixed) / (cols.length - 1);
-        colW = Math.max(110 * scale, Math.min(colW, room));
+        // Share the page's width: columns first, then the margins give way, within limits.
+        const room = o.fit.clientWidth - 4, minCol = 110 * scale, gaps = cols.length - 1;
+        const fixed = () => this.G.firstCol + this.G.serverRight + this.narrW + 12;
+        const over = fixed() + gaps * minCol - room;
+        if (over > 0) this.narrW = Math.max(130 * scale, this.narrW - over);
+        const still = fixed() + gaps * minCol - room;
+        if (still > 0) this.G.serverRight = Math.max(150 * scale, this.G.serverRight - still);
+        colW = Math.max(minCol, Math.min(colW, (room - fixed()) / gaps));
       }
       this.colW = colW;
       this.cols = new Map(cols.map(([name, role], i) => [name, { name, role, x: this.G.firstCol + i * colW }]));
@@ -684,7 +689,7 @@
       const g = this._group("arrows", ev, "reply" + (failed ? " failed" : ""), null, failed ? "reply-failed" : "reply");
       if (flat) {
         call.wait = el("line", { class: "wait", x1: call.x2 - call.dir * 4, x2: call.x2 - call.dir * 4, y1: yMid, y2: yFrom }, call.g);
-        call.g.setAttribute("data-mark", "request wait");
+        call.g.setAttribute("data-mark", "wait");
       }
       const line = el("line", { class: "arrow", x1: call.x2 - call.dir * 2, y1: yFrom, x2: call.x1 + call.dir * 3, y2: yRep,
         "marker-end": this._url(failed ? "bad" : "rep") }, g);
@@ -1270,6 +1275,7 @@
       for (const f of this.links.concat(this.downs)) close(f.item, f.t0);
       for (const c of this.calls.values()) if (!this._closed(c.pending)) this._end(c.pending, ev.seq, t, { yMid: c.y + this.G.pendingPx });
       this.finished = true;
+      this._barsAsObstacles();
       const y = this._y(t), G = this.G;
       const g = this._group("grid", ev, "run-end finish", null, "run-end");
       const line = el("line", { x1: G.axisX, x2: this.narrX - 16, y1: y, y2: y }, g);
@@ -1278,6 +1284,17 @@
       const words = lines(said(ev).mark);
       ((verdict && verdict.overlaps) || []).forEach((o, i) => this._overlap(ev, o, words[i]));
       for (const w of (verdict && verdict.writes) || []) if (w.stale && w.accepted) this._staleWrite(ev, w);
+    }
+
+    // At the end the bars have their final lengths: labels keep off them from now on.
+    _barsAsObstacles() {
+      const G = this.G;
+      const last = (item) => item.ends.length ? item.ends[item.ends.length - 1].t : this.now;
+      for (const l of this.leases) {
+        const b = this.beliefs.find((x) => x.lease === l);
+        const t1 = Math.max(last(l.item), b ? last(b.item) : 0);
+        this._obstacle(l.x + G.beliefX - 1, this._y(l.t0), l.x + G.leaseX + G.leaseW + 1, this._y(t1));
+      }
     }
 
     // Two clients believed they held the lock at once: cross-hatch the whole width, with words.

@@ -1,10 +1,11 @@
 // The replay page: time travel through a stored run, without any backend.
 //
 // All events are in the page (json_script "replay-data"), each with its words (``said``, made
-// by the server's narrator). The cursor is an index into them; the diagram shows the run as it was
-// after that event (it holds exactly the events up to the cursor, see show()) and marks it
-// (highlight). Playing moves a clock in
-// proportion to the run's own time, scaled by the speed; the cursor follows the clock.
+// by the server's narrator). The diagram draws them all once; the cursor is an index into them,
+// and the diagram shows the run as it was after that event (showUpTo, which costs the same at
+// any cursor, so stepping and scrubbing stay smooth at 20,000 events) and marks it (highlight).
+// Playing moves a clock in proportion to the run's own time, scaled by the speed; the cursor
+// follows the clock. The story's items are the script's steps, numbered as everywhere.
 // The URL fragment #seq=N names the cursor, so a link opens the replay at that moment.
 (function () {
   "use strict";
@@ -28,21 +29,28 @@
   const reach = [];
   events.reduce((m, e) => { const t = Math.max(m, num(e.t_ms)); reach.push(t); return t; }, 0);
   const endT = N ? reach[N - 1] : 0;
-  const narrations = events.map((e, i) => (e.kind === "step" && e.say ? i : -1)).filter((i) => i >= 0);
+  const narrations = events.map((e, i) => (e.kind === "step" ? i : -1)).filter((i) => i >= 0);
   const indexOf = new Map(events.map((e, i) => [String(e.seq), i]));
   const finishAt = events.findIndex((e) => e.kind === "run_finished" || e.kind === "run_failed");
   const durationMs = Math.max(scheduleMs(scenario) + 800, endT + 300);
 
-  const diagram = new window.LockDiagram($("diagram"), {
+  const presenter = window.lockvizPresenter;
+  const svg = $("diagram");
+  const diagram = new window.LockDiagram(svg, {
     clients: Array.isArray(scenario.clients) ? scenario.clients : undefined,
+    nodes: Array.isArray(data.nodes) && data.nodes.length ? data.nodes : undefined,
+    storage: "storage",
+    backend: scenario.backend,
     durationMs,
-    pxPerMs: Math.min(0.25, Math.max(0.05, 820 / durationMs)), // as on the run page
+    pxPerMs: Math.min(0.4, Math.max(0.05, 820 / durationMs)), // as on the run page
     columnWidth: 175,
     narrationWidth: 250,
+    fit: presenter && presenter.on ? svg.parentElement : null,
   });
+  diagram.addAll(events);
+  if (presenter) presenter.adopt(diagram, svg.parentElement);
 
   let index = -1; // the cursor: events[0..index] have happened
-  let held = -1; // the diagram holds events[0..held]
   let clock = 0; // ms of run time the playback has reached
   let playing = false;
   let lastFrame = null;
@@ -74,18 +82,7 @@
     showClock();
   }
 
-  // The diagram holds exactly the events up to the cursor. LockDiagram.showUpTo(seq) would
-  // re-render the whole prefix on every move, and its label placement makes that quadratic
-  // (a second per step at 1000 events); adding only the new events keeps playing forward
-  // cheap. A step back redraws the prefix, which is what showUpTo does too.
-  function show(i) {
-    if (i > held) for (let k = held + 1; k <= i; k++) diagram.add(events[k]);
-    else if (i < held) {
-      diagram.reset();
-      diagram.addAll(events.slice(0, i + 1));
-    }
-    held = i;
-  }
+  function show(i) { diagram.showUpTo(events[i].seq); }
 
   function describe(ev) {
     const text = ev.said && ev.said.text;
@@ -94,8 +91,8 @@
     ui.actor.textContent = String(ev.actor);
     ui.kind.textContent = String(ev.kind);
     ui.desc.textContent = text || String(ev.kind);
-    const told = narrations.filter((i) => i <= index).pop(); // the narration this event belongs to
-    ui.storyLine.textContent = told == null ? "—" : `step ${num(events[told].index) + 1}: ${events[told].say}`;
+    const told = narrations.filter((i) => i <= index).pop(); // the step this event belongs to
+    ui.storyLine.textContent = told == null ? "—" : (events[told].said && events[told].said.text) || "";
   }
 
   function showClock() {
@@ -108,9 +105,9 @@
     if (!ui.story) return;
     const current = narrations.filter((i) => i <= index).pop();
     ui.story.querySelectorAll("li").forEach((li) => {
-      const i = indexOf.get(li.dataset.seq);
-      li.classList.toggle("reached", i <= index);
-      li.classList.toggle("current", i === current);
+      const i = li.dataset.seq ? indexOf.get(li.dataset.seq) : undefined;
+      li.classList.toggle("reached", i != null && i <= index);
+      li.classList.toggle("current", i != null && i === current);
     });
   }
 
