@@ -223,7 +223,10 @@
       const node = label.node;
       node.removeAttribute("display");
       node.classList.remove("unplaced");
-      if (label.shown !== lines) {
+      if (label.shown !== lines && lines.length === 1) {
+        node.textContent = lines[0]; // one line: no tspan, one layout object less
+        label.shown = lines;
+      } else if (label.shown !== lines) {
         node.textContent = "";
         lines.forEach((line, i) => {
           const span = document.createElementNS("http://www.w3.org/2000/svg", "tspan");
@@ -241,6 +244,7 @@
       else node.removeAttribute("transform");
       label.at = found;
       if (label.onPlace) label.onPlace(found);
+      if (this.onPlaced) this.onPlaced(label, found.box);
     }
 
     /** An obstacle (a mark's box, an arrow) arrives: labels it meets move to a free spot. */

@@ -37,6 +37,7 @@
   const { Space, Measure, Placer } = window.LockLayout;
   const DEFAULTS = { pxPerMs: 0.12, columnWidth: 220, narrationWidth: 230, durationMs: 4000, storage: "storage" };
   const CHUNK = 128; // events per chunk: a replay shows or hides whole chunks
+  const VIRTUAL_FROM = 2500; // from this many events, only chunks near the screen are laid out
   const END = "end"; // the chunk of what finish() draws without a run_finished event
 
   // Geometry in px at scale 1. Bars and their labels sit LEFT of a client's lifeline, so arrows,
@@ -70,6 +71,13 @@
     for (const key in attrs) if (attrs[key] != null) node.setAttribute(key, attrs[key]);
     if (parent) parent.appendChild(node);
     return node;
+  }
+  // An attribute set only when it changes: an unchanged long line is not repainted.
+  function set(node, attr, value) {
+    const cache = node.attrs || (node.attrs = {});
+    if (cache[attr] === value) return;
+    cache[attr] = value;
+    node.setAttribute(attr, value);
   }
   const tOf = (ev) => (Number.isFinite(ev.t_ms) ? Math.max(0, ev.t_ms) : 0);
   const secs = (ms, digits) => (ms / 1000).toFixed(digits) + " s";
@@ -125,6 +133,7 @@
     addAll(events) {
       const list = Array.from(events || []);
       let n = 0;
+      this._virtualise(this.events.length + list.length); // before drawing: nothing laid out in vain
       this.batch = true; // one resize and one refresh at the end, not one per event
       try { for (const ev of list) if (this.add(ev)) n++; } finally { this.batch = false; }
       this._resize(false);
@@ -155,12 +164,20 @@
       this.current = seq;
       for (const n of this.marked || []) n.classList.remove("current");
       this.marked = [];
+      for (const g of this.pinned || []) { g.pinned = false; this._applyChunk(g); }
+      this.pinned = [];
       if (seq == null) return [];
       let found = (this.bySeq.get(seq) || []).filter((n) => n.isConnected);
       const round = this.foldOfSeq.get(seq);
       if (round && !(round.closeSeq > this.limit) && !this.openFolds.has(round.fold.id)) found = [round.fold.band]; // folded away: the band stands for it
       found.forEach((n) => n.classList.add("current"));
       this.marked = found;
+      if (this.virtual) { // the cursor's marks are laid out wherever the page has scrolled
+        for (const n of found) {
+          const g = n.closest("g.chunk");
+          if (g && !g.pinned) { g.pinned = true; this.pinned.push(g); this._applyChunk(g); }
+        }
+      }
       return found;
     }
 
@@ -280,12 +297,14 @@
         pauses: [], pendingEnds: [], writes: new Map(), crashed: new Map(), now: 0, tNow: 0, finished: false,
         finishEvent: null, links: [], linkNotes: [], downs: [], clocks: new Map(), bySeq: new Map(), marked: [],
         chunks: {}, folds: [], foldOfSeq: new Map(), rounds: new Map(), watches: new Map(), lastAt: new Map(),
-        headerWords: new Map(), breaks: [], lastT: 0, shownLimit: undefined, reach: null });
+        headerWords: new Map(), breaks: [], lastT: 0, shownLimit: undefined, timeIndex: null,
+        itemsAt: new Map(), openNow: [], pinned: [], win: [-Infinity, Infinity] });
       this.svg.textContent = "";
       this.space = new Space();
       this.measure = new Measure(this.svg);
       this._layout();
       this.placer = new Placer(this.space, this.measure, this.G.labelSearchPx);
+      this.placer.onPlaced = (label, box) => this._extend(label.node, box.y1, box.y2);
       this._frame();
       this.batch = true;
       try {
@@ -418,7 +437,7 @@
       for (const [name, line] of this.lifelines) {
         const crash = this.crashed.get(name);
         const end = crash && !(crash.seq > this.limit) ? crash.y : this.height - 20;
-        line.setAttribute("y2", end);
+        set(line, "y2", end); // a lifeline runs the diagram's height: repaint it only if it moved
       }
     }
 
@@ -444,6 +463,7 @@
       const y0 = this._y(b.t0), y1 = this._y(b.t1), G = this.G;
       const g = this._group("grid", { seq: ev.seq }, "time-break", `${secs(b.t1 - b.t0, 1)} with nothing to draw`, "break");
       el("rect", { class: "break-band", x: G.axisX - 30, y: y0, width: this.width - G.axisX + 22, height: y1 - y0 }, g);
+      this._extend(g, y0, y1);
       const wave = (y) => {
         const pts = [];
         for (let x = G.axisX - 30, i = 0; x <= this.width - 8; x += 10, i++) pts.push(`${x},${y + (i % 2 ? 3 : -3)}`);
@@ -458,8 +478,10 @@
 
     // A group of one event's elements, in its layer's chunk; `mark` names its legend entry.
     _group(layer, ev, cls, title, mark) {
-      const g = el("g", { class: cls, "data-seq": ev.seq === Infinity ? null : ev.seq }, this._chunk(layer, ev.seq));
+      const chunk = this._chunk(layer, ev.seq);
+      const g = el("g", { class: cls, "data-seq": ev.seq === Infinity ? null : ev.seq }, chunk);
       if (mark) g.setAttribute("data-mark", mark);
+      if (Number.isFinite(ev.t_ms)) this._extend(chunk, this._y(tOf(ev)) - 40, this._y(tOf(ev)) + 40);
       el("title", {}, g).textContent = title || describe(ev);
       if (ev.seq != null) {
         const list = this.bySeq.get(ev.seq);
@@ -487,10 +509,12 @@
       let g = chunks.get(key);
       if (g) return g;
       g = el("g", { class: "chunk", "data-chunk": key });
+      g.y0 = g.y1 = null;
+      if (this.virtual) { g.style.display = "none"; g.shownAs = "off"; } // until _show places it
       const next = Array.from(chunks.entries()).filter(([k]) => key !== END && (k === END || k > key)).sort(([a], [b]) => (a === END) - (b === END) || a - b)[0];
       parent.insertBefore(g, next ? next[1] : null);
       chunks.set(key, g);
-      this._showChunk(layer, key, g);
+      if (!this.virtual) this._showChunk(layer, key, g); // a long run's chunk waits for _show
       return g;
     }
 
@@ -533,9 +557,10 @@
     }
 
     _span(rect, t0, t1) {
-      const y0 = this._y(t0);
+      const y0 = this._y(t0), y1 = this._y(Math.max(t0, t1));
       rect.setAttribute("y", y0);
-      rect.setAttribute("height", Math.max(0, this._y(Math.max(t0, t1)) - y0));
+      rect.setAttribute("height", Math.max(0, y1 - y0));
+      this._extend(rect, y0, y1);
     }
 
     _draw(ev) {
@@ -559,14 +584,37 @@
     _dynamic(item) {
       item.ends = item.ends || [];
       item.drawn = null;
+      item.seq0 = this.drawing && this.drawing.seq != null ? this.drawing.seq : -Infinity;
       this.dyn.push(item);
       this.open.add(item);
+      this._at(item.seq0, item);
       return item;
     }
 
     _end(item, seq, t, extra) {
       item.ends.push(Object.assign({ seq: seq ?? Infinity, t }, extra || {}));
       this.open.add(item); // redraw it once at its end
+      this._at(seq ?? Infinity, item);
+    }
+
+    // Items by the seqs where they start or end: a move of the cursor redraws only those it
+    // passes, and those open at either end of the move.
+    _at(seq, item) {
+      if (!Number.isFinite(seq)) return;
+      const list = this.itemsAt.get(seq);
+      if (list) list.push(item); else this.itemsAt.set(seq, [item]);
+    }
+
+    // The items to redraw for a move of the cursor from `prev` to this.limit.
+    _toRedraw(prev) {
+      const limit = this.limit;
+      if (limit === Infinity && prev === Infinity) return this.open;
+      if (prev === undefined || !Number.isFinite(prev) || !Number.isFinite(limit)) return this.dyn;
+      const lo = Math.min(prev, limit), hi = Math.max(prev, limit);
+      if (hi - lo > 2048) return this.dyn;
+      const items = new Set(this.openNow);
+      for (let seq = lo + 1; seq <= hi; seq++) for (const item of this.itemsAt.get(seq) || []) items.add(item);
+      return items;
     }
 
     // The end of an item as it was at the moment shown (null: still open then).
@@ -580,21 +628,26 @@
     _show() {
       if (this.batch) return;
       this.tNow = this._timeAt(this.limit);
-      const moved = this.limit !== this.shownLimit;
+      this._virtualise();
+      if (this.virtual) this._window();
+      const moved = this.limit !== this.shownLimit || this.virtual;
       if (moved) for (const layer of Object.keys(this.chunks)) for (const [key, g] of this.chunks[layer]) this._showChunk(layer, key, g);
-      const items = this.limit === Infinity && this.shownLimit === Infinity ? Array.from(this.open) : this.dyn;
+      const items = Array.from(this._toRedraw(this.shownLimit));
       this.shownLimit = this.limit;
+      const openNow = [];
       for (const item of items) {
         item.update(item);
         if (this.limit === Infinity && item.ends.length && item.settled) this.open.delete(item);
+        if (item.seq0 <= this.limit && !this._endAt(item)) openNow.push(item);
       }
+      this.openNow = openNow;
       for (const fold of this.folds) this._foldState(fold);
       this._lifelineEnds();
       for (const col of this.cols.values()) this._headerClock(col);
       const y = this._y(this.tNow);
-      this.nowLine.setAttribute("y1", y);
-      this.nowLine.setAttribute("y2", y);
-      this.nowLine.style.display = this.finished && this.limit === Infinity ? "none" : "";
+      set(this.nowLine, "y1", y);
+      set(this.nowLine, "y2", y);
+      set(this.nowLine, "display", this.finished && this.limit === Infinity ? "none" : "inline");
     }
 
     _timeAt(limit) {
@@ -612,19 +665,68 @@
       return found < 0 ? 0 : times[found];
     }
 
+    // A chunk is shown when its events are at or before the moment shown (those after it, in the
+    // chunk that holds the moment, are hidden one by one) and, in a long run, when it is near
+    // the screen: only what is near the screen is laid out and painted.
     _showChunk(layer, key, g) {
       const limit = this.limit;
-      const state = key === END ? (limit === Infinity ? "all" : "none")
+      g.seqState = key === END ? (limit === Infinity ? "all" : "none")
         : (key + 1) * CHUNK - 1 <= limit ? "all" : key * CHUNK > limit ? "none" : "some";
-      const was = g.shownAs;
-      if (state === "some" || was === "some") {
+      this._applyChunk(g);
+    }
+
+    _applyChunk(g) {
+      const on = g.seqState !== "none" && (!this.virtual || g.pinned || this._near(g));
+      const state = on ? g.seqState : "off";
+      if (state === g.shownAs && (state !== "some" || g.limitShown === this.limit)) return;
+      if (state === "some" || g.shownAs === "some") {
         for (const child of g.children) {
-          const want = state === "some" && Number(child.getAttribute("data-seq")) > limit ? "none" : "";
+          const want = state === "some" && Number(child.getAttribute("data-seq")) > this.limit ? "none" : "";
           if (child.style.display !== want) child.style.display = want;
         }
       }
-      if (state !== was) g.style.display = state === "none" ? "none" : "";
+      const display = on ? "" : "none";
+      if (g.style.display !== display) g.style.display = display;
       g.shownAs = state;
+      g.limitShown = this.limit;
+    }
+
+    _near(g) { return g.y0 == null || (g.y1 >= this.win[0] && g.y0 <= this.win[1]); }
+
+    // What a chunk covers (px), so that a long run can leave out what is far from the screen.
+    _extend(node, y0, y1) {
+      const g = node && node.closest ? node.closest("g.chunk") : null;
+      if (!g || !Number.isFinite(y0) || !Number.isFinite(y1)) return;
+      g.y0 = g.y0 == null ? Math.min(y0, y1) : Math.min(g.y0, y0, y1);
+      g.y1 = g.y1 == null ? Math.max(y0, y1) : Math.max(g.y1, y0, y1);
+    }
+
+    // The part of the diagram near the screen (half a screen above and below), in its own units.
+    _window() {
+      const r = this.svg.getBoundingClientRect();
+      const scale = r.height > 0 && this.height > 0 ? r.height / this.height : 1;
+      const top = -r.top / scale, screen = window.innerHeight / scale;
+      this.win = [top - screen / 2, top + 1.5 * screen];
+    }
+
+    _virtualise(count) {
+      if (this.virtual || (count ?? this.events.length) < VIRTUAL_FROM || this.options.virtual === false) return;
+      this.virtual = true;
+      this.win = [-Infinity, Infinity];
+      let queued = false;
+      this.onScroll = () => {
+        if (queued) return;
+        queued = true;
+        requestAnimationFrame(() => { queued = false; this._refreshWindow(); });
+      };
+      window.addEventListener("scroll", this.onScroll, { passive: true });
+      window.addEventListener("resize", this.onScroll, { passive: true });
+    }
+
+    _refreshWindow() {
+      if (!this.virtual) return;
+      this._window();
+      for (const layer of Object.keys(this.chunks)) for (const g of this.chunks[layer].values()) this._applyChunk(g);
     }
 
     // ---- event handlers ------------------------------------------------------------------
@@ -694,6 +796,8 @@
       const line = el("line", { class: "arrow", x1: call.x2 - call.dir * 2, y1: yFrom, x2: call.x1 + call.dir * 3, y2: yRep,
         "marker-end": this._url(failed ? "bad" : "rep") }, g);
       this._segment(line, call.x2 - call.dir * 2, yFrom, call.x1 + call.dir * 3, yRep);
+      this._extend(call.g, call.y, yRep);
+      this._extend(g, call.y, yRep);
       this.lastAt.set(ev.from, Math.max(this.lastAt.get(ev.from) || 0, yFrom));
       const lg = this._group("labels", ev, "reply-label" + (failed ? " failed" : ""));
       const text = words.label || "";
@@ -812,7 +916,7 @@
       lease.endSeq = ev.seq;
       this._end(lease.item, ev.seq, tOf(ev), { by });
       const belief = this.beliefs.find((b) => b.lease === lease);
-      if (belief) this.open.add(belief.item);
+      if (belief) { this.open.add(belief.item); this._at(ev.seq, belief.item); }
     }
 
     // expired/deleted: where the SERVER ended a lease. A client-side release end is provisional.
@@ -1059,6 +1163,7 @@
         if (shape.tagName === "line") { shape.setAttribute("y1", y0); shape.setAttribute("y2", y1); }
         else this._span(shape, f.t0, t1);
       }
+      this._extend(f.g, y0, y1);
     }
 
     // A client's clock: a badge where it changed, left of its bars, wherever there is room.
@@ -1199,6 +1304,7 @@
         this.folds.push(fold);
       }
       fold.rounds.push(round);
+      fold.lastClose = ev.seq;
       round.closeSeq = ev.seq;
       round.fold = fold;
       fold.versions.push({ seq: ev.seq, text: words, t1: round.t1 });
@@ -1233,8 +1339,9 @@
       let version = null;
       for (const v of fold.versions) if (!(v.seq > this.limit)) version = v;
       const open = this.openFolds.has(fold.id);
-      const sig = `${version ? version.seq : "-"}|${open}`;
-      if (!force && fold.state === sig) return;
+      const sig = `${version ? version.seq : "-"}|${open}|${this.limit >= fold.lastClose}`;
+      if (!force && fold.sig === sig) return;
+      fold.sig = sig;
       fold.state = version ? sig : null;
       for (const round of fold.rounds) {
         const folded = !(round.closeSeq > this.limit);
@@ -1251,6 +1358,7 @@
       if (!version) return;
       const y1 = this._y(version.t1) + 6 * this.scale;
       fold.rect.setAttribute("height", Math.max(20 * this.scale, y1 - fold.y0));
+      this._extend(fold.band, fold.y0, y1);
       const text = (open ? "\u25be " : "\u25b8 ") + version.text;
       const lab = fold.label && fold.label.label;
       if (lab && lab.lines[0] !== text) {
@@ -1303,6 +1411,7 @@
       const right = this.narrX - 16 * this.scale; // the margin's step badges stay clear
       const g = this._group("bg", ev, "overlap finish", `${words || ""}: ${o.start_ms} ms to ${o.end_ms} ms`, "overlap");
       el("rect", { class: "band", x: G.axisX, width: right - G.axisX, y: y0, height: y1 - y0, fill: this._url("overlap") }, g);
+      this._extend(g, y0, y1);
       for (const yy of [y0, y1]) el("line", { class: "edge", x1: G.axisX, x2: right, y1: yy, y2: yy }, g);
       if (!words) return;
       const lg = this._group("labels", ev, "overlap-label finish", words);

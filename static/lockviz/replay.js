@@ -54,7 +54,6 @@
   let clock = 0; // ms of run time the playback has reached
   let playing = false;
   let lastFrame = null;
-  let hashWritten = 0;
 
   function scheduleMs(s) {
     const steps = Array.isArray(s.steps) ? s.steps : [];
@@ -77,7 +76,7 @@
       markStory();
       showVerdict(finishAt >= 0 && i >= finishAt);
       if (!opts.noScroll) reveal(marked);
-      if (!opts.noHash) writeHash(opts.keepClock && playing);
+      if (!opts.noHash) writeHash(true);
     }
     showClock();
   }
@@ -127,12 +126,14 @@
     else if (box.top < top) window.scrollBy(0, box.top - top - 60);
   }
 
-  // replaceState is rate-limited by browsers: while playing, write at most a few times a second.
-  function writeHash(throttle) {
-    const now = performance.now();
-    if (throttle && now - hashWritten < 300) return;
-    hashWritten = now;
-    history.replaceState(null, "", `#seq=${events[index].seq}`);
+  // The address follows the cursor a moment after it stops: replaceState costs several ms on a
+  // long run's page (and browsers rate-limit it), too much to pay on every step of a scrub.
+  let hashTimer = null;
+  function writeHash(later) {
+    clearTimeout(hashTimer);
+    const write = () => { if (index >= 0) history.replaceState(null, "", `#seq=${events[index].seq}`); };
+    if (later) hashTimer = setTimeout(write, 300);
+    else write();
   }
 
   // ---- playing -------------------------------------------------------------------------

@@ -29,7 +29,7 @@ def test_fencing_on_against_off_side_by_side(app_server: AppServer, page: Any) -
     on.locator(".lane-headline").filter(has_text="fencing saved the data").wait_for()
     off.locator(".lane-headline").filter(has_text="data corrupted").wait_for()
     assert on.locator(".rejected-write").count() == 1
-    assert off.locator(".stale-write-accepted").count() == 1
+    assert off.locator(".damaged-write").count() == 1
 
     # Side by side, and one time axis: same pxPerMs, same on-screen scale, same top.
     boxes = [lane.locator("svg").bounding_box() for lane in (on, off)]

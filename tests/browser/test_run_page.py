@@ -39,7 +39,7 @@ def test_fencing_off_flags_corruption(app_server: AppServer, page: Any) -> None:
     page.wait_for_url("**/runs/*/")
     headline = page.locator("#verdict .headline")
     headline.filter(has_text="data corrupted").wait_for(timeout=30_000)
-    assert page.locator("svg#diagram .stale-write-accepted").count() == 1
+    assert page.locator("svg#diagram .damaged-write").count() == 1
     assert page.locator("svg#diagram .rejected-write").count() == 0
     page.screenshot(path=str(SHOTS / "run-unfenced.png"), full_page=True)
     assert page.errors == []
