@@ -311,12 +311,13 @@ VERDICT: dict[str, Check] = {
 # The details of docs/events.md that the diagram, the replay and the verdict read.
 DETAILS: dict[str, Check] = {
     **{name: _text for name in ("to", "from", "op", "reason", "error", "holder", "say", "title",
-                                "backend", "variant", "storage", "do", "client", "key")},
+                                "backend", "variant", "storage", "do", "client")},
     **{name: _number for name in ("ttl_ms", "ms", "offset_ms", "duration_ms", "highest")},
     **{name: _bool for name in ("ok", "accepted", "fencing", "unsafe", "expect_met")},
     "index": _whole,
     "call": _text_or_number,
     "token": _text_or_number,
+    "key": _text_or_number,  # a Redis key is text, a PostgreSQL advisory lock's key a number
     "clients": _texts,
     "nodes": _texts,
     "mismatches": _texts,

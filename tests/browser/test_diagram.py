@@ -102,6 +102,11 @@ def test_no_label_overlaps_another_or_crosses_an_arrow(
         )
     )
     assert marks and marks <= keys, f"{slug}: not in the legend: {marks - keys}"
+    # The damage, for every backend: each accepted stale write in red where it lands.
+    verdict = json.loads((DATA / "runs" / f"{slug}.json").read_text())["verdict"]
+    damage = shared.locator("svg#diagram .damaged-write .damage-label").all_text_contents()
+    assert len(damage) == verdict["stale_writes_accepted"]
+    assert all(re.search(r"overwrote|stored after|without holding", d) for d in damage)
     assert shared.errors == []
 
 
@@ -138,7 +143,7 @@ def test_redlock_replies_name_their_node_with_a_tick_or_a_cross(
     assert "✔ redis-1" in said and "✔ redis-3" in said
     assert "✖ redis-4 unreachable: connection reset" in said  # not "Error 104 … 127.0.0.1"
     assert any(label.startswith("✖ redis-3") for label in said)  # the clock jump gave it to bob
-    text = shared.locator("svg#diagram").text_content()
+    text = " ".join(shared.locator("svg#diagram text").all_text_contents())  # what is drawn
     assert "token ?" not in text and "Error 104" not in text and "no fencing token" in text
     titles = shared.evaluate(
         "[...document.querySelectorAll('svg#diagram .reply > title')].map(t => t.textContent)"
@@ -151,11 +156,12 @@ def test_refused_rounds_fold_into_one_band_that_opens(
 ) -> None:
     replay_end(shared, server, runs["redlock-three-down"])
     label = shared.locator("svg#diagram .fold-label")
-    assert re.fullmatch(r"▸ rounds 2–\d+ refused", label.text_content())
+    words = label.locator("text.label")
+    assert re.fullmatch(r"▸ rounds 2–\d+ refused", words.text_content())
     folded = shared.locator("svg#diagram .request.folded")
     assert folded.count() > 20 and not folded.first.is_visible()
     label.click()
-    assert folded.first.is_visible() and label.text_content().startswith("▾")
+    assert folded.first.is_visible() and words.text_content().startswith("▾")
     assert label.get_attribute("aria-expanded") == "true"
     label.press("Enter")  # a keyboard closes it again
     assert not folded.first.is_visible()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 
 import pytest
 
@@ -155,3 +156,10 @@ def test_a_run_without_a_verdict_or_that_failed_is_imported_as_failed() -> None:
                           "error": "redis-1 did not start"})  # fmt: skip
     found = read(json.dumps(run))
     assert isinstance(found, ImportedRun) and found.error == "redis-1 did not start"
+
+
+def test_every_built_in_run_recorded_on_the_lab_imports() -> None:
+    runs = Path(__file__).parents[2] / "browser" / "data" / "runs"
+    for path in sorted(runs.glob("*.json")):
+        found = read(path.read_text())  # a PostgreSQL run's lock key is a number
+        assert isinstance(found, ImportedRun) and found.finished, path.stem
