@@ -33,7 +33,6 @@ import platform
 import random
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -129,8 +128,9 @@ def store(run: dict[str, Any]) -> str:
     )  # fmt: skip
     RunEvent.objects.bulk_create(
         (
-            RunEvent(run=stored, seq=e["seq"], t_ms=e["t_ms"], actor=e["actor"], kind=e["kind"],
-                     data=e)  # fmt: skip
+            RunEvent(
+                run=stored, seq=e["seq"], t_ms=e["t_ms"], actor=e["actor"], kind=e["kind"], data=e
+            )
             for e in run["events"]
         ),
         batch_size=1000,
@@ -235,7 +235,8 @@ def measure(url: str, run_id: str, n: int, moves: int, seed: int) -> list[tuple[
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         started = time.perf_counter()
         page.goto(f"{url}/runs/{run_id}/replay/", timeout=600_000)
-        page.wait_for_function("window.lockvizReplay && window.lockvizReplay.index >= 0", timeout=600_000)
+        ready = "window.lockvizReplay && window.lockvizReplay.index >= 0"
+        page.wait_for_function(ready, timeout=600_000)
         rows.append(("load", {"ms": (time.perf_counter() - started) * 1000}))
         count = page.evaluate("window.lockvizReplay.diagram.events.length")
         if count != n:
