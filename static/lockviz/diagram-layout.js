@@ -3,7 +3,7 @@
  *
  * A label is placed at the spot that names what it belongs to (beside its arrow or mark) or,
  * when that spot is taken, at the nearest free one: a few pixels up or down, a second spot on
- * the same line, further down, then its short form. "Taken" means another label, a mark, or an
+ * the same line, further down (or a little up), then its short form. "Taken" means another label, a mark, or an
  * arrow crossing it. Arrows that arrive later (a reply to an old request, the next event's
  * arrow) push the labels they cross to a free spot again, so the final diagram has no label over
  * another label or under an arrow.
@@ -21,6 +21,7 @@
   const ROW = 48;
   const NEAR = [0, -2, 2, -4, 4, -6, 6]; // still reads as its arrow's label
   const PAD = 1.5; // between a label and anything else, px
+  const UP = 26; // how far a label may move up from its spot (above is earlier in time), px
 
   // Liang–Barsky: does the segment (ax, ay)–(bx, by) enter the box?
   function segmentHits(s, b) {
@@ -197,12 +198,18 @@
     /** Put the label at its first free spot (see the file's comment), drawing it there. */
     place(label) {
       if (label.item) this.space.remove(label.item);
+      // Further away: below, or a little above (not far: above is earlier in time), nearest first.
       const down = (from, to, step) => { const out = []; for (let dy = from; dy <= to; dy += step) out.push(dy); return out; };
+      const around = (from, to, step) => {
+        const out = [];
+        for (let dy = from; dy <= to; dy += step) { out.push(dy); if (dy <= UP) out.push(-dy); }
+        return out;
+      };
       const reach = Math.min(label.reach || this.searchPx, this.searchPx);
       const first = label.spots.slice(0, 1);
       const far = label.far !== false;
-      const tiers = [[label.lines, label.spots, NEAR], [label.lines, first, far ? down(8, reach, 2) : []]];
-      if (label.short) tiers.push([label.short, label.spots, NEAR], [label.short, first, far ? down(8, this.searchPx, 2) : []]);
+      const tiers = [[label.lines, label.spots, NEAR], [label.lines, first, far ? around(8, reach, 2) : []]];
+      if (label.short) tiers.push([label.short, label.spots, NEAR], [label.short, first, far ? around(8, this.searchPx, 2) : []]);
       if (far) tiers.push([label.short || label.lines, first, down(this.searchPx + 4, this.searchPx * 3, 4)]);
       let found = null;
       for (const [text, spots, dys] of tiers) if (!found && dys.length) found = this._try(label, text, spots, dys);

@@ -1121,11 +1121,13 @@
       link.item = this._dynamic({ update: (it) => this._spanFault(it, link) });
       this.links.push(link);
       const mark = this._group("marks", ev, cut ? "cut-mark" : "delay-mark");
-      if (cut) {
-        const pts = [];
-        for (let xx = Math.min(cx, nx), i = 0; xx <= Math.max(cx, nx); xx += 6 * s, i++) pts.push(`${xx.toFixed(1)},${(y + (i % 2 ? 4 : -4) * s).toFixed(1)}`);
-        const zig = el("polyline", { class: "zigzag", points: pts.join(" ") }, mark);
-        this._obstacleLine(zig, Math.min(cx, nx), y, Math.max(cx, nx), y);
+      if (cut) { // a zig-zag at each end of the link: the lifelines between are not touched
+        for (const [a, b] of [[cx + dir * 3 * s, cx + dir * 27 * s], [nx - dir * 27 * s, nx - dir * 3 * s]]) {
+          const pts = [];
+          for (let xx = Math.min(a, b), i = 0; xx <= Math.max(a, b) + 0.1; xx += 6 * s, i++) pts.push(`${xx.toFixed(1)},${(y + (i % 2 ? 4 : -4) * s).toFixed(1)}`);
+          const zig = el("polyline", { class: "zigzag", points: pts.join(" ") }, mark);
+          this._obstacleLine(zig, Math.min(a, b), y, Math.max(a, b), y);
+        }
         this._linkNote(ev, "cut " + ev.mode, cx, y, dir, "cut-label");
       } else {
         const line = el("line", { class: "delay-line", x1: cx + dir * 4, x2: nx - dir * 4, y1: y, y2: y }, mark);
