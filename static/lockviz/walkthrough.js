@@ -211,7 +211,7 @@
     const ev = events[pos];
     diagram.showUpTo(ev.seq);
     const found = diagram.highlight(ev.seq);
-    if (found.length && found[0].scrollIntoView) found[0].scrollIntoView({ block: "nearest", inline: "nearest" });
+    if (found.length) keepInView(found[0]);
     const stepP = stepBefore(pos);
     const stepCount = steps.length;
     ui.position.textContent = `Event ${pos + 1} of ${events.length}` +
@@ -228,6 +228,15 @@
     ui.next.disabled = ui.nextSay.disabled = pos === last();
     ui.next.setAttribute("aria-disabled", String(blocked(pos)));
     ui.nextSay.setAttribute("aria-disabled", String(blocked(pos)));
+  }
+
+  // The current event on screen: scrolled vertically only (never sideways, where the clients
+  // are), clear of the telling's band at the bottom in the presenter view.
+  function keepInView(node) {
+    const box = node.getBoundingClientRect();
+    const band = presenter && presenter.on ? $("telling").getBoundingClientRect().top : window.innerHeight;
+    if (box.bottom > band - 20) window.scrollBy(0, box.bottom - band + 80);
+    else if (box.top < 20) window.scrollBy(0, box.top - 80);
   }
 
   function renderNarration(stepP) {
