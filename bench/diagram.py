@@ -181,7 +181,8 @@ MEASURE = """async ({kind, targets, from}) => {
     for (const [k, target] of targets.entries()) {
         if (from && from[k] != null) { // get there first (not measured): a step starts anywhere
             replay.go(from[k]);
-            await frame();
+            for (let i = 0; i < 4; i++) await frame(); // and let that region be drawn
+            await new Promise((r) => setTimeout(r, 50));
             last = await frame();
         }
         const t0 = performance.now();
