@@ -66,7 +66,7 @@ from typing import Any
 from algorithms.clock import Clock, SystemClock
 from algorithms.errors import BackendUnavailable, NotHeld
 from algorithms.events import EventSink, Reporter, discard
-from algorithms.lock import Grant
+from algorithms.lock import Grant, LockBase
 
 MIN_TTL_S = 2  # etcd's smallest lease with its default 1 s election timeout
 HEADERS = {"Content-Type": "application/json"}
@@ -157,7 +157,7 @@ class Gateway:
         return conn
 
 
-class EtcdLock:
+class EtcdLock(LockBase):
     """A lease-based lock through etcd's lock service; verbs like ``threading.Lock``."""
 
     def __init__(

@@ -76,7 +76,7 @@ from algorithms.clock import Clock, SystemClock
 from algorithms.deadlines import deadlines
 from algorithms.errors import BackendUnavailable, NotHeld
 from algorithms.events import EventSink, Reporter, discard
-from algorithms.lock import Grant
+from algorithms.lock import Grant, LockBase
 
 Scope = Literal["session", "xact"]
 Connection = psycopg.Connection[tuple[Any, ...]]
@@ -124,6 +124,7 @@ def connect(
     pooled: bool = False,
     user: str = "postgres",
     dbname: str = "postgres",
+    password: str | None = None,
 ) -> Connection:
     """An autocommit connection with every bound stated (the lock adds its own deadline).
 
@@ -145,6 +146,7 @@ def connect(
         host=host,
         port=port,
         user=user,
+        password=password,
         dbname=dbname,
         application_name=application_name,
         autocommit=True,
@@ -158,7 +160,7 @@ def connect(
     )
 
 
-class PostgresLock:
+class PostgresLock(LockBase):
     """An advisory lock on one PostgreSQL server; verbs like ``threading.Lock``."""
 
     def __init__(

@@ -17,11 +17,14 @@ from redis.retry import Retry
 from algorithms.errors import BackendUnavailable
 
 
-def connect(host: str, port: int, *, timeout_ms: int = 1000) -> redis.Redis:
-    """A client whose every call answers or fails within ``timeout_ms``."""
+def connect(
+    host: str, port: int, *, timeout_ms: int = 1000, password: str | None = None
+) -> redis.Redis:
+    """A client whose every call answers or fails within ``timeout_ms`` (``password``: AUTH)."""
     return redis.Redis(
         host=host,
         port=port,
+        password=password,
         socket_timeout=timeout_ms / 1000,
         socket_connect_timeout=timeout_ms / 1000,
         retry=Retry(NoBackoff(), 0),

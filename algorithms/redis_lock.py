@@ -39,7 +39,7 @@ import redis
 from algorithms.clock import Clock, SystemClock
 from algorithms.errors import BackendUnavailable, NotHeld
 from algorithms.events import EventSink, Reporter, discard
-from algorithms.lock import Grant
+from algorithms.lock import Grant, LockBase
 from algorithms.resp import ReplyError, RespConnection, pack
 
 # KEYS[1] lock key, KEYS[2] fencing counter; ARGV[1] holder's random value, ARGV[2] lease ms.
@@ -78,7 +78,7 @@ return 0
 """
 
 
-class RedisLock:
+class RedisLock(LockBase):
     """A lease-based lock on one Redis node; verbs like ``threading.Lock``."""
 
     def __init__(
@@ -115,6 +115,7 @@ class RedisLock:
             int(kwargs.get("port", 6379)),
             timeout_ms=round(1000 * (kwargs.get("socket_timeout") or 1.0)),
             node=node,
+            password=kwargs.get("password"),
         )
         self._acquire_script = ACQUIRE_SCRIPT if expire else ACQUIRE_NO_TTL_SCRIPT
 

@@ -56,7 +56,7 @@ from typing import Any
 from algorithms.clock import Clock, SystemClock
 from algorithms.errors import BackendUnavailable, NotHeld
 from algorithms.events import EventSink, Reporter, discard
-from algorithms.lock import Grant
+from algorithms.lock import Grant, LockBase
 from algorithms.redis_lock import EXTEND_SCRIPT, RELEASE_SCRIPT
 from algorithms.resp import ReplyError, RespConnection, pack
 
@@ -79,21 +79,27 @@ NodeConnection = RespConnection  # the name the lab's backend and older callers 
 
 
 def connect_node(
-    host: str, port: int, *, timeout_ms: int = DEFAULT_NODE_TIMEOUT_MS, node: str = ""
+    host: str,
+    port: int,
+    *,
+    timeout_ms: int = DEFAULT_NODE_TIMEOUT_MS,
+    node: str = "",
+    password: str | None = None,
 ) -> RespConnection:
     """One connection to one node, opened on first use, failing within ``timeout_ms``.
 
     Opening it is a bare TCP connect: no HELLO or CLIENT SETINFO round trip, which would block
-    the whole round on a node that accepts but does not answer.
+    the whole round on a node that accepts but does not answer. With a ``password`` its first
+    command goes out behind an AUTH, in the same write (algorithms.resp).
     """
-    return RespConnection(host, port, timeout_ms=timeout_ms, node=node)
+    return RespConnection(host, port, timeout_ms=timeout_ms, node=node, password=password)
 
 
 def drift_ms(ttl_ms: int) -> float:
     return ttl_ms * CLOCK_DRIFT_FACTOR + CLOCK_DRIFT_BASE_MS
 
 
-class Redlock:
+class Redlock(LockBase):
     """A lock granted by a majority of independent Redis nodes; verbs like ``threading.Lock``."""
 
     def __init__(
@@ -185,6 +191,11 @@ class Redlock:
         self._report.emit("lost", reason=reason)
         self._release_everywhere(grant.value)
         return False
+
+    def valid_ms(self, grant: Grant) -> float:
+        """The validity of the last grant: its lease less the time the round took and the drift
+        allowed for (the holder must be done by then)."""
+        return self.validity_ms
 
     def close(self) -> None:
         for connection in self.nodes.values():

@@ -15,6 +15,10 @@ opens a new connection (a plain TCP connect: no HELLO, no CLIENT SETINFO round t
 Assumes the replies fit the types above (no arrays, no RESP3): the lock scripts are written
 so. Not thread-safe: one connection belongs to one lock, which serialises its own calls.
 
+With a ``password``, a new connection's first command goes out behind an ``AUTH``, in the same
+write, and its reply is read first: authenticating costs no round trip of its own, so a
+Redlock round still sends to every node at once.
+
 Fails by raising :class:`~algorithms.errors.BackendUnavailable` with the words the lab shows
 ("no reply before the timeout", "connection failed (...)"); an error *reply* is not a failure
 of the connection and comes back as a :class:`ReplyError` value.
@@ -45,13 +49,18 @@ def pack(*args: str | int | bytes) -> bytes:
 class RespConnection:
     """One connection to one Redis node, opened on first use; see the module docstring."""
 
-    def __init__(self, host: str, port: int, *, timeout_ms: int, node: str = "") -> None:
+    def __init__(
+        self, host: str, port: int, *, timeout_ms: int, node: str = "", password: str | None = None
+    ) -> None:
         self.host = host
         self.port = port
         self.timeout_s = timeout_ms / 1000
         self.node = node or f"{host}:{port}"
         self.sock: socket.socket | None = None
         self._buf = b""
+        self._auth = pack("AUTH", password) if password else b""
+        self._auth_pending = False  # an AUTH was sent whose reply is still to be read
+        self._first = b""  # what goes out before the next command: a new connection's AUTH
 
     def connect(self) -> socket.socket:
         if self.sock is None:
@@ -64,18 +73,30 @@ class RespConnection:
                 raise BackendUnavailable(self.node, f"connection failed ({detail})") from exc
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self.sock, self._buf = sock, b""
+            if self._auth:
+                self._first, self._auth_pending = self._auth, True
         return self.sock
 
     def send(self, packed: bytes) -> None:
-        """Send one packed command (connecting first if needed)."""
+        """Send one packed command (connecting first if needed, and authenticating with it)."""
         sock = self.connect()
+        first, self._first = self._first, b""
         try:
-            sock.sendall(packed)
+            sock.sendall(first + packed)
         except OSError as exc:
             raise self._failed(exc) from exc
 
     def read(self) -> str | int | ReplyError | None:
         """The next reply: ``str`` (status or bulk), ``int``, ``None`` (nil) or ReplyError."""
+        if self._auth_pending:
+            self._auth_pending = False
+            answer = self._read()
+            if isinstance(answer, ReplyError):
+                self.close()
+                raise BackendUnavailable(self.node, f"authentication failed ({answer})")
+        return self._read()
+
+    def _read(self) -> str | int | ReplyError | None:
         try:
             while True:
                 parsed = _parse(self._buf)
@@ -102,6 +123,7 @@ class RespConnection:
     def close(self) -> None:
         """Drop the connection; a reply still on its way is never read."""
         sock, self.sock, self._buf = self.sock, None, b""
+        self._first, self._auth_pending = b"", False
         if sock is not None:
             sock.close()
 

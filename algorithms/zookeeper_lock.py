@@ -60,7 +60,7 @@ from kazoo.retry import KazooRetry
 from algorithms.clock import Clock, SystemClock
 from algorithms.errors import BackendUnavailable, NotHeld
 from algorithms.events import EventSink, Reporter, discard
-from algorithms.lock import Grant
+from algorithms.lock import Grant, LockBase
 
 LOCK_PATH = "/lockviz/lock"
 LOCK_NODE = re.compile(r"\.lock-(\d{10})$")  # ZooKeeper appends a zero-padded 10-digit number
@@ -120,7 +120,7 @@ def sequence(name: str) -> int:
     return int(match.group(1)) if match else -1
 
 
-class ZooKeeperLock:
+class ZooKeeperLock(LockBase):
     """The recipe's lock for one client session; verbs like ``threading.Lock``."""
 
     def __init__(

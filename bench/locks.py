@@ -187,6 +187,7 @@ def ours(backend: str, servers: Any, nodes: list[str], sink: Any, **extra: Any) 
         nodes=tuple(nodes),
         servers=servers.addresses(),
         call_timeout_ms=1000,
+        passwords=servers.passwords(),
         **extra,
     )
     lock = lock_factory(backend)(config, SystemClock(), sink)
@@ -247,7 +248,12 @@ def fan_outs(servers: Any, nodes: list[str]) -> Op:
     from algorithms.redis_lock import RELEASE_SCRIPT
     from algorithms.resp import RespConnection, pack
 
-    conns = [RespConnection(servers[n].host, servers[n].port, timeout_ms=500) for n in nodes]
+    conns = [
+        RespConnection(
+            servers[n].host, servers[n].port, timeout_ms=500, password=servers[n].password
+        )
+        for n in nodes
+    ]
     acquire = pack("SET", "bench:floor", "v", "NX", "PX", 10_000)
     release = pack("EVAL", RELEASE_SCRIPT, 1, "bench:floor", "v")
 
@@ -293,7 +299,12 @@ def postgres_candidates(servers: Any) -> dict[str, Op]:
 
     pg = servers["pg-1"]
     conn = psycopg.connect(
-        host=pg.host, port=pg.port, user="postgres", dbname="postgres", autocommit=True
+        host=pg.host,
+        port=pg.port,
+        user="postgres",
+        dbname="postgres",
+        autocommit=True,
+        password=pg.password,
     )
 
     def peer_op() -> None:

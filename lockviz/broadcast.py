@@ -55,6 +55,11 @@ def publish(run_id: str, message: dict[str, Any]) -> None:
     _publisher.put(group_name(run_id), message)
 
 
+def publish_frame(group: str, frame: dict[str, Any]) -> None:
+    """Send ``frame`` to every viewer in ``group`` (a room's), serialised once, here."""
+    _publisher.put(group, {"type": "frame", "text": json.dumps(frame)})
+
+
 class _Publisher:
     """A daemon thread with an event loop that sends queued messages one at a time."""
 

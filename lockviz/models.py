@@ -105,3 +105,69 @@ class RunEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run_id}#{self.seq} {self.actor} {self.kind}"
+
+
+def new_room_code() -> str:
+    """Five characters a class can read off a projector: no 0/O, 1/I/L, 2/Z, 5/S, 8/B, 6/G."""
+    return "".join(secrets.choice(ROOM_ALPHABET) for _ in range(5))
+
+
+ROOM_ALPHABET = "ACDEFHJKMNPQRTUVWXY3479"
+
+
+class Room(models.Model):
+    """A class following one presenter: what the presenter shows, and who follows."""
+
+    code = models.CharField(primary_key=True, max_length=8, default=new_room_code)
+    presenter = models.CharField(max_length=64)  # the presenter's browser (see views.browser)
+    created = models.DateTimeField(auto_now_add=True)
+    # What the presenter shows now (lockviz.teaching.rooms.State as JSON): every follower's
+    # page shows the same, and a late joiner starts from it.
+    state = models.JSONField(default=dict)
+
+    def __str__(self) -> str:
+        return f"room {self.code}"
+
+
+class Member(models.Model):
+    """One student's browser in a room."""
+
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="members")
+    browser = models.CharField(max_length=64)
+    name = models.CharField(max_length=40, blank=True)
+    joined = models.DateTimeField(auto_now_add=True)
+    connections = models.IntegerField(default=0)  # its follow pages open now
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["room", "browser"], name="one_member")]
+
+
+class Poll(models.Model):
+    """A question to the room: a lesson's checkpoint, or one the presenter typed."""
+
+    class State(models.TextChoices):
+        OPEN = "open"
+        REVEALED = "revealed"
+
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="polls")
+    question = models.CharField(max_length=300)
+    choices = models.JSONField()  # 2 to 6 strings
+    answer = models.CharField(max_length=200, blank=True)  # a checkpoint's: kept until revealed
+    explain = models.TextField(blank=True)
+    origin = models.CharField(max_length=120, blank=True)  # "<lesson slug>#<step index>"
+    state = models.CharField(max_length=10, choices=State.choices, default=State.OPEN)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created"]
+
+
+class Vote(models.Model):
+    """One browser's answer to a poll: one each, changeable until the reveal."""
+
+    poll = models.ForeignKey(Poll, on_delete=models.CASCADE, related_name="votes")
+    browser = models.CharField(max_length=64)
+    choice = models.CharField(max_length=200)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["poll", "browser"], name="one_vote")]

@@ -2,12 +2,13 @@
 
 from django.urls import path
 
-from lockviz.views import compare, lessons, play, replay, runs
+from lockviz.views import compare, health, lessons, play, replay, rooms, runs
 from lockviz.views import imports as import_views
 
 urlpatterns = [
     # Runs: start one, watch it, its verdict, its JSON.
     path("", runs.index, name="index"),
+    path("healthz", health.healthz, name="healthz"),
     path("runs/", runs.start_run, name="start_run"),
     path("runs/<str:run_id>/", runs.run_page, name="run"),
     path("runs/<str:run_id>/verdict/", runs.verdict, name="verdict"),
@@ -31,4 +32,16 @@ urlpatterns = [
     path("runs/<str:run_id>/finish", play.finish, name="run_finish"),
     path("runs/<str:run_id>/scenario.json", play.scenario_json, name="run_scenario_json"),
     path("runs/<str:run_id>/again", play.again, name="run_again"),
+    # Rooms: a presenter, a class that follows, polls.
+    path("rooms/", rooms.open_room, name="open_room"),
+    path("rooms/<str:code>/", rooms.room_page, name="room"),
+    path("rooms/<str:code>/stop", rooms.stop_presenting, name="stop_presenting"),
+    path("rooms/<str:code>/follow/", rooms.follow, name="follow_room"),
+    path("rooms/<str:code>/show", rooms.show, name="room_show"),
+    path("rooms/<str:code>/polls", rooms.ask, name="room_ask"),
+    path("rooms/<str:code>/polls/<int:poll_id>/reveal", rooms.reveal, name="room_reveal"),
+    path("rooms/<str:code>/polls/<int:poll_id>/vote", rooms.vote, name="room_vote"),
+    path("r/<str:code>", rooms.join_room, name="join_room"),
+    path("join", rooms.join_by_code, name="join"),
+    path("runs/<str:run_id>/follow.json", rooms.run_for_followers, name="run_follow"),
 ]

@@ -4,6 +4,9 @@ The engine builds a :class:`ClientConfig` per client and writes it as one JSON l
 client's stdin, before any command (never on its command line: argv is visible to every user
 of the machine and limited in size). :mod:`lockviz.lab.worker` reads it back with
 :meth:`ClientConfig.from_json`; every field is named here and nowhere else.
+
+The servers' passwords travel in it too (``passwords``: server name → password, for the servers
+that have one), so they never appear in a process listing.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ class ClientConfig:
     renew: bool = False  # a watchdog thread extends the lease every ttl/3
     node_timeout_ms: int | None = None  # Redlock: per node
     clock_file: str | None = None  # the client's own clock (lockviz.lab.clocks)
+    # server -> its password (Redis AUTH, PostgreSQL and PgBouncer); never shown in repr
+    passwords: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
     def for_client(
@@ -43,6 +48,7 @@ class ClientConfig:
         servers: Mapping[str, str],
         clock_file: str | None,
         call_timeout_ms: int,
+        passwords: Mapping[str, str] | None = None,
     ) -> ClientConfig:
         """What client ``name`` of ``scenario`` receives, reaching the servers at ``servers``."""
         return cls(
@@ -58,11 +64,16 @@ class ClientConfig:
             renew=scenario.renew,
             node_timeout_ms=scenario.node_timeout_ms,
             clock_file=clock_file,
+            passwords=dict(passwords or {}),
         )
 
     def address(self, node: str) -> tuple[str, int]:
         """Where this client reaches ``node``: its own link to it, through the lab's proxy."""
         return split_address(self.servers[node])
+
+    def password(self, node: str) -> str | None:
+        """What ``node`` asks this client for (``None``: nothing, e.g. an external server)."""
+        return self.passwords.get(node)
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self))

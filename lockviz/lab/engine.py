@@ -28,13 +28,12 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from algorithms.checker import check, compare
 from algorithms.clock import ClockFile
-from lockviz.lab import watchers
+from lockviz.lab import procs, watchers
 from lockviz.lab.clients import ClientProcess
 from lockviz.lab.config import ClientConfig
 from lockviz.lab.errors import LabError
@@ -240,11 +239,13 @@ class RunEngine:
             self.started.set()
             watchdog.stop()
             self.timers.cancel()
-            cleanup(
-                faults.undo_all,
-                *(client.close for client in self.clients.values()),
-                *(watcher.stop for watcher in running),
-                links.stop,
+            procs.run_each(
+                [
+                    faults.undo_all,
+                    *(client.close for client in self.clients.values()),
+                    *(watcher.stop for watcher in running),
+                    links.stop,
+                ]
             )
 
     def _judge(self) -> RunResult:
@@ -278,7 +279,12 @@ class RunEngine:
     def _start_clients(self, links: Links, clocks: dict[str, ClockFile]) -> None:
         for name in self.scenario.clients:
             config = ClientConfig.for_client(
-                self.scenario, name, links.addresses_for(name), clocks[name].path, CALL_TIMEOUT_MS
+                self.scenario,
+                name,
+                links.addresses_for(name),
+                clocks[name].path,
+                CALL_TIMEOUT_MS,
+                passwords=self.servers.passwords() if self.servers else {},
             )
             self.clients[name] = ClientProcess(config, self.record)
         for client in self.clients.values():
@@ -314,15 +320,3 @@ class RunEngine:
         for client in self.clients.values():
             client.wait_idle(max(0.0, deadline - time.monotonic()))
         time.sleep(0.05)  # late notifications from the servers' observers
-
-
-def cleanup(*steps: Callable[[], object]) -> None:
-    """Do every step, even when an earlier one fails; then raise the first failure."""
-    first: BaseException | None = None
-    for step in steps:
-        try:
-            step()
-        except Exception as exc:  # each step's own error, kept for after the others ran
-            first = first or exc
-    if first is not None:
-        raise first

@@ -1,27 +1,34 @@
 """Where a run's servers come from: started fresh for it, or borrowed from outside.
 
 :class:`LocalLab` (the default) starts every run's servers as children of the app, on free
-loopback ports in a temp dir of the run's own, and stops them when the run ends. With
-``LOCKVIZ_SERVERS`` set, :class:`ExternalLab` uses servers someone else runs instead, one run
-at a time, each waiting its turn in a visible queue, and wipes them before each run.
+loopback ports in a run dir of its own (0700, under the user's lab base: see
+:mod:`lockviz.lab.registry`), and stops them when the run ends. A server whose port another
+process took before it could bind it is started again, with the rest of its kind, on other
+ports (up to :data:`PORT_TRIES` times); no server is used before it has proved it is the one
+the lab started. With ``LOCKVIZ_SERVERS`` set, :class:`ExternalLab` uses servers someone else
+runs instead, one run at a time, each waiting its turn in a visible queue, and wipes them before
+each run.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import shutil
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from lockviz.catalogue import server_kind
-from lockviz.lab import registry
+from lockviz.lab import procs, registry
 from lockviz.lab.errors import LabError
 from lockviz.lab.ports import split_address
 from lockviz.lab.servers import KINDS, install_hint, missing, module_for
-from lockviz.lab.servers.base import ExternalServer, Server
+from lockviz.lab.servers.base import ExternalServer, PortTaken, Server, ServerModule
+
+PORT_TRIES = 3  # starts of a kind of server, each on fresh ports, before the run fails
+log = logging.getLogger(__name__)
 
 OnWait = Callable[[int], None]  # hears a run's place in the queue for shared servers
 
@@ -45,13 +52,22 @@ class ServerSet:
         kind = self.servers[name].kind
         return [n for n, s in self.servers.items() if n != name and s.kind == kind]
 
+    def passwords(self) -> dict[str, str]:
+        """Each server's password, for the servers that have one (what clients must present)."""
+        return {name: s.password for name, s in self.servers.items() if s.password}
+
     def close(self) -> None:
-        if self.local:
-            for server in self.servers.values():
-                server.stop()
-        if self.workdir:
-            registry.forget(self.workdir)
-            shutil.rmtree(self.workdir, ignore_errors=True)
+        """Stop every server, each one even if stopping another failed (the first failure is
+        raised after); then forget and remove the run dir, unless a process of the set is still
+        alive: its record is what lets ``lab down`` (or the next start-up) find it."""
+        try:
+            if self.local:
+                procs.run_each(server.stop for server in self.servers.values())
+        finally:
+            left = [pid for s in self.servers.values() for pid in s.pids() if procs.alive(pid)]
+            if self.workdir and not left:
+                registry.forget(self.workdir)
+                shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 class LocalLab:
@@ -76,31 +92,63 @@ class LocalLab:
         self, names: list[str], on_wait: OnWait | None = None, options: dict[str, Any] | None = None
     ) -> Iterator[ServerSet]:
         self.check(names)
-        workdir = tempfile.mkdtemp(prefix="lockviz-run-", dir=self.base_dir)
-        by_kind: dict[Any, list[str]] = {}
+        options = options or {}
+        workdir = registry.new_run_dir(base=self.base_dir)
+        by_kind: dict[ServerModule, list[str]] = {}
         for name in names:
             by_kind.setdefault(module_for(name), []).append(name)
         started = ServerSet({}, workdir)
+        _record(started)  # at once: an app killed while creating (initdb...) leaves a dir to sweep
         try:
             for module, group in by_kind.items():
-                for server in module.create(group, workdir, options or {}):
-                    started.servers[server.name] = server
+                self._create(started, module, group, options)
             for server in started.servers.values():
                 server.launch()
-            registry.record(
-                workdir,
-                {
-                    f"{n}#{i}": pid
-                    for n, s in started.servers.items()
-                    for i, pid in enumerate(s.pids())
-                },
-                ports={n: s.port for n, s in started.servers.items()},
-            )
-            for server in started.servers.values():
-                server.wait_ready()
+            _record(started)
+            for module, group in by_kind.items():
+                self._wait_ready(started, module, group, options)
             yield ServerSet({n: started.servers[n] for n in names}, workdir)
         finally:
             started.close()
+
+    def _create(
+        self, started: ServerSet, module: ServerModule, group: list[str], options: dict[str, Any]
+    ) -> None:
+        for server in module.create(group, started.workdir or "", options):
+            started.servers[server.name] = server
+
+    def _wait_ready(
+        self, started: ServerSet, module: ServerModule, group: list[str], options: dict[str, Any]
+    ) -> None:
+        """Wait for one kind's servers; if a port was taken from under them, start them all
+        again, afresh, on other ports (an ensemble's members know each other's ports)."""
+        for attempt in range(1, PORT_TRIES + 1):
+            try:
+                for name in group:
+                    started[name].wait_ready()
+                return
+            except PortTaken as exc:
+                if attempt == PORT_TRIES:
+                    raise LabError(f"{exc} (tried {PORT_TRIES} sets of ports)") from exc
+                log.warning("%s; starting %s again on other ports", exc, ", ".join(group))
+            previous = [started[name] for name in group]
+            procs.run_each(server.stop for server in previous)
+            for server in previous:
+                shutil.rmtree(server.workdir, ignore_errors=True)
+            self._create(started, module, group, options)
+            for name in group:
+                started[name].launch()
+            _record(started)
+
+
+def _record(started: ServerSet) -> None:
+    """Write the set's lab.json: every process of every server, and the ports."""
+    assert started.workdir is not None
+    registry.record(
+        started.workdir,
+        {f"{n}#{i}": pid for n, s in started.servers.items() for i, pid in enumerate(s.pids())},
+        ports={n: s.port for n, s in started.servers.items()},
+    )
 
 
 class ExternalLab:

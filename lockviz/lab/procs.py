@@ -18,7 +18,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
@@ -126,6 +126,18 @@ def alive(pid: int) -> bool:
     return found is not None and found.alive
 
 
+def start_ticks(pid: int) -> int | None:
+    """When ``pid`` started (clock ticks since boot): with the pid, it names one process."""
+    found = stat(pid)
+    return found.start_ticks if found is not None else None
+
+
+def same_process(pid: int, ticks: int | None) -> bool:
+    """True if ``pid`` is alive and is the process that started at ``ticks`` (not a reused pid)."""
+    found = stat(pid)
+    return ticks is not None and found is not None and found.alive and found.start_ticks == ticks
+
+
 def every_process() -> list[Stat]:
     found = []
     for entry in os.listdir("/proc"):
@@ -137,6 +149,26 @@ def every_process() -> list[Stat]:
 def children(pid: int) -> list[int]:
     """The live processes whose parent is ``pid``."""
     return [s.pid for s in every_process() if s.ppid == pid and s.alive]
+
+
+def run_each(steps: Iterable[Callable[[], object]]) -> None:
+    """Run every cleanup step even when an earlier one fails; then raise the first failure.
+
+    The later failures are attached to it as notes. Stopping a run's servers, clients, proxy and
+    watchers must not stop half-way: a server left running holds its port and its data, and a
+    watcher left running reconnects to whatever listens there next.
+    """
+    failures: list[BaseException] = []
+    for step in steps:
+        try:
+            step()
+        except Exception as exc:  # every step runs; the first failure is raised below
+            failures.append(exc)
+    if failures:
+        first = failures[0]
+        for other in failures[1:]:
+            first.add_note(f"also failed while cleaning up: {other!r}")
+        raise first
 
 
 def wait_until(ready: Callable[[], bool], timeout_s: float, what: str) -> None:

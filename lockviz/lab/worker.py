@@ -51,7 +51,9 @@ class Worker:
         )
         host, port = config.address(STORAGE)
         self.storage = FencedStorage(
-            connect(host, port, timeout_ms=config.call_timeout_ms),
+            connect(
+                host, port, timeout_ms=config.call_timeout_ms, password=config.password(STORAGE)
+            ),
             STORAGE_KEY,
             fencing=config.fencing,
             writer=self.name,
@@ -125,18 +127,15 @@ class Worker:
 
     def lease_left_ms(self, grant: Grant) -> float:
         """What this client believes is left of its lease, measured by its own clock."""
-        validity = getattr(self.lock, "validity_ms", None)
-        lease = float(validity if validity is not None else grant.ttl_ms or float("inf"))
+        lease = self.lock.valid_ms(grant)
         return lease - (self.clock.monotonic_ns() - grant.granted_ns) / 1e6
 
     def serve(self) -> None:
         for part in (self.lock, self.storage):  # connect before the run starts, not during it
-            prepare = getattr(part, "prepare", None)
-            if prepare is not None:
-                try:
-                    prepare()
-                except LockError as exc:
-                    self.note(f"could not prepare: {exc}")
+            try:
+                part.prepare()
+            except LockError as exc:
+                self.note(f"could not prepare: {exc}")
         self.emit("_ready", {})
         for line in sys.stdin:
             command = json.loads(line)
@@ -145,9 +144,7 @@ class Worker:
             except LockError as exc:  # already reported as a failed reply; the client goes on
                 self.note(str(exc))
             self.emit("_done", {})
-        close = getattr(self.lock, "close", None)
-        if close is not None:
-            close()
+        self.lock.close()
 
 
 def main() -> None:

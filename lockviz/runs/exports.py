@@ -67,8 +67,8 @@ class _Participants:
 
     def add(self, name: object, role: str) -> None:
         name = str(name)
-        if name in self.ids or name == "lab":
-            return
+        if name in self.ids or (name == "lab" and role != "other"):
+            return  # the lab is drawn as notes over every lifeline, unless a message names it
         candidate = re.sub(r"[^a-z0-9_]", "_", name.lower())
         if not _ID.match(candidate) or candidate in _KEYWORDS or candidate in self.taken:
             candidate = f"p{len(self.ids) + 1}"

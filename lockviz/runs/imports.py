@@ -96,7 +96,7 @@ def decode(data: bytes | str, where: str = "file") -> Any:
             [f"{where}: it is empty; paste or upload a scenario or an exported run"]
         )
     try:
-        return json.loads(data, parse_constant=_no_constant)
+        decoded = json.loads(data, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise ImportRefused(
             [f"{where}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]
@@ -105,6 +105,33 @@ def decode(data: bytes | str, where: str = "file") -> Any:
         raise ImportRefused([f"{where}: not valid JSON here: it is nested too deeply"]) from None
     except ValueError as exc:  # NaN, Infinity, an integer of thousands of digits
         raise ImportRefused([f"{where}: not valid JSON: {exc}"]) from None
+    return _without_lone_surrogates(decoded) if _SURROGATE_ESCAPE.search(data) else decoded
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    """JSON may spell half a UTF-16 pair (``"\\ud800"``): no page can be encoded with one in it,
+    so each becomes U+FFFD, as a form's undecodable bytes do. Iterative: the nesting is deep."""
+
+    def fix(v: Any) -> Any:
+        return _LONE_SURROGATE.sub("\ufffd", v) if isinstance(v, str) else v
+
+    value = fix(value)
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, dict):
+            for key in list(item):
+                inner = item.pop(key)
+                item[fix(key)] = fix(inner)
+                todo.append(item[fix(key)])
+        elif isinstance(item, list):
+            item[:] = [fix(v) for v in item]
+            todo.extend(item)
+    return value
 
 
 def _no_constant(name: str) -> Any:
@@ -121,7 +148,7 @@ def _run(data: dict[str, Any]) -> ImportedRun:
             scenario = parse(data["scenario"])
         except ScenarioError as exc:
             found = every_problem(data["scenario"], exc.problems)
-            problems.extend(f"scenario.{p}" for p in found)
+            problems.extend(_inside("scenario", p) for p in found)
     events = data.get("events")
     if not isinstance(events, list):
         problems.append(
@@ -156,6 +183,13 @@ def _run(data: dict[str, Any]) -> ImportedRun:
         mismatches=list(data.get("mismatches") or []),
         error=error,
     )
+
+
+def _inside(field: str, problem: str) -> str:
+    """A problem of a nested value, named by its path from the file's top."""
+    if problem.startswith(f"{field}: "):
+        return problem
+    return f"{field}{'' if problem.startswith('[') else '.'}{problem}"
 
 
 def _events(events: list[Any]) -> list[str]:
@@ -239,7 +273,7 @@ def _addresses(v: Any) -> str | None:
     if not isinstance(v, dict):
         return _must("an object", v)
     bad = next((k for k, a in v.items() if not isinstance(a, str)), None)
-    return None if bad is None else f"the address of {bad!r} must be text"
+    return None if bad is None else f"the address of {_quoted(bad)} must be text"
 
 
 def _seq(v: Any) -> str | None:
@@ -299,6 +333,7 @@ REQUIRED: dict[str, Check] = {"seq": _seq, "t_ms": _t_ms, "actor": _name, "kind"
 VERDICT: dict[str, Check] = {
     "mutual_exclusion": _text,
     "summary": _text,
+    "stuck_clients": _texts,  # the findings list them by name
     "data_corrupted": _bool,
     "stale_writes_accepted": _whole,
     "stale_writes_rejected": _whole,
@@ -340,8 +375,13 @@ def _kind(v: Any) -> str:
     if isinstance(v, list):
         return "a JSON array"
     if isinstance(v, str):
-        return f"text ({json.dumps(v[:20])}{'…' if len(v) > 20 else ''})"
+        return f"text ({_quoted(v)})"
     return f"the number {v}"
+
+
+def _quoted(text: str) -> str:
+    """Text from the file, quoted and cut short: a refusal must stay short to read."""
+    return json.dumps(text[:20]) + ("…" if len(text) > 20 else "")
 
 
 def _must(what: str, v: Any) -> str:
@@ -365,7 +405,7 @@ def every_problem(data: Any, problems: list[str]) -> list[str]:
     with such a value are set aside and the rest is checked again, and what that finds is
     named by the steps' own numbers.
     """
-    found = [_quoted(data, p) for p in problems]
+    found = [_with_value(data, p) for p in problems]
     if not isinstance(data, dict) or not isinstance(data.get("steps"), list):
         return found
     bad = {int(m.group(1)) for p in problems if (m := _STEP.match(p))}
@@ -378,11 +418,11 @@ def every_problem(data: Any, problems: list[str]) -> list[str]:
         for p in exc.problems:
             named = _STEP.sub(lambda m: f"steps[{keep[int(m.group(1))]}]", p)
             if named not in found:
-                found.append(_quoted(data, named))
+                found.append(_with_value(data, named))
     return found
 
 
-def _quoted(data: Any, problem: str) -> str:
+def _with_value(data: Any, problem: str) -> str:
     """The problem with the offending value quoted, unless it says it already."""
     where, _, message = problem.partition(": ")
     value: Any = data

@@ -37,6 +37,7 @@ _slots = threading.BoundedSemaphore(settings.LOCKVIZ_MAX_RUNS)
 _waiting: list[str] = []
 _running = 0  # runs holding a slot
 _waiting_lock = threading.Lock()
+_admission = threading.Lock()  # admit, then create: one step (launch_many)
 _engines: dict[str, RunEngine] = {}  # live runs, by id: where clicks are sent
 MAX_CLICKS = MAX_STEPS  # a live run takes at most as many clicks as a scenario has steps
 UNWATCHED_S = 20.0  # a queued run nobody watches for this long is cancelled
@@ -95,10 +96,23 @@ def admit(owner: str, count: int = 1) -> None:
 
 def launch(scenario: Scenario, slug: str = "", owner: str = "", open_ended: bool = False) -> Run:
     """Admit, create and start one run (:class:`Refused` when it may not start now)."""
-    admit(owner)
-    run = create_run(scenario, slug, owner)
-    start(run, scenario, open_ended)
-    return run
+    return launch_many([scenario], slug, owner, open_ended)[0]
+
+
+def launch_many(
+    scenarios: list[Scenario], slug: str = "", owner: str = "", open_ended: bool = False
+) -> list[Run]:
+    """Admit, create and start runs as one step (:class:`Refused` when they may not start now).
+
+    Requests run in threads of their own, so two clicks at once would both pass a count taken
+    before either had created its run: admission and creation hold one lock.
+    """
+    with _admission:
+        admit(owner, len(scenarios))
+        runs = [create_run(scenario, slug, owner) for scenario in scenarios]
+        for run, scenario in zip(runs, scenarios, strict=True):
+            start(run, scenario, open_ended)
+    return runs
 
 
 def start(run: Run, scenario: Scenario, open_ended: bool = False) -> threading.Thread:
@@ -108,6 +122,8 @@ def start(run: Run, scenario: Scenario, open_ended: bool = False) -> threading.T
     taking steps from :func:`inject` as the learner clicks.
     """
     _keep()
+    with _waiting_lock:  # waiting from now on, as the next admission counts it
+        _waiting.append(run.pk)
     thread = threading.Thread(
         target=_queued, args=(run, scenario, open_ended), name=f"run-{run.pk}", daemon=True
     )
@@ -207,8 +223,6 @@ def queue_position(run_id: str) -> int | None:
 
 
 def _queued(run: Run, scenario: Scenario, open_ended: bool = False) -> None:
-    with _waiting_lock:
-        _waiting.append(run.pk)
     unwatched_since = time.monotonic()
     try:
         while not _slots.acquire(timeout=0.5):

@@ -23,6 +23,7 @@ MAX_RUN_MS = 120_000
 MAX_CLIENTS = 8
 MAX_STEPS = 500
 NAME = re.compile(r"^[a-z][a-z0-9_-]{0,15}$")
+PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,39}$")
 # Every string and list has a bound: a refusal quotes what it refuses, so it must stay short.
 Name = Annotated[str, Field(max_length=40)]
 Choice = Annotated[str, Field(min_length=1, max_length=200)]
@@ -169,7 +170,7 @@ def parse(data: Any, allow_empty: bool = False) -> Scenario:
     learner's clicks.
     """
     if not isinstance(data, dict):
-        raise ScenarioError(["the scenario must be a JSON object"])
+        raise ScenarioError(["scenario: must be a JSON object"])
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
@@ -209,8 +210,19 @@ def loads(text: str | bytes) -> Scenario:
     return parse(data)
 
 
+def _part(part: int | str) -> str:
+    """One step of a field's path; a key that is no plain name (an unknown field called
+    ``"a: b"`` or a thousand characters long) is quoted and cut short, so the path stays one
+    short token that a reader, and the import page, can tell from the message."""
+    if isinstance(part, int):
+        return f"[{part}]"
+    if PLAIN_KEY.match(part):
+        return f".{part}"
+    return f"[{json.dumps(part if len(part) <= 40 else part[:39] + '…')}]"
+
+
 def _describe(error: Any) -> str:
-    where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error["loc"])
+    where = "".join(_part(part) for part in error["loc"])
     where = where.lstrip(".") or "scenario"
     kind, message = error["type"], error["msg"]
     if kind == "extra_forbidden":

@@ -120,7 +120,8 @@ def step_from_form(form: Mapping[str, Any]) -> dict[str, Any]:
         if raw:
             value = read(raw)
             if value is None:
-                problems.append(f"{name}: {raw!r} {problem}")
+                quoted = repr(raw) if len(raw) <= 20 else f"{raw[:20]!r}…"  # a refusal stays short
+                problems.append(f"{name}: {quoted} {problem}")
             else:
                 step["ms" if name == "s" else name] = value
     if str(get("check_lease") or "") in ("on", "true", "1"):

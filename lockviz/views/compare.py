@@ -51,17 +51,12 @@ def _start(request: HtmxHttpRequest) -> HttpResponse:
         return render(request, template, {"form": form}, status=200 if request.htmx else 400)
     slug = form.cleaned_data["slug"]
     owner = browser(request)
+    base = builtin()[slug]
+    told = [_told(scenario, base) for scenario in form.variants]
     try:
-        recorder.admit(owner, len(form.variants))
+        started = [run.pk for run in recorder.launch_many(told, slug, owner)]
     except Refused as refused:
         return busy(request, refused)
-    started = []
-    base = builtin()[slug]
-    for scenario in form.variants:
-        scenario = _told(scenario, base)
-        run = recorder.create_run(scenario, slug, owner)
-        recorder.start(run, scenario)
-        started.append(run.pk)
     url = f"{reverse('compare')}?runs={','.join(started)}"
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 

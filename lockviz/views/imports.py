@@ -7,6 +7,7 @@ chosen file stay as they were; without htmx the whole page comes back with the t
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from django.conf import settings
@@ -152,9 +153,13 @@ def _limit() -> int | None:
     return settings.DATA_UPLOAD_MAX_MEMORY_SIZE
 
 
+# A field's path: names, [3], and ["an odd key"] quoted as JSON (which may hold ": " itself).
+_FIELD = re.compile(r'^((?:[^":]|"(?:[^"\\]|\\.)*"|:(?! ))+): (.*)$', re.S)
+
+
 def _split(problems: list[str]) -> list[tuple[str, str]]:
     """("steps[3].ms", "must be ...") pairs, so the page can set the field apart."""
-    return [(p.split(": ", 1)[0], p.split(": ", 1)[1]) if ": " in p else (p, "") for p in problems]
+    return [(found[1], found[2]) if (found := _FIELD.match(p)) else (p, "") for p in problems]
 
 
 def _go(request: HtmxHttpRequest, url: str) -> HttpResponse:

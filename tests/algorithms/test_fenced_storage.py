@@ -13,7 +13,8 @@ pytestmark = pytest.mark.live
 
 def storage(servers: ServerSet, fencing: bool, writer: str = "w") -> FencedStorage:
     node = servers["storage"]
-    return FencedStorage(connect(node.host, node.port), "test:res", fencing=fencing, writer=writer)
+    client = connect(node.host, node.port, password=node.password)
+    return FencedStorage(client, "test:res", fencing=fencing, writer=writer)
 
 
 def test_fenced_storage_rejects_a_lower_token(servers: ServerSet) -> None:

@@ -23,8 +23,10 @@ MakeLock = Callable[..., PostgresLock]
 
 
 @pytest.fixture
-def pg() -> Iterator[Any]:
+def pg(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     with LocalLab().servers(["pg-1"]) as started:
+        # The server asks for its password (SCRAM); libpq takes it from here when not given.
+        monkeypatch.setenv("PGPASSWORD", started["pg-1"].password)
         yield started["pg-1"]
 
 

@@ -17,8 +17,9 @@ pytestmark = pytest.mark.live
 def make_lock(servers: ServerSet, owner: str, ttl_ms: int = 2000, **kw: object) -> RedisLock:
     node = servers["redis-1"]
     events: list[tuple[str, dict]] = []
+    client = connect(node.host, node.port, password=node.password)
     lock = RedisLock(
-        connect(node.host, node.port), "test:lock", owner=owner, ttl_ms=ttl_ms,
+        client, "test:lock", owner=owner, ttl_ms=ttl_ms,
         on_event=lambda kind, details: events.append((kind, details)), **kw,
     )  # fmt: skip
     lock.events = events  # type: ignore[attr-defined]

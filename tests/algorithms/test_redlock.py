@@ -39,7 +39,12 @@ def make_lock(
 ) -> Redlock:
     events: list[tuple[str, dict[str, Any]]] = []
     connections = {
-        name: connect_node(servers[name].host, servers[name].port, timeout_ms=timeout_ms)
+        name: connect_node(
+            servers[name].host,
+            servers[name].port,
+            timeout_ms=timeout_ms,
+            password=servers[name].password,
+        )
         for name in names(n)
     }
     lock = Redlock(

@@ -29,7 +29,7 @@ KEY = "test:renewed"
 # A client process: takes the lock, starts the watchdog, prints every event as a JSON line and
 # lives until its stdin closes. The test freezes it from outside, as a GC pause would.
 HOLDER = """
-import json, sys, threading, time
+import json, os, sys, threading, time
 from algorithms.redis_client import connect
 from algorithms.redis_lock import RedisLock
 from algorithms.renewal import Renewer
@@ -38,8 +38,9 @@ def emit(kind, details):
     print(json.dumps({"kind": kind, "t_ns": time.monotonic_ns(), **details}), flush=True)
 
 ttl = int(sys.argv[3])
-lock = RedisLock(connect(sys.argv[1], int(sys.argv[2])), sys.argv[4], owner="alice",
-                 ttl_ms=ttl, on_event=emit)
+password = os.environ["LOCKVIZ_TEST_PASSWORD"]  # never on a command line
+client = connect(sys.argv[1], int(sys.argv[2]), password=password)
+lock = RedisLock(client, sys.argv[4], owner="alice", ttl_ms=ttl, on_event=emit)
 assert lock.acquire() is not None
 Renewer(lock, ttl, threading.Lock(), emit).start()
 sys.stdin.read()
@@ -54,7 +55,7 @@ def state(pid: int) -> str:
 def lock_for(servers: ServerSet, owner: str, ttl_ms: int, events: list[Any]) -> RedisLock:
     node = servers["redis-1"]
     return RedisLock(
-        connect(node.host, node.port), KEY, owner=owner, ttl_ms=ttl_ms,
+        connect(node.host, node.port, password=node.password), KEY, owner=owner, ttl_ms=ttl_ms,
         on_event=lambda kind, details: events.append((kind, details)),
     )  # fmt: skip
 
@@ -86,7 +87,7 @@ def test_a_frozen_process_freezes_its_watchdog_and_loses_the_lease(servers: Serv
     holder = procs.spawn(
         [sys.executable, "-c", HOLDER, node.host, str(node.port), str(ttl_ms), KEY],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": str(ROOT), "LOCKVIZ_TEST_PASSWORD": node.password},
     )  # fmt: skip
     lines: queue.Queue[dict[str, Any]] = queue.Queue()
     assert holder.stdout is not None

@@ -22,7 +22,9 @@ def test_pack_is_resp2_bulk_strings() -> None:
 @pytest.mark.live
 def test_every_reply_a_lock_gets(servers: ServerSet) -> None:
     node = servers["redis-1"]
-    conn = RespConnection(node.host, node.port, timeout_ms=1000, node="redis-1")
+    conn = RespConnection(
+        node.host, node.port, timeout_ms=1000, node="redis-1", password=node.password
+    )
     assert conn.call(pack("SET", "k", "v", "NX", "PX", 10_000)) == "OK"
     assert conn.call(pack("SET", "k", "v", "NX", "PX", 10_000)) is None  # nil: held
     assert conn.call(pack("GET", "k")) == "v"
@@ -37,7 +39,9 @@ def test_every_reply_a_lock_gets(servers: ServerSet) -> None:
 @pytest.mark.live
 def test_a_dead_node_is_a_connection_failure(servers: ServerSet) -> None:
     node = servers["redis-1"]
-    conn = RespConnection(node.host, node.port, timeout_ms=500, node="redis-1")
+    conn = RespConnection(
+        node.host, node.port, timeout_ms=500, node="redis-1", password=node.password
+    )
     assert conn.call(pack("PING")) == "PONG"
     node.kill()
     with pytest.raises(BackendUnavailable, match="connection failed"):
@@ -79,3 +83,17 @@ def test_a_reply_split_across_reads_and_a_late_reply_never_answers_the_next_call
     server.join(5)
     listener.close()
     assert served == [pack("GET", "k"), pack("INCR", "k"), pack("PING")]
+
+
+@pytest.mark.live
+def test_a_new_connection_authenticates_in_the_same_write(servers: ServerSet) -> None:
+    node = servers["redis-1"]
+    good = RespConnection(node.host, node.port, timeout_ms=500, password=node.password)
+    assert good.call(pack("PING")) == "PONG"  # AUTH went out with it: one write, two replies
+    good.close()
+    assert good.call(pack("PING")) == "PONG"  # and again on a new connection
+    wrong = RespConnection(node.host, node.port, timeout_ms=500, password="not-it", node="r1")
+    with pytest.raises(BackendUnavailable, match="r1: authentication failed"):
+        wrong.call(pack("PING"))
+    anonymous = RespConnection(node.host, node.port, timeout_ms=500)
+    assert str(anonymous.call(pack("PING"))).startswith("NOAUTH")

@@ -1,6 +1,6 @@
 """The page notices a lost message by its seq and gets it back, in a real browser.
 
-A scripted server speaks the run stream's protocol (lockviz/consumers.py) to the page's own
+A scripted server speaks the run stream's protocol (lockviz/consumers/runs.py) to the page's own
 static/lockviz/runstream.js, but loses a message on purpose: the page must not draw past the
 gap, must ask ``{"type": "resume", "after": <last seq it has>}``, and must end up with every
 event once, in order. (The app's consumer also reads a gap back itself; this is what the page

@@ -26,9 +26,13 @@ from lockviz.lab.ports import split_address
 LOCK_KEY = 0x6C6F636B  # "lock" in ASCII; any bigint names an advisory lock
 
 
-def pooler_address(host: str, port: int, timeout_ms: int) -> tuple[str, int]:
+def pooler_address(
+    host: str, port: int, timeout_ms: int, password: str | None = None
+) -> tuple[str, int]:
     """Where this server's PgBouncer listens: the lab publishes it as ``lockviz.pooler``."""
-    with connect(host, port, application_name="lockviz-lab", timeout_ms=timeout_ms) as conn:
+    with connect(
+        host, port, application_name="lockviz-lab", timeout_ms=timeout_ms, password=password
+    ) as conn:
         row = conn.execute("SELECT current_setting('lockviz.pooler', true)").fetchone()
     published = row[0] if row else None
     if not published:
@@ -42,13 +46,19 @@ def make_lock(config: ClientConfig, clock: Clock, emit: EventSink) -> PostgresLo
     node = config.nodes[0]
     host, port = config.address(node)
     timeout_ms = config.call_timeout_ms
+    password = config.password(node)  # PgBouncer asks for the server's own
     pooled = config.variant == "pooled"
     if pooled:
-        host, port = pooler_address(host, port, timeout_ms)
+        host, port = pooler_address(host, port, timeout_ms, password)
 
     def session() -> psycopg.Connection[tuple[Any, ...]]:
         return connect(
-            host, port, application_name=config.name, timeout_ms=timeout_ms, pooled=pooled
+            host,
+            port,
+            application_name=config.name,
+            timeout_ms=timeout_ms,
+            pooled=pooled,
+            password=password,
         )
 
     xact = config.variant == "xact"

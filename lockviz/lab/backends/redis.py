@@ -15,7 +15,7 @@ def make_lock(config: ClientConfig, clock: Clock, emit: EventSink) -> RedisLock:
     node = config.nodes[0]
     host, port = config.address(node)
     return RedisLock(
-        connect(host, port, timeout_ms=config.call_timeout_ms),
+        connect(host, port, timeout_ms=config.call_timeout_ms, password=config.password(node)),
         LOCK_KEY,
         owner=config.name,
         ttl_ms=config.ttl_ms,

@@ -1,8 +1,17 @@
-"""Redlock over redis-1 .. redis-N: the lock of algorithms.redlock."""
+"""Redlock over redis-1 .. redis-N: the lock of algorithms.redlock.
+
+Each node asks for its password: a new connection sends AUTH in the same write as its first
+command (algorithms.resp), so a round is still one round trip per node. The connections are
+opened here, before the run's clock starts; one that Redlock drops (a node that did not answer
+in time) is opened again on the next round.
+"""
 
 from __future__ import annotations
 
+import contextlib
+
 from algorithms.clock import Clock
+from algorithms.errors import BackendUnavailable
 from algorithms.events import EventSink
 from algorithms.redlock import Redlock, connect_node
 from lockviz.lab.backends.redis import LOCK_KEY
@@ -20,7 +29,15 @@ def node_timeout_ms(ttl_ms: int, call_timeout_ms: int) -> int:
 
 def make_lock(config: ClientConfig, clock: Clock, emit: EventSink) -> Redlock:
     timeout = config.node_timeout_ms or node_timeout_ms(config.ttl_ms, config.call_timeout_ms)
-    nodes = {node: connect_node(*config.address(node), timeout_ms=timeout) for node in config.nodes}
+    nodes = {
+        node: connect_node(
+            *config.address(node), timeout_ms=timeout, password=config.password(node)
+        )
+        for node in config.nodes
+    }
+    for connection in nodes.values():
+        with contextlib.suppress(BackendUnavailable):  # a node that is down: on first use, then
+            connection.connect()
     return Redlock(
         nodes,
         LOCK_KEY,

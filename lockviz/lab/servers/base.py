@@ -5,11 +5,22 @@ kinds, helper processes that live and die with it (PostgreSQL's PgBouncer, the p
 ZooKeeper ensemble). Faults ask a server's kind what it supports (``kind.clock_jumps``,
 ``kind.peers``) instead of probing for methods; a server asked for what its kind cannot do
 raises :class:`LabError` saying so.
+
+The lab's servers are private to the run that started them. Kinds that can ask for a password
+(Redis, PostgreSQL and its PgBouncer) get a fresh one per server, written only to files of
+mode 0600 in the run's dir, never on a command line. A port is chosen before the server binds
+it, so another process can take it in between: a server that exits at start because one of its
+ports is taken raises :class:`PortTaken` (the lab starts it again on other ports), and a server
+is used only once :meth:`Server.check_identity` has proved that what answers on its port is the
+process the lab started (:class:`ForeignServer` if not).
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import secrets
+import socket
 import subprocess
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -21,6 +32,41 @@ from lockviz.lab import procs
 from lockviz.lab.errors import LabError
 
 Spawn = Callable[..., subprocess.Popen[Any]]
+
+
+class PortTaken(LabError):
+    """Another process holds one of the server's ports: it can start again on other ports."""
+
+
+class ForeignServer(PortTaken):
+    """What answers on the server's port is not the process the lab started."""
+
+
+def new_password() -> str:
+    """A fresh secret for one server (URL-safe: it goes into config files as is)."""
+    return secrets.token_urlsafe(24)
+
+
+def write_private(path: str, text: str, owner: tuple[int, int] | None = None) -> None:
+    """Write ``text`` to a file only its owner can read (0600); ``owner``: (uid, gid) to give it."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with open(fd, "w") as f:
+        os.fchmod(fd, 0o600)  # an existing file keeps its mode through O_CREAT
+        if owner is not None:
+            os.fchown(fd, *owner)
+        f.write(text)
+
+
+def port_taken(host: str, port: int) -> bool:
+    """Does another socket listen on ``host:port`` (the server could not bind it)?"""
+    with socket.socket() as sock:
+        # As servers bind: a connection of an earlier process in TIME_WAIT does not count.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -44,6 +90,8 @@ class Server(ABC):
     proc: subprocess.Popen[bytes] | None
     offset_ms: float  # how far its wall clock has been moved (clock_jumps kinds only)
     persistence: str | None = None  # "none" | "fsync" where the kind has a choice
+    password: str | None = None  # what clients must present (kinds that have passwords)
+    retired: bool = False  # stopped for good: whoever watched it should stop too
     log_name: ClassVar[str] = "server.log"
 
     @property
@@ -67,6 +115,29 @@ class Server(ABC):
     def pids(self) -> list[int]:
         return [p.pid for p in (self.proc, *self.helpers()) if p is not None]
 
+    def ports(self) -> list[int]:
+        """Every port it listens on (its client port first)."""
+        return [self.port]
+
+    def exited_at_start(self, what: str, log_name: str | None = None) -> LabError:
+        """The error for a process of this server that exited before it served.
+
+        :class:`PortTaken` when another process listens on one of its ports (the lab then
+        starts it again on others), else a LabError with the end of its log.
+        """
+        taken = [port for port in self.ports() if port and port_taken(self.host, port)]
+        if taken:
+            return PortTaken(f"{what} exited at start: port {taken[0]} is taken by another process")
+        return LabError(f"{what} exited at start: {self.log_tail(log_name)}")
+
+    def check_identity(self) -> None:
+        """Raise :class:`ForeignServer` unless what answers on its port is the process started.
+
+        Each kind asks the server something only its own process can answer (its pid, its data
+        dir). Called before the server is used, at start and after a restart.
+        """
+        raise ForeignServer(f"{self.name}: the lab cannot tell whether {self.address} is its own")
+
     @abstractmethod
     def launch(self, spawn: Spawn = procs.spawn) -> None:
         """Start the process (without waiting for it to serve). Data survives a relaunch."""
@@ -82,10 +153,14 @@ class Server(ABC):
             self.proc.wait()
 
     def stop(self) -> None:
-        """Stop it for good: the main process, then its helpers (each always reaped)."""
-        for proc in (self.proc, *self.helpers()):
-            if proc is not None:
-                procs.stop(proc)
+        """Stop it for good: the main process, then its helpers (each always reaped, each
+        stopped even if stopping another failed)."""
+        self.retired = True
+        procs.run_each(
+            functools.partial(procs.stop, proc)
+            for proc in (self.proc, *self.helpers())
+            if proc is not None
+        )
 
     def log_tail(self, log_name: str | None = None) -> str:
         """The end of its log (or of another log in its dir), to say why it would not start."""
@@ -126,6 +201,9 @@ class ExternalServer(Server):
 
     def wait_ready(self) -> None:
         """Someone else keeps it running."""
+
+    def check_identity(self) -> None:
+        """Whatever answers there is the server we were given."""
 
     def kill(self) -> None:
         raise LabError(f"crashing {self.name} needs the embedded lab (servers it started)")

@@ -10,6 +10,11 @@ write is fsynced to the data dir in the run's temp dir, a few milliseconds per w
 The member keeps etcd's default election timeout (1 s), so the smallest lease etcd grants is
 2 s (1.5 election timeouts, rounded up to whole seconds): scenarios see etcd's real limits.
 A restart reuses the data dir and ports, so revisions (the fencing tokens) keep increasing.
+
+Before use the lab checks that the member answering on the client port is its own: the member
+list names it (``etcd-1``) and Go's ``/debug/vars`` shows the command line it runs with, whose
+``--data-dir`` is this server's. The member has no password (the lab's Redis and PostgreSQL
+do): other local users can reach it, but it runs no code for them and holds only lock keys.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from lockviz.lab.backends.etcd import LAB_PREFIX
 from lockviz.lab.errors import LabError
 from lockviz.lab.ports import free_port
 from lockviz.lab.procs import wait_until
-from lockviz.lab.servers.base import Requirement, Server, Spawn
+from lockviz.lab.servers.base import ForeignServer, Requirement, Server, Spawn
 
 ETCD_BINARY = "etcd"
 START_TIMEOUT_S = 20.0
@@ -65,10 +70,34 @@ def post(host: str, port: int, path: str, body: dict[str, Any], timeout_s: float
         return json.loads(response.read() or b"{}")
 
 
+MARKER = "lockviz-marker"  # a server set aside for lockviz carries this key (see wipe)
+
+
 def wipe(host: str, port: int) -> None:
-    """Delete every key of the lab's prefix (a lock left by a previous run included)."""
+    """Delete every key of the lab's prefix (a lock left by a previous run included), on a
+    server marked as lockviz's only."""
+    if not post(host, port, "/v3/kv/range", {"key": _b64(MARKER)}).get("kvs"):
+        raise LabError(
+            f"etcd at {host}:{port} is not marked as lockviz's (no key {MARKER}): lockviz "
+            f"deletes what earlier runs left, so it only uses a server set aside for it: "
+            f"etcdctl put {MARKER} 1"
+        )
     body = {"key": _b64(LAB_PREFIX), "range_end": _b64(prefix_end(LAB_PREFIX))}
     post(host, port, "/v3/kv/deleterange", body)
+
+
+def _flag(cmdline: list[str], name: str) -> str | None:
+    """The value of ``--name value`` or ``--name=value`` in a command line."""
+    for i, arg in enumerate(cmdline):
+        if arg == name and i + 1 < len(cmdline):
+            return str(cmdline[i + 1])
+        if arg.startswith(name + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _same_path(found: str, ours: str) -> bool:
+    return os.path.realpath(found) == os.path.realpath(ours)
 
 
 @dataclass
@@ -87,9 +116,16 @@ class EtcdServer(Server):
 
     log_name = "etcd.log"
 
+    @property
+    def data_dir(self) -> str:
+        return os.path.join(self.workdir, "data")
+
+    def ports(self) -> list[int]:
+        return [self.port, self.peer_port]
+
     def launch(self, spawn: Spawn = procs.spawn) -> None:
         """Start the process (without waiting for it to serve)."""
-        os.makedirs(self.workdir, exist_ok=True)
+        os.makedirs(self.workdir, mode=0o700, exist_ok=True)
         self.port = self.port or free_port()
         self.peer_port = self.peer_port or free_port()
         client_url = f"http://{self.host}:{self.port}"
@@ -97,7 +133,7 @@ class EtcdServer(Server):
         args = [
             ETCD_BINARY,
             "--name", self.name,
-            "--data-dir", os.path.join(self.workdir, "data"),
+            "--data-dir", self.data_dir,
             "--listen-client-urls", client_url,
             "--advertise-client-urls", client_url,
             "--listen-peer-urls", peer_url,
@@ -113,13 +149,47 @@ class EtcdServer(Server):
             self.proc = spawn(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
 
     def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> None:
+        """Ready once it is healthy (it leads its one-member cluster) and proves it is ours."""
+
         def ready() -> bool:
             if self.proc is not None and self.proc.poll() is not None:
-                raise LabError(f"{self.name} (etcd) exited at start: {self.log_tail()}")
-            return self.healthy()
+                raise self.exited_at_start(f"{self.name} (etcd)")
+            if not self.healthy():
+                return False
+            try:
+                self._compare(*self._identity())
+            except (OSError, ValueError):
+                return False  # no answer (yet)
+            return True
 
         wait_until(ready, timeout_s, f"{self.name} (etcd on port {self.port})")
         self.start_ms = (time.monotonic_ns() - self.launched_ns) / 1e6
+
+    def check_identity(self) -> None:
+        try:
+            found = self._identity()
+        except (OSError, ValueError) as exc:
+            raise ForeignServer(
+                f"{self.name}: no answer as etcd from {self.address}: {exc}"
+            ) from exc
+        self._compare(*found)
+
+    def _identity(self) -> tuple[list[str], str | None]:
+        """The names of the member answering on our port, and its ``--data-dir``."""
+        members = post(self.host, self.port, "/v3/cluster/member/list", {})
+        url = f"http://{self.host}:{self.port}/debug/vars"
+        with urllib.request.urlopen(url, timeout=2) as response:
+            cmdline = [str(arg) for arg in json.loads(response.read()).get("cmdline", [])]
+        me = members.get("header", {}).get("member_id")
+        names = [str(m.get("name")) for m in members.get("members", []) if m.get("ID") == me]
+        return names, _flag(cmdline, "--data-dir")
+
+    def _compare(self, names: list[str], data_dir: str | None) -> None:
+        if names != [self.name] or data_dir is None or not _same_path(data_dir, self.data_dir):
+            raise ForeignServer(
+                f"{self.name}: the etcd on {self.address} is member {names} with data dir "
+                f"{data_dir}, not {self.name} in {self.data_dir}"
+            )
 
     def healthy(self) -> bool:
         try:

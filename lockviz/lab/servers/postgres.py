@@ -1,11 +1,20 @@
 """A throwaway PostgreSQL cluster (``pg-1``) per run, with a real PgBouncer in front of it.
 
-Each run gets its own cluster in the run's temp dir: ``initdb -A trust --no-sync``, then
-``postgres`` on a free loopback port with ``fsync=off`` (nothing here must survive a crash),
-its Unix socket in the same dir, and no system cluster touched. Next to it runs ``pgbouncer``
-in ``pool_mode = transaction`` with one server connection per pool, for the ``pooled`` variant;
-the lab publishes its address on the server as the custom setting ``lockviz.pooler`` so a
-client that only knows ``pg-1`` can find it (an external server may set it too).
+Each run gets its own cluster in the run's temp dir: ``initdb --auth=scram-sha-256
+--pwfile=<file> --no-sync``, then ``postgres`` on a free loopback port with ``fsync=off``
+(nothing here must survive a crash), its Unix socket in the same dir, and no system cluster
+touched. Next to it runs ``pgbouncer`` in ``pool_mode = transaction`` with one server
+connection per pool, for the ``pooled`` variant; the lab publishes its address on the server as
+the custom setting ``lockviz.pooler`` so a client that only knows ``pg-1`` can find it (an
+external server may set it too).
+
+Private to its run: the superuser ``postgres`` has a fresh password, and every connection, on
+the Unix socket too, must prove it with SCRAM (with ``trust``, any local user was superuser,
+and ``COPY ... TO PROGRAM`` runs commands as the app's user). PgBouncer asks for the same
+password (``auth_type = scram-sha-256``, from an ``auth_file``). The password file for initdb
+is deleted once it has run; the auth file stays (mode 0600) while the server runs. Before use
+the lab checks that what answers on each port is its own cluster:
+``current_setting('data_directory')`` is this server's data dir, directly and through PgBouncer.
 
 Measured on the 2-core dev machine: initdb 0.42 s idle and 0.8-2.5 s with both cores busy;
 postgres ready 25-50 ms after its start (up to 160 ms loaded), pgbouncer 5-30 ms after that.
@@ -36,12 +45,19 @@ from typing import Any
 
 import psycopg
 
-from algorithms.postgres_lock import SETUP_SQL, connect
+from algorithms.postgres_lock import SETUP_SQL, Connection, connect
 from lockviz.lab import procs
 from lockviz.lab.errors import LabError
 from lockviz.lab.ports import free_port
 from lockviz.lab.procs import children, wait_until
-from lockviz.lab.servers.base import Requirement, Server, Spawn
+from lockviz.lab.servers.base import (
+    ForeignServer,
+    Requirement,
+    Server,
+    Spawn,
+    new_password,
+    write_private,
+)
 
 OS_USER = "postgres"
 START_TIMEOUT_S = 20.0
@@ -74,7 +90,8 @@ postgres = host=127.0.0.1 port={pg_port} dbname=postgres user=postgres
 listen_addr = 127.0.0.1
 listen_port = {port}
 unix_socket_dir =
-auth_type = any
+auth_type = scram-sha-256
+auth_file = {auth_file}
 pool_mode = transaction
 default_pool_size = 1
 max_client_conn = 50
@@ -124,10 +141,19 @@ def create(names: list[str], workdir: str, options: dict[str, Any]) -> list[Post
     return [PostgresServer(name, os.path.join(workdir, name), extra=extra) for name in names]
 
 
-def wipe(host: str, port: int) -> None:
+def wipe(host: str, port: int, password: str | None = None) -> None:
     """Before a run on the lab's external server: end every other session (and so every
     advisory lock, pooled ones included), and restart the fencing sequence."""
-    with connect(host, port, application_name="lockviz-lab", timeout_ms=5000) as conn:
+    with connect(
+        host, port, application_name="lockviz-lab", timeout_ms=5000, password=password
+    ) as conn:
+        row = conn.execute("SELECT to_regclass('public.lockviz_marker') IS NOT NULL").fetchone()
+        if not row or not row[0]:
+            raise LabError(
+                f"PostgreSQL at {host}:{port} is not marked as lockviz's (no table "
+                "lockviz_marker): lockviz ends every other session before each run, so it only "
+                "uses a server set aside for it: CREATE TABLE lockviz_marker ()"
+            )
         conn.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
             " WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'"
@@ -141,6 +167,20 @@ def _as_os_user() -> dict[str, Any]:
     if os.geteuid() != 0:
         return {}
     return {"user": OS_USER, "group": pwd.getpwnam(OS_USER).pw_gid, "extra_groups": []}
+
+
+def _os_user_ids() -> tuple[int, int] | None:
+    """(uid, gid) to give the server's files to when we are root; ``None`` otherwise."""
+    if os.geteuid() != 0:
+        return None
+    entry = pwd.getpwnam(OS_USER)
+    return entry.pw_uid, entry.pw_gid
+
+
+def _refused_password(exc: psycopg.Error) -> bool:
+    """A server that refuses our password is not ours (ours would take it)."""
+    text = str(exc)  # PostgreSQL says the first, PgBouncer the second
+    return "password authentication failed" in text or "SASL authentication failed" in text
 
 
 @dataclass
@@ -157,6 +197,7 @@ class PostgresServer(Server):
     pooler: subprocess.Popen[bytes] | None = None
     timings: dict[str, float] = field(default_factory=dict)  # seconds: initdb, until ready
     extra: dict[str, str] = field(default_factory=dict)  # server settings a scenario asked for
+    password: str = field(default_factory=new_password, repr=False)  # the superuser's
     _started: float = 0.0
     log_name = "postgres.log"
 
@@ -170,6 +211,22 @@ class PostgresServer(Server):
 
     def helpers(self) -> list[subprocess.Popen[bytes]]:
         return [self.pooler] if self.pooler is not None else []
+
+    def ports(self) -> list[int]:
+        return [self.port, self.pooler_port]
+
+    def connect(
+        self, *, pooled: bool = False, application_name: str = "lab", timeout_ms: int = 1000
+    ) -> Connection:
+        """A connection as the superuser, to the server or (``pooled``) through PgBouncer."""
+        return connect(
+            self.host,
+            self.pooler_port if pooled else self.port,
+            application_name=application_name,
+            timeout_ms=timeout_ms,
+            pooled=pooled,
+            password=self.password,
+        )
 
     def launch(self, spawn: Spawn = procs.spawn) -> None:
         """initdb (first time only), then start postgres and pgbouncer without waiting."""
@@ -195,10 +252,15 @@ class PostgresServer(Server):
         if self.pooler is not None and self.pooler.poll() is None:
             return  # a restart of the server after kill(): the pooler kept running
         ini = os.path.join(self.workdir, "pgbouncer.ini")
-        with open(ini, "w") as f:
-            log_path = os.path.join(self.workdir, "pgbouncer.log")
-            f.write(PGBOUNCER_INI.format(pg_port=self.port, port=self.pooler_port, log=log_path))
-        self._give_to_os_user(ini)
+        auth_file = os.path.join(self.workdir, "pgbouncer.users")
+        write_private(auth_file, f'"postgres" "{self.password}"\n', _os_user_ids())
+        config = PGBOUNCER_INI.format(
+            pg_port=self.port,
+            port=self.pooler_port,
+            log=os.path.join(self.workdir, "pgbouncer.log"),
+            auth_file=auth_file,
+        )
+        write_private(ini, config, _os_user_ids())
         self.pooler = spawn(
             [pgbouncer_binary() or "pgbouncer", "--quiet", ini],
             stdin=subprocess.DEVNULL,
@@ -207,60 +269,87 @@ class PostgresServer(Server):
         )
 
     def _prepare_dir(self) -> None:
-        os.makedirs(self.workdir, exist_ok=True)
-        if os.geteuid() == 0:
-            # The run's dir is root's and private (0700): the postgres user must pass through it.
-            parent = os.path.dirname(self.workdir)
-            os.chmod(parent, os.stat(parent).st_mode | 0o011)
-            self._give_to_os_user(self.workdir)
-
-    def _give_to_os_user(self, path: str) -> None:
-        if os.geteuid() == 0:
-            entry = pwd.getpwnam(OS_USER)
-            os.chown(path, entry.pw_uid, entry.pw_gid)
+        os.makedirs(self.workdir, mode=0o700, exist_ok=True)
+        ids = _os_user_ids()
+        if ids is not None:
+            # The run's dir and the lab's base are root's and private (0700): the postgres user
+            # must pass through them (search only: it cannot list them or read what is inside).
+            run_dir = os.path.dirname(self.workdir)
+            for path in (run_dir, os.path.dirname(run_dir)):
+                os.chmod(path, os.stat(path).st_mode | 0o011)
+            os.chown(self.workdir, *ids)
 
     def _initdb(self, binaries: str) -> None:
-        args = [os.path.join(binaries, "initdb"), "-D", self.data_dir, "-A", "trust", "-U"]
-        args += ["postgres", "--no-sync", "--no-instructions", "-E", "UTF8", "--locale=C"]
-        with open(os.path.join(self.workdir, "initdb.log"), "wb") as log:
-            proc = procs.spawn(
-                args, stdin=subprocess.DEVNULL, stdout=log, stderr=log, **_as_os_user()
-            )
-            try:
-                code = proc.wait(60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-                raise LabError(f"{self.name}: initdb did not finish within 60 s") from None
+        pwfile = os.path.join(self.workdir, "initdb.pw")
+        write_private(pwfile, self.password + "\n", _os_user_ids())
+        args = [os.path.join(binaries, "initdb"), "-D", self.data_dir, "-U", "postgres"]
+        args += ["--auth=scram-sha-256", f"--pwfile={pwfile}"]
+        args += ["--no-sync", "--no-instructions", "-E", "UTF8", "--locale=C"]
+        try:
+            with open(os.path.join(self.workdir, "initdb.log"), "wb") as log:
+                proc = procs.spawn(
+                    args, stdin=subprocess.DEVNULL, stdout=log, stderr=log, **_as_os_user()
+                )
+                try:
+                    code = proc.wait(60)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+                    raise LabError(f"{self.name}: initdb did not finish within 60 s") from None
+        finally:
+            os.unlink(pwfile)
         if code != 0:
             raise LabError(f"{self.name}: initdb failed: {self.log_tail('initdb.log')}")
 
     def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> None:
-        """Ready means a real connection answers ``SELECT 1``, directly and through PgBouncer."""
+        """Ready means our cluster answers with our password, directly and through PgBouncer."""
 
-        def ready(port: int, proc: subprocess.Popen[bytes] | None, log: str) -> Callable[[], bool]:
+        def ready(proc: subprocess.Popen[bytes] | None, what: str, log: str) -> Callable[[], bool]:
             pooled = proc is self.pooler
 
             def probe() -> bool:
                 if proc is not None and proc.poll() is not None:
-                    raise LabError(f"{self.name} exited at start: {self.log_tail(log)}")
+                    raise self.exited_at_start(what, log)
                 try:
-                    with connect(self.host, port, application_name="lab", pooled=pooled) as conn:
-                        return conn.execute("SELECT 1").fetchone() == (1,)
-                except psycopg.Error:
-                    return False
+                    self._check_data_dir(pooled, timeout_ms=1000)
+                except psycopg.OperationalError as exc:
+                    if _refused_password(exc):
+                        raise ForeignServer(f"{what} on port {self._port(pooled)}: {exc}") from exc
+                    return False  # not listening, or still starting up
+                return True
 
             return probe
 
-        wait_until(
-            ready(self.port, self.proc, "postgres.log"), timeout_s, f"{self.name} (postgres)"
-        )
+        what = f"{self.name} (postgres)"
+        wait_until(ready(self.proc, what, "postgres.log"), timeout_s, what)
         self.timings["postgres_ready_s"] = time.monotonic() - self._started
-        with connect(self.host, self.port, application_name="lab") as conn:
+        with self.connect() as conn:
             conn.execute(SETUP_SQL)
         what = f"{self.name}'s pgbouncer"
-        wait_until(ready(self.pooler_port, self.pooler, "pgbouncer.log"), timeout_s, what)
+        wait_until(ready(self.pooler, what, "pgbouncer.log"), timeout_s, what)
         self.timings["pgbouncer_ready_s"] = time.monotonic() - self._started
+
+    def check_identity(self) -> None:
+        for pooled in (False, True):
+            try:
+                self._check_data_dir(pooled, timeout_ms=2000)
+            except psycopg.Error as exc:
+                port = self._port(pooled)
+                raise ForeignServer(f"{self.name}: no answer on port {port}: {exc}") from exc
+
+    def _port(self, pooled: bool) -> int:
+        return self.pooler_port if pooled else self.port
+
+    def _check_data_dir(self, pooled: bool, timeout_ms: int) -> None:
+        """ForeignServer unless the cluster behind the port is the one in our data dir."""
+        with self.connect(pooled=pooled, timeout_ms=timeout_ms) as conn:
+            row = conn.execute("SELECT current_setting('data_directory')").fetchone()
+        found = str(row[0]) if row else ""
+        if os.path.realpath(found) != os.path.realpath(self.data_dir):
+            raise ForeignServer(
+                f"{self.name}: the PostgreSQL on port {self._port(pooled)} serves {found}, "
+                f"not {self.data_dir}"
+            )
 
     def kill(self) -> None:
         """kill -9 of the postmaster: no shutdown; its backends die with it (checked)."""

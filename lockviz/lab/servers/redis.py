@@ -6,6 +6,12 @@ clock_gettime during libfaketime's init); preloading glibc's ``libc_malloc_debug
 works. ``FAKETIME_NO_CACHE=1`` applies a change at once; ``FAKETIME_DONT_FAKE_MONOTONIC=1``
 keeps a backward jump from stalling Redis's expiry timer. Key expiry then follows the faked
 wall clock: +20 s on a node makes a 30 s lease expire 20 s early.
+
+Each node is private to its run: a password of its own (``requirepass``) and protected mode on,
+all in ``redis.conf`` (mode 0600, in the node's dir), so the command line is only
+``redis-server <that file>``. A node without a password would let any local user write files
+as the app's user (``CONFIG SET dir``, ``SAVE``). Before use, the lab checks that the node
+answering on the port is its own child: ``INFO server``'s ``process_id`` is the pid it spawned.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import glob
 import os
 import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import redis
@@ -24,7 +30,14 @@ from lockviz.lab import procs
 from lockviz.lab.errors import LabError
 from lockviz.lab.ports import free_port
 from lockviz.lab.procs import wait_until
-from lockviz.lab.servers.base import Requirement, Server, Spawn
+from lockviz.lab.servers.base import (
+    ForeignServer,
+    Requirement,
+    Server,
+    Spawn,
+    new_password,
+    write_private,
+)
 
 REDIS_BINARY = "redis-server"
 START_TIMEOUT_S = 10.0
@@ -55,10 +68,30 @@ def create(names: list[str], workdir: str, options: dict[str, Any]) -> list[Redi
     ]
 
 
-def wipe(host: str, port: int) -> None:
-    client = redis.Redis(host=host, port=port, socket_timeout=2, decode_responses=True)
+MARKER = "lockviz:marker"  # a server set aside for lockviz carries this key (see wipe)
+
+
+def wipe(host: str, port: int, password: str | None = None) -> None:
+    """Empty a server someone else runs, before a run on it: only one that says it is lockviz's
+    (the key ``lockviz:marker``), never whatever LOCKVIZ_SERVERS happens to point at."""
+    client = redis.Redis(
+        host=host, port=port, password=password, socket_timeout=2, decode_responses=True
+    )
+    if not client.exists(MARKER):
+        raise LabError(
+            f"{host}:{port} is not marked as lockviz's (no key {MARKER}): lockviz empties a "
+            f"server before each run, so it only uses one set aside for it: SET {MARKER} 1"
+        )
     client.flushall()
+    client.set(MARKER, "1")
     client.config_set("notify-keyspace-events", KEYSPACE_EVENTS)
+
+
+def _quoted(path: str) -> str:
+    """A path as a redis.conf string."""
+    if any(c in path for c in '"\\\n'):
+        raise LabError(f"redis.conf cannot hold the path {path!r}")
+    return f'"{path}"'
 
 
 @dataclass
@@ -72,6 +105,7 @@ class RedisServer(Server):
     persistence: str = "none"  # "none" | "fsync"
     offset_ms: float = 0.0
     proc: subprocess.Popen[bytes] | None = None
+    password: str = field(default_factory=new_password, repr=False)
 
     log_name = "redis.log"
 
@@ -79,27 +113,37 @@ class RedisServer(Server):
     def clock_file(self) -> str:
         return os.path.join(self.workdir, "clock")
 
+    @property
+    def config_file(self) -> str:
+        return os.path.join(self.workdir, "redis.conf")
+
+    def config(self) -> str:
+        """redis.conf: everything the node runs with, its password included."""
+        settings = [
+            ("port", str(self.port)),
+            ("bind", self.host),
+            ("dir", _quoted(self.workdir)),
+            ("save", '""'),
+            ("appendonly", "yes" if self.persistence == "fsync" else "no"),
+            ("appendfsync", "always"),
+            ("protected-mode", "yes"),
+            ("requirepass", self.password),
+            ("daemonize", "no"),
+            ("hz", "100"),  # sweep expired keys often: the diagram shows when the server expires
+            ("notify-keyspace-events", KEYSPACE_EVENTS),
+            ("loglevel", "warning"),
+            ("logfile", _quoted(self.log_path)),
+        ]
+        return "".join(f"{name} {value}\n" for name, value in settings)
+
     def launch(self, spawn: Spawn = procs.spawn) -> None:
         """Start the process (without waiting for it to serve)."""
-        os.makedirs(self.workdir, exist_ok=True)
+        os.makedirs(self.workdir, mode=0o700, exist_ok=True)
         if not self.port:
             self.port = free_port()
         self._write_clock()
-        args = [
-            REDIS_BINARY,
-            "--port", str(self.port),
-            "--bind", self.host,
-            "--dir", self.workdir,
-            "--save", "",
-            "--appendonly", "yes" if self.persistence == "fsync" else "no",
-            "--appendfsync", "always",
-            "--protected-mode", "no",
-            "--daemonize", "no",
-            "--hz", "100",  # sweep expired keys often: the diagram shows when the server expires
-            "--notify-keyspace-events", KEYSPACE_EVENTS,
-            "--loglevel", "warning",
-            "--logfile", self.log_path,
-        ]  # fmt: skip
+        write_private(self.config_file, self.config())
+        args = [REDIS_BINARY, self.config_file]
         env = {
             **os.environ,
             "LD_PRELOAD": ":".join(_faketime_libs()),
@@ -107,15 +151,43 @@ class RedisServer(Server):
             "FAKETIME_NO_CACHE": "1",
             "FAKETIME_DONT_FAKE_MONOTONIC": "1",
         }
-        self.proc = spawn(args, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        with open(self.log_path, "ab") as log:  # what it says before its log is open, too
+            self.proc = spawn(args, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
 
     def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> None:
+        """Ready once the node answers with our password and proves it is our child."""
+
         def ready() -> bool:
             if self.proc is not None and self.proc.poll() is not None:
-                raise LabError(f"{self.name} (redis-server) exited at start: {self.log_tail()}")
-            return self.ping()
+                raise self.exited_at_start(f"{self.name} (redis-server)")
+            try:
+                self._check_pid(timeout_ms=200)
+            except (redis.ConnectionError, redis.TimeoutError):
+                return False  # not listening yet
+            return True
 
         wait_until(ready, timeout_s, f"{self.name} (redis-server on port {self.port})")
+
+    def check_identity(self) -> None:
+        try:
+            self._check_pid(timeout_ms=1000)
+        except redis.RedisError as exc:
+            raise ForeignServer(f"{self.name}: no answer from {self.address}: {exc}") from exc
+
+    def _check_pid(self, timeout_ms: int) -> None:
+        """ForeignServer unless the node on our port takes our password and has our child's pid;
+        redis-py's connection errors when nothing (or nothing yet) answers."""
+        try:
+            pid = int(self.client(timeout_ms=timeout_ms).info("server")["process_id"])
+        except redis.AuthenticationError as exc:
+            raise ForeignServer(f"{self.name}: {self.address} refused its password") from exc
+        except redis.ResponseError as exc:  # an AUTH it cannot take: another server
+            raise ForeignServer(f"{self.name}: {self.address} answered {exc}") from exc
+        ours = self.proc.pid if self.proc is not None else None
+        if pid != ours:
+            raise ForeignServer(
+                f"{self.name}: the Redis on {self.address} is process {pid}, not ours ({ours})"
+            )
 
     def ping(self) -> bool:
         try:
@@ -125,7 +197,7 @@ class RedisServer(Server):
 
     def client(self, timeout_ms: int = 1000) -> redis.Redis:
         """The lab's own connection (no retries: a crashed node must fail fast, not back off)."""
-        return connect(self.host, self.port, timeout_ms=timeout_ms)
+        return connect(self.host, self.port, timeout_ms=timeout_ms, password=self.password)
 
     def jump_clock(self, ms: float) -> float:
         """Move this node's wall clock by ``ms`` (cumulative); returns the total offset."""

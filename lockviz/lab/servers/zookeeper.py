@@ -15,8 +15,14 @@ that names a ``Mode:`` (standalone, leader or follower; a node without quorum sa
 currently serving requests").
 
 Fails by: a missing ``java`` or jar (see :func:`requirements`), a port taken between choosing it
-and the JVM binding it (the server exits at start; the log tail says so), or an ensemble that
-cannot form a quorum within the start timeout.
+and the JVM binding it (the server exits at start, and the lab starts the servers again on other
+ports), or an ensemble that cannot form a quorum within the start timeout.
+
+Before use the lab checks that the server answering on the client port is its own: the ``conf``
+four-letter word (whitelisted with ``srvr``, ``ruok``, ``stat`` and ``dump``) names its
+``dataDir``, which must be this server's. The servers have no password (the lab's Redis and
+PostgreSQL do): other local users can reach them, but they run no code for them and hold only
+the lab's lock nodes.
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ from lockviz.lab.errors import LabError
 from lockviz.lab.links import Links
 from lockviz.lab.ports import free_port, split_address
 from lockviz.lab.procs import wait_until
-from lockviz.lab.servers.base import Requirement, Server, Spawn
+from lockviz.lab.servers.base import ForeignServer, Requirement, Server, Spawn
 
 JAVA = "java"
 ZK_JAR = "/usr/share/java/zookeeper.jar"
@@ -54,6 +60,7 @@ JVM_OPTIONS = [
 TICK_MS = 100
 START_TIMEOUT_S = 30.0
 LAB_ROOT = "/lockviz"  # everything a run creates lives under this path
+MARKER = "/lockviz-marker"  # a server set aside for lockviz carries this node (see wipe)
 
 
 def requirements() -> list[Requirement]:
@@ -115,6 +122,12 @@ def wipe(host: str, port: int) -> None:
     )
     try:
         client.start(timeout=5)
+        if client.exists(MARKER) is None:
+            raise LabError(
+                f"ZooKeeper at {host}:{port} is not marked as lockviz's (no node {MARKER}): "
+                f"lockviz deletes what earlier runs left, so it only uses a server set aside "
+                f"for it: create {MARKER}"
+            )
         client.retry(client.delete, LAB_ROOT, recursive=True)
     except NoNodeError:
         pass
@@ -175,6 +188,13 @@ class ZooKeeperServer(Server):
 
     log_name = "zookeeper.log"
 
+    @property
+    def data_dir(self) -> str:
+        return os.path.join(self.workdir, "data")
+
+    def ports(self) -> list[int]:
+        return [self.port, self.peer_port, self.election_port] if self.peers else [self.port]
+
     def helpers(self) -> list[subprocess.Popen[bytes]]:
         """The ensemble's proxy mesh, counted once (with the first server)."""
         mesh = self.mesh.proc if self.mesh is not None and self.myid == 1 else None
@@ -187,22 +207,24 @@ class ZooKeeperServer(Server):
             "maxSessionTimeout=60000",
             "initLimit=100",  # ticks: 10 s for a follower to sync with a leader on a busy box
             "syncLimit=30",  # ticks: a follower 3 s behind is dropped
-            f"dataDir={os.path.join(self.workdir, 'data')}",
+            f"dataDir={self.data_dir}",
             f"clientPort={self.port}",
             f"clientPortAddress={self.host}",
             f"forceSync={'yes' if self.fsync else 'no'}",
             "preAllocSize=4096",  # KiB; the default 64 MiB per txn log file is a waste here
             "admin.enableServer=false",
             # dump lets the lab's watcher tell a session expiry from an owner's delete
-            "4lw.commands.whitelist=srvr,ruok,stat,dump",
+            # conf names the dataDir: how the lab knows the server on a port is its own
+            "4lw.commands.whitelist=srvr,ruok,stat,dump,conf",
         ]
         lines += [f"server.{i}={self.host}:{peer}:{election}" for i, peer, election in self.peers]
         return "\n".join(lines) + "\n"
 
     def launch(self, spawn: Spawn = procs.spawn) -> None:
         """Start the JVM (without waiting for it to serve). Data survives a relaunch."""
-        data = os.path.join(self.workdir, "data")
-        os.makedirs(data, exist_ok=True)
+        data = self.data_dir
+        os.makedirs(self.workdir, mode=0o700, exist_ok=True)
+        os.makedirs(data, mode=0o700, exist_ok=True)
         cfg = os.path.join(self.workdir, "zoo.cfg")
         with open(cfg, "w") as f:
             f.write(self.config())
@@ -218,12 +240,41 @@ class ZooKeeperServer(Server):
             )
 
     def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> None:
+        """Ready once it serves (standalone, or in an ensemble with a quorum) and proves it is
+        ours."""
+
         def ready() -> bool:
             if self.proc is not None and self.proc.poll() is not None:
-                raise LabError(f"{self.name} (ZooKeeper) exited at start: {self.log_tail()}")
-            return self.mode() is not None
+                raise self.exited_at_start(f"{self.name} (ZooKeeper)")
+            if self.mode() is None:
+                return False
+            found = self._reported_data_dir()
+            if found is not None:
+                self._compare_data_dir(found)
+            return found is not None
 
         wait_until(ready, timeout_s, f"{self.name} (ZooKeeper on port {self.port})")
+
+    def check_identity(self) -> None:
+        found = self._reported_data_dir(timeout_s=2.0)
+        if found is None:
+            raise ForeignServer(f"{self.name}: no answer to `conf` from {self.address}")
+        self._compare_data_dir(found)
+
+    def _reported_data_dir(self, timeout_s: float = 0.5) -> str | None:
+        """The ``dataDir`` the server on our port reports (``None``: no answer)."""
+        for line in four_letter(self.host, self.port, "conf", timeout_s).splitlines():
+            if line.startswith("dataDir="):
+                return line.split("=", 1)[1]
+        return None
+
+    def _compare_data_dir(self, found: str) -> None:
+        # It reports where it keeps its snapshots: <dataDir>/version-2.
+        if os.path.dirname(os.path.realpath(found)) != os.path.realpath(self.data_dir):
+            raise ForeignServer(
+                f"{self.name}: the ZooKeeper on {self.address} keeps its data in {found}, "
+                f"not in {self.data_dir}"
+            )
 
     def mode(self) -> str | None:
         """``standalone``, ``leader`` or ``follower`` while serving; ``None`` otherwise."""

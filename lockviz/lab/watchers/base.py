@@ -7,13 +7,16 @@ lease bar where the server ended it. They run in the engine's process, one threa
 
 :class:`Watcher` is the thread every watcher shares: ``start`` returns once it watches,
 ``stop`` ends it, and a server that goes away (a crash is part of the show) is reconnected to
-until it is back.
+until it is back, but not once the lab has stopped that server for good (``retired``): if a
+run's cleanup broke off before stopping its watchers, they must not reconnect to whatever
+listens on that port next and record a later run's events.
 """
 
 from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import ClassVar
 
 from lockviz.lab.events import Record
@@ -23,9 +26,12 @@ class Watcher(ABC):
     transient: ClassVar[tuple[type[BaseException], ...]] = (OSError,)  # the server is away
     join_s: ClassVar[float] = 2.0
 
-    def __init__(self, name: str, record: Record) -> None:
+    def __init__(
+        self, name: str, record: Record, *, retired: Callable[[], bool] | None = None
+    ) -> None:
         self.name = name
         self.record = record
+        self._retired = retired  # true once the server watched is stopped for good
         self.failures = 0  # attempts in a row that could not reach the server
         self._stop = threading.Event()
         self._ready = threading.Event()
@@ -43,7 +49,8 @@ class Watcher(ABC):
 
     @property
     def stopping(self) -> bool:
-        return self._stop.is_set()
+        """Asked to stop, or the server it watches was stopped for good."""
+        return self._stop.is_set() or (self._retired is not None and self._retired())
 
     @property
     def running(self) -> bool:

@@ -13,6 +13,7 @@ pooler, the shared server session carries the name of the client that used it la
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
@@ -20,6 +21,7 @@ import psycopg
 from algorithms.postgres_lock import connect
 from lockviz.lab.events import Record
 from lockviz.lab.labs import ServerSet
+from lockviz.lab.servers.base import Server
 from lockviz.lab.watchers.base import Watcher
 
 POLL_S = 0.05
@@ -33,7 +35,18 @@ WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
 
 
 def watchers(servers: ServerSet, nodes: list[str], record: Record) -> list[Watcher]:
-    return [LockTableWatcher(servers[n].host, servers[n].port, n, record) for n in nodes]
+    return [_watcher(servers[n], record) for n in nodes]
+
+
+def _watcher(server: Server, record: Record) -> LockTableWatcher:
+    return LockTableWatcher(
+        server.host,
+        server.port,
+        server.name,
+        record,
+        password=server.password,
+        retired=lambda: server.retired,
+    )
 
 
 class LockTableWatcher(Watcher):
@@ -41,14 +54,26 @@ class LockTableWatcher(Watcher):
 
     transient = (psycopg.Error,)
 
-    def __init__(self, host: str, port: int, node: str, record: Record) -> None:
-        super().__init__(node, record)
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        node: str,
+        record: Record,
+        *,
+        password: str | None = None,
+        retired: Callable[[], bool] | None = None,
+    ) -> None:
+        super().__init__(node, record, retired=retired)
         self.host, self.port = host, port
+        self.password = password
         self.held: dict[tuple[int, int], str] = {}  # (backend pid, key) -> holder's name
         self.lost_ns: int | None = None  # when the connection to the server was lost
 
     def watch(self) -> None:
-        with connect(self.host, self.port, application_name=OBSERVER_NAME) as conn:
+        with connect(
+            self.host, self.port, application_name=OBSERVER_NAME, password=self.password
+        ) as conn:
             self.lost_ns = None
             while not self.stopping:
                 self._poll(conn)

@@ -10,6 +10,7 @@ watcher per node: single Redis and Redlock alike.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import redis
 
@@ -17,6 +18,7 @@ from algorithms.redis_client import connect
 from lockviz.lab.backends.redis import LOCK_KEY
 from lockviz.lab.events import Record
 from lockviz.lab.labs import ServerSet
+from lockviz.lab.servers.base import Server
 from lockviz.lab.watchers.base import Watcher
 
 CHANNEL_PREFIX = "__keyevent@0__:"
@@ -25,14 +27,25 @@ CHANNEL_PREFIX = "__keyevent@0__:"
 class KeyWatcher(Watcher):
     transient = (redis.ConnectionError, redis.TimeoutError, OSError)  # the node crashed
 
-    def __init__(self, host: str, port: int, node: str, key: str, record: Record) -> None:
-        super().__init__(node, record)
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        node: str,
+        key: str,
+        record: Record,
+        *,
+        password: str | None = None,
+        retired: Callable[[], bool] | None = None,
+    ) -> None:
+        super().__init__(node, record, retired=retired)
         self.host, self.port = host, port
+        self.password = password
         self.key = key
         self.holder: str | None = None
 
     def watch(self) -> None:
-        client = connect(self.host, self.port, timeout_ms=500)
+        client = connect(self.host, self.port, timeout_ms=500, password=self.password)
         pubsub = client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
         try:
             pubsub.subscribe(*(CHANNEL_PREFIX + e for e in ("set", "del", "expired")))
@@ -57,6 +70,16 @@ class KeyWatcher(Watcher):
 
 
 def watchers(servers: ServerSet, nodes: list[str], record: Record) -> list[Watcher]:
-    return [
-        KeyWatcher(servers[node].host, servers[node].port, node, LOCK_KEY, record) for node in nodes
-    ]
+    return [_watcher(servers[node], record) for node in nodes]
+
+
+def _watcher(server: Server, record: Record) -> KeyWatcher:
+    return KeyWatcher(
+        server.host,
+        server.port,
+        server.name,
+        LOCK_KEY,
+        record,
+        password=server.password,
+        retired=lambda: server.retired,
+    )

@@ -17,6 +17,7 @@ import logging
 import re
 import threading
 import time
+from collections.abc import Callable
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException
@@ -41,7 +42,14 @@ _log.addHandler(logging.NullHandler())
 
 
 def watchers(servers: ServerSet, nodes: list[str], record: Record) -> list[Watcher]:
-    return [NodeWatcher({name: (servers[name].host, servers[name].port) for name in nodes}, record)]
+    watched = [servers[name] for name in nodes]
+    return [
+        NodeWatcher(
+            {s.name: (s.host, s.port) for s in watched},
+            record,
+            retired=lambda: all(s.retired for s in watched),
+        )
+    ]
 
 
 class NodeWatcher(Watcher):
@@ -50,8 +58,14 @@ class NodeWatcher(Watcher):
     transient = (KazooException, KazooTimeoutError)
     join_s = 5.0
 
-    def __init__(self, servers: dict[str, tuple[str, int]], record: Record) -> None:
-        super().__init__("zk", record)
+    def __init__(
+        self,
+        servers: dict[str, tuple[str, int]],
+        record: Record,
+        *,
+        retired: Callable[[], bool] | None = None,
+    ) -> None:
+        super().__init__("zk", record, retired=retired)
         self.servers = servers  # name -> (host, port), in the scenario's order
         self.known: dict[str, tuple[str, int]] = {}  # node name -> (owner, owner's session id)
 

@@ -2,19 +2,20 @@
 
 * ``check``  what the embedded lab needs from this machine, and how to install what is missing.
 * ``up``     start a standing set of servers (redis-1..N and storage) that outlives the command,
-             and print their addresses (to poke at with redis-cli, or to give the app as
-             LOCKVIZ_SERVERS). Runs in the app do not need it: each run starts its own servers.
-* ``status`` every server set the lab has started on this machine (standing ones and those of
+             and print their addresses and how to connect (each has a password, in a file
+             only you can read). Runs in the app do not need it: each run starts its own servers.
+* ``status`` every server set the lab has started for this user (standing ones and those of
              runs in progress): pids, ports, alive or not.
-* ``down``   stop every server set the lab has started, standing or left over from a killed app.
+* ``down``   stop every server set the lab has started for this user, standing or left over
+             from a killed app.
+
+All three look only in this user's lab base (see lockviz.lab.registry).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import signal
-import tempfile
 import time
 from typing import Any
 
@@ -55,7 +56,10 @@ class Command(BaseCommand):
         if not 1 <= options["nodes"] <= 7:
             raise CommandError("--nodes must be between 1 and 7")
         self.do_check(options)
-        workdir = tempfile.mkdtemp(prefix="lockviz-lab-")
+        try:
+            workdir = registry.new_run_dir("lockviz-lab-")
+        except LabError as exc:
+            raise CommandError(str(exc)) from None
         names = [f"redis-{i}" for i in range(1, options["nodes"] + 1)] + ["storage"]
         servers = [RedisServer(name, os.path.join(workdir, name)) for name in names]
         started = time.monotonic()
@@ -66,20 +70,25 @@ class Command(BaseCommand):
                 server.wait_ready()
                 self.stdout.write(f"  {server.name:<8} ready on {server.address}")
         except LabError as exc:
-            for server in servers:
-                server.stop()
+            procs.run_each(server.stop for server in servers)
             shutil.rmtree(workdir, ignore_errors=True)
             raise CommandError(str(exc)) from None
         pids = {s.name: s.proc.pid for s in servers if s.proc}
         registry.record(workdir, pids, standing=True, ports={s.name: s.port for s in servers})
         elapsed = (time.monotonic() - started) * 1000
         self.stdout.write(self.style.SUCCESS(f"{len(servers)} servers up in {elapsed:.0f} ms"))
-        spec = ",".join(f"{s.name}={s.address}" for s in servers)
-        self.stdout.write(f"LOCKVIZ_SERVERS={spec}")
+        first = servers[0]
+        self.stdout.write(
+            "Each server asks for a password of its own, kept only in its redis.conf (mode"
+            f" 0600). To connect to {first.name}:\n"
+            f"  REDISCLI_AUTH=\"$(sed -n 's/^requirepass //p' {first.config_file})\""
+            f" redis-cli -p {first.port}\n"
+            "(LOCKVIZ_SERVERS cannot carry passwords yet: the app cannot use these servers.)"
+        )
         self.stdout.write("Stop them with: python manage.py lab down")
 
     def do_status(self, options: dict[str, Any]) -> None:
-        entries = registry.entries()
+        entries = self._entries()
         if not entries:
             self.stdout.write("No lab servers are running.")
             return
@@ -88,21 +97,18 @@ class Command(BaseCommand):
             self.stdout.write(f"{entry['workdir']} ({kind})")
             ports = entry.get("ports", {})
             for name, pid in entry["pids"].items():
-                state = "alive" if procs.alive(pid) else "gone"
+                same = procs.same_process(pid, entry["start_ticks"].get(name))
+                state = "alive" if same else "gone"
                 server = name.split("#")[0]  # "pg-1#2": the third process of pg-1
                 port = f" port {ports[server]}" if server in ports else ""
                 self.stdout.write(f"  {name:<8} pid {pid:<7}{port} {state}")
 
     def do_down(self, options: dict[str, Any]) -> None:
-        stopped = 0
-        for entry in registry.entries():
-            for pid in entry["pids"].values():
-                if procs.alive(pid):
-                    for sig in (signal.SIGCONT, signal.SIGKILL):
-                        try:
-                            os.kill(pid, sig)
-                        except ProcessLookupError:
-                            break
-                    stopped += 1
-            shutil.rmtree(entry["workdir"], ignore_errors=True)
+        stopped = sum(registry.remove(entry) for entry in self._entries())
         self.stdout.write(f"Stopped {stopped} server{'s' * (stopped != 1)}.")
+
+    def _entries(self) -> list[dict[str, Any]]:
+        try:
+            return registry.entries()
+        except LabError as exc:
+            raise CommandError(str(exc)) from None

@@ -9,11 +9,9 @@ started dies with it (see lockviz.lab.procs).
 
 from __future__ import annotations
 
-import os
+import re
 import resource
-import shutil
 import signal
-import tempfile
 import time
 from typing import Any
 
@@ -27,8 +25,8 @@ from lockviz.bodylimit import guard_daphne
 from lockviz.catalogue import REDIS
 from lockviz.lab import registry
 from lockviz.lab.errors import LabError
+from lockviz.lab.labs import LocalLab
 from lockviz.lab.servers import install_hint, missing
-from lockviz.lab.servers.redis import RedisServer
 from lockviz.runs import recovery
 
 
@@ -47,7 +45,10 @@ class Command(BaseCommand):
                 f"  {interrupted} run(s) left live by an app that stopped: interrupted"
             )
         call_command("prune", verbosity=0)
-        swept = registry.sweep()
+        try:
+            swept = registry.sweep()
+        except LabError as exc:
+            raise CommandError(str(exc)) from None
         if swept:
             self.stdout.write(f"  cleaned up {swept} server set(s) left by an app that was killed")
         if settings.LOCKVIZ_SERVERS:
@@ -57,7 +58,8 @@ class Command(BaseCommand):
                 raise CommandError(install_hint(missing(REDIS)))
             self.step("lab self-test: starting redis-1 and storage", self.self_test)
         if settings.LOCKVIZ_CHANNEL_REDIS:
-            self.step(f"live streams: {settings.LOCKVIZ_CHANNEL_REDIS}", self.check_layer)
+            shown = re.sub(r"//[^@/]*@", "//", settings.LOCKVIZ_CHANNEL_REDIS)  # not its password
+            self.step(f"live streams: {shown}", self.check_layer)
         else:
             self.step("live streams: starting their redis-server", channel_layer.embedded_url)
         viewers = raise_open_files_limit() - 50
@@ -90,22 +92,11 @@ class Command(BaseCommand):
         try:
             redis.Redis.from_url(settings.LOCKVIZ_CHANNEL_REDIS, socket_timeout=2).ping()
         except redis.RedisError as exc:
-            raise CommandError(
-                f"LOCKVIZ_CHANNEL_REDIS={settings.LOCKVIZ_CHANNEL_REDIS} does not answer: {exc}"
-            ) from None
+            raise CommandError(f"LOCKVIZ_CHANNEL_REDIS does not answer: {exc}") from None
 
     def self_test(self) -> None:
-        workdir = tempfile.mkdtemp(prefix="lockviz-selftest-")
-        servers = [RedisServer(n, os.path.join(workdir, n)) for n in ("redis-1", "storage")]
-        try:
-            for server in servers:
-                server.launch()
-            for server in servers:
-                server.wait_ready()
-        finally:
-            for server in servers:
-                server.stop()
-            shutil.rmtree(workdir, ignore_errors=True)
+        with LocalLab().servers(["redis-1", "storage"]):
+            pass
 
 
 def raise_open_files_limit() -> int:

@@ -19,3 +19,13 @@ def test_the_config_survives_the_pipe_whole() -> None:
     assert again.address("redis-1") == ("127.0.0.1", 4001)
     with pytest.raises(KeyError):
         again.address("redis-9")
+
+
+def test_passwords_cross_the_pipe_but_never_show_in_a_repr() -> None:
+    config = ClientConfig(
+        name="alice", backend="redis", variant="safe", ttl_ms=2000, fencing=True,
+        clients=("alice",), nodes=("redis-1",), passwords={"redis-1": "s3cret"},
+    )  # fmt: skip
+    again = ClientConfig.from_json(config.to_json())
+    assert again.password("redis-1") == "s3cret" and again.password("storage") is None
+    assert "s3cret" not in repr(again)

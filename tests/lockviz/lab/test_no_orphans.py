@@ -69,3 +69,6 @@ def test_ctrl_c_stops_the_app_and_every_child_mid_run(app_server: AppServer) -> 
     while time.monotonic() < deadline and any(procs.alive(pid) for pid in children):
         time.sleep(0.05)
     assert [pid for pid in children if procs.alive(pid)] == []
+    # The run's thread did not get to clean up: its dir waits for the next start-up's sweep.
+    registry.sweep()
+    assert not [e for e in registry.entries() if e["owner_pid"] == app_server.proc.pid]

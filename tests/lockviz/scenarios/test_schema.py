@@ -161,7 +161,7 @@ def test_not_json_and_not_an_object() -> None:
     with pytest.raises(ScenarioError) as info:
         loads('{"format": 1,')
     assert info.value.problems[0].startswith("not valid JSON:")
-    assert problems([1, 2]) == ["the scenario must be a JSON object"]
+    assert problems([1, 2]) == ["scenario: must be a JSON object"]
 
 
 def test_hostile_text_is_kept_verbatim_as_data() -> None:

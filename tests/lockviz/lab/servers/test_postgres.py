@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 
 from algorithms.clock import SystemClock
-from algorithms.postgres_lock import PostgresLock, connect
+from algorithms.postgres_lock import PostgresLock
 from lockviz.lab import procs, registry
 from lockviz.lab.backends import postgres as backend
 from lockviz.lab.config import ClientConfig
 from lockviz.lab.engine import RunEngine, RunResult
+from lockviz.lab.errors import LabError
 from lockviz.lab.labs import LocalLab
 from lockviz.lab.servers import postgres as pg_servers
 from lockviz.lab.watchers.postgres import LockTableWatcher
@@ -39,8 +40,8 @@ def first(result: RunResult, actor: str, kind: str) -> dict[str, Any]:
 def test_stop_leaves_no_postgres_or_pgbouncer_process_alive() -> None:
     with LocalLab().servers(["pg-1"]) as servers:
         pg = servers["pg-1"]
-        held = connect(pg.host, pg.port, application_name="alice")
-        pooled = connect(pg.host, pg.pooler_port, application_name="bob", pooled=True)
+        held = pg.connect(application_name="alice")
+        pooled = pg.connect(application_name="bob", pooled=True)
         held.execute("SELECT pg_advisory_lock(1)")
         pooled.execute("SELECT 1")
         family = [*pg.pids(), *procs.children(pg.proc.pid)]
@@ -54,7 +55,7 @@ def test_stop_leaves_no_postgres_or_pgbouncer_process_alive() -> None:
 def test_kill_takes_every_backend_with_the_postmaster_and_a_restart_keeps_tokens_rising() -> None:
     with LocalLab().servers(["pg-1"]) as servers:
         pg = servers["pg-1"]
-        conn = connect(pg.host, pg.port, application_name="alice")
+        conn = pg.connect(application_name="alice")
         row = conn.execute("SELECT pg_advisory_lock(1), nextval('lockviz_fence')").fetchone()
         assert row is not None
         backends = procs.children(pg.proc.pid)
@@ -67,7 +68,7 @@ def test_kill_takes_every_backend_with_the_postmaster_and_a_restart_keeps_tokens
         conn.close()
         pg.launch()  # crash recovery replays the WAL: the sequence never goes back
         pg.wait_ready()
-        with connect(pg.host, pg.pooler_port, application_name="bob", pooled=True) as again:
+        with pg.connect(application_name="bob", pooled=True) as again:
             assert again.execute("SELECT pg_try_advisory_lock(1)").fetchone() == (True,)
             token = again.execute("SELECT nextval('lockviz_fence')").fetchone()
             assert token is not None and token[0] > row[1]
@@ -79,11 +80,12 @@ def test_the_observer_reports_who_held_each_lock_that_disappears() -> None:
     with LocalLab().servers(["pg-1"]) as servers:
         pg = servers["pg-1"]
         watcher = LockTableWatcher(
-            pg.host, pg.port, "pg-1", lambda a, k, d, t=None: seen.append((a, k, d))
-        )
+            pg.host, pg.port, "pg-1", lambda a, k, d, t=None: seen.append((a, k, d)),
+            password=pg.password,
+        )  # fmt: skip
         watcher.start()
         locks = {
-            name: PostgresLock(connect(pg.host, pg.port, application_name=name), key, owner=name)
+            name: PostgresLock(pg.connect(application_name=name), key, owner=name)
             for name, key in (("alice", 7), ("bob", 8), ("carol", 9))
         }
         assert all(lock.acquire() is not None for lock in locks.values())
@@ -109,10 +111,15 @@ def test_the_observer_reports_who_held_each_lock_that_disappears() -> None:
 def test_wipe_ends_other_sessions_and_resets_the_token_sequence() -> None:
     with LocalLab().servers(["pg-1"]) as servers:
         pg = servers["pg-1"]
-        other = connect(pg.host, pg.port, application_name="leftover")
+        other = pg.connect(application_name="leftover")
         other.execute("SELECT pg_advisory_lock(1), nextval('lockviz_fence')")
-        pg_servers.wipe(pg.host, pg.port)
-        with connect(pg.host, pg.port, application_name="next") as conn:
+        with pytest.raises(LabError, match="not marked as lockviz's"):
+            pg_servers.wipe(pg.host, pg.port, pg.password)  # a server not set aside: untouched
+        assert not _dead(other)
+        with pg.connect(application_name="admin") as admin:
+            admin.execute("CREATE TABLE lockviz_marker ()")
+        pg_servers.wipe(pg.host, pg.port, pg.password)
+        with pg.connect(application_name="next") as conn:
             assert conn.execute("SELECT pg_try_advisory_lock(1)").fetchone() == (True,)
             assert conn.execute("SELECT nextval('lockviz_fence')").fetchone() == (1,)
         assert _dead(other)
@@ -133,6 +140,7 @@ def test_pooled_clients_find_the_pooler_through_the_server() -> None:
         config = ClientConfig(
             name="alice", backend="postgres", variant="pooled", ttl_ms=1000, fencing=True,
             clients=("alice",), nodes=("pg-1",), servers={"pg-1": pg.address},
+            passwords=servers.passwords(),
         )  # fmt: skip
         lock = backend.make_lock(config, SystemClock(), lambda kind, details: None)
         assert lock.conn.info.port == pg.pooler_port
@@ -174,12 +182,11 @@ def test_through_the_pooler_both_clients_hold_the_same_server_session() -> None:
 
 HOLDER = """
 import json, sys, time
-from algorithms.postgres_lock import connect
 from lockviz.lab.labs import LocalLab
 from lockviz.lab.procs import children
 with LocalLab().servers(["pg-1"]) as servers:
     pg = servers["pg-1"]
-    conn = connect(pg.host, pg.port, application_name="alice")
+    conn = pg.connect(application_name="alice")
     conn.execute("SELECT pg_advisory_lock(1)")
     print(json.dumps([*pg.pids(), *children(pg.proc.pid)]), flush=True)
     time.sleep(60)

@@ -1,0 +1,207 @@
+"""Rooms: a class follows one presenter — what they show, live — and answers polls together.
+
+A presenter opens a room and gets a short code; students join with it (never starting a server)
+and follow. The presenter's pages report what they show (:class:`State`: a live run, a lesson at
+its current step, a replay at its position); every follower's page shows the same, a late
+joiner starts from it. A poll is a lesson's checkpoint or a question the presenter types; each
+student answers once (changeable until the reveal); the presenter sees the live tally, the class
+sees nothing of it until the reveal, and nobody ever sees who answered what.
+
+Messages go out on two groups of lockviz.broadcast: ``room.<code>`` (everyone in the room) and
+``room.<code>.presenter`` (the presenter's pages only: tallies, presence).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Count, F
+
+from lockviz import broadcast
+from lockviz.models import Member, Poll, Room, Run, Vote
+from lockviz.scenarios.library import builtin
+
+VIEWS = ("idle", "run", "lesson", "replay")
+RUN_ID = re.compile(r"^[A-Za-z0-9_-]{1,16}$")
+MAX_CHOICES = 6
+
+
+class RoomRefused(ValueError):
+    """What a room will not do, in a sentence naming the field (``choices: ...``)."""
+
+
+@dataclass(frozen=True)
+class State:
+    """What the presenter shows now; every field bounded (it comes from a browser)."""
+
+    view: str = "idle"  # idle | run | lesson | replay
+    run: str | None = None  # the run on screen
+    lesson: str | None = None  # its lesson, when the presenter walks through one
+    at: int | None = (
+        None  # the last event shown (a replay's or a walkthrough's position); None: live
+    )
+    narration: str = ""  # the story line the presenter is at
+    title: str = ""
+
+    @classmethod
+    def read(cls, data: Any) -> State:
+        if not isinstance(data, dict):
+            raise RoomRefused("state: must be a JSON object")
+        view = data.get("view", "idle")
+        if view not in VIEWS:
+            raise RoomRefused(f"view: {str(view)[:20]!r} is not one of {', '.join(VIEWS)}")
+        run = data.get("run")
+        if run is not None and (not isinstance(run, str) or not RUN_ID.match(run)):
+            raise RoomRefused("run: not a run id")
+        lesson = data.get("lesson")
+        if lesson is not None and lesson not in builtin():
+            raise RoomRefused("lesson: not a lesson of the course")
+        at = data.get("at")
+        if at is not None and (isinstance(at, bool) or not isinstance(at, int) or at < 0):
+            raise RoomRefused("at: must be a whole number ≥ 0, or null for live")
+        narration, title = data.get("narration") or "", data.get("title") or ""
+        if not isinstance(narration, str) or not isinstance(title, str):
+            raise RoomRefused("narration: must be text")
+        return cls(view, run, lesson, at, narration[:1000], title[:120])
+
+
+def group(room: Room) -> str:
+    return f"room.{room.code}"
+
+
+def presenter_group(room: Room) -> str:
+    return f"room.{room.code}.presenter"
+
+
+def find(code: str) -> Room | None:
+    code = code.strip().upper()
+    return Room.objects.filter(pk=code).first() if 3 <= len(code) <= 8 else None
+
+
+def open_room(presenter: str) -> Room:
+    """A new room, with a code no other room has."""
+    for _ in range(20):
+        try:
+            with transaction.atomic():
+                return Room.objects.create(presenter=presenter, state=asdict(State()))
+        except IntegrityError:
+            continue  # the code was taken: draw another
+    raise RuntimeError("could not find a free room code")
+
+
+def show(room: Room, state: State) -> None:
+    """The presenter shows ``state`` now: every follower's page follows."""
+    if room.state == asdict(state):
+        return
+    room.state = asdict(state)
+    room.save(update_fields=["state"])
+    broadcast.publish_frame(group(room), {"type": "state", "state": room.state})
+
+
+def join(room: Room, browser: str, name: str = "") -> Member:
+    member, _ = Member.objects.get_or_create(room=room, browser=browser)
+    if name.strip() and member.name != name.strip()[:40]:
+        member.name = name.strip()[:40]
+        member.save(update_fields=["name"])
+    return member
+
+
+def connected(room: Room, browser: str, change: int) -> None:
+    """A follower's page opened (+1) or closed (-1): the presenter sees who is present."""
+    Member.objects.filter(room=room, browser=browser).update(connections=F("connections") + change)
+    broadcast.publish_frame(presenter_group(room), {"type": "present", "present": present(room)})
+
+
+def present(room: Room) -> int:
+    return Member.objects.filter(room=room, connections__gt=0).count()
+
+
+# -- polls ---------------------------------------------------------------------------------
+
+
+def current(room: Room) -> Poll | None:
+    return room.polls.first()
+
+
+def ask(
+    room: Room,
+    question: str,
+    choices: list[str],
+    answer: str = "",
+    explain: str = "",
+    origin: str = "",
+) -> Poll:
+    """Put a question to the room (the one before it is over)."""
+    question = question.strip()
+    cleaned = [c.strip()[:200] for c in choices if isinstance(c, str) and c.strip()]
+    if not question:
+        raise RoomRefused("question: ask something")
+    if len(question) > 300:
+        raise RoomRefused(f"question: {len(question)} characters; the most is 300")
+    if not 2 <= len(cleaned) <= MAX_CHOICES or len(set(cleaned)) != len(cleaned):
+        raise RoomRefused(f"choices: give 2 to {MAX_CHOICES} different answers to choose from")
+    poll = Poll.objects.create(
+        room=room, question=question, choices=cleaned, answer=answer,
+        explain=explain, origin=origin,
+    )  # fmt: skip
+    broadcast.publish_frame(group(room), {"type": "poll", "poll": public(poll)})
+    broadcast.publish_frame(presenter_group(room), {"type": "tally", **tally(poll)})
+    return poll
+
+
+def ask_checkpoint(room: Room, run: Run, index: int) -> Poll:
+    """The room's poll for checkpoint ``index`` of the lesson ``run`` plays."""
+    scenario = builtin().get(run.slug)
+    step = scenario.steps[index] if scenario and 0 <= index < len(scenario.steps) else None
+    if step is None or step.ask is None:
+        raise RoomRefused(f"step: step {index + 1} of this lesson asks nothing")
+    a = step.ask
+    return ask(room, a.question, list(a.choices), a.answer, a.explain, f"{run.slug}#{index}")
+
+
+def vote(poll: Poll, browser: str, choice: str) -> None:
+    if poll.state != Poll.State.OPEN:
+        raise RoomRefused("choice: this question has been answered already: see the reveal")
+    if choice not in poll.choices:
+        raise RoomRefused(f"choice: {choice[:60]!r} is not one of the choices")
+    Vote.objects.update_or_create(poll=poll, browser=browser, defaults={"choice": choice})
+    broadcast.publish_frame(presenter_group(poll.room), {"type": "tally", **tally(poll)})
+
+
+def reveal(poll: Poll) -> None:
+    poll.state = Poll.State.REVEALED
+    poll.save(update_fields=["state"])
+    broadcast.publish_frame(group(poll.room), {"type": "poll", "poll": public(poll)})
+
+
+def counts(poll: Poll) -> dict[str, int]:
+    found = dict(
+        poll.votes.values_list("choice").annotate(n=Count("id")).values_list("choice", "n")
+    )
+    return {choice: int(found.get(choice, 0)) for choice in poll.choices}
+
+
+def tally(poll: Poll) -> dict[str, Any]:
+    """What the presenter sees while the class answers: counts only, never who."""
+    tallied = counts(poll)
+    return {"poll": poll.pk, "counts": tallied, "answered": sum(tallied.values()),
+            "present": present(poll.room)}  # fmt: skip
+
+
+def public(poll: Poll, browser: str = "") -> dict[str, Any]:
+    """The poll as a follower sees it: the answer and the class's counts after the reveal."""
+    shown: dict[str, Any] = {
+        "id": poll.pk,
+        "question": poll.question,
+        "choices": poll.choices,
+        "state": poll.state,
+    }
+    if browser:
+        mine = poll.votes.filter(browser=browser).values_list("choice", flat=True).first()
+        shown["mine"] = mine
+    if poll.state == Poll.State.REVEALED:
+        shown.update(answer=poll.answer, explain=poll.explain, counts=counts(poll))
+    return shown

@@ -1,0 +1,214 @@
+"""Rooms: a teacher presents, the class follows (lockviz.teaching.rooms has the rules).
+
+The presenter opens a room (``POST /rooms/``) and lands on its page: the join code, a link and
+its QR code, who is present, the polls. From then on the presenter's browser is *presenting*:
+every run, lesson and replay page it opens shows a room bar, and reports what it shows, so the
+class follows. Students open ``/r/<code>`` (or type the code at ``/join``), optionally give a
+name, and follow at ``/rooms/<code>/follow/``; joining never starts a server.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import segno
+from django.http import Http404, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from lockviz.models import Poll, Room, Run
+from lockviz.teaching import rooms
+from lockviz.teaching.lessons import course
+from lockviz.teaching.rooms import RoomRefused, State
+from lockviz.views import HtmxHttpRequest, browser
+
+
+def _room(code: str) -> Room:
+    room = rooms.find(code)
+    if room is None:
+        raise Http404(f"there is no room {code[:8]!r}: check the code on the projector")
+    return room
+
+
+def _presenting(request: HtmxHttpRequest, room: Room) -> bool:
+    return browser(request) == room.presenter
+
+
+def _forbidden(what: str) -> HttpResponse:
+    text = f"Only the presenter of this room can {what}: you follow it."
+    return HttpResponse(text, status=403, content_type="text/plain; charset=utf-8")
+
+
+def _refused(exc: RoomRefused) -> HttpResponse:
+    return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+
+
+@require_POST
+def open_room(request: HtmxHttpRequest) -> HttpResponse:
+    room = rooms.open_room(browser(request))
+    request.session["presenting"] = room.code
+    return redirect("room", code=room.code)
+
+
+@require_GET
+def room_page(request: HtmxHttpRequest, code: str) -> HttpResponse:
+    room = _room(code)
+    if not _presenting(request, room):
+        return redirect("join_room", code=room.code)
+    request.session["presenting"] = room.code
+    link = request.build_absolute_uri(reverse("join_room", args=[room.code]))
+    qr = segno.make(link, error="m").svg_inline(scale=10, border=2, dark="#111", light="#fff")
+    poll = rooms.current(room)
+    context = {
+        "room": room,
+        "link": link,
+        "qr": qr,
+        "present": rooms.present(room),
+        "poll": poll,
+        "tally": rooms.tally(poll) if poll else None,
+        "lessons": course(),
+        "recent": Run.objects.filter(owner=room.presenter)[:8],
+    }
+    return render(request, "lockviz/room.html", context)
+
+
+@require_POST
+def stop_presenting(request: HtmxHttpRequest, code: str) -> HttpResponse:
+    request.session.pop("presenting", None)
+    return redirect("index")
+
+
+@require_http_methods(["GET", "POST"])
+def join_by_code(request: HtmxHttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        code = str(request.POST.get("code", "")).strip().upper()[:8]
+        if rooms.find(code) is not None:
+            return redirect("join_room", code=code)
+        problem = f"There is no room {code!r}: check the code on the projector." if code else ""
+        return render(request, "lockviz/join.html", {"problem": problem, "code": code}, status=404)
+    return render(request, "lockviz/join.html", {"code": ""})
+
+
+@require_http_methods(["GET", "POST"])
+def join_room(request: HtmxHttpRequest, code: str) -> HttpResponse:
+    room = _room(code)
+    if _presenting(request, room):
+        return redirect("room", code=room.code)
+    if request.method == "POST":
+        rooms.join(room, browser(request), str(request.POST.get("name", "")))
+        return redirect("follow_room", code=room.code)
+    return render(request, "lockviz/join.html", {"room": room, "code": room.code})
+
+
+@require_GET
+def follow(request: HtmxHttpRequest, code: str) -> HttpResponse:
+    room = _room(code)
+    if _presenting(request, room):
+        return redirect("room", code=room.code)
+    member = rooms.join(room, browser(request))
+    data = {"room": room.code, "ws": f"/ws/rooms/{room.code}/", "state": room.state}
+    return render(request, "lockviz/follow.html", {"room": room, "member": member, "data": data})
+
+
+@require_POST
+def show(request: HtmxHttpRequest, code: str) -> HttpResponse:
+    """The presenter's page says what it shows now (room.js, a few times a second at most)."""
+    room = _room(code)
+    if not _presenting(request, room):
+        return _forbidden("say what the class sees")
+    try:
+        rooms.show(room, State.read(_json(request)))
+    except RoomRefused as exc:
+        return _refused(exc)
+    return HttpResponse(status=204)
+
+
+@require_POST
+def ask(request: HtmxHttpRequest, code: str) -> HttpResponse:
+    """A poll: a lesson's checkpoint (``run`` and ``step``) or the presenter's own question."""
+    room = _room(code)
+    if not _presenting(request, room):
+        return _forbidden("ask the class")
+    try:
+        if request.POST.get("step"):
+            run = get_object_or_404(Run, pk=str(request.POST.get("run", ""))[:16])
+            poll = rooms.ask_checkpoint(room, run, _whole(request.POST.get("step")))
+        else:
+            given = request.POST.getlist("choices")
+            choices = [line for item in given for line in item.splitlines()]
+            poll = rooms.ask(room, str(request.POST.get("question", "")), choices)
+    except RoomRefused as exc:
+        return _refused(exc)
+    return JsonResponse({"poll": rooms.public(poll), "tally": rooms.tally(poll)})
+
+
+@require_POST
+def reveal(request: HtmxHttpRequest, code: str, poll_id: int) -> HttpResponse:
+    room = _room(code)
+    if not _presenting(request, room):
+        return _forbidden("reveal the answer")
+    poll = get_object_or_404(Poll, pk=poll_id, room=room)
+    rooms.reveal(poll)
+    return JsonResponse({"poll": rooms.public(poll)})
+
+
+@require_POST
+def vote(request: HtmxHttpRequest, code: str, poll_id: int) -> HttpResponse:
+    room = _room(code)
+    poll = get_object_or_404(Poll, pk=poll_id, room=room)
+    if _presenting(request, room):
+        return _forbidden("answer: the presenter asks")
+    rooms.join(room, browser(request))
+    try:
+        rooms.vote(poll, browser(request), str(request.POST.get("choice", ""))[:200])
+    except RoomRefused as exc:
+        return _refused(exc)
+    return JsonResponse({"poll": rooms.public(poll, browser(request))})
+
+
+@require_GET
+def run_for_followers(request: HtmxHttpRequest, run_id: str) -> JsonResponse:
+    """What a follower's page needs to show a run: a checkpoint's question, never its answer."""
+    run = get_object_or_404(Run, pk=run_id)
+    scenario = dict(run.scenario)
+    steps = []
+    for step in scenario.get("steps") or []:
+        shown = dict(step)
+        if isinstance(step.get("ask"), dict):
+            shown["ask"] = {"question": step["ask"].get("question", "")}
+        steps.append(shown)
+    scenario["steps"] = steps
+    scenario.pop("expect", None)
+    return JsonResponse(
+        {
+            "run": run.pk,
+            "title": run.title,
+            "status": run.status,
+            "scenario": scenario,
+            "ws": f"/ws/runs/{run.pk}/",
+            "replay": reverse("replay", args=[run.pk]),
+            "verdict": reverse("verdict", args=[run.pk]),
+        }
+    )
+
+
+def room_bar(request: HtmxHttpRequest) -> dict[str, Any]:
+    """Context for every page: the room this browser presents, or follows from a replay."""
+    code = request.session.get("presenting") if hasattr(request, "session") else None
+    return {"presenting": code} if isinstance(code, str) else {}
+
+
+def _json(request: HtmxHttpRequest) -> Any:
+    try:
+        return json.loads(request.body or b"{}")
+    except ValueError:
+        raise RoomRefused("state: not JSON") from None
+
+
+def _whole(value: Any) -> int:
+    try:
+        return int(str(value))
+    except ValueError:
+        raise RoomRefused(f"step: {str(value)[:20]!r} is not a step number") from None
