@@ -121,7 +121,8 @@
     const target = marked && marked[0];
     if (!target) return;
     const box = target.getBoundingClientRect();
-    const top = ui.bar.getBoundingClientRect().bottom + 16;
+    const above = presenter && presenter.on ? ui.verdict.closest(".verdict-slot") : ui.bar;
+    const top = above.getBoundingClientRect().bottom + 16;
     if (box.bottom > window.innerHeight - 16) window.scrollBy(0, box.bottom - window.innerHeight + 120);
     else if (box.top < top) window.scrollBy(0, box.top - top - 60);
   }
@@ -287,6 +288,11 @@
     ui.message.hidden = true;
     go(found ? found.index : 0, { force: true, noScroll: !found, noHash: !found });
   }
+
+  // The sticky verdict sits under the sticky controls: it needs their height.
+  function barHeight() { document.querySelector(".replay-layout").style.setProperty("--bar-h", `${ui.bar.offsetHeight}px`); }
+  window.addEventListener("resize", barHeight);
+  barHeight();
 
   ui.time.max = String(Math.max(endT, 1));
   window.addEventListener("hashchange", openHash);
