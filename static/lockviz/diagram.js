@@ -187,10 +187,20 @@
       for (const col of this.cols.values()) this._headerAction(col);
     }
 
-    /** Show the run as it was after event `seq` (null/Infinity: everything). */
-    showUpTo(seq) {
+    /** Show the run as it was after event `seq` (null/Infinity: everything). `scrollBy`: the
+     * px the page scrolls right after (a replay following its cursor), so that a long run lays
+     * out the part that will be on screen, not the part that was. */
+    showUpTo(seq, scrollBy) {
       this.limit = seq == null ? Infinity : seq;
+      this.scrollAhead = scrollBy || 0;
       this._show();
+      this.scrollAhead = 0;
+    }
+
+    /** Where event `seq` is drawn (px from the top of the svg, in its own units); null if none. */
+    yOf(seq) {
+      const ev = this.events.find((e) => e.seq === seq);
+      return ev ? this._y(tOf(ev)) : null;
     }
 
     /** Where "now" is drawn (px from the top of the svg, in its own units). */
@@ -585,6 +595,7 @@
       item.ends = item.ends || [];
       item.drawn = null;
       item.seq0 = this.drawing && this.drawing.seq != null ? this.drawing.seq : -Infinity;
+      item.chunk = item.node && item.node.closest ? item.node.closest("g.chunk") : null;
       this.dyn.push(item);
       this.open.add(item);
       this._at(item.seq0, item);
@@ -636,12 +647,24 @@
       this.shownLimit = this.limit;
       const openNow = [];
       for (const item of items) {
+        if (item.seq0 <= this.limit && !this._endAt(item)) openNow.push(item);
+        const chunk = item.chunk;
+        if (this.virtual && chunk && chunk.shownAs === "off") { // redrawn when its chunk is shown
+          (chunk.dirty || (chunk.dirty = new Set())).add(item);
+          continue;
+        }
         item.update(item);
         if (this.limit === Infinity && item.ends.length && item.settled) this.open.delete(item);
-        if (item.seq0 <= this.limit && !this._endAt(item)) openNow.push(item);
       }
       this.openNow = openNow;
-      for (const fold of this.folds) this._foldState(fold);
+      for (const fold of this.folds) {
+        const chunk = fold.band.parentNode;
+        if (this.virtual && chunk && chunk.shownAs === "off") { // folded or not when shown
+          (chunk.dirtyFolds || (chunk.dirtyFolds = new Set())).add(fold);
+          continue;
+        }
+        this._foldState(fold);
+      }
       this._lifelineEnds();
       for (const col of this.cols.values()) this._headerClock(col);
       const y = this._y(this.tNow);
@@ -686,6 +709,14 @@
         }
       }
       const display = on ? "" : "none";
+      if (on && g.dirty && g.dirty.size) { // what changed while it was left out
+        for (const item of g.dirty) item.update(item);
+        g.dirty.clear();
+      }
+      if (on && g.dirtyFolds && g.dirtyFolds.size) {
+        for (const fold of g.dirtyFolds) this._foldState(fold);
+        g.dirtyFolds.clear();
+      }
       if (g.style.display !== display) g.style.display = display;
       g.shownAs = state;
       g.limitShown = this.limit;
@@ -701,12 +732,13 @@
       g.y1 = g.y1 == null ? Math.max(y0, y1) : Math.max(g.y1, y0, y1);
     }
 
-    // The part of the diagram near the screen (half a screen above and below), in its own units.
+    // The part of the diagram near the screen (a quarter of a screen above and below), in its own
+    // units; scrolling shows more before the frame is painted.
     _window() {
       const r = this.svg.getBoundingClientRect();
       const scale = r.height > 0 && this.height > 0 ? r.height / this.height : 1;
-      const top = -r.top / scale, screen = window.innerHeight / scale;
-      this.win = [top - screen / 2, top + 1.5 * screen];
+      const top = (this.scrollAhead - r.top) / scale, screen = window.innerHeight / scale;
+      this.win = [top - screen / 4, top + 1.25 * screen];
     }
 
     _virtualise(count) {
@@ -750,7 +782,7 @@
       const spots = [near, head];
       call.label = this._label(lg, said(ev).label, spots[0].x, y - 5, spots[0].anchor, "", { alt: [spots[1]] });
       call.lg = lg;
-      call.pending = this._dynamic({ update: () => this._pending(call) });
+      call.pending = this._dynamic({ update: () => this._pending(call), node: g });
       const early = this.early.get(key); // its reply overtook it in seq order
       if (early) { this.early.delete(key); this._reply(early); }
     }
@@ -874,11 +906,11 @@
       const lease = { client: ev.actor, node: ev.node, t0, x, by: null };
       lease.g = this._group("bars", ev, "lease", null, "lease");
       lease.rect = el("rect", { class: "bar", x: x + G.leaseX, width: G.leaseW }, lease.g);
-      lease.item = this._dynamic({ update: (it) => this._bar(it, lease, lease.rect, lease.g) });
+      lease.item = this._dynamic({ update: (it) => this._bar(it, lease, lease.rect, lease.g), node: lease.g });
       const belief = { client: ev.actor, t0, lease, x };
       belief.g = this._group("bars", ev, "belief", null, "belief");
       belief.rect = el("rect", { class: "bar", x: x + G.beliefX, width: G.beliefW, fill: this._url("belief") }, belief.g);
-      belief.item = this._dynamic({ update: () => this._refreshBelief(belief) });
+      belief.item = this._dynamic({ update: () => this._refreshBelief(belief), node: belief.g });
       this.leases.push(lease);
       this.beliefs.push(belief);
       const lg = this._group("labels", ev, "lease-label");
@@ -1003,7 +1035,7 @@
       const g = this._group("bg", ev, "pause", null, "pause");
       const rect = el("rect", { x: x + G.bandLeft, width: G.bandRight - G.bandLeft, fill: this._url("pause") }, g);
       const pause = { client: ev.actor, t0, rect, g, x };
-      pause.item = this._dynamic({ update: (it) => this._bar(it, pause, rect, g) });
+      pause.item = this._dynamic({ update: (it) => this._bar(it, pause, rect, g), node: g });
       this.pauses.push(pause);
       const lg = this._group("labels", ev, "pause-label");
       this._label(lg, said(ev).label, x + 10 * this.scale, this._y(t0) + 18 * this.scale, "start", "pause-text");
@@ -1075,7 +1107,7 @@
       this._obstacle(x - 12 * s, y - 6 * s, x + 12 * s, y + 12 * s);
       this._label(g, said(ev).label, x + 14 * s, y + 6 * s, "start", "down-label");
       const down = { node: ev.actor, t0, g, parts: [gap, line] };
-      down.item = this._dynamic({ update: (it) => this._spanFault(it, down) });
+      down.item = this._dynamic({ update: (it) => this._spanFault(it, down), node: g });
       this.downs.push(down);
     }
 
@@ -1118,7 +1150,7 @@
       const edgeX = nx - dir * 10 * s;
       parts.push(el("line", { class: "edge", x1: edgeX, x2: edgeX }, g));
       const link = { client, node, t0: t, g, parts, delay: !cut };
-      link.item = this._dynamic({ update: (it) => this._spanFault(it, link) });
+      link.item = this._dynamic({ update: (it) => this._spanFault(it, link), node: g });
       this.links.push(link);
       const mark = this._group("marks", ev, cut ? "cut-mark" : "delay-mark");
       if (cut) { // a zig-zag at each end of the link: the lifelines between are not touched

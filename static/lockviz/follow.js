@@ -46,7 +46,7 @@
       const presenter = window.lockvizPresenter;
       mine.diagram = new window.LockDiagram(svg, {
         clients: (meta.scenario || {}).clients, durationMs, backend: (meta.scenario || {}).backend,
-        pxPerMs: Math.min(0.4, Math.max(0.05, 820 / durationMs)), columnWidth: 160, narrationWidth: 205,
+        pxPerMs: Math.min(0.4, Math.max(0.12, 820 / durationMs)), columnWidth: 160, narrationWidth: 205,
         fit: presenter && presenter.on ? svg.parentElement : null,
       });
       if (presenter) presenter.adopt(mine.diagram, svg.parentElement);

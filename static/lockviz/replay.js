@@ -42,7 +42,7 @@
     storage: "storage",
     backend: scenario.backend,
     durationMs,
-    pxPerMs: Math.min(0.4, Math.max(0.05, 820 / durationMs)), // as on the run page
+    pxPerMs: Math.min(0.4, Math.max(0.12, 820 / durationMs)), // as on the run page
     columnWidth: 175,
     narrationWidth: 250,
     fit: presenter && presenter.on ? svg.parentElement : null,
@@ -70,18 +70,38 @@
     if (i !== index || opts.force) {
       index = i;
       const ev = events[i];
+      noFollow = !!opts.noScroll;
       show(i);
       const marked = diagram.highlight(ev.seq);
       describe(ev);
       markStory();
       showVerdict(finishAt >= 0 && i >= finishAt);
-      if (!opts.noScroll) reveal(marked);
+      if (!opts.noScroll && !scrolled) reveal(marked);
       if (!opts.noHash) writeHash(true);
     }
     showClock();
   }
 
-  function show(i) { diagram.showUpTo(events[i].seq); }
+  // The moment shown, and the page scrolled so that the cursor is on screen below the controls:
+  // the scroll is worked out first, from positions read before anything changed, so that a long
+  // run lays out only the part that will be on screen (LockDiagram.showUpTo's second argument).
+  let scrolled = false;
+  function show(i) {
+    const y = diagram.yOf(events[i].seq);
+    let by = 0;
+    if (y != null && !noFollow) {
+      const r = svg.getBoundingClientRect();
+      const at = r.top + y * (r.height / diagram.height || 1);
+      const above = presenter && presenter.on ? ui.verdict.closest(".verdict-slot") : ui.bar;
+      const top = above.getBoundingClientRect().bottom + 16;
+      if (at > window.innerHeight - 40) by = at - window.innerHeight + 160;
+      else if (at < top) by = at - top - 80;
+    }
+    diagram.showUpTo(events[i].seq, by);
+    if (by) window.scrollBy(0, by);
+    scrolled = by !== 0;
+  }
+  let noFollow = false;
 
   function describe(ev) {
     const text = ev.said && ev.said.text;

@@ -19,8 +19,9 @@
     storage: "storage",
     backend: scenario.backend,
     durationMs,
-    // Fit the whole run in about one screen, within readable bounds.
-    pxPerMs: Math.min(0.4, Math.max(0.05, 820 / durationMs)),
+    // Fit the whole run in about one screen, within readable bounds (a long run is taller:
+    // a screen of it stays readable, and only what is near the screen is laid out).
+    pxPerMs: Math.min(0.4, Math.max(0.12, 820 / durationMs)),
     columnWidth: 160,
     narrationWidth: 205,
     fit: presenter && presenter.on ? svg.parentElement : null,

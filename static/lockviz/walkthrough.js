@@ -31,7 +31,7 @@
   const svg = $("diagram");
   const diagram = new window.LockDiagram(svg, {
     clients: scenario.clients, nodes: data.nodes, storage: "storage", backend: scenario.backend, durationMs,
-    pxPerMs: Math.min(0.4, Math.max(0.05, 760 / durationMs)), narrationWidth: 210,
+    pxPerMs: Math.min(0.4, Math.max(0.12, 760 / durationMs)), narrationWidth: 210,
     columnWidth: scenario.clients.length + data.nodes.length > 4 ? 130 : 170, // Redlock: 5 nodes
     fit: presenter && presenter.on ? svg.parentElement : null,
   });
