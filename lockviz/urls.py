@@ -25,6 +25,7 @@ urlpatterns = [
     path("runs/<str:run_id>/fork/", forks.fork, name="fork"),
     path("import/", import_views.import_page, name="import"),
     path("import/run/", import_views.run_imported, name="import_run"),
+    path("import/format/", import_views.scenario_format, name="scenario_format"),
     # Free play, and clicks that do things to a live run (the run page's menus, the buttons).
     path("play/", play.play, name="play"),
     path("play/<str:run_id>/", play.session, name="play_session"),

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from algorithms.checker import storage_kind
-from lockviz.runs.narrator import Narrator, headline
+from lockviz.runs.narrator import Narrator, Said, headline
 
 _ENTITIES = {"#": "#35;", ";": "#59;", "%": "#37;", "<": "#lt;", ">": "#gt;"}
 _SYNTAX = re.compile("[#;%<>]")
@@ -191,13 +191,11 @@ class _Body:
         kind, when = e.get("kind"), secs(e.get("t_ms"))
         said = self.narrator.said(e)
         if kind == "request":
-            yield from self._request(e, said.label)
+            yield from self._request(e, said.label or said.short)
         elif kind == "reply":
-            yield from self._reply(e, said.label, when)
-        elif kind == "step" and e.get("say"):
-            step = e.get("index")
-            number = f"step {step + 1}" if isinstance(step, int) else "step"
-            yield f"Note over {self.every}: {when} · {number} · {wrapped(e['say'])}"
+            yield from self._reply(e, said, when)
+        elif kind == "step":  # every step, narrated or not, numbered as on every page
+            yield f"Note over {self.every}: {when} · {wrapped(said.text)}"
         elif kind == "run_started":
             fencing = "on" if e.get("fencing") else "off"
             backend = f"{e.get('backend')}" + (f" ({e.get('variant')})" if e.get("variant") else "")
@@ -222,10 +220,10 @@ class _Body:
             return
         yield f"{self.people.id(e.get('actor'))}->>{self.people.id(e.get('to'))}: {text(label)}"
 
-    def _reply(self, e: dict[str, Any], label: str, when: str) -> Iterable[str]:
+    def _reply(self, e: dict[str, Any], said: Said, when: str) -> Iterable[str]:
         found = self.held.pop((e.get("actor"), e.get("call")), None)
         me, server = self.people.id(e.get("actor")), self.people.id(e.get("from"))
-        arrows = [f"{server}-->>{me}: {text(label)}"]
+        arrows = [f"{server}-->>{me}: {text(said.label or said.short or said.phrase)}"]
         if found is not None:
             request, asked = found
             arrows.insert(0, f"{me}->>{self.people.id(request.get('to'))}: {text(asked)}")
@@ -234,10 +232,11 @@ class _Body:
             yield f"break {when} · write REJECTED by fencing ({reason})"
             yield from (f"    {a}" for a in arrows)
             yield "end"
-        elif e.get("seq") in self.stale:
+        elif e.get("seq") in self.stale or said.tone == "damage":
             yield STALE_FILL
             yield from (f"    {a}" for a in arrows)
-            yield f"    Note over {me},{server}: {when} · STALE WRITE ACCEPTED (data corrupted)"
+            damage = f": {said.mark}" if said.tone == "damage" else ""
+            yield f"    Note over {me},{server}: {when} · STALE WRITE ACCEPTED{text(damage)}"
             yield "end"
         else:
             yield from arrows

@@ -74,7 +74,7 @@ def read(data: bytes | str, where: str = "file") -> ImportedScenario | ImportedR
     try:
         return ImportedScenario(parse(decoded))
     except ScenarioError as exc:
-        raise ImportRefused(_cap(exc.problems)) from None
+        raise ImportRefused(_cap(every_problem(decoded, exc.problems))) from None
 
 
 def decode(data: bytes | str, where: str = "file") -> Any:
@@ -147,7 +147,8 @@ def _run(data: dict[str, Any]) -> ImportedRun:
         try:
             scenario = parse(data["scenario"])
         except ScenarioError as exc:
-            problems.extend(_inside("scenario", p) for p in exc.problems)
+            found = every_problem(data["scenario"], exc.problems)
+            problems.extend(_inside("scenario", p) for p in found)
     events = data.get("events")
     if not isinstance(events, list):
         problems.append(
@@ -345,12 +346,13 @@ VERDICT: dict[str, Check] = {
 # The details of docs/events.md that the diagram, the replay and the verdict read.
 DETAILS: dict[str, Check] = {
     **{name: _text for name in ("to", "from", "op", "reason", "error", "holder", "say", "title",
-                                "backend", "variant", "storage", "do", "client", "key")},
+                                "backend", "variant", "storage", "do", "client")},
     **{name: _number for name in ("ttl_ms", "ms", "offset_ms", "duration_ms", "highest")},
     **{name: _bool for name in ("ok", "accepted", "fencing", "unsafe", "expect_met")},
     "index": _whole,
     "call": _text_or_number,
     "token": _text_or_number,
+    "key": _text_or_number,  # a Redis key is text, a PostgreSQL advisory lock's key a number
     "clients": _texts,
     "nodes": _texts,
     "mismatches": _texts,
@@ -388,6 +390,54 @@ def _must(what: str, v: Any) -> str:
 
 def _mb(size: int) -> str:
     return f"{size / 1024 / 1024:.1f}".removesuffix(".0") + " MB"
+
+
+# ---- a scenario's problems, all of them, each with the value that causes it ----------------
+
+_STEP = re.compile(r"^steps\[(\d+)\]")
+
+
+def every_problem(data: Any, problems: list[str]) -> list[str]:
+    """All of a scenario's problems, each quoting its value (``at_ms: … (got "soon")``).
+
+    The schema stops at the first kind of problem: a value of the wrong type hides the checks
+    that need the whole scenario (an unknown client, a verb that does not exist). So the steps
+    with such a value are set aside and the rest is checked again, and what that finds is
+    named by the steps' own numbers.
+    """
+    found = [_with_value(data, p) for p in problems]
+    if not isinstance(data, dict) or not isinstance(data.get("steps"), list):
+        return found
+    bad = {int(m.group(1)) for p in problems if (m := _STEP.match(p))}
+    if not bad or any(not _STEP.match(p) for p in problems):
+        return found  # nothing set aside, or a scenario-wide problem the rest depends on
+    keep = [i for i in range(len(data["steps"])) if i not in bad]
+    try:
+        parse({**data, "steps": [data["steps"][i] for i in keep]}, allow_empty=True)
+    except ScenarioError as exc:
+        for p in exc.problems:
+            named = _STEP.sub(lambda m: f"steps[{keep[int(m.group(1))]}]", p)
+            if named not in found:
+                found.append(_with_value(data, named))
+    return found
+
+
+def _with_value(data: Any, problem: str) -> str:
+    """The problem with the offending value quoted, unless it says it already."""
+    where, _, message = problem.partition(": ")
+    value: Any = data
+    for part in re.findall(r"[^.\[\]]+", where):
+        key: Any = int(part) if part.isdigit() and isinstance(value, list) else part
+        try:
+            value = value[key]
+        except (KeyError, IndexError, TypeError):
+            return problem
+    if isinstance(value, dict | list) or not message:
+        return problem
+    shown = json.dumps(value)
+    if shown in message or repr(value) in message:
+        return problem
+    return f"{problem} (got {shown if len(shown) <= 60 else shown[:59] + '…'})"
 
 
 def _cap(problems: list[str]) -> list[str]:

@@ -16,7 +16,7 @@ from lockviz.models import Run
 from lockviz.runs import narrator, recorder
 from lockviz.runs.recorder import Refused
 from lockviz.scenarios.library import builtin
-from lockviz.scenarios.schema import ScenarioError, parse
+from lockviz.scenarios.schema import Scenario, ScenarioError, parse
 from lockviz.teaching import rooms
 from lockviz.teaching.compare import MAX_LANES, SAME, CompareForm, describe, read_run_ids
 from lockviz.views import HtmxHttpRequest, browser, busy
@@ -57,11 +57,29 @@ def _start(request: HtmxHttpRequest) -> HttpResponse:
     owner = browser(request)
     try:
         slugs = [lane_slug or slug for lane_slug in form.slugs]
-        started = [run.pk for run in recorder.launch_many(form.variants, slugs, owner)]
+        told = [
+            _told(scenario, builtin()[s]) for scenario, s in zip(form.variants, slugs, strict=True)
+        ]
+        started = [run.pk for run in recorder.launch_many(told, slugs, owner)]
     except Refused as refused:
         return busy(request, refused)
     url = f"{reverse('compare')}?runs={','.join(started)}"
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+def _told(scenario: Scenario, base: Scenario) -> Scenario:
+    """The variant with the scenario's narration only if it plays the scenario as written: the
+    words were written for that lock service and that storage ("Alice asks Redis…", "her write
+    is rejected"), so another variant's lane tells its steps by their clicks instead."""
+    if (scenario.backend, scenario.storage_kind) == (base.backend, base.storage_kind):
+        return scenario
+    data = scenario.to_json()
+    data["steps"] = [
+        {k: v for k, v in step.items() if k not in ("say", "ask")} for step in data["steps"]
+    ]
+    data.pop("description", None)
+    data.pop("takeaway", None)
+    return parse(data)
 
 
 def _blank_form(slug: str, lanes: str = "") -> CompareForm:

@@ -13,12 +13,12 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.db import transaction
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from lockviz.models import Run, RunEvent
@@ -53,6 +53,17 @@ def import_page(request: HtmxHttpRequest) -> HttpResponse:
         return _answer(request, "lockviz/_import_scenario.html", context, text, status=200)
     run = _store(found)
     return _go(request, reverse("replay", args=[run.pk]))
+
+
+@require_GET
+def scenario_format(request: HtmxHttpRequest) -> HttpResponse:
+    """docs/scenarios.md, the scenario format, as the import page links to it."""
+    doc = settings.BASE_DIR / "docs" / "scenarios.md"
+    try:
+        text = doc.read_text(encoding="utf-8")
+    except OSError:
+        raise Http404("the scenario format's documentation is not installed here") from None
+    return render(request, "lockviz/scenario_format.html", {"text": text})
 
 
 @require_POST

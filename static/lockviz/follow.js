@@ -43,10 +43,13 @@
       if (run !== mine) return;
       mine.meta = meta;
       const durationMs = durationOf(meta.scenario || {});
+      const presenter = window.lockvizPresenter;
       mine.diagram = new window.LockDiagram(svg, {
-        clients: (meta.scenario || {}).clients, durationMs,
-        pxPerMs: Math.min(0.25, Math.max(0.05, 820 / durationMs)), columnWidth: 160, narrationWidth: 205,
+        clients: (meta.scenario || {}).clients, durationMs, backend: (meta.scenario || {}).backend,
+        pxPerMs: Math.min(0.4, Math.max(0.12, 820 / durationMs)), columnWidth: 160, narrationWidth: 205,
+        fit: presenter && presenter.on ? svg.parentElement : null,
       });
+      if (presenter) presenter.adopt(mine.diagram, svg.parentElement);
       const steps = (meta.scenario || {}).steps || [];
       mine.stream = window.lockvizStream(meta.ws, 0, {
         onEvent(ev) { mine.events.push(spoilerFree(ev, steps)); if (ev.kind === "run_finished" || ev.kind === "run_failed") mine.ended = true; render(); },
@@ -57,26 +60,25 @@
     });
   }
 
-  // A checkpoint step's narration gives its answer away: the diagram's margin shows the
-  // question instead, as the walkthrough does.
+  // A checkpoint step's narration gives its answer away: its words are the question instead
+  // (the diagram's margin shows the step's click, from the narrator, which tells nothing).
   function spoilerFree(ev, steps) {
     const step = ev.kind === "step" ? steps[ev.index] : null;
-    return step && step.ask ? Object.assign({}, ev, { say: step.ask.question }) : ev;
+    if (!step || !step.ask) return ev;
+    const said = Object.assign({}, ev.said || {}, { text: step.ask.question });
+    return Object.assign({}, ev, { say: step.ask.question, said });
   }
 
-  // The diagram holds the events up to the presenter's position: forward, new ones are added;
-  // back, it is redrawn from the start (what the replay does too).
+  // The diagram draws every event once and shows the run up to the presenter's position
+  // (showUpTo: forward or back, it costs the same, as in the replay).
   function render() {
     if (!run || !run.diagram) return;
     const upTo = state.at == null ? Infinity : state.at;
     const shown = run.events.filter((e) => e.seq <= upTo);
-    if (shown.length - 1 < run.held) {
-      run.diagram.reset();
-      run.diagram.addAll(shown);
-    } else {
-      for (let i = run.held + 1; i < shown.length; i++) run.diagram.add(shown[i]);
-    }
-    run.held = shown.length - 1;
+    for (let i = run.held + 1; i < run.events.length; i++) run.diagram.add(run.events[i]);
+    run.held = run.events.length - 1;
+    run.shown = shown.length;
+    run.diagram.showUpTo(state.at == null ? null : state.at);
     if (state.at != null) run.diagram.highlight(state.at);
     const last = shown[shown.length - 1];
     if (last && (last.kind === "run_finished" || last.kind === "run_failed") && !ui.verdict.dataset.run) {
@@ -172,5 +174,5 @@
   apply(state);
   connect();
   window.lockvizFollow = { get state() { return state; }, get poll() { return poll; },
-    get events() { return run ? run.events : []; }, get shown() { return run ? run.held + 1 : 0; } };
+    get events() { return run ? run.events : []; }, get shown() { return run ? run.shown || 0 : 0; } };
 })();

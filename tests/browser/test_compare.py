@@ -29,7 +29,7 @@ def test_fenced_against_plain_side_by_side(app_server: AppServer, page: Any) -> 
     on.locator(".lane-headline").filter(has_text="fencing saved the data").wait_for()
     off.locator(".lane-headline").filter(has_text="data corrupted").wait_for()
     assert on.locator(".rejected-write").count() == 1
-    assert off.locator(".stale-write-accepted").count() == 1
+    assert off.locator(".damaged-write").count() == 1
 
     # Side by side, and one time axis: same pxPerMs, same on-screen scale, same top.
     boxes = [lane.locator("svg").bounding_box() for lane in (on, off)]
@@ -61,3 +61,45 @@ def test_a_variant_that_cannot_run_is_named_next_to_it(app_server: AppServer, pa
     problems = page.locator("#compare-problems")
     assert "There is no run 'nope'." in problems.text_content()
     assert "'<x>' is not a run id" in problems.text_content()
+
+
+def test_a_lane_on_another_lock_service_does_not_tell_the_original_story(
+    app_server: AppServer, page: Any
+) -> None:
+    page.goto(app_server.url + "/compare/?scenario=gc-pause-fenced")
+    page.locator("#id_fencing_2").select_option("on")
+    page.locator("#id_backend_2").select_option("zookeeper")
+    page.get_by_role("button", name="Run them side by side, live").click()
+    page.wait_for_url("**/compare/?runs=*")
+    for i in range(2):
+        page.locator(".lane[data-done=finished]").nth(i).wait_for(timeout=60_000)
+    redis, zookeeper = page.locator(".lane").nth(0), page.locator(".lane").nth(1)
+    told = zookeeper.locator(".narration > title").all_text_contents()
+    assert told and not any("Redis" in t for t in told)  # its clicks, not "Alice asks Redis"
+    assert any(
+        "Alice asks Redis" in t for t in redis.locator(".narration > title").all_text_contents()
+    )
+    assert "czxid" in zookeeper.locator(".lease-label text").first.text_content()
+    assert page.errors == []
+
+
+OVERFLOW = """() => [...document.querySelectorAll('.variant *, .scenario-pick *')].filter((e) => {
+    const box = (e.closest('.variant') || e.closest('.scenario-pick')).getBoundingClientRect();
+    const r = e.getBoundingClientRect();
+    return r.width && (r.right > box.right + 1 || r.left < box.left - 1);
+}).map((e) => e.tagName + ' ' + e.textContent.trim().slice(0, 30))"""
+
+
+@pytest.mark.parametrize("width", [390, 700, 1280])
+def test_the_compare_form_and_its_errors_fit_their_boxes(
+    app_server: AppServer, browser: Any, width: int
+) -> None:
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(app_server.url + "/compare/?scenario=redlock-gc-pause")
+    page.locator("#id_backend_1").select_option("same")
+    page.locator("#id_fencing_1").select_option("on")  # Redlock cannot fence: a long error
+    page.get_by_role("button", name="Run them side by side, live").click()
+    page.locator("#variant-1 .errors").wait_for()
+    assert page.evaluate(OVERFLOW) == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
+    page.close()

@@ -39,7 +39,7 @@ def test_participants_come_in_lifeline_order() -> None:
 def test_requests_and_replies_are_arrows_with_times_and_leases_in_notes() -> None:
     out = lines(recorded("gc-pause-fenced"))
     assert "alice->>redis_1: SET NX PX 2000" in out
-    assert "redis_1-->>alice: OK token 1" in out
+    assert "redis_1-->>alice: OK · token 1" in out
     grant = next(line for line in out if line.startswith("Note over bob:") and "holds" in line)
     assert re.match(
         r"Note over bob: t=2\.8\d s · believes it holds the lock \(token 2, lease 2000 ms\)$",
@@ -80,7 +80,7 @@ def test_an_accepted_stale_write_is_shaded_red_and_named() -> None:
     out = lines(recorded("gc-pause-unfenced"))
     at = out.index("rect rgb(255, 220, 220)")
     assert out[at + 1] == "alice->>storage: write A (token 1)"
-    assert "STALE WRITE ACCEPTED (data corrupted)" in out[at + 3]
+    assert "STALE WRITE ACCEPTED: A (token 1) overwrote B (token 2)" in out[at + 3]
     assert not any(x.startswith("break ") for x in out)
 
 
