@@ -67,7 +67,7 @@ def test_a_lane_on_another_lock_service_does_not_tell_the_original_story(
     app_server: AppServer, page: Any
 ) -> None:
     page.goto(app_server.url + "/compare/?scenario=gc-pause-fenced")
-    page.locator("#id_fencing_2").select_option("on")
+    page.locator("#id_storage_2").select_option("fenced")
     page.locator("#id_backend_2").select_option("zookeeper")
     page.get_by_role("button", name="Run them side by side, live").click()
     page.wait_for_url("**/compare/?runs=*")
@@ -97,7 +97,7 @@ def test_the_compare_form_and_its_errors_fit_their_boxes(
     page = browser.new_page(viewport={"width": width, "height": 900})
     page.goto(app_server.url + "/compare/?scenario=redlock-gc-pause")
     page.locator("#id_backend_1").select_option("same")
-    page.locator("#id_fencing_1").select_option("on")  # Redlock cannot fence: a long error
+    page.locator("#id_storage_1").select_option("fenced")  # Redlock cannot fence: a long error
     page.get_by_role("button", name="Run them side by side, live").click()
     page.locator("#variant-1 .errors").wait_for()
     assert page.evaluate(OVERFLOW) == []

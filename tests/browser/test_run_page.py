@@ -76,15 +76,16 @@ def test_a_bad_ttl_is_named_inline_and_the_page_stays(app_server: AppServer, pag
     assert page.url.rstrip("/") == app_server.url
 
 
-def test_the_redlock_card_cannot_tick_fencing(app_server: AppServer, page: Any) -> None:
+def test_the_redlock_card_cannot_choose_fenced_storage(app_server: AppServer, page: Any) -> None:
     page.goto(app_server.url + "/")
     redlock = page.locator("#scenario-redlock-gc-pause")
-    box = redlock.get_by_label("fencing tokens checked by the storage")
-    assert box.is_disabled() and not box.is_checked()
+    fenced = redlock.get_by_label("what the storage checks").locator("option[value=fenced]")
+    assert fenced.is_disabled()
     assert "Redlock cannot fence" in redlock.locator(".no-fencing").text_content()
     assert (
         page.locator("#scenario-gc-pause-fenced")
-        .get_by_label("fencing tokens checked by the storage")
+        .get_by_label("what the storage checks")
+        .locator("option[value=fenced]")
         .is_enabled()
     )
 
