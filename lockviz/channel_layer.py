@@ -50,7 +50,9 @@ def embedded_url() -> str:
             atexit.register(_stop, server)
             server.wait_ready()
             _server = server
-        return f"redis://{_server.host}:{_server.port}/0"
+        # The lab's redis-servers ask for a password (lockviz.lab.servers.redis): the layer's
+        # too. It stays in this process: a URL handed to channels_redis, never a command line.
+        return f"redis://:{_server.password}@{_server.host}:{_server.port}/0"
 
 
 def _stop(server: RedisServer) -> None:

@@ -61,7 +61,7 @@ def watch(app: AppServer, run_id: str, got: list[dict[str, Any]]) -> None:
 def test_a_run_started_on_one_process_streams_live_from_both(
     tmp_path: Path, layer: RedisServer
 ) -> None:
-    env = {"LOCKVIZ_CHANNEL_REDIS": f"redis://127.0.0.1:{layer.port}/0"}
+    env = {"LOCKVIZ_CHANNEL_REDIS": f"redis://:{layer.password}@127.0.0.1:{layer.port}/0"}
     first = AppServer(tmp_path, env, name="first")
     second = AppServer(tmp_path, env, name="second")
     try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import resource
 import signal
 import time
+import urllib.parse
 from typing import Any
 
 from daphne.cli import CommandLineInterface
@@ -57,7 +58,8 @@ class Command(BaseCommand):
                 raise CommandError(install_hint(missing(REDIS)))
             self.step("lab self-test: starting redis-1 and storage", self.self_test)
         if settings.LOCKVIZ_CHANNEL_REDIS:
-            self.step(f"live streams: {settings.LOCKVIZ_CHANNEL_REDIS}", self.check_layer)
+            shown = _without_password(settings.LOCKVIZ_CHANNEL_REDIS)
+            self.step(f"live streams: {shown}", self.check_layer)
         else:
             self.step("live streams: starting their redis-server", channel_layer.embedded_url)
         viewers = raise_open_files_limit() - 50
@@ -97,6 +99,14 @@ class Command(BaseCommand):
     def self_test(self) -> None:
         with LocalLab().servers(["redis-1", "storage"]):
             pass
+
+
+def _without_password(url: str) -> str:
+    """A Redis URL as the terminal may show it: ``redis://:secret@host:6379/0`` without secret."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
 
 
 def raise_open_files_limit() -> int:
