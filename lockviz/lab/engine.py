@@ -173,8 +173,8 @@ class RunEngine:
     def abort(self, why: str) -> None:
         """Fail the run now (no verdict): stop everything that could keep it stuck."""
         with self._lock:
-            if self.failure:
-                return
+            if self.failure or self.result is not None:
+                return  # failed already, or judged: too late to fail
             self.failure = why
         if not self._t0_ns:
             self._t0_ns = time.monotonic_ns()
@@ -234,6 +234,7 @@ class RunEngine:
                 self.schedule.at(step.at_ms, functools.partial(self._dispatch, index, step), what)
             self.schedule.run(open_ended=self.open_ended)
             self._drain()
+            watchdog.stop()  # the run is over: judging it is not overrunning it
             if self.failure is None:
                 self.result = self._judge()
         finally:

@@ -67,12 +67,19 @@ class Links:
         command = {"link": name, "mode": mode, "ms": ms, "jitter_ms": jitter_ms}
         with self._lock:
             assert self.proc is not None and self.proc.stdin is not None
-            self.proc.stdin.write(json.dumps(command) + "\n")
-            self.proc.stdin.flush()
+            try:
+                self.proc.stdin.write(json.dumps(command) + "\n")
+                self.proc.stdin.flush()
+            except (BrokenPipeError, OSError, ValueError) as exc:  # ValueError: stdin closed
+                raise LabError("the network proxy exited") from exc
             answer = self._read()
         if not answer.get("ok"):
             raise LabError(f"the proxy refused {command}: {answer.get('error')}")
         self.modes[name] = mode
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
 
     def faulty(self) -> list[tuple[str, str]]:
         """(client, node) of every link that is not passing bytes normally."""
