@@ -23,6 +23,9 @@ import signal
 import subprocess
 import sys
 import threading
+import time
+from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from lockviz.lab import procs
@@ -32,14 +35,21 @@ from lockviz.lab.events import Record
 from lockviz.lab.procs import wait_until
 
 MAX_QUEUED = 64  # commands waiting for one client before more are refused
+# A command the client took: (the step's index, when it could have begun, when it began), in
+# the host's monotonic ns. It could begin once sent, the client's previous command done and the
+# client thawed, whichever came last: only a busy machine makes it begin later than that.
+Took = Callable[[int | None, int, int], None]
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 class ClientProcess:
-    def __init__(self, config: ClientConfig, record: Record) -> None:
+    def __init__(self, config: ClientConfig, record: Record, on_took: Took | None = None) -> None:
         self.name = config.name
         self.config = config
         self.record = record
+        self.on_took = on_took
+        self._sent: deque[tuple[int | None, int]] = deque()  # (index, sent ns), not yet taken
+        self._free_ns = 0  # when its last command was done, or it thawed
         self.proc: subprocess.Popen[str] | None = None
         self.paused = False
         self.crashed = False
@@ -76,8 +86,9 @@ class ClientProcess:
 
         wait_until(ready, timeout_s, f"client {self.name}")
 
-    def send(self, command: dict[str, Any]) -> str:
-        """Queue a command; a frozen client reads it when it thaws, as in real life.
+    def send(self, command: dict[str, Any], index: int | None = None) -> str:
+        """Queue a command (scenario step ``index``); a frozen client reads it when it thaws,
+        as in real life.
 
         Never blocks. Returns ``""`` when queued, else why the command was refused.
         """
@@ -90,6 +101,7 @@ class ClientProcess:
                 frozen = " while it is frozen" if self.paused else ""
                 return f"{self.name} already has {MAX_QUEUED} commands waiting{frozen}"
             self._pending += 1
+            self._sent.append((index, time.monotonic_ns()))
         return ""
 
     def _write_all(self) -> None:
@@ -111,6 +123,7 @@ class ClientProcess:
     def resume(self) -> None:
         self._signal(signal.SIGCONT)
         self.paused = False
+        self._free_ns = max(self._free_ns, time.monotonic_ns())
 
     def crash(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -147,6 +160,8 @@ class ClientProcess:
                 try:
                     if self._lines.get_nowait() is not None:
                         self._pending -= 1
+                        if self._sent:
+                            self._sent.pop()  # the newest: lines leave the queue in order
                 except queue.Empty:
                     break
             self._changed.notify_all()
@@ -160,6 +175,15 @@ class ClientProcess:
             self.crashed = True
             self._changed.notify_all()
 
+    def _took(self, t_ns: int) -> None:
+        with self._changed:
+            if not self._sent:
+                return
+            index, sent_ns = self._sent.popleft()
+            could_ns = max(sent_ns, self._free_ns)
+        if self.on_took is not None:
+            self.on_took(index, could_ns, t_ns)
+
     def _read(self) -> None:
         assert self.proc is not None and self.proc.stdout is not None
         for line in self.proc.stdout:
@@ -171,9 +195,12 @@ class ClientProcess:
             t_ns = int(message.pop("t_ns"))
             if kind == "_ready":
                 self._ready.set()
+            elif kind == "_took":
+                self._took(t_ns)
             elif kind == "_done":
                 with self._changed:
                     self._pending -= 1
+                    self._free_ns = max(self._free_ns, t_ns)
                     self._changed.notify_all()
             else:
                 self.record(self.name, kind, message, t_ns)

@@ -69,7 +69,7 @@ class Faults:
                 return
             client.pause()
             self.record(name, "paused", {"ms": step.ms})
-            self.timers.at(self.timers.now_ms() + (step.ms or 0), lambda: self.thaw(client))
+            self.timers.after(step.ms or 0, lambda: self.thaw(client, late=True), f"{name}'s thaw")
         elif step.do == "crash":
             client.crash()
             self.record(name, "crashed", {})
@@ -80,10 +80,14 @@ class Faults:
             self.clocks[name].set_rate(step.rate or 1.0)
             self.record(name, "clock_rate", {"rate": step.rate})
 
-    def thaw(self, client: ClientProcess, why: str = "") -> None:
+    def thaw(self, client: ClientProcess, why: str = "", late: bool = False) -> None:
+        """SIGCONT; ``late``: a thaw on its timer, which records how late it came."""
         if client.paused and not client.crashed:
             client.resume()
-            self.record(client.name, "resumed", {"why": why} if why else {})
+            details: dict[str, Any] = {"why": why} if why else {}
+            if late:
+                details["late_ms"] = round(self.timers.late_ms(), 1)
+            self.record(client.name, "resumed", details)
 
     def thaw_all(self, why: str) -> None:
         """End every pause now (the run is ending): each thaw recorded, with why."""

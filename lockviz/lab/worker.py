@@ -5,7 +5,8 @@ as the first line on stdin, then one command per line: the scenario step to run
 (``{"do": "acquire", "timeout_ms": 5000}``). It writes one event per line on stdout, each
 stamped with the host's CLOCK_MONOTONIC where it happened. Commands run one after another, like
 the code of a real single-threaded client: a command sent while the process is frozen (SIGSTOP)
-waits in the pipe until it thaws. After each command it writes ``{"kind": "_done"}``.
+waits in the pipe until it thaws. It writes ``{"kind": "_took"}`` as it takes each command (the
+engine measures how late a busy machine let it begin) and ``{"kind": "_done"}`` after it.
 
 With ``renew`` a watchdog thread extends the lease every ttl/3 (algorithms.renewal); it lives in
 this process, so a pause freezes it too.
@@ -141,6 +142,7 @@ class Worker:
                     self.note(f"could not prepare: {exc}")
         self.emit("_ready", {})
         for line in sys.stdin:
+            self.emit("_took", {})  # when it began: the engine tells a busy machine by it
             command = json.loads(line)
             try:
                 self.handle(command)
