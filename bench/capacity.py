@@ -63,6 +63,7 @@ BEGIN, END = "<!-- bench/capacity.py: begin -->", "<!-- bench/capacity.py: end -
 DEFAULT_PRESSES = ["gc-pause-fenced=50", "redlock-clock-jump=30", "redlock-clock-jump=50"]
 FINAL = ("run_finished", "run_failed", "run_interrupted", "run_cancelled")
 TICK = os.sysconf("SC_CLK_TCK")
+LOGS = ""  # where to keep each app's log (--logs)
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
@@ -96,6 +97,11 @@ class App:
                 time.sleep(0.2)
 
     def stop(self) -> None:
+        if LOGS:  # --logs: keep what the app said (its capacity decisions among it)
+            os.makedirs(LOGS, exist_ok=True)
+            self.log.seek(0)
+            with open(os.path.join(LOGS, f"app-{self.port}.log"), "w") as f:
+                f.write(self.log.read())
         self.proc.send_signal(signal.SIGINT)
         try:
             self.proc.wait(30)
@@ -284,6 +290,12 @@ def press(slug: str, n: int, env: dict[str, str], timeout_s: float) -> dict[str,
         outcomes[watched.outcome] = outcomes.get(watched.outcome, 0) + 1
     late = sorted(x for w in runs for x in w.lateness())
     ends = [w.final_ns for w in runs if w.final_ns]
+    spans = [(w.first_event_ns, w.final_ns) for w in runs if w.first_event_ns and w.final_ns]
+    edges = sorted([(a, 1) for a, _ in spans] + [(b, -1) for _, b in spans])
+    at_once = most = 0
+    for _, change in edges:
+        at_once += change
+        most = max(most, at_once)
     shifted = sum(1 for w in runs if any(e["kind"] == "schedule_shifted" for e in w.events))
     reasons = sorted(
         {
@@ -309,6 +321,7 @@ def press(slug: str, n: int, env: dict[str, str], timeout_s: float) -> dict[str,
         "late": late,
         "shifted": shifted,
         "all_done_s": (max(ends) - started) / 1e9 if ends else float("nan"),
+        "most_at_once": most,
         "cpu": cpu,
         "reasons": reasons,
         "misses": misses,
@@ -467,8 +480,8 @@ def pick(values: list[float], q: float) -> float:
 
 PRESS_HEADER = (
     "| runs pressed | scenario | met | inconclusive | contradicted | failed / cancelled / refused "
-    "| shifted | step lateness p50 / p99 / max ms | all finished after | machine busy % |\n"
-    "|---|---|---|---|---|---|---|---|---|---|"
+    "| shifted | step lateness p50 / p99 / max ms | most at once | all finished after "
+    "| machine busy % |\n|---|---|---|---|---|---|---|---|---|---|---|"
 )
 
 
@@ -481,7 +494,7 @@ def press_row(r: dict[str, Any], label: str) -> str:
         f"| {r['n']} | `{r['slug']}`{label} | {o.get('met', 0)} | {o.get('inconclusive', 0)} "
         f"| {o.get('contradicted', 0)} | {others} | {r['shifted']} "
         f"| {pick(late, 0.5):.0f} / {pick(late, 0.99):.0f} / {max(late, default=float('nan')):.0f} "
-        f"| {r['all_done_s']:.0f} s | {r['cpu']:.0f} |"
+        f"| {r['most_at_once']} | {r['all_done_s']:.0f} s | {r['cpu']:.0f} |"
     )
 
 
@@ -505,7 +518,10 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=600, help="per press, s")
     parser.add_argument("--label", default="", help="a note for the rows (e.g. main)")
     parser.add_argument("--no-doc", dest="doc", action="store_false")
+    parser.add_argument("--logs", default="", help="keep each app's log in this directory")
     args = parser.parse_args()
+    global LOGS
+    LOGS = args.logs
     env = dict(item.split("=", 1) for item in args.env)
     env.setdefault("LOCKVIZ_MAX_QUEUE", "200")  # a lecture hall: every press is admitted
     env.setdefault("LOCKVIZ_MAX_PER_BROWSER", "4")

@@ -17,18 +17,16 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import queue
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from lockviz.lab import procs
+from lockviz.lab import pool, procs
 from lockviz.lab.config import ClientConfig
 from lockviz.lab.errors import LabError
 from lockviz.lab.events import Record
@@ -39,7 +37,6 @@ MAX_QUEUED = 64  # commands waiting for one client before more are refused
 # the host's monotonic ns. It could begin once sent, the client's previous command done and the
 # client thawed, whichever came last: only a busy machine makes it begin later than that.
 Took = Callable[[int | None, int, int], None]
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 class ClientProcess:
@@ -61,15 +58,7 @@ class ClientProcess:
         self._writer: threading.Thread | None = None
 
     def start(self) -> None:
-        env = {**os.environ, "PYTHONPATH": ROOT, "PYTHONUNBUFFERED": "1"}
-        self.proc = procs.spawn(
-            [sys.executable, "-m", "lockviz.lab.worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            env=env,
-            cwd=ROOT,
-        )
+        self.proc = pool.pool(pool.WORKER).take()  # warm: it waits for its config
         self._reader = threading.Thread(target=self._read, name=f"client-{self.name}", daemon=True)
         self._reader.start()
         self._lines.put(self.config.to_json())

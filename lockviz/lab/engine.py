@@ -35,6 +35,7 @@ from typing import Any
 from algorithms.checker import check, compare
 from algorithms.clock import ClockFile
 from lockviz.lab import watchers
+from lockviz.lab.capacity import Meter
 from lockviz.lab.clients import ClientProcess
 from lockviz.lab.config import ClientConfig
 from lockviz.lab.errors import LabError
@@ -84,11 +85,13 @@ class RunEngine:
         on_wait: OnWait | None = None,
         open_ended: bool = False,
         limits: Limits | None = None,
+        meter: Meter | None = None,
     ) -> None:
         self.scenario = scenario
         self.lab = lab
         self.sink = sink
         self.on_wait = on_wait
+        self.meter = meter  # hears how late the run is, and when it has started (capacity)
         self.open_ended = open_ended
         self.events: list[Event] = []
         self.result: RunResult | None = None
@@ -214,8 +217,10 @@ class RunEngine:
             return
         step = self.steps[index]
         what = f"step {index + 1} ({step.do}), as {client} took it"
-        due_ms = (could_ns - self._t0_ns) / 1e6
-        self.timeline.late_elsewhere(what, index, due_ms, (took_ns - could_ns) / 1e6, client)
+        due_ms, late_ms = (could_ns - self._t0_ns) / 1e6, (took_ns - could_ns) / 1e6
+        if self.meter is not None:
+            self.meter.late(late_ms)
+        self.timeline.late_elsewhere(what, index, due_ms, late_ms, client)
 
     def _on_late(self, late: Late) -> None:
         """The machine fell behind: the schedule shifted. Record it, and whether the story
@@ -278,6 +283,8 @@ class RunEngine:
             self._last_click = time.monotonic()
             self.record("lab", "run_started", self._describe(servers.addresses()))
             self.started.set()
+            if self.meter is not None:
+                self.meter.started()  # the next run may start provisioning
             timers.start()
             watchdog.start()
             for index, step in enumerate(s.steps):
@@ -353,6 +360,8 @@ class RunEngine:
         answer stays in the scenario, not on the stream), then do it: once, by its target."""
         done = step.to_json()
         timing = {"late_ms": round(self.schedule.late_ms(), 1)}
+        if self.meter is not None:
+            self.meter.late(timing["late_ms"])
         if self.timeline.shift_ms:
             timing["shift_ms"] = round(self.timeline.shift_ms, 1)
         said = {k: v for k, v in done.items() if k != "ask"}

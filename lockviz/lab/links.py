@@ -8,16 +8,12 @@ bob untouched. The lab's own observers (watchers) talk to the servers directly.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import threading
 from typing import Any
 
-from lockviz.lab import procs
+from lockviz.lab import pool, procs
 from lockviz.lab.errors import LabError
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def link_name(client: str, node: str) -> str:
@@ -37,15 +33,13 @@ class Links:
         self._lock = threading.Lock()
 
     def start(self) -> None:
-        env = {**os.environ, "PYTHONPATH": ROOT}
-        self.proc = procs.spawn(
-            [sys.executable, "-m", "lockviz.lab.proxy", json.dumps({"links": self.targets})],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            env=env,
-            cwd=ROOT,
-        )
+        self.proc = pool.pool(pool.PROXY).take()  # warm: it waits for its links
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(json.dumps({"links": self.targets}) + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError) as exc:
+            raise LabError("the network proxy exited") from exc
         ready = self._read()
         if not ready.get("ready"):
             raise LabError(f"the network proxy did not start: {ready}")

@@ -1,8 +1,10 @@
 """The lab's network: one TCP proxy per client↔server link, all in one asyncio process.
 
-Run as ``python -m lockviz.lab.proxy '<{"links": {"alice>redis-1": "127.0.0.1:6379"}}>'``. It
-listens on a free loopback port per link, prints ``{"ready": true, "ports": {link: port}}`` and
-then takes one command per line on stdin, answering each with one line on stdout:
+Run as ``python -m lockviz.lab.proxy``, usually ahead of time (:mod:`lockviz.lab.pool`): it
+says it is warm, then reads its links as the first line on stdin
+(``{"links": {"alice>redis-1": "127.0.0.1:6379"}}``), listens on a free loopback port per link,
+prints ``{"ready": true, "ports": {link: port}}`` and then takes one command per line on stdin,
+answering each with one line on stdout:
 
     {"op": "set", "link": "alice>redis-1", "mode": "blackhole"}           -> {"ok": true}
     {"op": "set", "link": "alice>redis-1", "mode": "delay", "ms": 300, "jitter_ms": 50}
@@ -162,7 +164,11 @@ def _say(message: dict[str, Any]) -> None:
 
 
 if __name__ == "__main__":
+    from lockviz.lab.pool import announce_warm
     from lockviz.lab.procs import die_with_parent
 
     die_with_parent()
-    asyncio.run(main(json.loads(sys.argv[1])))
+    announce_warm()
+    first = sys.stdin.readline()  # its links; nothing else comes before it says it is ready
+    if first:  # EOF: the pool that kept it is closing
+        asyncio.run(main(json.loads(first)))
