@@ -1,7 +1,7 @@
 """How many runs the machine can take at once: measured, not fixed.
 
-A run is cheap while it plays (its servers and clients mostly wait) and dear while it starts
-(servers, a proxy, client processes, watchers: about a core for a few hundred ms). Too many at
+A run is cheap while it plays (its servers and clients mostly wait) and dearer while it starts
+(servers, a proxy, client processes, watchers). Too many at
 once and the machine falls behind every run's schedule, and stories come out bunched or
 inconclusive; too few and a class waits for nothing. So :class:`Machine` watches two things:
 
@@ -10,14 +10,13 @@ inconclusive; too few and a class waits for nothing. So :class:`Machine` watches
 * **how late the runs are**: every engine reports each step's lateness and each client's
   (:meth:`Machine.late`).
 
-and adapts how many runs may play at once (:attr:`Machine.limit`, between 1 and the ceiling,
-``LOCKVIZ_MAX_RUNS``): it halves the room over what is running when a step comes later than
-:data:`LATE_MS` (well inside the 50 ms at which a schedule shifts) or the cores are saturated,
-and gives one more when the machine is comfortable and runs are waiting. A queued run starts
-(:meth:`Machine.enter`) in its turn, when the limit has room, no other run is starting and the
-cores are not saturated: starts are the bursts, one at a time keeps them from piling up. Work
-that can wait, such as warming processes for later runs (:mod:`lockviz.lab.pool`), asks
-:meth:`Machine.has_room` first.
+and adapts how many runs may play at once (:attr:`Machine.limit`, from :data:`MIN_RUNS` to the
+ceiling, ``LOCKVIZ_MAX_RUNS``): it halves the room over what is running when a step comes later
+than :data:`LATE_MS` (well inside the 50 ms at which a schedule shifts) or the cores are
+saturated, and gives one more when the machine is comfortable and runs are waiting. A queued run
+starts (:meth:`Machine.enter`) in its turn, when the limit has room, no other run is starting,
+and the cores are not saturated or fewer than :data:`MIN_RUNS` runs play (a lone user never
+waits for a busy machine): starts are the bursts, one at a time keeps them from piling up.
 """
 
 from __future__ import annotations
@@ -34,13 +33,13 @@ LATE_MS = 25.0  # a step this late means the machine is full: take fewer
 LATE_WINDOW_S = 2.0  # lateness counts this long
 ADAPT_EVERY_S = 0.5
 COOL_DOWN_S = 2.0  # after taking fewer, wait this long for it to show before taking fewer again
+MIN_RUNS = 2  # runs that may always play at once: a lone user never waits for a busy machine
 FULL = 0.92  # of all cores busy: saturated
 COMFORTABLE = 0.70  # of all cores busy: room for one more run
-ROOM = 0.60  # of all cores busy: room for work that can wait
 
 
 class Machine:
-    def __init__(self, ceiling: int, start_limit: int = 2, sample: bool = True) -> None:
+    def __init__(self, ceiling: int, start_limit: int = MIN_RUNS, sample: bool = True) -> None:
         self.ceiling = max(1, ceiling)
         self.limit = min(self.ceiling, start_limit)
         self.busy = 0.0  # share of all cores at work, smoothed
@@ -118,12 +117,6 @@ class Machine:
         with self._changed:
             return len(self._queue)
 
-    def has_room(self) -> bool:
-        """Whether work that can wait may run now: the cores have room, no run is late."""
-        self._ensure_sampling()
-        with self._changed:
-            return self.busy < ROOM and not self._recently_late() and not self.starting
-
     # -- inside -----------------------------------------------------------------------------
 
     def _may_start(self, ticket: object) -> bool:
@@ -133,7 +126,7 @@ class Machine:
             and self._queue[0] is ticket
             and len(self.running) < self.limit
             and not self.starting
-            and self.busy < FULL
+            and (self.busy < FULL or len(self.running) < MIN_RUNS)
         )
 
     def _recently_late(self) -> bool:
@@ -151,7 +144,8 @@ class Machine:
         before = self.limit
         if self._recently_late() or self.busy >= FULL:
             if now - self._last_cut >= COOL_DOWN_S:
-                self.limit = max(1, min(self.limit, len(self.running)) // 2 or 1)
+                halved = max(MIN_RUNS, min(self.limit, len(self.running)) // 2)
+                self.limit = min(self.ceiling, halved)
                 self._last_cut = now
         elif self.busy < COMFORTABLE and self._queue and len(self.running) >= self.limit:
             self.limit = min(self.ceiling, self.limit + 1)

@@ -19,14 +19,13 @@ import contextlib
 import json
 import queue
 import signal
-import subprocess
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from lockviz.lab import pool, procs
+from lockviz.lab import forkserver, procs
 from lockviz.lab.config import ClientConfig
 from lockviz.lab.errors import LabError
 from lockviz.lab.events import Record
@@ -47,7 +46,7 @@ class ClientProcess:
         self.on_took = on_took
         self._sent: deque[tuple[int | None, int]] = deque()  # (index, sent ns), not yet taken
         self._free_ns = 0  # when its last command was done, or it thawed
-        self.proc: subprocess.Popen[str] | None = None
+        self.proc: procs.Child | None = None
         self.paused = False
         self.crashed = False
         self._pending = 0
@@ -58,7 +57,7 @@ class ClientProcess:
         self._writer: threading.Thread | None = None
 
     def start(self) -> None:
-        self.proc = pool.pool(pool.WORKER).take()  # warm: it waits for its config
+        self.proc = forkserver.start(forkserver.WORKER)  # it waits for its config
         self._reader = threading.Thread(target=self._read, name=f"client-{self.name}", daemon=True)
         self._reader.start()
         self._lines.put(self.config.to_json())

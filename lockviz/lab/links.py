@@ -8,11 +8,10 @@ bob untouched. The lab's own observers (watchers) talk to the servers directly.
 from __future__ import annotations
 
 import json
-import subprocess
 import threading
 from typing import Any
 
-from lockviz.lab import pool, procs
+from lockviz.lab import forkserver, procs
 from lockviz.lab.errors import LabError
 
 
@@ -29,11 +28,11 @@ class Links:
         }
         self.modes = dict.fromkeys(self.targets, "pass")
         self.ports: dict[str, int] = {}
-        self.proc: subprocess.Popen[str] | None = None
+        self.proc: procs.Child | None = None
         self._lock = threading.Lock()
 
     def start(self) -> None:
-        self.proc = pool.pool(pool.PROXY).take()  # warm: it waits for its links
+        self.proc = forkserver.start(forkserver.PROXY)  # it waits for its links
         assert self.proc.stdin is not None
         try:
             self.proc.stdin.write(json.dumps({"links": self.targets}) + "\n")

@@ -1,7 +1,7 @@
 """The lab's network: one TCP proxy per client↔server link, all in one asyncio process.
 
-Run as ``python -m lockviz.lab.proxy``, usually ahead of time (:mod:`lockviz.lab.pool`): it
-says it is warm, then reads its links as the first line on stdin
+Forked from the lab's warm fork server (:mod:`lockviz.lab.forkserver`), or run as
+``python -m lockviz.lab.proxy``. It reads its links as the first line on stdin
 (``{"links": {"alice>redis-1": "127.0.0.1:6379"}}``), listens on a free loopback port per link,
 prints ``{"ready": true, "ports": {link: port}}`` and then takes one command per line on stdin,
 answering each with one line on stdout:
@@ -163,12 +163,15 @@ def _say(message: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
+def run() -> None:
+    """Read the links (the first line), then serve them until stdin closes."""
+    first = sys.stdin.readline()  # nothing else comes before it has said it is ready
+    if first:  # EOF: the app is stopping before it used it
+        asyncio.run(main(json.loads(first)))
+
+
 if __name__ == "__main__":
-    from lockviz.lab.pool import announce_warm
     from lockviz.lab.procs import die_with_parent
 
     die_with_parent()
-    announce_warm()
-    first = sys.stdin.readline()  # its links; nothing else comes before it says it is ready
-    if first:  # EOF: the pool that kept it is closing
-        asyncio.run(main(json.loads(first)))
+    run()

@@ -1,8 +1,8 @@
 """A scenario client (alice, bob, ...) as an OS process of its own.
 
-Run as ``python -m lockviz.lab.worker``, usually ahead of time (:mod:`lockviz.lab.pool`): it
-imports what it needs, says it is warm, then reads its :class:`~lockviz.lab.config.ClientConfig`
-as the first line on stdin, then one command per line: the scenario step to run
+Forked from the lab's warm fork server (:mod:`lockviz.lab.forkserver`), or run as
+``python -m lockviz.lab.worker``. It reads its :class:`~lockviz.lab.config.ClientConfig` as the
+first line on stdin, then one command per line: the scenario step to run
 (``{"do": "acquire", "timeout_ms": 5000}``). It writes one event per line on stdout, each
 stamped with the host's CLOCK_MONOTONIC where it happened. Commands run one after another, like
 the code of a real single-threaded client: a command sent while the process is frozen (SIGSTOP)
@@ -33,7 +33,6 @@ from algorithms.renewal import Renewer
 from lockviz.catalogue import STORAGE
 from lockviz.lab.backends import lock_factory
 from lockviz.lab.config import ClientConfig
-from lockviz.lab.pool import announce_warm
 from lockviz.lab.procs import die_with_parent
 from lockviz.scenarios.verbs import DEFAULT_ACQUIRE_TIMEOUT_MS
 
@@ -158,19 +157,9 @@ class Worker:
 
 def main() -> None:
     die_with_parent()
-    warm()
     line = sys.stdin.readline()
-    if line:  # EOF: the pool that kept it is closing
+    if line:  # EOF: the app is stopping before it used it
         Worker(ClientConfig.from_json(line)).serve()
-
-
-def warm() -> None:
-    """Import what the lab's most used locks need now, while waiting to be used (a pooled
-    process, lockviz.lab.pool); other backends are imported when a config names them."""
-    import lockviz.lab.backends.redis
-    import lockviz.lab.backends.redlock  # noqa: F401
-
-    announce_warm()
 
 
 if __name__ == "__main__":
