@@ -355,13 +355,19 @@ def first_events(slugs: list[str], times: int, env: dict[str, str]) -> dict[str,
     return found
 
 
-def first_drawn(slugs: list[str], times: int, env: dict[str, str]) -> dict[str, list[float]]:
-    """ms from the click on the index page's Run button to the first event drawn, in Chromium."""
+def first_drawn(
+    slugs: list[str], times: int, env: dict[str, str]
+) -> dict[tuple[str, str], list[float]]:
+    """ms from the click's POST on the index page's Run button to the first event drawn in the
+    diagram, in Chromium: an SVG element of an event (``data-seq``) with a non-empty box. (From
+    the POST, not from Playwright's click: its own checks before clicking are the instrument.)
+    *cold*: a new browser profile each time (nothing cached); *warm*: one profile, after its
+    first run (the page's scripts and styles in its cache, as for a student's second run)."""
     import shutil
 
     from playwright.sync_api import sync_playwright
 
-    found: dict[str, list[float]] = {}
+    found: dict[tuple[str, str], list[float]] = {}
     chromium = shutil.which("chromium") or "/usr/bin/chromium"
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
     with tempfile.TemporaryDirectory(prefix="lockviz-capacity-") as workdir:
@@ -372,23 +378,45 @@ def first_drawn(slugs: list[str], times: int, env: dict[str, str]) -> dict[str, 
                 for slug in slugs:
                     for _ in range(times):
                         context = browser.new_context(viewport={"width": 1400, "height": 1000})
-                        page = context.new_page()
-                        page.goto(app.url + "/")
-                        button = page.locator(f"form:has(input[value='{slug}']) .run-button")
-                        started = time.monotonic()
-                        button.click()
-                        page.wait_for_selector("#diagram [data-seq]", timeout=60_000)
-                        found.setdefault(slug, []).append((time.monotonic() - started) * 1000)
-                        page.wait_for_function(
-                            "document.getElementById('run-status')?.dataset.status === 'finished'",
-                            timeout=120_000,
+                        found.setdefault((slug, "cold"), []).append(
+                            _click_run(context.new_page(), app.url, slug)
                         )
                         context.close()
-                        time.sleep(1)
+                    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+                    page = context.new_page()
+                    _click_run(page, app.url, slug)  # fills the cache
+                    for _ in range(times):
+                        found.setdefault((slug, "warm"), []).append(_click_run(page, app.url, slug))
+                    context.close()
                 browser.close()
         finally:
             app.stop()
     return found
+
+
+DRAWN = """() => Array.from(document.querySelectorAll('#diagram [data-seq]')).some((g) => {
+    const box = g.getBoundingClientRect(); return box.width > 0 && box.height > 0; })"""
+
+
+def _click_run(page: Any, url: str, slug: str) -> float:
+    """Open the index, click the scenario's Run button: ms from its POST to the first drawing."""
+    page.goto(url + "/")
+    posted: list[float] = []
+
+    def on_request(request: Any) -> None:
+        if request.method == "POST" and not posted:
+            posted.append(time.monotonic())
+
+    page.on("request", on_request)
+    page.locator(f"form:has(input[value='{slug}']) .run-button").click()
+    page.wait_for_function(DRAWN, timeout=60_000, polling="raf")
+    took = (time.monotonic() - posted[0]) * 1000
+    page.remove_listener("request", on_request)
+    page.wait_for_function(
+        "document.getElementById('run-status')?.dataset.status === 'finished'", timeout=120_000
+    )
+    time.sleep(0.5)  # one run at a time: the machine as one student finds it
+    return took
 
 
 def memory(slug: str, env: dict[str, str]) -> dict[str, float]:
@@ -567,9 +595,10 @@ def firsts(args: argparse.Namespace, env: dict[str, str], label: str) -> list[st
             rows.append(f"| `{slug}`{label} | POST → first event on a viewer | {spread(ms)} |")
             print(rows[-1], flush=True)
     if args.browser and slugs:
-        for slug, ms in first_drawn(slugs, max(3, args.first // 2), env).items():
+        for (slug, cache), ms in first_drawn(slugs, max(3, args.first // 2), env).items():
             rows.append(
-                f"| `{slug}`{label} | click → first event drawn (Chromium) | {spread(ms)} |"
+                f"| `{slug}`{label} | click's POST → first event drawn (Chromium, {cache} cache) "
+                f"| {spread(ms)} |"
             )
             print(rows[-1], flush=True)
     return rows
