@@ -11,9 +11,10 @@ inconclusive; too few and a class waits for nothing. So :class:`Machine` watches
   (:meth:`Machine.late`).
 
 and adapts how many runs may play at once (:attr:`Machine.limit`, from :data:`MIN_RUNS` to the
-ceiling, ``LOCKVIZ_MAX_RUNS``): it halves the room over what is running when a step comes later
-than :data:`LATE_MS` (well inside the 50 ms at which a schedule shifts) or the cores are
-saturated, and gives one more when the machine is comfortable and runs are waiting. A queued run
+ceiling, ``LOCKVIZ_MAX_RUNS``): one fewer than are playing when a step comes later than
+:data:`LATE_MS` (well inside the 50 ms at which a schedule shifts), half as many when one comes
+later than that or the cores are saturated, and one more when the machine is comfortable and
+runs are waiting. A queued run
 starts (:meth:`Machine.enter`) in its turn, when the limit has room, no other run is starting,
 and the cores are not saturated or fewer than :data:`MIN_RUNS` runs play (a lone user never
 waits for a busy machine): starts are the bursts, one at a time keeps them from piling up.
@@ -27,9 +28,12 @@ import time
 from collections import deque
 from typing import Protocol
 
+from lockviz.lab.scheduler import TOLERANCE_MS
+
 log = logging.getLogger(__name__)
 SAMPLE_S = 0.25
-LATE_MS = 25.0  # a step this late means the machine is full: take fewer
+LATE_MS = 25.0  # a step this late means the machine is full: take one fewer
+BEHIND_MS = TOLERANCE_MS  # this late, a schedule shifts: take half as many
 LATE_WINDOW_S = 2.0  # lateness counts this long
 ADAPT_EVERY_S = 0.5
 COOL_DOWN_S = 2.0  # after taking fewer, wait this long for it to show before taking fewer again
@@ -129,11 +133,12 @@ class Machine:
             and (self.busy < FULL or len(self.running) < MIN_RUNS)
         )
 
-    def _recently_late(self) -> bool:
+    def _recently_late(self) -> float:
+        """The most any step was late lately, beyond :data:`LATE_MS` (0: none was)."""
         cutoff = time.monotonic() - LATE_WINDOW_S
         while self._lateness and self._lateness[0][0] < cutoff:
             self._lateness.popleft()
-        return bool(self._lateness)
+        return max((ms for _, ms in self._lateness), default=0.0)
 
     def _adapt(self) -> None:
         """Fewer runs when late or saturated, one more when comfortable and runs wait."""
@@ -141,11 +146,13 @@ class Machine:
         if now - self._last_adapt < ADAPT_EVERY_S:
             return
         self._last_adapt = now
-        before = self.limit
-        if self._recently_late() or self.busy >= FULL:
+        before, late = self.limit, self._recently_late()
+        if late or self.busy >= FULL:
             if now - self._last_cut >= COOL_DOWN_S:
-                halved = max(MIN_RUNS, min(self.limit, len(self.running)) // 2)
-                self.limit = min(self.ceiling, halved)
+                room = min(self.limit, len(self.running))
+                # Behind schedule or saturated: half as many. A little late: one fewer.
+                fewer = room // 2 if late > BEHIND_MS or self.busy >= FULL else room - 1
+                self.limit = min(self.ceiling, max(MIN_RUNS, fewer))
                 self._last_cut = now
         elif self.busy < COMFORTABLE and self._queue and len(self.running) >= self.limit:
             self.limit = min(self.ceiling, self.limit + 1)

@@ -54,12 +54,15 @@ def test_a_waiting_run_is_let_in_as_soon_as_there_is_room() -> None:
     assert let_in == [1]
 
 
-def test_late_steps_halve_the_room_and_a_comfortable_machine_gets_one_more() -> None:
+def test_late_steps_take_fewer_runs_and_a_comfortable_machine_gets_one_more() -> None:
     machine = quiet(limit=4)
     for run in "abcd":
         assert machine.enter(run, 0.1)
         machine.started(run)
-    machine.late(capacity.LATE_MS + 10)
+    machine.late(capacity.LATE_MS + 10)  # a little late: one fewer than are playing
+    machine._adapt()
+    assert machine.limit == 3
+    machine.late(capacity.BEHIND_MS + 10)  # a schedule shifted: half as many
     machine._adapt()
     assert machine.limit == 2
     machine.late(capacity.LATE_MS - 10)  # within the target: nothing to say
