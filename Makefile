@@ -6,9 +6,10 @@ PORT ?= 8000
 .PHONY: setup run test lint bench
 
 setup:
-	@scripts/bootstrap.sh
+	@scripts/bootstrap.sh test
 
-run: setup
+run:
+	@scripts/bootstrap.sh run
 	@$(PY) manage.py serve --host $(HOST) --port $(PORT)
 
 test: setup

@@ -9,11 +9,16 @@ server anything: what it concludes is what the diagram shows.
   ended.
   A frozen client keeps believing: that is the point of a GC pause.
 * **Mutual exclusion** is violated when two clients' belief intervals overlap for any positive
-  time. Each overlap is reported with its clients and its interval.
+  time. Each overlap is reported with its clients and its interval. A run without a lock
+  service (``"backend": "none"`` in ``run_started``) has no lock in play: ``"none"``.
 * **Stale writes.** A write is stale when, after the writer's most recent grant and before the
-  write was sent, the lock was granted to someone else. A stale write the storage accepted
-  corrupted the data; one it rejected was stopped by fencing. A write by a client that was never
-  granted the lock counts as stale too (it had no right to write at all).
+  write was sent, the lock was granted to someone else; or when it is based on an out-of-date
+  read: its writer last read version *v* (the request's ``read``) and the storage found another
+  version when the write arrived (the reply's ``found``), so it would overwrite an update its
+  writer never saw (a lost update). A stale write the storage accepted corrupted the data; one it
+  rejected was stopped by the storage's check (fencing, a sequencer, compare-and-set). A write by
+  a client that was never granted the lock counts as stale too (it had no right to write at
+  all), except where no lock is in play: there only the read counts.
 * **Liveness.** A client is stuck when it gave up acquiring while the lock was held for a
   client that had crashed holding a lock *without a lease* (``ttl_ms`` null) that no server
   had freed since (no ``expired`` or ``deleted`` for it): nobody can ever get that lock again.
@@ -65,7 +70,7 @@ class Write:
 
 @dataclass(frozen=True)
 class Verdict:
-    mutual_exclusion: str  # "held" | "violated"
+    mutual_exclusion: str  # "held" | "violated" | "none" (no lock in play)
     overlaps: tuple[Overlap, ...]
     stale_writes_accepted: int
     stale_writes_rejected: int
@@ -128,26 +133,39 @@ def overlaps(intervals: Iterable[Interval]) -> list[Overlap]:
     return sorted(found, key=lambda o: o.start_ms)
 
 
+def lock_in_play(events: Sequence[Event]) -> bool:
+    """Whether the run had a lock service (``run_started`` says ``"backend": "none"`` if not)."""
+    started = next((e for e in events if e["kind"] == "run_started"), None)
+    return started is None or started.get("backend") != "none"
+
+
 def writes(events: Sequence[Event]) -> list[Write]:
     """Every write the storage answered, judged stale or not."""
     ordered = _in_time_order(events)
+    locked = lock_in_play(events)
     grants = [(float(e["t_ms"]), e["actor"]) for e in ordered if e["kind"] == "granted"]
     requests = {
         (e["actor"], e["call"]): e
         for e in ordered
         if e["kind"] == "request" and e.get("op") == "write"
     }
+    replies = [
+        e for e in ordered if e["kind"] == "reply" and e.get("op") == "write" and "accepted" in e
+    ]
+    made = {e.get("version"): e["actor"] for e in replies if e["accepted"] and "found" in e}
     judged: list[Write] = []
-    for e in ordered:
-        if e["kind"] != "reply" or e.get("op") != "write" or "accepted" not in e:
-            continue
+    for e in replies:
         client = e["actor"]
         request = requests.get((client, e["call"]), e)
         t_sent = float(request["t_ms"])
         own = [t for t, who in grants if who == client and t <= t_sent]
         since = own[-1] if own else float("-inf")
         rivals = [who for t, who in grants if who != client and since < t <= t_sent]
-        stale = not own or bool(rivals)
+        outdated = _outdated(request, e)
+        stale = (locked and (not own or bool(rivals))) or outdated
+        superseded = rivals[-1] if rivals and locked else None
+        if superseded is None and outdated:
+            superseded = made.get(e.get("found"))  # whose write the read did not see
         judged.append(
             Write(
                 seq=int(e["seq"]),
@@ -156,10 +174,16 @@ def writes(events: Sequence[Event]) -> list[Write]:
                 value=request.get("value"),
                 accepted=bool(e["accepted"]),
                 stale=stale,
-                superseded_by=rivals[-1] if rivals else None,
+                superseded_by=superseded,
             )
         )
     return judged
+
+
+def _outdated(request: Event, reply: Event) -> bool:
+    """A write based on a read the storage had moved past when the write arrived."""
+    read, found = request.get("read"), reply.get("found")
+    return isinstance(read, int) and isinstance(found, int) and found != read
 
 
 def stuck_clients(events: Sequence[Event]) -> list[str]:
@@ -190,8 +214,9 @@ def check(events: Sequence[Event], end_ms: float | None = None) -> Verdict:
     judged = writes(events)
     accepted = sum(1 for w in judged if w.stale and w.accepted)
     rejected = sum(1 for w in judged if w.stale and not w.accepted)
+    exclusion = "violated" if found else "held"
     verdict = Verdict(
-        mutual_exclusion="violated" if found else "held",
+        mutual_exclusion=exclusion if lock_in_play(events) else "none",
         overlaps=tuple(found),
         stale_writes_accepted=accepted,
         stale_writes_rejected=rejected,
@@ -204,7 +229,8 @@ def check(events: Sequence[Event], end_ms: float | None = None) -> Verdict:
         wakeups=sum(1 for e in events if e["kind"] == "woken"),
         inconclusive=story_lost(events),
     )
-    return Verdict(**{**verdict.__dict__, "summary": summarize(verdict)})
+    summary = summarize(verdict, storage_kind(events))
+    return Verdict(**{**verdict.__dict__, "summary": summary})
 
 
 def story_lost(events: Sequence[Event]) -> str:
@@ -217,9 +243,30 @@ def story_lost(events: Sequence[Event]) -> str:
     return ""
 
 
-def summarize(verdict: Verdict) -> str:
+def storage_kind(events: Sequence[Event]) -> str:
+    """What the run's storage checked (``run_started``'s ``storage_kind``; fenced by default,
+    or as its ``fencing`` said, for runs recorded before storage kinds)."""
+    started = next((e for e in events if e["kind"] == "run_started"), None) or {}
+    kind = started.get("storage_kind")
+    if isinstance(kind, str):
+        return kind
+    return "plain" if started.get("fencing") is False else "fenced"
+
+
+# What stopped the stale writes, by the kind of storage (the summary's second sentence).
+SAVED_BY = {
+    "fenced": "Fencing saved the data: the storage rejected {n} stale write{s}.",
+    "sequencer": "The sequencer check saved the data: the storage asked the lock service and "
+    "rejected {n} stale write{s}.",
+    "cas": "Compare-and-set saved the data: the storage rejected {n} write{s} based on an "
+    "out-of-date read.",
+    "plain": "The storage rejected {n} stale write{s}.",
+}
+
+
+def summarize(verdict: Verdict, storage: str = "fenced") -> str:
     """One or two sentences a learner can read next to the diagram."""
-    told = _told(verdict)
+    told = _told(verdict, storage)
     if verdict.inconclusive:
         return (
             f"Inconclusive: {verdict.inconclusive}, so this run could not keep its story and "
@@ -228,8 +275,10 @@ def summarize(verdict: Verdict) -> str:
     return told
 
 
-def _told(verdict: Verdict) -> str:
-    if verdict.mutual_exclusion == "held":
+def _told(verdict: Verdict, storage: str) -> str:
+    if verdict.mutual_exclusion == "none":
+        first = "No lock was in play: every client went straight to the storage."
+    elif verdict.mutual_exclusion == "held":
         first = "Mutual exclusion held: no two clients ever believed they held the lock at once."
     else:
         worst = max(verdict.overlaps, key=lambda o: o.end_ms - o.start_ms)
@@ -246,9 +295,8 @@ def _told(verdict: Verdict) -> str:
         return f"{first} Data corrupted: the storage accepted {n} stale write{'s' * (n != 1)}."
     if verdict.stale_writes_rejected:
         n = verdict.stale_writes_rejected
-        return (
-            f"{first} Fencing saved the data: the storage rejected {n} stale write{'s' * (n != 1)}."
-        )
+        saved = SAVED_BY.get(storage, SAVED_BY["plain"])
+        return f"{first} {saved.format(n=n, s='s' * (n != 1))}"
     return first
 
 

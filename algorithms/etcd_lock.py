@@ -66,7 +66,8 @@ from typing import Any
 from algorithms.clock import Clock, SystemClock
 from algorithms.errors import BackendUnavailable, NotHeld
 from algorithms.events import EventSink, Reporter, discard
-from algorithms.lock import Grant
+from algorithms.lock import Grant, LockBase
+from algorithms.sequencer import Sequencer
 
 MIN_TTL_S = 2  # etcd's smallest lease with its default 1 s election timeout
 HEADERS = {"Content-Type": "application/json"}
@@ -157,7 +158,7 @@ class Gateway:
         return conn
 
 
-class EtcdLock:
+class EtcdLock(LockBase):
     """A lease-based lock through etcd's lock service; verbs like ``threading.Lock``."""
 
     def __init__(
@@ -324,6 +325,16 @@ class EtcdLock:
             self.grant = self.lease_id = None
             self._report.emit("lost", reason="keepalive refused: the lease had already expired")
         return ok
+
+    def sequencer(self) -> Sequencer | None:
+        """Our lock key, its create revision and our lease: the lock is ours while the lease
+        lives and the key is still the one this grant created."""
+        grant = self.grant
+        if grant is None:
+            return None
+        return Sequencer(
+            "etcd", self.name, grant.value, self.owner, grant.token, lease=self.lease_id
+        )
 
     def close(self) -> None:
         """Close the connection. A lock still held stays held on the server until its lease

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from algorithms.sequencer import Sequencer
+
 
 @dataclass(frozen=True)
 class Grant:
@@ -36,3 +38,31 @@ class Lock(Protocol):
 
     def extend(self, ttl_ms: int | None = None) -> bool:
         """Prolong the lease; ``False`` (and a ``lost`` event) when it is already gone."""
+
+    def prepare(self) -> None:
+        """Connect (and load what each call needs) now, so every later call is one exchange."""
+
+    def close(self) -> None:
+        """Drop the connections; the lock is not used again."""
+
+    def valid_ms(self, grant: Grant) -> float:
+        """How long after ``grant.granted_ns`` its holder may act as the holder (by its own
+        clock): the lease, Redlock's validity, or infinity for a lock without one."""
+
+    def sequencer(self) -> Sequencer | None:
+        """The current grant as a resource can check it with the lock service (Chubby's
+        ``GetSequencer``); ``None`` when nothing is held."""
+
+
+class LockBase:
+    """What most locks do for the optional parts of :class:`Lock`: nothing to prepare or
+    close, and a grant valid for its lease."""
+
+    def prepare(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+    def valid_ms(self, grant: Grant) -> float:
+        return float(grant.ttl_ms) if grant.ttl_ms else float("inf")

@@ -76,7 +76,8 @@ from algorithms.clock import Clock, SystemClock
 from algorithms.deadlines import deadlines
 from algorithms.errors import BackendUnavailable, NotHeld
 from algorithms.events import EventSink, Reporter, discard
-from algorithms.lock import Grant
+from algorithms.lock import Grant, LockBase
+from algorithms.sequencer import Sequencer
 
 Scope = Literal["session", "xact"]
 Connection = psycopg.Connection[tuple[Any, ...]]
@@ -160,7 +161,7 @@ def connect(
     )
 
 
-class PostgresLock:
+class PostgresLock(LockBase):
     """An advisory lock on one PostgreSQL server; verbs like ``threading.Lock``."""
 
     def __init__(
@@ -191,6 +192,7 @@ class PostgresLock:
         self.clock = clock or SystemClock()
         self.retry_delay_ms = retry_delay_ms
         self.grant: Grant | None = None
+        self.session_pid = 0  # the server session that holds our grant (its backend pid)
         self._report = Reporter(on_event)
         self._warnings: list[str] = []
         self._prepared: set[tuple[pq.abc.PGconn, bytes]] = set()  # statements, by libpq session
@@ -257,6 +259,7 @@ class PostgresLock:
 
     def _granted(self, token: int, pid: int) -> Grant:
         value = f"{self.owner}:backend-{pid}"  # which server session holds it
+        self.session_pid = pid
         self.grant = Grant(token, value, self.lease_ms or 0, self.node, self.clock.monotonic_ns())
         self._report.emit("granted", node=self.node, token=token, ttl_ms=self.lease_ms, value=value)
         return self.grant
@@ -308,6 +311,17 @@ class PostgresLock:
             self.grant = None
             self._report.emit("lost", reason="our session no longer holds the key")
         return ok
+
+    def sequencer(self) -> Sequencer | None:
+        """The lock's key and our session: the lock is ours while pg_locks says that session
+        holds it. Through a pooler the session is shared, and this says nothing."""
+        grant = self.grant
+        if grant is None:
+            return None
+        session = str(self.session_pid)
+        return Sequencer(
+            "postgres", str(self.key), grant.value, self.owner, grant.token, session=session
+        )
 
     def close(self) -> None:
         """End the session; the server frees whatever it still held."""

@@ -39,8 +39,9 @@ import redis
 from algorithms.clock import Clock, SystemClock
 from algorithms.errors import BackendUnavailable, NotHeld
 from algorithms.events import EventSink, Reporter, discard
-from algorithms.lock import Grant
+from algorithms.lock import Grant, LockBase
 from algorithms.resp import ReplyError, RespConnection, pack
+from algorithms.sequencer import Sequencer
 
 # KEYS[1] lock key, KEYS[2] fencing counter; ARGV[1] holder's random value, ARGV[2] lease ms.
 # Returns the new fencing token, or nil when the lock is held. The INCR runs in the same script
@@ -78,7 +79,7 @@ return 0
 """
 
 
-class RedisLock:
+class RedisLock(LockBase):
     """A lease-based lock on one Redis node; verbs like ``threading.Lock``."""
 
     def __init__(
@@ -215,6 +216,13 @@ class RedisLock:
             self.grant = None
             self._report.emit("lost", reason="extend refused: the lease had already expired")
         return ok
+
+    def sequencer(self) -> Sequencer | None:
+        """The key and our random value: the key still holds it while the lock is ours."""
+        if self.grant is None:
+            return None
+        value, token = self.grant.value, self.grant.token
+        return Sequencer("redis", self.name, value, self.owner, token)
 
     def close(self) -> None:
         """Drop the connection; a lease still held stays on the server until it expires."""

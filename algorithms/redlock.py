@@ -56,9 +56,10 @@ from typing import Any
 from algorithms.clock import Clock, SystemClock
 from algorithms.errors import BackendUnavailable, NotHeld
 from algorithms.events import EventSink, Reporter, discard
-from algorithms.lock import Grant
+from algorithms.lock import Grant, LockBase
 from algorithms.redis_lock import EXTEND_SCRIPT, RELEASE_SCRIPT
 from algorithms.resp import ReplyError, RespConnection, pack
+from algorithms.sequencer import Sequencer
 
 # Acquire needs no script: ``SET key value NX PX ttl`` is one atomic command, answering "OK"
 # when the key was free and nil when someone holds it.
@@ -99,7 +100,7 @@ def drift_ms(ttl_ms: int) -> float:
     return ttl_ms * CLOCK_DRIFT_FACTOR + CLOCK_DRIFT_BASE_MS
 
 
-class Redlock:
+class Redlock(LockBase):
     """A lock granted by a majority of independent Redis nodes; verbs like ``threading.Lock``."""
 
     def __init__(
@@ -191,6 +192,17 @@ class Redlock:
         self._report.emit("lost", reason=reason)
         self._release_everywhere(grant.value)
         return False
+
+    def valid_ms(self, grant: Grant) -> float:
+        """The validity of the last grant: its lease less the time the round took and the drift
+        allowed for (the holder must be done by then)."""
+        return self.validity_ms
+
+    def sequencer(self) -> Sequencer | None:
+        """The key and our random value: a majority still holds it while the lock is ours."""
+        if self.grant is None:
+            return None
+        return Sequencer("redlock", self.name, self.grant.value, self.owner)
 
     def close(self) -> None:
         for connection in self.nodes.values():

@@ -60,7 +60,8 @@ from kazoo.retry import KazooRetry
 from algorithms.clock import Clock, SystemClock
 from algorithms.errors import BackendUnavailable, NotHeld
 from algorithms.events import EventSink, Reporter, discard
-from algorithms.lock import Grant
+from algorithms.lock import Grant, LockBase
+from algorithms.sequencer import Sequencer
 
 LOCK_PATH = "/lockviz/lock"
 LOCK_NODE = re.compile(r"\.lock-(\d{10})$")  # ZooKeeper appends a zero-padded 10-digit number
@@ -120,7 +121,7 @@ def sequence(name: str) -> int:
     return int(match.group(1)) if match else -1
 
 
-class ZooKeeperLock:
+class ZooKeeperLock(LockBase):
     """The recipe's lock for one client session; verbs like ``threading.Lock``."""
 
     def __init__(
@@ -359,6 +360,13 @@ class ZooKeeperLock:
             )
         except (BackendUnavailable, NoNodeError):
             return None
+
+    def sequencer(self) -> Sequencer | None:
+        """Our lock node and its czxid: the lock is ours while that node exists."""
+        grant = self.grant
+        if grant is None:
+            return None
+        return Sequencer("zookeeper", self.path, grant.value, self.owner, grant.token)
 
     def close(self) -> None:
         """End the session (the server deletes our nodes) and stop kazoo's threads."""

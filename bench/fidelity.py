@@ -5,10 +5,13 @@ scenario ``--runs`` times (default 20) on fresh servers, ``--jobs`` at a time (d
 machine is loaded on purpose, like a classroom laptop), and counts how many runs met the
 scenario's ``expect``, and those that were inconclusive (the machine fell behind and the run
 said it could not keep its story: ``expect`` not judged; docs/reliability.md). It prints a
-table and writes it into docs/fidelity.md.
+table and writes it into docs/fidelity.md: a run of some scenarios replaces their rows and
+keeps the others', and the batch's line says which rows it measured, so the table always has
+every built-in.
 
     .venv/bin/python bench/fidelity.py                 # everything, 20 runs each
     .venv/bin/python bench/fidelity.py --runs 5 gc-pause-fenced redis-restart
+    .venv/bin/python bench/fidelity.py storage-        # every scenario whose slug starts so
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ def main() -> None:
     parser.add_argument("--no-doc", action="store_true", help="print only; leave docs/ alone")
     parser.add_argument("--keep-misses", metavar="DIR", help="save the events of each miss here")
     args = parser.parse_args()
-    slugs = args.slugs or list(builtin())
+    slugs = chosen(args.slugs)
     unknown = [s for s in slugs if s not in builtin()]
     if unknown:
         parser.error(f"unknown scenarios: {', '.join(unknown)}")
@@ -98,10 +101,30 @@ def main() -> None:
     table = "\n".join(lines)
     print("\n" + table + "\n\n" + summary)
     if not args.no_doc:
-        write_doc(table, summary, args.runs)
+        everything = set(slugs) == set(builtin())
+        batch = "every built-in" if everything else ", ".join(f"`{s}`" for s in slugs)
+        write_doc(lines[2:], f"{batch}: {summary}", args.runs, fresh=everything)
 
 
-def write_doc(table: str, summary: str, runs: int) -> None:
+def chosen(names: list[str]) -> list[str]:
+    """The scenarios named (a slug, or a prefix such as ``storage-``); every one without names."""
+    if not names:
+        return list(builtin())
+    found: list[str] = []
+    for name in names:
+        matches = [name] if name in builtin() else [s for s in builtin() if s.startswith(name)]
+        found += matches or [name]  # a name that matches nothing is refused below
+    return list(dict.fromkeys(found))
+
+
+def write_doc(rows: list[str], batch: str, runs: int, fresh: bool) -> None:
+    """The table of every built-in: these ``rows`` replace their scenarios' old ones, the other
+    rows stay as measured before; each batch of measurements keeps its own line."""
+    old_rows, old_batches = ({}, []) if fresh else _read_doc()
+    kept = {**old_rows, **{_slug(row): row for row in rows}}
+    ordered = [kept[slug] for slug in builtin() if slug in kept]
+    batches = [*old_batches, f"- {batch}"]
+    header = "| scenario | met `expect` | median run | what went wrong |\n|---|---|---|---|"
     with open(DOC, "w") as f:
         f.write(
             "# Fidelity: do the demos tell their story every time?\n\n"
@@ -113,10 +136,32 @@ def write_doc(table: str, summary: str, runs: int) -> None:
             "story, so its `expect` was not judged (docs/reliability.md). Timing-dependent "
             "scenarios use margins (pauses well beyond the lease, and so on) rather than "
             "knife edges; a miss below names what differed.\n\n"
-            f"{table}\n\n{summary}\n\n"
+            f"{header}\n" + "\n".join(ordered) + "\n\n"
+            "Measured in these batches (the rows of a later batch replace an earlier one's):\n\n"
+            + "\n".join(batches)
+            + "\n\n"
             "Regenerate with `.venv/bin/python bench/fidelity.py` (about 20–40 minutes on two "
-            "cores; `--runs 5` for a quick look).\n"
+            "cores; `--runs 5` for a quick look; name scenarios, or a prefix such as "
+            "`storage-`, to measure only those).\n"
         )
+
+
+def _slug(row: str) -> str:
+    return row.split("`")[1] if row.count("`") >= 2 else ""
+
+
+def _read_doc() -> tuple[dict[str, str], list[str]]:
+    """The rows and batch lines docs/fidelity.md has now (its older form: one summary line)."""
+    if not os.path.exists(DOC):
+        return {}, []
+    with open(DOC) as f:
+        lines = f.read().splitlines()
+    rows = {_slug(line): line for line in lines if line.startswith("| `")}
+    batches = [line for line in lines if line.startswith("- ")]
+    if not batches:  # the older form: the summary of a run of every built-in, on its own line
+        summary = next((line for line in lines if " runs met their expectation;" in line), "")
+        batches = [f"- every built-in of the time: {summary}"] if summary else []
+    return rows, batches
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@ comparisons read these entries and keep no list of their own. Adding a backend m
 in ``lockviz/lab/servers/``.
 
 Server names say their kind: ``redis-3``, ``zk-1``, ``pg-1``, ``etcd-1``, and ``storage`` (the
-storage node every run writes to, a Redis server).
+storage node every run writes to, a Redis server). The backend ``none`` has no lock service at all:
+its clients go straight to the storage. What the storage checks on each write is its *kind*
+(:data:`STORAGE_KINDS`), listed here too.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 STORAGE = "storage"
+STORAGE_KEY = "lockviz:resource"  # the resource every client writes, on the storage node
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,7 @@ def server_kind(name: str) -> ServerKind | None:
 class Variant:
     name: str
     label: str  # as a learner reads it beside the backend: "plain DEL release"
+    no_sequencer: str = ""  # why the storage cannot check this variant's lock ("" when it can)
 
 
 @dataclass(frozen=True)
@@ -56,16 +60,28 @@ class Backend:
     label: str  # short, as a learner names it: "Redlock"
     title: str  # a heading: "Redlock over independent Redis nodes"
     summary: str  # a choice in a form: "Redlock, five Redis nodes"
-    server: ServerKind
+    server: ServerKind | None  # None: no lock service (the backend "none")
     variants: tuple[Variant, ...]  # the first is the default
     node_counts: tuple[int, ...] = (1,)  # how many lock servers it may run on; first: default
     node_count_field: str | None = None  # the scenario field that chooses among node_counts
     options: frozenset[str] = field(default_factory=frozenset)  # settings only it takes
     no_fencing: str = ""  # why it cannot give fencing tokens ("" when it can)
+    no_sequencer: str = ""  # why the storage cannot ask it about a writer's lock ("" when it can)
+    sequencer: str = ""  # what the storage asks it at each write, when it can ask
 
     @property
     def fencing(self) -> bool:
         return not self.no_fencing
+
+    @property
+    def lock(self) -> bool:
+        """Whether there is a lock service at all (the backend ``none`` has none)."""
+        return self.server is not None
+
+    def why_no_sequencer(self, variant: str | None = None) -> str:
+        """Why a sequencer check cannot be made with this lock ('' when it can)."""
+        chosen = self.variant(variant)
+        return self.no_sequencer or (chosen.no_sequencer if chosen is not None else "")
 
     @property
     def default_variant(self) -> str:
@@ -76,6 +92,8 @@ class Backend:
 
     def nodes(self, count: int | None = None) -> list[str]:
         """The lock servers' names, ``redis-1`` .. ``redis-5`` (the storage comes on top)."""
+        if self.server is None:
+            return []
         return [f"{self.server.prefix}-{i}" for i in range(1, (count or self.node_counts[0]) + 1)]
 
     def describe(self, variant: str | None = None, count: int | None = None) -> str:
@@ -103,6 +121,7 @@ BACKENDS: dict[str, Backend] = {
                 Variant("unsafe_release", "plain DEL release"),
                 Variant("no_ttl", "no TTL"),
             ),
+            sequencer="GET on the lock key: does it still hold the writer's random value?",
         ),
         Backend(
             "redlock",
@@ -114,6 +133,7 @@ BACKENDS: dict[str, Backend] = {
             node_counts=(5, 3, 7),
             node_count_field="redis_nodes",
             options=frozenset({"redis_nodes", "node_timeout_ms"}),
+            sequencer="GET on every node: does a majority still hold the writer's random value?",
             no_fencing="Redlock cannot fence: its lock values are random, so a resource cannot "
             "tell an older holder from a newer one, and there is no counter that a majority of "
             "independent nodes could agree on (Kleppmann, 'How to do distributed locking').",
@@ -131,6 +151,7 @@ BACKENDS: dict[str, Backend] = {
             node_counts=(1, 3),
             node_count_field="zk_nodes",
             options=frozenset({"zk_nodes"}),
+            sequencer="sync, then exists on the writer's lock node: is it there, with its czxid?",
         ),
         Backend(
             "postgres",
@@ -141,9 +162,18 @@ BACKENDS: dict[str, Backend] = {
             (
                 Variant("session", "session lock"),
                 Variant("xact", "transaction lock"),
-                Variant("pooled", "through PgBouncer"),
+                Variant(
+                    "pooled",
+                    "through PgBouncer",
+                    no_sequencer="Through PgBouncer in transaction mode clients share server "
+                    "sessions, and pg_locks names the pooled session, not the client: a check "
+                    "would answer yes for every client that passes through the holder's session, "
+                    "so it proves nothing about the writer.",
+                ),
             ),
             options=frozenset({"idle_session_timeout_ms"}),
+            sequencer="pg_locks: does the writer's own session (its pid and name) still hold the "
+            "advisory lock?",
         ),
         Backend(
             "etcd",
@@ -152,6 +182,50 @@ BACKENDS: dict[str, Backend] = {
             "etcd (lease + revision)",
             ETCD,
             (Variant("lease", "lease + lock"),),
+            sequencer="the lease's time to live, then a transaction: does the writer's key still "
+            "exist with its create revision and its lease?",
+        ),
+        Backend(
+            "none",
+            "no lock",
+            "No lock service",
+            "No lock: clients go straight to the storage",
+            None,
+            (Variant("direct", "clients go straight to the storage"),),
+            no_fencing="There is no lock service, so there are no fencing tokens to check.",
+            no_sequencer="There is no lock service for the storage to ask.",
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class StorageKind:
+    """What the storage checks before it applies a write (the scenario's ``storage``)."""
+
+    name: str
+    label: str  # as a lane or a page names it: "fenced (tokens)"
+    summary: str  # one sentence for a learner
+
+
+STORAGE_KINDS: dict[str, StorageKind] = {
+    k.name: k
+    for k in (
+        StorageKind("plain", "plain", "Accepts every write, as most storage does."),
+        StorageKind(
+            "fenced",
+            "fenced (tokens)",
+            "Rejects a write whose fencing token is lower than the highest it has seen.",
+        ),
+        StorageKind(
+            "sequencer",
+            "sequencer (asks the lock)",
+            "Asks the lock service, at each write, whether the writer's lock is still current.",
+        ),
+        StorageKind(
+            "cas",
+            "compare-and-set",
+            "Applies a write only if the data is still at the version its writer last read.",
         ),
     )
 }

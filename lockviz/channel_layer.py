@@ -17,13 +17,13 @@ import atexit
 import glob
 import os
 import shutil
-import tempfile
 import threading
 from typing import Any
+from urllib.parse import quote
 
 from channels_redis.pubsub import RedisPubSubChannelLayer
 
-from lockviz.lab import procs
+from lockviz.lab import procs, registry
 from lockviz.lab.servers.redis import RedisServer
 
 WORKDIR_PREFIX = "lockviz-layer-"
@@ -44,15 +44,15 @@ def embedded_url() -> str:
     with _start_lock:
         if _server is None:
             _sweep()
-            workdir = tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-")
+            workdir = registry.new_run_dir(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-")
             server = RedisServer("channel-layer", workdir)
             server.launch()
             atexit.register(_stop, server)
             server.wait_ready()
             _server = server
-        # The lab's redis-servers ask for a password (lockviz.lab.servers.redis): the layer's
-        # too. It stays in this process: a URL handed to channels_redis, never a command line.
-        return f"redis://:{_server.password}@{_server.host}:{_server.port}/0"
+        # The layer's redis-server has a password of its own, like every server the lab starts.
+        password = quote(_server.password or "", safe="")
+        return f"redis://:{password}@{_server.host}:{_server.port}/0"
 
 
 def _stop(server: RedisServer) -> None:
@@ -62,7 +62,7 @@ def _stop(server: RedisServer) -> None:
 
 def _sweep() -> None:
     """Remove the directories of killed apps' layers (their redis-server died with them)."""
-    for path in glob.glob(os.path.join(tempfile.gettempdir(), f"{WORKDIR_PREFIX}*")):
+    for path in glob.glob(os.path.join(registry.base_dir(), f"{WORKDIR_PREFIX}*")):
         pid = os.path.basename(path)[len(WORKDIR_PREFIX) :].split("-", 1)[0]
         if pid.isdigit() and not procs.alive(int(pid)):
             shutil.rmtree(path, ignore_errors=True)

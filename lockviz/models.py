@@ -43,6 +43,15 @@ class Run(models.Model):
     host = models.CharField(max_length=100, blank=True)
     alive_at = models.DateTimeField(null=True, blank=True)
     watchers = models.IntegerField(default=0)  # viewers connected now (a queued run needs one)
+    # A "What if…?" fork: the run it was forked from, and the moment it parts from it (an event
+    # of the parent, and that event's time on the run's axis). Steps up to there are the same.
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="forks"
+    )
+    diverged_seq = models.PositiveIntegerField(null=True, blank=True)
+    diverged_ms = models.FloatField(null=True, blank=True)
+    # The room whose presenter its owner shared it with ("" when it is private).
+    shared_with = models.CharField(max_length=8, blank=True, db_index=True)
 
     class Meta:
         ordering = ["-created"]
@@ -58,9 +67,15 @@ class Run(models.Model):
     def fencing(self) -> bool:
         return bool(self.scenario.get("fencing", True))
 
+    @property
+    def storage_kind(self) -> str:
+        """What its storage checked (runs stored before storage kinds say it with fencing)."""
+        kind = self.scenario.get("storage")
+        return kind if isinstance(kind, str) else ("fenced" if self.fencing else "plain")
+
     def as_export(self) -> dict[str, Any]:
         """The run as ``/runs/<id>/export.json`` has it (and as the import reads it back)."""
-        return {
+        exported: dict[str, Any] = {
             "run_id": self.pk,
             "scenario": self.scenario,
             "status": self.status,
@@ -70,6 +85,13 @@ class Run(models.Model):
             "inconclusive": (self.verdict or {}).get("inconclusive") or "",
             "events": self.events_after(0),
         }
+        if self.parent_id is not None or self.diverged_ms is not None:
+            exported["fork"] = {
+                "parent": self.parent_id,
+                "diverged_seq": self.diverged_seq,
+                "diverged_ms": self.diverged_ms,
+            }
+        return exported
 
     def events_after(self, seq: int) -> list[dict[str, Any]]:
         return [e.data for e in self.events.filter(seq__gt=seq).order_by("seq")]
@@ -86,7 +108,7 @@ class Run(models.Model):
     @property
     def headline(self) -> tuple[str, str]:
         """The outcome in one line and its tone, as every page says it."""
-        return narrator.headline(self.verdict, self.error, self.status)
+        return narrator.headline(self.verdict, self.error, self.status, self.storage_kind)
 
     @property
     def expectation(self) -> tuple[str, str] | None:
@@ -97,7 +119,7 @@ class Run(models.Model):
 
     @property
     def facts(self) -> list[tuple[str, str]]:
-        return narrator.facts(self.verdict or {})
+        return narrator.facts(self.verdict or {}, self.storage_kind)
 
 
 class RunEvent(models.Model):

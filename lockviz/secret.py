@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import sys
 from pathlib import Path
 
 
@@ -38,3 +39,25 @@ def _read(path: Path) -> str:
     if len(key) < 32:
         raise RuntimeError(f"{path} holds no usable secret key; delete it to make a new one")
     return key
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m lockviz.secret DIR [OWNER_UID]``: the secrets of a deployment, made once.
+
+    docker compose runs it before anything else: the app's secret key (shared by its replicas,
+    so a session cookie one signs the other accepts), the app database's password and the live
+    streams' Redis password, each a file of its own (0600, owned by the app's user) in DIR.
+    Files that exist are kept: restarting the stack keeps everyone's sessions.
+    """
+    args = (argv if argv is not None else sys.argv)[1:]
+    if not args:
+        raise SystemExit("usage: python -m lockviz.secret DIR [OWNER_UID]")
+    folder = Path(args[0])
+    owner = int(args[1]) if len(args) > 1 else os.getuid()
+    for name in ("secret_key", "db_password", "live_password"):
+        install_key(folder / name)
+        os.chown(folder / name, owner, -1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,6 +1,9 @@
 """lockviz settings: every knob is an environment variable with a working local default.
 
 LOCKVIZ_DB            SQLite file (default: lockviz.sqlite3 next to manage.py)
+LOCKVIZ_DATABASE_URL  a PostgreSQL database instead, e.g. postgresql://user:pass@host:5432/lockviz:
+                      what several app processes (a big class) share; its password may come
+                      from the file LOCKVIZ_DATABASE_PASSWORD_FILE instead (docker compose)
 LOCKVIZ_SERVERS       use these servers instead of starting them, e.g.
                       "redis-1=redis-1:6379,storage=storage:6379" (docker compose)
 LOCKVIZ_MAX_RUNS      the most runs executing at once (default 24): fewer while the machine is
@@ -14,6 +17,7 @@ LOCKVIZ_SECRET_KEY    signs the session cookies that say who started a run; when
                       made once per install and kept in LOCKVIZ_STATE_DIR (never in the repo)
 LOCKVIZ_STATE_DIR     where that key lives (default ~/.local/state/lockviz)
 LOCKVIZ_ALLOWED_HOSTS extra host names, comma separated
+LOCKVIZ_CHANNEL_REDIS_PASSWORD_FILE  that Redis's password, read from a file (docker compose)
 LOCKVIZ_CHANNEL_REDIS the Redis that carries live events to viewers (the channel layer), e.g.
                       "redis://10.0.0.5:6379/0": several app processes on one such Redis (and
                       one database) all stream every run. Unset, each app process starts a
@@ -25,6 +29,10 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import dj_database_url
 
 from lockviz.secret import install_key
 
@@ -75,7 +83,7 @@ TEMPLATES = [
     }
 ]
 
-DATABASES = {
+DATABASES: dict[str, dict[str, Any]] = {
     "default": {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": os.environ.get("LOCKVIZ_DB", str(BASE_DIR / "lockviz.sqlite3")),
@@ -93,11 +101,26 @@ DATABASES = {
         },
     }
 }
+if os.environ.get("LOCKVIZ_DATABASE_URL"):  # several app processes share one database
+    DATABASES["default"] = dict(
+        dj_database_url.parse(
+            os.environ["LOCKVIZ_DATABASE_URL"], conn_max_age=60, conn_health_checks=True
+        )
+    )
+    if os.environ.get("LOCKVIZ_DATABASE_PASSWORD_FILE"):
+        DATABASES["default"]["PASSWORD"] = (
+            Path(os.environ["LOCKVIZ_DATABASE_PASSWORD_FILE"]).read_text().strip()
+        )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Redis pub/sub: one publish per event whatever the audience, and no silent drop when a viewer
 # falls behind (the in-memory layer drops a message once a viewer's queue holds 100).
 LOCKVIZ_CHANNEL_REDIS = os.environ.get("LOCKVIZ_CHANNEL_REDIS", "")
+if LOCKVIZ_CHANNEL_REDIS and os.environ.get("LOCKVIZ_CHANNEL_REDIS_PASSWORD_FILE"):
+    _password = Path(os.environ["LOCKVIZ_CHANNEL_REDIS_PASSWORD_FILE"]).read_text().strip()
+    LOCKVIZ_CHANNEL_REDIS = LOCKVIZ_CHANNEL_REDIS.replace(
+        "://", f"://:{quote(_password, safe='')}@", 1
+    )
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "lockviz.channel_layer.RunLayer",

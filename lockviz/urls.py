@@ -2,12 +2,13 @@
 
 from django.urls import path
 
-from lockviz.views import compare, lessons, play, replay, rooms, runs
+from lockviz.views import compare, forks, health, lessons, play, replay, rooms, runs
 from lockviz.views import imports as import_views
 
 urlpatterns = [
     # Runs: start one, watch it, its verdict, its JSON.
     path("", runs.index, name="index"),
+    path("healthz", health.healthz, name="healthz"),
     path("runs/", runs.start_run, name="start_run"),
     path("runs/<str:run_id>/", runs.run_page, name="run"),
     path("runs/<str:run_id>/verdict/", runs.verdict, name="verdict"),
@@ -21,8 +22,10 @@ urlpatterns = [
     # Replays (time travel through a stored run), exports and imports.
     path("runs/<str:run_id>/replay/", replay.replay, name="replay"),
     path("runs/<str:run_id>/export.mmd", replay.export_mermaid, name="export_mmd"),
+    path("runs/<str:run_id>/fork/", forks.fork, name="fork"),
     path("import/", import_views.import_page, name="import"),
     path("import/run/", import_views.run_imported, name="import_run"),
+    path("import/format/", import_views.scenario_format, name="scenario_format"),
     # Free play, and clicks that do things to a live run (the run page's menus, the buttons).
     path("play/", play.play, name="play"),
     path("play/<str:run_id>/", play.session, name="play_session"),
@@ -37,6 +40,7 @@ urlpatterns = [
     path("rooms/<str:code>/follow/", rooms.follow, name="follow_room"),
     path("rooms/<str:code>/show", rooms.show, name="room_show"),
     path("rooms/<str:code>/polls", rooms.ask, name="room_ask"),
+    path("rooms/<str:code>/share", rooms.share, name="room_share"),
     path("rooms/<str:code>/polls/<int:poll_id>/reveal", rooms.reveal, name="room_reveal"),
     path("rooms/<str:code>/polls/<int:poll_id>/vote", rooms.vote, name="room_vote"),
     path("r/<str:code>", rooms.join_room, name="join_room"),

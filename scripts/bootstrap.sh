@@ -1,12 +1,22 @@
 #!/usr/bin/env bash
 # Everything `make run` and `make test` need, installed once: Debian packages (as root; as a
 # normal user it says what is missing and how to get it) and the project's venv.
+#
+#   scripts/bootstrap.sh run    what the app needs (the lab's servers, the venv): `make run`, and
+#                               the Docker image, which is built with this same script
+#   scripts/bootstrap.sh test   that, plus what the tests need (chromium, mermaid's parser,
+#                               docker-compose to validate docker-compose.yml): `make test`
 set -euo pipefail
 cd "$(dirname "$0")/.."
+MODE=${1:-test}
 
 # redis-server and faketime are the lab's spine; zookeeper, postgresql and etcd-server are the
-# other lock services (pgbouncer for the pooled-connection pitfall); chromium drives the browser tests; python3-venv builds .venv.
-PACKAGES=(redis-server faketime zookeeper postgresql pgbouncer etcd-server chromium fonts-dejavu-core python3-venv)
+# other lock services (pgbouncer for the pooled-connection pitfall); python3-venv builds .venv.
+PACKAGES=(redis-server faketime zookeeper postgresql pgbouncer etcd-server python3-venv)
+if [ "$MODE" = test ]; then
+  # chromium drives the browser tests; docker-compose (the engine-less client) checks the file.
+  PACKAGES+=(chromium fonts-dejavu-core docker-compose)
+fi
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
@@ -36,7 +46,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 # The browser tests check exported Mermaid with mermaid's own parser (an npm dev dependency).
-if [ -f package.json ] && { [ ! -d node_modules ] || [ package-lock.json -nt node_modules ]; }; then
+if [ "$MODE" = test ] && [ -f package.json ] && { [ ! -d node_modules ] || [ package-lock.json -nt node_modules ]; }; then
   if command -v npm >/dev/null; then
     echo "==> installing npm dev dependencies (mermaid)"
     npm ci --no-audit --no-fund --loglevel=error && touch node_modules
@@ -49,9 +59,10 @@ if [ -f package.json ] && { [ ! -d node_modules ] || [ package-lock.json -nt nod
   fi
 fi
 
-if [ ! -f .venv/.installed ] || [ pyproject.toml -nt .venv/.installed ]; then
+EXTRAS=$([ "$MODE" = test ] && echo "[dev]" || echo "")
+if [ ! -f ".venv/.installed-$MODE" ] || [ pyproject.toml -nt ".venv/.installed-$MODE" ]; then
   echo "==> installing Python packages into .venv"
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -e ".[dev]"
-  touch .venv/.installed
+  .venv/bin/python -m pip install -q -e ".$EXTRAS"
+  touch ".venv/.installed-$MODE"
 fi

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -35,6 +36,9 @@ from lockviz import broadcast
 from lockviz.models import Run
 from lockviz.runs.recorder import queue_position
 
+RESUME_EVERY_S = 0.5  # a viewer's resumes: at most one per this long
+PAGE = 500  # events sent in one go before the stream lets others' messages through
+
 
 class RunConsumer(AsyncWebsocketConsumer):
     # No layer channel of its own (see broadcast.Audience); Channels' own code checks for None.
@@ -43,6 +47,7 @@ class RunConsumer(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         self.run_id: str = self.scope["url_route"]["kwargs"]["run_id"]
         self.sent = 0
+        self.last_resume = 0.0
         self.holding = 0  # catch-ups reading the database; live messages wait in held
         self.held: list[dict[str, Any]] = []
         self.repair: asyncio.Future[None] | None = None
@@ -96,6 +101,13 @@ class RunConsumer(AsyncWebsocketConsumer):
         if isinstance(after, str):
             await self._error(after)
             return
+        now = time.monotonic()
+        if now - self.last_resume < RESUME_EVERY_S:  # a resume re-reads the run: bounded
+            await self._error(
+                f"resume at most once every {RESUME_EVERY_S:g} s; wait and send it again"
+            )
+            return
+        self.last_resume = now
         self.sent = min(self.sent, after)
         await self._catch_up(after)
 
@@ -131,8 +143,11 @@ class RunConsumer(AsyncWebsocketConsumer):
         self.holding += 1
         try:
             run = await database_sync_to_async(Run.objects.get)(pk=self.run_id)
-            for event in await database_sync_to_async(run.said_after)(after):
-                await self._send_event(event)
+            told = await database_sync_to_async(run.said_after)(after)
+            for start in range(0, len(told), PAGE):  # a long run goes in pages: others' turn
+                for event in told[start : start + PAGE]:
+                    await self._send_event(event)
+                await asyncio.sleep(0)
         finally:
             self.holding -= 1
         await self._release_held()

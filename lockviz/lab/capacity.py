@@ -67,6 +67,12 @@ class Machine:
 
     # -- admission --------------------------------------------------------------------------
 
+    def join(self, ticket: object) -> None:
+        """Put ``ticket`` in line now (admission counts it from here); :meth:`enter` waits."""
+        with self._changed:
+            if ticket not in self._queue:
+                self._queue.append(ticket)
+
     def enter(self, ticket: object, timeout_s: float) -> bool:
         """Wait (at most ``timeout_s``) for ``ticket``'s turn to start a run; True once it may.
 
@@ -127,7 +133,7 @@ class Machine:
         self._adapt()
         return (
             bool(self._queue)
-            and self._queue[0] is ticket
+            and self._queue[0] == ticket
             and len(self.running) < self.limit
             and not self.starting
             and (self.busy < FULL or len(self.running) < MIN_RUNS)

@@ -11,6 +11,10 @@ writer thread of its own does the writing, from a bounded queue of commands. Whe
 full (a client frozen while the scenario keeps sending it work), :meth:`ClientProcess.send`
 refuses the command and the engine records that it was refused: a real single-threaded client
 cannot take unlimited work either.
+
+The storage service of a sequencer run (:mod:`lockviz.lab.storage_service`) is driven the same
+way: a :class:`ClientProcess` of another ``module``, whose config names it ``storage``, and whose
+``_ready`` line says where it listens (``ready``).
 """
 
 from __future__ import annotations
@@ -20,30 +24,51 @@ import json
 import queue
 import signal
 import threading
+import os
+import subprocess
+import sys
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from lockviz.lab import forkserver, procs
-from lockviz.lab.config import ClientConfig
 from lockviz.lab.errors import LabError
 from lockviz.lab.events import Record
 from lockviz.lab.procs import wait_until
 
 MAX_QUEUED = 64  # commands waiting for one client before more are refused
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+WORKER_MODULE = "lockviz.lab.worker"  # a client: forked from the fork server, warm
 # A command the client took: (the step's index, when it could have begun, when it began), in
 # the host's monotonic ns. It could begin once sent, the client's previous command done and the
 # client thawed, whichever came last: only a busy machine makes it begin later than that.
 Took = Callable[[int | None, int, int], None]
 
 
+class ProcessConfig(Protocol):
+    """What a lab process receives first (lockviz.lab.config): it names the process."""
+
+    @property
+    def name(self) -> str: ...
+
+    def to_json(self) -> str: ...
+
+
 class ClientProcess:
-    def __init__(self, config: ClientConfig, record: Record, on_took: Took | None = None) -> None:
+    def __init__(
+        self,
+        config: ProcessConfig,
+        record: Record,
+        on_took: Took | None = None,
+        module: str = WORKER_MODULE,
+    ) -> None:
         self.name = config.name
         self.config = config
         self.record = record
         self.on_took = on_took
+        self.module = module
+        self.ready: dict[str, Any] = {}  # what its _ready line said (the service's port)
         self._sent: deque[tuple[int | None, int]] = deque()  # (index, sent ns), not yet taken
         self._free_ns = 0  # when its last command was done, or it thawed
         self.proc: procs.Child | None = None
@@ -57,7 +82,18 @@ class ClientProcess:
         self._writer: threading.Thread | None = None
 
     def start(self) -> None:
-        self.proc = forkserver.start(forkserver.WORKER)  # it waits for its config
+        if self.module == WORKER_MODULE:
+            self.proc = forkserver.start(forkserver.WORKER)  # it waits for its config
+        else:  # the storage service: one per sequencer run, started cold
+            env = {**os.environ, "PYTHONPATH": ROOT, "PYTHONUNBUFFERED": "1"}
+            self.proc = procs.spawn(
+                [sys.executable, "-m", self.module],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                env=env,
+                cwd=ROOT,
+            )
         self._reader = threading.Thread(target=self._read, name=f"client-{self.name}", daemon=True)
         self._reader.start()
         self._lines.put(self.config.to_json())
@@ -182,6 +218,7 @@ class ClientProcess:
             kind = message.pop("kind")
             t_ns = int(message.pop("t_ns"))
             if kind == "_ready":
+                self.ready = message
                 self._ready.set()
             elif kind == "_took":
                 self._took(t_ns)

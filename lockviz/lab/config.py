@@ -7,6 +7,9 @@ of the machine and limited in size). :mod:`lockviz.lab.worker` reads it back wit
 
 The servers' passwords travel in it too (``passwords``: server name → password, for the servers
 that have one), so they never appear in a process listing.
+
+A run whose storage checks sequencers has one more process, the storage service
+(:mod:`lockviz.lab.storage_service`); it receives a :class:`StorageServiceConfig` the same way.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ class ClientConfig:
     clock_file: str | None = None  # the client's own clock (lockviz.lab.clocks)
     # server -> its password (Redis AUTH, PostgreSQL and PgBouncer); never shown in repr
     passwords: Mapping[str, str] = field(default_factory=dict, repr=False)
+    storage: str = "fenced"  # what the storage checks (lockviz.catalogue.STORAGE_KINDS)
 
     @classmethod
     def for_client(
@@ -65,6 +69,7 @@ class ClientConfig:
             node_timeout_ms=scenario.node_timeout_ms,
             clock_file=clock_file,
             passwords=dict(passwords or {}),
+            storage=scenario.storage_kind,
         )
 
     def address(self, node: str) -> tuple[str, int]:
@@ -82,4 +87,37 @@ class ClientConfig:
     def from_json(cls, text: str) -> ClientConfig:
         data: dict[str, Any] = json.loads(text)
         data["clients"], data["nodes"] = tuple(data["clients"]), tuple(data["nodes"])
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class StorageServiceConfig:
+    """What the storage service receives: the lock servers it asks and the storage it writes.
+
+    Its addresses are the servers' own, not a client's links: the service is a server beside
+    the storage, and a fault on a client's links does not cut it off.
+    """
+
+    backend: str
+    variant: str
+    nodes: tuple[str, ...]  # the lock servers
+    ttl_ms: int
+    servers: Mapping[str, str] = field(default_factory=dict)  # every server -> its address
+    call_timeout_ms: int = 1_000
+    passwords: Mapping[str, str] = field(default_factory=dict, repr=False)
+    name: str = "storage"  # the actor its events are recorded as
+
+    def address(self, node: str) -> tuple[str, int]:
+        return split_address(self.servers[node])
+
+    def password(self, node: str) -> str | None:
+        return self.passwords.get(node)
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> StorageServiceConfig:
+        data: dict[str, Any] = json.loads(text)
+        data["nodes"] = tuple(data["nodes"])
         return cls(**data)

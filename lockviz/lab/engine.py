@@ -3,7 +3,9 @@
 It has three jobs:
 
 * **provision**: the run's servers from the lab, a proxy on every client↔server link, one
-  process per client, the backend's watchers on the servers;
+  process per client, the backend's watchers on the servers; when the storage checks
+  sequencers, the storage service in front of the storage node (the clients' ``storage``
+  links lead to it);
 * **play**: each step at its time (:mod:`lockviz.lab.scheduler`), routed once by its verb —
   a client's own command to its process, anything else to :mod:`lockviz.lab.faults` — while
   every event is recorded with a sequence number and a time on the reference clock and handed
@@ -28,16 +30,16 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from algorithms.checker import check, compare
 from algorithms.clock import ClockFile
-from lockviz.lab import watchers
+from lockviz.catalogue import STORAGE
+from lockviz.lab import procs, watchers
 from lockviz.lab.capacity import Meter
 from lockviz.lab.clients import ClientProcess
-from lockviz.lab.config import ClientConfig
+from lockviz.lab.config import ClientConfig, StorageServiceConfig
 from lockviz.lab.errors import LabError
 from lockviz.lab.events import Event, Sink
 from lockviz.lab.faults import Faults
@@ -115,6 +117,7 @@ class RunEngine:
         self.faults: Faults | None = None
         self.links: Links | None = None
         self.servers: ServerSet | None = None
+        self.service: ClientProcess | None = None  # the storage service (sequencer storage)
 
     # -- recording ----------------------------------------------------------------------------
 
@@ -160,6 +163,8 @@ class RunEngine:
         finally:
             for client in self.clients.values():
                 client.close()
+            if self.service is not None:
+                self.service.close()
             if own_dir:
                 shutil.rmtree(own_dir, ignore_errors=True)
         if self.failure is not None or self.result is None:
@@ -255,7 +260,7 @@ class RunEngine:
     def _play(self, servers: ServerSet, workdir: str) -> None:
         s = self.scenario
         self.servers = servers
-        self.links = links = Links(list(s.clients), servers.addresses())
+        self.links = links = Links(list(s.clients), self._storage_service(servers))
         clocks = {c: ClockFile(os.path.join(workdir, f"{c}.clock")) for c in s.clients}
         self.faults = faults = Faults(
             servers, links, self.clients, clocks, self.record, self.timers
@@ -300,12 +305,35 @@ class RunEngine:
             self.started.set()
             watchdog.stop()
             self.timers.cancel()
-            cleanup(
-                faults.undo_all,
-                *(client.close for client in self.clients.values()),
-                *(watcher.stop for watcher in running),
-                links.stop,
+            procs.run_each(
+                [
+                    faults.undo_all,
+                    *(client.close for client in self.clients.values()),
+                    *(watcher.stop for watcher in running),
+                    links.stop,
+                ]
             )
+
+    def _storage_service(self, servers: ServerSet) -> dict[str, str]:
+        """Where the clients' links lead: each server, or for ``storage`` the storage service
+        when the storage checks sequencers (started here, ready before the clients)."""
+        addresses = servers.addresses()
+        s = self.scenario
+        if s.storage_kind != "sequencer":
+            return addresses
+        config = StorageServiceConfig(
+            backend=s.backend,
+            variant=s.variant or s.lock_service.default_variant,
+            nodes=tuple(s.nodes),
+            ttl_ms=s.ttl_ms,
+            servers=addresses,
+            call_timeout_ms=CALL_TIMEOUT_MS,
+            passwords=servers.passwords(),
+        )
+        self.service = ClientProcess(config, self.record, module="lockviz.lab.storage_service")
+        self.service.start()
+        self.service.wait_ready()
+        return {**addresses, STORAGE: f"127.0.0.1:{self.service.ready['port']}"}
 
     def _judge(self) -> RunResult:
         s = self.scenario
@@ -327,6 +355,7 @@ class RunEngine:
             "backend": s.backend,
             "variant": s.variant or s.lock_service.default_variant,
             "fencing": s.fencing,
+            "storage_kind": s.storage_kind,
             "ttl_ms": s.ttl_ms,
             "clients": list(s.clients),
             "nodes": s.nodes,
@@ -385,15 +414,3 @@ class RunEngine:
         for client in self.clients.values():
             client.wait_idle(max(0.0, deadline - time.monotonic()))
         time.sleep(0.05)  # late notifications from the servers' observers
-
-
-def cleanup(*steps: Callable[[], object]) -> None:
-    """Do every step, even when an earlier one fails; then raise the first failure."""
-    first: BaseException | None = None
-    for step in steps:
-        try:
-            step()
-        except Exception as exc:  # each step's own error, kept for after the others ran
-            first = first or exc
-    if first is not None:
-        raise first

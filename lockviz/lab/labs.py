@@ -99,6 +99,7 @@ class LocalLab:
         for name in names:
             by_kind.setdefault(module_for(name), []).append(name)
         started = ServerSet({}, workdir)
+        _record(started)  # at once: an app killed while creating (initdb...) leaves a dir to sweep
         try:
             for module, group in by_kind.items():
                 self._create(started, module, group, options)

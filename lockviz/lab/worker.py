@@ -12,6 +12,11 @@ engine measures how late a busy machine let it begin) and ``{"kind": "_done"}`` 
 With ``renew`` a watchdog thread extends the lease every ttl/3 (algorithms.renewal); it lives in
 this process, so a pause freezes it too.
 
+What the client keeps between commands, as code keeps it in variables: the token and the
+sequencer of its latest grant (kept after the lock is gone, which is what a late write carries)
+and the version it last read (a write is based on it; after its own accepted write, the version
+that write made). A sequencer run writes through the storage service, not to the storage node.
+
 This module imports no Django: it starts fast and runs only the lock client from algorithms/.
 """
 
@@ -25,18 +30,18 @@ from typing import Any
 
 from algorithms.clock import SkewedClock, SystemClock
 from algorithms.errors import LockError
-from algorithms.events import json_line
+from algorithms.events import EventSink, json_line
 from algorithms.fenced_storage import FencedStorage
 from algorithms.lock import Grant
 from algorithms.redis_client import connect
 from algorithms.renewal import Renewer
-from lockviz.catalogue import STORAGE
+from algorithms.sequencer import Sequencer
+from algorithms.storage_service import ServiceStorage
+from lockviz.catalogue import STORAGE, STORAGE_KEY
 from lockviz.lab.backends import lock_factory
 from lockviz.lab.config import ClientConfig
 from lockviz.lab.procs import die_with_parent
 from lockviz.scenarios.verbs import DEFAULT_ACQUIRE_TIMEOUT_MS
-
-STORAGE_KEY = "lockviz:resource"
 
 
 class Worker:
@@ -45,22 +50,15 @@ class Worker:
         self._out = threading.Lock()
         self._mutex = threading.Lock()  # one lock operation at a time: commands and watchdog
         self.last_token = 0  # the fencing token of this client's latest grant
+        self.last_sequencer: Sequencer | None = None  # and its sequencer
+        self.last_read: int | None = None  # the version this client's writes are based on
         # The client's own clock, which the lab may offset or slow down (through a ClockFile).
         self.clock = SkewedClock(config.clock_file) if config.clock_file else SystemClock()
         self.lock = lock_factory(config.backend)(config, self.clock, self.emit)
         self.renewer = (
             Renewer(self.lock, config.ttl_ms, self._mutex, self.emit) if config.renew else None
         )
-        host, port = config.address(STORAGE)
-        self.storage = FencedStorage(
-            connect(
-                host, port, timeout_ms=config.call_timeout_ms, password=config.password(STORAGE)
-            ),
-            STORAGE_KEY,
-            fencing=config.fencing,
-            writer=self.name,
-            on_event=self.emit,
-        )
+        self.storage = make_storage(config, self.emit)
 
     def emit(self, kind: str, details: dict[str, Any]) -> None:
         line = json_line(time.monotonic_ns(), kind, details)  # json.dumps's text, faster
@@ -77,6 +75,7 @@ class Worker:
             "acquire": self.acquire,
             "release": self.release,
             "extend": self.extend,
+            "read": self.read,
             "write": self.write,
         }.get(str(command.get("do")))
         if handler is None:
@@ -92,6 +91,8 @@ class Worker:
             grant = self.lock.acquire(timeout_ms=int(timeout_ms))
         if grant is not None and grant.token is not None:
             self.last_token = grant.token
+        if grant is not None:
+            self.last_sequencer = self.lock.sequencer()
         if grant is not None and self.renewer is not None:
             self.renewer.start()
         return None
@@ -122,25 +123,33 @@ class Worker:
                 self.emit("lost", {"reason": "my lease has run out (by my clock): not writing"})
                 self.lock.grant = None
                 return
-        # Code that took its token when it was granted keeps using it, even after the lock is
-        # gone: that stale token is exactly what a fencing storage refuses.
+        # Code that took its token (and its sequencer) when it was granted keeps using it, even
+        # after the lock is gone: that stale token is exactly what a fencing storage refuses.
         token = grant.token if grant is not None and grant.token is not None else self.last_token
-        self.storage.write(str(command["value"]), token)
+        value, key = str(command["value"]), command.get("key")
+        if isinstance(self.storage, ServiceStorage):
+            result = self.storage.write(
+                value, token, read=self.last_read, key=key, sequencer=self.last_sequencer
+            )
+        else:
+            result = self.storage.write(value, token, read=self.last_read, key=key)
+        if result.accepted and result.version is not None:
+            self.last_read = result.version  # its own write: the latest version it knows
+
+    def read(self, command: dict[str, Any]) -> None:
+        self.last_read = self.storage.read_versioned().version
 
     def lease_left_ms(self, grant: Grant) -> float:
         """What this client believes is left of its lease, measured by its own clock."""
-        validity = getattr(self.lock, "validity_ms", None)
-        lease = float(validity if validity is not None else grant.ttl_ms or float("inf"))
+        lease = self.lock.valid_ms(grant)
         return lease - (self.clock.monotonic_ns() - grant.granted_ns) / 1e6
 
     def serve(self) -> None:
         for part in (self.lock, self.storage):  # connect before the run starts, not during it
-            prepare = getattr(part, "prepare", None)
-            if prepare is not None:
-                try:
-                    prepare()
-                except LockError as exc:
-                    self.note(f"could not prepare: {exc}")
+            try:
+                part.prepare()
+            except LockError as exc:
+                self.note(f"could not prepare: {exc}")
         self.emit("_ready", {})
         for line in sys.stdin:
             self.emit("_took", {})  # when it began: the engine tells a busy machine by it
@@ -150,9 +159,24 @@ class Worker:
             except LockError as exc:  # already reported as a failed reply; the client goes on
                 self.note(str(exc))
             self.emit("_done", {})
-        close = getattr(self.lock, "close", None)
-        if close is not None:
-            close()
+        self.lock.close()
+
+
+def make_storage(config: ClientConfig, emit: EventSink) -> FencedStorage | ServiceStorage:
+    """The client's side of the storage: the node's script, or the storage service in front of
+    it when the storage checks sequencers (either way on the client's own link to ``storage``)."""
+    host, port = config.address(STORAGE)
+    if config.storage == "sequencer":
+        return ServiceStorage(
+            host, port, writer=config.name, timeout_ms=config.call_timeout_ms,
+            password=config.password(STORAGE), on_event=emit,
+        )  # fmt: skip
+    client = connect(
+        host, port, timeout_ms=config.call_timeout_ms, password=config.password(STORAGE)
+    )
+    return FencedStorage(
+        client, STORAGE_KEY, kind=config.storage, writer=config.name, on_event=emit
+    )
 
 
 def main() -> None:

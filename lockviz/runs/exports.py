@@ -16,7 +16,8 @@ import textwrap
 from collections.abc import Iterable
 from typing import Any
 
-from lockviz.runs.narrator import Narrator, headline
+from algorithms.checker import storage_kind
+from lockviz.runs.narrator import Narrator, Said, headline
 
 _ENTITIES = {"#": "#35;", ";": "#59;", "%": "#37;", "<": "#lt;", ">": "#gt;"}
 _SYNTAX = re.compile("[#;%<>]")
@@ -67,8 +68,8 @@ class _Participants:
 
     def add(self, name: object, role: str) -> None:
         name = str(name)
-        if name in self.ids or name == "lab":
-            return
+        if name in self.ids or (name == "lab" and role != "other"):
+            return  # the lab is drawn as notes over every lifeline, unless a message names it
         candidate = re.sub(r"[^a-z0-9_]", "_", name.lower())
         if not _ID.match(candidate) or candidate in _KEYWORDS or candidate in self.taken:
             candidate = f"p{len(self.ids) + 1}"
@@ -111,7 +112,7 @@ def _discover(run: dict[str, Any], events: list[dict[str, Any]]) -> _Participant
     storage = started.get("storage") if isinstance(started.get("storage"), str) else "storage"
     for e in events:
         kind = e.get("kind")
-        if kind in CLIENT_KINDS:
+        if kind in CLIENT_KINDS and e.get("actor") != storage:  # the storage asks a lock node
             people.add(e.get("actor"), "client")
         for server in (e.get("to"), e.get("from")) if kind in ("request", "reply") else ():
             if isinstance(server, str) and server != storage:
@@ -158,7 +159,7 @@ def _body(
     yield from body.close()
     if verdict is not None:
         summary = wrapped(verdict.get("summary") or "")
-        words = headline(verdict)[0].lstrip("✔⚠✖ ")
+        words = headline(verdict, storage=storage_kind(events))[0].lstrip("✔⚠✖ ")
         yield f"Note over {people.span()}: Verdict · {text(words)}<br/>{summary}"
 
 
@@ -190,13 +191,11 @@ class _Body:
         kind, when = e.get("kind"), secs(e.get("t_ms"))
         said = self.narrator.said(e)
         if kind == "request":
-            yield from self._request(e, said.label)
+            yield from self._request(e, said.label or said.short)
         elif kind == "reply":
-            yield from self._reply(e, said.label, when)
-        elif kind == "step" and e.get("say"):
-            step = e.get("index")
-            number = f"step {step + 1}" if isinstance(step, int) else "step"
-            yield f"Note over {self.every}: {when} · {number} · {wrapped(e['say'])}"
+            yield from self._reply(e, said, when)
+        elif kind == "step":  # every step, narrated or not, numbered as on every page
+            yield f"Note over {self.every}: {when} · {wrapped(said.text)}"
         elif kind == "run_started":
             fencing = "on" if e.get("fencing") else "off"
             backend = f"{e.get('backend')}" + (f" ({e.get('variant')})" if e.get("variant") else "")
@@ -223,10 +222,10 @@ class _Body:
             return
         yield f"{self.people.id(e.get('actor'))}->>{self.people.id(e.get('to'))}: {text(label)}"
 
-    def _reply(self, e: dict[str, Any], label: str, when: str) -> Iterable[str]:
+    def _reply(self, e: dict[str, Any], said: Said, when: str) -> Iterable[str]:
         found = self.held.pop((e.get("actor"), e.get("call")), None)
         me, server = self.people.id(e.get("actor")), self.people.id(e.get("from"))
-        arrows = [f"{server}-->>{me}: {text(label)}"]
+        arrows = [f"{server}-->>{me}: {text(said.label or said.short or said.phrase)}"]
         if found is not None:
             request, asked = found
             arrows.insert(0, f"{me}->>{self.people.id(request.get('to'))}: {text(asked)}")
@@ -235,10 +234,11 @@ class _Body:
             yield f"break {when} · write REJECTED by fencing ({reason})"
             yield from (f"    {a}" for a in arrows)
             yield "end"
-        elif e.get("seq") in self.stale:
+        elif e.get("seq") in self.stale or said.tone == "damage":
             yield STALE_FILL
             yield from (f"    {a}" for a in arrows)
-            yield f"    Note over {me},{server}: {when} · STALE WRITE ACCEPTED (data corrupted)"
+            damage = f": {said.mark}" if said.tone == "damage" else ""
+            yield f"    Note over {me},{server}: {when} · STALE WRITE ACCEPTED{text(damage)}"
             yield "end"
         else:
             yield from arrows

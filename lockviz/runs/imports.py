@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -73,7 +74,7 @@ def read(data: bytes | str, where: str = "file") -> ImportedScenario | ImportedR
     try:
         return ImportedScenario(parse(decoded))
     except ScenarioError as exc:
-        raise ImportRefused(_cap(exc.problems)) from None
+        raise ImportRefused(_cap(every_problem(decoded, exc.problems))) from None
 
 
 def decode(data: bytes | str, where: str = "file") -> Any:
@@ -95,7 +96,7 @@ def decode(data: bytes | str, where: str = "file") -> Any:
             [f"{where}: it is empty; paste or upload a scenario or an exported run"]
         )
     try:
-        return json.loads(data, parse_constant=_no_constant)
+        decoded = json.loads(data, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise ImportRefused(
             [f"{where}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]
@@ -104,6 +105,33 @@ def decode(data: bytes | str, where: str = "file") -> Any:
         raise ImportRefused([f"{where}: not valid JSON here: it is nested too deeply"]) from None
     except ValueError as exc:  # NaN, Infinity, an integer of thousands of digits
         raise ImportRefused([f"{where}: not valid JSON: {exc}"]) from None
+    return _without_lone_surrogates(decoded) if _SURROGATE_ESCAPE.search(data) else decoded
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    """JSON may spell half a UTF-16 pair (``"\\ud800"``): no page can be encoded with one in it,
+    so each becomes U+FFFD, as a form's undecodable bytes do. Iterative: the nesting is deep."""
+
+    def fix(v: Any) -> Any:
+        return _LONE_SURROGATE.sub("\ufffd", v) if isinstance(v, str) else v
+
+    value = fix(value)
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, dict):
+            for key in list(item):
+                inner = item.pop(key)
+                item[fix(key)] = fix(inner)
+                todo.append(item[fix(key)])
+        elif isinstance(item, list):
+            item[:] = [fix(v) for v in item]
+            todo.extend(item)
+    return value
 
 
 def _no_constant(name: str) -> Any:
@@ -119,7 +147,8 @@ def _run(data: dict[str, Any]) -> ImportedRun:
         try:
             scenario = parse(data["scenario"])
         except ScenarioError as exc:
-            problems.extend(f"scenario.{p}" for p in exc.problems)
+            found = every_problem(data["scenario"], exc.problems)
+            problems.extend(_inside("scenario", p) for p in found)
     events = data.get("events")
     if not isinstance(events, list):
         problems.append(
@@ -154,6 +183,13 @@ def _run(data: dict[str, Any]) -> ImportedRun:
         mismatches=list(data.get("mismatches") or []),
         error=error,
     )
+
+
+def _inside(field: str, problem: str) -> str:
+    """A problem of a nested value, named by its path from the file's top."""
+    if problem.startswith(f"{field}: "):
+        return problem
+    return f"{field}{'' if problem.startswith('[') else '.'}{problem}"
 
 
 def _events(events: list[Any]) -> list[str]:
@@ -237,7 +273,7 @@ def _addresses(v: Any) -> str | None:
     if not isinstance(v, dict):
         return _must("an object", v)
     bad = next((k for k, a in v.items() if not isinstance(a, str)), None)
-    return None if bad is None else f"the address of {bad!r} must be text"
+    return None if bad is None else f"the address of {_quoted(bad)} must be text"
 
 
 def _seq(v: Any) -> str | None:
@@ -298,6 +334,7 @@ VERDICT: dict[str, Check] = {
     "mutual_exclusion": _text,
     "summary": _text,
     "inconclusive": _text,
+    "stuck_clients": _texts,  # the findings list them by name
     "data_corrupted": _bool,
     "stale_writes_accepted": _whole,
     "stale_writes_rejected": _whole,
@@ -310,7 +347,7 @@ VERDICT: dict[str, Check] = {
 # The details of docs/events.md that the diagram, the replay and the verdict read.
 DETAILS: dict[str, Check] = {
     **{name: _text for name in ("to", "from", "op", "reason", "error", "holder", "say", "title",
-                                "backend", "variant", "storage", "do", "client", "key", "what",
+                                "backend", "variant", "storage", "do", "client", "what",
                                 "fixed", "fixed_by", "moved")},
     **{name: _number for name in ("ttl_ms", "ms", "offset_ms", "duration_ms", "highest",
                                   "late_ms", "shift_ms", "due_ms", "fixed_ms", "moved_from_ms",
@@ -319,6 +356,7 @@ DETAILS: dict[str, Check] = {
     "index": _whole,
     "call": _text_or_number,
     "token": _text_or_number,
+    "key": _text_or_number,  # a Redis key is text, a PostgreSQL advisory lock's key a number
     "clients": _texts,
     "nodes": _texts,
     "mismatches": _texts,
@@ -341,8 +379,13 @@ def _kind(v: Any) -> str:
     if isinstance(v, list):
         return "a JSON array"
     if isinstance(v, str):
-        return f"text ({json.dumps(v[:20])}{'…' if len(v) > 20 else ''})"
+        return f"text ({_quoted(v)})"
     return f"the number {v}"
+
+
+def _quoted(text: str) -> str:
+    """Text from the file, quoted and cut short: a refusal must stay short to read."""
+    return json.dumps(text[:20]) + ("…" if len(text) > 20 else "")
 
 
 def _must(what: str, v: Any) -> str:
@@ -351,6 +394,54 @@ def _must(what: str, v: Any) -> str:
 
 def _mb(size: int) -> str:
     return f"{size / 1024 / 1024:.1f}".removesuffix(".0") + " MB"
+
+
+# ---- a scenario's problems, all of them, each with the value that causes it ----------------
+
+_STEP = re.compile(r"^steps\[(\d+)\]")
+
+
+def every_problem(data: Any, problems: list[str]) -> list[str]:
+    """All of a scenario's problems, each quoting its value (``at_ms: … (got "soon")``).
+
+    The schema stops at the first kind of problem: a value of the wrong type hides the checks
+    that need the whole scenario (an unknown client, a verb that does not exist). So the steps
+    with such a value are set aside and the rest is checked again, and what that finds is
+    named by the steps' own numbers.
+    """
+    found = [_with_value(data, p) for p in problems]
+    if not isinstance(data, dict) or not isinstance(data.get("steps"), list):
+        return found
+    bad = {int(m.group(1)) for p in problems if (m := _STEP.match(p))}
+    if not bad or any(not _STEP.match(p) for p in problems):
+        return found  # nothing set aside, or a scenario-wide problem the rest depends on
+    keep = [i for i in range(len(data["steps"])) if i not in bad]
+    try:
+        parse({**data, "steps": [data["steps"][i] for i in keep]}, allow_empty=True)
+    except ScenarioError as exc:
+        for p in exc.problems:
+            named = _STEP.sub(lambda m: f"steps[{keep[int(m.group(1))]}]", p)
+            if named not in found:
+                found.append(_with_value(data, named))
+    return found
+
+
+def _with_value(data: Any, problem: str) -> str:
+    """The problem with the offending value quoted, unless it says it already."""
+    where, _, message = problem.partition(": ")
+    value: Any = data
+    for part in re.findall(r"[^.\[\]]+", where):
+        key: Any = int(part) if part.isdigit() and isinstance(value, list) else part
+        try:
+            value = value[key]
+        except (KeyError, IndexError, TypeError):
+            return problem
+    if isinstance(value, dict | list) or not message:
+        return problem
+    shown = json.dumps(value)
+    if shown in message or repr(value) in message:
+        return problem
+    return f"{problem} (got {shown if len(shown) <= 60 else shown[:59] + '…'})"
 
 
 def _cap(problems: list[str]) -> list[str]:

@@ -35,6 +35,7 @@ from lockviz.scenarios.schema import MAX_STEPS, Scenario, ScenarioError, Step, c
 log = logging.getLogger(__name__)
 
 _lab: Lab | None = None
+_admission = threading.Lock()  # admit, then create: one step (launch_many)
 _engines: dict[str, RunEngine] = {}  # live runs, by id: where clicks are sent
 MAX_CLICKS = MAX_STEPS  # a live run takes at most as many clicks as a scenario has steps
 UNWATCHED_S = 20.0  # a queued run nobody watches for this long is cancelled
@@ -61,7 +62,8 @@ def lab() -> Lab:
     return _lab
 
 
-def create_run(scenario: Scenario, slug: str = "", owner: str = "") -> Run:
+def create_run(scenario: Scenario, slug: str = "", owner: str = "", **fork: Any) -> Run:
+    """A queued run; ``fork`` (``parent``, ``diverged_seq``, ``diverged_ms``) for a What if…?"""
     return Run.objects.create(
         slug=slug,
         title=scenario.title,
@@ -69,6 +71,7 @@ def create_run(scenario: Scenario, slug: str = "", owner: str = "") -> Run:
         owner=owner,
         host=recovery.process_id(),
         alive_at=timezone.now(),
+        **{k: v for k, v in fork.items() if k in ("parent", "diverged_seq", "diverged_ms")},
     )
 
 
@@ -99,12 +102,36 @@ def admit(owner: str, count: int = 1) -> None:
         )
 
 
-def launch(scenario: Scenario, slug: str = "", owner: str = "", open_ended: bool = False) -> Run:
+def launch(
+    scenario: Scenario, slug: str = "", owner: str = "", open_ended: bool = False, **fork: Any
+) -> Run:
     """Admit, create and start one run (:class:`Refused` when it may not start now)."""
-    admit(owner)
-    run = create_run(scenario, slug, owner)
-    start(run, scenario, open_ended)
-    return run
+    return launch_many([scenario], slug, owner, open_ended, **fork)[0]
+
+
+def launch_many(
+    scenarios: list[Scenario],
+    slug: str | list[str] = "",
+    owner: str = "",
+    open_ended: bool = False,
+    **fork: Any,
+) -> list[Run]:
+    """Admit, create and start runs as one step (:class:`Refused` when they may not start now);
+    ``slug`` is theirs, or one per scenario.
+
+    Requests run in threads of their own, so two clicks at once would both pass a count taken
+    before either had created its run: admission and creation hold one lock.
+    """
+    slugs = slug if isinstance(slug, list) else [slug] * len(scenarios)
+    with _admission:
+        admit(owner, len(scenarios))
+        runs = [
+            create_run(scenario, each, owner, **fork)
+            for scenario, each in zip(scenarios, slugs, strict=True)
+        ]
+        for run, scenario in zip(runs, scenarios, strict=True):
+            start(run, scenario, open_ended)
+    return runs
 
 
 def start(run: Run, scenario: Scenario, open_ended: bool = False) -> threading.Thread:
@@ -114,6 +141,7 @@ def start(run: Run, scenario: Scenario, open_ended: bool = False) -> threading.T
     taking steps from :func:`inject` as the learner clicks.
     """
     _keep()
+    machine().join(run.pk)  # waiting from now on, as the next admission counts it
     thread = threading.Thread(
         target=_queued, args=(run, scenario, open_ended), name=f"run-{run.pk}", daemon=True
     )

@@ -48,6 +48,14 @@ ORDER = [
     "etcd-contention",
     "etcd-gc-pause-fenced",
     "etcd-renew-pause",
+    "storage-hole-fenced",
+    "storage-hole-plain",
+    "storage-hole-sequencer",
+    "storage-hole-cas",
+    "storage-lost-update",
+    "storage-lost-update-cas",
+    "storage-retry-duplicate",
+    "storage-retry-idempotent",
 ]
 
 

@@ -16,13 +16,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from lockviz.catalogue import BACKENDS, OPTIONS, STORAGE, Backend, server_kind
+from lockviz.catalogue import BACKENDS, OPTIONS, STORAGE, STORAGE_KINDS, Backend, server_kind
 from lockviz.scenarios.verbs import VERB_FIELDS, VERBS, WORDS, Target, Verb
 
 MAX_RUN_MS = 120_000
 MAX_CLIENTS = 8
 MAX_STEPS = 500
 NAME = re.compile(r"^[a-z][a-z0-9_-]{0,15}$")
+PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,39}$")
 # Every string and list has a bound: a refusal quotes what it refuses, so it must stay short.
 Name = Annotated[str, Field(max_length=40)]
 Choice = Annotated[str, Field(min_length=1, max_length=200)]
@@ -44,7 +45,7 @@ class _Strict(BaseModel):
 
 
 class Expect(_Strict):
-    mutual_exclusion: Literal["held", "violated"] | None = None
+    mutual_exclusion: Literal["held", "violated", "none"] | None = None
     stale_writes_accepted: int | None = Field(default=None, ge=0)
     stale_writes_rejected: int | None = Field(default=None, ge=0)
     data_corrupted: bool | None = None
@@ -80,6 +81,7 @@ class Step(_Strict):
     jitter_ms: int | None = Field(default=None, ge=0, le=10_000)
     rate: float | None = Field(default=None, ge=0.1, le=10)
     check_lease: bool | None = None  # write: a careful client first checks its lease by its clock
+    key: str | None = Field(default=None, min_length=1, max_length=64)  # write: idempotency key
     say: str | None = Field(default=None, max_length=1000)
     ask: Ask | None = None
 
@@ -106,7 +108,8 @@ class Scenario(_Strict):
     takeaway: str = Field(default="", max_length=300)  # the lesson's one sentence to remember
     backend: Name
     variant: Name | None = None
-    fencing: bool = True
+    fencing: bool = True  # the older spelling: true is "storage": "fenced", false "plain"
+    storage: Name | None = None  # what the storage checks (STORAGE_KINDS); parse() fills it
     ttl_ms: int = Field(ge=100, le=60_000)
     clients: list[Name] = Field(min_length=1, max_length=MAX_CLIENTS)
     steps: list[Step] = Field(max_length=MAX_STEPS)  # empty only for a free-play session
@@ -125,9 +128,23 @@ class Scenario(_Strict):
             raise ValueError(f"unknown backend {backend!r}; choose from {sorted(BACKENDS)}")
         return backend
 
+    @field_validator("storage")
+    @classmethod
+    def _known_storage(cls, storage: str | None) -> str | None:
+        if storage is not None and storage not in STORAGE_KINDS:
+            raise ValueError(f"unknown storage {storage!r}; choose from {list(STORAGE_KINDS)}")
+        return storage
+
     @property
     def lock_service(self) -> Backend:
         return BACKENDS[self.backend]
+
+    @property
+    def storage_kind(self) -> str:
+        """What the storage checks: the ``storage`` given, else what ``fencing`` means."""
+        if self.storage is not None:
+            return self.storage
+        return "fenced" if self.fencing else "plain"
 
     @property
     def node_count(self) -> int | None:
@@ -169,7 +186,7 @@ def parse(data: Any, allow_empty: bool = False) -> Scenario:
     learner's clicks.
     """
     if not isinstance(data, dict):
-        raise ScenarioError(["the scenario must be a JSON object"])
+        raise ScenarioError(["scenario: must be a JSON object"])
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
@@ -179,7 +196,10 @@ def parse(data: Any, allow_empty: bool = False) -> Scenario:
         problems.insert(0, "steps: a scenario needs at least one step")
     if problems:
         raise ScenarioError(problems)
-    return scenario
+    # Both spellings, always: "fencing" keeps its meaning (the storage checks tokens) for every
+    # reader that knows only it, and "storage" says which kind.
+    kind = scenario.storage_kind
+    return scenario.model_copy(update={"storage": kind, "fencing": kind == "fenced"})
 
 
 def check_step(scenario: Scenario, data: Any, at_ms: int = 0) -> Step:
@@ -190,7 +210,7 @@ def check_step(scenario: Scenario, data: Any, at_ms: int = 0) -> Step:
         step = Step.model_validate({**data, "at_ms": 0})
     except ValidationError as exc:
         raise ScenarioError([_describe(error) for error in exc.errors()]) from None
-    problems = _check_step(step, list(scenario.clients), scenario.servers)
+    problems = _check_step(step, list(scenario.clients), scenario.servers, scenario.lock_service)
     if problems:
         raise ScenarioError(problems)
     return step.model_copy(update={"at_ms": at_ms})
@@ -209,8 +229,19 @@ def loads(text: str | bytes) -> Scenario:
     return parse(data)
 
 
+def _part(part: int | str) -> str:
+    """One step of a field's path; a key that is no plain name (an unknown field called
+    ``"a: b"`` or a thousand characters long) is quoted and cut short, so the path stays one
+    short token that a reader, and the import page, can tell from the message."""
+    if isinstance(part, int):
+        return f"[{part}]"
+    if PLAIN_KEY.match(part):
+        return f".{part}"
+    return f"[{json.dumps(part if len(part) <= 40 else part[:39] + '…')}]"
+
+
 def _describe(error: Any) -> str:
-    where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error["loc"])
+    where = "".join(_part(part) for part in error["loc"])
     where = where.lstrip(".") or "scenario"
     kind, message = error["type"], error["msg"]
     if kind == "extra_forbidden":
@@ -227,7 +258,9 @@ def _describe(error: Any) -> str:
 def _cross_check(s: Scenario) -> list[str]:
     problems = _check_service(s) + _check_clients(s)
     for i, step in enumerate(s.steps):
-        problems.extend(f"steps[{i}].{p}" for p in _check_step(step, s.clients, s.servers))
+        problems.extend(
+            f"steps[{i}].{p}" for p in _check_step(step, s.clients, s.servers, s.lock_service)
+        )
     if not problems and s.duration_ms > MAX_RUN_MS:
         problems.append(f"steps: the run would last {s.duration_ms} ms; the most is {MAX_RUN_MS}")
     return problems
@@ -235,12 +268,8 @@ def _cross_check(s: Scenario) -> list[str]:
 
 def _check_service(s: Scenario) -> list[str]:
     """The backend's settings: fencing, its own options, node counts, variant."""
-    problems: list[str] = []
+    problems = _check_storage(s)
     service = s.lock_service
-    if s.fencing and not service.fencing:
-        problems.append(
-            f'fencing: {service.no_fencing} Set "fencing": false to watch what happens without it.'
-        )
     for option, takers in OPTIONS.items():
         if getattr(s, option) is not None and s.backend not in takers:
             names = " and ".join(BACKENDS[b].label for b in takers)
@@ -252,6 +281,34 @@ def _check_service(s: Scenario) -> list[str]:
         known = [v.name for v in service.variants]
         problems.append(f"variant: {s.backend} has no variant {s.variant!r}; choose from {known}")
     return problems
+
+
+def _check_storage(s: Scenario) -> list[str]:
+    """``storage`` and ``fencing`` agree, and the lock service can back the storage's check."""
+    service, kind = s.lock_service, s.storage_kind
+    explicit_fencing = "fencing" in s.model_fields_set
+    if s.storage is not None and explicit_fencing and s.fencing != (kind == "fenced"):
+        means = "fenced" if s.fencing else "plain"
+        return [
+            f'storage: {kind!r} contradicts "fencing": {str(s.fencing).lower()}, which means '
+            f'"storage": {means!r}; give only one of them'
+        ]
+    # Blame the field the author wrote; when neither is written, the default's own field.
+    field = "storage" if s.storage is not None else "fencing"
+    if s.storage is None and not explicit_fencing and not service.lock:
+        field = "storage"
+    if kind == "fenced" and not service.fencing:
+        if field == "fencing":
+            return [
+                f'fencing: {service.no_fencing} Set "fencing": false to watch what happens '
+                "without it."
+            ]
+        others = '"plain" or "cas"' if not service.lock else '"plain", "sequencer" or "cas"'
+        return [f"storage: {service.no_fencing} Use {others}."]
+    if kind == "sequencer" and (why := service.why_no_sequencer(s.variant)):
+        others = '"plain" or "cas"' if not service.lock else '"fenced", "plain" or "cas"'
+        return [f"storage: {why} Use {others}."]
+    return []
 
 
 def _check_clients(s: Scenario) -> list[str]:
@@ -320,10 +377,17 @@ def _check_target(step: Step, verb: Verb, clients: list[str], nodes: list[str]) 
     return []
 
 
-def _check_step(step: Step, clients: list[str], nodes: list[str]) -> list[str]:
+def _check_step(
+    step: Step, clients: list[str], nodes: list[str], service: Backend | None = None
+) -> list[str]:
     verb = VERBS.get(step.do)
     if verb is None:
         return [f"do: unknown verb {step.do!r}; use one of {', '.join(sorted(VERBS))}"]
+    if verb.lock and service is not None and not service.lock:
+        return [
+            f'do: {verb.name!r} needs a lock service, and this scenario has "backend": '
+            f'"{service.name}"; its clients can only read and write the storage'
+        ]
     problems: list[str] = []
     if step.client is not None and step.node is not None:
         return ["client: give either client or node, not both"]

@@ -11,7 +11,9 @@ A verb is done by one of three kinds of target:
 * ``node``    a server: crash, restart, clock jump;
 * ``link``    the network between a client and servers (or between ensemble peers).
 
-Commands go to the client's process; everything else is a fault, done by the lab.
+Commands go to the client's process; everything else is a fault, done by the lab. A command
+that talks to the lock service (``lock``) cannot be given to a scenario without one (``"backend":
+"none"``): those clients only ``read`` and ``write`` the storage.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class Verb:
     optional: frozenset[str] = frozenset()
     command: bool = False  # sent to the client's process to run, rather than done to it
     summary: str = ""
+    lock: bool = False  # it talks to the lock service (so it needs one)
 
     @property
     def fields(self) -> frozenset[str]:
@@ -49,6 +52,7 @@ def _verb(
     *,
     command: bool = False,
     summary: str = "",
+    lock: bool = False,
 ) -> Verb:
     return Verb(
         name,
@@ -57,18 +61,22 @@ def _verb(
         frozenset(optional),
         command,
         summary,
+        lock,
     )
 
 
 VERBS: dict[str, Verb] = {
     v.name: v
     for v in (
-        _verb("acquire", "client", optional=("timeout_ms",), command=True,
+        _verb("acquire", "client", optional=("timeout_ms",), command=True, lock=True,
               summary="ask for the lock, waiting up to timeout_ms"),
-        _verb("write", "client", ("value",), ("check_lease",), command=True,
-              summary="write a value to the storage with the client's token"),
-        _verb("release", "client", command=True, summary="give the lock up"),
-        _verb("extend", "client", optional=("ttl_ms",), command=True,
+        _verb("read", "client", command=True,
+              summary="read the storage's value and its version"),
+        _verb("write", "client", ("value",), ("check_lease", "key"), command=True,
+              summary="write a value to the storage with the client's token (and its "
+              "idempotency key, if it has one)"),
+        _verb("release", "client", command=True, lock=True, summary="give the lock up"),
+        _verb("extend", "client", optional=("ttl_ms",), command=True, lock=True,
               summary="prolong the lease"),
         _verb("pause", "client", ("ms",), summary="freeze the client's process (SIGSTOP)"),
         _verb("crash", "client node", summary="kill the process (SIGKILL, kill -9)"),

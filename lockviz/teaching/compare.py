@@ -1,9 +1,11 @@
 """Side by side: variants of one built-in scenario, run live at once and shown in parallel.
 
-A variant is the same script with fencing switched on or off and/or another backend. Each is
-validated by the scenario schema on its own, so a variant the lab cannot run (Redlock with
-fencing, a node step naming a node the other backend does not have) is refused with the
-schema's own message, next to that variant. ``?runs=id1,id2`` names the runs of a comparison.
+A variant is the same script with another kind of storage (plain, fenced, sequencer,
+compare-and-set) and/or another backend. Each is validated by the scenario schema on its own, so
+a variant the lab cannot run (Redlock with fencing, a node step naming a node the other backend
+does not have) is refused with the schema's own message, next to that variant. A variant that is
+exactly another built-in scenario (the storage module's four kinds of one story) runs as that
+scenario, with its own prediction and words. ``?runs=id1,id2`` names the runs of a comparison.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 
 from django import forms
 
-from lockviz.catalogue import BACKENDS
+from lockviz.catalogue import BACKENDS, STORAGE_KINDS
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import Scenario, ScenarioError, parse
 
@@ -23,23 +25,33 @@ SKIP, SAME = "skip", "same"
 RUN_ID = re.compile(r"^[A-Za-z0-9_-]{1,16}$")
 
 
-def variant(base: Scenario, backend: str, fencing: bool) -> Scenario:
-    """``base`` on ``backend`` with ``fencing``; :class:`ScenarioError` if that cannot run."""
+def variant(base: Scenario, backend: str, storage: str) -> Scenario:
+    """``base`` on ``backend`` with ``storage``; :class:`ScenarioError` if that cannot run."""
+    return variant_slug(base, backend, storage)[1]
+
+
+def variant_slug(base: Scenario, backend: str, storage: str) -> tuple[str, Scenario]:
+    """The variant, and the slug of the built-in scenario it is ("" when it is none)."""
     data = base.to_json()
     if backend != base.backend:
         data["backend"] = backend
         for option in ("variant", *BACKENDS[base.backend].options):
             data.pop(option, None)
-    data["fencing"] = fencing
-    if (backend, fencing) != (base.backend, base.fencing):
+    data.pop("fencing", None)
+    data["storage"] = storage
+    if (backend, storage) != (base.backend, base.storage_kind):
         data.pop("expect", None)  # the author's prediction was for the scenario as written
-    return parse(data)
+    built = parse(data)
+    for slug, scenario in builtin().items():
+        if scenario.script() == built.script():
+            return slug, scenario
+    return "", built
 
 
 def describe(scenario: Scenario) -> str:
-    """A lane's label: "Redis · fencing on", "Redlock (5 nodes) · fencing off"."""
+    """A lane's label: "Redis · fenced (tokens)", "Redlock (5 nodes) · plain"."""
     name = scenario.lock_service.describe(scenario.variant, scenario.node_count)
-    return f"{name} · fencing {'on' if scenario.fencing else 'off'}"
+    return f"{name} · {STORAGE_KINDS[scenario.storage_kind].label}"
 
 
 def read_run_ids(text: str) -> tuple[list[str], list[str]]:
@@ -65,7 +77,10 @@ def read_run_ids(text: str) -> tuple[list[str], list[str]]:
 
 
 class CompareForm(forms.Form):
-    """A built-in scenario and up to four variants of it; rows set to "not used" are skipped."""
+    """A built-in scenario and up to four variants of it; rows set to "not used" are skipped.
+
+    ``variants`` are the scenarios to run and ``slugs`` the built-in each one is ("" if none).
+    """
 
     scenario = forms.ChoiceField(label="Scenario")
 
@@ -83,13 +98,14 @@ class CompareForm(forms.Form):
             self.fields[f"backend_{n}"] = forms.ChoiceField(
                 label=f"Variant {n}: lock service", choices=backends, initial=SKIP
             )
-            self.fields[f"fencing_{n}"] = forms.ChoiceField(
-                label=f"Variant {n}: fencing",
-                choices=[("on", "fencing on"), ("off", "fencing off")],
-                initial="on",
+            self.fields[f"storage_{n}"] = forms.ChoiceField(
+                label=f"Variant {n}: storage",
+                choices=[(k.name, k.label) for k in STORAGE_KINDS.values()],
+                initial="fenced",
             )
         self.row_errors: dict[int, list[str]] = {}
         self.variants: list[Scenario] = []
+        self.slugs: list[str] = []
 
     def rows(self) -> list[dict[str, Any]]:
         """The variant rows for the template: number, bound fields, errors."""
@@ -97,7 +113,7 @@ class CompareForm(forms.Form):
             {
                 "n": n,
                 "backend": self[f"backend_{n}"],
-                "fencing": self[f"fencing_{n}"],
+                "storage": self[f"storage_{n}"],
                 "errors": self.row_errors.get(n, []),
             }
             for n in ROWS
@@ -109,22 +125,25 @@ class CompareForm(forms.Form):
         if not slug:
             return data
         base = builtin()[slug]
-        chosen: list[tuple[int, str, bool]] = []
+        chosen: list[tuple[int, str, str]] = []
         for n in ROWS:
             backend = data.get(f"backend_{n}") or SKIP
             if backend == SKIP:
                 continue
             backend = base.backend if backend == SAME else backend
-            fencing = data.get(f"fencing_{n}") == "on"
-            twin = next((m for m, b, f in chosen if (b, f) == (backend, fencing)), None)
-            if twin is not None:
-                self.row_errors[n] = [f"the same as variant {twin}: pick something else"]
+            storage = data.get(f"storage_{n}") or "fenced"
+            same = next((m for m, b, k in chosen if (b, k) == (backend, storage)), None)
+            if same is not None:
+                self.row_errors[n] = [f"the same as variant {same}: pick something else"]
                 continue
-            chosen.append((n, backend, fencing))
+            chosen.append((n, backend, storage))
             try:
-                self.variants.append(variant(base, backend, fencing))
+                twin, built = variant_slug(base, backend, storage)
             except ScenarioError as exc:
                 self.row_errors[n] = exc.problems
+                continue
+            self.variants.append(built)
+            self.slugs.append(twin or slug)
         if len(chosen) < 2:
             raise forms.ValidationError("Pick at least two variants to compare.")
         if self.row_errors:

@@ -1,9 +1,12 @@
-"""The course: the built-in scenarios in teaching order, each one a lesson with a take-away.
+"""The course: the built-in scenarios in modules, each one a lesson with a take-away.
 
-The order runs from the simplest failure (a lock without a TTL) through leases, fencing and
-releases to the other backends. Lessons are looked up by the scenario's slug, so a lesson
-appears as soon as its scenario file exists and a missing one is simply not listed. A built-in
-that the course does not name yet is appended at the end: every built-in scenario is a lesson.
+Seven modules, one lock service each, then fencing, then the storage: single Redis, Redlock,
+ZooKeeper, PostgreSQL, etcd, fencing and beyond, and what the storage checks. Within a module
+the basics come first (the lock doing its job, clients taking turns), then the ways it fails.
+Lessons are looked up by the scenario's slug, so a lesson appears as soon as its scenario file
+exists and a missing one is simply not listed. A built-in that no module names yet joins the
+module of its lock service, at its end: every built-in scenario is a lesson. Lessons are
+numbered once, 1 to n, across the course.
 
 A walkthrough tells a real run of the lesson's scenario. It needs a run of the scenario *as
 written* (``same_script``): the questions and their answers were written for that script, not
@@ -20,36 +23,108 @@ from typing import Any
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import Scenario, ScenarioError, parse
 
-# (slug, or a "prefix-*" that takes the remaining slugs with that prefix in name order; the
-# lesson's title, or "" for the scenario's own title)
-COURSE: list[tuple[str, str]] = [
-    ("naive-no-ttl-crash", "Why SETNX needs a TTL"),
-    ("naive-*", ""),
-    ("gc-pause-unfenced", "A lease expires under a GC pause"),
-    ("gc-pause-fenced", "Fencing tokens save the data"),
-    ("unsafe-release", "Release only your own lock"),
-    ("contention", "Taking turns"),
-    ("redis-restart", "A restart forgets the lock"),
-    ("redis-*", ""),
-    ("redlock-happy", "Redlock: a majority of five"),
-    ("redlock-contention", "Redlock: taking turns on five nodes"),
-    ("redlock-gc-pause", "Why Redlock cannot fence"),
-    ("redlock-two-down", "Redlock's quorum: two of five nodes down"),
-    ("redlock-three-down", "Redlock's quorum: three of five nodes down"),
-    ("redlock-*", ""),
-    ("watchdog-pause", "The watchdog freezes too"),
-    ("watchdog-*", ""),
-    ("zk-gc-pause-fenced", "ZooKeeper: a session expires, fencing still saves the data"),
-    ("zk-herd", "The herd effect"),
-    ("zk-no-herd", "No herd: watch only the node before yours"),
-    ("zk-*", ""),
-    ("pg-*", ""),
-    ("etcd-happy", "etcd: a lease, a lock, a revision"),
-    ("etcd-contention", "etcd: waiters queue"),
-    ("etcd-gc-pause-fenced", "etcd: a lease expires, the revision fences"),
-    ("etcd-renew-pause", "etcd: the keepalive freezes too"),
-    ("etcd-*", ""),
-]
+
+@dataclass(frozen=True)
+class Plan:
+    """A module as the course plans it: its lessons by slug (and title; "" for the scenario's
+    own), and the lock service whose other built-ins join it (None: only those named)."""
+
+    slug: str
+    title: str
+    about: str
+    backend: str | None
+    lessons: tuple[tuple[str, str], ...]
+
+
+# -- The storage module (issue 12) ---------------------------------------------------------
+# What the storage checks: one story (the fencing hole) told with each kind of storage, side by
+# side; then storage without any lock, and a retry that an idempotency key makes safe.
+STORAGE_MODULE: tuple[tuple[str, str], ...] = (
+    ("storage-hole-fenced", "Storage: the fencing hole"),
+    ("storage-hole-plain", "Storage: the hole, on a plain storage"),
+    ("storage-hole-sequencer", "Storage: a sequencer check closes the hole"),
+    ("storage-hole-cas", "Storage: compare-and-set checks versions, not locks"),
+    ("storage-lost-update", "Storage: no lock, a lost update"),
+    ("storage-lost-update-cas", "Storage: no lock, compare-and-set"),
+    ("storage-retry-duplicate", "Storage: a retried write, applied twice"),
+    ("storage-retry-idempotent", "Storage: an idempotency key applies it once"),
+)
+
+
+MODULES: tuple[Plan, ...] = (
+    Plan("redis", "Single Redis", "One Redis node: SET NX with a lease, and how a lease misleads "
+         "its holder.", "redis", (
+        ("contention", "Taking turns"),
+        ("naive-no-ttl-crash", "Why SETNX needs a TTL"),
+        ("unsafe-release", "Release only your own lock"),
+        ("redis-restart", "A restart forgets the lock"),
+        ("gc-pause-unfenced", "A lease expires under a GC pause"),
+        ("watchdog-pause", "The watchdog freezes too"),
+    )),
+    Plan("redlock", "Redlock", "Five independent Redis nodes and a majority: what the quorum "
+         "buys, and what it cannot.", "redlock", (
+        ("redlock-happy", "Redlock: a majority of five"),
+        ("redlock-contention", "Redlock: taking turns on five nodes"),
+        ("redlock-two-down", "Redlock's quorum: two of five nodes down"),
+        ("redlock-three-down", "Redlock's quorum: three of five nodes down"),
+        ("redlock-slow-network", ""),
+        ("redlock-restart-fsync", ""),
+        ("redlock-restart", ""),
+        ("redlock-clock-jump", ""),
+        ("redlock-slow-clock", ""),
+        ("redlock-gc-pause", "Why Redlock cannot fence"),
+    )),
+    Plan("zookeeper", "ZooKeeper", "Sessions, sequential nodes and watches: a queue the server "
+         "keeps.", "zookeeper", (
+        ("zk-happy", ""),
+        ("zk-contention", ""),
+        ("zk-herd", "The herd effect"),
+        ("zk-no-herd", "No herd: watch only the node before yours"),
+        ("zk-partition", ""),
+        ("zk-ensemble-partition", ""),
+    )),
+    Plan("postgres", "PostgreSQL", "Advisory locks held by a session: safe without a lease, "
+         "until a session outlives its client.", "postgres", (
+        ("pg-happy", ""),
+        ("pg-contention", ""),
+        ("pg-crash-frees", ""),
+        ("pg-restart-frees", ""),
+        ("pg-pause-blocks", ""),
+        ("pg-ghost-holder", ""),
+        ("pg-ghost-holder-timeout", ""),
+        ("pg-ghost-holder-reset", ""),
+        ("pg-pooled-leak", ""),
+    )),
+    Plan("etcd", "etcd", "A lease, a queue of keys and a cluster-wide revision.", "etcd", (
+        ("etcd-happy", "etcd: a lease, a lock, a revision"),
+        ("etcd-contention", "etcd: waiters queue"),
+        ("etcd-renew-pause", "etcd: the keepalive freezes too"),
+    )),
+    Plan("fencing", "Fencing and beyond", "Every lease can expire under a paused holder; a "
+         "token checked by the storage saves the data, whichever service hands it out.", None, (
+        ("gc-pause-fenced", "Fencing tokens save the data"),
+        ("zk-gc-pause-fenced", "ZooKeeper: a session expires, fencing still saves the data"),
+        ("pg-gc-pause-fenced", ""),
+        ("etcd-gc-pause-fenced", "etcd: a lease expires, the revision fences"),
+    )),
+    Plan("storage", "What the storage checks", "The same hole with plain, fenced, sequencer and "
+         "compare-and-set storage; storage with no lock at all; a retry made safe.", None,
+         STORAGE_MODULE),
+)  # fmt: skip
+
+
+# Lessons that tell one story with several kinds of storage: each links to all of them side by
+# side (the comparison runs each as its own built-in, with its prediction).
+SIDE_BY_SIDE: dict[str, tuple[str, ...]] = dict.fromkeys(
+    [slug for slug, _ in STORAGE_MODULE[:4]], ("fenced", "plain", "sequencer", "cas")
+)
+
+
+def side_by_side(slug: str) -> str:
+    """The comparison of lesson ``slug``'s story across storage kinds ('' when it has none)."""
+    kinds = SIDE_BY_SIDE.get(slug)
+    return f"/compare/?scenario={slug}&lanes={','.join(kinds)}" if kinds else ""
+
 
 # The take-away of scenarios that do not carry their own "takeaway" field.
 TAKEAWAYS: dict[str, str] = {
@@ -94,6 +169,7 @@ class Lesson:
     takeaway: str
     minutes: int
     scenario: Scenario
+    module: str = ""  # its module's slug
 
     @property
     def backend(self) -> str:
@@ -102,33 +178,73 @@ class Lesson:
         return s.lock_service.describe(s.variant, s.node_count)
 
     @property
+    def side_by_side(self) -> str:
+        return side_by_side(self.slug)
+
+    @property
     def checkpoints(self) -> int:
         return sum(1 for step in self.scenario.steps if step.ask is not None)
 
 
+@dataclass(frozen=True)
+class Module:
+    number: int
+    slug: str
+    title: str
+    about: str
+    lessons: tuple[Lesson, ...]
+
+    @property
+    def minutes(self) -> int:
+        return sum(item.minutes for item in self.lessons)
+
+
+def modules(scenarios: Mapping[str, Scenario] | None = None) -> list[Module]:
+    """The course in modules (the built-ins by default); a module with no lesson is left out."""
+    scenarios = builtin() if scenarios is None else scenarios
+    named = {slug for plan in MODULES for slug, _ in plan.lessons}
+    found: list[Module] = []
+    number = 0
+    for plan in MODULES:
+        slugs = [slug for slug, _ in plan.lessons if slug in scenarios]
+        slugs += sorted(
+            slug
+            for slug, s in scenarios.items()
+            if slug not in named and s.backend == plan.backend and slug not in slugs
+        )
+        titles = dict(plan.lessons)
+        items = []
+        for slug in slugs:
+            number += 1
+            items.append(_lesson(number, slug, titles.get(slug, ""), scenarios[slug], plan.slug))
+        if items:
+            found.append(Module(len(found) + 1, plan.slug, plan.title, plan.about, tuple(items)))
+    placed = {item.slug for m in found for item in m.lessons}
+    rest = [slug for slug in sorted(scenarios) if slug not in placed]  # a service no module has
+    if rest:
+        items = []
+        for slug in rest:
+            number += 1
+            items.append(_lesson(number, slug, "", scenarios[slug], "more"))
+        found.append(Module(len(found) + 1, "more", "More", "Further scenarios.", tuple(items)))
+    return found
+
+
 def course(scenarios: Mapping[str, Scenario] | None = None) -> list[Lesson]:
     """Every scenario of ``scenarios`` (the built-ins by default) as a lesson, in course order."""
-    scenarios = builtin() if scenarios is None else scenarios
-    slugs: list[str] = []
-    for key, _title in COURSE:
-        if key.endswith("*"):
-            prefix = key[:-1]
-            slugs += sorted(s for s in scenarios if s.startswith(prefix) and s not in slugs)
-        elif key in scenarios and key not in slugs:
-            slugs.append(key)
-    slugs += sorted(s for s in scenarios if s not in slugs)
-    titles = {key: title for key, title in COURSE if title}
-    return [
-        Lesson(
-            number=n,
-            slug=slug,
-            title=titles.get(slug) or scenarios[slug].title,
-            takeaway=takeaway(slug, scenarios[slug]),
-            minutes=minutes(scenarios[slug]),
-            scenario=scenarios[slug],
-        )
-        for n, slug in enumerate(slugs, start=1)
-    ]
+    return [item for module in modules(scenarios) for item in module.lessons]
+
+
+def _lesson(number: int, slug: str, title: str, scenario: Scenario, module: str) -> Lesson:
+    return Lesson(
+        number=number,
+        slug=slug,
+        title=title or scenario.title,
+        takeaway=takeaway(slug, scenario),
+        minutes=minutes(scenario),
+        scenario=scenario,
+        module=module,
+    )
 
 
 def lesson(slug: str) -> Lesson | None:

@@ -26,7 +26,7 @@ CLIENT_NAMES = ["alice", "bob", "carol", "dave", "erin"]
 NO_FENCING = {b.name: b.no_fencing for b in BACKENDS.values() if not b.fencing}
 
 _WHOLE = ("ms", "timeout_ms", "ttl_ms", "jitter_ms")
-_TEXT = ("client", "node", "value", "mode")
+_TEXT = ("client", "node", "value", "mode", "key")
 
 
 def unavailable(backend: str) -> str:
@@ -120,7 +120,8 @@ def step_from_form(form: Mapping[str, Any]) -> dict[str, Any]:
         if raw:
             value = read(raw)
             if value is None:
-                problems.append(f"{name}: {raw!r} {problem}")
+                quoted = repr(raw) if len(raw) <= 20 else f"{raw[:20]!r}…"  # a refusal stays short
+                problems.append(f"{name}: {quoted} {problem}")
             else:
                 step["ms" if name == "s" else name] = value
     if str(get("check_lease") or "") in ("on", "true", "1"):
@@ -135,7 +136,7 @@ def step_from_form(form: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _names(form: Mapping[str, Any]) -> dict[str, Any]:
-    """The click's words: who (client, node), which servers (nodes), its value and mode."""
+    """The click's words: who (client, node), which servers (nodes), its value, mode and key."""
     found: dict[str, Any] = {}
     for name in _TEXT:
         text = str(form.get(name) or "").strip()

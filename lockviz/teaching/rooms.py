@@ -119,6 +119,53 @@ def present(room: Room) -> int:
     return Member.objects.filter(room=room, connections__gt=0).count()
 
 
+# -- forks shared with the presenter -------------------------------------------------------
+
+
+def followed_by(browser: str) -> Room | None:
+    """The room this browser joined last (where its forks may be shared), if any."""
+    if not browser:
+        return None
+    member = Member.objects.filter(browser=browser).select_related("room").order_by("-joined")
+    found = member.first()
+    return found.room if found is not None else None
+
+
+def share(room: Room, run: Run, browser: str) -> dict[str, Any]:
+    """A student puts a fork of theirs on the presenter's list (nobody else sees it)."""
+    member = Member.objects.filter(room=room, browser=browser).first()
+    if member is None:
+        raise RoomRefused("room: join this room before sharing with its presenter")
+    if not run.owner or run.owner != browser:
+        raise RoomRefused("run: only the browser that started a run can share it")
+    if run.parent_id is None:
+        raise RoomRefused("run: only a What if…? fork is shared beside its original")
+    run.shared_with = room.code
+    run.save(update_fields=["shared_with"])
+    shown = shared_fork(run, member.name)
+    broadcast.publish_frame(presenter_group(room), {"type": "shared", "fork": shown})
+    return shown
+
+
+def shared(room: Room) -> list[dict[str, Any]]:
+    """The forks shared with this room's presenter, newest first."""
+    names = dict(room.members.values_list("browser", "name"))
+    forks = Run.objects.filter(shared_with=room.code).order_by("-created")[:20]
+    return [shared_fork(run, names.get(run.owner, "")) for run in forks]
+
+
+def shared_fork(run: Run, name: str) -> dict[str, Any]:
+    """A shared fork as the presenter's page lists it: who, what, and the comparison to open."""
+    return {
+        "run": run.pk,
+        "title": run.title,
+        "name": name or "a student",
+        "parent": run.parent_id,
+        "diverged_ms": run.diverged_ms,
+        "compare": f"/compare/?runs={run.parent_id},{run.pk}",
+    }
+
+
 # -- polls ---------------------------------------------------------------------------------
 
 

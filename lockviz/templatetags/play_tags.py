@@ -27,6 +27,7 @@ def fault_controls(
         "run": run,
         "layout": layout,
         "clients": list(scenario.clients) if scenario else [],
+        "lock": scenario is None or scenario.lock_service.lock,  # "backend": "none" has no lock
         "nodes": [
             {
                 "name": name,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.http import HttpResponse
@@ -11,12 +11,14 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
 
+from lockviz.catalogue import STORAGE_KINDS
 from lockviz.models import Run
-from lockviz.runs import recorder
+from lockviz.runs import narrator, recorder
 from lockviz.runs.recorder import Refused
 from lockviz.scenarios.library import builtin
-from lockviz.scenarios.schema import ScenarioError, parse
-from lockviz.teaching.compare import SAME, CompareForm, describe, read_run_ids
+from lockviz.scenarios.schema import Scenario, ScenarioError, parse
+from lockviz.teaching import rooms
+from lockviz.teaching.compare import MAX_LANES, SAME, CompareForm, describe, read_run_ids
 from lockviz.views import HtmxHttpRequest, browser, busy
 
 DEFAULT_SCENARIO = "gc-pause-fenced"
@@ -26,12 +28,14 @@ DEFAULT_SCENARIO = "gc-pause-fenced"
 def compare(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "POST":
         return _start(request)
-    context: dict[str, Any] = {"form": _blank_form(request.GET.get("scenario", ""))}
+    kinds = request.GET.get("lanes", "")
+    context: dict[str, Any] = {"form": _blank_form(request.GET.get("scenario", ""), kinds)}
     if "runs" in request.GET:
         ids, problems = read_run_ids(request.GET["runs"])
         found = {run.pk: run for run in Run.objects.filter(pk__in=ids)}
         problems += [f"There is no run {run_id!r}." for run_id in ids if run_id not in found]
         lanes = [_lane(found[run_id]) for run_id in ids if run_id in found]
+        lanes = _forks_beside_originals(lanes, browser(request))
         context.update(problems=problems, lanes=lanes, data=[lane.data() for lane in lanes])
         status = 200 if lanes or not problems else 404
         return render(request, "lockviz/compare.html", context, status=status)
@@ -52,24 +56,42 @@ def _start(request: HtmxHttpRequest) -> HttpResponse:
     slug = form.cleaned_data["slug"]
     owner = browser(request)
     try:
-        recorder.admit(owner, len(form.variants))
+        slugs = [lane_slug or slug for lane_slug in form.slugs]
+        told = [
+            _told(scenario, builtin()[s]) for scenario, s in zip(form.variants, slugs, strict=True)
+        ]
+        started = [run.pk for run in recorder.launch_many(told, slugs, owner)]
     except Refused as refused:
         return busy(request, refused)
-    started = []
-    for scenario in form.variants:
-        run = recorder.create_run(scenario, slug, owner)
-        recorder.start(run, scenario)
-        started.append(run.pk)
     url = f"{reverse('compare')}?runs={','.join(started)}"
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 
 
-def _blank_form(slug: str) -> CompareForm:
+def _told(scenario: Scenario, base: Scenario) -> Scenario:
+    """The variant with the scenario's narration only if it plays the scenario as written: the
+    words were written for that lock service and that storage ("Alice asks Redis…", "her write
+    is rejected"), so another variant's lane tells its steps by their clicks instead."""
+    if (scenario.backend, scenario.storage_kind) == (base.backend, base.storage_kind):
+        return scenario
+    data = scenario.to_json()
+    data["steps"] = [
+        {k: v for k, v in step.items() if k not in ("say", "ask")} for step in data["steps"]
+    ]
+    data.pop("description", None)
+    data.pop("takeaway", None)
+    return parse(data)
+
+
+def _blank_form(slug: str, lanes: str = "") -> CompareForm:
+    """The form for ``slug``, its rows as written with the storage kinds ``lanes`` names
+    ("fenced,plain,sequencer,cas"; by default fenced against plain)."""
     slug = slug if slug in builtin() else DEFAULT_SCENARIO
     if slug not in builtin():
         slug = next(iter(builtin()), "")
-    initial = {"scenario": slug, "backend_1": SAME, "fencing_1": "on"}
-    initial.update({"backend_2": SAME, "fencing_2": "off"})
+    kinds = [k for k in lanes.split(",") if k in STORAGE_KINDS][:MAX_LANES] or ["fenced", "plain"]
+    initial: dict[str, str] = {"scenario": slug}
+    for n, kind in enumerate(kinds, start=1):
+        initial.update({f"backend_{n}": SAME, f"storage_{n}": kind})
     return CompareForm(initial=initial)
 
 
@@ -82,6 +104,8 @@ class Lane:
     clients: list[str]
     nodes: list[str]
     duration_ms: int
+    marks: tuple[dict[str, Any], ...] = ()  # moments drawn across the lane (where a fork parts)
+    share_room: str = ""  # a room whose presenter this browser may share this fork with
 
     def data(self) -> dict[str, Any]:
         """What compare.js needs to draw and stream this lane."""
@@ -92,7 +116,33 @@ class Lane:
             "nodes": self.nodes,
             "duration_ms": self.duration_ms,
             "ws": f"/ws/runs/{self.run.pk}/",
+            "marks": list(self.marks),
         }
+
+
+def _forks_beside_originals(lanes: list[Lane], viewer: str) -> list[Lane]:
+    """A fork shown with its original: both lanes marked where it parts, the fork labelled as
+    one (and shareable with the presenter when it is this browser's and it follows a room)."""
+    shown = {lane.run.pk for lane in lanes}
+    marks: dict[str, list[dict[str, Any]]] = {}
+    for lane in lanes:
+        fork = lane.run
+        if fork.parent_id in shown and fork.diverged_ms is not None:
+            mark = {"t_ms": fork.diverged_ms, "label": narrator.divergence(fork.diverged_ms)}
+            for run_id in (fork.parent_id, fork.pk):
+                marks.setdefault(str(run_id), []).append(mark)
+    room = rooms.followed_by(viewer)
+    changed = []
+    for lane in lanes:
+        run, label = lane.run, lane.label
+        if run.diverged_ms is not None:
+            label = f"{narrator.fork_label(run.diverged_ms)} · {label}"
+        mine = run.parent_id is not None and run.owner == viewer
+        share = room.code if room is not None and mine and run.shared_with != room.code else ""
+        changed.append(
+            replace(lane, label=label, marks=tuple(marks.get(run.pk, [])), share_room=share)
+        )
+    return changed
 
 
 def _lane(run: Run) -> Lane:

@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 
+from lockviz.catalogue import STORAGE_KINDS
 from lockviz.models import Run
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import Scenario, ScenarioError, parse
@@ -14,7 +15,10 @@ from lockviz.scenarios.schema import Scenario, ScenarioError, parse
 class RunForm(forms.Form):
     scenario = forms.CharField(required=False)
     from_run = forms.CharField(required=False)
-    fencing = forms.BooleanField(required=False)
+    storage = forms.ChoiceField(
+        required=False, choices=[(k.name, k.label) for k in STORAGE_KINDS.values()]
+    )
+    fencing = forms.BooleanField(required=False)  # the older form: a checkbox for fenced/plain
     ttl_ms = forms.IntegerField(
         required=False, min_value=100, max_value=60_000, label="Lease (TTL, ms)"
     )
@@ -38,10 +42,12 @@ class RunForm(forms.Form):
 
     def _apply(self, base: dict[str, Any], data: dict[str, Any]) -> Scenario:
         changed = dict(base)
-        changed["fencing"] = bool(data.get("fencing"))
+        changed.pop("fencing", None)  # the storage says it all; fencing follows from it
+        changed["storage"] = data.get("storage") or ("fenced" if data.get("fencing") else "plain")
         if data.get("ttl_ms"):
             changed["ttl_ms"] = data["ttl_ms"]
-        if (changed["fencing"], changed["ttl_ms"]) != (base.get("fencing", True), base["ttl_ms"]):
+        was = base.get("storage") or ("fenced" if base.get("fencing", True) else "plain")
+        if (changed["storage"], changed["ttl_ms"]) != (was, base["ttl_ms"]):
             # The prediction was made for the scenario as written, not for this variation.
             changed.pop("expect", None)
         try:

@@ -7,17 +7,18 @@ chosen file stay as they were; without htmx the whole page comes back with the t
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.db import transaction
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from lockviz.models import Run, RunEvent
@@ -52,6 +53,17 @@ def import_page(request: HtmxHttpRequest) -> HttpResponse:
         return _answer(request, "lockviz/_import_scenario.html", context, text, status=200)
     run = _store(found)
     return _go(request, reverse("replay", args=[run.pk]))
+
+
+@require_GET
+def scenario_format(request: HtmxHttpRequest) -> HttpResponse:
+    """docs/scenarios.md, the scenario format, as the import page links to it."""
+    doc = settings.BASE_DIR / "docs" / "scenarios.md"
+    try:
+        text = doc.read_text(encoding="utf-8")
+    except OSError:
+        raise Http404("the scenario format's documentation is not installed here") from None
+    return render(request, "lockviz/scenario_format.html", {"text": text})
 
 
 @require_POST
@@ -141,9 +153,13 @@ def _limit() -> int | None:
     return settings.DATA_UPLOAD_MAX_MEMORY_SIZE
 
 
+# A field's path: names, [3], and ["an odd key"] quoted as JSON (which may hold ": " itself).
+_FIELD = re.compile(r'^((?:[^":]|"(?:[^"\\]|\\.)*"|:(?! ))+): (.*)$', re.S)
+
+
 def _split(problems: list[str]) -> list[tuple[str, str]]:
     """("steps[3].ms", "must be ...") pairs, so the page can set the field apart."""
-    return [(p.split(": ", 1)[0], p.split(": ", 1)[1]) if ": " in p else (p, "") for p in problems]
+    return [(found[1], found[2]) if (found := _FIELD.match(p)) else (p, "") for p in problems]
 
 
 def _go(request: HtmxHttpRequest, url: str) -> HttpResponse:

@@ -1,12 +1,16 @@
 """Lessons: the course index, and walkthroughs that tell a live run of a lesson's scenario.
 
 Real leases cannot be paused, so a walkthrough runs the scenario live first and tells it
-afterwards. ``/lessons/<slug>/`` without a run starts one (or reuses the learner's last run of
-the lesson, remembered in a cookie) and redirects to ``?run=<id>``, so reloading the page does
-not start another run; "Re-run live" posts to start a fresh one.
+afterwards. ``/lessons/<slug>/`` shows the lesson's setting (never its outcome) and a button that
+starts the run by POST, or reuses the learner's last run of the lesson, remembered in a cookie,
+and redirects to ``?run=<id>``, so reloading the page does not start another run; "Re-run live"
+posts to start a fresh one. Until a checkpoint is answered, its step is told by its click and
+its question, never by its narration (which gives the answer away).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
@@ -14,7 +18,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from lockviz.models import Run
-from lockviz.runs import recorder, recovery
+from lockviz.runs import narrator, recorder, recovery
 from lockviz.runs.recorder import Refused
 from lockviz.teaching import lessons
 from lockviz.views import HtmxHttpRequest, browser, busy
@@ -24,9 +28,13 @@ COOKIE_DAYS = 30
 
 @require_GET
 def index(request: HtmxHttpRequest) -> HttpResponse:
-    course = lessons.course()
-    total = sum(item.minutes for item in course)
-    return render(request, "lockviz/lessons.html", {"course": course, "total_minutes": total})
+    modules = lessons.modules()
+    context = {
+        "modules": modules,
+        "count": sum(len(m.lessons) for m in modules),
+        "total_minutes": sum(m.minutes for m in modules),
+    }
+    return render(request, "lockviz/lessons.html", context)
 
 
 @require_GET
@@ -36,6 +44,7 @@ def walkthrough(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     course = lessons.course()
     context = {
         "lesson": lesson,
+        "module": next(m for m in lessons.modules() if m.slug == lesson.module),
         "count": len(course),
         "previous": next((c for c in course if c.number == lesson.number - 1), None),
         "following": next((c for c in course if c.number == lesson.number + 1), None),
@@ -58,17 +67,35 @@ def walkthrough(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         context["other_run"] = run
         return render(request, "lockviz/lesson.html", context, status=400)
     context["run"] = run
+    hidden = _checkpoints(lesson)
     context["data"] = {
         "run": run.pk,
+        "slug": lesson.slug,
         "status": run.status,
         "error": run.error,
         "created": run.created.isoformat(),
         "ws": f"/ws/runs/{run.pk}/",
         "scenario": lesson.scenario.to_json(),
         "nodes": lesson.scenario.nodes,
-        "events": run.said_after(0),
+        "hidden": hidden,
+        "events": [_unspoilt(e, hidden) for e in run.said_after(0)],
     }
     return render(request, "lockviz/lesson.html", context)
+
+
+def _checkpoints(lesson: lessons.Lesson) -> dict[str, dict[str, str]]:
+    """Each checkpoint step's words before it is answered, by step index."""
+    steps = lesson.scenario.to_json()["steps"]
+    return {str(i): narrator.checkpoint(step, i) for i, step in enumerate(steps) if step.get("ask")}
+
+
+def _unspoilt(event: dict[str, Any], hidden: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """A checkpoint's step event without its narration (walkthrough.js does the same to events
+    that arrive on the live stream)."""
+    words = hidden.get(str(event.get("index"))) if event.get("kind") == "step" else None
+    if words is None:
+        return event
+    return {**{k: v for k, v in event.items() if k != "say"}, "said": words}
 
 
 @require_POST

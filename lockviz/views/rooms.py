@@ -70,6 +70,7 @@ def room_page(request: HtmxHttpRequest, code: str) -> HttpResponse:
         "tally": rooms.tally(poll) if poll else None,
         "lessons": course(),
         "recent": Run.objects.filter(owner=room.presenter)[:8],
+        "shared": rooms.shared(room),
     }
     return render(request, "lockviz/room.html", context)
 
@@ -168,12 +169,33 @@ def vote(request: HtmxHttpRequest, code: str, poll_id: int) -> HttpResponse:
     return JsonResponse({"poll": rooms.public(poll, browser(request))})
 
 
+@require_POST
+def share(request: HtmxHttpRequest, code: str) -> HttpResponse:
+    """A student shares a fork of theirs with the presenter (who alone sees the list)."""
+    room = _room(code)
+    run = get_object_or_404(Run, pk=str(request.POST.get("run", ""))[:16])
+    try:
+        shown = rooms.share(room, run, browser(request))
+    except RoomRefused as exc:  # htmx swaps only a 2xx in: it gets the sentence with 200
+        status = 200 if request.htmx else 403
+        return HttpResponse(str(exc), status=status, content_type="text/plain; charset=utf-8")
+    if request.htmx:
+        text = f"Shared with the presenter of room {room.code}."
+        return HttpResponse(text, content_type="text/plain; charset=utf-8")
+    return JsonResponse({"shared": shown})
+
+
 @require_GET
 def run_for_followers(request: HtmxHttpRequest, run_id: str) -> JsonResponse:
-    """What a follower's page needs to show a run: never a checkpoint's answer."""
+    """What a follower's page needs to show a run: a checkpoint's question, never its answer."""
     run = get_object_or_404(Run, pk=run_id)
     scenario = dict(run.scenario)
-    steps = [{k: v for k, v in step.items() if k != "ask"} for step in scenario.get("steps") or []]
+    steps = []
+    for step in scenario.get("steps") or []:
+        shown = dict(step)
+        if isinstance(step.get("ask"), dict):
+            shown["ask"] = {"question": step["ask"].get("question", "")}
+        steps.append(shown)
     scenario["steps"] = steps
     scenario.pop("expect", None)
     return JsonResponse(

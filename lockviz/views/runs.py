@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from lockviz.catalogue import BACKENDS
+from lockviz.catalogue import BACKENDS, STORAGE_KINDS
 from lockviz.models import Run
 from lockviz.runs import recorder, recovery
 from lockviz.runs.recorder import Refused
@@ -22,7 +22,7 @@ from lockviz.views.forms import RunForm
 def index(request: HtmxHttpRequest) -> HttpResponse:
     groups: dict[str, list[dict[str, object]]] = {name: [] for name in BACKENDS}
     for slug, s in builtin().items():
-        form = RunForm(initial={"scenario": slug, "fencing": s.fencing, "ttl_ms": s.ttl_ms})
+        form = RunForm(initial={"scenario": slug, "storage": s.storage_kind, "ttl_ms": s.ttl_ms})
         groups.setdefault(s.backend, []).append({"slug": slug, "scenario": s, "form": form})
     sections = [
         {"backend": b, "name": BACKENDS[b].title, "items": items}
@@ -62,7 +62,8 @@ def start_run(request: HtmxHttpRequest) -> HttpResponse:
 def run_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = recovery.settle(get_object_or_404(Run, pk=run_id))
     scenario = parse(run.scenario, allow_empty=True)  # a free-play session has no steps
-    form = RunForm(initial={"from_run": run.pk, "fencing": run.fencing, "ttl_ms": scenario.ttl_ms})
+    initial = {"from_run": run.pk, "storage": run.storage_kind, "ttl_ms": scenario.ttl_ms}
+    form = RunForm(initial=initial)
     story = [
         {"index": i, "at_ms": s.at_ms, "say": s.say} for i, s in enumerate(scenario.steps) if s.say
     ]
@@ -84,8 +85,8 @@ def _changes(run: Run) -> list[str]:
     if original is None:
         return []
     changes = []
-    if run.scenario.get("fencing") != original.fencing:
-        changes.append(f"fencing {'on' if run.scenario.get('fencing') else 'off'}")
+    if run.storage_kind != original.storage_kind:
+        changes.append(f"storage {STORAGE_KINDS[run.storage_kind].label}")
     if run.scenario.get("ttl_ms") != original.ttl_ms:
         changes.append(f"lease {run.scenario.get('ttl_ms')} ms")
     return changes

@@ -18,6 +18,7 @@
       nodes: lane.nodes.length ? lane.nodes : undefined,
       storage: "storage", durationMs, pxPerMs, columnWidth: 120, narrationWidth: 140,
     });
+    for (const mark of lane.marks || []) diagram.markTime(mark.t_ms, mark.label); // where a fork parts
     const statusEl = root.querySelector(".lane-status");
     const verdictEl = root.querySelector(".lane-verdict");
     const view = { lane, diagram, count: 0, status: lane.status };

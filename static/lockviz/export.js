@@ -1,8 +1,10 @@
 // Export the sequence diagram as a slide: a standalone SVG, or a PNG drawn from it.
 //
 // Links with data-export="svg" or "png" (and data-name, the file name without extension)
-// download svg#diagram as it is on screen, on a 1920×1080 slide with the page's title, the
-// run's settings and, once the page shows it, the verdict. The SVG carries its own styles
+// download the diagram at the moment shown, on a 1920×1080 slide with the page's title, the
+// run's settings and, once the page shows it, the verdict. The diagram is drawn again for the
+// slide, with a time scale that makes it as wide as the slide allows (a run is tall and narrow
+// on screen; drawn as it is, it filled a third of a wide slide). The SVG carries its own styles
 // (the diagram rules of app.css, copied into a <style>), so it looks the same anywhere.
 // Text the diagram wraps in HTML (foreignObject) becomes SVG text: slide tools and a canvas
 // drawing the PNG do not all render HTML inside SVG.
@@ -89,8 +91,27 @@
     return parts.filter(Boolean).join(" · ");
   }
 
+  // The page's diagram, drawn again off screen so that its shape fits the slide's box.
+  function fitted(source, box) {
+    const holder = document.createElement("div");
+    holder.style.cssText = "position:absolute;left:-20000px;top:0;visibility:hidden";
+    const svg = el("svg", { class: "lock-diagram", style: "--diagram-scale:1" }, holder);
+    document.body.appendChild(holder);
+    const events = source.events.slice();
+    const endMs = Math.max(300, ...events.map((e) => (Number.isFinite(e.t_ms) ? e.t_ms : 0))) + 300;
+    const options = Object.assign({}, source.options, { fit: null, onHeader: null, durationMs: endMs, breakMs: source.options.breakMs });
+    const probe = new window.LockDiagram(svg, Object.assign({}, options, { pxPerMs: 0.1 }));
+    const width = probe.width;
+    const wanted = (width * box.height) / box.width; // the height that fills the box at its width
+    options.pxPerMs = Math.min(0.6, Math.max(0.04, (wanted - 150) / endMs));
+    const diagram = new window.LockDiagram(svg, options);
+    diagram.addAll(events);
+    diagram.showUpTo(source.limit);
+    return { svg, done: () => holder.remove() };
+  }
+
   /** The slide as SVG text. */
-  function slide(svg) {
+  function slide(svg, source) {
     const W = SLIDE.width, H = SLIDE.height, M = SLIDE.margin;
     const out = el("svg", { xmlns: SVG_NS, width: W, height: H, viewBox: `0 0 ${W} ${H}` });
     el("style", {}, out).textContent = diagramCss() +
@@ -108,8 +129,11 @@
       textBlock(out, lines, M, bottom + 70, 24, { class: "slide-text", fill: "#1b1f24" });
     }
     // The drawn part of the diagram, scaled to fit what is left of the slide.
-    const box = svg.getBBox();
     const pad = 8, top = M + 104;
+    const redrawn = source && source.events && window.LockDiagram
+      ? fitted(source, { width: W - 2 * M, height: bottom - top - 12 }) : null;
+    if (redrawn) svg = redrawn.svg;
+    const box = svg.getBBox();
     const inner = el("svg", { x: M, y: top, width: W - 2 * M, height: bottom - top - 12,
       viewBox: `${box.x - pad} ${box.y - pad} ${box.width + 2 * pad} ${box.height + 2 * pad}`,
       preserveAspectRatio: "xMidYMid meet" }, out);
@@ -119,6 +143,7 @@
     flattenNotes(svg, clone);
     while (clone.firstChild) g.appendChild(clone.firstChild);
     g.style.fontFamily = "var(--font)";
+    if (redrawn) redrawn.done();
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + new XMLSerializer().serializeToString(out);
   }
 
@@ -163,7 +188,8 @@
     if (!svg) return status("No diagram on this page to export.");
     const replay = window.lockvizReplay;
     const name = (link.dataset.name || "lockviz-diagram") + (replay && replay.seq != null ? `-seq-${replay.seq}` : "");
-    const text = slide(svg);
+    const page = window.lockvizReplay || window.lockvizRun || window.lockvizWalkthrough || {};
+    const text = slide(svg, page.diagram);
     if (link.dataset.export === "svg") {
       download(new Blob([text], { type: "image/svg+xml" }), name + ".svg");
       status("SVG saved.");

@@ -168,12 +168,16 @@
     // Five Redis nodes and five clients make eleven columns: narrower ones, and below ~70 % of
     // its size the diagram scrolls sideways instead of shrinking out of legibility.
     const columns = data.clients.length + data.nodes.length + 1;
+    const presenter = window.lockvizPresenter;
     const diagram = new window.LockDiagram(svg, {
       clients: data.clients, nodes: data.nodes, storage: "storage", backend: data.backend,
-      durationMs: 6000, pxPerMs: 0.2, narrationWidth: 210,
+      // A session has no schedule: a quiet spell of more than 6 s (left idle) is drawn short.
+      durationMs: 6000, pxPerMs: 0.2, narrationWidth: 210, breakMs: 6000,
       columnWidth: columns <= 5 ? 175 : columns <= 8 ? 150 : 130,
-      onHeader: (name) => controls.show(name),
+      onHeader: controls === NO_CONTROLS ? null : (name) => controls.show(name),
+      fit: presenter && presenter.on ? svg.parentElement : null,
     });
+    if (presenter) presenter.adopt(diagram, svg.parentElement);
     svg.style.minWidth = `${Math.round(Number(svg.getAttribute("width")) * 0.7)}px`;
 
     let started = false, current = data.status;
@@ -239,15 +243,17 @@
     sync();
   }
 
+  // Someone watching another's session has no controls, but the same live diagram.
+  const NO_CONTROLS = { show() {}, toggle() {}, setLive() {}, live: false };
+
   function init() {
     const setup = document.getElementById("play-form");
     if (setup) initSetup(setup);
     const root = document.getElementById("fault-controls");
-    if (!root) return;
-    const controls = Controls(root);
+    const controls = root ? Controls(root) : NO_CONTROLS;
     const data = document.getElementById("play-data");
     if (data) initSession(controls, JSON.parse(data.textContent));
-    else initRunPage(controls);
+    else if (root) initRunPage(controls);
   }
 
   // The setup form comes back from htmx after a refusal: wire the new one.

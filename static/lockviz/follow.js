@@ -13,7 +13,7 @@
   const csrf = document.querySelector("#vote-form input[name=csrfmiddlewaretoken]");
   const ui = {
     status: $("follow-status"), title: $("follow-title"), narration: $("follow-narration"),
-    explore: $("explore"), verdict: $("follow-verdict"), svg: $("diagram"),
+    explore: $("explore"), whatIf: $("what-if"), verdict: $("follow-verdict"), svg: $("diagram"),
     poll: $("follow-poll"), question: document.querySelector("#follow-poll .poll-question"),
     choices: document.querySelector("#follow-poll .choices"), note: document.querySelector("#follow-poll .poll-note"),
     reveal: document.querySelector("#follow-poll .poll-reveal"),
@@ -43,12 +43,16 @@
       if (run !== mine) return;
       mine.meta = meta;
       const durationMs = durationOf(meta.scenario || {});
+      const presenter = window.lockvizPresenter;
       mine.diagram = new window.LockDiagram(svg, {
-        clients: (meta.scenario || {}).clients, durationMs,
-        pxPerMs: Math.min(0.25, Math.max(0.05, 820 / durationMs)), columnWidth: 160, narrationWidth: 205,
+        clients: (meta.scenario || {}).clients, durationMs, backend: (meta.scenario || {}).backend,
+        pxPerMs: Math.min(0.4, Math.max(0.12, 820 / durationMs)), columnWidth: 160, narrationWidth: 205,
+        fit: presenter && presenter.on ? svg.parentElement : null,
       });
+      if (presenter) presenter.adopt(mine.diagram, svg.parentElement);
+      const steps = (meta.scenario || {}).steps || [];
       mine.stream = window.lockvizStream(meta.ws, 0, {
-        onEvent(ev) { mine.events.push(ev); if (ev.kind === "run_finished" || ev.kind === "run_failed") mine.ended = true; render(); },
+        onEvent(ev) { mine.events.push(spoilerFree(ev, steps)); if (ev.kind === "run_finished" || ev.kind === "run_failed") mine.ended = true; render(); },
         onStatus(status) { ui.status.textContent = `following · the run is ${status}`; },
         onDone() { mine.ended = true; render(); },
       });
@@ -56,19 +60,25 @@
     });
   }
 
-  // The diagram holds the events up to the presenter's position: forward, new ones are added;
-  // back, it is redrawn from the start (what the replay does too).
+  // A checkpoint step's narration gives its answer away: its words are the question instead
+  // (the diagram's margin shows the step's click, from the narrator, which tells nothing).
+  function spoilerFree(ev, steps) {
+    const step = ev.kind === "step" ? steps[ev.index] : null;
+    if (!step || !step.ask) return ev;
+    const said = Object.assign({}, ev.said || {}, { text: step.ask.question });
+    return Object.assign({}, ev, { say: step.ask.question, said });
+  }
+
+  // The diagram draws every event once and shows the run up to the presenter's position
+  // (showUpTo: forward or back, it costs the same, as in the replay).
   function render() {
     if (!run || !run.diagram) return;
     const upTo = state.at == null ? Infinity : state.at;
     const shown = run.events.filter((e) => e.seq <= upTo);
-    if (shown.length - 1 < run.held) {
-      run.diagram.reset();
-      run.diagram.addAll(shown);
-    } else {
-      for (let i = run.held + 1; i < shown.length; i++) run.diagram.add(shown[i]);
-    }
-    run.held = shown.length - 1;
+    for (let i = run.held + 1; i < run.events.length; i++) run.diagram.add(run.events[i]);
+    run.held = run.events.length - 1;
+    run.shown = shown.length;
+    run.diagram.showUpTo(state.at == null ? null : state.at);
     if (state.at != null) run.diagram.highlight(state.at);
     const last = shown[shown.length - 1];
     if (last && (last.kind === "run_finished" || last.kind === "run_failed") && !ui.verdict.dataset.run) {
@@ -81,6 +91,8 @@
     const at = state.at == null ? (last ? last.seq : "") : state.at;
     ui.explore.hidden = false;
     ui.explore.href = `${run.meta.replay}?room=${data.room}#seq=${at}`;
+    ui.whatIf.hidden = !run.ended; // a fork of one's own, from this moment, once the run has ended
+    ui.whatIf.href = `/runs/${run.id}/fork/?at=${at}`;
   }
 
   function apply(next) {
@@ -88,7 +100,7 @@
     ui.title.textContent = state.view === "idle" || !state.view ? "Waiting for the presenter" : (state.title || "");
     ui.narration.textContent = state.narration || "";
     if (state.run) open(state.run);
-    else { open(null); ui.explore.hidden = true; }
+    else { open(null); ui.explore.hidden = true; ui.whatIf.hidden = true; }
     render();
   }
 
@@ -162,5 +174,5 @@
   apply(state);
   connect();
   window.lockvizFollow = { get state() { return state; }, get poll() { return poll; },
-    get events() { return run ? run.events : []; }, get shown() { return run ? run.held + 1 : 0; } };
+    get events() { return run ? run.events : []; }, get shown() { return run ? run.shown || 0 : 0; } };
 })();

@@ -1,10 +1,11 @@
 // The replay page: time travel through a stored run, without any backend.
 //
 // All events are in the page (json_script "replay-data"), each with its words (``said``, made
-// by the server's narrator). The cursor is an index into them; the diagram shows the run as it was
-// after that event (it holds exactly the events up to the cursor, see show()) and marks it
-// (highlight). Playing moves a clock in
-// proportion to the run's own time, scaled by the speed; the cursor follows the clock.
+// by the server's narrator). The diagram draws them all once; the cursor is an index into them,
+// and the diagram shows the run as it was after that event (showUpTo, which costs the same at
+// any cursor, so stepping and scrubbing stay smooth at 20,000 events) and marks it (highlight).
+// Playing moves a clock in proportion to the run's own time, scaled by the speed; the cursor
+// follows the clock. The story's items are the script's steps, numbered as everywhere.
 // The URL fragment #seq=N names the cursor, so a link opens the replay at that moment.
 (function () {
   "use strict";
@@ -16,7 +17,7 @@
   const ui = {
     play: $("rp-play"), speed: $("rp-speed"), time: $("rp-time"), clock: $("rp-clock"),
     seq: $("rp-seq"), when: $("rp-when"), actor: $("rp-actor"), kind: $("rp-kind"), desc: $("rp-desc"), storyLine: $("rp-story"),
-    message: $("rp-message"), messageText: $("rp-message-text"), copied: $("rp-copied"),
+    message: $("rp-message"), messageText: $("rp-message-text"), copied: $("rp-copied"), whatIf: $("rp-whatif"),
     verdict: $("rp-verdict"), verdictWait: $("rp-verdict-wait"), story: $("story"), bar: document.querySelector(".replay-bar"),
   };
   const SPEEDS = [0.25, 0.5, 1, 2, 4, 8];
@@ -28,25 +29,31 @@
   const reach = [];
   events.reduce((m, e) => { const t = Math.max(m, num(e.t_ms)); reach.push(t); return t; }, 0);
   const endT = N ? reach[N - 1] : 0;
-  const narrations = events.map((e, i) => (e.kind === "step" && e.say ? i : -1)).filter((i) => i >= 0);
+  const narrations = events.map((e, i) => (e.kind === "step" ? i : -1)).filter((i) => i >= 0);
   const indexOf = new Map(events.map((e, i) => [String(e.seq), i]));
   const finishAt = events.findIndex((e) => e.kind === "run_finished" || e.kind === "run_failed");
   const durationMs = Math.max(scheduleMs(scenario) + 800, endT + 300);
 
-  const diagram = new window.LockDiagram($("diagram"), {
+  const presenter = window.lockvizPresenter;
+  const svg = $("diagram");
+  const diagram = new window.LockDiagram(svg, {
     clients: Array.isArray(scenario.clients) ? scenario.clients : undefined,
+    nodes: Array.isArray(data.nodes) && data.nodes.length ? data.nodes : undefined,
+    storage: "storage",
+    backend: scenario.backend,
     durationMs,
-    pxPerMs: Math.min(0.25, Math.max(0.05, 820 / durationMs)), // as on the run page
+    pxPerMs: Math.min(0.4, Math.max(0.12, 820 / durationMs)), // as on the run page
     columnWidth: 175,
     narrationWidth: 250,
+    fit: presenter && presenter.on ? svg.parentElement : null,
   });
+  diagram.addAll(events);
+  if (presenter) presenter.adopt(diagram, svg.parentElement);
 
   let index = -1; // the cursor: events[0..index] have happened
-  let held = -1; // the diagram holds events[0..held]
   let clock = 0; // ms of run time the playback has reached
   let playing = false;
   let lastFrame = null;
-  let hashWritten = 0;
 
   function scheduleMs(s) {
     const steps = Array.isArray(s.steps) ? s.steps : [];
@@ -63,29 +70,39 @@
     if (i !== index || opts.force) {
       index = i;
       const ev = events[i];
+      noFollow = !!opts.noScroll;
       show(i);
       const marked = diagram.highlight(ev.seq);
       describe(ev);
+      if (ui.whatIf) ui.whatIf.href = `${ui.whatIf.dataset.base}?at=${ev.seq}`; // fork from here
       markStory();
       showVerdict(finishAt >= 0 && i >= finishAt);
-      if (!opts.noScroll) reveal(marked);
-      if (!opts.noHash) writeHash(opts.keepClock && playing);
+      if (!opts.noScroll && !scrolled) reveal(marked);
+      if (!opts.noHash) writeHash(true);
     }
     showClock();
   }
 
-  // The diagram holds exactly the events up to the cursor. LockDiagram.showUpTo(seq) would
-  // re-render the whole prefix on every move, and its label placement makes that quadratic
-  // (a second per step at 1000 events); adding only the new events keeps playing forward
-  // cheap. A step back redraws the prefix, which is what showUpTo does too.
+  // The moment shown, and the page scrolled so that the cursor is on screen below the controls:
+  // the scroll is worked out first, from positions read before anything changed, so that a long
+  // run lays out only the part that will be on screen (LockDiagram.showUpTo's second argument).
+  let scrolled = false;
   function show(i) {
-    if (i > held) for (let k = held + 1; k <= i; k++) diagram.add(events[k]);
-    else if (i < held) {
-      diagram.reset();
-      diagram.addAll(events.slice(0, i + 1));
+    const y = diagram.yOf(events[i].seq);
+    let by = 0;
+    if (y != null && !noFollow) {
+      const r = svg.getBoundingClientRect();
+      const at = r.top + y * (r.height / diagram.height || 1);
+      const above = presenter && presenter.on ? ui.verdict.closest(".verdict-slot") : ui.bar;
+      const top = above.getBoundingClientRect().bottom + 16;
+      if (at > window.innerHeight - 40) by = at - window.innerHeight + 160;
+      else if (at < top) by = at - top - 80;
     }
-    held = i;
+    diagram.showUpTo(events[i].seq, by);
+    if (by) window.scrollBy(0, by);
+    scrolled = by !== 0;
   }
+  let noFollow = false;
 
   function describe(ev) {
     const text = ev.said && ev.said.text;
@@ -94,8 +111,8 @@
     ui.actor.textContent = String(ev.actor);
     ui.kind.textContent = String(ev.kind);
     ui.desc.textContent = text || String(ev.kind);
-    const told = narrations.filter((i) => i <= index).pop(); // the narration this event belongs to
-    ui.storyLine.textContent = told == null ? "—" : `step ${num(events[told].index) + 1}: ${events[told].say}`;
+    const told = narrations.filter((i) => i <= index).pop(); // the step this event belongs to
+    ui.storyLine.textContent = told == null ? "—" : (events[told].said && events[told].said.text) || "";
   }
 
   function showClock() {
@@ -108,9 +125,9 @@
     if (!ui.story) return;
     const current = narrations.filter((i) => i <= index).pop();
     ui.story.querySelectorAll("li").forEach((li) => {
-      const i = indexOf.get(li.dataset.seq);
-      li.classList.toggle("reached", i <= index);
-      li.classList.toggle("current", i === current);
+      const i = li.dataset.seq ? indexOf.get(li.dataset.seq) : undefined;
+      li.classList.toggle("reached", i != null && i <= index);
+      li.classList.toggle("current", i != null && i === current);
     });
   }
 
@@ -125,17 +142,20 @@
     const target = marked && marked[0];
     if (!target) return;
     const box = target.getBoundingClientRect();
-    const top = ui.bar.getBoundingClientRect().bottom + 16;
+    const above = presenter && presenter.on ? ui.verdict.closest(".verdict-slot") : ui.bar;
+    const top = above.getBoundingClientRect().bottom + 16;
     if (box.bottom > window.innerHeight - 16) window.scrollBy(0, box.bottom - window.innerHeight + 120);
     else if (box.top < top) window.scrollBy(0, box.top - top - 60);
   }
 
-  // replaceState is rate-limited by browsers: while playing, write at most a few times a second.
-  function writeHash(throttle) {
-    const now = performance.now();
-    if (throttle && now - hashWritten < 300) return;
-    hashWritten = now;
-    history.replaceState(null, "", `#seq=${events[index].seq}`);
+  // The address follows the cursor a moment after it stops: replaceState costs several ms on a
+  // long run's page (and browsers rate-limit it), too much to pay on every step of a scrub.
+  let hashTimer = null;
+  function writeHash(later) {
+    clearTimeout(hashTimer);
+    const write = () => { if (index >= 0) history.replaceState(null, "", `#seq=${events[index].seq}`); };
+    if (later) hashTimer = setTimeout(write, 300);
+    else write();
   }
 
   // ---- playing -------------------------------------------------------------------------
@@ -289,6 +309,11 @@
     ui.message.hidden = true;
     go(found ? found.index : 0, { force: true, noScroll: !found, noHash: !found });
   }
+
+  // The sticky verdict sits under the sticky controls: it needs their height.
+  function barHeight() { document.querySelector(".replay-layout").style.setProperty("--bar-h", `${ui.bar.offsetHeight}px`); }
+  window.addEventListener("resize", barHeight);
+  barHeight();
 
   ui.time.max = String(Math.max(endT, 1));
   window.addEventListener("hashchange", openHash);

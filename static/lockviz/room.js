@@ -29,8 +29,11 @@
       const steps = (lesson.scenario && lesson.scenario.steps) || [];
       let narration = "";
       for (let p = Math.min(w.pos, w.events.length - 1); p >= 0; p--) {
-        const e = w.events[p];
-        if (e && e.kind === "step" && steps[e.index] && steps[e.index].say) { narration = steps[e.index].say; break; }
+        const e = w.events[p], step = e && e.kind === "step" ? steps[e.index] : null;
+        if (!step || !(step.say || step.ask)) continue;
+        // At a checkpoint, the class sees its question: the narration would give the answer.
+        narration = step.ask && p === w.pos ? step.ask.question : step.say || "";
+        break;
       }
       const slug = location.pathname.split("/").filter(Boolean)[1];
       return { view: "lesson", run: lesson.run, lesson: slug, at: ev ? ev.seq : null, narration,
@@ -39,6 +42,10 @@
     const replay = pageData("replay-data");
     if (replay && window.lockvizReplay) {
       return { view: "replay", run: replay.run, at: window.lockvizReplay.seq, title: document.title.replace(/ · lockviz$/, "") };
+    }
+    const lanes = pageData("compare-data");
+    if (lanes && lanes.length) { // side by side: the class follows the last lane (a fork shown)
+      return { view: "run", run: lanes[lanes.length - 1].run, at: null, title: document.title.replace(/ · lockviz$/, "") };
     }
     const run = document.querySelector("script[data-run]");
     const play = pageData("play-data");
@@ -92,16 +99,19 @@
     if (poll) post(`/rooms/${code}/polls/${poll.id}/reveal`, new URLSearchParams()).then((a) => { poll = a.poll; showTally(null); });
   });
 
-  const askForm = $("ask-form");
-  if (askForm) {
+  for (const askForm of [$("ask-form"), $("bar-ask-form")]) {
+    if (!askForm) continue;
     askForm.addEventListener("submit", (event) => {
       event.preventDefault();
+      const said = $("ask-result") || bar.querySelector(".room-tally");
       post(askForm.action, new FormData(askForm)).then((answer) => {
         poll = answer.poll;
-        $("ask-result").textContent = "asked";
+        said.textContent = "asked";
         askForm.reset();
+        const open = askForm.closest("details");
+        if (open) open.open = false;
         showTally(answer.tally, true);
-      }).catch((e) => { $("ask-result").textContent = e.message; });
+      }).catch((e) => { said.textContent = e.message; });
     });
   }
   document.addEventListener("submit", (event) => {
@@ -181,8 +191,23 @@
       } else if (data.type === "present") present(data.present);
       else if (data.type === "tally") { if (poll && poll.id === data.poll) showTally(data); }
       else if (data.type === "poll") { poll = data.poll; showTally(null); }
+      else if (data.type === "shared") sharedFork(data.fork);
     };
     socket.onclose = () => setTimeout(connect, 1000);
+  }
+
+  // A student shared a What if…? fork: it goes on top of the presenter's list (room page only).
+  function sharedFork(fork) {
+    const list = $("shared-forks");
+    if (!list || !fork) return;
+    const none = list.querySelector(".none");
+    if (none) none.remove();
+    const li = document.createElement("li");
+    const a = document.createElement("a");
+    a.href = fork.compare;
+    a.textContent = `${fork.name}: ${fork.title}`;
+    li.appendChild(a);
+    list.prepend(li);
   }
 
   function present(n) {

@@ -6,6 +6,11 @@
 // to the end of the step's outcome (the last event before the next step), so the learner sees
 // what the real servers did next to whether they predicted it. Answers are kept per run in
 // sessionStorage: going back shows the checkpoint again with the answer given.
+//
+// Nothing tells the outcome before it has happened: a checkpoint's step is drawn and told by its
+// click and its question (data.hidden, from the narrator), and the scenario's description and
+// take-away appear only after the last checkpoint is answered (or at the end, without one).
+// Progress is kept in this browser (progress.js): started when the telling begins, done at the end.
 (function () {
   "use strict";
   const $ = (id) => document.getElementById(id);
@@ -17,14 +22,20 @@
     position: $("position"), event: $("event"), stepNo: $("step-no"), say: $("say"),
     checkpoint: $("checkpoint"), question: $("question"), choices: $("choices"), actions: $("checkpoint-actions"),
     skip: $("skip"), pickFirst: $("pick-first"), result: $("result"), mark: $("mark"), explain: $("explain"),
-    end: $("end"),
+    end: $("end"), after: $("after"),
   };
+  const hidden = data.hidden || {};
+  const progress = window.lockvizProgress;
+  const presenter = window.lockvizPresenter;
   const durationMs = Math.max(...steps.map((s) => s.at_ms + Math.max(s.ms || 0, 0))) + 800;
-  const diagram = new window.LockDiagram($("diagram"), {
+  const svg = $("diagram");
+  const diagram = new window.LockDiagram(svg, {
     clients: scenario.clients, nodes: data.nodes, storage: "storage", backend: scenario.backend, durationMs,
-    pxPerMs: Math.min(0.25, Math.max(0.05, 760 / durationMs)), narrationWidth: 210,
+    pxPerMs: Math.min(0.4, Math.max(0.12, 760 / durationMs)), narrationWidth: 210,
     columnWidth: scenario.clients.length + data.nodes.length > 4 ? 130 : 170, // Redlock: 5 nodes
+    fit: presenter && presenter.on ? svg.parentElement : null,
   });
+  if (presenter) presenter.adopt(diagram, svg.parentElement);
   const FINAL = new Set(["run_finished", "run_failed"]);
   const storeKey = "lockviz-answers-" + data.run;
   const answers = load();
@@ -70,7 +81,7 @@
   function waitForRun() {
     const last = events.length ? events[events.length - 1].seq : 0;
     window.lockvizStream(data.ws, last, {
-      onEvent(ev) { events.push(ev); showLive(); },
+      onEvent(ev) { events.push(forDiagram(ev)); showLive(); },
       onStatus(s, position) { status = s; showLive(position); },
       onDone(s) {
         status = s;
@@ -91,14 +102,32 @@
     diagram.showUpTo(0);
     diagram.addAll(events.map(forDiagram));
     pos = 0;
+    if (progress) progress.mark(data.slug, "started");
     render();
   }
 
-  // The diagram's margin prints the first words of a step's narration; at a checkpoint those
-  // words would give the answer away, so the margin shows the question instead.
+  // The last checkpoint's step, as an index into events (-1: the lesson asks nothing).
+  function lastAsk() {
+    for (let q = events.length - 1; q >= 0; q--) if (askAt(q)) return q;
+    return -1;
+  }
+
+  // The description and the take-away tell the outcome: shown once it has happened.
+  function showAfter(atEnd) {
+    if (!ui.after.hidden) return;
+    const last = lastAsk();
+    const past = last < 0 ? atEnd : !!answers[events[last].index] && pos >= outcomeEnd(last);
+    if (past) ui.after.hidden = false;
+  }
+
+  // A checkpoint's step as the narrator tells it before it is answered (the page data's events
+  // come that way; live ones are made so here).
   function forDiagram(ev) {
-    const step = ev.kind === "step" ? steps[ev.index] : null;
-    return step && step.ask ? Object.assign({}, ev, { say: step.ask.question }) : ev;
+    const words = ev.kind === "step" ? hidden[String(ev.index)] : null;
+    if (!words) return ev;
+    const told = Object.assign({}, ev, { said: words });
+    delete told.say;
+    return told;
   }
 
   const askAt = (p) => (events[p] && events[p].kind === "step" && steps[events[p].index]) ? steps[events[p].index].ask || null : null;
@@ -182,7 +211,7 @@
     const ev = events[pos];
     diagram.showUpTo(ev.seq);
     const found = diagram.highlight(ev.seq);
-    if (found.length && found[0].scrollIntoView) found[0].scrollIntoView({ block: "nearest", inline: "nearest" });
+    if (found.length) keepInView(found[0]);
     const stepP = stepBefore(pos);
     const stepCount = steps.length;
     ui.position.textContent = `Event ${pos + 1} of ${events.length}` +
@@ -193,10 +222,21 @@
     const atEnd = pos === last() && FINAL.has(ev.kind);
     if (atEnd && ui.end.hidden) requestAnimationFrame(() => ui.end.scrollIntoView({ block: "nearest" }));
     ui.end.hidden = !atEnd;
+    showAfter(atEnd);
+    if (atEnd && progress) progress.mark(data.slug, "done");
     ui.back.disabled = ui.prevSay.disabled = pos === 0;
     ui.next.disabled = ui.nextSay.disabled = pos === last();
     ui.next.setAttribute("aria-disabled", String(blocked(pos)));
     ui.nextSay.setAttribute("aria-disabled", String(blocked(pos)));
+  }
+
+  // The current event on screen: scrolled vertically only (never sideways, where the clients
+  // are), clear of the telling's band at the bottom in the presenter view.
+  function keepInView(node) {
+    const box = node.getBoundingClientRect();
+    const band = presenter && presenter.on ? $("telling").getBoundingClientRect().top : window.innerHeight;
+    if (box.bottom > band - 20) window.scrollBy(0, box.bottom - band + 80);
+    else if (box.top < 20) window.scrollBy(0, box.top - 80);
   }
 
   function renderNarration(stepP) {
@@ -275,6 +315,15 @@
   ui.prevSay.addEventListener("click", prevSay);
   ui.checkpoint.addEventListener("submit", (e) => { e.preventDefault(); answer(false); });
   ui.skip.addEventListener("click", () => answer(true));
+  // The verdict's link to a moment (a stale write landing) goes to that event of the telling.
+  document.addEventListener("click", (e) => {
+    const link = e.target.closest && e.target.closest("a.moment-link[data-seq]");
+    if (!link || !telling) return;
+    const at = events.findIndex((ev) => ev.seq === Number(link.dataset.seq));
+    if (at < 0) return;
+    e.preventDefault();
+    go(at);
+  });
   document.addEventListener("keydown", (e) => {
     if (e.altKey || e.ctrlKey || e.metaKey || !telling) return;
     const t = e.target;

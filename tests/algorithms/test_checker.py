@@ -176,3 +176,75 @@ def test_a_shift_that_could_not_keep_the_story_makes_the_run_inconclusive() -> N
     # Its expect is not judged: neither met nor contradicted.
     assert compare(verdict.as_dict(), {"mutual_exclusion": "held"}) == []
     assert check([*history, kept]).inconclusive == ""
+
+
+# ---- writes based on an out-of-date read; no lock in play ---------------------------------
+
+
+def read_write(
+    seq: int, t: float, actor: str, call: int, read: int, found: int, accepted: bool
+) -> list[dict]:
+    after = found + 1 if accepted else found
+    return [
+        ev(seq, t, actor, "request", to="storage", call=call, op="write", value=actor, token=0,
+           read=read),
+        ev(seq + 1, t + 1, actor, "reply", **{"from": "storage"}, call=call, op="write", ok=True,
+           accepted=accepted, token=0, highest=0, found=found, version=after),
+    ]  # fmt: skip
+
+
+def no_lock() -> dict:
+    return ev(0, 0, "lab", "run_started", backend="none", storage_kind="plain")
+
+
+def test_without_a_lock_a_write_over_an_unseen_update_is_a_stale_write() -> None:
+    history = [
+        no_lock(),
+        *read_write(1, 10, "alice", 1, read=0, found=0, accepted=True),
+        *read_write(3, 20, "bob", 1, read=0, found=1, accepted=True),  # lost alice's update
+    ]
+    verdict = check(history)
+    assert verdict.mutual_exclusion == "none"
+    assert verdict.stale_writes_accepted == 1 and verdict.data_corrupted
+    alice, bob = verdict.writes
+    assert not alice.stale and bob.stale and bob.superseded_by == "alice"
+    assert verdict.summary.startswith("No lock was in play")
+
+
+def test_without_a_lock_blind_writes_and_current_reads_are_not_stale() -> None:
+    history = [no_lock(), *write(1, 10, "alice", 1, 0, True)]  # never read, never granted
+    assert check(history).stale_writes_accepted == 0
+    history = [no_lock(), *read_write(1, 10, "alice", 1, read=3, found=3, accepted=True)]
+    assert check(history).writes[0].stale is False
+
+
+def test_compare_and_set_refusing_an_out_of_date_write_saved_the_data() -> None:
+    history = [
+        ev(0, 0, "lab", "run_started", backend="none", storage_kind="cas"),
+        *read_write(1, 10, "alice", 1, read=0, found=0, accepted=True),
+        *read_write(3, 20, "bob", 1, read=0, found=1, accepted=False),
+    ]
+    verdict = check(history)
+    assert (verdict.stale_writes_accepted, verdict.stale_writes_rejected) == (0, 1)
+    assert "Compare-and-set saved the data" in verdict.summary
+
+
+def test_with_a_lock_either_reason_makes_a_write_stale_and_counts_it_once() -> None:
+    history = [
+        ev(0, 0, "lab", "run_started", backend="zookeeper", storage_kind="sequencer"),
+        ev(1, 0, "alice", "granted", token=5),
+        ev(2, 100, "alice", "lost", reason="session expired"),
+        ev(3, 200, "bob", "granted", token=7),
+        *read_write(4, 300, "bob", 1, read=0, found=0, accepted=True),  # current lock and read
+        *read_write(6, 400, "alice", 1, read=0, found=1, accepted=False),  # both reasons
+    ]
+    verdict = check(history)
+    bob, alice = verdict.writes
+    assert not bob.stale and alice.stale and alice.superseded_by == "bob"
+    assert verdict.stale_writes_rejected == 1 and verdict.mutual_exclusion == "held"
+    assert "sequencer check saved the data" in verdict.summary
+
+
+def test_a_run_without_run_started_is_judged_as_before() -> None:
+    verdict = check(gc_pause_history(accepted=False))  # histories before storage kinds
+    assert "Fencing saved the data" in verdict.summary

@@ -39,3 +39,80 @@ def test_unfenced_storage_accepts_a_stale_write(servers: ServerSet) -> None:
     result = alice.write("A", 33)
     assert result.accepted and result.highest == 34
     assert alice.read() == ("A", ["bob 34 B", "alice 33 A"])  # bob's newer data is lost
+
+
+def kinded(servers: ServerSet, kind: str, writer: str = "w") -> FencedStorage:
+    node = servers["storage"]
+    client = connect(node.host, node.port, password=node.password)
+    return FencedStorage(client, "test:res", kind=kind, writer=writer)
+
+
+def test_every_write_moves_the_version_and_a_read_returns_it(servers: ServerSet) -> None:
+    s = kinded(servers, "plain")
+    assert (s.fetch().value, s.fetch().version) == (None, 0)
+    result = s.write("A", 0)
+    assert (result.found, result.version) == (0, 1)
+    assert s.read_versioned() == type(s.fetch())("A", 1)
+
+
+def test_compare_and_set_refuses_a_write_based_on_an_out_of_date_read(servers: ServerSet) -> None:
+    alice, bob = kinded(servers, "cas", "alice"), kinded(servers, "cas", "bob")
+    seen = alice.fetch().version
+    assert bob.fetch().version == seen == 0
+    assert alice.write("A", 0, read=seen).accepted
+    refused = bob.write("B", 0, read=seen)
+    assert not refused.accepted and refused.reason == "read v0, now v1"
+    assert (refused.found, refused.version) == (1, 1)  # nothing applied
+    assert bob.write("AB", 0, read=bob.fetch().version).accepted  # read again, then write
+    assert alice.read() == ("AB", ["alice 0 A", "bob 0 AB"])
+
+
+def test_compare_and_set_ignores_tokens_and_fencing_ignores_versions(servers: ServerSet) -> None:
+    cas = kinded(servers, "cas")
+    assert cas.write("high", 9, read=0).accepted
+    assert cas.write("low", 1, read=1).accepted  # a lower token, but the read is current
+    fenced = kinded(servers, "fenced")
+    assert fenced.write("any", 9, read=0).accepted  # an old read, but a token not lower
+
+
+def test_an_idempotency_key_is_applied_once_and_answered_with_its_first_result(
+    servers: ServerSet,
+) -> None:
+    alice, bob = kinded(servers, "plain", "alice"), kinded(servers, "plain", "bob")
+    first = alice.write("A", 0, read=0, key="k1")
+    assert first.accepted and not first.duplicate and (first.found, first.version) == (0, 1)
+    assert bob.write("B", 0, read=1).accepted
+    again = alice.write("A", 0, read=0, key="k1")
+    assert again.accepted and again.duplicate and (again.found, again.version) == (0, 1)
+    assert alice.read() == ("B", ["alice 0 A", "bob 0 B"])  # the repeat applied nothing
+    assert alice.write("A2", 0, key="k2").accepted  # another key is another write
+
+
+def test_a_rejected_first_write_is_what_its_key_answers_again(servers: ServerSet) -> None:
+    s = kinded(servers, "cas")
+    assert s.write("A", 0, read=0).accepted
+    first = s.write("B", 0, read=0, key="k")
+    assert not first.accepted
+    again = s.write("B", 0, read=1, key="k")  # a current read now, but the key answers first
+    assert not again.accepted and again.duplicate and "first write with key 'k'" in again.reason
+
+
+def test_every_write_and_read_is_reported_with_its_basis(servers: ServerSet) -> None:
+    node = servers["storage"]
+    events: list[tuple[str, dict[str, object]]] = []
+    s = FencedStorage(
+        connect(node.host, node.port, password=node.password), "test:res", kind="cas",
+        writer="alice", on_event=lambda k, d: events.append((k, d)),
+    )  # fmt: skip
+    s.read_versioned()
+    s.write("A", 3, read=0, key="k")
+    kinds = [(k, d["op"]) for k, d in events]
+    assert kinds == [
+        ("request", "read"),
+        ("reply", "read"),
+        ("request", "write"),
+        ("reply", "write"),
+    ]
+    assert events[1][1]["value"] is None and events[1][1]["version"] == 0
+    assert {"value": "A", "token": 3, "read": 0, "key": "k"}.items() <= events[2][1].items()
+    assert {"accepted": True, "found": 0, "version": 1}.items() <= events[3][1].items()

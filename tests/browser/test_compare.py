@@ -1,4 +1,4 @@
-"""Side by side in a browser: fencing on against off, both live, on one time axis."""
+"""Side by side in a browser: fenced against plain storage, both live, on one time axis."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from tests.conftest import AppServer
 pytestmark = [pytest.mark.live, pytest.mark.browser]
 
 
-def test_fencing_on_against_off_side_by_side(app_server: AppServer, page: Any) -> None:
+def test_fenced_against_plain_side_by_side(app_server: AppServer, page: Any) -> None:
     page.goto(app_server.url + "/")
     page.get_by_role("link", name="Compare").click()
     page.get_by_label("Scenario").select_option("gc-pause-fenced")
-    # The defaults are the comparison: as written with fencing on, and with fencing off.
-    assert page.locator("#id_fencing_1").input_value() == "on"
-    assert page.locator("#id_fencing_2").input_value() == "off"
+    # The defaults are the comparison: as written with fenced storage, and with plain storage.
+    assert page.locator("#id_storage_1").input_value() == "fenced"
+    assert page.locator("#id_storage_2").input_value() == "plain"
     page.get_by_role("button", name="Run them side by side, live").click()
     page.wait_for_url("**/compare/?runs=*")
 
@@ -29,7 +29,7 @@ def test_fencing_on_against_off_side_by_side(app_server: AppServer, page: Any) -
     on.locator(".lane-headline").filter(has_text="fencing saved the data").wait_for()
     off.locator(".lane-headline").filter(has_text="data corrupted").wait_for()
     assert on.locator(".rejected-write").count() == 1
-    assert off.locator(".stale-write-accepted").count() == 1
+    assert off.locator(".damaged-write").count() == 1
 
     # Side by side, and one time axis: same pxPerMs, same on-screen scale, same top.
     boxes = [lane.locator("svg").bounding_box() for lane in (on, off)]
@@ -53,7 +53,7 @@ def test_a_variant_that_cannot_run_is_named_next_to_it(app_server: AppServer, pa
     assert "Redlock cannot fence" in error.text_content()
     assert page.locator("#variant-1 .errors").count() == 0
     assert page.locator("#id_backend_3").input_value() == "redlock"  # nothing lost
-    assert page.locator("#id_fencing_2").input_value() == "off"
+    assert page.locator("#id_storage_2").input_value() == "plain"
     assert "?runs=" not in page.url
     assert page.errors == []
     response = page.goto(app_server.url + "/compare/?runs=nope,<x>")
@@ -61,3 +61,45 @@ def test_a_variant_that_cannot_run_is_named_next_to_it(app_server: AppServer, pa
     problems = page.locator("#compare-problems")
     assert "There is no run 'nope'." in problems.text_content()
     assert "'<x>' is not a run id" in problems.text_content()
+
+
+def test_a_lane_on_another_lock_service_does_not_tell_the_original_story(
+    app_server: AppServer, page: Any
+) -> None:
+    page.goto(app_server.url + "/compare/?scenario=gc-pause-fenced")
+    page.locator("#id_fencing_2").select_option("on")
+    page.locator("#id_backend_2").select_option("zookeeper")
+    page.get_by_role("button", name="Run them side by side, live").click()
+    page.wait_for_url("**/compare/?runs=*")
+    for i in range(2):
+        page.locator(".lane[data-done=finished]").nth(i).wait_for(timeout=60_000)
+    redis, zookeeper = page.locator(".lane").nth(0), page.locator(".lane").nth(1)
+    told = zookeeper.locator(".narration > title").all_text_contents()
+    assert told and not any("Redis" in t for t in told)  # its clicks, not "Alice asks Redis"
+    assert any(
+        "Alice asks Redis" in t for t in redis.locator(".narration > title").all_text_contents()
+    )
+    assert "czxid" in zookeeper.locator(".lease-label text").first.text_content()
+    assert page.errors == []
+
+
+OVERFLOW = """() => [...document.querySelectorAll('.variant *, .scenario-pick *')].filter((e) => {
+    const box = (e.closest('.variant') || e.closest('.scenario-pick')).getBoundingClientRect();
+    const r = e.getBoundingClientRect();
+    return r.width && (r.right > box.right + 1 || r.left < box.left - 1);
+}).map((e) => e.tagName + ' ' + e.textContent.trim().slice(0, 30))"""
+
+
+@pytest.mark.parametrize("width", [390, 700, 1280])
+def test_the_compare_form_and_its_errors_fit_their_boxes(
+    app_server: AppServer, browser: Any, width: int
+) -> None:
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(app_server.url + "/compare/?scenario=redlock-gc-pause")
+    page.locator("#id_backend_1").select_option("same")
+    page.locator("#id_fencing_1").select_option("on")  # Redlock cannot fence: a long error
+    page.get_by_role("button", name="Run them side by side, live").click()
+    page.locator("#variant-1 .errors").wait_for()
+    assert page.evaluate(OVERFLOW) == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
+    page.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import struct
 from pathlib import Path
 from typing import Any
@@ -59,7 +60,7 @@ def test_a_live_run_replays_back_and_forth_in_time(app_server: AppServer, page: 
     page.get_by_role("link", name="▶ replay").click()
     page.wait_for_url(f"**/runs/{run_id}/replay/")
     url = page.url.split("#")[0]
-    rejected = page.locator("svg#diagram .rejected-write")
+    rejected = page.locator("svg#diagram .rejected-write:visible")  # drawn at the moment shown
     verdict = page.locator("#rp-verdict")
     assert current(page) == 1 and rejected.count() == 0
     assert verdict.get_attribute("aria-hidden") == "true"
@@ -69,9 +70,9 @@ def test_a_live_run_replays_back_and_forth_in_time(app_server: AppServer, page: 
     assert verdict.get_attribute("aria-hidden") == "false"
     assert "fencing saved the data" in verdict.locator(".headline").text_content()
     last = current(page)
-    assert page.url.endswith(f"#seq={last}")
+    page.wait_for_url(f"**#seq={last}")  # the address follows the cursor once it stops
 
-    write_seq = int(rejected.get_attribute("data-seq"))
+    write_seq = int(rejected.first.get_attribute("data-seq"))
     for _ in range(last - write_seq):
         page.keyboard.press("ArrowLeft")
     assert current(page) == write_seq and rejected.count() == 1
@@ -79,11 +80,12 @@ def test_a_live_run_replays_back_and_forth_in_time(app_server: AppServer, page: 
     page.get_by_role("button", name="Step back").click()  # before the write was rejected
     assert current(page) == write_seq - 1 and rejected.count() == 0
     assert verdict.get_attribute("aria-hidden") == "true"
-    assert page.url.endswith(f"#seq={write_seq - 1}")
+    page.wait_for_url(f"**#seq={write_seq - 1}")
 
-    page.keyboard.press("Shift+ArrowLeft")  # back to the narration before it
+    page.keyboard.press("Shift+ArrowLeft")  # back to the step before it (every step is one)
     assert page.locator("#rp-kind").text_content() == "step"
     assert page.locator("#story li.current").count() == 1
+    assert page.locator("#rp-story").text_content().startswith("step 6: alice writes 'A'")
 
     page.locator("#rp-time").fill("3000")  # scrub to 3 s into the run
     assert page.locator("#rp-clock").text_content().startswith("3.00 s")
@@ -138,6 +140,16 @@ def test_exports_parse_and_a_reimported_run_replays_the_same(
     svg = download(page, page.get_by_role("link", name="SVG", exact=True)).read_text()
     assert 'width="1920"' in svg and 'height="1080"' in svg and "<foreignObject" not in svg
     assert "rejected-write" in svg and "GC pause outlives the lease" in svg
+    # The diagram fills the slide's box (drawn again for its shape), not a third of it.
+    box = re.search(
+        r'<svg x="[\d.]+" y="[\d.]+" width="([\d.]+)" height="([\d.]+)" '
+        r'viewBox="[-\d.]+ [-\d.]+ ([\d.]+) ([\d.]+)"',
+        svg,
+    )
+    assert box
+    width, height, view_w, view_h = (float(v) for v in box.groups())
+    scale = min(width / view_w, height / view_h)
+    assert view_w * scale / width > 0.8 and view_h * scale / height > 0.8
     png = download(page, page.get_by_role("link", name="PNG", exact=True)).read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     assert struct.unpack(">II", png[16:24]) == (1920, 1080)
@@ -211,3 +223,23 @@ def test_import_names_bad_fields_inline_and_runs_a_hostile_scenario(
     page.keyboard.press("End")
     assert page.locator("h1").text_content() == HOSTILE_TITLE
     assert alerts == [] and page.errors == []
+
+
+def test_an_import_with_three_problems_names_all_three(app_server: AppServer, page: Any) -> None:
+    scenario = builtin_json("contention")
+    scenario["steps"][0]["at_ms"] = "soon"  # a value of the wrong type...
+    scenario["steps"][1]["client"] = "carol"  # ...hid these two, which need the whole scenario
+    scenario["steps"][2]["do"] = "fly"
+    page.goto(app_server.url + "/import/")
+    page.locator("#import-text").fill(json.dumps(scenario, indent=1))
+    page.get_by_role("button", name="Check and import").click()
+    problems = page.locator(".import-errors .problems li")
+    problems.first.wait_for()
+    assert problems.count() == 3
+    assert "3 problems" in page.locator(".import-errors h2").text_content()
+    assert '(got "soon")' in problems.nth(0).text_content()  # the bad value, quoted
+    assert "'carol'" in problems.nth(1).text_content() and "'fly'" in problems.nth(2).text_content()
+    page.locator(".import-errors").get_by_role("link", name="the scenario format").click()
+    page.wait_for_url("**/import/format/")
+    assert '"format": 1' in page.locator("#scenario-format").text_content()
+    assert page.errors == []

@@ -46,6 +46,18 @@ def follows(page: Any, events_at_least: int) -> None:
     page.wait_for_function(f"() => window.lockvizFollow.shown >= {events_at_least}", timeout=40_000)
 
 
+def settled_at(page: Any, at: int) -> int:
+    """Once the page holds the whole run and shows it up to ``at``: how many events it shows."""
+    page.wait_for_function(
+        """(at) => { const f = window.lockvizFollow;
+             return f.state.at === at && f.events.some((e) => e.kind === "run_finished")
+               && f.shown === f.events.filter((e) => e.seq <= at).length; }""",
+        arg=at,
+        timeout=20_000,
+    )
+    return int(page.evaluate("window.lockvizFollow.shown"))
+
+
 def test_a_class_follows_its_presenter(app_server: AppServer, people: dict[str, Any]) -> None:
     teacher, ada, bob, cy = people["teacher"], people["ada"], people["bob"], people["cy"]
     teacher.goto(app_server.url + "/")
@@ -75,9 +87,14 @@ def test_a_class_follows_its_presenter(app_server: AppServer, people: dict[str, 
     teacher.keyboard.press("2")  # the presenter answers the first one alone
     teacher.keyboard.press("Enter")
     jump_to_question(teacher, "Alice wakes and writes with token 1")
-    for student in (ada, bob):
-        follows(student, 5)  # they follow the walkthrough's position, not the live end
-    shown = ada.evaluate("window.lockvizFollow.shown")
+    at = teacher.evaluate("window.lockvizRoom.showing().at")
+    for student in (ada, bob):  # they follow the walkthrough's position, not the live end
+        follows(student, 5)
+    shown = settled_at(ada, at)
+    narration = ada.locator("#follow-narration")
+    narration.filter(has_text="Alice wakes and writes with token 1").wait_for()  # the question,
+    assert "rejects" not in narration.text_content()  # never the narration that answers it
+    assert settled_at(bob, at) == shown
     assert shown < ada.evaluate("window.lockvizFollow.events.length")  # no spoiler
     teacher.get_by_role("button", name="Ask the class this checkpoint").click()
     for student in (ada, bob):
@@ -90,7 +107,7 @@ def test_a_class_follows_its_presenter(app_server: AppServer, people: dict[str, 
     # A late joiner lands on the current moment: the same question, the same position.
     join(cy, app_server, code, "Cy")
     cy.locator("#follow-poll .poll-question", has_text="Alice wakes").wait_for()
-    cy.wait_for_function(f"() => window.lockvizFollow.shown === {shown}", timeout=20_000)
+    assert settled_at(cy, at) == shown
 
     teacher.get_by_role("button", name="Reveal").click()
     for student in (ada, bob, cy):

@@ -34,13 +34,31 @@ def test_fenced_gc_pause_shows_the_rejected_write(app_server: AppServer, page: A
 def test_fencing_off_flags_corruption(app_server: AppServer, page: Any) -> None:
     page.goto(app_server.url + "/")
     card = page.locator("#scenario-gc-pause-fenced")
-    card.get_by_label("fencing tokens checked by the storage").uncheck()
+    card.get_by_label("what the storage checks").select_option("plain")
     card.get_by_role("button", name="Run on live servers").click()
     page.wait_for_url("**/runs/*/")
     headline = page.locator("#verdict .headline")
     headline.filter(has_text="data corrupted").wait_for(timeout=30_000)
-    assert page.locator("svg#diagram .stale-write-accepted").count() == 1
     assert page.locator("svg#diagram .rejected-write").count() == 0
+    # The damage, drawn at the storage where and when the stale write lands, in red, saying
+    # what it destroyed.
+    damage = page.locator("svg#diagram .damaged-write")
+    assert damage.count() == 1
+    label = damage.locator("text.damage-label")
+    assert label.text_content() == "A (token 1) overwrote B (token 2)"
+    red = {"rgb(164, 14, 38)", "rgb(192, 23, 43)"}  # --danger, --danger-fill
+    assert label.evaluate("n => getComputedStyle(n).fill") in red
+    assert damage.locator(".warn-triangle").evaluate("n => getComputedStyle(n).fill") in red
+    storage_x = float(page.locator("svg#diagram [data-actor=storage] text.name").get_attribute("x"))
+    tip = damage.locator(".warn-triangle").get_attribute("points").split()[0]
+    assert abs(float(tip.split(",")[0]) - storage_x) < 1  # on the storage's lifeline
+    seq = int(damage.get_attribute("data-seq"))  # drawn with the write's reply: when it lands
+    kind = page.evaluate("s => window.lockvizRun.diagram.events.find(e => e.seq === s).kind", seq)
+    assert kind == "reply"
+    link = page.locator("#verdict a.moment-link")  # the verdict links to that moment
+    assert link.get_attribute("href").endswith(f"/replay/#seq={seq}")
+    link.click()
+    assert "current" in damage.get_attribute("class")
     page.screenshot(path=str(SHOTS / "run-unfenced.png"), full_page=True)
     assert page.errors == []
 
@@ -56,6 +74,19 @@ def test_a_bad_ttl_is_named_inline_and_the_page_stays(app_server: AppServer, pag
     error.wait_for(timeout=10_000)
     assert "TTL" in error.text_content() and "100" in error.text_content()
     assert page.url.rstrip("/") == app_server.url
+
+
+def test_the_redlock_card_cannot_tick_fencing(app_server: AppServer, page: Any) -> None:
+    page.goto(app_server.url + "/")
+    redlock = page.locator("#scenario-redlock-gc-pause")
+    box = redlock.get_by_label("fencing tokens checked by the storage")
+    assert box.is_disabled() and not box.is_checked()
+    assert "Redlock cannot fence" in redlock.locator(".no-fencing").text_content()
+    assert (
+        page.locator("#scenario-gc-pause-fenced")
+        .get_by_label("fencing tokens checked by the storage")
+        .is_enabled()
+    )
 
 
 def test_presenter_view_widens_the_diagram_and_is_remembered(

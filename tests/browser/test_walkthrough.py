@@ -22,10 +22,19 @@ def jump_to_question(page: Any, start: str, key: str = "n") -> None:
     raise AssertionError(f"no checkpoint {start!r}; at: {page.locator('#event').text_content()}")
 
 
+def visible_text(page: Any) -> str:
+    return page.locator("body").inner_text()
+
+
 def test_a_checkpoint_stops_before_the_outcome_and_back_hides_it_again(
     app_server: AppServer, page: Any
 ) -> None:
+    lesson = next(item for item in course() if item.slug == "gc-pause-fenced")
+    told = (lesson.scenario.description, lesson.takeaway, lesson.scenario.title)
     page.goto(app_server.url + "/lessons/gc-pause-fenced/")
+    # Before the run: the setting, never how it ends.
+    assert "alice and bob share one lock on Redis" in page.locator("#lesson-setup").text_content()
+    assert not any(words in visible_text(page) for words in told)
     page.get_by_role("button", name="Start the lesson on live servers").click()
     page.wait_for_url("**/lessons/gc-pause-fenced/?run=*")
     live = page.locator("#live[data-status=finished]")
@@ -35,23 +44,33 @@ def test_a_checkpoint_stops_before_the_outcome_and_back_hides_it_again(
 
     # First checkpoint, by keyboard: the question stops Next until it is answered.
     jump_to_question(page, "Alice is frozen", key="ArrowRight")
+    text = visible_text(page)
+    assert not any(words in text for words in told)
+    assert page.locator("#say").text_content().startswith("What will the servers do?")
+    step = page.locator("svg#diagram .narration[data-step='2']")
+    assert step.locator("text.label").text_content() == "bob asks for the lock"  # its click
+    assert "higher token" not in step.locator("title").text_content()
     stopped_at = page.locator("#event").text_content()
     page.keyboard.press("ArrowRight")
     assert page.locator("#event").text_content() == stopped_at
     assert page.locator("#pick-first").is_visible()
-    assert page.locator("svg#diagram .lease-label").count() == 1  # Bob's grant is not drawn yet
+    leases = page.locator("svg#diagram .lease-label:visible")
+    assert leases.count() == 1  # Bob's grant is not drawn yet
     page.keyboard.press("1")  # "nil: Alice still holds the lock" is wrong
     page.keyboard.press("Enter")
     assert page.locator("#mark").text_content().startswith("✖ Not quite.")
-    assert page.locator("svg#diagram .lease-label").count() == 2  # now it is: token 2
+    assert leases.count() == 2  # now it is: token 2
 
     # Second checkpoint, by mouse: Alice's stale write.
     jump_to_question(page, "Alice wakes and writes with token 1")
-    rejected = page.locator("svg#diagram .rejected-write")
+    rejected = page.locator("svg#diagram .rejected-write:visible")
     assert rejected.count() == 0
     assert page.locator("#result").is_hidden()
+    assert page.locator("#after").is_hidden()  # the outcome waits for the last answer
     page.get_by_text("It rejects the write: it has already seen token 2").click()
     page.get_by_role("button", name="Check my answer").click()
+    assert page.locator("#after").is_visible()  # now it has happened: the take-away
+    assert lesson.scenario.description in page.locator("#after").text_content()
     assert page.locator("#mark").text_content().startswith("✔ Right")
     assert "highest fencing token" in page.locator("#explain").text_content()
     rejected.first.wait_for()
@@ -70,6 +89,14 @@ def test_a_checkpoint_stops_before_the_outcome_and_back_hides_it_again(
         page.keyboard.press("ArrowRight")
     page.locator("#end #verdict .headline").filter(has_text="fencing saved the data").wait_for()
     assert "fencing token checked by the storage" in page.locator("#takeaway").text_content()
+    # The course index remembers it, in this browser: done, with its take-away.
+    page.goto(app_server.url + "/lessons/")
+    item = page.locator("#lesson-gc-pause-fenced")
+    assert item.locator(".mark").text_content() == "✔ done"
+    assert item.locator(".takeaway").is_visible()
+    assert page.locator("#lesson-contention .takeaway").is_hidden()  # not done: still hidden
+    module = page.locator("#module-fencing .module-head .module-done")
+    assert module.text_content().startswith("1 of ")
     assert page.errors == []
 
 
@@ -79,10 +106,14 @@ def test_the_lessons_index_lists_the_lessons_in_course_order(
     page.goto(app_server.url + "/")
     page.get_by_role("link", name="Lessons", exact=True).click()
     page.wait_for_url("**/lessons/")
-    items = page.locator("#course > li")
+    items = page.locator(".course > li")
     assert items.evaluate_all("els => els.map(e => e.dataset.slug)") == [
         lesson.slug for lesson in course()
     ]
+    modules = page.locator(".module .module-head h2")
+    assert modules.first.text_content().strip().endswith("Single Redis")
+    assert modules.last.text_content().strip().endswith("Fencing and beyond")
+    assert page.locator("#module-redis .minutes").first.text_content().startswith("about ")
     first = items.first
     assert first.locator(".number").text_content() == "1"
     assert first.locator(".minutes").text_content().endswith("min")

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from lockviz.catalogue import BACKENDS, OPTIONS, REDIS, STORAGE, ZOOKEEPER, server_kind
+from lockviz.catalogue import (
+    BACKENDS,
+    OPTIONS,
+    REDIS,
+    STORAGE,
+    STORAGE_KINDS,
+    ZOOKEEPER,
+    server_kind,
+)
 from lockviz.lab import backends, watchers
 from lockviz.lab.servers import KINDS
 
@@ -11,7 +19,7 @@ def test_every_backend_has_its_lock_factory_its_watchers_and_its_servers() -> No
     for name, backend in BACKENDS.items():
         assert callable(backends.lock_factory(name))
         assert name in watchers.FACTORIES
-        assert backend.server in KINDS
+        assert backend.server in KINDS or (name == "none" and backend.server is None)
         assert backend.variants and backend.node_counts
 
 
@@ -34,8 +42,8 @@ def test_node_names_and_labels() -> None:
     assert BACKENDS["redis"].describe("unsafe_release") == "Redis, plain DEL release"
 
 
-def test_only_redlock_cannot_fence_and_only_redis_clocks_jump() -> None:
-    assert [b.name for b in BACKENDS.values() if not b.fencing] == ["redlock"]
+def test_only_redlock_and_no_lock_cannot_fence_and_only_redis_clocks_jump() -> None:
+    assert [b.name for b in BACKENDS.values() if not b.fencing] == ["redlock", "none"]
     assert "Kleppmann" in BACKENDS["redlock"].no_fencing
     assert [k.prefix for k in KINDS if k.clock_jumps] == ["redis"]
 
@@ -47,3 +55,18 @@ def test_each_backend_only_setting_names_its_backends() -> None:
         "zk_nodes": ["zookeeper"],
         "idle_session_timeout_ms": ["postgres"],
     }
+
+
+def test_every_lock_the_storage_can_ask_has_its_check_and_the_others_say_why() -> None:
+    for name, backend in BACKENDS.items():
+        for v in backend.variants:
+            why = backend.why_no_sequencer(v.name)
+            if why:
+                assert why.endswith(".") and len(why) > 30
+            else:
+                factory, lock = backends.check_factory(name)
+                assert callable(factory) and lock and backend.sequencer
+    assert not BACKENDS["none"].lock and BACKENDS["none"].nodes() == []
+    assert "pg_locks" in BACKENDS["postgres"].why_no_sequencer("pooled")
+    assert BACKENDS["postgres"].why_no_sequencer("session") == ""
+    assert list(STORAGE_KINDS) == ["plain", "fenced", "sequencer", "cas"]

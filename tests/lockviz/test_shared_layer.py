@@ -1,8 +1,9 @@
 """Several app processes on one Redis channel layer and one database stream every run.
 
 Two real ``manage.py serve`` processes (what ``make run`` runs) share a redis-server through
-LOCKVIZ_CHANNEL_REDIS and a SQLite file through LOCKVIZ_DB. A run started through one streams
-live to viewers of both, each event once and in order.
+LOCKVIZ_CHANNEL_REDIS and a database: a SQLite file (LOCKVIZ_DB) or a real PostgreSQL server
+(LOCKVIZ_DATABASE_URL), as a class too big for one process would run. A run started through one
+streams live to viewers of both, each event once and in order.
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from websockets.sync.client import connect
 from websockets.typing import Origin
 
+from lockviz.lab.labs import LocalLab
 from lockviz.lab.servers.redis import RedisServer
 from tests.conftest import AppServer
 
@@ -58,10 +61,28 @@ def watch(app: AppServer, run_id: str, got: list[dict[str, Any]]) -> None:
                         return
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str, str]]:
+    """What both app processes are told about their shared database."""
+    if request.param == "sqlite":
+        yield {"LOCKVIZ_DB": str(tmp_path / "shared.sqlite3")}
+        return
+    with LocalLab().servers(["pg-1"]) as servers:
+        pg = servers["pg-1"]
+        with psycopg.connect(
+            host=pg.host, port=pg.port, user="postgres", password=pg.password,
+            dbname="postgres", autocommit=True,
+        ) as conn:  # fmt: skip
+            conn.execute("CREATE DATABASE lockviz")
+        url = f"postgresql://postgres:{pg.password}@{pg.host}:{pg.port}/lockviz"
+        yield {"LOCKVIZ_DATABASE_URL": url}
+
+
 def test_a_run_started_on_one_process_streams_live_from_both(
-    tmp_path: Path, layer: RedisServer
+    tmp_path: Path, layer: RedisServer, database: dict[str, str]
 ) -> None:
-    env = {"LOCKVIZ_CHANNEL_REDIS": f"redis://:{layer.password}@127.0.0.1:{layer.port}/0"}
+    password = urllib.parse.quote(layer.password or "", safe="")  # a private server's, as all are
+    env = {"LOCKVIZ_CHANNEL_REDIS": f"redis://:{password}@127.0.0.1:{layer.port}/0", **database}
     first = AppServer(tmp_path, env, name="first")
     second = AppServer(tmp_path, env, name="second")
     try:
@@ -77,7 +98,9 @@ def test_a_run_started_on_one_process_streams_live_from_both(
             viewer.join(60)
         for log in (first.log, second.log):
             log.seek(0)
-        assert "live streams: redis://127.0.0.1" in second.log.read()  # not a layer of its own
+        log = second.log.read()
+        assert "live streams: redis://127.0.0.1" in log  # not a layer of its own
+        assert layer.password not in log  # and its password is not printed
     finally:
         first.stop()
         second.stop()

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from algorithms.clock import Clock
 from algorithms.etcd_lock import EtcdLock, Gateway
-from algorithms.events import EventSink
-from lockviz.lab.config import ClientConfig
+from algorithms.events import EventSink, Reporter
+from algorithms.sequencer import EtcdCheck
+from lockviz.lab.config import ClientConfig, StorageServiceConfig
 
 LAB_PREFIX = "lockviz/"  # every key the lab's etcd locks write lives under this prefix
 LOCK_NAME = LAB_PREFIX + "lock"  # etcd's lock service queues keys under "lockviz/lock/"
 LOCK_PREFIX = LOCK_NAME + "/"
 OWNERS = LAB_PREFIX + "owners/"
+LOCK = LOCK_NAME  # the lock, as its sequencers name it
 
 
 def make_lock(config: ClientConfig, clock: Clock, emit: EventSink) -> EtcdLock:
@@ -28,4 +30,12 @@ def make_lock(config: ClientConfig, clock: Clock, emit: EventSink) -> EtcdLock:
         ttl_ms=config.ttl_ms,
         owner_prefix=OWNERS,
         on_event=emit,
+    )
+
+
+def make_check(config: StorageServiceConfig, report: Reporter) -> EtcdCheck:
+    node = config.nodes[0]
+    host, port = config.address(node)
+    return EtcdCheck(
+        Gateway(host, port, node=node, timeout_ms=config.call_timeout_ms), report=report
     )

@@ -18,12 +18,15 @@ import psycopg
 
 from algorithms.clock import Clock
 from algorithms.errors import InvalidScenarioUse
-from algorithms.events import EventSink
+from algorithms.events import EventSink, Reporter
 from algorithms.postgres_lock import PostgresLock, connect
-from lockviz.lab.config import ClientConfig
+from algorithms.sequencer import PostgresCheck
+from lockviz.lab.config import ClientConfig, StorageServiceConfig
 from lockviz.lab.ports import split_address
 
 LOCK_KEY = 0x6C6F636B  # "lock" in ASCII; any bigint names an advisory lock
+LOCK = str(LOCK_KEY)  # the lock, as its sequencers name it
+CHECK_NAME = "lockviz-storage"  # the storage service's session, as pg_stat_activity names it
 
 
 def pooler_address(
@@ -73,3 +76,21 @@ def make_lock(config: ClientConfig, clock: Clock, emit: EventSink) -> PostgresLo
         call_timeout_ms=timeout_ms,
         reconnect=session,
     )
+
+
+def make_check(config: StorageServiceConfig, report: Reporter) -> PostgresCheck:
+    """A session of the storage's own, straight to the server (never through the pooler:
+    pooled sequencers are refused), opened again if the server ended it."""
+    node = config.nodes[0]
+    host, port = config.address(node)
+
+    def session() -> psycopg.Connection[tuple[Any, ...]]:
+        return connect(
+            host,
+            port,
+            application_name=CHECK_NAME,
+            timeout_ms=config.call_timeout_ms,
+            password=config.password(node),
+        )
+
+    return PostgresCheck(session, LOCK_KEY, node=node, report=report)

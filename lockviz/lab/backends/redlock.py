@@ -12,10 +12,13 @@ import contextlib
 
 from algorithms.clock import Clock
 from algorithms.errors import BackendUnavailable
-from algorithms.events import EventSink
+from algorithms.events import EventSink, Reporter
 from algorithms.redlock import Redlock, connect_node
+from algorithms.sequencer import RedlockCheck
 from lockviz.lab.backends.redis import LOCK_KEY
-from lockviz.lab.config import ClientConfig
+from lockviz.lab.config import ClientConfig, StorageServiceConfig
+
+LOCK = LOCK_KEY  # the lock, as its sequencers name it
 
 # antirez suggests a per-node timeout of 5-50 ms for a 10 s lease. The lab's machine is shared
 # and often loaded, so it allows at least 100 ms (5% of a 2 s lease): a hiccup should look like
@@ -47,3 +50,15 @@ def make_lock(config: ClientConfig, clock: Clock, emit: EventSink) -> Redlock:
         on_event=emit,
         node_timeout_ms=timeout,
     )
+
+
+def make_check(config: StorageServiceConfig, report: Reporter) -> RedlockCheck:
+    """A GET on every node at once, each with Redlock's own per-node timeout."""
+    timeout = node_timeout_ms(config.ttl_ms, config.call_timeout_ms)
+    nodes = {
+        node: connect_node(
+            *config.address(node), timeout_ms=timeout, node=node, password=config.password(node)
+        )
+        for node in config.nodes
+    }
+    return RedlockCheck(nodes, LOCK_KEY, report=report)

@@ -6,17 +6,21 @@ carol -> zk-3, a fourth client -> zk-1 again. Each connection string lists the c
 server first and the others after it (not shuffled), so a client whose server dies fails over
 to the next; the events' ``to``/``from`` name the server it is talking to at that moment.
 
-The watcher of the lock nodes is in :mod:`lockviz.lab.watchers.zookeeper`.
+The watcher of the lock nodes is in :mod:`lockviz.lab.watchers.zookeeper`. The storage's
+sequencer check has a session of its own, on the servers in their order (zk-1 first).
 """
 
 from __future__ import annotations
 
 from algorithms.clock import Clock
-from algorithms.events import EventSink
+from algorithms.events import EventSink, Reporter
+from algorithms.sequencer import ZooKeeperCheck
 from algorithms.zookeeper_lock import LOCK_PATH, ZooKeeperLock, connect
-from lockviz.lab.config import ClientConfig
+from lockviz.lab.config import ClientConfig, StorageServiceConfig
 
 CONNECT_TIMEOUT_MS = 5_000  # a JVM on a busy machine can take a while to answer a new session
+CHECK_SESSION_MS = 10_000  # the storage's own session: it is not what the scenario tests
+LOCK = LOCK_PATH  # the lock, as its sequencers name it
 
 
 def home_node(config: ClientConfig) -> str:
@@ -44,4 +48,15 @@ def make_lock(config: ClientConfig, clock: Clock, emit: EventSink) -> ZooKeeperL
         on_event=emit,
         herd=config.variant == "herd",
         call_timeout_ms=config.call_timeout_ms,
+    )
+
+
+def make_check(config: StorageServiceConfig, report: Reporter) -> ZooKeeperCheck:
+    client = connect(
+        ",".join(config.servers[node] for node in config.nodes),
+        session_ms=CHECK_SESSION_MS,
+        timeout_ms=CONNECT_TIMEOUT_MS,
+    )
+    return ZooKeeperCheck(
+        client, node=config.nodes[0], report=report, timeout_ms=config.call_timeout_ms
     )

@@ -70,8 +70,18 @@ def post(host: str, port: int, path: str, body: dict[str, Any], timeout_s: float
         return json.loads(response.read() or b"{}")
 
 
+MARKER = "lockviz-marker"  # a server set aside for lockviz carries this key (see wipe)
+
+
 def wipe(host: str, port: int) -> None:
-    """Delete every key of the lab's prefix (a lock left by a previous run included)."""
+    """Delete every key of the lab's prefix (a lock left by a previous run included), on a
+    server marked as lockviz's only."""
+    if not post(host, port, "/v3/kv/range", {"key": _b64(MARKER)}).get("kvs"):
+        raise LabError(
+            f"etcd at {host}:{port} is not marked as lockviz's (no key {MARKER}): lockviz "
+            f"deletes what earlier runs left, so it only uses a server set aside for it: "
+            f"etcdctl put {MARKER} 1"
+        )
     body = {"key": _b64(LAB_PREFIX), "range_end": _b64(prefix_end(LAB_PREFIX))}
     post(host, port, "/v3/kv/deleterange", body)
 

@@ -147,6 +147,13 @@ def wipe(host: str, port: int, password: str | None = None) -> None:
     with connect(
         host, port, application_name="lockviz-lab", timeout_ms=5000, password=password
     ) as conn:
+        row = conn.execute("SELECT to_regclass('public.lockviz_marker') IS NOT NULL").fetchone()
+        if not row or not row[0]:
+            raise LabError(
+                f"PostgreSQL at {host}:{port} is not marked as lockviz's (no table "
+                "lockviz_marker): lockviz ends every other session before each run, so it only "
+                "uses a server set aside for it: CREATE TABLE lockviz_marker ()"
+            )
         conn.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
             " WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'"

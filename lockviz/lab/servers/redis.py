@@ -68,11 +68,22 @@ def create(names: list[str], workdir: str, options: dict[str, Any]) -> list[Redi
     ]
 
 
+MARKER = "lockviz:marker"  # a server set aside for lockviz carries this key (see wipe)
+
+
 def wipe(host: str, port: int, password: str | None = None) -> None:
+    """Empty a server someone else runs, before a run on it: only one that says it is lockviz's
+    (the key ``lockviz:marker``), never whatever LOCKVIZ_SERVERS happens to point at."""
     client = redis.Redis(
         host=host, port=port, password=password, socket_timeout=2, decode_responses=True
     )
+    if not client.exists(MARKER):
+        raise LabError(
+            f"{host}:{port} is not marked as lockviz's (no key {MARKER}): lockviz empties a "
+            f"server before each run, so it only uses one set aside for it: SET {MARKER} 1"
+        )
     client.flushall()
+    client.set(MARKER, "1")
     client.config_set("notify-keyspace-events", KEYSPACE_EVENTS)
 
 

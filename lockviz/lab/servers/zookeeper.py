@@ -60,6 +60,7 @@ JVM_OPTIONS = [
 TICK_MS = 100
 START_TIMEOUT_S = 30.0
 LAB_ROOT = "/lockviz"  # everything a run creates lives under this path
+MARKER = "/lockviz-marker"  # a server set aside for lockviz carries this node (see wipe)
 
 
 def requirements() -> list[Requirement]:
@@ -121,6 +122,12 @@ def wipe(host: str, port: int) -> None:
     )
     try:
         client.start(timeout=5)
+        if client.exists(MARKER) is None:
+            raise LabError(
+                f"ZooKeeper at {host}:{port} is not marked as lockviz's (no node {MARKER}): "
+                f"lockviz deletes what earlier runs left, so it only uses a server set aside "
+                f"for it: create {MARKER}"
+            )
         client.retry(client.delete, LAB_ROOT, recursive=True)
     except NoNodeError:
         pass

@@ -13,6 +13,7 @@ from lockviz.lab.watchers.base import Watcher
 WatcherFactory = Callable[[ServerSet, list[str], Record], list[Watcher]]
 
 FACTORIES: dict[str, WatcherFactory] = {
+    "none": lambda servers, nodes, record: [],  # no lock servers to watch
     "redis": redis.watchers,
     "redlock": redis.watchers,
     "zookeeper": zookeeper.watchers,

@@ -25,6 +25,6 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         removed = recovery.prune(max(0, options["days"]))
         Session.objects.filter(expire_date__lt=timezone.now()).delete()
-        self.stdout.write(
-            f"Removed {removed} run{'s' * (removed != 1)} older than {options['days']} days."
-        )
+        if options["verbosity"] >= 1:
+            runs = f"{removed} run{'s' * (removed != 1)}"
+            self.stdout.write(f"Removed {runs} older than {options['days']} days.")

@@ -60,7 +60,9 @@ class Command(BaseCommand):
             self.stdout.write(f"Run {run.pk}: {scenario.title}")
             self.stdout.write(narrator.render(result.events))
             self.stdout.write("")
-            self.stdout.write(narrator.verdict_text(result.verdict, result.mismatches))
+            self.stdout.write(
+                narrator.verdict_text(result.verdict, result.mismatches, scenario.storage_kind)
+            )
         if result.error:
             self.stderr.write(f"The lab failed: {result.error}")
             sys.exit(1)

@@ -59,8 +59,10 @@ class Command(BaseCommand):
             self.step("lab self-test: starting redis-1 and storage", self.self_test)
             self.step("the fork server for client processes", forkserver.server().start)
         if settings.LOCKVIZ_CHANNEL_REDIS:
-            shown = _without_password(settings.LOCKVIZ_CHANNEL_REDIS)
-            self.step(f"live streams: {shown}", self.check_layer)
+            self.step(
+                f"live streams: {without_password(settings.LOCKVIZ_CHANNEL_REDIS)}",
+                self.check_layer,
+            )
         else:
             self.step("live streams: starting their redis-server", channel_layer.embedded_url)
         viewers = raise_open_files_limit() - 50
@@ -93,21 +95,12 @@ class Command(BaseCommand):
         try:
             redis.Redis.from_url(settings.LOCKVIZ_CHANNEL_REDIS, socket_timeout=2).ping()
         except redis.RedisError as exc:
-            raise CommandError(
-                f"LOCKVIZ_CHANNEL_REDIS={settings.LOCKVIZ_CHANNEL_REDIS} does not answer: {exc}"
-            ) from None
+            shown = without_password(settings.LOCKVIZ_CHANNEL_REDIS)
+            raise CommandError(f"LOCKVIZ_CHANNEL_REDIS={shown} does not answer: {exc}") from None
 
     def self_test(self) -> None:
         with LocalLab().servers(["redis-1", "storage"]):
             pass
-
-
-def _without_password(url: str) -> str:
-    """A Redis URL as the terminal may show it: ``redis://:secret@host:6379/0`` without secret."""
-    parts = urllib.parse.urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
 
 
 def raise_open_files_limit() -> int:
@@ -117,3 +110,9 @@ def raise_open_files_limit() -> int:
         soft = 1_048_576 if hard == resource.RLIM_INFINITY else hard
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     return soft
+
+
+def without_password(url: str) -> str:
+    """``redis://:secret@host:port/0`` as a log may show it: ``redis://host:port/0``."""
+    scheme, sep, rest = url.partition("://")
+    return f"{scheme}{sep}{rest.rpartition('@')[2]}" if sep else url

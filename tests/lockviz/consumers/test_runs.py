@@ -91,6 +91,29 @@ async def test_resume_message_resends_what_follows() -> None:
     assert [m["event"]["seq"] for m in again] == [len(everything) - 1, len(everything)]
 
 
+async def test_a_resume_storm_is_answered_once_and_refused_with_a_reason() -> None:
+    run = await start("contention")
+    ws = WebsocketCommunicator(app, f"/ws/runs/{run.pk}/")
+    await ws.connect()
+    everything = await events_until_finished(ws)
+    while json.loads(await ws.receive_from(timeout=10)) != FINISHED:
+        pass
+    for _ in range(20):  # twenty "send me everything" at once
+        await ws.send_to(text_data=json.dumps({"type": "resume", "after": 0}))
+    replies = []
+    while not await ws.receive_nothing(timeout=1):
+        replies.append(json.loads(await ws.receive_from()))
+    events = [m for m in replies if m["type"] == "event"]
+    refused = [m for m in replies if m["type"] == "error"]
+    assert [m["event"]["seq"] for m in events] == [e["seq"] for e in everything]  # once
+    assert len(refused) == 19
+    assert refused[0]["message"] == "resume at most once every 0.5 s; wait and send it again"
+    await ws.send_to(text_data=json.dumps({"type": "resume", "after": len(everything) - 1}))
+    last = json.loads(await ws.receive_from(timeout=5))  # a later resume is answered again
+    assert last["event"]["seq"] == len(everything)
+    await ws.disconnect()
+
+
 async def test_bad_messages_get_a_clear_error_and_the_stream_goes_on() -> None:
     run = await start("contention")
     ws = WebsocketCommunicator(app, f"/ws/runs/{run.pk}/?after=banana")

@@ -169,3 +169,14 @@ def test_under_a_real_cpu_hog_a_run_meets_expect_or_says_it_is_inconclusive(
         f"exit {cli.returncode}; lateness {[e['late_ms'] for e in done]}; "
         f"shifts {[(e['late_ms'], e['kept']) for e in shifted]}"
     )
+
+
+def test_exit_2_when_storage_and_fencing_contradict_naming_both(tmp_path: Path) -> None:
+    data = builtin_json("gc-pause-fenced")  # it says "fencing": true
+    data["storage"] = "cas"
+    path = tmp_path / "contradiction.json"
+    path.write_text(json.dumps(data))
+    result = run_cli(str(path), db=tmp_path / "db.sqlite3")
+    assert result.returncode == 2
+    assert "Invalid scenario:" in result.stderr
+    assert "storage: 'cas' contradicts \"fencing\": true" in result.stderr

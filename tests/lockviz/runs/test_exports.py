@@ -39,7 +39,7 @@ def test_participants_come_in_lifeline_order() -> None:
 def test_requests_and_replies_are_arrows_with_times_and_leases_in_notes() -> None:
     out = lines(recorded("gc-pause-fenced"))
     assert "alice->>redis_1: SET NX PX 2000" in out
-    assert "redis_1-->>alice: OK token 1" in out
+    assert "redis_1-->>alice: OK · token 1" in out
     grant = next(line for line in out if line.startswith("Note over bob:") and "holds" in line)
     assert re.match(
         r"Note over bob: t=2\.8\d s · believes it holds the lock \(token 2, lease 2000 ms\)$",
@@ -80,7 +80,7 @@ def test_an_accepted_stale_write_is_shaded_red_and_named() -> None:
     out = lines(recorded("gc-pause-unfenced"))
     at = out.index("rect rgb(255, 220, 220)")
     assert out[at + 1] == "alice->>storage: write A (token 1)"
-    assert "STALE WRITE ACCEPTED (data corrupted)" in out[at + 3]
+    assert "STALE WRITE ACCEPTED: A (token 1) overwrote B (token 2)" in out[at + 3]
     assert not any(x.startswith("break ") for x in out)
 
 
@@ -122,3 +122,18 @@ def test_an_inconclusive_run_says_so_in_its_verdict_note() -> None:
     assert "Verdict · Inconclusive: the machine fell behind by" in note
     assert "prediction was not judged" in note.replace("<br/>", " ")
     assert "this run cannot keep its story" in " ".join(out).replace("<br/>", " ")
+
+
+def test_the_storage_asking_a_lock_node_stays_the_storage_lifeline() -> None:
+    run = recorded("gc-pause-fenced")
+    events = list(run["events"])
+    check = {"to": "redis-1", "call": 1, "op": "check", "holder": "alice"}
+    events[10:10] = [
+        {"seq": 900, "t_ms": 3000.0, "actor": "storage", "kind": "request", **check},
+        {"seq": 901, "t_ms": 3001.0, "actor": "storage", "kind": "reply", "from": "redis-1",
+         "call": 1, "op": "check", "ok": True, "current": False, "why": "gone"},
+    ]  # fmt: skip
+    out = lines({**run, "events": events})
+    declared = [line for line in out if line.startswith("participant ")]
+    assert declared[-1] == "participant storage"  # last, not among the clients
+    assert any(line.startswith("storage->>redis_1:") for line in out)

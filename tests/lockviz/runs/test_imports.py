@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 
 import pytest
 
@@ -43,7 +44,21 @@ def test_a_scenario_error_names_its_field() -> None:
     assert refused(data) == ["steps[1].ms: a pause must last more than 0 ms"]
     run = exported()
     run["scenario"]["steps"][3]["ms"] = "long"
-    assert refused(run) == ["scenario.steps[3].ms: Input should be a valid integer"]
+    assert refused(run) == [
+        'scenario.steps[3].ms: Input should be a valid integer (got "long")'  # the value, quoted
+    ]
+
+
+def test_every_problem_is_listed_even_behind_a_value_of_the_wrong_type() -> None:
+    data = builtin_json("contention")
+    data["steps"][0]["at_ms"] = "soon"  # the schema stops at this kind of problem...
+    data["steps"][1]["client"] = "carol"  # ...and these need the whole scenario
+    data["steps"][2]["do"] = "fly"
+    found = refused(data)
+    assert found[0] == 'steps[0].at_ms: Input should be a valid integer (got "soon")'
+    assert found[1].startswith("steps[1].client: 'carol' is not one of the scenario's clients")
+    assert found[2].startswith("steps[2].do: unknown verb 'fly'")
+    assert len(found) == 3
 
 
 @pytest.mark.parametrize(
@@ -141,3 +156,10 @@ def test_a_run_without_a_verdict_or_that_failed_is_imported_as_failed() -> None:
                           "error": "redis-1 did not start"})  # fmt: skip
     found = read(json.dumps(run))
     assert isinstance(found, ImportedRun) and found.error == "redis-1 did not start"
+
+
+def test_every_built_in_run_recorded_on_the_lab_imports() -> None:
+    runs = Path(__file__).parents[2] / "browser" / "data" / "runs"
+    for path in sorted(runs.glob("*.json")):
+        found = read(path.read_text())  # a PostgreSQL run's lock key is a number
+        assert isinstance(found, ImportedRun) and found.finished, path.stem

@@ -2,15 +2,38 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
 from lockviz.runs.narrator import (
     Narrator,
+    checkpoint,
     click,
+    damage,
     expectation,
     facts,
     headline,
     narrate,
+    plain_error,
     render,
+    setup,
+    story,
 )
+
+RUNS = Path(__file__).parents[2] / "browser" / "data" / "runs"
+
+
+def told(slug: str) -> list[dict[str, Any]]:
+    """A run recorded on the live lab (tests/browser/data/runs), with the narrator's words."""
+    run = json.loads((RUNS / f"{slug}.json").read_text())
+    return narrate(run["events"], run["scenario"]["backend"])
+
+
+def labels(events: list[dict[str, Any]], kind: str) -> list[str]:
+    return [e["said"]["label"] for e in events if e["kind"] == kind]
 
 
 def test_headlines_say_held_saved_or_corrupted() -> None:
@@ -57,7 +80,7 @@ def test_a_writes_reply_names_what_its_request_carried() -> None:
     assert said.text == "alice ← storage: write REJECTED (1 < 2)"
     accepted = {**reply, "seq": 4, "call": 8, "accepted": True}
     narrator.said({**request, "seq": 3, "call": 8})
-    assert narrator.said(accepted).mark == "stored A (1)"
+    assert narrator.said(accepted).mark == "stored A (token 1)"
 
 
 def test_the_request_says_the_backends_own_command() -> None:
@@ -124,3 +147,159 @@ def test_a_shift_in_words_kept_or_not() -> None:
         "this run cannot keep its story"
     )
     assert said.label == "story lost"
+
+
+def test_reads_checks_and_duplicates_in_words() -> None:
+    events = [
+        {"seq": 1, "t_ms": 0, "actor": "alice", "kind": "request", "to": "storage", "call": 1,
+         "op": "write", "value": "A", "token": 7, "read": 0, "key": "k1"},
+        {"seq": 2, "t_ms": 1, "actor": "storage", "kind": "request", "to": "zk-1", "call": 1,
+         "op": "check", "holder": "alice", "path": "/lockviz/lock/alice.x.lock-1", "token": 7},
+        {"seq": 3, "t_ms": 2, "actor": "storage", "kind": "reply", "from": "zk-1", "call": 1,
+         "op": "check", "ok": True, "current": False, "why": "alice's lock node is gone"},
+        {"seq": 4, "t_ms": 3, "actor": "alice", "kind": "reply", "from": "storage", "call": 1,
+         "op": "write", "ok": True, "accepted": False, "token": 7,
+         "reason": "alice's lock node is gone"},
+        {"seq": 5, "t_ms": 4, "actor": "bob", "kind": "reply", "from": "storage", "call": 9,
+         "op": "read", "ok": True, "value": "B", "version": 3},
+        {"seq": 6, "t_ms": 5, "actor": "bob", "kind": "reply", "from": "storage", "call": 8,
+         "op": "write", "ok": True, "accepted": True, "duplicate": True, "found": 0,
+         "version": 1},
+    ]  # fmt: skip
+    said = [e["said"] for e in narrate(events)]
+    assert said[0]["label"] == "write A (token 7) · read v0 · key k1"
+    assert (
+        "is alice's lock node /lockviz/lock/alice.x.lock-1 still there (czxid 7)?"
+        in said[1]["text"]
+    )
+    assert said[2]["label"] == "✖ alice's lock node is gone"
+    assert said[3]["mark"] == "REJECTED alice's lock node is gone"
+    assert said[4]["label"] == "v3: 'B'"
+    assert said[5]["label"] == "duplicate: the first result (accepted), not applied again"
+    assert said[5]["mark"].endswith("not applied again")
+    assert click({"do": "read", "client": "bob"}) == "bob reads the storage"
+    assert click({"do": "write", "client": "a", "value": "A", "key": "k"}).endswith("key 'k')")
+
+
+def test_headlines_and_facts_say_what_saved_the_data_and_when_no_lock_was_in_play() -> None:
+    saved = {"mutual_exclusion": "violated", "stale_writes_rejected": 1, "data_corrupted": False}
+    assert headline(saved, storage="sequencer")[0].endswith("the sequencer check saved the data")
+    assert headline(saved, storage="cas")[0].endswith("compare-and-set saved the data")
+    lost = {"mutual_exclusion": "none", "stale_writes_accepted": 1, "data_corrupted": True}
+    assert headline(lost) == ("✖ No lock, and an update was lost", "bad")
+    kept = {"mutual_exclusion": "none", "stale_writes_rejected": 1}
+    assert headline(kept, storage="cas") == (
+        "✔ No lock, but compare-and-set kept every update",
+        "good",
+    )
+    assert facts(kept, "cas")[0] == ("Two holders at once", "no lock in play")
+    assert facts(kept, "cas")[2][0] == "Stale writes rejected by compare-and-set"
+
+
+def test_every_step_is_numbered_once_narrated_or_not() -> None:
+    events = told("gc-pause-fenced")
+    steps = [e for e in events if e["kind"] == "step"]
+    assert [e["said"]["text"].split(":")[0] for e in steps] == [
+        f"step {n}" for n in range(1, len(steps) + 1)
+    ]
+    unnarrated = next(e for e in steps if not e.get("say"))
+    assert unnarrated["said"]["label"] == click(unnarrated)  # its click, never a gap
+    script = json.loads((RUNS / "gc-pause-fenced.json").read_text())["scenario"]["steps"]
+    assert [item["number"] for item in story(script)] == [str(n) for n in range(1, len(script) + 1)]
+
+
+def test_redlock_replies_name_their_node_with_a_tick_or_a_cross() -> None:
+    events = told("redlock-clock-jump")
+    replies = [e for e in events if e["kind"] == "reply" and e["said"]["label"]]
+    for e in replies:
+        if e["op"] != "write":
+            assert e["said"]["label"].startswith(("✔ " + e["from"], "✖ " + e["from"]))
+    said = [e["said"]["label"] for e in replies]
+    assert "✖ redis-4 unreachable: connection reset" in said  # errno 104, in plain words
+    assert "✖ redis-3 said no: key held by bob" in said  # the clock jump handed it to bob
+    assert not any("Error 104" in label or "127.0.0.1" in label for label in said)
+    assert all("?" not in e["said"]["label"] for e in events)  # never "token ?"
+    assert labels(events, "granted") == ["lease 8 s on 3 of 5\nno fencing token"] * 2
+    fan_out = [
+        e["said"]["label"] for e in events if e["kind"] == "request" and e["op"] == "acquire"
+    ]
+    assert fan_out[0] == "SET NX PX 8000 → all 5" and set(fan_out[1:5]) == {""}
+
+
+def test_refused_rounds_are_numbered_and_folded_from_the_second() -> None:
+    events = told("redlock-three-down")
+    rounds = [e["said"].get("round", 0) for e in events if e["kind"] == "request"]
+    assert rounds == sorted(rounds) and max(rounds) >= 3
+    folds = [e["said"]["fold"] for e in events if e["said"].get("fold")]
+    last = max(rounds)
+    assert folds[0] == "round 2 refused" and folds[-1] == f"rounds 2–{last} refused"
+    notes = labels(events, "note")
+    assert notes[0] == "2 of 5 said yes, 3 needed: undo everywhere"
+    single = told("contention")
+    assert [e["said"]["label"] for e in single if e["kind"] == "reply"][
+        1
+    ] == "nil: key held by alice"
+
+
+def test_zookeeper_says_czxid_and_tells_an_expired_session_from_a_suspended_one() -> None:
+    events = told("zk-gc-pause-fenced")
+    assert labels(events, "granted") == ["session 1.5 s · czxid 6", "session 1.5 s · czxid 8"]
+    assert labels(events, "lost") == ["lost: session expired"]  # ZooKeeper had expired it
+    lost = next(e for e in events if e["kind"] == "lost")
+    assert "expired its session at 1.85 s" in lost["said"]["text"]
+    assert labels(events, "session") == ["suspended", "session expired", "reconnected"]
+    rejected = next(e for e in events if e["kind"] == "reply" and e.get("accepted") is False)
+    assert rejected["said"]["mark"] == "REJECTED czxid 6 < 8"
+    woken = labels(told("zk-no-herd"), "woken")
+    assert woken and set(woken) == {"watch fired: predecessor deleted"}
+    suspended = Narrator("zookeeper")
+    said = suspended.said({"kind": "lost", "actor": "bob", "reason": "connection suspended: x"})
+    assert said.label == "lost: connection suspended"  # nobody expired it (yet)
+
+
+def test_an_accepted_stale_write_says_what_it_destroyed() -> None:
+    events = told("gc-pause-unfenced")
+    marks = {e["said"]["mark"]: e["said"].get("tone") for e in events if e["said"]["mark"]}
+    assert marks["stored B (token 2)"] is None
+    assert marks["A (token 1) overwrote B (token 2)"] == "damage"
+    redlock = {e["said"]["mark"] for e in told("redlock-clock-jump") if e["said"].get("tone")}
+    assert redlock == {"A overwrote B"}  # Redlock has no token to name
+    for slug in ("gc-pause-fenced", "zk-gc-pause-fenced", "contention"):
+        assert not any(e["said"].get("tone") for e in told(slug))
+
+
+@pytest.mark.parametrize("slug", sorted(p.stem for p in RUNS.glob("*.json")))
+def test_the_narrator_judges_writes_as_the_checker_does(slug: str) -> None:
+    run = json.loads((RUNS / f"{slug}.json").read_text())
+    damaged = {e["seq"] for e in told(slug) if e["said"].get("tone") == "damage"}
+    stale = {w["seq"] for w in run["verdict"]["writes"] if w["stale"] and w["accepted"]}
+    assert damaged == stale
+
+
+def test_library_errors_in_plain_words() -> None:
+    raw = (
+        "connection failed (Error 104 while talking to 127.0.0.1:46661. Connection reset by peer.)"
+    )
+    assert plain_error(raw) == "connection reset"
+    assert plain_error("no reply within 50 ms") == "no reply within 50 ms"
+    assert plain_error("Error 111 connecting to 127.0.0.1:9. Connection refused.") == (
+        "connection refused"
+    )
+    assert "127.0.0.1" not in plain_error("weird failure at 127.0.0.1:4242")
+
+
+def test_the_setup_and_a_checkpoint_never_tell_the_outcome() -> None:
+    scenario = json.loads((RUNS / "gc-pause-fenced.json").read_text())["scenario"]
+    said = setup(scenario)
+    assert said.startswith("alice and bob share one lock on Redis") and "2 s" in said
+    assert "reject" not in said.lower() and scenario["description"] not in said
+    step = next(s for s in scenario["steps"] if s.get("ask"))
+    words = checkpoint(step, scenario["steps"].index(step))
+    assert step["say"] not in words["text"] and step["ask"]["question"] in words["text"]
+
+
+def test_each_damaging_write_links_to_its_moment() -> None:
+    run = json.loads((RUNS / "gc-pause-unfenced.json").read_text())
+    [found] = damage(run["verdict"])
+    write = next(w for w in run["verdict"]["writes"] if w["stale"])
+    assert found["seq"] == write["seq"] and "alice's stale write A" in found["text"]

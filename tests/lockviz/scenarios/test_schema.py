@@ -161,7 +161,7 @@ def test_not_json_and_not_an_object() -> None:
     with pytest.raises(ScenarioError) as info:
         loads('{"format": 1,')
     assert info.value.problems[0].startswith("not valid JSON:")
-    assert problems([1, 2]) == ["the scenario must be a JSON object"]
+    assert problems([1, 2]) == ["scenario: must be a JSON object"]
 
 
 def test_hostile_text_is_kept_verbatim_as_data() -> None:
@@ -191,3 +191,76 @@ def test_a_checkpoint_answer_must_be_a_choice_on_any_step() -> None:
         {"at_ms": 10, "do": "heal", "ask": {"question": "?", "choices": ["a", "b"], "answer": "c"}}
     )
     assert problems(data) == ["steps[7].ask.answer: 'c' is not one of the choices"]
+
+
+# ---- storage kinds and the backend without a lock -------------------------------------------
+
+
+def test_fencing_alone_means_fenced_or_plain_and_both_are_always_filled_in() -> None:
+    data = gc()
+    assert (parse(data).storage, parse(data).fencing) == ("fenced", True)
+    data["fencing"] = False
+    assert (parse(data).storage, parse(data).fencing) == ("plain", False)
+    del data["fencing"]
+    data["storage"] = "cas"
+    scenario = parse(data)
+    assert (scenario.storage, scenario.fencing) == ("cas", False)
+    assert parse(scenario.to_json()) == scenario  # what is stored parses back the same
+
+
+def test_storage_contradicting_fencing_is_refused_naming_both() -> None:
+    data = gc()
+    data["storage"] = "plain"  # fencing: true is written in the file
+    [problem] = problems(data)
+    assert problem.startswith("storage: 'plain' contradicts \"fencing\": true")
+    data["storage"], data["fencing"] = "cas", False  # cas does not check tokens: no conflict
+    assert parse(data).storage == "cas"
+    data["storage"] = "nope"
+    assert problems(data) == [
+        "storage: unknown storage 'nope'; choose from ['plain', 'fenced', 'sequencer', 'cas']"
+    ]
+
+
+def test_a_sequencer_needs_a_lock_service_that_can_answer_for_the_writer() -> None:
+    data = gc()
+    data.pop("fencing")
+    data["storage"] = "sequencer"
+    for backend in ("redis", "zookeeper", "etcd"):
+        assert parse({**data, "backend": backend}).storage == "sequencer"
+    redlock = {**data, "backend": "redlock"}
+    assert parse(redlock).storage == "sequencer"  # a majority read is an honest check
+    pooled = {**data, "backend": "postgres", "variant": "pooled"}
+    [problem] = problems(pooled)
+    assert problem.startswith("storage: Through PgBouncer") and "pg_locks" in problem
+    assert parse({**data, "backend": "postgres", "variant": "session"}).storage == "sequencer"
+
+
+def test_without_a_lock_service_only_reads_and_writes_and_no_tokens_to_check() -> None:
+    steps = [
+        {"at_ms": 0, "client": "alice", "do": "read"},
+        {"at_ms": 10, "client": "alice", "do": "write", "value": "A", "key": "k1"},
+    ]
+    base = {"format": 1, "title": "t", "backend": "none", "ttl_ms": 1000,
+            "clients": ["alice"], "steps": steps}  # fmt: skip
+    assert problems(base) == [
+        'storage: There is no lock service, so there are no fencing tokens to check. Use "plain" '
+        'or "cas".'
+    ]
+    assert parse({**base, "storage": "cas"}).nodes == []
+    assert problems({**base, "storage": "sequencer"})[0].startswith(
+        "storage: There is no lock service for the storage to ask."
+    )
+    acquire = [{"at_ms": 0, "client": "alice", "do": "acquire"}]
+    assert problems({**base, "storage": "plain", "steps": acquire}) == [
+        "steps[0].do: 'acquire' needs a lock service, and this scenario has \"backend\": "
+        '"none"; its clients can only read and write the storage'
+    ]
+
+
+def test_a_key_is_a_writes_field_only() -> None:
+    data = gc()
+    data["steps"][0]["key"] = "k"
+    assert "steps[0].key: not used by 'acquire'" in problems(data)
+    data = gc()
+    data["steps"][3]["key"] = ""
+    assert problems(data) == ["steps[3].key: String should have at least 1 character"]

@@ -16,31 +16,46 @@ def form(**rows: str) -> CompareForm:
     data = {"scenario": "gc-pause-fenced"}
     for n in range(1, 5):
         data.setdefault(f"backend_{n}", "skip")
-        data.setdefault(f"fencing_{n}", "on")
+        data.setdefault(f"storage_{n}", "fenced")
     data.update(rows)
     return CompareForm(data)
 
 
 def test_a_variant_keeps_the_script_and_drops_a_prediction_it_no_longer_fits() -> None:
     base = builtin()["gc-pause-fenced"]
-    same = variant(base, "redis", True)
+    same = variant(base, "redis", "fenced")
     assert same.expect == base.expect and same.steps == base.steps
-    off = variant(base, "redis", False)
-    assert off.fencing is False and off.expect is None and off.steps == base.steps
-    redlock = variant(builtin()["unsafe-release"], "redlock", False)
+    off = variant(builtin()["contention"], "redis", "plain")
+    assert off.fencing is False and off.storage == "plain"
+    assert off.expect is None and off.steps == builtin()["contention"].steps
+    unfenced = variant(base, "redis", "plain")  # exactly another built-in: its own prediction
+    assert unfenced is builtin()["gc-pause-unfenced"]
+    redlock = variant(builtin()["unsafe-release"], "redlock", "plain")
     assert redlock.backend == "redlock" and redlock.variant is None  # no plain-DEL Redlock
+
+
+def test_a_variant_that_is_another_built_in_runs_as_that_scenario() -> None:
+    hole = builtin()["storage-hole-fenced"]
+    for kind in ("plain", "sequencer", "cas"):
+        twin = variant(hole, "zookeeper", kind)
+        assert twin is builtin()[f"storage-hole-{kind}"]  # its own prediction and checkpoints
+        assert twin.expect is not None and any(step.ask for step in twin.steps)
+    f = form(scenario="storage-hole-fenced", backend_1="same", backend_2="same",
+             storage_2="sequencer")  # fmt: skip
+    assert f.is_valid(), f.errors
+    assert f.slugs == ["storage-hole-fenced", "storage-hole-sequencer"]
 
 
 def test_redlock_with_fencing_is_refused_with_the_schemas_reason() -> None:
     with pytest.raises(ScenarioError) as info:
-        variant(builtin()["gc-pause-fenced"], "redlock", True)
-    assert info.value.problems[0].startswith("fencing: Redlock cannot fence")
+        variant(builtin()["gc-pause-fenced"], "redlock", "fenced")
+    assert info.value.problems[0].startswith("storage: Redlock cannot fence")
 
 
 def test_the_form_builds_one_variant_per_used_row() -> None:
-    f = form(backend_1="same", backend_2="same", fencing_2="off")
+    f = form(backend_1="same", backend_2="same", storage_2="plain")
     assert f.is_valid(), f.errors
-    assert [v.fencing for v in f.variants] == [True, False]
+    assert [v.storage for v in f.variants] == ["fenced", "plain"]
     assert f.cleaned_data["slug"] == "gc-pause-fenced"
 
 
@@ -48,7 +63,7 @@ def test_the_form_names_each_bad_variant_next_to_it() -> None:
     f = form(backend_1="same", backend_2="same", backend_3="redlock")
     assert not f.is_valid()
     assert f.row_errors[2][0] == "the same as variant 1: pick something else"
-    assert f.row_errors[3][0].startswith("fencing: Redlock cannot fence")
+    assert f.row_errors[3][0].startswith("storage: Redlock cannot fence")
     assert 1 not in f.row_errors
     assert f.non_field_errors() == ["Some variants cannot run; each says why below."]
     rows = {row["n"]: row for row in f.rows()}
@@ -87,18 +102,27 @@ def test_read_run_ids_names_what_is_wrong() -> None:
 
 
 @pytest.mark.django_db
-def test_the_empty_comparison_page_offers_fencing_on_against_off(client: Client) -> None:
+def test_the_empty_comparison_page_offers_fenced_against_plain(client: Client) -> None:
     page = client.get("/compare/?scenario=contention").content.decode()
     assert '<option value="contention" selected>' in page
     assert page.count('<option value="same" selected>') == 2
-    assert '<option value="off" selected>' in page
+    assert '<option value="plain" selected>' in page
+
+
+@pytest.mark.django_db
+def test_lanes_names_the_storage_kinds_of_the_rows(client: Client) -> None:
+    url = "/compare/?scenario=storage-hole-fenced&lanes=fenced,plain,sequencer,cas,nope"
+    page = client.get(url).content.decode()
+    assert page.count('<option value="same" selected>') == 4
+    for kind in ("plain", "sequencer", "cas"):
+        assert f'<option value="{kind}" selected>' in page
 
 
 @pytest.mark.django_db
 def test_a_bad_comparison_is_named_inline_and_nothing_runs(client: Client) -> None:
-    data = {"scenario": "gc-pause-fenced", "backend_1": "same", "fencing_1": "on"}
-    data.update({"backend_2": "redlock", "fencing_2": "on", "backend_3": "skip"})
-    data.update({"fencing_3": "on", "backend_4": "skip", "fencing_4": "on"})
+    data = {"scenario": "gc-pause-fenced", "backend_1": "same", "storage_1": "fenced"}
+    data.update({"backend_2": "redlock", "storage_2": "fenced", "backend_3": "skip"})
+    data.update({"storage_3": "fenced", "backend_4": "skip", "storage_4": "fenced"})
     response = client.post("/compare/", data, HTTP_HX_REQUEST="true")
     body = response.content.decode()
     assert response.status_code == 200 and 'id="compare-form"' in body
@@ -123,11 +147,11 @@ def test_bad_runs_values_get_a_clear_message(client: Client) -> None:
 def test_finished_runs_are_shown_in_lanes_with_their_headlines(client: Client) -> None:
     base = builtin()["gc-pause-fenced"]
     runs = []
-    for fencing, verdict in [
-        (True, {"mutual_exclusion": "violated", "stale_writes_rejected": 1, "summary": "S1"}),
-        (False, {"mutual_exclusion": "violated", "data_corrupted": True, "summary": "S2"}),
+    for kind, verdict in [
+        ("fenced", {"mutual_exclusion": "violated", "stale_writes_rejected": 1, "summary": "S1"}),
+        ("plain", {"mutual_exclusion": "violated", "data_corrupted": True, "summary": "S2"}),
     ]:
-        data = variant(base, "redis", fencing).to_json()
+        data = variant(base, "redis", kind).to_json()
         runs.append(
             Run.objects.create(
                 slug="gc-pause-fenced",
@@ -139,7 +163,7 @@ def test_finished_runs_are_shown_in_lanes_with_their_headlines(client: Client) -
         )
     body = client.get(f"/compare/?runs={runs[0].pk},{runs[1].pk}").content.decode()
     assert body.index("fencing saved the data") < body.index("data corrupted")
-    assert "Redis · fencing on" in body and "Redis · fencing off" in body
+    assert "Redis · fenced (tokens)" in body and "Redis · plain" in body
     assert "&lt;i&gt;t&lt;/i&gt;" in body and "<i>t</i>" not in body
     lane = client.get(f"/compare/lanes/{runs[1].pk}/").content.decode()
     assert "✖ Mutual exclusion violated, data corrupted" in lane and "S2" in lane
@@ -148,13 +172,15 @@ def test_finished_runs_are_shown_in_lanes_with_their_headlines(client: Client) -
 @pytest.mark.live
 @pytest.mark.django_db(transaction=True)
 def test_posting_a_comparison_runs_every_variant_live(client: Client) -> None:
-    data = {"scenario": "gc-pause-fenced", "backend_1": "same", "fencing_1": "on"}
-    data.update({"backend_2": "same", "fencing_2": "off", "backend_3": "skip"})
-    data.update({"fencing_3": "on", "backend_4": "skip", "fencing_4": "on"})
+    data = {"scenario": "gc-pause-fenced", "backend_1": "same", "storage_1": "fenced"}
+    data.update({"backend_2": "same", "storage_2": "plain", "backend_3": "skip"})
+    data.update({"storage_3": "fenced", "backend_4": "skip", "storage_4": "fenced"})
     response = client.post("/compare/", data, HTTP_HX_REQUEST="true")
     url = response["HX-Redirect"]
     assert url.startswith("/compare/?runs=")
     on, off = (wait_for_run(run_id) for run_id in url.split("=")[1].split(","))
     assert on.verdict["stale_writes_rejected"] == 1 and not on.verdict["data_corrupted"]
     assert off.verdict["data_corrupted"] is True
-    assert on.expect_met is True and off.expect_met is None  # the prediction was for "on"
+    # "Plain" is exactly the built-in gc-pause-unfenced: it runs as that one, with its prediction.
+    assert on.expect_met is True and off.expect_met is True
+    assert (on.slug, off.slug) == ("gc-pause-fenced", "gc-pause-unfenced")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-import random
 import re
 from typing import Any
 
@@ -16,34 +15,21 @@ from lockviz.models import Run, RunEvent
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import Scenario, parse
 from lockviz.teaching.lessons import (
-    COURSE,
+    MODULES,
     TAKEAWAYS,
     course,
     lesson,
     minutes,
+    modules,
     same_script,
     takeaway,
 )
 from tests.conftest import builtin_json, wait_for_run
 
 REDIS_LESSONS = ["gc-pause-unfenced", "gc-pause-fenced", "unsafe-release", "contention"]
-PLANNED = [
-    "naive-no-ttl-crash",
-    "gc-pause-unfenced",
-    "gc-pause-fenced",
-    "unsafe-release",
-    "contention",
-    "redlock-gc-pause",
-    "redlock-two-down",
-    "redlock-three-down",
-    "watchdog-pause",
-    "zk-gc-pause-fenced",
-    "zk-herd",
-    "zk-no-herd",
-    "pg-advisory",
-    "pg-session",
-    "etcd-gc-pause-fenced",
-]
+# The planned course, module by module: basics first, then failures, then fencing.
+PLANNED = [slug for plan in MODULES for slug, _title in plan.lessons]
+BASICS = ("contention", "redlock-happy", "zk-happy", "pg-happy", "etcd-happy")
 
 
 def fake(**changes: Any) -> Scenario:
@@ -53,11 +39,8 @@ def fake(**changes: Any) -> Scenario:
 
 
 def rank(slug: str) -> int:
-    """The position in COURSE of the entry that places ``slug`` (unnamed ones come last)."""
-    for i, (key, _title) in enumerate(COURSE):
-        if key == slug or (key.endswith("*") and slug.startswith(key[:-1])):
-            return i
-    return len(COURSE)
+    """The position in the planned course of ``slug`` (unnamed ones come last)."""
+    return PLANNED.index(slug) if slug in PLANNED else len(PLANNED)
 
 
 def test_every_builtin_scenario_is_a_lesson_once_numbered_from_one() -> None:
@@ -71,22 +54,48 @@ def test_the_lessons_follow_the_course_order() -> None:
     assert ranks == sorted(ranks)
 
 
-def test_the_whole_course_in_order_once_every_planned_scenario_exists() -> None:
-    slugs = [*PLANNED, "zz-extra"]
-    random.Random(7).shuffle(slugs)
-    lessons = course({slug: fake() for slug in slugs})
-    assert [item.slug for item in lessons] == [*PLANNED, "zz-extra"]
-    assert lessons[0].title == "Why SETNX needs a TTL"
-    assert lessons[2].title == "Fencing tokens save the data"
-    assert lessons[-1].title == fake().title  # not in the course: the scenario's own title
+def test_the_course_comes_in_modules_single_redis_first_the_storage_last() -> None:
+    found = modules()
+    assert [m.title for m in found] == [
+        "Single Redis",
+        "Redlock",
+        "ZooKeeper",
+        "PostgreSQL",
+        "etcd",
+        "Fencing and beyond",
+        "What the storage checks",
+    ]
+    assert [m.number for m in found] == list(range(1, 8))
+    for module, basic in zip(found, BASICS, strict=False):
+        assert module.lessons[0].slug == basic  # the lock doing its job comes first
+        assert module.minutes == sum(item.minutes for item in module.lessons)
+    backends = {m.slug: {item.scenario.backend for item in m.lessons} for m in found[:5]}
+    assert backends == {m.slug: {m.slug} for m in found[:5]}
+    assert {item.scenario.fencing for item in found[-2].lessons} == {True}
+    kinds = {item.scenario.storage_kind for item in found[-1].lessons}
+    assert kinds == {"fenced", "plain", "sequencer", "cas"}  # every kind of storage, once at least
+
+
+def test_a_new_builtin_joins_the_module_of_its_lock_service() -> None:
+    scenarios = {slug: fake() for slug in ("contention", "gc-pause-fenced", "redis-new")}
+    scenarios["zz-etcd"] = fake(backend="etcd")
+    found = modules(scenarios)
+    assert [[item.slug for item in m.lessons] for m in found] == [
+        ["contention", "redis-new"],
+        ["zz-etcd"],
+        ["gc-pause-fenced"],
+    ]
+    assert [item.number for m in found for item in m.lessons] == [1, 2, 3, 4]
+    assert found[0].lessons[1].title == fake().title  # not in the course: its own title
 
 
 def test_missing_scenarios_leave_no_gap_and_break_nothing() -> None:
     lessons = course({"contention": fake(), "gc-pause-fenced": fake()})
     assert [(item.number, item.slug) for item in lessons] == [
-        (1, "gc-pause-fenced"),
-        (2, "contention"),
+        (1, "contention"),
+        (2, "gc-pause-fenced"),
     ]
+    assert lessons[0].title == "Taking turns" and lessons[1].title == "Fencing tokens save the data"
     assert course({}) == []
 
 
@@ -166,8 +175,12 @@ def test_the_index_lists_the_lessons_in_course_order(client: Client) -> None:
     slugs = re.findall(r'data-slug="([^"]+)"', page)
     assert slugs == [item.slug for item in course()]
     for item in course():
-        assert escape(item.takeaway) in page
         assert f'href="/lessons/{item.slug}/"' in page
+    for module in modules():
+        assert f'id="module-{module.slug}"' in page and f"about {module.minutes} min" in page
+    # A take-away tells the outcome: it waits, hidden, until this browser has done the lesson.
+    for takeaway_ in re.findall(r'<p class="takeaway"( hidden)?>', page):
+        assert takeaway_ == " hidden"
 
 
 @pytest.mark.django_db
@@ -183,6 +196,7 @@ def test_a_walkthrough_embeds_the_run_and_the_lesson(client: Client) -> None:
     assert data["nodes"] == ["redis-1"] and data["ws"] == f"/ws/runs/{run.pk}/"
     assert "<script>alert(1)" not in page  # narration stays text inside the JSON
     assert "Re-run live" in page and escape(lesson("gc-pause-fenced").takeaway) in page
+    assert re.search(r'<div id="after" class="after-checkpoints" hidden>', page)  # not yet
 
 
 @pytest.mark.django_db

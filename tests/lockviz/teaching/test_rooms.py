@@ -106,7 +106,8 @@ def test_a_checkpoint_poll_keeps_its_answer_until_the_reveal() -> None:
     nothing = teacher.post(f"/rooms/{room.code}/polls", {"run": run.pk, "step": "0"})
     assert nothing.status_code == 400 and "asks nothing" in nothing.content.decode()
     follow = Client().get(f"/runs/{run.pk}/follow.json").json()
-    assert all("ask" not in step for step in follow["scenario"]["steps"])
+    asks = [step["ask"] for step in follow["scenario"]["steps"] if "ask" in step]
+    assert asks and all(set(ask) == {"question"} for ask in asks)  # never the answer
     assert "expect" not in follow["scenario"]
 
 

@@ -11,7 +11,7 @@ from django.utils.html import escape
 
 from lockviz.models import Run
 from lockviz.scenarios.library import builtin
-from tests.conftest import wait_for_run
+from tests.conftest import builtin_json, wait_for_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 DATA = Path(__file__).parent.parent / "data"
@@ -36,7 +36,7 @@ def test_posting_the_form_runs_the_scenario_live_with_fencing_off(client: Client
     assert run.verdict["data_corrupted"] is True
     assert run.verdict["stale_writes_accepted"] == 1
     page = client.get(f"/runs/{run_id}/").content.decode()
-    assert "fencing <strong>off</strong>" in page
+    assert "storage <strong>plain</strong>" in page
     verdict = client.get(f"/runs/{run_id}/verdict/").content.decode()
     assert "Mutual exclusion violated, data corrupted" in verdict
     exported = client.get(f"/runs/{run_id}/export.json").json()
@@ -51,6 +51,20 @@ def test_run_again_keeps_the_scenario_and_applies_the_new_knobs(client: Client) 
     response = client.post("/runs/", {"from_run": first.pk, "fencing": "on", "ttl_ms": "5000"})
     second = wait_for_run(response["Location"].strip("/").split("/")[-1])
     assert second.slug == "contention" and second.scenario["ttl_ms"] == 5000
+
+
+@pytest.mark.django_db
+def test_only_the_browser_that_ran_it_may_run_it_again_with_other_knobs(client: Client) -> None:
+    theirs = Run.objects.create(
+        title="t", slug="contention", scenario=builtin_json("contention"),
+        status=Run.Status.FINISHED, owner="someone-else",
+    )  # fmt: skip
+    response = client.post("/runs/", {"from_run": theirs.pk, "fencing": "on"})
+    assert response.status_code == 403
+    assert "Only the browser that started run" in response.content.decode()
+    assert Run.objects.count() == 1
+    page = client.get(f"/runs/{theirs.pk}/").content.decode()
+    assert "someone else's" in page and 'name="from_run"' not in page
 
 
 def test_bad_form_input_is_named_and_nothing_runs(client: Client) -> None:

@@ -13,6 +13,7 @@ from lockviz.lab import procs
 from lockviz.lab.backends import etcd as backend
 from lockviz.lab.config import ClientConfig
 from lockviz.lab.engine import RunEngine
+from lockviz.lab.errors import LabError
 from lockviz.lab.labs import LocalLab
 from lockviz.lab.servers import etcd as etcd_kind
 from lockviz.lab.servers import missing
@@ -65,6 +66,10 @@ def test_revisions_survive_a_kill_and_wipe_clears_only_the_labs_keys() -> None:
         server.launch()
         server.wait_ready()
         assert put(server, "lockviz/owners/x") > before  # tokens keep increasing
+        with pytest.raises(LabError, match="not marked as lockviz's"):
+            etcd_kind.wipe(server.host, server.port)
+        assert count(server, "lockviz/") == 2
+        put(server, "lockviz-marker")
         etcd_kind.wipe(server.host, server.port)
         assert count(server, "lockviz/") == 0 and count(server, "elsewhere/") == 1
 

@@ -17,6 +17,7 @@ from lockviz.lab import procs, registry
 from lockviz.lab.backends import postgres as backend
 from lockviz.lab.config import ClientConfig
 from lockviz.lab.engine import RunEngine, RunResult
+from lockviz.lab.errors import LabError
 from lockviz.lab.labs import LocalLab
 from lockviz.lab.servers import postgres as pg_servers
 from lockviz.lab.watchers.postgres import LockTableWatcher
@@ -112,6 +113,11 @@ def test_wipe_ends_other_sessions_and_resets_the_token_sequence() -> None:
         pg = servers["pg-1"]
         other = pg.connect(application_name="leftover")
         other.execute("SELECT pg_advisory_lock(1), nextval('lockviz_fence')")
+        with pytest.raises(LabError, match="not marked as lockviz's"):
+            pg_servers.wipe(pg.host, pg.port, pg.password)  # a server not set aside: untouched
+        assert not _dead(other)
+        with pg.connect(application_name="admin") as admin:
+            admin.execute("CREATE TABLE lockviz_marker ()")
         pg_servers.wipe(pg.host, pg.port, pg.password)
         with pg.connect(application_name="next") as conn:
             assert conn.execute("SELECT pg_try_advisory_lock(1)").fetchone() == (True,)

@@ -11,6 +11,7 @@ from kazoo.retry import KazooRetry
 
 from algorithms.zookeeper_lock import ZooKeeperLock, connect
 from lockviz.lab import procs
+from lockviz.lab.errors import LabError
 from lockviz.lab.labs import LocalLab, ServerSet
 from lockviz.lab.servers.zookeeper import wipe
 from lockviz.lab.watchers.zookeeper import NodeWatcher
@@ -140,6 +141,10 @@ def test_wipe_clears_what_earlier_runs_left_on_a_shared_server() -> None:
         client = connect(zk.address, session_ms=4000, timeout_ms=5000)
         client.create("/lockviz/lock/left-over", b"x", makepath=True)
         client.create("/elsewhere", b"y")
+        with pytest.raises(LabError, match="not marked as lockviz's"):
+            wipe(zk.host, zk.port)  # a server not set aside for lockviz is left as it is
+        assert client.exists("/lockviz/lock/left-over") is not None
+        client.create("/lockviz-marker")
         wipe(zk.host, zk.port)
         assert client.exists("/lockviz") is None
         assert client.exists("/elsewhere") is not None  # only the lab's own tree

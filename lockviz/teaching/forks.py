@@ -1,0 +1,253 @@
+"""What if…? forks: a run's steps up to a moment, fixed; the rest, as the learner edits them.
+
+A *moment* is an event of a stored run (a replay's cursor). The steps the run had dispatched by
+then are fixed, as they were; the others (the rest of the script, or a free-play session's later
+clicks) can be edited: a pause made shorter, a step dropped or added, a fault added, another kind
+of storage chosen. The fork is a new scenario, validated by the schema like any other, and a new
+live run like any other, owned by whoever forks, remembering its parent and the moment it parts
+from it (:class:`lockviz.models.Run` ``parent``, ``diverged_seq``, ``diverged_ms``). It is
+stored, replayed, exported and forked again the same way.
+
+The storage kind is the run's, from its start: the lab cannot swap the storage mid-run, so with
+another kind the fixed steps are the same but a write before the moment may be answered
+differently. The fork page says so.
+
+The editor's rows arrive as form fields (``keep_<i>``, ``orig_<i>``, ``at_ms_<i>``, ``do_<i>``,
+``who_<i>`` and the verb's fields); :func:`rest_from_form` turns them into steps, naming any
+problem by its row's step number. A step kept unchanged keeps its narration; an edited one
+loses it (its words were written for the original), and every checkpoint goes with ``expect``:
+the predictions were made for the original.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from lockviz.catalogue import STORAGE_KINDS
+from lockviz.models import Run
+from lockviz.runs import narrator
+from lockviz.scenarios.schema import Scenario, ScenarioError, Step, parse
+from lockviz.teaching.play import step_from_form
+
+FIELDS = ("at_ms", "do", "who", "ms", "value", "nodes", "timeout_ms", "key", "mode")
+NEW_ROWS = 2  # blank rows the editor offers for added steps
+MAX_ROWS = 200
+
+
+@dataclass(frozen=True)
+class Moment:
+    """An event of the parent run: the fork parts from the parent after it."""
+
+    seq: int
+    t_ms: float
+    text: str
+
+    @property
+    def at_ms(self) -> int:
+        return math.floor(self.t_ms)
+
+
+@dataclass(frozen=True)
+class Split:
+    """A run's steps at a moment: those already dispatched, and the rest."""
+
+    moment: Moment
+    fixed: list[dict[str, Any]]
+    rest: list[dict[str, Any]]
+
+    @property
+    def earliest_ms(self) -> int:
+        """The earliest time an edited step may take: the moment, or a step that was late."""
+        return min([self.moment.at_ms, *(int(step["at_ms"]) for step in self.rest)])
+
+
+def moments(run: Run) -> list[Moment]:
+    """Every event of the run, in words: where a fork may part from it."""
+    return [
+        Moment(int(e["seq"]), float(e["t_ms"]), f"{e['actor']}: {e['said']['text']}")
+        for e in run.said_after(0)
+    ]
+
+
+def split(run: Run, seq: int) -> Split | None:
+    """The run's steps at event ``seq`` (``None`` when it has no such event)."""
+    moment = next((m for m in moments(run) if m.seq == seq), None)
+    if moment is None:
+        return None
+    fixed: list[dict[str, Any]] = []
+    rest: list[dict[str, Any]] = []
+    for dispatched, step in _steps_taken(run):
+        (fixed if dispatched is not None and dispatched <= seq else rest).append(step)
+    return Split(moment, fixed, sorted(rest, key=lambda step: int(step["at_ms"])))
+
+
+def _steps_taken(run: Run) -> list[tuple[int | None, dict[str, Any]]]:
+    """Each step with the seq of its ``step`` event (``None``: never dispatched), by index.
+
+    A step event is the validated step itself, so a free-play click is a step like a
+    scripted one; a scripted step the run never reached (it ended early) is taken from the
+    scenario."""
+    script = list(run.scenario.get("steps") or [])
+    taken: dict[int, tuple[int | None, dict[str, Any]]] = {}
+    for e in run.events.filter(kind="step").order_by("seq"):
+        index = int(e.data.get("index", len(taken)))
+        # The script's step first (runs recorded before step events carried at_ms, and a
+        # checkpoint never travels on the stream), then what the event says was done.
+        step = dict(script[index]) if 0 <= index < len(script) else {}
+        step.update({k: v for k, v in e.data.items() if k in Step.model_fields})
+        step.setdefault("at_ms", round(e.t_ms))
+        taken[index] = (e.seq, step)
+    for index, step in enumerate(script):
+        taken.setdefault(index, (None, dict(step)))
+    return [taken[i] for i in sorted(taken)]
+
+
+def rest_from_form(form: Mapping[str, Any], scenario: Scenario) -> list[dict[str, Any]]:
+    """The editable steps as the form has them, or :class:`ScenarioError` naming each row."""
+    try:
+        rows = min(int(str(form.get("rows") or 0)), MAX_ROWS)
+    except ValueError:
+        raise ScenarioError(["rows: not a number"]) from None
+    first = int(str(form.get("first") or 0))  # the number of the first editable step, 0-based
+    steps: list[dict[str, Any]] = []
+    problems: list[str] = []
+    for i in range(rows):
+        original = _original(form.get(f"orig_{i}"))
+        if original is not None and not form.get(f"keep_{i}"):
+            continue  # dropped
+        if original is None and not str(form.get(f"do_{i}") or "").strip():
+            continue  # a blank row for a step that was not added
+        where = f"step {first + len(steps) + 1}"
+        try:
+            steps.append(_row(form, i, original, scenario))
+        except ScenarioError as exc:
+            problems.extend(f"{where}: {p}" for p in exc.problems)
+    if problems:
+        raise ScenarioError(problems)
+    return steps
+
+
+def _original(text: Any) -> dict[str, Any] | None:
+    if not text:
+        return None
+    try:
+        found = json.loads(str(text))
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def _row(
+    form: Mapping[str, Any], i: int, original: dict[str, Any] | None, scenario: Scenario
+) -> dict[str, Any]:
+    def get(name: str) -> str:
+        return str(form.get(f"{name}_{i}") or "").strip()
+
+    who = get("who")
+    fields: dict[str, Any] = {"do": get("do")}
+    fields["client" if who in scenario.clients else "node"] = who
+    for name in ("ms", "value", "timeout_ms", "key", "mode"):
+        if get(name):
+            fields[name] = get(name)
+    if get("nodes"):
+        fields["nodes"] = get("nodes")
+    if not who:
+        fields.pop("node")
+    step = step_from_form(fields)  # numbers read, fields the verb does not take dropped
+    raw = get("at_ms")
+    try:
+        step["at_ms"] = int(raw)
+    except ValueError:
+        raise ScenarioError(
+            [f"at_ms: {raw[:20]!r} is not a whole number of milliseconds"]
+        ) from None
+    if original is not None and original.get("do") == step["do"]:
+        _keep_unseen(original, step)
+    return step
+
+
+def _keep_unseen(original: dict[str, Any], step: dict[str, Any]) -> None:
+    """The fields the form does not show stay as they were; so do the words of a step left
+    unchanged (an edited step's words were written for the original)."""
+    for name in ("ttl_ms", "jitter_ms", "rate", "check_lease"):
+        if name in original and name not in step:
+            step[name] = original[name]
+    unchanged = {k: v for k, v in original.items() if k not in ("say", "ask")} == step
+    if unchanged and original.get("say"):
+        step["say"] = original["say"]
+
+
+def fork_scenario(run: Run, at: Split, rest: list[dict[str, Any]], storage: str) -> Scenario:
+    """The fork as a scenario: the fixed steps, then ``rest``, on ``storage``; the run's other
+    settings as they were. :class:`ScenarioError` names each problem."""
+    early = [
+        f"step {len(at.fixed) + n + 1}.at_ms: {step['at_ms']} ms is before the moment the fork "
+        f"parts from the run ({at.earliest_ms} ms); the steps before it are fixed"
+        for n, step in enumerate(rest)
+        if int(step["at_ms"]) < at.earliest_ms
+    ]
+    if early:
+        raise ScenarioError(early)
+    if storage not in STORAGE_KINDS:
+        raise ScenarioError([f"storage: unknown storage {storage[:20]!r}"])
+    data = {k: v for k, v in run.scenario.items() if k not in ("steps", "expect", "fencing")}
+    data["storage"] = storage
+    data["title"] = title(str(run.scenario.get("title") or run.title))
+    data["description"] = (
+        f"What if…? A fork of run {run.pk}: its steps up to {at.moment.t_ms / 1000:.2f} s as they "
+        "were, the rest changed."
+    )
+    fixed = [{k: v for k, v in step.items() if k != "ask"} for step in at.fixed]
+    data["steps"] = fixed + [{k: v for k, v in step.items() if k != "ask"} for step in rest]
+    return parse(data, allow_empty=True)
+
+
+def title(original: str) -> str:
+    prefix = "What if…? "
+    text = original if original.startswith(prefix) else prefix + original
+    return text if len(text) <= 120 else text[:119] + "…"
+
+
+def posted_rows(form: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The editor's rows as they were posted, so a refused fork shows the learner's edits."""
+    try:
+        count = min(int(str(form.get("rows") or 0)), MAX_ROWS)
+    except ValueError:
+        count = 0
+    found = []
+    for i in range(count):
+        row: dict[str, Any] = {
+            name: str(form.get(f"{name}_{i}") or "") for name in (*FIELDS, "orig")
+        }
+        row["keep"] = bool(form.get(f"keep_{i}"))
+        row["said"] = narrator.click(_original(row["orig"]) or {}) if row["orig"] else ""
+        found.append(row)
+    return found
+
+
+def rows(at: Split) -> list[dict[str, Any]]:
+    """The editor's rows: each editable step (its fields, its words) and blank rows to add."""
+    shown = []
+    for step in at.rest:
+        shown.append(
+            {
+                "orig": json.dumps(step),
+                "at_ms": step["at_ms"],
+                "do": step.get("do"),
+                "who": step.get("client") or step.get("node") or "",
+                "ms": step.get("ms", ""),
+                "value": step.get("value", ""),
+                "nodes": ", ".join(step.get("nodes") or []),
+                "timeout_ms": step.get("timeout_ms", ""),
+                "key": step.get("key", ""),
+                "mode": step.get("mode", ""),
+                "said": narrator.click(step),
+                "keep": True,
+            }
+        )
+    blank: dict[str, Any] = {name: "" for name in FIELDS} | {"orig": "", "said": "", "keep": False}
+    return shown + [dict(blank) for _ in range(NEW_ROWS)]

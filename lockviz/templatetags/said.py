@@ -1,0 +1,55 @@
+"""``{% load said %}``: the narrator's words (lockviz/runs/narrator.py) where templates need them.
+
+* ``scenario|story``: every step, numbered once (1, 2, 3 … narrated or not), with its click and
+  its narration, for the story panels;
+* ``scenario|setup``: the setting before anything has happened, which a lesson shows before the
+  run (never its outcome);
+* ``verdict|damage``: each stale write the storage accepted, to link to the moment it landed;
+* ``slug|no_fencing``: why a built-in's lock service cannot fence ("" when it can).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django import template
+
+from lockviz.runs import narrator
+from lockviz.scenarios.library import builtin
+from lockviz.scenarios.schema import Scenario
+
+register = template.Library()
+
+
+def _json(scenario: Scenario | Mapping[str, Any] | None) -> Mapping[str, Any]:
+    if isinstance(scenario, Scenario):
+        return scenario.to_json()
+    return scenario if isinstance(scenario, Mapping) else {}
+
+
+@register.filter
+def story(scenario: Scenario | Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    steps = _json(scenario).get("steps")
+    return (
+        narrator.story(s for s in steps if isinstance(s, Mapping))
+        if isinstance(steps, list)
+        else []
+    )
+
+
+@register.filter
+def setup(scenario: Scenario | Mapping[str, Any] | None) -> str:
+    return narrator.setup(_json(scenario))
+
+
+@register.filter
+def damage(verdict: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    return narrator.damage(verdict if isinstance(verdict, Mapping) else None)
+
+
+@register.filter
+def no_fencing(slug: str) -> str:
+    """Why a built-in scenario's lock service cannot fence ("" when it can)."""
+    found = builtin().get(str(slug))
+    return found.lock_service.no_fencing if found is not None else ""

@@ -1,0 +1,86 @@
+"""What if…? forks: the editor for a run's future from a moment, and starting the fork live.
+
+``GET /runs/<id>/fork/?at=<seq>`` shows the run's steps up to event ``seq`` as fixed and the rest
+as editable rows; ``POST`` starts the fork as a new run of this browser's and opens it beside the
+original (``/compare/?runs=<original>,<fork>``), where the moment they part is marked. The rules
+are in :mod:`lockviz.teaching.forks`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+from django_htmx.http import HttpResponseClientRedirect
+
+from lockviz.catalogue import STORAGE_KINDS
+from lockviz.models import Run
+from lockviz.runs import narrator, recorder
+from lockviz.runs.recorder import Refused
+from lockviz.scenarios.schema import Scenario, ScenarioError, parse
+from lockviz.scenarios.verbs import VERBS
+from lockviz.teaching import forks
+from lockviz.views import HtmxHttpRequest, browser, busy
+
+
+@require_http_methods(["GET", "POST"])
+def fork(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
+    run = get_object_or_404(Run, pk=run_id)
+    context: dict[str, Any] = {"run": run}
+    if run.live:
+        context["problems"] = ["This run is still going: fork it once it has ended."]
+        return render(request, "lockviz/fork.html", context, status=409)
+    seq = _seq(request.POST.get("at") or request.GET.get("at") or "1")
+    at = forks.split(run, seq) if seq is not None else None
+    scenario = parse(run.scenario, allow_empty=True)
+    if at is None:
+        context["problems"] = [f"Run {run.pk} has no event {str(request.GET.get('at'))[:20]!r}."]
+        return render(request, "lockviz/fork.html", context, status=404)
+    context.update(_editor(run, scenario, at))
+    if request.method == "GET":
+        context["rows"] = forks.rows(at)
+        return render(request, "lockviz/fork.html", context)
+    storage = str(request.POST.get("storage") or run.storage_kind)
+    try:
+        rest = forks.rest_from_form(request.POST, scenario)
+        built = forks.fork_scenario(run, at, rest, storage)
+    except ScenarioError as exc:
+        context.update(rows=forks.posted_rows(request.POST), problems=exc.problems, storage=storage)
+        return render(request, "lockviz/fork.html", context, status=200 if request.htmx else 400)
+    if not built.steps:
+        context.update(rows=forks.posted_rows(request.POST), storage=storage)
+        context["problems"] = ["Nothing to run: the fork has no steps."]
+        return render(request, "lockviz/fork.html", context, status=200 if request.htmx else 400)
+    moment = at.moment
+    try:
+        made = recorder.launch(
+            built, run.slug, browser(request),
+            parent=run, diverged_seq=moment.seq, diverged_ms=moment.t_ms,
+        )  # fmt: skip
+    except Refused as refused:
+        return busy(request, refused)
+    url = f"{reverse('compare')}?runs={run.pk},{made.pk}"
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+def _seq(text: str) -> int | None:
+    try:
+        return int(text[:12])
+    except ValueError:
+        return None
+
+
+def _editor(run: Run, scenario: Scenario, at: forks.Split) -> dict[str, Any]:
+    return {
+        "at": at,
+        "moments": forks.moments(run),
+        "fixed": [{"step": step, "said": narrator.click(step)} for step in at.fixed],
+        "first": len(at.fixed),
+        "verbs": list(VERBS),
+        "actors": [*scenario.clients, *scenario.servers],
+        "storage_kinds": list(STORAGE_KINDS.values()),
+        "storage": run.storage_kind,
+    }

@@ -1,0 +1,106 @@
+"""What if…? in a browser: from a replay's moment, a shorter pause and a switched storage run
+live beside the original, on one time axis, with the moment they part marked; and in a room,
+a student's private fork shared with the presenter and put beside the original."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from tests.browser.test_replay import current, run_live
+from tests.browser.test_rooms import join
+from tests.conftest import AppServer
+
+pytestmark = [pytest.mark.live, pytest.mark.browser]
+
+
+def to_moment(page: Any, kind: str, actor: str) -> int:
+    """Step the replay to the first event of ``kind`` by ``actor``; its seq."""
+    page.keyboard.press("Home")
+    for _ in range(200):
+        if page.locator("#rp-kind").text_content() == kind and (
+            page.locator("#rp-actor").text_content() == actor
+        ):
+            return current(page)
+        page.keyboard.press("ArrowRight")
+    raise AssertionError(f"no {kind} of {actor}")
+
+
+def test_what_if_from_a_replay_runs_beside_the_original(app_server: AppServer, page: Any) -> None:
+    original = run_live(app_server, page)
+    page.goto(f"{app_server.url}/runs/{original}/replay/")
+    # The moment alice's lock is granted: her pause (3.5 s) is still to come.
+    seq = to_moment(page, "granted", "alice")
+    what_if = page.get_by_role("link", name="What if…?")
+    assert what_if.get_attribute("href").endswith(f"/fork/?at={seq}")
+    what_if.click()
+    page.wait_for_url(f"**/runs/{original}/fork/?at={seq}")
+    assert f"after event #{seq}" in page.locator("#fork-moment").text_content()
+    assert page.locator("#fork-fixed li").count() == 1  # alice's acquire, as it happened
+
+    pause = page.locator(".fork-row", has_text="alice paused for 3500 ms")
+    pause.locator("input[name^=ms_]").fill("1000")  # what if her pause were shorter?
+    page.locator("#fork-storage").select_option("sequencer")  # and the storage asked the lock?
+    page.get_by_role("button", name="Run the fork live, beside the original").click()
+    page.wait_for_url(re.compile(rf".*/compare/\?runs={original},\w+$"))
+
+    lanes = page.locator(".lane")
+    assert lanes.count() == 2
+    page.locator(".lane[data-done=finished]").nth(1).wait_for(timeout=40_000)
+    fork = lanes.nth(1)
+    assert "What if…? (from" in fork.locator("h2").text_content()
+    # Both lanes marked at the same height: the moment the fork parts.
+    marks = [lane.locator(".time-mark-line").bounding_box() for lane in (lanes.nth(0), fork)]
+    assert marks[0] and marks[1] and abs(marks[0]["y"] - marks[1]["y"]) < 1
+    assert "parts from here" in fork.locator(".time-mark-label").text_content()
+    fork.locator(".lane-headline").wait_for()
+    # The sequencer storage asked redis-1 at each write: arrows from storage to the lock node.
+    assert fork.locator("g.request[data-seq]").count() > 0
+    checks = page.evaluate(
+        """() => window.lockvizCompare.views[1].diagram.events.filter(
+             (e) => e.actor === 'storage' && e.kind === 'request' && e.op === 'check').length"""
+    )
+    assert checks >= 1
+
+    # The fork is a run like any other: its replay says whose fork it is and forks again.
+    fork_id = page.url.rsplit(",", 1)[1]
+    page.goto(f"{app_server.url}/runs/{fork_id}/replay/")
+    assert f"a What if…? fork of {original}" in page.locator(".run-head .meta").first.inner_text()
+    page.get_by_role("link", name="What if…?").click()
+    page.wait_for_url(f"**/runs/{fork_id}/fork/**")
+    assert page.errors == []
+
+
+def test_a_student_shares_a_private_fork_with_the_presenter(
+    app_server: AppServer, browser: Any
+) -> None:
+    teacher_ctx, ada_ctx = browser.new_context(), browser.new_context()
+    teacher, ada = teacher_ctx.new_page(), ada_ctx.new_page()
+    try:
+        teacher.goto(app_server.url + "/")
+        teacher.get_by_role("button", name="Teach a class").click()
+        teacher.wait_for_url(re.compile(r".*/rooms/[A-Z0-9]+/$"))
+        code = teacher.url.rstrip("/").rsplit("/", 1)[1]
+        join(ada, app_server, code, "Ada")
+        original = run_live(app_server, teacher)  # the presenter runs it; the class follows
+        ada.locator("#what-if").wait_for(state="visible", timeout=30_000)
+        ada.locator("#what-if").click()  # a fork of her own, from the moment shown
+        ada.wait_for_url(f"**/runs/{original}/fork/**")
+        ada.get_by_role("button", name="Run the fork live, beside the original").click()
+        ada.wait_for_url(re.compile(rf".*/compare/\?runs={original},\w+$"))
+        fork_id = ada.url.rsplit(",", 1)[1]
+        ada.get_by_role("button", name=f"Share with the presenter of room {code}").click()
+        ada.get_by_text(f"Shared with the presenter of room {code}.").wait_for()
+
+        teacher.goto(f"{app_server.url}/rooms/{code}/")
+        shared = teacher.locator("#shared-forks a", has_text="Ada:")
+        shared.wait_for()
+        shared.click()  # on the projector: the fork beside the original
+        teacher.wait_for_url(f"**/compare/?runs={original},{fork_id}")
+        assert teacher.locator(".lane").count() == 2
+        assert teacher.locator(".time-mark-line").count() == 2
+    finally:
+        teacher_ctx.close()
+        ada_ctx.close()

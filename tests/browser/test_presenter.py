@@ -1,0 +1,87 @@
+"""The presenter view of a live run, as a room and a class see it: at 1280×720 the diagram and
+the verdict on the first screen, labels of at least 18 px, what the room need not see folded,
+every lifeline there from the start, the latest moment followed while the run streams; and the
+same view on a phone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.conftest import ROOT, AppServer
+
+pytestmark = [pytest.mark.live, pytest.mark.browser]
+SHOTS = ROOT / "screenshots"
+LABEL_PX = """() => {
+    const svg = document.getElementById('diagram');
+    const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    return [...svg.querySelectorAll('text.label')]
+        .filter(t => getComputedStyle(t).visibility !== 'hidden' && t.getClientRects().length)
+        .map(t => parseFloat(getComputedStyle(t).fontSize) * scale);
+}"""
+
+
+def presenter_page(browser: Any, width: int, height: int) -> Any:
+    context = browser.new_context(viewport={"width": width, "height": height})
+    context.add_init_script("localStorage.setItem('lockviz-presenter', '1')")
+    page = context.new_page()
+    page.errors = []
+    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
+    page.on("console", lambda msg: msg.type == "error" and page.errors.append(msg.text))
+    return page
+
+
+def test_a_projector_sees_the_diagram_and_the_verdict_at_1280x720(
+    app_server: AppServer, browser: Any
+) -> None:
+    page = presenter_page(browser, 1280, 720)
+    page.goto(app_server.url + "/")
+    page.locator("#scenario-gc-pause-fenced").get_by_role(
+        "button", name="Run on live servers"
+    ).click()
+    page.wait_for_url("**/runs/*/")
+    # Every lifeline from the start: the servers' columns are there before their first event.
+    headers = page.locator("svg#diagram .lifeline-header")
+    assert headers.evaluate_all("hs => hs.map(h => h.dataset.actor)") == [
+        "alice", "bob", "redis-1", "storage",
+    ]  # fmt: skip
+    storage_x = page.locator("svg#diagram [data-actor=storage] text.name").get_attribute("x")
+    assert page.locator("html").get_attribute("class") == "presenter"
+    page.locator("#verdict .headline").wait_for(timeout=40_000)
+    assert (
+        page.locator("svg#diagram [data-actor=storage] text.name").get_attribute("x") == storage_x
+    )
+    # The first screen: the verdict above the diagram, both in view, wherever the page followed.
+    verdict = page.locator(".verdict-slot").bounding_box()
+    diagram = page.locator("svg#diagram").bounding_box()
+    assert 0 <= verdict["y"] < 720 - 60 and diagram["y"] < 720
+    assert page.evaluate("window.scrollY") > 0  # it followed the run down
+    end = page.locator("svg#diagram .run-end line").bounding_box()
+    assert 0 < end["y"] < 720  # and the end of the run is on screen
+    sizes = page.evaluate(LABEL_PX)
+    assert sizes and min(sizes) >= 18
+    # Folded: the description, the servers, the exports; a toggle shows each.
+    assert page.locator("#fold-description").is_hidden()
+    assert page.locator("#servers").is_hidden()
+    page.get_by_role("button", name="Description").click()
+    assert page.locator("#fold-description").is_visible()
+    page.screenshot(path=str(SHOTS / "presenter-1280x720.png"))
+    assert page.errors == []
+    page.context.close()
+
+
+def test_a_phone_following_the_class_gets_the_same_view_fitted(
+    app_server: AppServer, browser: Any
+) -> None:
+    page = presenter_page(browser, 390, 844)
+    page.goto(app_server.url + "/")
+    page.locator("#scenario-contention").get_by_role("button", name="Run on live servers").click()
+    page.wait_for_url("**/runs/*/")
+    page.locator("#verdict .headline").wait_for(timeout=40_000)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 391  # no page overflow
+    assert page.locator(".verdict-slot").bounding_box()["y"] < 844
+    assert min(page.evaluate(LABEL_PX)) >= 7
+    page.screenshot(path=str(SHOTS / "presenter-phone.png"))
+    assert page.errors == []
+    page.context.close()

@@ -1,0 +1,76 @@
+"""The storage module in a browser: the fencing hole closed by a sequencer check, told step by
+step with its checkpoints, linked to the same story with every storage kind side by side; and
+a lesson without any lock service."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.browser.test_walkthrough import jump_to_question
+from tests.conftest import AppServer
+
+pytestmark = [pytest.mark.live, pytest.mark.browser]
+
+
+def start(page: Any, server: AppServer, slug: str) -> None:
+    page.goto(f"{server.url}/lessons/{slug}/")
+    page.get_by_role("button", name="Start the lesson on live servers").click()
+    page.wait_for_url(f"**/lessons/{slug}/?run=*")
+    page.locator("#live[data-status=finished]").wait_for(timeout=40_000)
+
+
+def to_the_end(page: Any) -> None:
+    """Step to the end, answering any checkpoint on the way (with its first choice)."""
+    checkpoint = page.locator("#checkpoint:not([hidden])")
+    for _ in range(80):
+        if page.locator("#end").is_visible():
+            return
+        if checkpoint.is_visible() and page.locator("#checkpoint-actions").is_visible():
+            checkpoint.locator("input").first.check()
+            page.get_by_role("button", name="Check my answer").click()
+        page.keyboard.press("ArrowRight")
+    raise AssertionError("the walkthrough never reached its end")
+
+
+def test_the_sequencer_lesson_asks_before_the_storage_asks_zookeeper(
+    app_server: AppServer, page: Any
+) -> None:
+    start(page, app_server, "storage-hole-sequencer")
+    jump_to_question(page, "The storage asks ZooKeeper", key="ArrowRight")
+    rejected = page.locator("svg#diagram .rejected-write")
+    assert rejected.count() == 0  # the outcome waits for the answer
+    page.get_by_text("The node is gone (her session expired): it rejects the write").click()
+    page.get_by_role("button", name="Check my answer").click()
+    assert page.locator("#mark").text_content().startswith("✔ Right")
+    rejected.first.wait_for()
+    # The storage's question to zk-1 is drawn as its own arrows, before the rejection.
+    asked = page.evaluate(
+        """() => window.lockvizWalkthrough.events.filter(
+             (e) => e.actor === 'storage' && e.kind === 'request' && e.to === 'zk-1').length"""
+    )
+    assert asked >= 1
+    to_the_end(page)
+    headline = page.locator("#end #verdict .headline")
+    headline.filter(has_text="the sequencer check saved the data").wait_for()
+    link = page.locator("#side-by-side")
+    assert link.get_attribute("href").endswith("lanes=fenced,plain,sequencer,cas")
+    link.click()
+    page.wait_for_url("**/compare/?scenario=storage-hole-sequencer*")
+    kinds = [page.locator(f"#id_storage_{n}").input_value() for n in range(1, 5)]
+    assert kinds == ["fenced", "plain", "sequencer", "cas"]
+    assert page.errors == []
+
+
+def test_a_lesson_without_a_lock_service(app_server: AppServer, page: Any) -> None:
+    start(page, app_server, "storage-lost-update-cas")
+    assert "storage 127.0.0.1:" in page.locator("#live").text_content()
+    jump_to_question(page, "Bob's update was computed from version 0", key="ArrowRight")
+    page.get_by_text("It rejects it: Bob must read version 1 and try again").click()
+    page.get_by_role("button", name="Check my answer").click()
+    to_the_end(page)
+    page.locator("#end #verdict .headline").filter(
+        has_text="No lock, but compare-and-set kept every update"
+    ).wait_for()
+    assert page.errors == []
