@@ -25,6 +25,10 @@ server anything: what it concludes is what the diagram shows.
   A crashed holder's lease, by contrast, runs out by itself; waiting for it is just slow.
 * **Wake-ups** count the ``woken`` events: how often waiting clients were woken to re-check
   (a thundering herd wakes every waiter on each release; the ZooKeeper recipe wakes one).
+* **Inconclusive.** A run whose machine fell behind shifts its schedule to keep its story; a
+  ``schedule_shifted`` event with ``kept: false`` says the shift could not (a step moved across
+  the end of a lease that was running). The verdict still says what happened, but it is not the
+  scenario's story: ``inconclusive`` says why, and :func:`compare` judges no expectation.
 """
 
 from __future__ import annotations
@@ -77,6 +81,7 @@ class Verdict:
     liveness: str = "ok"  # "ok" | "stuck"
     stuck_clients: tuple[str, ...] = ()
     wakeups: int = 0
+    inconclusive: str = ""  # why the run could not keep its story ("" when it did)
     summary: str = field(default="")
 
     def as_dict(self) -> dict[str, Any]:
@@ -222,9 +227,20 @@ def check(events: Sequence[Event], end_ms: float | None = None) -> Verdict:
         liveness="stuck" if (stuck := stuck_clients(events)) else "ok",
         stuck_clients=tuple(stuck),
         wakeups=sum(1 for e in events if e["kind"] == "woken"),
+        inconclusive=story_lost(events),
     )
     summary = summarize(verdict, storage_kind(events))
     return Verdict(**{**verdict.__dict__, "summary": summary})
+
+
+def story_lost(events: Sequence[Event]) -> str:
+    """Why the run could not keep its story: its first shift that did not keep it; "" if none."""
+    for e in _in_time_order(events):
+        if e["kind"] == "schedule_shifted" and e.get("kept") is False:
+            index = e.get("index")
+            where = f"step {index + 1}" if isinstance(index, int) else str(e.get("what", "?"))
+            return f"the machine fell behind by {float(e.get('late_ms', 0)):.0f} ms at {where}"
+    return ""
 
 
 def storage_kind(events: Sequence[Event]) -> str:
@@ -250,6 +266,16 @@ SAVED_BY = {
 
 def summarize(verdict: Verdict, storage: str = "fenced") -> str:
     """One or two sentences a learner can read next to the diagram."""
+    told = _told(verdict, storage)
+    if verdict.inconclusive:
+        return (
+            f"Inconclusive: {verdict.inconclusive}, so this run could not keep its story and "
+            f"the scenario's prediction was not judged. What it showed: {told}"
+        )
+    return told
+
+
+def _told(verdict: Verdict, storage: str) -> str:
     if verdict.mutual_exclusion == "none":
         first = "No lock was in play: every client went straight to the storage."
     elif verdict.mutual_exclusion == "held":
@@ -275,7 +301,10 @@ def summarize(verdict: Verdict, storage: str = "fenced") -> str:
 
 
 def compare(verdict: Mapping[str, Any], expect: Mapping[str, Any]) -> list[str]:
-    """Each way the verdict contradicts ``expect``, as sentences; empty when it matches."""
+    """Each way the verdict contradicts ``expect``, as sentences; empty when it matches, and
+    when the run was inconclusive: a story that was not kept neither meets nor contradicts it."""
+    if verdict.get("inconclusive"):
+        return []
     return [
         f"expected {key} = {want!r}, got {verdict.get(key)!r}"
         for key, want in expect.items()

@@ -81,6 +81,8 @@ class Run(models.Model):
             "status": self.status,
             "verdict": self.verdict,
             "expect_met": self.expect_met,
+            # An inconclusive run's expect was not judged: neither met nor contradicted.
+            "inconclusive": (self.verdict or {}).get("inconclusive") or "",
             "events": self.events_after(0),
         }
         if self.parent_id is not None or self.diverged_ms is not None:
@@ -107,6 +109,13 @@ class Run(models.Model):
     def headline(self) -> tuple[str, str]:
         """The outcome in one line and its tone, as every page says it."""
         return narrator.headline(self.verdict, self.error, self.status, self.storage_kind)
+
+    @property
+    def expectation(self) -> tuple[str, str] | None:
+        """What became of the scenario's prediction (met, missed, not judged), and its tone."""
+        if not self.scenario.get("expect"):
+            return None
+        return narrator.expectation(self.verdict, self.expect_met, self.mismatches)
 
     @property
     def facts(self) -> list[tuple[str, str]]:

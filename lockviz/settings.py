@@ -6,8 +6,9 @@ LOCKVIZ_DATABASE_URL  a PostgreSQL database instead, e.g. postgresql://user:pass
                       from the file LOCKVIZ_DATABASE_PASSWORD_FILE instead (docker compose)
 LOCKVIZ_SERVERS       use these servers instead of starting them, e.g.
                       "redis-1=redis-1:6379,storage=storage:6379" (docker compose)
-LOCKVIZ_MAX_RUNS      runs executing at once before others queue (default 4)
-LOCKVIZ_MAX_QUEUE     runs waiting for a slot before new ones are refused, 503 (default 24)
+LOCKVIZ_MAX_RUNS      the most runs executing at once (default 24): fewer while the machine is
+                      busy or runs come late (lockviz/lab/capacity.py); the others queue
+LOCKVIZ_MAX_QUEUE     runs waiting for a slot before new ones are refused, 503 (default 64)
 LOCKVIZ_MAX_PER_BROWSER  one browser's queued + running runs before it is refused, 429 (4)
 LOCKVIZ_RETENTION_DAYS   runs and imports older than this are removed (default 30; prune)
 LOCKVIZ_MAX_BODY      the largest request body accepted, in bytes (default 8 MiB)
@@ -147,8 +148,8 @@ FILE_UPLOAD_HANDLERS = [
 ]
 
 LOCKVIZ_SERVERS = os.environ.get("LOCKVIZ_SERVERS", "")
-LOCKVIZ_MAX_RUNS = int(os.environ.get("LOCKVIZ_MAX_RUNS", "4"))
-LOCKVIZ_MAX_QUEUE = int(os.environ.get("LOCKVIZ_MAX_QUEUE", "24"))
+LOCKVIZ_MAX_RUNS = int(os.environ.get("LOCKVIZ_MAX_RUNS", "24"))  # a ceiling: see capacity
+LOCKVIZ_MAX_QUEUE = int(os.environ.get("LOCKVIZ_MAX_QUEUE", "64"))
 LOCKVIZ_MAX_PER_BROWSER = int(os.environ.get("LOCKVIZ_MAX_PER_BROWSER", "4"))
 LOCKVIZ_RETENTION_DAYS = int(os.environ.get("LOCKVIZ_RETENTION_DAYS", "30"))
 

@@ -120,6 +120,16 @@ class AppServer:
         """Pids of live processes whose parent is the app."""
         return procs.children(self.proc.pid)
 
+    def descendants(self) -> list[int]:
+        """Pids of live processes the app started, and those they started (the fork server's
+        client processes and proxies)."""
+        found, parents = [], [self.proc.pid]
+        while parents:
+            children = [pid for parent in parents for pid in procs.children(parent)]
+            found += children
+            parents = children
+        return found
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)

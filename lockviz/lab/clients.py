@@ -21,21 +21,29 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import queue
 import signal
+import threading
+import os
 import subprocess
 import sys
-import threading
+import time
+from collections import deque
+from collections.abc import Callable
 from typing import Any, Protocol
 
-from lockviz.lab import procs
+from lockviz.lab import forkserver, procs
 from lockviz.lab.errors import LabError
 from lockviz.lab.events import Record
 from lockviz.lab.procs import wait_until
 
 MAX_QUEUED = 64  # commands waiting for one client before more are refused
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+WORKER_MODULE = "lockviz.lab.worker"  # a client: forked from the fork server, warm
+# A command the client took: (the step's index, when it could have begun, when it began), in
+# the host's monotonic ns. It could begin once sent, the client's previous command done and the
+# client thawed, whichever came last: only a busy machine makes it begin later than that.
+Took = Callable[[int | None, int, int], None]
 
 
 class ProcessConfig(Protocol):
@@ -49,14 +57,21 @@ class ProcessConfig(Protocol):
 
 class ClientProcess:
     def __init__(
-        self, config: ProcessConfig, record: Record, module: str = "lockviz.lab.worker"
+        self,
+        config: ProcessConfig,
+        record: Record,
+        on_took: Took | None = None,
+        module: str = WORKER_MODULE,
     ) -> None:
         self.name = config.name
         self.config = config
         self.record = record
+        self.on_took = on_took
         self.module = module
         self.ready: dict[str, Any] = {}  # what its _ready line said (the service's port)
-        self.proc: subprocess.Popen[str] | None = None
+        self._sent: deque[tuple[int | None, int]] = deque()  # (index, sent ns), not yet taken
+        self._free_ns = 0  # when its last command was done, or it thawed
+        self.proc: procs.Child | None = None
         self.paused = False
         self.crashed = False
         self._pending = 0
@@ -67,15 +82,18 @@ class ClientProcess:
         self._writer: threading.Thread | None = None
 
     def start(self) -> None:
-        env = {**os.environ, "PYTHONPATH": ROOT, "PYTHONUNBUFFERED": "1"}
-        self.proc = procs.spawn(
-            [sys.executable, "-m", self.module],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            env=env,
-            cwd=ROOT,
-        )
+        if self.module == WORKER_MODULE:
+            self.proc = forkserver.start(forkserver.WORKER)  # it waits for its config
+        else:  # the storage service: one per sequencer run, started cold
+            env = {**os.environ, "PYTHONPATH": ROOT, "PYTHONUNBUFFERED": "1"}
+            self.proc = procs.spawn(
+                [sys.executable, "-m", self.module],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                env=env,
+                cwd=ROOT,
+            )
         self._reader = threading.Thread(target=self._read, name=f"client-{self.name}", daemon=True)
         self._reader.start()
         self._lines.put(self.config.to_json())
@@ -92,8 +110,9 @@ class ClientProcess:
 
         wait_until(ready, timeout_s, f"client {self.name}")
 
-    def send(self, command: dict[str, Any]) -> str:
-        """Queue a command; a frozen client reads it when it thaws, as in real life.
+    def send(self, command: dict[str, Any], index: int | None = None) -> str:
+        """Queue a command (scenario step ``index``); a frozen client reads it when it thaws,
+        as in real life.
 
         Never blocks. Returns ``""`` when queued, else why the command was refused.
         """
@@ -106,6 +125,7 @@ class ClientProcess:
                 frozen = " while it is frozen" if self.paused else ""
                 return f"{self.name} already has {MAX_QUEUED} commands waiting{frozen}"
             self._pending += 1
+            self._sent.append((index, time.monotonic_ns()))
         return ""
 
     def _write_all(self) -> None:
@@ -127,6 +147,7 @@ class ClientProcess:
     def resume(self) -> None:
         self._signal(signal.SIGCONT)
         self.paused = False
+        self._free_ns = max(self._free_ns, time.monotonic_ns())
 
     def crash(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -163,6 +184,8 @@ class ClientProcess:
                 try:
                     if self._lines.get_nowait() is not None:
                         self._pending -= 1
+                        if self._sent:
+                            self._sent.pop()  # the newest: lines leave the queue in order
                 except queue.Empty:
                     break
             self._changed.notify_all()
@@ -176,6 +199,15 @@ class ClientProcess:
             self.crashed = True
             self._changed.notify_all()
 
+    def _took(self, t_ns: int) -> None:
+        with self._changed:
+            if not self._sent:
+                return
+            index, sent_ns = self._sent.popleft()
+            could_ns = max(sent_ns, self._free_ns)
+        if self.on_took is not None:
+            self.on_took(index, could_ns, t_ns)
+
     def _read(self) -> None:
         assert self.proc is not None and self.proc.stdout is not None
         for line in self.proc.stdout:
@@ -188,9 +220,12 @@ class ClientProcess:
             if kind == "_ready":
                 self.ready = message
                 self._ready.set()
+            elif kind == "_took":
+                self._took(t_ns)
             elif kind == "_done":
                 with self._changed:
                     self._pending -= 1
+                    self._free_ns = max(self._free_ns, t_ns)
                     self._changed.notify_all()
             else:
                 self.record(self.name, kind, message, t_ns)

@@ -37,6 +37,7 @@ from algorithms.checker import check, compare
 from algorithms.clock import ClockFile
 from lockviz.catalogue import STORAGE
 from lockviz.lab import procs, watchers
+from lockviz.lab.capacity import Meter
 from lockviz.lab.clients import ClientProcess
 from lockviz.lab.config import ClientConfig, StorageServiceConfig
 from lockviz.lab.errors import LabError
@@ -45,13 +46,15 @@ from lockviz.lab.faults import Faults
 from lockviz.lab.labs import Lab, OnWait, ServerSet
 from lockviz.lab.limits import Limits, Watchdog
 from lockviz.lab.links import Links
-from lockviz.lab.scheduler import Scheduler
+from lockviz.lab.scheduler import TOLERANCE_MS, Late, Scheduler, Timeline
+from lockviz.lab.story import Story
 from lockviz.scenarios.schema import Scenario, Step
 from lockviz.scenarios.verbs import DEFAULT_ACQUIRE_TIMEOUT_MS
 
 CALL_TIMEOUT_MS = 1_000
 DRAIN_MARGIN_MS = 5_000
 ENDING_DRAIN_S = 0.5  # an ended run waits this long for commands in flight, not for their waits
+READY_TIMEOUT_S = 15.0  # for a client process, or a watcher, to be ready before the run starts
 
 
 @dataclass
@@ -63,9 +66,16 @@ class RunResult:
 
     @property
     def expect_met(self) -> bool | None:
-        if self.verdict is None:
+        """Whether the verdict met ``expect``; None when there is no verdict, or the run could
+        not keep its story (its ``expect`` was not judged)."""
+        if self.verdict is None or self.inconclusive:
             return None
         return not self.mismatches
+
+    @property
+    def inconclusive(self) -> str:
+        """Why the run could not keep its story ("" when it did)."""
+        return str((self.verdict or {}).get("inconclusive") or "")
 
 
 class RunEngine:
@@ -77,19 +87,27 @@ class RunEngine:
         on_wait: OnWait | None = None,
         open_ended: bool = False,
         limits: Limits | None = None,
+        meter: Meter | None = None,
     ) -> None:
         self.scenario = scenario
         self.lab = lab
         self.sink = sink
         self.on_wait = on_wait
+        self.meter = meter  # hears how late the run is, and when it has started (capacity)
         self.open_ended = open_ended
         self.events: list[Event] = []
         self.result: RunResult | None = None
         self.clients: dict[str, ClientProcess] = {}
         self.steps: list[Step] = list(scenario.steps)  # grows with injected steps
         self.limits = limits or Limits.for_run(scenario, open_ended)
-        self.schedule = Scheduler(lambda: self.now_ms)  # the steps, in order
-        self.timers = Scheduler(lambda: self.now_ms)  # thaws: on time even if a step is slow
+        # The steps, in order, and the thaws, on time even if a step is slow: one timeline, so
+        # a machine that falls behind shifts them all alike (a free-play session is not shifted).
+        self.timeline = Timeline(
+            lambda: self.now_ms, None if open_ended else TOLERANCE_MS, self._on_late
+        )
+        self.schedule = Scheduler(self.timeline)
+        self.timers = Scheduler(self.timeline)
+        self.story = Story()  # the timers the steps started: what a shift cannot move
         self.started = threading.Event()
         self.ending: str | None = None  # why the run ends early, and is judged
         self.failure: str | None = None  # why it failed: no verdict
@@ -117,6 +135,7 @@ class RunEngine:
                 **details,
             }
             self.events.append(event)
+            self.story.see(event)
             self.sink(event)
 
     @property
@@ -157,7 +176,8 @@ class RunEngine:
         index = len(self.steps)
         self.steps.append(step)
         self._last_click = time.monotonic()
-        self.schedule.soon(lambda: self._dispatch(index, step), f"step {index + 1} ({step.do})")
+        what = f"step {index + 1} ({step.do})"
+        self.schedule.soon(lambda: self._dispatch(index, step), what, index)
 
     def finish(self) -> None:
         """End an open-ended run once what is scheduled has happened."""
@@ -178,8 +198,8 @@ class RunEngine:
     def abort(self, why: str) -> None:
         """Fail the run now (no verdict): stop everything that could keep it stuck."""
         with self._lock:
-            if self.failure:
-                return
+            if self.failure or self.result is not None:
+                return  # failed already, or judged: too late to fail
             self.failure = why
         if not self._t0_ns:
             self._t0_ns = time.monotonic_ns()
@@ -194,6 +214,39 @@ class RunEngine:
     def clicked_pause_ms(self) -> int:
         """The longest pause a click may cause now (see :class:`Limits`)."""
         return self.limits.clicked_pause_ms(self.now_ms / 1000)
+
+    def _on_took(self, client: str, index: int | None, could_ns: int, took_ns: int) -> None:
+        """A client began a command: a busy machine that made it begin late shifts the rest of
+        the schedule as a late step would (in the client's reader thread)."""
+        if index is None or not self._t0_ns:
+            return
+        step = self.steps[index]
+        what = f"step {index + 1} ({step.do}), as {client} took it"
+        due_ms, late_ms = (could_ns - self._t0_ns) / 1e6, (took_ns - could_ns) / 1e6
+        if self.meter is not None:
+            self.meter.late(late_ms)
+        self.timeline.late_elsewhere(what, index, due_ms, late_ms, client)
+
+    def _on_late(self, late: Late) -> None:
+        """The machine fell behind: the schedule shifted. Record it, and whether the story
+        survived: no moment moved across a timer running on a server or in a client, nor (a
+        command its client took late) across a later step already taken."""
+        late_client = (late.index, late.client) if late.client and late.index is not None else None
+        with self._lock:
+            moments = [(late.due_ms, late.what), *late.pending]
+            crossing = self.story.crossing(moments, late.late_ms, TOLERANCE_MS, late_client)
+        details: dict[str, Any] = {
+            "what": late.what,
+            "due_ms": round(late.due_ms, 1),
+            "late_ms": round(late.late_ms, 1),
+            "shift_ms": round(late.shift_ms, 1),
+            "kept": crossing is None,
+        }
+        if late.index is not None:
+            details["index"] = late.index
+        if crossing is not None:
+            details.update(crossing.as_details())
+        self.record("lab", "schedule_shifted", details)
 
     def _on_limit(self, why: str, stuck: bool) -> None:
         if self.open_ended and not stuck:
@@ -226,19 +279,26 @@ class RunEngine:
         try:
             links.start()
             self._start_clients(links, clocks)
-            for watcher in running:
-                watcher.start()
+            for watcher in running:  # all at once: each connects to its own server
+                watcher.start(timeout_s=0)
+            for watcher in running:  # the story starts only once every server is watched
+                if not watcher.wait_ready(READY_TIMEOUT_S):
+                    raise LabError(f"the lab could not start watching {watcher.name}")
             self._t0_ns = time.monotonic_ns()
             self._last_click = time.monotonic()
             self.record("lab", "run_started", self._describe(servers.addresses()))
             self.started.set()
+            if self.meter is not None:
+                self.meter.started()  # the next run may start provisioning
             timers.start()
             watchdog.start()
             for index, step in enumerate(s.steps):
                 what = f"step {index + 1} ({step.do})"
-                self.schedule.at(step.at_ms, functools.partial(self._dispatch, index, step), what)
+                action = functools.partial(self._dispatch, index, step)
+                self.schedule.at(step.at_ms, action, what, index)
             self.schedule.run(open_ended=self.open_ended)
             self._drain()
+            watchdog.stop()  # the run is over: judging it is not overrunning it
             if self.failure is None:
                 self.result = self._judge()
         finally:
@@ -270,7 +330,7 @@ class RunEngine:
             call_timeout_ms=CALL_TIMEOUT_MS,
             passwords=servers.passwords(),
         )
-        self.service = ClientProcess(config, self.record, "lockviz.lab.storage_service")
+        self.service = ClientProcess(config, self.record, module="lockviz.lab.storage_service")
         self.service.start()
         self.service.wait_ready()
         return {**addresses, STORAGE: f"127.0.0.1:{self.service.ready['port']}"}
@@ -279,13 +339,14 @@ class RunEngine:
         s = self.scenario
         verdict = check(self.events, self.now_ms).as_dict()
         mismatches = compare(verdict, s.expect.as_dict() if s.expect else {})
-        expect_met = not mismatches if s.expect is not None and s.expect.as_dict() else None
+        result = RunResult(self.events, verdict, mismatches)
+        expect_met = result.expect_met if s.expect is not None and s.expect.as_dict() else None
         self.record(
             "lab",
             "run_finished",
             {"verdict": verdict, "expect_met": expect_met, "mismatches": mismatches},
         )
-        return RunResult(self.events, verdict, mismatches)
+        return result
 
     def _describe(self, addresses: dict[str, str]) -> dict[str, Any]:
         s = self.scenario
@@ -314,11 +375,12 @@ class RunEngine:
                 CALL_TIMEOUT_MS,
                 passwords=self.servers.passwords() if self.servers else {},
             )
-            self.clients[name] = ClientProcess(config, self.record)
+            took = functools.partial(self._on_took, name)
+            self.clients[name] = ClientProcess(config, self.record, took)
         for client in self.clients.values():
             client.start()
         for client in self.clients.values():
-            client.wait_ready()
+            client.wait_ready(READY_TIMEOUT_S)
 
     # -- one step -----------------------------------------------------------------------------
 
@@ -326,13 +388,17 @@ class RunEngine:
         """Record the step (the validated step itself, without its checkpoint: a question's
         answer stays in the scenario, not on the stream), then do it: once, by its target."""
         done = step.to_json()
-        self.record(
-            "lab", "step", {"index": index, **{k: v for k, v in done.items() if k != "ask"}}
-        )
+        timing = {"late_ms": round(self.schedule.late_ms(), 1)}
+        if self.meter is not None:
+            self.meter.late(timing["late_ms"])
+        if self.timeline.shift_ms:
+            timing["shift_ms"] = round(self.timeline.shift_ms, 1)
+        said = {k: v for k, v in done.items() if k != "ask"}
+        self.record("lab", "step", {"index": index, **said, **timing})
         if not step.command:
             assert self.faults is not None, "steps are dispatched once the run is provisioned"
             self.faults.apply(step)
-        elif refused := self.clients[step.client or ""].send(done):
+        elif refused := self.clients[step.client or ""].send(done, index):
             self.record(step.client or "lab", "step_refused", {"index": index, "why": refused})
 
     def _drain(self) -> None:

@@ -69,7 +69,7 @@ class Faults:
                 return
             client.pause()
             self.record(name, "paused", {"ms": step.ms})
-            self.timers.at(self.timers.now_ms() + (step.ms or 0), lambda: self.thaw(client))
+            self.timers.after(step.ms or 0, lambda: self.thaw(client, late=True), f"{name}'s thaw")
         elif step.do == "crash":
             client.crash()
             self.record(name, "crashed", {})
@@ -80,10 +80,14 @@ class Faults:
             self.clocks[name].set_rate(step.rate or 1.0)
             self.record(name, "clock_rate", {"rate": step.rate})
 
-    def thaw(self, client: ClientProcess, why: str = "") -> None:
+    def thaw(self, client: ClientProcess, why: str = "", late: bool = False) -> None:
+        """SIGCONT; ``late``: a thaw on its timer, which records how late it came."""
         if client.paused and not client.crashed:
             client.resume()
-            self.record(client.name, "resumed", {"why": why} if why else {})
+            details: dict[str, Any] = {"why": why} if why else {}
+            if late:
+                details["late_ms"] = round(self.timers.late_ms(), 1)
+            self.record(client.name, "resumed", details)
 
     def thaw_all(self, why: str) -> None:
         """End every pause now (the run is ending): each thaw recorded, with why."""
@@ -158,8 +162,8 @@ class Faults:
         for name in list(self.isolated):
             self.servers[name].isolate(self.servers.peers(name), "pass")
         self.isolated.clear()
-        for client, node in self.links.faulty():
-            self.links.set(client, node, "pass")
+        for client, node in self.links.faulty() if self.links.alive else []:  # a stopped proxy
+            self.links.set(client, node, "pass")  # (a failed run) carries nothing to heal
         for server in self.servers.servers.values():
             if server.offset_ms:
                 server.reset_clock()

@@ -13,10 +13,11 @@ each run.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import shutil
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,8 +62,8 @@ class ServerSet:
         raised after); then forget and remove the run dir, unless a process of the set is still
         alive: its record is what lets ``lab down`` (or the next start-up) find it."""
         try:
-            if self.local:
-                procs.run_each(server.stop for server in self.servers.values())
+            if self.local:  # each at once: a ZooKeeper JVM takes its time to go
+                _each_at_once(server.stop for server in self.servers.values())
         finally:
             left = [pid for s in self.servers.values() for pid in s.pids() if procs.alive(pid)]
             if self.workdir and not left:
@@ -102,11 +103,17 @@ class LocalLab:
         try:
             for module, group in by_kind.items():
                 self._create(started, module, group, options)
-            for server in started.servers.values():
-                server.launch()
+            # Each kind at once: one kind's slow start (initdb, a JVM, a raft election) need not
+            # wait for another's. Every pid is recorded before any is waited for.
+            _each_at_once(
+                functools.partial(_launch, [started[name] for name in group])
+                for group in by_kind.values()
+            )
             _record(started)
-            for module, group in by_kind.items():
-                self._wait_ready(started, module, group, options)
+            _each_at_once(
+                functools.partial(self._wait_ready, started, module, group, options)
+                for module, group in by_kind.items()
+            )
             yield ServerSet({n: started.servers[n] for n in names}, workdir)
         finally:
             started.close()
@@ -141,8 +148,44 @@ class LocalLab:
             _record(started)
 
 
+def _launch(servers: list[Server]) -> None:
+    for server in servers:
+        server.launch()
+
+
+def _each_at_once(steps: Iterable[Callable[[], object]]) -> None:
+    """Do every step, each in a thread of its own, and wait for all; then raise the first
+    failure (the others noted on it), as :func:`lockviz.lab.procs.run_each` does."""
+    failures: list[BaseException] = []
+
+    def do(step: Callable[[], object]) -> None:
+        try:
+            step()
+        except BaseException as exc:  # raised below, in the caller's thread
+            failures.append(exc)
+
+    threads = [threading.Thread(target=do, args=(step,), daemon=True) for step in steps]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        for other in failures[1:]:
+            failures[0].add_note(f"also failed: {other!r}")
+        raise failures[0]
+
+
+_recording = threading.Lock()
+
+
 def _record(started: ServerSet) -> None:
     """Write the set's lab.json: every process of every server, and the ports."""
+    assert started.workdir is not None
+    with _recording:  # kinds restarted on other ports, each in its own thread
+        _write_record(started)
+
+
+def _write_record(started: ServerSet) -> None:
     assert started.workdir is not None
     registry.record(
         started.workdir,

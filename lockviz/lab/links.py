@@ -8,16 +8,11 @@ bob untouched. The lab's own observers (watchers) talk to the servers directly.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import threading
 from typing import Any
 
-from lockviz.lab import procs
+from lockviz.lab import forkserver, procs
 from lockviz.lab.errors import LabError
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def link_name(client: str, node: str) -> str:
@@ -33,19 +28,17 @@ class Links:
         }
         self.modes = dict.fromkeys(self.targets, "pass")
         self.ports: dict[str, int] = {}
-        self.proc: subprocess.Popen[str] | None = None
+        self.proc: procs.Child | None = None
         self._lock = threading.Lock()
 
     def start(self) -> None:
-        env = {**os.environ, "PYTHONPATH": ROOT}
-        self.proc = procs.spawn(
-            [sys.executable, "-m", "lockviz.lab.proxy", json.dumps({"links": self.targets})],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            env=env,
-            cwd=ROOT,
-        )
+        self.proc = forkserver.start(forkserver.PROXY)  # it waits for its links
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(json.dumps({"links": self.targets}) + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError) as exc:
+            raise LabError("the network proxy exited") from exc
         ready = self._read()
         if not ready.get("ready"):
             raise LabError(f"the network proxy did not start: {ready}")
@@ -67,12 +60,19 @@ class Links:
         command = {"link": name, "mode": mode, "ms": ms, "jitter_ms": jitter_ms}
         with self._lock:
             assert self.proc is not None and self.proc.stdin is not None
-            self.proc.stdin.write(json.dumps(command) + "\n")
-            self.proc.stdin.flush()
+            try:
+                self.proc.stdin.write(json.dumps(command) + "\n")
+                self.proc.stdin.flush()
+            except (BrokenPipeError, OSError, ValueError) as exc:  # ValueError: stdin closed
+                raise LabError("the network proxy exited") from exc
             answer = self._read()
         if not answer.get("ok"):
             raise LabError(f"the proxy refused {command}: {answer.get('error')}")
         self.modes[name] = mode
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
 
     def faulty(self) -> list[tuple[str, str]]:
         """(client, node) of every link that is not passing bytes normally."""

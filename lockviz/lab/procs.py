@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any, Protocol
 
 from lockviz.lab.errors import LabError
 
@@ -80,7 +80,29 @@ def spawn_detached(args: list[str], **popen: Any) -> subprocess.Popen[Any]:
     return subprocess.Popen(args, start_new_session=True, **popen)
 
 
-def stop(proc: subprocess.Popen[Any], *, grace_s: float = 2.0) -> None:
+class Child(Protocol):
+    """A child process as the lab handles it: a :class:`subprocess.Popen`, or a process forked
+    for it by the fork server (:class:`lockviz.lab.forkserver.Forked`)."""
+
+    pid: int
+    returncode: int | None
+
+    @property
+    def stdin(self) -> IO[str] | None: ...
+
+    @property
+    def stdout(self) -> IO[str] | None: ...
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    def send_signal(self, sig: int) -> None: ...
+
+    def kill(self) -> None: ...
+
+
+def stop(proc: Child | subprocess.Popen[Any], *, grace_s: float = 2.0) -> None:
     """SIGCONT (a frozen process cannot die gracefully), SIGTERM, then SIGKILL; always reaped."""
     if proc.poll() is not None:
         return

@@ -1,8 +1,10 @@
 """The lab's network: one TCP proxy per client↔server link, all in one asyncio process.
 
-Run as ``python -m lockviz.lab.proxy '<{"links": {"alice>redis-1": "127.0.0.1:6379"}}>'``. It
-listens on a free loopback port per link, prints ``{"ready": true, "ports": {link: port}}`` and
-then takes one command per line on stdin, answering each with one line on stdout:
+Forked from the lab's warm fork server (:mod:`lockviz.lab.forkserver`), or run as
+``python -m lockviz.lab.proxy``. It reads its links as the first line on stdin
+(``{"links": {"alice>redis-1": "127.0.0.1:6379"}}``), listens on a free loopback port per link,
+prints ``{"ready": true, "ports": {link: port}}`` and then takes one command per line on stdin,
+answering each with one line on stdout:
 
     {"op": "set", "link": "alice>redis-1", "mode": "blackhole"}           -> {"ok": true}
     {"op": "set", "link": "alice>redis-1", "mode": "delay", "ms": 300, "jitter_ms": 50}
@@ -161,8 +163,15 @@ def _say(message: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
+def run() -> None:
+    """Read the links (the first line), then serve them until stdin closes."""
+    first = sys.stdin.readline()  # nothing else comes before it has said it is ready
+    if first:  # EOF: the app is stopping before it used it
+        asyncio.run(main(json.loads(first)))
+
+
 if __name__ == "__main__":
     from lockviz.lab.procs import die_with_parent
 
     die_with_parent()
-    asyncio.run(main(json.loads(sys.argv[1])))
+    run()

@@ -201,6 +201,8 @@ class _Body:
             backend = f"{e.get('backend')}" + (f" ({e.get('variant')})" if e.get("variant") else "")
             line = f"run started · {backend} · fencing {fencing} · lease {e.get('ttl_ms')} ms"
             yield f"Note over {self.every}: {when} · {text(line)}"
+        elif kind == "schedule_shifted":  # the machine fell behind: whether the story survived
+            yield f"Note over {self.every}: {when} · {wrapped(said.phrase)}"
         elif kind in ("run_finished", "run_failed"):
             yield from self.close()
             if kind == "run_failed":

@@ -333,6 +333,7 @@ REQUIRED: dict[str, Check] = {"seq": _seq, "t_ms": _t_ms, "actor": _name, "kind"
 VERDICT: dict[str, Check] = {
     "mutual_exclusion": _text,
     "summary": _text,
+    "inconclusive": _text,
     "stuck_clients": _texts,  # the findings list them by name
     "data_corrupted": _bool,
     "stale_writes_accepted": _whole,
@@ -346,9 +347,12 @@ VERDICT: dict[str, Check] = {
 # The details of docs/events.md that the diagram, the replay and the verdict read.
 DETAILS: dict[str, Check] = {
     **{name: _text for name in ("to", "from", "op", "reason", "error", "holder", "say", "title",
-                                "backend", "variant", "storage", "do", "client")},
-    **{name: _number for name in ("ttl_ms", "ms", "offset_ms", "duration_ms", "highest")},
-    **{name: _bool for name in ("ok", "accepted", "fencing", "unsafe", "expect_met")},
+                                "backend", "variant", "storage", "do", "client", "what",
+                                "fixed", "fixed_by", "moved")},
+    **{name: _number for name in ("ttl_ms", "ms", "offset_ms", "duration_ms", "highest",
+                                  "late_ms", "shift_ms", "due_ms", "fixed_ms", "moved_from_ms",
+                                  "moved_to_ms")},
+    **{name: _bool for name in ("ok", "accepted", "fencing", "unsafe", "expect_met", "kept")},
     "index": _whole,
     "call": _text_or_number,
     "token": _text_or_number,

@@ -638,6 +638,27 @@ def _restarted(e: Event) -> tuple[str, str]:
     return "restarted (no fsync: empty)", "restarted (no fsync: empty)"
 
 
+def _shifted(e: Event) -> tuple[str, str]:
+    late = f"{float(e.get('late_ms') or 0):.0f} ms"
+    behind = f"the machine fell behind by {late} at {e.get('what')}"
+    if e.get("kept") is not False:
+        return f"{behind}: the rest of the schedule moves {late} later, keeping its intervals", (
+            f"schedule +{late}"
+        )
+    at = f"{float(e.get('fixed_ms') or 0):.0f} ms"
+    fixed = {
+        "lease": f"{e.get('fixed_by')}'s lease ends at {at}",
+        "wait": f"{e.get('fixed_by')}'s wait for the lock ends at {at}",
+        "step": f"{e.get('fixed_by')} already came at {at}",
+    }.get(str(e.get("fixed")), f"something came at {at}")
+    return (
+        f"{behind}: the schedule moves {late} later, but {fixed}, and {e.get('moved')} now "
+        f"comes after it ({float(e.get('moved_to_ms') or 0):.0f} ms): this run cannot keep its "
+        "story",
+        "story lost",
+    )
+
+
 def _link(e: Event) -> tuple[str, str]:
     who, mode = e.get("actor"), e.get("mode")
     if e.get("peers"):
@@ -695,6 +716,7 @@ _PHRASES: dict[str, Callable[[Event], tuple[str, str]]] = {
     "releasing": lambda e: ("leaves its critical section and releases", ""),
     "session": _session,
     "renewal_started": lambda e: (f"watchdog renews every {e.get('interval_ms')} ms", ""),
+    "schedule_shifted": _shifted,
 }
 
 
@@ -881,6 +903,8 @@ def headline(
         return "✖ The run failed", "bad"
     if not verdict:
         return ("… waiting for the lab" if status == "queued" else "… running live"), "pending"
+    if verdict.get("inconclusive"):
+        return f"⚠ Inconclusive: {verdict['inconclusive']}", "warn"
     if verdict.get("mutual_exclusion") == "none":
         return no_lock_headline(verdict, storage)
     if verdict.get("data_corrupted"):
@@ -893,6 +917,24 @@ def headline(
     if verdict.get("liveness") == "stuck":
         return "⚠ Mutual exclusion held, but the lock is stuck", "warn"
     return "✔ Mutual exclusion held", "good"
+
+
+def expectation(
+    verdict: Mapping[str, Any] | None, expect_met: bool | None, mismatches: list[str]
+) -> tuple[str, str] | None:
+    """What became of the scenario's prediction, and its tone (met, missed, unjudged); None
+    when there is nothing to say (no verdict, or no prediction)."""
+    if verdict and verdict.get("inconclusive"):
+        return (
+            "⚠ Not judged: the machine fell behind and this run could not keep the story the "
+            "scenario predicts. Run it again when the lab is quieter.",
+            "unjudged",
+        )
+    if expect_met is None:
+        return None
+    if expect_met:
+        return "✔ As the scenario predicted.", "met"
+    return f"✖ Not what the scenario predicted: {'; '.join(mismatches)}", "missed"
 
 
 def facts(verdict: Mapping[str, Any], storage: str = "fenced") -> list[tuple[str, str]]:

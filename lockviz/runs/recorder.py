@@ -2,7 +2,8 @@
 
 Each event the engine records is stored (``RunEvent``) and then published to the run's group,
 in that order, so a viewer that catches up from the database and then listens live misses
-nothing. Runs execute in background threads; at most ``LOCKVIZ_MAX_RUNS`` at once, the others
+nothing. Runs execute in background threads, as many at once as the machine can take
+(:mod:`lockviz.lab.capacity`: measured, with ``LOCKVIZ_MAX_RUNS`` as the ceiling); the others
 wait in a queue whose position their viewers see.
 
 Admission (:func:`launch`): the queue is bounded (``LOCKVIZ_MAX_QUEUE``: beyond it a new run is
@@ -23,6 +24,7 @@ from django.db import close_old_connections
 from django.utils import timezone
 
 from lockviz import broadcast
+from lockviz.lab import capacity
 from lockviz.lab.engine import RunEngine, RunResult
 from lockviz.lab.labs import Lab, make_lab
 from lockviz.models import Run, RunEvent
@@ -33,14 +35,11 @@ from lockviz.scenarios.schema import MAX_STEPS, Scenario, ScenarioError, Step, c
 log = logging.getLogger(__name__)
 
 _lab: Lab | None = None
-_slots = threading.BoundedSemaphore(settings.LOCKVIZ_MAX_RUNS)
-_waiting: list[str] = []
-_running = 0  # runs holding a slot
-_waiting_lock = threading.Lock()
 _admission = threading.Lock()  # admit, then create: one step (launch_many)
 _engines: dict[str, RunEngine] = {}  # live runs, by id: where clicks are sent
 MAX_CLICKS = MAX_STEPS  # a live run takes at most as many clicks as a scenario has steps
 UNWATCHED_S = 20.0  # a queued run nobody watches for this long is cancelled
+WATCHED_EVERY_S = 1.0  # how often a queued run asks whether anyone watches it
 RECOVER_EVERY_S = 60.0
 _keeper: threading.Thread | None = None
 _keeper_lock = threading.Lock()
@@ -76,10 +75,17 @@ def create_run(scenario: Scenario, slug: str = "", owner: str = "", **fork: Any)
     )
 
 
+def machine() -> capacity.Machine:
+    """The machine's capacity, with this app's ceiling."""
+    found = capacity.machine()
+    found.ceiling = settings.LOCKVIZ_MAX_RUNS
+    return found
+
+
 def admit(owner: str, count: int = 1) -> None:
     """Raise :class:`Refused` if ``owner`` may not start ``count`` more runs now."""
-    with _waiting_lock:
-        waiting, free = len(_waiting), settings.LOCKVIZ_MAX_RUNS - _running
+    lab_now = machine()
+    waiting, free = lab_now.waiting, lab_now.limit - len(lab_now.running)
     if waiting + count > settings.LOCKVIZ_MAX_QUEUE + max(0, free):
         raise Refused(
             503,
@@ -135,8 +141,7 @@ def start(run: Run, scenario: Scenario, open_ended: bool = False) -> threading.T
     taking steps from :func:`inject` as the learner clicks.
     """
     _keep()
-    with _waiting_lock:  # waiting from now on, as the next admission counts it
-        _waiting.append(run.pk)
+    machine().join(run.pk)  # waiting from now on, as the next admission counts it
     thread = threading.Thread(
         target=_queued, args=(run, scenario, open_ended), name=f"run-{run.pk}", daemon=True
     )
@@ -177,8 +182,11 @@ def is_live(run_id: str) -> bool:
     return run_id in _engines
 
 
-def execute(run: Run, scenario: Scenario, open_ended: bool = False) -> RunResult:
-    """Execute the run in this thread (the CLI, tests): record, then store the verdict."""
+def execute(
+    run: Run, scenario: Scenario, open_ended: bool = False, meter: capacity.Meter | None = None
+) -> RunResult:
+    """Execute the run in this thread (the CLI, tests): record, then store the verdict;
+    ``meter`` hears how late it is (a run the machine admitted)."""
     _keep()
     run.status = Run.Status.RUNNING
     run.save(update_fields=["status"])
@@ -202,7 +210,7 @@ def execute(run: Run, scenario: Scenario, open_ended: bool = False) -> RunResult
             run.pk, {"type": "run.status", "status": "queued", "position": position + 1}
         )
 
-    engine = RunEngine(scenario, lab(), sink, on_wait=waiting, open_ended=open_ended)
+    engine = RunEngine(scenario, lab(), sink, on_wait=waiting, open_ended=open_ended, meter=meter)
     _engines[run.pk] = engine
     try:
         result = engine.run()
@@ -231,42 +239,36 @@ def scenario_from_run(run: Run) -> dict[str, Any]:
 
 
 def queue_position(run_id: str) -> int | None:
-    with _waiting_lock:
-        return _waiting.index(run_id) + 1 if run_id in _waiting else None
+    return machine().position(run_id)
 
 
 def _queued(run: Run, scenario: Scenario, open_ended: bool = False) -> None:
-    unwatched_since = time.monotonic()
+    lab_now = machine()
+    unwatched_since = asked = time.monotonic()
+    told: int | None = None
     try:
-        while not _slots.acquire(timeout=0.5):
-            _status(run)
+        while not lab_now.enter(run.pk, timeout_s=0.5):
+            if (position := lab_now.position(run.pk)) != told:  # viewers see their place move
+                told = position
+                _status(run)
+            if time.monotonic() - asked < WATCHED_EVERY_S:
+                continue
+            asked = time.monotonic()
             if Run.objects.filter(pk=run.pk, watchers__gt=0).exists():
                 unwatched_since = time.monotonic()
             elif time.monotonic() - unwatched_since > UNWATCHED_S:
                 why = f"nobody watched it for {UNWATCHED_S:g} s while it waited for the lab"
+                lab_now.forget(run.pk)
                 recovery.interrupt(run, why, Run.Status.CANCELLED)
                 run.refresh_from_db()
                 _status(run)
-                close_old_connections()
                 return
-    finally:
-        with _waiting_lock:
-            _waiting.remove(run.pk)
-    _hold(+1)
-    try:
-        execute(run, scenario, open_ended)
+        execute(run, scenario, open_ended, capacity.Ticket(lab_now, run.pk))
     except Exception:  # logged by execute; the thread must not die noisily
         pass
     finally:
-        _hold(-1)
-        _slots.release()
+        lab_now.leave(run.pk)
         close_old_connections()
-
-
-def _hold(change: int) -> None:
-    global _running
-    with _waiting_lock:
-        _running += change
 
 
 def _finish(run: Run, *, result: RunResult | None = None, error: str = "") -> None:
@@ -296,8 +298,7 @@ def _keeping() -> None:
     idle = 0
     while idle < 2:  # ends when this process has had no run for a while; a new run restarts it
         try:
-            with _waiting_lock:
-                ours = [*_waiting, *list(_engines)]
+            ours = [*machine().queued(), *list(_engines)]
             idle = 0 if ours else idle + 1
             recovery.claim(ours)
             if time.monotonic() - last_recover > RECOVER_EVERY_S:

@@ -164,6 +164,20 @@ def test_belief_ends_when_the_release_is_sent_not_when_its_reply_comes_back() ->
     assert check(history).mutual_exclusion == "held"
 
 
+def test_a_shift_that_could_not_keep_the_story_makes_the_run_inconclusive() -> None:
+    lost = ev(2, 2500, "lab", "schedule_shifted", index=1, what="step 2 (pause)", late_ms=2209.4,
+              kept=False)  # fmt: skip
+    kept = ev(2, 2500, "lab", "schedule_shifted", index=0, late_ms=900, kept=True)
+    history = gc_pause_history(accepted=False)
+    verdict = check([*history, lost])
+    assert verdict.inconclusive == "the machine fell behind by 2209 ms at step 2"
+    assert verdict.summary.startswith("Inconclusive: the machine fell behind by 2209 ms at step 2")
+    assert verdict.mutual_exclusion == "violated"  # what happened is still said
+    # Its expect is not judged: neither met nor contradicted.
+    assert compare(verdict.as_dict(), {"mutual_exclusion": "held"}) == []
+    assert check([*history, kept]).inconclusive == ""
+
+
 # ---- writes based on an out-of-date read; no lock in play ---------------------------------
 
 

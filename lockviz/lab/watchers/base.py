@@ -37,10 +37,15 @@ class Watcher(ABC):
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"watch-{name}", daemon=True)
 
-    def start(self, timeout_s: float = 5.0) -> None:
-        """Start watching; returns once the watch is in place (or after ``timeout_s``)."""
+    def start(self, timeout_s: float = 5.0) -> bool:
+        """Start watching; returns once the watch is in place (True) or after ``timeout_s``
+        (False; 0: at once, see :meth:`wait_ready`)."""
         self._thread.start()
-        self._ready.wait(timeout_s)
+        return self.wait_ready(timeout_s)
+
+    def wait_ready(self, timeout_s: float) -> bool:
+        """Whether the watch is in place, waiting at most ``timeout_s`` for it."""
+        return self._ready.wait(timeout_s)
 
     def stop(self) -> None:
         self._stop.set()

@@ -1,7 +1,9 @@
 """``manage.py run_scenario <slug-or-path> [--json]``: one run on the live lab, in the terminal.
 
 Exit status: 0 the run completed as expected (or had no expectation), 1 the lab failed (a
-server is missing, ...), 2 the scenario is invalid, 3 the verdict contradicts ``expect``.
+server is missing, ...), 2 the scenario is invalid, 3 the verdict contradicts ``expect``, 4 the
+run was inconclusive: the machine fell behind and the run could not keep its story, so its
+``expect`` was not judged (run it again on a quieter machine).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ class Command(BaseCommand):
                 if scenario.expect and scenario.expect.as_dict()
                 else None,
                 "mismatches": result.mismatches,
+                "inconclusive": result.inconclusive,
                 "error": result.error,
                 "events": result.events,
             }
@@ -65,3 +68,8 @@ class Command(BaseCommand):
             sys.exit(1)
         if result.mismatches:
             sys.exit(3)
+        if result.inconclusive:
+            self.stderr.write(
+                f"Inconclusive: {result.inconclusive}; the scenario's expect was not judged."
+            )
+            sys.exit(4)

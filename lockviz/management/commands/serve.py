@@ -12,6 +12,7 @@ from __future__ import annotations
 import resource
 import signal
 import time
+import urllib.parse
 from typing import Any
 
 from daphne.cli import CommandLineInterface
@@ -22,7 +23,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from lockviz import channel_layer
 from lockviz.bodylimit import guard_daphne
 from lockviz.catalogue import REDIS
-from lockviz.lab import registry
+from lockviz.lab import forkserver, registry
 from lockviz.lab.errors import LabError
 from lockviz.lab.labs import LocalLab
 from lockviz.lab.servers import install_hint, missing
@@ -56,6 +57,7 @@ class Command(BaseCommand):
             if missing(REDIS):
                 raise CommandError(install_hint(missing(REDIS)))
             self.step("lab self-test: starting redis-1 and storage", self.self_test)
+            self.step("the fork server for client processes", forkserver.server().start)
         if settings.LOCKVIZ_CHANNEL_REDIS:
             self.step(
                 f"live streams: {without_password(settings.LOCKVIZ_CHANNEL_REDIS)}",

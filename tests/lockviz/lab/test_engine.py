@@ -27,6 +27,7 @@ def test_builtin_scenario_meets_its_expectation(slug: str) -> None:
     _, result = run(builtin()[slug])
     assert result.error is None
     assert result.mismatches == [], result.verdict
+    assert result.expect_met is True, result.inconclusive  # not inconclusive: the story was told
 
 
 def test_fenced_gc_pause_story_in_order() -> None:

@@ -1,11 +1,12 @@
-"""The schedule: actions in time order on the run's clock, one at a time, never early."""
+"""The schedule: actions in time order on the run's clock, one at a time, never early; a
+machine that falls behind shifts what is pending, keeping its intervals."""
 
 from __future__ import annotations
 
 import threading
 import time
 
-from lockviz.lab.scheduler import Scheduler
+from lockviz.lab.scheduler import TOLERANCE_MS, Late, Scheduler, Timeline
 
 
 def clock() -> tuple[Scheduler, list[tuple[str, float]]]:
@@ -82,3 +83,88 @@ def test_a_deadline_ends_an_open_run_that_nobody_closes() -> None:
     started = time.monotonic()
     schedule.run(open_ended=True, deadline_s=time.monotonic() + 0.2)
     assert time.monotonic() - started < 2
+
+
+# -- lateness and shifts: a clock the test moves, as a stalled machine would -----------------
+
+
+class Stalls:
+    """The run's clock, which a test can make jump forward (the machine stalled meanwhile)."""
+
+    def __init__(self) -> None:
+        self.start = time.monotonic()
+        self.stalled_ms = 0.0
+
+    def __call__(self) -> float:
+        return (time.monotonic() - self.start) * 1000 + self.stalled_ms
+
+    def stall(self, ms: float) -> None:
+        self.stalled_ms += ms
+
+
+def shifting() -> tuple[Stalls, Timeline, list[Late], list[tuple[str, float, float]]]:
+    now = Stalls()
+    shifts: list[Late] = []
+    timeline = Timeline(now, TOLERANCE_MS, shifts.append)
+    done: list[tuple[str, float, float]] = []  # what, when (run clock), how late
+    return now, timeline, shifts, done
+
+
+def test_a_step_beyond_the_tolerance_shifts_the_rest_and_keeps_their_intervals() -> None:
+    now, timeline, shifts, done = shifting()
+    steps = Scheduler(timeline)
+
+    def act(name: str, stall_ms: float = 0) -> None:
+        done.append((name, now(), steps.late_ms()))
+        now.stall(stall_ms)
+
+    steps.at(0, lambda: act("a", stall_ms=1000), "step 1", 0)
+    steps.at(100, lambda: act("b"), "step 2", 1)
+    steps.at(300, lambda: act("c"), "step 3", 2)
+    steps.run()
+    _, (_, at_b, late_b), (_, at_c, late_c) = done
+    assert late_b >= 900  # the stall: step 2 began 900 ms after it was due
+    assert late_c < TOLERANCE_MS  # step 3 came on the shifted schedule
+    assert 200 <= at_c - at_b < 200 + TOLERANCE_MS  # the interval the story scripted
+    [shift] = shifts
+    assert shift.index == 1 and shift.late_ms == late_b and shift.shift_ms == late_b
+    assert [what for _, what in shift.pending] == ["step 3"]
+    assert shift.pending[0][0] == 300  # as it was due before the shift
+
+
+def test_lateness_within_the_tolerance_is_recorded_but_shifts_nothing() -> None:
+    now, timeline, shifts, done = shifting()
+    steps = Scheduler(timeline)
+    steps.at(0, lambda: (done.append(("a", now(), 0)), now.stall(TOLERANCE_MS / 2)), "a")
+    steps.at(10, lambda: done.append(("b", now(), steps.late_ms())), "b")
+    steps.run()
+    assert shifts == [] and timeline.shift_ms == 0
+    assert 0 < done[1][2] <= TOLERANCE_MS
+
+
+def test_a_shift_moves_what_is_pending_on_every_schedule_of_the_run() -> None:
+    now, timeline, shifts, done = shifting()
+    steps, timers = Scheduler(timeline), Scheduler(timeline)
+    timers.at(400, lambda: done.append(("thaw", now(), timers.late_ms())), "alice's thaw")
+    steps.at(0, lambda: now.stall(1000), "step 1", 0)
+    steps.at(200, lambda: done.append(("step 2", now(), steps.late_ms())), "step 2", 1)
+    thawing = threading.Thread(target=timers.run)
+    thawing.start()
+    steps.run()
+    thawing.join(5)
+    [shift] = shifts
+    assert ("400", "alice's thaw") in [(f"{d:.0f}", w) for d, w in shift.pending]
+    step2, thaw = sorted(done, key=lambda d: d[1])
+    assert thaw[0] == "thaw" and thaw[2] < TOLERANCE_MS  # the thaw moved too: not late
+    assert 200 - TOLERANCE_MS < thaw[1] - step2[1] < 200 + TOLERANCE_MS
+
+
+def test_a_free_play_timeline_records_lateness_and_never_shifts() -> None:
+    now = Stalls()
+    shifts: list[Late] = []
+    steps = Scheduler(Timeline(now, None, shifts.append))
+    late: list[float] = []
+    steps.at(0, lambda: now.stall(1000))
+    steps.at(10, lambda: late.append(steps.late_ms()))
+    steps.run()
+    assert shifts == [] and late[0] >= 900

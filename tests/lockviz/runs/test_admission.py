@@ -8,6 +8,7 @@ import pytest
 from django.test import Client
 from django.test.utils import override_settings
 
+from lockviz.lab.capacity import Machine
 from lockviz.models import Run
 from lockviz.runs import recorder
 from lockviz.scenarios.library import builtin
@@ -35,8 +36,10 @@ def test_one_browser_cannot_start_more_than_its_share(client: Client) -> None:
 @pytest.mark.django_db
 @override_settings(LOCKVIZ_MAX_QUEUE=2)
 def test_a_full_queue_says_when_to_retry(client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(recorder, "_waiting", ["a", "b"])
-    monkeypatch.setattr(recorder, "_running", recorder.settings.LOCKVIZ_MAX_RUNS)
+    full = Machine(ceiling=1, sample=False)
+    full.running.add("playing")  # the one run it takes
+    full._queue.extend(["a", "b"])
+    monkeypatch.setattr(recorder, "machine", lambda: full)
     response = client.post("/play/", {"backend": "redis", "clients": "2", "ttl_ms": "800"})
     assert response.status_code == 503 and response["Retry-After"] == "60"
     assert "The lab is busy: 2 runs are waiting" in response.content.decode()
@@ -47,20 +50,17 @@ def test_a_full_queue_says_when_to_retry(client: Client, monkeypatch: pytest.Mon
 @pytest.mark.django_db(transaction=True)
 def test_a_queued_run_that_nobody_watches_is_cancelled(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(recorder, "UNWATCHED_S", 1.0)
-    held = 0
-    while recorder._slots.acquire(blocking=False):  # every slot busy: the run must wait
-        held += 1
-    try:
-        scenario = builtin()["contention"]
-        run = recorder.create_run(scenario, "contention")
-        recorder.start(run, scenario)
-        deadline = time.monotonic() + 20
-        while Run.objects.get(pk=run.pk).status == Run.Status.QUEUED:
-            assert time.monotonic() < deadline, "never cancelled"
-            time.sleep(0.1)
-        run.refresh_from_db()
-        assert run.status == Run.Status.CANCELLED
-        assert run.events.get().kind == "run_cancelled"
-    finally:
-        for _ in range(held):
-            recorder._slots.release()
+    full = Machine(ceiling=1, sample=False)
+    full.running.add("playing")  # the one run it takes: the run must wait
+    monkeypatch.setattr(recorder, "machine", lambda: full)
+    scenario = builtin()["contention"]
+    run = recorder.create_run(scenario, "contention")
+    recorder.start(run, scenario)
+    deadline = time.monotonic() + 20
+    while Run.objects.get(pk=run.pk).status == Run.Status.QUEUED:
+        assert time.monotonic() < deadline, "never cancelled"
+        time.sleep(0.1)
+    run.refresh_from_db()
+    assert run.status == Run.Status.CANCELLED
+    assert run.events.get().kind == "run_cancelled"
+    assert full.waiting == 0  # it gave its place up

@@ -114,6 +114,16 @@ def test_text_escapes_once_and_keeps_it_on_one_line() -> None:
     assert len(text("x" * 500, limit=50)) == 50
 
 
+def test_an_inconclusive_run_says_so_in_its_verdict_note() -> None:
+    # Recorded on the live lab: run_scenario's process was stopped (SIGSTOP) for 2.5 s after
+    # alice's grant, so her pause came after her lease had ended.
+    out = lines(recorded("gc-pause-fenced-inconclusive"))
+    [note] = [line for line in out if "Verdict ·" in line]
+    assert "Verdict · Inconclusive: the machine fell behind by" in note
+    assert "prediction was not judged" in note.replace("<br/>", " ")
+    assert "this run cannot keep its story" in " ".join(out).replace("<br/>", " ")
+
+
 def test_the_storage_asking_a_lock_node_stays_the_storage_lifeline() -> None:
     run = recorded("gc-pause-fenced")
     events = list(run["events"])

@@ -13,6 +13,7 @@ from lockviz.runs.narrator import (
     checkpoint,
     click,
     damage,
+    expectation,
     facts,
     headline,
     narrate,
@@ -111,6 +112,41 @@ def test_the_terminal_timeline_and_the_facts() -> None:
                "stale_writes_accepted": 1, "stale_writes_rejected": 0, "wakeups": 3}  # fmt: skip
     assert facts(verdict)[0] == ("Two holders at once", "alice & bob from 10 to 100 ms")
     assert ("Wake-ups of waiting clients", "3") in facts(verdict)
+
+
+def test_an_inconclusive_run_says_so_and_its_prediction_is_not_judged() -> None:
+    verdict = {"mutual_exclusion": "violated", "stale_writes_rejected": 1,
+               "inconclusive": "the machine fell behind by 2209 ms at step 2"}  # fmt: skip
+    assert headline(verdict) == (
+        "⚠ Inconclusive: the machine fell behind by 2209 ms at step 2",
+        "warn",
+    )
+    said, tone = expectation(verdict, None, [])  # type: ignore[misc]
+    assert tone == "unjudged" and said.startswith("⚠ Not judged")
+    assert expectation({"mutual_exclusion": "held"}, False, ["a; b"]) == (
+        "✖ Not what the scenario predicted: a; b",
+        "missed",
+    )
+    assert expectation({"mutual_exclusion": "held"}, None, []) is None
+
+
+def test_a_shift_in_words_kept_or_not() -> None:
+    kept = {"seq": 6, "t_ms": 2500, "actor": "lab", "kind": "schedule_shifted",
+            "what": "step 1 (acquire)", "late_ms": 900.2, "kept": True}  # fmt: skip
+    assert Narrator().said(kept).text == (
+        "the machine fell behind by 900 ms at step 1 (acquire): the rest of the schedule moves "
+        "900 ms later, keeping its intervals"
+    )
+    lost = {**kept, "what": "step 2 (pause)", "late_ms": 2209.4, "kept": False, "fixed": "lease",
+            "fixed_by": "alice", "fixed_ms": 2005.1, "moved": "step 2 (pause)",
+            "moved_from_ms": 300, "moved_to_ms": 2509.4}  # fmt: skip
+    said = Narrator().said(lost)
+    assert said.text == (
+        "the machine fell behind by 2209 ms at step 2 (pause): the schedule moves 2209 ms later, "
+        "but alice's lease ends at 2005 ms, and step 2 (pause) now comes after it (2509 ms): "
+        "this run cannot keep its story"
+    )
+    assert said.label == "story lost"
 
 
 def test_reads_checks_and_duplicates_in_words() -> None:

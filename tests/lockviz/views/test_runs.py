@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from django.test import Client
 from django.utils.html import escape
@@ -11,6 +14,7 @@ from lockviz.scenarios.library import builtin
 from tests.conftest import builtin_json, wait_for_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
+DATA = Path(__file__).parent.parent / "data"
 
 
 def test_index_lists_every_builtin_scenario(client: Client) -> None:
@@ -88,3 +92,24 @@ def test_hostile_titles_are_shown_as_text(client: Client) -> None:
 def test_unknown_run_is_a_404(client: Client) -> None:
     assert client.get("/runs/nope/").status_code == 404
     assert client.get("/runs/nope/export.json").status_code == 404
+
+
+def test_an_inconclusive_run_is_not_judged_on_its_page_nor_in_its_export(client: Client) -> None:
+    # A real run whose app was stopped (SIGSTOP) for 2.5 s after alice's grant: see
+    # tests/lockviz/runs/test_exports.py.
+    recorded = json.loads((DATA / "gc-pause-fenced-inconclusive-run.json").read_text())
+    run = Run.objects.create(
+        title="GC pause outlives the lease",
+        scenario=recorded["scenario"],
+        status=Run.Status.FINISHED,
+        verdict=recorded["verdict"],
+        expect_met=recorded["expect_met"],
+    )
+    verdict = client.get(f"/runs/{run.pk}/verdict/").content.decode()
+    said = recorded["inconclusive"]
+    assert said.startswith("the machine fell behind by") and said.endswith("ms at step 2")
+    assert f"⚠ Inconclusive: {said}" in verdict
+    assert "Not judged" in verdict and "Not what the scenario predicted" not in verdict
+    exported = client.get(f"/runs/{run.pk}/export.json").json()
+    assert exported["expect_met"] is None
+    assert exported["inconclusive"] == said

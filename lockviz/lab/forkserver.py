@@ -1,0 +1,301 @@
+"""Client processes and proxies forked from one warm process, instead of each started cold.
+
+A Python process that imports a lock client costs ~120 ms of CPU before it can do anything
+(redis-py alone is 70 ms of imports), a proxy ~50 ms, and every run needs one per client and a
+proxy: on two cores, that was half of what a run cost. So the lab starts one *fork server*
+(``python -m lockviz.lab.forkserver``, like multiprocessing's) that imports every client
+library and the proxy once, and forks a copy of itself for each process a run needs (~1 ms and
+a few MB of its own: the rest is shared with the server until written). A forked child becomes
+what it was asked for — a client process (:mod:`lockviz.lab.worker`) or a network proxy
+(:mod:`lockviz.lab.proxy`) — and from there on is exactly what a cold start would have been: it
+reads its first line (a ClientConfig, a proxy's links) from its own stdin.
+
+How the app talks to it: over a Unix socket, one request at a time, each carrying the two ends
+of the child's pipes (``SCM_RIGHTS``); the answer is the child's pid and a *pidfd* for it. The
+app holds the pidfd (:class:`Forked`): it signals and waits on that process, never on a pid the
+kernel may have given to another process since.
+
+How nothing outlives the app: the server is spawned by :func:`lockviz.lab.procs.spawn` from the
+spawner thread (``PR_SET_PDEATHSIG``), and each child asks for ``PR_SET_PDEATHSIG`` itself as
+soon as it is forked, relative to the server (which forks from its only thread), then checks it
+was not orphaned meanwhile. Killing the app kills the server; that kills every child.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from typing import IO, Any
+
+from lockviz.lab import procs
+from lockviz.lab.errors import LabError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+WORKER, PROXY = "worker", "proxy"  # what a child can become
+EXITED = -1  # a forked child's exit code is its server's to know: the app knows it exited
+
+
+class Forked:
+    """The app's handle on a forked child: the part of :class:`subprocess.Popen` the lab uses.
+
+    Signals go through the pidfd (``pidfd_send_signal``), so they reach this process or none.
+    """
+
+    def __init__(self, pid: int, pidfd: int, stdin: IO[str], stdout: IO[str]) -> None:
+        self.pid = pid
+        self.pidfd = pidfd
+        self.stdin: IO[str] | None = stdin
+        self.stdout: IO[str] | None = stdout
+        self.returncode: int | None = None
+        self._killed = False
+
+    def poll(self) -> int | None:
+        if self.returncode is None and _readable(self.pidfd, 0):
+            self.returncode = -signal.SIGKILL if self._killed else EXITED
+            os.close(self.pidfd)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None and not _readable(self.pidfd, timeout):
+            raise subprocess.TimeoutExpired(f"forked {self.pid}", timeout or 0)
+        code = self.poll()
+        assert code is not None
+        return code
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                signal.pidfd_send_signal(self.pidfd, sig)
+
+    def kill(self) -> None:
+        self._killed = True
+        self.send_signal(signal.SIGKILL)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+
+def _readable(fd: int, timeout: float | None) -> bool:
+    """A pidfd is readable once its process has exited."""
+    return bool(select.select([fd], [], [], timeout)[0])
+
+
+def start(role: str) -> procs.Child:
+    """A new process that will be ``role`` once it reads its first line: forked from the warm
+    server, or (where pidfds are missing: Linux before 5.3) started cold."""
+    if hasattr(os, "pidfd_open") and hasattr(signal, "pidfd_send_signal"):
+        return _server.fork(role)
+    return _cold(role)
+
+
+def _cold(role: str) -> subprocess.Popen[str]:
+    module = {WORKER: "lockviz.lab.worker", PROXY: "lockviz.lab.proxy"}[role]
+    return procs.spawn(
+        [sys.executable, "-m", module],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": ROOT, "PYTHONUNBUFFERED": "1"},
+        cwd=ROOT,
+    )
+
+
+class ForkServer:
+    """The app's side: the server process, started on first use, and one request at a time."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.sock: socket.socket | None = None
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        """Start the server now (``serve`` does, so that the first run need not wait)."""
+        with self._lock:
+            self._ensure_started()
+
+    def fork(self, role: str) -> Forked:
+        """A new process that will be ``role`` (:data:`WORKER`, :data:`PROXY`) once it has read
+        its first line; the server is started (again) if it is not running."""
+        child_in, app_in = os.pipe()
+        app_out, child_out = os.pipe()
+        try:
+            with self._lock:
+                pid, pidfd = self._ask(role, child_in, child_out)
+        except BaseException:
+            for fd in (app_in, app_out):
+                os.close(fd)
+            raise
+        finally:
+            os.close(child_in)
+            os.close(child_out)
+        return Forked(pid, pidfd, open(app_in, "w"), open(app_out))
+
+    def close(self) -> None:
+        with self._lock:
+            if self.sock is not None:
+                self.sock.close()  # the server reads EOF and exits; its children stay theirs
+                self.sock = None
+            if self.proc is not None:
+                procs.stop(self.proc, grace_s=1.0)
+                self.proc = None
+
+    def _ask(self, role: str, child_in: int, child_out: int) -> tuple[int, int]:
+        for attempt in (1, 2):  # a server that died (killed from outside) is started again
+            sock = self._ensure_started()
+            try:
+                socket.send_fds(sock, [role.encode()], [child_in, child_out])
+                answer, fds, _, _ = socket.recv_fds(sock, 64, 1)
+            except OSError as exc:
+                self._forget()
+                if attempt == 2:
+                    raise LabError(f"the fork server is gone: {exc}") from exc
+                continue
+            if not answer or not fds:
+                self._forget()
+                if attempt == 2:
+                    raise LabError("the fork server did not answer")
+                continue
+            return int(answer), fds[0]
+        raise AssertionError("unreachable")
+
+    def _ensure_started(self) -> socket.socket:
+        if self.sock is not None and self.proc is not None and self.proc.poll() is None:
+            return self.sock
+        self._forget()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self.proc = procs.spawn(
+                [sys.executable, "-m", "lockviz.lab.forkserver", str(theirs.fileno())],
+                pass_fds=(theirs.fileno(),),
+                stdin=subprocess.DEVNULL,
+                env={**os.environ, "PYTHONPATH": ROOT},
+                cwd=ROOT,
+            )
+        finally:
+            theirs.close()
+        ready = ours.recv(5, socket.MSG_WAITALL)  # once it has imported everything
+        if ready != b"ready":
+            ours.close()
+            raise LabError("the fork server did not start")
+        self.sock = ours
+        return ours
+
+    def _forget(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+        if self.proc is not None:
+            procs.stop(self.proc, grace_s=1.0)
+            self.proc = None
+
+
+_server = ForkServer()
+
+
+def server() -> ForkServer:
+    """This app's fork server."""
+    return _server
+
+
+# -- the server process ---------------------------------------------------------------------
+
+
+def serve(sock: socket.socket) -> None:
+    """Import everything a child may need, then fork one child per request until EOF."""
+    _warm_up()
+    gc.collect()
+    gc.freeze()  # a child's collections then leave the shared pages alone
+    signal.signal(signal.SIGCHLD, _reap)
+    me = os.getpid()
+    sock.sendall(b"ready")
+    while True:
+        try:
+            request, fds, _, _ = socket.recv_fds(sock, 64, 2)
+        except ConnectionError:
+            return
+        if not request:
+            return  # the app closed its end: it is stopping
+        role = request.decode()
+        # No reaping between the fork and the pidfd: the pid must still be the child's.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+        pid = os.fork()
+        if pid == 0:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+            _become(role, me, sock, fds)  # never returns
+        for fd in fds:
+            os.close(fd)
+        pidfd = os.pidfd_open(pid)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+        try:
+            socket.send_fds(sock, [str(pid).encode()], [pidfd])
+        finally:
+            os.close(pidfd)
+
+
+def _warm_up() -> None:
+    """What any child will need, imported once, here."""
+    import lockviz.lab.backends.etcd
+    import lockviz.lab.backends.postgres
+    import lockviz.lab.backends.redis
+    import lockviz.lab.backends.redlock
+    import lockviz.lab.backends.zookeeper
+    import lockviz.lab.proxy
+    import lockviz.lab.worker  # noqa: F401
+
+
+def _reap(signum: int, frame: Any) -> None:
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+
+
+def _become(role: str, server_pid: int, sock: socket.socket, fds: list[int]) -> None:
+    """In a forked child: die with the server, take the pipes as stdin and stdout, run ``role``."""
+    code = 0
+    try:
+        procs.die_with_parent()
+        if os.getppid() != server_pid:  # the server died before we asked: so must we
+            os._exit(1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        sock.close()
+        child_in, child_out = fds
+        os.dup2(child_in, 0)
+        os.dup2(child_out, 1)
+        os.close(child_in)
+        os.close(child_out)
+        sys.stdin = open(0, closefd=False)  # noqa: SIM115
+        sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
+        if role == WORKER:
+            from lockviz.lab import worker
+
+            worker.main()
+        elif role == PROXY:
+            from lockviz.lab import proxy
+
+            proxy.run()
+        else:
+            code = 2  # not something a child can become
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        os._exit(code)
+
+
+if __name__ == "__main__":
+    procs.die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the app, which stops us
+    serve(socket.socket(fileno=int(sys.argv[1])))

@@ -1,0 +1,177 @@
+"""Whether a shifted schedule still tells the scenario's story.
+
+A scenario's story is a set of moments: its steps and the lab's own follow-ups (a pause's
+thaw), all on the run's schedule, and the timers those started that run elsewhere — a lease
+counting down on a server, a client giving up an acquire after its timeout. When the machine
+falls behind, the schedule shifts as a whole (:mod:`lockviz.lab.scheduler`): the steps keep
+their intervals between them, but the timers already running do not move. The story is kept
+unless a moment that was due *before* a running timer's end now comes at or after it (within a
+margin): "Bob asks for the lock" scripted 800 ms after Alice's lease expires is still after it
+when everything moves later, but "Alice is frozen" scripted while her lease runs is no longer
+while it runs if the machine stalled past its end.
+
+:class:`Story` follows a run's events (the engine hands it each one as it is recorded) to know
+its timers and when each ends, estimated on the run's clock:
+
+* a **lease**: from a ``granted`` with a ``ttl_ms`` to that time plus the ttl, on each node that
+  granted it (a Redlock grant runs one per node) — or sooner, when the client lets it go
+  (``releasing``, ``released``, ``lost``, ``crashed``) or the server ends it (``expired``,
+  ``deleted`` on that node). A renewal seen (``extended``) moves its end; one not yet made does
+  not, which errs towards "not kept";
+* an **acquire's wait**: from the ``step`` that sent it to that time plus its ``timeout_ms``, or
+  sooner, when the client is ``granted`` or gives up.
+
+What the lab cannot see is not guarded: a ZooKeeper session renewed by heartbeats counts as a
+lease of its timeout from its grant, and PostgreSQL's ``idle_session_timeout`` is not counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from lockviz.scenarios.verbs import DEFAULT_ACQUIRE_TIMEOUT_MS
+
+_LETS_GO = {"releasing", "released", "lost", "crashed"}
+
+
+@dataclass(frozen=True)
+class Timer:
+    kind: str  # "lease" | "wait"
+    client: str
+    end_ms: float  # on the run's clock: when it ended, or is expected to
+    node: str = ""  # where a lease runs (a Redlock grant runs one on each node that said yes)
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A point of the story that a shift does not move: a timer's end, or a step already taken."""
+
+    kind: str  # "lease" | "wait" | "step"
+    who: str  # whose lease or wait ("alice"); which step ("step 2 (pause)")
+    at_ms: float
+
+
+@dataclass(frozen=True)
+class Crossing:
+    """A moment of the story that a shift moved across a point that stays where it was."""
+
+    fixed: Mark
+    moved: str  # the moment that moved: "step 4 (acquire)", "alice's thaw"
+    due_ms: float  # when it was due before the shift
+    moved_to_ms: float  # and after it
+
+    def as_details(self) -> dict[str, Any]:
+        return {
+            "fixed": self.fixed.kind,
+            "fixed_by": self.fixed.who,
+            "fixed_ms": round(self.fixed.at_ms, 1),
+            "moved": self.moved,
+            "moved_from_ms": round(self.due_ms, 1),
+            "moved_to_ms": round(self.moved_to_ms, 1),
+        }
+
+
+class Story:
+    """The timers of one run, from its events (see the module docstring).
+
+    A timer that has ended is kept with the time it ended: a stall can carry a moment past an
+    end that the lab only learned of afterwards (a watcher in the stalled app reports a lease
+    the server expired on time as expired when the app wakes up).
+    """
+
+    def __init__(self) -> None:
+        self.running: dict[tuple[str, str, str], Timer] = {}  # (kind, client, node)
+        self.ended: list[Timer] = []
+        # Steps done: when, "step 2 (pause)", its index, who does it (a client, a node, "")
+        self.taken: list[tuple[float, str, int, str]] = []
+
+    def see(self, event: Mapping[str, Any]) -> None:
+        kind, who, t = event.get("kind"), str(event.get("actor")), float(event.get("t_ms", 0))
+        if kind == "step" and isinstance(event.get("index"), int):
+            what = f"step {event['index'] + 1} ({event.get('do')})"
+            actor = str(event.get("client") or event.get("node") or "")
+            self.taken.append((t, what, event["index"], actor))
+        if kind == "step" and event.get("do") == "acquire" and event.get("client"):
+            timeout = event.get("timeout_ms") or DEFAULT_ACQUIRE_TIMEOUT_MS
+            self._start(Timer("wait", str(event["client"]), t + float(timeout)))
+        elif kind == "granted":
+            self._end(lambda timer: timer.kind == "wait" and timer.client == who, t)
+            self._lease(event, who, t)
+        elif (
+            kind == "extended" and event.get("ok") and isinstance(event.get("ttl_ms"), int | float)
+        ):
+            for key, timer in self.running.items():  # the extend renews it wherever it runs
+                if timer.kind == "lease" and timer.client == who:
+                    self.running[key] = replace(timer, end_ms=t + float(event["ttl_ms"]))
+        elif kind == "acquire_failed":
+            self._end(lambda timer: timer.kind == "wait" and timer.client == who, t)
+        elif kind in _LETS_GO:
+            self._end(
+                lambda timer: timer.client == who and (timer.kind == "lease" or kind == "crashed"),
+                t,
+            )
+        elif kind in ("expired", "deleted") and event.get("holder"):
+            holder = str(event["holder"])
+            self._end(
+                lambda timer: timer.kind == "lease" and (timer.client, timer.node) == (holder, who),
+                t,
+            )
+
+    def _lease(self, event: Mapping[str, Any], client: str, t: float) -> None:
+        ttl_ms = event.get("ttl_ms")
+        nodes = event.get("nodes") or [event.get("node") or ""]
+        if not isinstance(nodes, list):
+            nodes = [nodes]
+        if isinstance(ttl_ms, int | float) and ttl_ms > 0:
+            for node in nodes:
+                self._start(Timer("lease", client, t + float(ttl_ms), str(node)))
+        else:  # no lease: nothing counts down
+            self._end(lambda timer: timer.kind == "lease" and timer.client == client, t)
+
+    def _start(self, timer: Timer) -> None:
+        self.running[(timer.kind, timer.client, timer.node)] = timer
+
+    def _end(self, which: Callable[[Timer], bool], t: float) -> None:
+        """End the running timers ``which`` picks, at ``t`` or their own end if sooner (a
+        server that expired a lease on time but was heard late)."""
+        for key, timer in list(self.running.items()):
+            if which(timer):
+                del self.running[key]
+                self.ended.append(replace(timer, end_ms=min(timer.end_ms, t)))
+
+    def timers(self) -> list[Timer]:
+        """Every timer, running or ended, in the order of their ends."""
+        return sorted([*self.running.values(), *self.ended], key=lambda t: t.end_ms)
+
+    def marks(self, late_client: tuple[int, str] | None = None) -> list[Mark]:
+        """What a shift cannot move: every timer's end and, for step ``index`` that ``client``
+        took late (``late_client``), each later step already taken by someone else (its own
+        later commands wait for it in its queue, in order, whenever they were sent)."""
+        found = [Mark(t.kind, t.client, t.end_ms) for t in self.timers()]
+        if late_client is not None:
+            index, client = late_client
+            found += [
+                Mark("step", what, t)
+                for t, what, i, actor in self.taken
+                if i > index and actor != client
+            ]
+        return sorted(found, key=lambda mark: mark.at_ms)
+
+    def crossing(
+        self,
+        moments: Sequence[tuple[float, str]],
+        late_ms: float,
+        margin_ms: float,
+        late_client: tuple[int, str] | None = None,
+    ) -> Crossing | None:
+        """The first moment (due time, what) that moving ``late_ms`` later carries across a
+        point that stays (:meth:`marks`) — or, for a timer, to within ``margin_ms`` of its end,
+        which is an estimate; a step's time is not. None: the story is kept."""
+        for mark in self.marks(late_client):
+            margin = 0.0 if mark.kind == "step" else margin_ms
+            for due, what in sorted(moments):
+                if due < mark.at_ms <= due + late_ms + margin:
+                    return Crossing(mark, what, due, due + late_ms)
+        return None
