@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import queue
 import signal
-import threading
-import os
 import subprocess
 import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Callable

@@ -890,17 +890,23 @@ def divergence(diverged_ms: float) -> str:
 # -- verdicts ------------------------------------------------------------------------------
 
 
+# Runs that ended without a verdict, by status: their headline.
+_NOT_JUDGED = {
+    "interrupted": ("⏹ The run was interrupted: the app stopped before it ended", "bad"),
+    "cancelled": ("⏹ The run was cancelled: nobody watched it while it waited", "pending"),
+    "failed": ("✖ The run failed", "bad"),
+}
+
+
 def headline(
     verdict: Mapping[str, Any] | None, error: str = "", status: str = "", storage: str = "fenced"
 ) -> tuple[str, str]:
     """A run's outcome in one line, and its tone (good, warn, bad, pending); ``storage`` is the
     kind of storage the run wrote to (what saved the data, when something did)."""
-    if status == "interrupted":
-        return "⏹ The run was interrupted: the app stopped before it ended", "bad"
-    if status == "cancelled":
-        return "⏹ The run was cancelled: nobody watched it while it waited", "pending"
-    if error or status == "failed":
-        return "✖ The run failed", "bad"
+    if status in _NOT_JUDGED:
+        return _NOT_JUDGED[status]
+    if error:
+        return _NOT_JUDGED["failed"]
     if not verdict:
         return ("… waiting for the lab" if status == "queued" else "… running live"), "pending"
     if verdict.get("inconclusive"):

@@ -12,7 +12,6 @@ from __future__ import annotations
 import resource
 import signal
 import time
-import urllib.parse
 from typing import Any
 
 from daphne.cli import CommandLineInterface
