@@ -29,6 +29,10 @@ server anything: what it concludes is what the diagram shows.
   ``schedule_shifted`` event with ``kept: false`` says the shift could not (a step moved across
   the end of a lease that was running). The verdict still says what happened, but it is not the
   scenario's story: ``inconclusive`` says why, and :func:`compare` judges no expectation.
+
+One module past the usual ~300 lines, on purpose: the verdict is one pure function over a history,
+and its rules (beliefs, overlaps, stale writes, liveness, a story not kept) must be read together
+to be trusted.
 """
 
 from __future__ import annotations

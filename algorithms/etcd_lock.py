@@ -51,6 +51,10 @@ Fails by:
   * ``extend`` cannot choose a new TTL: etcd renews a lease to the TTL it was granted with.
   * ``release`` reports ``ok: false`` when our key was already gone: the lease had expired
     (or someone deleted the key by hand), and someone else may hold the lock now.
+
+One module past the usual ~300 lines, on purpose: the gateway (one persistent connection, a timeout
+per call), the lease, the queue of keys and the keepalive are the steps of one acquire;
+bench/locks.py measures them together and the tests read them in this order.
 """
 
 from __future__ import annotations

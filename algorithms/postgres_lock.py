@@ -58,6 +58,10 @@ Performance: the session lock's two statements (try-lock with the token, unlock)
 once per session and run on libpq directly (``psycopg.pq``), one round trip each; psycopg's
 ``execute`` spent as long in Python as the round trip took. The rest (the transaction scope,
 the liveness check) goes through psycopg as usual.
+
+One module past the usual ~300 lines, on purpose: both scopes (session and transaction), the
+bounded statement timeouts and the token live beside each other because they share one connection's
+life, which is the point of the lesson (a lock held by a session).
 """
 
 from __future__ import annotations

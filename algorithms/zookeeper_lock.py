@@ -40,6 +40,10 @@ Fails by:
     client listens to the connection state instead.
   * The servers unreachable for longer than the bounded connection retry (~8 s): kazoo closes
     the client, ``lost`` is reported, and every later call fails with BackendUnavailable.
+
+One module past the usual ~300 lines, on purpose: the recipe is one protocol (create, list, watch
+the node ahead, recover a create whose reply was lost, session states), and each step is a visible
+call a reader follows from top to bottom; split, the recipe's order would be spread over files.
 """
 
 from __future__ import annotations

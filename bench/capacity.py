@@ -32,6 +32,9 @@ proxy, two clients).
 ``--env NAME=VALUE`` passes settings to the app (e.g. the fixed ``LOCKVIZ_MAX_RUNS=50`` main
 was measured with). Each press gets a fresh app. It prints tables and writes them into the
 "Capacity" section of docs/performance.md (between its marker comments).
+
+One script past the usual ~300 lines, on purpose: a bench is read and run as one file (its app, its
+presses, the browser's measure and its tables).
 """
 
 from __future__ import annotations

@@ -23,6 +23,9 @@ file is kept). Orphans found are killed after they are counted, so rounds do not
 
     .venv/bin/python bench/chaos.py                  # 10 rounds
     .venv/bin/python bench/chaos.py --rounds 3 --no-doc
+
+One script past the usual ~300 lines, on purpose: a bench is read and run as one file (the app, the
+kill -9 rounds and what each round checks).
 """
 
 from __future__ import annotations

@@ -22,6 +22,9 @@ is the time between two animation frames while one move is made per frame: at 60
     .venv/bin/python bench/diagram.py                 # 20,000 events, 300 moves of each kind
     .venv/bin/python bench/diagram.py --events 5000 --moves 100 --no-doc
     .venv/bin/python bench/diagram.py --root /tmp/main  # another checkout's pages (before/after)
+
+One script past the usual ~300 lines, on purpose: a bench is read and run as one file (the run it
+builds, the browser it drives, the moves it times and its table).
 """
 
 from __future__ import annotations

@@ -12,6 +12,9 @@ for seconds, so without pinning the ratios are noise.
     .venv/bin/python bench/locks.py --rounds 5 redis redlock
 
 It prints a table and writes it into docs/performance.md.
+
+One script past the usual ~300 lines, on purpose: a bench is read and run as one file (ours and
+each peer, side by side, in interleaved rounds).
 """
 
 from __future__ import annotations

@@ -20,6 +20,10 @@ overruns them, or whose engine stops moving, is failed with the reason (``abort`
 
 Whatever happens, the run leaves nothing behind: faults are undone, paused clients are thawed
 and stopped, the proxy and the servers are stopped, clock files removed with their temp dir.
+
+One module past the usual ~300 lines, on purpose: provision, play and judge share one run's state
+(its servers, clients, proxies, clock files and limits) and its cleanup order; scheduling, faults,
+clients, watchers and capacity already live in their own modules.
 """
 
 from __future__ import annotations

@@ -19,6 +19,10 @@ How nothing outlives the app: the server is spawned by :func:`lockviz.lab.procs.
 spawner thread (``PR_SET_PDEATHSIG``), and each child asks for ``PR_SET_PDEATHSIG`` itself as
 soon as it is forked, relative to the server (which forks from its only thread), then checks it
 was not orphaned meanwhile. Killing the app kills the server; that kills every child.
+
+One module past the usual ~300 lines, on purpose: the app's side (requests over the socket, pidfds)
+and the server's side (fork, PDEATHSIG, reaping) are two halves of one protocol and change
+together.
 """
 
 from __future__ import annotations

@@ -10,6 +10,10 @@ Admission (:func:`launch`): the queue is bounded (``LOCKVIZ_MAX_QUEUE``: beyond 
 refused, try again later), one browser may have at most ``LOCKVIZ_MAX_PER_BROWSER`` runs queued
 or running, and a queued run that nobody has watched for :data:`UNWATCHED_S` is cancelled. A
 keeper thread tells the database which runs this process runs (lockviz.runs.recovery).
+
+One module past the usual ~300 lines, on purpose: admission, creation, the queue and the store-
+then-publish order are one transaction's worth of rules about a run's life, and splitting them
+would split the locks that keep them consistent.
 """
 
 from __future__ import annotations

@@ -6,6 +6,10 @@ CLI (exit 2), the import form and the WebSocket.
 
 Longer than most modules because it is one contract: the format and every rule of it, so that
 one file answers "is this a valid scenario, and if not, why".
+
+One module past the usual ~300 lines, on purpose: every rule of the scenario format, and every
+message that names a field, is here, so an author's error and the rule behind it are found in one
+place.
 """
 
 from __future__ import annotations

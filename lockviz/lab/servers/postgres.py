@@ -27,6 +27,9 @@ So each run runs its own initdb.
 postmaster into sessions of their own, so killing the postmaster's process group would miss
 them; on Linux they get a signal when the postmaster dies and exit at once, and :meth:`kill`
 SIGKILLs any that a snapshot taken before the kill still finds alive.
+
+One module past the usual ~300 lines, on purpose: initdb, the server, PgBouncer and their passwords
+and OS user are one server's start-up, and its failure messages must name which of them failed.
 """
 
 from __future__ import annotations
