@@ -129,7 +129,7 @@ class Narrator:
         self.requests: dict[tuple[Any, Any], Event] = {}
         self.holders: dict[str, str] = {}  # lock node -> the client whose key it holds
         self.stored: Event | None = None  # the write request whose value the storage holds
-        self.judged: list[Event] = []  # grants: what a write is judged stale against
+        self.judged: list[Event] = []  # run_started, grants, versioned writes: a write's judges
         self.expired: dict[str, float] = {}  # client -> when a server ended its lease/session
         self.rounds: dict[str, _Rounds] = {}
         self.linking: dict[str, list[str]] = {}  # client -> the nodes of its last link click
@@ -183,7 +183,9 @@ class Narrator:
     def _follow(self, e: Event, who: str) -> None:
         """What events other than messages change: who holds what, whose lease ended."""
         kind = e["kind"]
-        if kind == "granted":
+        if kind == "run_started":
+            self.judged.append(e)  # whether a lock is in play at all (backend "none")
+        elif kind == "granted":
             self.judged.append(e)
             self.expired.pop(who, None)
             for node in e.get("nodes") or [e.get("node")]:
@@ -397,6 +399,8 @@ class Narrator:
             judged = checker.writes([*self.judged, request, e])
         except (KeyError, TypeError, ValueError):  # an imported run's odd event: not judged
             return None
+        if "found" in e:  # a versioned write: a later out-of-date one names whose it lost
+            self.judged.append(e)
         return judged[-1] if judged else None
 
     # -- rounds: an acquire refused and tried again ------------------------------------------
