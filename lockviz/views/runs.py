@@ -18,6 +18,19 @@ from lockviz.views import HtmxHttpRequest, browser, busy, not_yours, owns
 from lockviz.views.forms import RunForm
 
 
+# What a run's page loads beyond every page's own: the index prefetches them, so that a click on
+# Run waits for the run and not for its page's scripts (templates/lockviz/run.html).
+RUN_PAGE_ASSETS = (
+    "lockviz/play.css",
+    "lockviz/diagram-layout.js",
+    "lockviz/diagram.js",
+    "lockviz/export.js",
+    "lockviz/runstream.js",
+    "lockviz/run.js",
+    "lockviz/faults.js",
+)
+
+
 @require_GET
 def index(request: HtmxHttpRequest) -> HttpResponse:
     groups: dict[str, list[dict[str, object]]] = {name: [] for name in BACKENDS}
@@ -30,7 +43,8 @@ def index(request: HtmxHttpRequest) -> HttpResponse:
         if items
     ]
     recent = Run.objects.all()[:12]
-    return render(request, "lockviz/index.html", {"sections": sections, "recent": recent})
+    context = {"sections": sections, "recent": recent, "run_page_assets": RUN_PAGE_ASSETS}
+    return render(request, "lockviz/index.html", context)
 
 
 @require_POST

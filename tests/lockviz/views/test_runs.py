@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,16 @@ def test_an_inconclusive_run_is_not_judged_on_its_page_nor_in_its_export(client:
     exported = client.get(f"/runs/{run.pk}/export.json").json()
     assert exported["expect_met"] is None
     assert exported["inconclusive"] == said
+
+
+def test_the_index_prefetches_every_asset_a_run_page_adds(client: Client) -> None:
+    """A click on Run should wait for the run, not for its page's scripts: whatever run.html
+    loads that every page does not, the index prefetches (a new script on the run page fails
+    this test until it is prefetched too)."""
+    templates = Path(__file__).parents[3] / "templates"
+    static = r"{% static '([^']+)' %}"
+    run_page = set(re.findall(static, (templates / "lockviz" / "run.html").read_text()))
+    every_page = set(re.findall(static, (templates / "base.html").read_text()))
+    page = client.get("/").content.decode()
+    prefetched = set(re.findall(r'<link rel="prefetch" href="/static/([^"]+)">', page))
+    assert run_page - every_page and prefetched == run_page - every_page
