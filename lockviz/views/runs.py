@@ -17,7 +17,6 @@ from lockviz.scenarios.schema import parse
 from lockviz.views import HtmxHttpRequest, browser, busy, not_yours, owns
 from lockviz.views.forms import RunForm
 
-
 # What a run's page loads beyond every page's own: the index prefetches them, so that a click on
 # Run waits for the run and not for its page's scripts (templates/lockviz/run.html).
 RUN_PAGE_ASSETS = (
