@@ -100,7 +100,8 @@ def _unspoilt(event: dict[str, Any], hidden: dict[str, dict[str, str]]) -> dict[
 
 @require_POST
 def rerun(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    """Start the lesson's scenario live (the first time, or again)."""
+    """Start the lesson's scenario live (the first time, or again): a new run whose owner is
+    the browser that asked; it changes no one else's run, so anyone may press it."""
     return _start(request, _lesson(slug))
 
 
