@@ -1,4 +1,4 @@
-"""``{% load said %}``: the narrator's words (lockviz/runs/narrator.py) where templates need them.
+"""``{% load said %}``: the narrator's words (lockviz/runs/narrator/) where templates need them.
 
 * ``scenario|story``: every step, numbered once (1, 2, 3 … narrated or not), with its click and
   its narration, for the story panels;

@@ -7,7 +7,7 @@
  * the client thinks). Where the belief outlives the lease the client acts on a lock it no
  * longer holds; that gap is the lesson, so it gets its own colour, hatch and label.
  *
- * Every word comes from the server's narrator (lockviz/runs/narrator.py) with the event, as
+ * Every word comes from the server's narrator (lockviz/runs/narrator/) with the event, as
  * `said`: `label` on its arrow or mark, `mark` for a second mark (a write at the storage, the
  * words beside a belief that outlived its lease), `round`/`fold` for retries folded into one
  * band. This file draws; it does not phrase.

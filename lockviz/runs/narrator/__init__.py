@@ -1,0 +1,78 @@
+"""Runs in words: every event, click and verdict as lockviz says it, in one place.
+
+The pages, the exports and the terminal all read their words here; the browser receives them
+as data with each event (``said``), never makes its own. An event is said in a few ways:
+
+* ``text``: a sentence with its subject, for the story panel, a replay's current event and
+  the walkthrough ("alice ← storage: write REJECTED (1 < 2)");
+* ``label``: the diagram's label, on the event's arrow or beside its mark ("SET NX PX 2000",
+  "✖ redis-3 said no: key held by bob", "alice's lease expired"); a ``\\n`` starts a new line;
+* ``short``: the same label cut to what matters ("✖ redis-3"), for where the label does not fit;
+* ``mark``: the words of a second mark the event makes elsewhere: what the storage did with a
+  write ("stored A (token 1)", "A (token 1) overwrote B (token 2)"), what a lease's end leaves
+  beside a holder that still believes ("believes it holds\\n(lease gone)"), the verdict's
+  overlaps at the end of a run (one line each);
+* ``tone``: ``"damage"`` on an accepted stale write, which the diagram draws in red;
+* ``round`` and ``fold``: an acquire that is refused and retried is a series of rounds;
+  ``round`` numbers the round an event belongs to, and the event that settles a refused round
+  from the second on says what the diagram folds away ("rounds 2–23 refused").
+
+Some words need what came before (a write's reply names the value its request carried, a refusal
+names who holds the key, a stale write names what it overwrote), so a :class:`Narrator` follows
+one run's events in order. Nothing here trusts an event: an import may carry any JSON, and a
+missing field is said as "?", never raised. Steps are numbered once, 1 to n in script order,
+narrated or not: the story, the diagram's badges, the replay and the exports all use
+:func:`~lockviz.runs.narrator.steps.step_number`.
+
+Every word about a run lives in this package and nowhere else, so a wording is changed once and
+reaches every page, export and the terminal. Its parts, by what they say:
+
+* :mod:`.words`: :class:`Said` (an event's words, as above) and how a value is read aloud: a
+  lease, a clock jump, a time, a client library's error, a ZooKeeper queue node;
+* :mod:`.steps`: a scenario before it runs: a click, a step's number, the story panels, the
+  setting, a checkpoint's question;
+* :mod:`.phrases`: an event that is not a message, in the words its own fields decide;
+* the :class:`Narrator`, one class in three layers: :mod:`.memory` (what the run has done so
+  far: who holds which key, whose lease ended, each acquire's rounds), :mod:`.messages`
+  (requests and replies, and what the storage did with a write) and :mod:`.events` (the entry
+  points and every other event, and :func:`narrate`, a whole run at once);
+* :mod:`.verdicts`: a run's outcome (its headline, the prediction met or missed, the findings,
+  the damage) and the labels of a What if…? fork beside its original;
+* :mod:`.terminal`: a run and its verdict as text, for ``manage.py run_scenario``.
+
+The names below are the package's API: other modules import them from here.
+"""
+
+from __future__ import annotations
+
+from lockviz.runs.narrator.events import Narrator, narrate
+from lockviz.runs.narrator.steps import checkpoint, click, setup, story
+from lockviz.runs.narrator.terminal import render, verdict_text
+from lockviz.runs.narrator.verdicts import (
+    damage,
+    divergence,
+    expectation,
+    facts,
+    fork_label,
+    headline,
+)
+from lockviz.runs.narrator.words import Said, plain_error
+
+__all__ = [
+    "Narrator",
+    "Said",
+    "checkpoint",
+    "click",
+    "damage",
+    "divergence",
+    "expectation",
+    "facts",
+    "fork_label",
+    "headline",
+    "narrate",
+    "plain_error",
+    "render",
+    "setup",
+    "story",
+    "verdict_text",
+]

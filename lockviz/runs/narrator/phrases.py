@@ -1,0 +1,133 @@
+"""Events that are not messages, in the words their own fields decide: ``(phrase, label)`` by
+kind in :data:`PHRASES`, and a link's in :func:`link_phrase`. The
+:class:`~lockviz.runs.narrator.events.Narrator` says the events whose words need what came
+before (a grant, a lost lock, a key a server ended, a note) and reads these for the rest."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from lockviz.catalogue import server_kind
+from lockviz.runs.narrator.steps import step_number
+from lockviz.runs.narrator.words import Event, plain_error, signed_ms
+
+
+def _reason(reason: Any) -> str:
+    """A client's own reason as it is, a library's error in plain words."""
+    text = str(reason or "?")
+    return plain_error(text) if "connection" in text or "Error" in text else text
+
+
+def _released(e: Event) -> tuple[str, str]:
+    if e.get("ok"):
+        return "released", ""
+    return f"released, but {e.get('reason', 'the lock was not ours')}", ""
+
+
+def _paused(e: Event) -> tuple[str, str]:
+    ms = f" {e['ms']} ms" if e.get("ms") is not None else ""
+    return f"FROZEN (SIGSTOP) for {e.get('ms')} ms", f"GC pause (SIGSTOP){ms}"
+
+
+def _crashed(e: Event) -> tuple[str, str]:
+    server = server_kind(str(e.get("actor"))) is not None
+    return "CRASHED (kill -9)", "kill -9" if server else "crashed (SIGKILL)"
+
+
+def _clock_jumped(e: Event) -> tuple[str, str]:
+    total = signed_ms(e.get("offset_ms"))
+    return f"wall clock jumped {signed_ms(e.get('ms'))} (offset now {total})", (
+        f"clock {signed_ms(e.get('ms') or 0)}"
+    )
+
+
+def _restarted(e: Event) -> tuple[str, str]:
+    persistence = e.get("persistence")
+    if persistence is None:
+        return "restarted", "restarted"
+    if persistence == "fsync":
+        return "restarted (fsync: its keys kept)", "restarted (fsync: keys kept)"
+    return "restarted (no fsync: empty)", "restarted (no fsync: empty)"
+
+
+def _shifted(e: Event) -> tuple[str, str]:
+    late = f"{float(e.get('late_ms') or 0):.0f} ms"
+    behind = f"the machine fell behind by {late} at {e.get('what')}"
+    if e.get("kept") is not False:
+        return f"{behind}: the rest of the schedule moves {late} later, keeping its intervals", (
+            f"schedule +{late}"
+        )
+    at = f"{float(e.get('fixed_ms') or 0):.0f} ms"
+    fixed = {
+        "lease": f"{e.get('fixed_by')}'s lease ends at {at}",
+        "wait": f"{e.get('fixed_by')}'s wait for the lock ends at {at}",
+        "step": f"{e.get('fixed_by')} already came at {at}",
+    }.get(str(e.get("fixed")), f"something came at {at}")
+    return (
+        f"{behind}: the schedule moves {late} later, but {fixed}, and {e.get('moved')} now "
+        f"comes after it ({float(e.get('moved_to_ms') or 0):.0f} ms): this run cannot keep its "
+        "story",
+        "story lost",
+    )
+
+
+def link_phrase(e: Event) -> tuple[str, str]:
+    who, mode = e.get("actor"), e.get("mode")
+    if e.get("peers"):
+        return f"links to its peers {', '.join(map(str, e['peers']))}: {mode}", f"cut off ({mode})"
+    node = e.get("node")
+    if mode == "pass":
+        return f"link to {node} healed", f"{who} ⇹ {node} healed"
+    if mode == "delay":
+        jitter = f" ± {e['jitter_ms']}" if e.get("jitter_ms") else ""
+        return f"link to {node} delayed {e.get('ms')}{jitter} ms", (
+            f"{who} ⇹ {node} delayed {e.get('ms')}{jitter} ms"
+        )
+    held = "connections are reset" if mode == "reset" else "bytes are held, nothing arrives"
+    return f"link to {node} cut ({mode}): {held}", f"{who} ⇹ {node} cut ({mode})"
+
+
+def _session(e: Event) -> tuple[str, str]:
+    state = str(e.get("state"))
+    words = {
+        "SUSPENDED": ("ZooKeeper connection suspended", "suspended"),
+        "LOST": ("ZooKeeper session expired", "session expired"),
+        "CONNECTED": ("connected to ZooKeeper again", "reconnected"),
+    }
+    return words.get(state, (f"ZooKeeper session {state}", state.lower()))
+
+
+PHRASES: dict[str, Callable[[Event], tuple[str, str]]] = {
+    "acquire_failed": lambda e: (
+        f"gave up acquiring: {e.get('reason')}",
+        f"gave up: {_reason(e.get('reason'))}",
+    ),
+    "released": _released,
+    "extended": lambda e: (
+        f"extended to {e.get('ttl_ms')} ms" if e.get("ok") else "extend failed",
+        "",
+    ),
+    "paused": _paused,
+    "resumed": lambda e: (
+        "thawed (SIGCONT)" + (f": {e['why']}" if e.get("why") else ""),
+        "resumed (SIGCONT)",
+    ),
+    "step_refused": lambda e: (
+        f"could not take step {step_number(e.get('index'))}: {e.get('why')}",
+        f"refused: {e.get('why')}",
+    ),
+    "ending": lambda e: (f"the run ends now: {e.get('why')}", f"ending: {e.get('why')}"),
+    "crashed": _crashed,
+    "restarted": _restarted,
+    "clock_jumped": _clock_jumped,
+    "clock_rate": lambda e: (f"own clock now runs at ×{e.get('rate')}", f"clock ×{e.get('rate')}"),
+    "run_started": lambda e: (f"run started: {e.get('title')}", ""),
+    "run_failed": lambda e: (f"run FAILED: {e.get('error')}", f"run failed: {e.get('error')}"),
+    "run_interrupted": lambda e: (f"run INTERRUPTED: {e.get('why')}", ""),
+    "run_cancelled": lambda e: (f"run cancelled: {e.get('why')}", ""),
+    "releasing": lambda e: ("leaves its critical section and releases", ""),
+    "session": _session,
+    "renewal_started": lambda e: (f"watchdog renews every {e.get('interval_ms')} ms", ""),
+    "schedule_shifted": _shifted,
+}

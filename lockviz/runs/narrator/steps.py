@@ -1,0 +1,95 @@
+"""A scenario before it runs, in words: its steps (a click, its number, the story panels), its
+setting, and a checkpoint's question. A run's ``step`` events are said with the same
+:func:`click` and :func:`step_number`, so step 5 is step 5 on every page."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from lockviz.catalogue import BACKENDS
+from lockviz.runs.narrator.words import duration, signed_ms
+
+
+def step_number(index: Any) -> str:
+    """Step ``index`` (0-based in the script) as every page numbers it: 1, 2, 3 …"""
+    return str(index + 1) if isinstance(index, int) and not isinstance(index, bool) else "?"
+
+
+def click(step: Mapping[str, Any]) -> str:
+    """A step (a click, or a scenario's step) in words: "alice paused for 500 ms (SIGSTOP)"."""
+    who = step.get("client") or step.get("node") or "?"
+    verb, ms = step.get("do"), step.get("ms")
+    links = f"{who} ⇹ {', '.join(step.get('nodes') or []) or 'every server'}"
+    if step.get("node") and verb in ("partition", "heal"):
+        links = f"{who} ⇹ its peers"
+    words = {
+        "acquire": f"{who} asks for the lock",
+        "read": f"{who} reads the storage",
+        "write": f"{who} writes {step.get('value', '')!r} to the storage"
+        + (f" (idempotency key {step['key']!r})" if step.get("key") else ""),
+        "release": f"{who} releases the lock",
+        "extend": f"{who} extends its lease",
+        "pause": f"{who} paused for {ms} ms (SIGSTOP)",
+        "crash": f"{who} killed (kill -9)" if step.get("node") else f"{who} crashed (SIGKILL)",
+        "restart": f"{who} restarted",
+        "clock_jump": f"{who}'s clock jumped {signed_ms(ms or 0)}",
+        "clock_rate": f"{who}'s clock runs ×{step.get('rate')}",
+        "partition": f"{links} cut ({step.get('mode') or 'blackhole'})",
+        "heal": f"{links} healed",
+        "delay": f"{links} delayed {ms} ms",
+    }
+    return words.get(str(verb), str(verb))
+
+
+def story(steps: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Every step of a script, numbered once: its number, time, click and narration.
+
+    The story panels list all steps, narrated or not, so that step 5 is step 5 everywhere.
+    """
+    return [
+        {
+            "index": i,
+            "number": step_number(i),
+            "at_ms": step.get("at_ms"),
+            "t_s": (step.get("at_ms") or 0) / 1000,
+            "click": click(step),
+            "say": step.get("say") or "",
+        }
+        for i, step in enumerate(steps)
+    ]
+
+
+def setup(scenario: Mapping[str, Any]) -> str:
+    """The scenario's setting, before anything has happened: who, on what, with which lease and
+    storage. It never says how the run turns out (a lesson shows it before the run)."""
+    service = BACKENDS.get(str(scenario.get("backend")))
+    count = scenario.get(service.node_count_field) if service and service.node_count_field else None
+    on = service.describe(scenario.get("variant"), count) if service else "?"
+    clients = [str(c) for c in scenario.get("clients") or []]
+    who = ", ".join(clients[:-1]) + f" and {clients[-1]}" if len(clients) > 1 else "".join(clients)
+    kind = scenario.get("storage") or ("fenced" if scenario.get("fencing", True) else "plain")
+    checks = _SETUP_STORAGE.get(str(kind), "the storage does not check tokens")
+    if service is not None and not service.lock:
+        return f"{who} write to one storage with no lock at all; {checks}."
+    leased = scenario.get("variant") != "no_ttl" and scenario.get("backend") != "postgres"
+    lease = f", with a lease of {duration(scenario.get('ttl_ms'))}" if leased else ""
+    return f"{who} share one lock on {on}{lease}; {checks}."
+
+
+_SETUP_STORAGE = {  # what the storage checks, as a scenario's setting says it
+    "fenced": "the storage checks fencing tokens",
+    "plain": "the storage does not check tokens",
+    "sequencer": "the storage asks the lock service, at each write, whether the writer still "
+    "holds the lock",
+    "cas": "the storage applies a write only if the data is still at the version its writer read",
+}
+
+
+def checkpoint(step: Mapping[str, Any], index: int) -> dict[str, str]:
+    """A checkpoint's step as a lesson shows it before it is answered: the click and the
+    question, never the narration (which tells the answer)."""
+    ask = step.get("ask") or {}
+    question = ask.get("question") if isinstance(ask, Mapping) else ""
+    text = f"step {step_number(index)}: {click(step)} — predict: {question or '?'}"
+    return {"text": text, "label": click(step), "mark": ""}

@@ -1,0 +1,47 @@
+"""A run as the terminal shows it (``manage.py run_scenario``): its events as a text timeline,
+then its verdict."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from lockviz.runs.narrator.events import Narrator
+from lockviz.runs.narrator.verdicts import headline
+from lockviz.runs.narrator.words import Event
+
+
+def render(events: Iterable[Event]) -> str:
+    """A run as a text timeline: ``  2512.4 ms  #7   bob       believes it holds the lock``."""
+    narrator, lines = Narrator(), []
+    for e in events:
+        said = narrator.said(e)
+        lines.append(f"{e['t_ms']:>9.1f} ms  #{e['seq']:<3} {e['actor']:<9} {said.phrase}")
+    return "\n".join(lines)
+
+
+def verdict_text(
+    verdict: Mapping[str, Any] | None, mismatches: list[str], storage: str = "fenced"
+) -> str:
+    if verdict is None:
+        return "No verdict: the run did not complete."
+    lines = [
+        f"mutual exclusion: {verdict['mutual_exclusion']}",
+        f"stale writes accepted: {verdict['stale_writes_accepted']}",
+        f"stale writes rejected: {verdict['stale_writes_rejected']}",
+        f"data corrupted: {'yes' if verdict['data_corrupted'] else 'no'}",
+    ]
+    if verdict.get("liveness") == "stuck":
+        lines.append(f"liveness: STUCK ({', '.join(verdict.get('stuck_clients', []))})")
+    if verdict.get("acquire_failures"):
+        lines.append(f"acquires that gave up: {verdict['acquire_failures']}")
+    if verdict.get("wakeups"):
+        lines.append(f"wake-ups of waiting clients: {verdict['wakeups']}")
+    for o in verdict["overlaps"]:
+        lines.append(
+            f"two holders: {' & '.join(o['clients'])} from {o['start_ms']} to {o['end_ms']} ms"
+        )
+    lines.append(headline(verdict, storage=storage)[0])
+    lines.append(verdict["summary"])
+    lines.extend(f"NOT AS EXPECTED: {m}" for m in mismatches)
+    return "\n".join(lines)

@@ -1,0 +1,133 @@
+"""A run's outcome in words: its headline and tone, what became of the scenario's prediction,
+the verdict's findings and the stale writes that did damage; and the labels of a What if…? fork
+beside its original."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+# What stopped a stale write, by the kind of storage (see lockviz.catalogue.STORAGE_KINDS).
+SAVED_BY = {
+    "fenced": "fencing",
+    "sequencer": "the sequencer check",
+    "cas": "compare-and-set",
+    "plain": "the storage",
+}
+
+
+def no_lock_headline(verdict: Mapping[str, Any], storage: str) -> tuple[str, str]:
+    """A run without a lock service: did an update get lost?"""
+    if verdict.get("data_corrupted"):
+        return "✖ No lock, and an update was lost", "bad"
+    if verdict.get("stale_writes_rejected"):
+        return f"✔ No lock, but {SAVED_BY.get(storage, 'the storage')} kept every update", "good"
+    return "✔ No lock, and no update was lost", "good"
+
+
+# -- What if…? forks -------------------------------------------------------------------------
+
+
+def fork_label(diverged_ms: float) -> str:
+    """A fork's lane, beside its original: "What if…? (from 2.80 s)"."""
+    return f"What if…? (from {diverged_ms / 1000:.2f} s)"
+
+
+def divergence(diverged_ms: float) -> str:
+    """The mark across both lanes where a fork parts from its original."""
+    return f"what if…? parts from here ({diverged_ms / 1000:.2f} s)"
+
+
+# -- verdicts ------------------------------------------------------------------------------
+
+
+# Runs that ended without a verdict, by status: their headline.
+_NOT_JUDGED = {
+    "interrupted": ("⏹ The run was interrupted: the app stopped before it ended", "bad"),
+    "cancelled": ("⏹ The run was cancelled: nobody watched it while it waited", "pending"),
+    "failed": ("✖ The run failed", "bad"),
+}
+
+
+def headline(
+    verdict: Mapping[str, Any] | None, error: str = "", status: str = "", storage: str = "fenced"
+) -> tuple[str, str]:
+    """A run's outcome in one line, and its tone (good, warn, bad, pending); ``storage`` is the
+    kind of storage the run wrote to (what saved the data, when something did)."""
+    if status in _NOT_JUDGED:
+        return _NOT_JUDGED[status]
+    if error:
+        return _NOT_JUDGED["failed"]
+    if not verdict:
+        return ("… waiting for the lab" if status == "queued" else "… running live"), "pending"
+    if verdict.get("inconclusive"):
+        return f"⚠ Inconclusive: {verdict['inconclusive']}", "warn"
+    if verdict.get("mutual_exclusion") == "none":
+        return no_lock_headline(verdict, storage)
+    if verdict.get("data_corrupted"):
+        return "✖ Mutual exclusion violated, data corrupted", "bad"
+    if verdict.get("mutual_exclusion") == "violated":
+        if verdict.get("stale_writes_rejected"):
+            saved = SAVED_BY.get(storage, "the storage")
+            return f"⚠ Mutual exclusion violated — {saved} saved the data", "warn"
+        return "⚠ Mutual exclusion violated", "warn"
+    if verdict.get("liveness") == "stuck":
+        return "⚠ Mutual exclusion held, but the lock is stuck", "warn"
+    return "✔ Mutual exclusion held", "good"
+
+
+def expectation(
+    verdict: Mapping[str, Any] | None, expect_met: bool | None, mismatches: list[str]
+) -> tuple[str, str] | None:
+    """What became of the scenario's prediction, and its tone (met, missed, unjudged); None
+    when there is nothing to say (no verdict, or no prediction)."""
+    if verdict and verdict.get("inconclusive"):
+        return (
+            "⚠ Not judged: the machine fell behind and this run could not keep the story the "
+            "scenario predicts. Run it again when the lab is quieter.",
+            "unjudged",
+        )
+    if expect_met is None:
+        return None
+    if expect_met:
+        return "✔ As the scenario predicted.", "met"
+    return f"✖ Not what the scenario predicted: {'; '.join(mismatches)}", "missed"
+
+
+def facts(verdict: Mapping[str, Any], storage: str = "fenced") -> list[tuple[str, str]]:
+    """The verdict's findings, each as (what, how much), in the order the pages list them."""
+    overlaps = "; ".join(
+        f"{' & '.join(o['clients'])} from {o['start_ms']:.0f} to {o['end_ms']:.0f} ms"
+        for o in verdict.get("overlaps") or []
+    )
+    found = [
+        ("Two holders at once", overlaps or "never"),
+        ("Stale writes accepted", str(verdict.get("stale_writes_accepted", 0))),
+        (f"Stale writes rejected by {SAVED_BY.get(storage, 'the storage')}",
+         str(verdict.get("stale_writes_rejected", 0))),
+    ]  # fmt: skip
+    if verdict.get("mutual_exclusion") == "none":
+        found[0] = ("Two holders at once", "no lock in play")
+    if verdict.get("acquire_failures"):
+        found.append(("Acquires that gave up", str(verdict["acquire_failures"])))
+    if verdict.get("stuck_clients"):
+        found.append(("Stuck behind a crashed holder", ", ".join(verdict["stuck_clients"])))
+    if verdict.get("wakeups"):
+        found.append(("Wake-ups of waiting clients", str(verdict["wakeups"])))
+    return found
+
+
+def damage(verdict: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """Each stale write the storage accepted, as a link to the moment it landed."""
+    found = []
+    for w in (verdict or {}).get("writes") or []:
+        if isinstance(w, Mapping) and w.get("stale") and w.get("accepted"):
+            after = f" after {w['superseded_by']} took the lock" if w.get("superseded_by") else ""
+            found.append(
+                {
+                    "seq": w.get("seq"),
+                    "text": f"{w.get('client')}'s stale write {w.get('value')!s} landed{after}: "
+                    "see it at the storage",
+                }
+            )
+    return found
