@@ -55,6 +55,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 from algorithms.errors import BackendUnavailable
+from algorithms.etcd_gateway import Gateway, b64
 from algorithms.events import Reporter
 from algorithms.resp import ReplyError, RespConnection, pack
 
@@ -240,12 +241,10 @@ class EtcdCheck:
 
     service = "etcd"
 
-    def __init__(self, gateway: Any, *, report: Reporter):
-        self.gateway, self.node, self._report = gateway, gateway.node, report  # an etcd Gateway
+    def __init__(self, gateway: Gateway, *, report: Reporter):
+        self.gateway, self.node, self._report = gateway, gateway.node, report
 
     def check(self, sequencer: Sequencer) -> Answer:
-        from algorithms.etcd_lock import b64
-
         lease = sequencer.lease or "0"
         if not sequencer.holder.startswith(sequencer.lock + "/"):
             return Answer(False, f"{sequencer.holder!r} is not a key of the lock {sequencer.lock}")

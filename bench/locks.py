@@ -324,7 +324,8 @@ def postgres_candidates(servers: Any) -> dict[str, Op]:
 def etcd_candidates(servers: Any) -> dict[str, Op]:
     from etcd3gw.client import Etcd3Client
 
-    from algorithms.etcd_lock import Gateway, _enqueue_txn, b64
+    from algorithms.etcd_gateway import Gateway, b64
+    from algorithms.etcd_lock import _enqueue_txn
 
     node = servers["etcd-1"]
     gateway = Gateway(node.host, node.port, node="etcd-1", timeout_ms=1000)

@@ -26,8 +26,27 @@ if TYPE_CHECKING:  # the client process never imports the schema (pydantic): onl
     from lockviz.scenarios.schema import Scenario
 
 
+class _Config:
+    """What every lab process's config does: the servers it reaches, their passwords, its line."""
+
+    servers: Mapping[str, str]  # server -> the address this process reaches it at
+    passwords: Mapping[str, str]
+
+    def address(self, node: str) -> tuple[str, int]:
+        """Where this process reaches ``node`` (a client: its own link, through the proxy)."""
+        return split_address(self.servers[node])
+
+    def password(self, node: str) -> str | None:
+        """What ``node`` asks for (``None``: nothing, e.g. an external server)."""
+        return self.passwords.get(node)
+
+    def to_json(self) -> str:
+        assert dataclasses.is_dataclass(self) and not isinstance(self, type)
+        return json.dumps(dataclasses.asdict(self))
+
+
 @dataclass(frozen=True)
-class ClientConfig:
+class ClientConfig(_Config):
     name: str  # this client: "alice"
     backend: str  # the lock service, see lockviz.catalogue
     variant: str
@@ -72,17 +91,6 @@ class ClientConfig:
             storage=scenario.storage_kind,
         )
 
-    def address(self, node: str) -> tuple[str, int]:
-        """Where this client reaches ``node``: its own link to it, through the lab's proxy."""
-        return split_address(self.servers[node])
-
-    def password(self, node: str) -> str | None:
-        """What ``node`` asks this client for (``None``: nothing, e.g. an external server)."""
-        return self.passwords.get(node)
-
-    def to_json(self) -> str:
-        return json.dumps(dataclasses.asdict(self))
-
     @classmethod
     def from_json(cls, text: str) -> ClientConfig:
         data: dict[str, Any] = json.loads(text)
@@ -91,7 +99,7 @@ class ClientConfig:
 
 
 @dataclass(frozen=True)
-class StorageServiceConfig:
+class StorageServiceConfig(_Config):
     """What the storage service receives: the lock servers it asks and the storage it writes.
 
     Its addresses are the servers' own, not a client's links: the service is a server beside
@@ -106,15 +114,6 @@ class StorageServiceConfig:
     call_timeout_ms: int = 1_000
     passwords: Mapping[str, str] = field(default_factory=dict, repr=False)
     name: str = "storage"  # the actor its events are recorded as
-
-    def address(self, node: str) -> tuple[str, int]:
-        return split_address(self.servers[node])
-
-    def password(self, node: str) -> str | None:
-        return self.passwords.get(node)
-
-    def to_json(self) -> str:
-        return json.dumps(dataclasses.asdict(self))
 
     @classmethod
     def from_json(cls, text: str) -> StorageServiceConfig:

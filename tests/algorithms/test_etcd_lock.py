@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from algorithms.errors import NotHeld
-from algorithms.etcd_lock import EtcdLock, Gateway, effective_ttl_s
+from algorithms.etcd_gateway import Gateway
+from algorithms.etcd_lock import EtcdLock, effective_ttl_s
 from lockviz.lab.labs import LocalLab
 from lockviz.lab.servers.etcd import EtcdServer, post, prefix_end
 

@@ -9,7 +9,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from algorithms.etcd_lock import EtcdLock, Gateway
+from algorithms.etcd_gateway import Gateway
+from algorithms.etcd_lock import EtcdLock
 from algorithms.events import Reporter
 from algorithms.postgres_lock import PostgresLock, connect
 from algorithms.redis_client import connect as redis_connect

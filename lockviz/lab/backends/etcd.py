@@ -8,7 +8,8 @@ the same lease (the watcher, :mod:`lockviz.lab.watchers.etcd`, reads both).
 from __future__ import annotations
 
 from algorithms.clock import Clock
-from algorithms.etcd_lock import EtcdLock, Gateway
+from algorithms.etcd_gateway import Gateway
+from algorithms.etcd_lock import EtcdLock
 from algorithms.events import EventSink, Reporter
 from algorithms.sequencer import EtcdCheck
 from lockviz.lab.config import ClientConfig, StorageServiceConfig
