@@ -37,6 +37,7 @@ def compare(request: HtmxHttpRequest) -> HttpResponse:
         lanes = [_lane(found[run_id]) for run_id in ids if run_id in found]
         lanes = _forks_beside_originals(lanes, browser(request))
         context.update(problems=problems, lanes=lanes, data=[lane.data() for lane in lanes])
+        context["form"] = _again(lanes) or context["form"]
         status = 200 if lanes or not problems else 404
         return render(request, "lockviz/compare.html", context, status=status)
     return render(request, "lockviz/compare.html", context)
@@ -92,6 +93,21 @@ def _blank_form(slug: str, lanes: str = "") -> CompareForm:
     initial: dict[str, str] = {"scenario": slug}
     for n, kind in enumerate(kinds, start=1):
         initial.update({f"backend_{n}": SAME, f"storage_{n}": kind})
+    return CompareForm(initial=initial)
+
+
+def _again(lanes: list[Lane]) -> CompareForm | None:
+    """The form as these lanes were asked for (their scenario, lock services and storage), to
+    run them again or change one; None when no lane is a built-in's."""
+    slug = next((lane.run.slug for lane in lanes if lane.run.slug in builtin()), "")
+    if not slug:
+        return None
+    base = builtin()[slug]
+    initial: dict[str, str] = {"scenario": slug}
+    for n, lane in enumerate(lanes[:MAX_LANES], start=1):
+        backend = str(lane.run.scenario.get("backend", base.backend))
+        initial[f"backend_{n}"] = SAME if backend == base.backend else backend
+        initial[f"storage_{n}"] = lane.run.storage_kind
     return CompareForm(initial=initial)
 
 

@@ -115,6 +115,10 @@ def test_a_class_follows_its_presenter(app_server: AppServer, people: dict[str, 
         answer.wait_for()
         assert "It rejects the write" in answer.text_content()
     assert bob.locator(".poll-reveal li.right .n").text_content() == "1"
+    # On Bob's phone each of the follower's link-buttons is one box, even where its line wraps.
+    buttons = bob.locator(".follow-actions a.button:visible")
+    assert buttons.count() == 2
+    assert buttons.evaluate_all("els => els.map((e) => e.getClientRects().length)") == [1, 1]
 
     # Ada explores alone (a read-only replay of the same run), then rejoins with one click.
     ada.get_by_role("link", name="Explore alone ▸").click()

@@ -169,6 +169,26 @@ def test_finished_runs_are_shown_in_lanes_with_their_headlines(client: Client) -
     assert "✖ Mutual exclusion violated, data corrupted" in lane and "S2" in lane
 
 
+@pytest.mark.django_db
+def test_compare_again_offers_the_lanes_as_they_were_asked_for(client: Client) -> None:
+    base = builtin()["zk-gc-pause-fenced"]
+    made = [("zookeeper", "fenced"), ("etcd", "plain"), ("zookeeper", "sequencer")]
+    runs = [
+        Run.objects.create(
+            slug="zk-gc-pause-fenced",
+            scenario=variant(base, backend, kind).to_json(),
+            status=Run.Status.FINISHED,
+        )
+        for backend, kind in made
+    ]
+    page = client.get(f"/compare/?runs={','.join(r.pk for r in runs)}")
+    form = page.context["form"]
+    assert form.initial["scenario"] == "zk-gc-pause-fenced"  # not the default scenario
+    rows = [(form.initial[f"backend_{n}"], form.initial[f"storage_{n}"]) for n in (1, 2, 3)]
+    assert rows == [("same", "fenced"), ("etcd", "plain"), ("same", "sequencer")]
+    assert "backend_4" not in form.initial  # the fourth row stays unused
+
+
 @pytest.mark.live
 @pytest.mark.django_db(transaction=True)
 def test_posting_a_comparison_runs_every_variant_live(client: Client) -> None:
