@@ -24,7 +24,7 @@ import time
 from typing import Any
 
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import close_old_connections, transaction
 from django.utils import timezone
 
 from lockviz import broadcast
@@ -199,14 +199,17 @@ def execute(
     narrator = Narrator(scenario.backend)
 
     def sink(event: dict[str, Any]) -> None:
-        RunEvent.objects.create(
-            run=run,
-            seq=event["seq"],
-            t_ms=event["t_ms"],
-            actor=event["actor"],
-            kind=event["kind"],
-            data=event,
-        )
+        with transaction.atomic():
+            RunEvent.objects.create(
+                run=run,
+                seq=event["seq"],
+                t_ms=event["t_ms"],
+                actor=event["actor"],
+                kind=event["kind"],
+                data=event,
+            )
+            if event["kind"] == "run_finished":
+                _judged(run, event)
         broadcast.publish(run.pk, {"type": "run.event", "event": narrator.narrate(event)})
 
     def waiting(position: int) -> None:  # shared (external) servers: runs take turns
@@ -273,6 +276,18 @@ def _queued(run: Run, scenario: Scenario, open_ended: bool = False) -> None:
     finally:
         lab_now.leave(run.pk)
         close_old_connections()
+
+
+def _judged(run: Run, event: dict[str, Any]) -> None:
+    """The run is finished the moment its verdict is told, stored with it before anyone hears
+    of it: a page loaded between the verdict and the end of the cleanup (servers stopping) shows
+    a finished run, with no fault menus. :func:`_finish` then stores the outcome as a whole."""
+    run.verdict = event["verdict"]
+    run.mismatches = event.get("mismatches") or []
+    run.expect_met = event.get("expect_met") if run.scenario.get("expect") else None
+    run.status = Run.Status.FINISHED
+    run.finished = timezone.now()
+    run.save(update_fields=["verdict", "mismatches", "expect_met", "status", "finished"])
 
 
 def _finish(run: Run, *, result: RunResult | None = None, error: str = "") -> None:

@@ -1,0 +1,40 @@
+"""Recording a run: every event stored before anyone hears of it, and the outcome with it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from lockviz import broadcast
+from lockviz.models import Run
+from lockviz.runs import recorder
+from lockviz.scenarios.library import builtin
+
+
+@pytest.mark.live
+@pytest.mark.django_db(transaction=True)
+def test_a_run_is_finished_in_the_database_before_its_verdict_is_heard(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The servers stop after the verdict is told; a page loaded in between must already show a
+    finished run (no fault menus), so the status is stored with the run_finished event."""
+    scenario = builtin()["contention"]
+    run = recorder.create_run(scenario, "contention")
+    heard: dict[str, Any] = {}
+    publish = broadcast.publish
+
+    def listen(run_id: str, message: dict[str, Any]) -> None:
+        event = message.get("event") or {}
+        if event.get("kind") in ("run_finished", "step"):
+            stored = Run.objects.get(pk=run_id)
+            heard.setdefault(event["kind"], (stored.status, stored.verdict))
+        publish(run_id, message)
+
+    monkeypatch.setattr(broadcast, "publish", listen)
+    recorder.execute(run, scenario)
+    assert heard["step"][0] == Run.Status.RUNNING  # still running while it plays
+    status, verdict = heard["run_finished"]
+    assert status == Run.Status.FINISHED and verdict["mutual_exclusion"] == "held"
+    run.refresh_from_db()
+    assert run.status == Run.Status.FINISHED and run.expect_met is True
