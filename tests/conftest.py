@@ -19,6 +19,7 @@ import pytest
 from lockviz.lab import procs
 from lockviz.lab.labs import LocalLab, ServerSet
 from lockviz.models import Run
+from lockviz.runs import recorder
 from lockviz.scenarios.schema import Scenario, parse
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,11 +67,12 @@ def scenario(**changes: object) -> Scenario:
 
 
 def wait_for_run(run_id: str, timeout_s: float = 40) -> Run:
-    """The run once it has finished or failed (it executes in a thread of its own)."""
+    """The run once it has finished or failed and its lab is stopped (it executes in a thread
+    of its own, and is finished in the database as soon as its verdict is told)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         run = Run.objects.get(pk=run_id)
-        if run.status in (Run.Status.FINISHED, Run.Status.FAILED):
+        if run.status in (Run.Status.FINISHED, Run.Status.FAILED) and not recorder.is_live(run_id):
             return run
         time.sleep(0.1)
     raise AssertionError(f"run {run_id} did not finish")

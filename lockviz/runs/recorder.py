@@ -24,7 +24,7 @@ import time
 from typing import Any
 
 from django.conf import settings
-from django.db import close_old_connections, transaction
+from django.db import DatabaseError, close_old_connections, transaction
 from django.utils import timezone
 
 from lockviz import broadcast
@@ -299,7 +299,14 @@ def _finish(run: Run, *, result: RunResult | None = None, error: str = "") -> No
     run.error = error
     run.status = Run.Status.FAILED if error else Run.Status.FINISHED
     run.finished = timezone.now()
-    run.save()
+    fields = ["verdict", "mismatches", "expect_met", "error", "status", "finished"]
+    try:  # an update only: a run deleted meanwhile (pruned, or a test's database emptied)
+        run.save(update_fields=fields)  # must not come back as a new row
+    except DatabaseError:
+        if Run.objects.filter(pk=run.pk).exists():
+            raise
+        log.warning("run %s was deleted before it finished", run.pk)
+        return
     _status(run)
 
 

@@ -38,3 +38,23 @@ def test_a_run_is_finished_in_the_database_before_its_verdict_is_heard(
     assert status == Run.Status.FINISHED and verdict["mutual_exclusion"] == "held"
     run.refresh_from_db()
     assert run.status == Run.Status.FINISHED and run.expect_met is True
+
+
+@pytest.mark.live
+@pytest.mark.django_db(transaction=True)
+def test_a_run_deleted_while_it_ends_stays_deleted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run deleted once its verdict is stored (pruned, or a test's database emptied while the
+    servers stop) must not come back as a new row when the outcome is stored as a whole."""
+    scenario = builtin()["contention"]
+    run = recorder.create_run(scenario, "contention")
+    publish = broadcast.publish
+
+    def delete_on_verdict(run_id: str, message: dict[str, Any]) -> None:
+        if (message.get("event") or {}).get("kind") == "run_finished":
+            Run.objects.filter(pk=run_id).delete()
+        publish(run_id, message)
+
+    monkeypatch.setattr(broadcast, "publish", delete_on_verdict)
+    result = recorder.execute(run, scenario)
+    assert result.verdict["mutual_exclusion"] == "held"
+    assert not Run.objects.filter(pk=run.pk).exists()
