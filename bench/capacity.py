@@ -61,6 +61,9 @@ from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+
+from bench.doc import write_section  # noqa: E402
+
 DOC = os.path.join(ROOT, "docs", "performance.md")
 BEGIN, END = "<!-- bench/capacity.py: begin -->", "<!-- bench/capacity.py: end -->"
 DEFAULT_PRESSES = ["gc-pause-fenced=50", "redlock-clock-jump=30", "redlock-clock-jump=50"]
@@ -637,21 +640,13 @@ two cores (other engineers' work on this shared machine shows there)."""
 
 
 def write_doc(tables: list[str], summary: str) -> None:
-    """Replace the text between the bench's markers in docs/performance.md, or append it."""
-    with open(DOC) as f:
-        text = f.read()
+    """Replace this benchmark's section of docs/performance.md, keeping every other section."""
     body = f"{BEGIN}\n## Capacity: a lecture hall pressing Run\n\n{INTRO}\n\n"
     body += (
         "\n\n".join(tables)
         + f"\n\n{summary}\n\nRegenerate with `.venv/bin/python bench/capacity.py`.\n{END}"
     )
-    if BEGIN in text and END in text:
-        head, _, rest = text.partition(BEGIN)
-        text = head + body + rest.partition(END)[2]
-    else:
-        text = text.rstrip("\n") + "\n\n" + body + "\n"
-    with open(DOC, "w") as f:
-        f.write(text)
+    write_section(DOC, body, begin=BEGIN, end=END)
 
 
 if __name__ == "__main__":

@@ -55,6 +55,7 @@ from datetime import UTC, datetime
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from bench.doc import write_section  # noqa: E402
 from lockviz.lab import procs  # noqa: E402
 from lockviz.lab.ports import free_port  # noqa: E402
 
@@ -408,18 +409,7 @@ def write_doc(command: str, summary: str, body: str) -> None:
         f"{BEGIN}\n## Chaos: kill -9 mid-run, then restart (`bench/chaos.py`)\n\n{intro}\n\n"
         f"`.venv/bin/python {command}`\n\n{summary}\n\n{body}\n{END}"
     )
-    try:
-        with open(DOC) as f:
-            text = f.read()
-    except FileNotFoundError:
-        text = ""
-    if BEGIN in text and END in text:
-        before, rest = text.split(BEGIN, 1)
-        text = before + section + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip() + "\n\n" + section + "\n"
-    with open(DOC, "w") as f:
-        f.write(text.rstrip() + "\n")
+    write_section(DOC, section, begin=BEGIN, end=END)
 
 
 def main() -> None:

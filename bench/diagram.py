@@ -46,6 +46,9 @@ from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+
+from bench.doc import write_section  # noqa: E402
+
 DOC = os.path.join(ROOT, "docs", "performance.md")
 SECTION = "## Diagram: a 20,000-event replay"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -321,13 +324,8 @@ def table(rows: list[tuple[str, Any]], n: int) -> str:
 
 def write_doc(text: str, summary: str) -> None:
     """Replace the section (up to the next ``## ``) in docs/performance.md, or append it."""
-    with open(DOC) as f:
-        doc = f.read()
-    head, found, rest = doc.partition(SECTION)
-    tail = rest[rest.find("\n## ") :] if found and "\n## " in rest else ""
     body = f"{INTRO}\n\n{text}\n\n{summary}\n\n{BEFORE}\n\n{ANALYSIS}\n"
-    with open(DOC, "w") as f:
-        f.write(head.rstrip("\n") + "\n\n" + SECTION + "\n\n" + body + tail)
+    write_section(DOC, f"{SECTION}\n\n{body}", begin=SECTION)
 
 
 def main() -> None:

@@ -53,6 +53,9 @@ from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+
+from bench.doc import write_section  # noqa: E402
+
 DOC = os.path.join(ROOT, "docs", "performance.md")
 SECTION = "## Live stream fan-out"
 CLIENTS = ["alice", "bob", "carol", "dave"]
@@ -724,13 +727,8 @@ Regenerate with `.venv/bin/python bench/fanout.py` (about 10 minutes); add
 
 def write_doc(table: str, summary: str) -> None:
     """Replace the section (up to the next ``## ``) in docs/performance.md, or append it."""
-    with open(DOC) as f:
-        text = f.read()
-    head, _, rest = text.partition(SECTION)
-    tail = rest[rest.find("\n## ") :] if "\n## " in rest else ""
     body = f"{INTRO}\n\n{table}\n\n{summary}\n\n{ANALYSIS}\n\n{BEFORE}\n"
-    with open(DOC, "w") as f:
-        f.write(head.rstrip("\n") + "\n\n" + SECTION + "\n\n" + body + tail)
+    write_section(DOC, f"{SECTION}\n\n{body}", begin=SECTION)
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ sys.path.insert(0, ROOT)
 
 from algorithms.clock import SystemClock  # noqa: E402
 from algorithms.events import discard, json_line  # noqa: E402
+from bench.doc import write_section  # noqa: E402
 from lockviz.catalogue import BACKENDS as BACKENDS_CATALOGUE  # noqa: E402
 from lockviz.catalogue import SERVER_KINDS  # noqa: E402
 from lockviz.lab.backends import lock_factory  # noqa: E402
@@ -465,7 +466,6 @@ def main() -> None:
 
 
 BEGIN, END = "<!-- bench/locks.py: begin -->", "<!-- bench/locks.py: end -->"
-TITLE = "# Performance: what a lock costs, and what the teaching costs\n"
 INTRO = """## Lock clients: one acquire + release
 
 `bench/locks.py` times one uncontended acquire + release of each lock client against the peer
@@ -486,20 +486,7 @@ def write_doc(table: str, summary: str) -> None:
         f"{BEGIN}\n{INTRO}\n{table}\n{summary}\n\n{ANALYSIS}\n"
         f"Regenerate with `.venv/bin/python bench/locks.py` (a few minutes).\n{END}"
     )
-    try:
-        with open(DOC) as f:
-            text = f.read()
-    except FileNotFoundError:
-        text = ""
-    if BEGIN in text and END in text:
-        before, rest = text.split(BEGIN, 1)
-        text = before + section + rest.split(END, 1)[1]
-    else:  # the file as this benchmark first wrote it: all of it was the table's section
-        old_end = "(a few minutes).\n"
-        rest = text.split(old_end, 1)[1] if old_end in text else text.removeprefix(TITLE)
-        text = f"{TITLE}\n{section}\n\n{rest.lstrip()}"
-    with open(DOC, "w") as f:
-        f.write(text.rstrip() + "\n")
+    write_section(DOC, section, begin=BEGIN, end=END)
 
 
 if __name__ == "__main__":
