@@ -46,9 +46,7 @@ import json
 import os
 import platform
 import re
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -62,6 +60,7 @@ from typing import Any
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from bench.app import App as Serve  # noqa: E402
 from bench.doc import write_section  # noqa: E402
 
 DOC = os.path.join(ROOT, "docs", "performance.md")
@@ -76,59 +75,23 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 # -- the app ----------------------------------------------------------------------------------
 
 
-class App:
-    """``manage.py serve`` on a free port, with a database of its own."""
+class App(Serve):
+    """The app for one press, with a database of its own in ``workdir``."""
 
     def __init__(self, workdir: str, env: dict[str, str]) -> None:
-        from lockviz.lab.ports import free_port
+        db, log = os.path.join(workdir, "app.sqlite3"), os.path.join(workdir, "app.log")
+        super().__init__(db, log, env, timeout_s=120)
 
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        full = {**os.environ, "LOCKVIZ_DB": os.path.join(workdir, "app.sqlite3"), **env}
-        full.pop("DJANGO_SETTINGS_MODULE", None)
-        self.log = open(os.path.join(workdir, "app.log"), "w+")  # noqa: SIM115
-        self.proc = subprocess.Popen(
-            [sys.executable, "manage.py", "serve", "--port", str(self.port)],
-            cwd=ROOT, env=full, stdout=self.log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(self.url + "/", timeout=5):
-                    break
-            except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    self.log.seek(0)
-                    raise SystemExit(f"the app did not start:\n{self.log.read()}") from None
-                time.sleep(0.2)
-
-    def stop(self) -> None:
+    def stop(self, timeout_s: float = 30) -> None:
         if LOGS:  # --logs: keep what the app said (its capacity decisions among it)
             os.makedirs(LOGS, exist_ok=True)
-            self.log.seek(0)
             with open(os.path.join(LOGS, f"app-{self.port}.log"), "w") as f:
-                f.write(self.log.read())
-        self.proc.send_signal(signal.SIGINT)
-        try:
-            self.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
+                f.write(self.output())
+        super().stop(timeout_s)
 
     def tree(self) -> list[int]:
         """The app and every process it started (the layer's redis, the lab's servers...)."""
-        parents, found = {self.proc.pid}, [self.proc.pid]
-        by_parent: dict[int, list[int]] = {}
-        for pid in _pids():
-            ppid = _ppid(pid)
-            if ppid is not None:
-                by_parent.setdefault(ppid, []).append(pid)
-        while parents:
-            children = [c for p in parents for c in by_parent.get(p, [])]
-            found.extend(children)
-            parents = set(children)
-        return found
+        return [self.proc.pid, *self.descendants()]
 
 
 class Browser:
@@ -491,18 +454,6 @@ def _busy_ticks() -> int:
     with open("/proc/stat") as f:
         user, nice, system, _idle, _iowait, irq, softirq, steal = f.readline().split()[1:9]
     return sum(int(n) for n in (user, nice, system, irq, softirq, steal))
-
-
-def _pids() -> list[int]:
-    return [int(entry) for entry in os.listdir("/proc") if entry.isdigit()]
-
-
-def _ppid(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 # -- the report -------------------------------------------------------------------------------

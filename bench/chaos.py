@@ -42,7 +42,6 @@ import shutil
 import signal
 import socket
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import textwrap
@@ -55,9 +54,9 @@ from datetime import UTC, datetime
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from bench.app import App  # noqa: E402
 from bench.doc import write_section  # noqa: E402
 from lockviz.lab import procs  # noqa: E402
-from lockviz.lab.ports import free_port  # noqa: E402
 
 DOC = os.path.join(ROOT, "docs", "reliability.md")
 BEGIN, END = "<!-- chaos:begin -->", "<!-- chaos:end -->"
@@ -68,59 +67,6 @@ ORPHAN_GRACE_S = 10.0
 
 
 # ---- the app, a browser, a viewer -------------------------------------------------------------
-
-
-class App:
-    """``manage.py serve`` in a child process, on a fresh port, against ``db``."""
-
-    def __init__(self, db: str, log: str) -> None:
-        self.port = free_port()
-        env = {**os.environ, "LOCKVIZ_DB": db}
-        env.pop("DJANGO_SETTINGS_MODULE", None)
-        self.log = open(log, "a")  # noqa: SIM115 (closed in close())
-        self.proc = subprocess.Popen(
-            [sys.executable, "manage.py", "serve", "--port", str(self.port)],
-            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
-            except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"the app did not start; see {log}") from None
-                time.sleep(0.2)
-
-    def descendants(self) -> dict[int, int]:
-        """{pid: start ticks} of every live process below the app, at any depth."""
-        every = procs.every_process()
-        found: dict[int, int] = {}
-        parents = {self.proc.pid}
-        while parents:
-            below = [s for s in every if s.ppid in parents and s.alive and s.pid not in found]
-            found.update({s.pid: s.start_ticks for s in below})
-            parents = {s.pid for s in below}
-        return found
-
-    def freeze(self) -> None:
-        """SIGSTOP: it can start nothing more while its processes are counted."""
-        os.kill(self.proc.pid, signal.SIGSTOP)
-
-    def kill(self) -> None:
-        os.kill(self.proc.pid, signal.SIGKILL)
-        self.proc.wait()
-        self.log.close()
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
 
 
 class Browser:

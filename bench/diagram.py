@@ -35,18 +35,17 @@ import os
 import platform
 import random
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from datetime import UTC, datetime
 from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from bench.app import App  # noqa: E402
 from bench.doc import write_section  # noqa: E402
 
 DOC = os.path.join(ROOT, "docs", "performance.md")
@@ -175,39 +174,6 @@ def store(run: dict[str, Any]) -> str:
         batch_size=1000,
     )
     return str(stored.pk)
-
-
-class App:
-    """``manage.py serve`` from ``root`` on a free port, on the bench's database."""
-
-    def __init__(self, root: str, db: str) -> None:
-        from lockviz.lab.ports import free_port
-
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "LOCKVIZ_DB": db}
-        env.pop("DJANGO_SETTINGS_MODULE", None)
-        python = os.path.join(ROOT, ".venv", "bin", "python")
-        self.proc = subprocess.Popen(
-            [python, "manage.py", "serve", "--port", str(self.port)], cwd=root, env=env,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(self.url + "/", timeout=2):
-                    return
-            except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("the app did not start") from None
-                time.sleep(0.2)
-
-    def stop(self) -> None:
-        self.proc.send_signal(signal.SIGINT)
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
 
 
 # -- the page --------------------------------------------------------------------------------
@@ -344,7 +310,7 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lockviz.settings")
     run = long_run(args.run, args.events)
     run_id = store(run)
-    app = App(args.root, db)
+    app = App(db, os.path.join(work, "app.log"), root=args.root, timeout_s=60)
     try:
         rows = measure(app.url, run_id, len(run["events"]), args.moves, args.seed)
     finally:

@@ -54,6 +54,7 @@ from typing import Any
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from bench.app import App as Serve  # noqa: E402
 from bench.doc import write_section  # noqa: E402
 
 DOC = os.path.join(ROOT, "docs", "performance.md")
@@ -91,52 +92,25 @@ def scenario(lead_ms: int, seconds: float, rate: float) -> dict[str, Any]:
 class App:
     """One or more ``manage.py serve`` processes on one database (and one channel layer)."""
 
-    urls: list[str]
-    procs: list[subprocess.Popen[bytes]]
-    logs: list[Any]
+    serves: list[Serve]
 
     @classmethod
     def start(cls, workdir: str, processes: int, env: dict[str, str]) -> App:
-        from lockviz.lab.servers import free_port
-
-        env = {**os.environ, "LOCKVIZ_DB": os.path.join(workdir, "app.sqlite3"), **env}
-        env.pop("DJANGO_SETTINGS_MODULE", None)
-        app = cls([], [], [])
+        db = os.path.join(workdir, "app.sqlite3")
+        app = cls([])
         for i in range(processes):
-            port = free_port()
-            log = open(os.path.join(workdir, f"app-{i}.log"), "w+")  # noqa: SIM115
-            app.logs.append(log)
-            app.procs.append(
-                subprocess.Popen(
-                    [sys.executable, "manage.py", "serve", "--port", str(port)],
-                    cwd=ROOT,
-                    env=env,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                )
-            )
-            app.urls.append(f"http://127.0.0.1:{port}")
-            app.wait_up(i)
+            app.serves.append(Serve(db, os.path.join(workdir, f"app-{i}.log"), env))
         return app
 
-    def wait_up(self, i: int) -> None:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(self.urls[i] + "/", timeout=2):
-                    return
-            except OSError:
-                if self.procs[i].poll() is not None or time.monotonic() > deadline:
-                    self.logs[i].seek(0)
-                    raise SystemExit(f"the app did not start:\n{self.logs[i].read()}") from None
-                time.sleep(0.2)
+    @property
+    def urls(self) -> list[str]:
+        return [serve.url for serve in self.serves]
 
     def pids(self) -> list[int]:
         """The app's own processes: Daphne, and any channel-layer redis-server it started."""
-        pids = [p.pid for p in self.procs]
-        for pid in _children(pids):
-            if "lockviz-layer-" in _cmdline(pid):
-                pids.append(pid)
+        pids = [serve.proc.pid for serve in self.serves]
+        for serve in self.serves:
+            pids += [pid for pid in serve.children() if "lockviz-layer-" in _cmdline(pid)]
         return pids
 
     def start_run(self, data: dict[str, Any]) -> str:
@@ -163,34 +137,13 @@ class App:
             return events
 
     def stop(self) -> None:
-        for proc in self.procs:
-            proc.send_signal(signal.SIGINT)
-        for proc in self.procs:
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        for log in self.logs:
-            log.close()
+        for serve in self.serves:
+            serve.stop(15)
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args: Any, **kwargs: Any) -> None:
         return None
-
-
-def _children(parents: list[int]) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    if int(f.read().rsplit(")", 1)[1].split()[1]) in parents:
-                        found.append(int(entry))
-            except (OSError, IndexError, ValueError):
-                continue
-    return found
 
 
 def _cmdline(pid: int) -> str:
@@ -603,7 +556,7 @@ def measure(n: int, processes: int, args: argparse.Namespace) -> list[str]:
         env, layer = {}, None
         if processes > 1:  # as a class that outgrows one process would run it
             layer = shared_layer(workdir)
-            env["LOCKVIZ_CHANNEL_REDIS"] = f"redis://127.0.0.1:{layer.port}/0"
+            env["LOCKVIZ_CHANNEL_REDIS"] = f"redis://:{layer.password}@127.0.0.1:{layer.port}/0"
         app = App.start(workdir, processes, env)
         try:
             ours = measure_app(

@@ -5,17 +5,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
-import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bench.app import App
 from lockviz.lab import procs
 from lockviz.lab.labs import LocalLab, ServerSet
 from lockviz.models import Run
@@ -92,55 +89,11 @@ def live_processes(names: tuple[str, ...] = ("redis-server", "lockviz.lab.worker
     return found
 
 
-class AppServer:
-    """``manage.py serve`` (what ``make run`` runs) in a child process, on a free port."""
+class AppServer(App):
+    """``manage.py serve`` for a test: its database and its log in the test's own directory."""
 
     def __init__(self, tmp: Path, env: dict[str, str] | None = None, name: str = "app") -> None:
-        from lockviz.lab.ports import free_port
-
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "LOCKVIZ_DB": str(tmp / "app.sqlite3"), **(env or {})}
-        env.pop("DJANGO_SETTINGS_MODULE", None)
-        self.log = open(tmp / f"{name}.log", "w+")  # noqa: SIM115 (closed in stop())
-        self.proc = subprocess.Popen(
-            [sys.executable, "manage.py", "serve", "--port", str(self.port)],
-            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(self.url + "/", timeout=2):
-                    return
-            except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    self.log.seek(0)
-                    raise RuntimeError(f"the app did not start:\n{self.log.read()}") from None
-                time.sleep(0.2)
-
-    def children(self) -> list[int]:
-        """Pids of live processes whose parent is the app."""
-        return procs.children(self.proc.pid)
-
-    def descendants(self) -> list[int]:
-        """Pids of live processes the app started, and those they started (the fork server's
-        client processes and proxies)."""
-        found, parents = [], [self.proc.pid]
-        while parents:
-            children = [pid for parent in parents for pid in procs.children(parent)]
-            found += children
-            parents = children
-        return found
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
+        super().__init__(str(tmp / "app.sqlite3"), str(tmp / f"{name}.log"), env, timeout_s=60)
 
 
 @pytest.fixture

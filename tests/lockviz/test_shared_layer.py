@@ -96,9 +96,7 @@ def test_a_run_started_on_one_process_streams_live_from_both(
             viewer.start()
         for viewer in viewers:
             viewer.join(60)
-        for log in (first.log, second.log):
-            log.seek(0)
-        log = second.log.read()
+        log = second.output()
         assert "live streams: redis://127.0.0.1" in log  # not a layer of its own
         assert layer.password not in log  # and its password is not printed
     finally:

@@ -41,7 +41,7 @@ def test_sigkill_of_the_app_mid_run_leaves_nothing_alive(app_server: AppServer) 
     deadline = time.monotonic() + 20
     children: list[int] = []
     while time.monotonic() < deadline:  # redis-1, storage; forked: the proxy, alice, bob
-        children = app_server.descendants()
+        children = list(app_server.descendants())
         if len(forked(app_server, children)) >= 3:
             break
         time.sleep(0.05)
@@ -67,7 +67,7 @@ def test_ctrl_c_stops_the_app_and_every_child_mid_run(app_server: AppServer) -> 
     while len(forked(app_server, app_server.descendants())) < 3:
         assert time.monotonic() < deadline
         time.sleep(0.05)
-    children = app_server.descendants()
+    children = list(app_server.descendants())
     app_server.proc.send_signal(signal.SIGINT)  # what Ctrl-C in `make run`'s terminal sends
     app_server.proc.wait(timeout=30)
     deadline = time.monotonic() + 10

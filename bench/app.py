@@ -1,0 +1,96 @@
+"""The app as the benchmarks and the tests start it: ``manage.py serve`` (what ``make run``
+runs) in a child process, on a free port, with a database and a log of the caller's choosing.
+
+Reading the process table goes through :mod:`lockviz.lab.procs`, the lab's own reader.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+
+from lockviz.lab import procs
+from lockviz.lab.ports import free_port
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class App:
+    """One ``manage.py serve`` process, answering on :attr:`url` once constructed."""
+
+    def __init__(
+        self,
+        db: str,
+        log: str,
+        env: dict[str, str] | None = None,
+        *,
+        root: str = ROOT,
+        timeout_s: float = 90,
+    ) -> None:
+        """Start it on ``db`` (SQLite), appending its output to ``log``, from the checkout
+        ``root``; raises RuntimeError with what it printed if it does not answer in time."""
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        full = {**os.environ, "LOCKVIZ_DB": db, **(env or {})}
+        full.pop("DJANGO_SETTINGS_MODULE", None)
+        self.log = open(log, "a+")  # noqa: SIM115 (closed in stop() or kill())
+        self.proc = subprocess.Popen(
+            [sys.executable, "manage.py", "serve", "--port", str(self.port)],
+            cwd=root, env=full, stdout=self.log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                with urllib.request.urlopen(self.url + "/", timeout=5):
+                    return
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError(f"the app did not start:\n{self.output()}") from None
+                time.sleep(0.2)
+
+    def output(self) -> str:
+        """What it has printed so far (this run's and any earlier run's with the same log)."""
+        with open(self.log.name) as f:
+            return f.read()
+
+    def children(self) -> list[int]:
+        """Pids of live processes whose parent is the app."""
+        return procs.children(self.proc.pid)
+
+    def descendants(self) -> dict[int, int]:
+        """``{pid: start ticks}`` of every live process below the app, at any depth (the fork
+        server's clients, the lab's servers and proxies, the channel layer's redis-server)."""
+        every = procs.every_process()
+        found: dict[int, int] = {}
+        parents = {self.proc.pid}
+        while parents:
+            below = [s for s in every if s.ppid in parents and s.alive and s.pid not in found]
+            found.update({s.pid: s.start_ticks for s in below})
+            parents = {s.pid for s in below}
+        return found
+
+    def freeze(self) -> None:
+        """SIGSTOP: it can start nothing more while its processes are counted."""
+        os.kill(self.proc.pid, signal.SIGSTOP)
+
+    def kill(self) -> None:
+        """``kill -9``: nothing of its own shutdown runs."""
+        self.proc.kill()
+        self.proc.wait()
+        self.log.close()
+
+    def stop(self, timeout_s: float = 30) -> None:
+        """Ctrl-C, as a person stops ``make run``; SIGKILL if it has not ended in time."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
