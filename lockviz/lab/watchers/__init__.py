@@ -14,11 +14,11 @@ WatcherFactory = Callable[[ServerSet, list[str], Record], list[Watcher]]
 
 FACTORIES: dict[str, WatcherFactory] = {
     "none": lambda servers, nodes, record: [],  # no lock servers to watch
-    "redis": redis.watchers,
-    "redlock": redis.watchers,
+    "redis": redis.KeyWatcher.each,
+    "redlock": redis.KeyWatcher.each,
     "zookeeper": zookeeper.watchers,
-    "postgres": postgres.watchers,
-    "etcd": etcd.watchers,
+    "postgres": postgres.LockTableWatcher.each,
+    "etcd": etcd.LockWatcher.each,
 }
 
 

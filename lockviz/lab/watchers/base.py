@@ -5,7 +5,8 @@ backend has a watcher that observes its lock servers over connections of its own
 through the clients' network links) and records what they decide, so the diagram can end a
 lease bar where the server ended it. They run in the engine's process, one thread each.
 
-:class:`Watcher` is the thread every watcher shares: ``start`` returns once it watches,
+:class:`Watcher` is the thread every watcher shares (:class:`ServerWatcher`: one server, over
+a connection of its own): ``start`` returns once it watches,
 ``stop`` ends it, and a server that goes away (a crash is part of the show) is reconnected to
 until it is back, but not once the lab has stopped that server for good (``retired``): if a
 run's cleanup broke off before stopping its watchers, they must not reconnect to whatever
@@ -17,9 +18,13 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar, Self
 
 from lockviz.lab.events import Record
+
+if TYPE_CHECKING:
+    from lockviz.lab.labs import ServerSet
+    from lockviz.lab.servers.base import Server
 
 
 class Watcher(ABC):
@@ -96,3 +101,38 @@ class Watcher(ABC):
     def interrupt(self) -> None:
         """Wake a :meth:`watch` blocked in a read (``stop`` calls it)."""
         return
+
+
+class ServerWatcher(Watcher):
+    """A watcher of one server, over connections of its own to its address."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        node: str,
+        record: Record,
+        *,
+        password: str | None = None,
+        retired: Callable[[], bool] | None = None,
+    ) -> None:
+        super().__init__(node, record, retired=retired)
+        self.host, self.port = host, port
+        self.password = password
+
+    @classmethod
+    def of(cls, server: Server, record: Record) -> Self:
+        """The watcher of ``server``, which ends when the lab stops that server for good."""
+        return cls(
+            server.host,
+            server.port,
+            server.name,
+            record,
+            password=server.password,
+            retired=lambda: server.retired,
+        )
+
+    @classmethod
+    def each(cls, servers: ServerSet, nodes: list[str], record: Record) -> list[Watcher]:
+        """One watcher for each of the lock servers ``nodes``."""
+        return [cls.of(servers[node], record) for node in nodes]

@@ -28,48 +28,25 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Callable
 from typing import Any
 
 from lockviz.lab.backends.etcd import LAB_PREFIX, LOCK_PREFIX, OWNERS
-from lockviz.lab.events import Record
-from lockviz.lab.labs import ServerSet
-from lockviz.lab.servers.base import Server
 from lockviz.lab.servers.etcd import prefix_end
-from lockviz.lab.watchers.base import Watcher
+from lockviz.lab.watchers.base import ServerWatcher
 
 READ_TIMEOUT_S = 30.0  # a safety net only: a killed etcd on loopback closes the stream at once
 MAX_BACKOFF_S = 0.5
-
-
-def watchers(servers: ServerSet, nodes: list[str], record: Record) -> list[Watcher]:
-    return [_watcher(servers[n], record) for n in nodes]
-
-
-def _watcher(server: Server, record: Record) -> LockWatcher:
-    return LockWatcher(
-        server.host, server.port, server.name, record, retired=lambda: server.retired
-    )
 
 
 def _text(value: str | None) -> str:
     return base64.b64decode(value or "").decode()
 
 
-class LockWatcher(Watcher):
+class LockWatcher(ServerWatcher):
     transient = (OSError, http.client.HTTPException, ValueError, KeyError)
 
-    def __init__(
-        self,
-        host: str,
-        port: int,
-        node: str,
-        record: Record,
-        *,
-        retired: Callable[[], bool] | None = None,
-    ) -> None:
-        super().__init__(node, record, retired=retired)
-        self.host, self.port = host, port
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self.revision = 0  # everything up to here was handled: a reconnect resumes after it
         self.queue: dict[str, int] = {}  # lock key -> create revision
         self.owners: dict[str, str] = {}  # lease (hex) -> owner name

@@ -13,16 +13,12 @@ pooler, the shared server session carries the name of the client that used it la
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import Any
 
 import psycopg
 
 from algorithms.postgres_lock import connect
-from lockviz.lab.events import Record
-from lockviz.lab.labs import ServerSet
-from lockviz.lab.servers.base import Server
-from lockviz.lab.watchers.base import Watcher
+from lockviz.lab.watchers.base import ServerWatcher
 
 POLL_S = 0.05
 OBSERVER_NAME = "lockviz-observer"
@@ -34,39 +30,13 @@ WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
 """
 
 
-def watchers(servers: ServerSet, nodes: list[str], record: Record) -> list[Watcher]:
-    return [_watcher(servers[n], record) for n in nodes]
-
-
-def _watcher(server: Server, record: Record) -> LockTableWatcher:
-    return LockTableWatcher(
-        server.host,
-        server.port,
-        server.name,
-        record,
-        password=server.password,
-        retired=lambda: server.retired,
-    )
-
-
-class LockTableWatcher(Watcher):
+class LockTableWatcher(ServerWatcher):
     """Polls one server's ``pg_locks`` and reports each advisory lock that disappears."""
 
     transient = (psycopg.Error,)
 
-    def __init__(
-        self,
-        host: str,
-        port: int,
-        node: str,
-        record: Record,
-        *,
-        password: str | None = None,
-        retired: Callable[[], bool] | None = None,
-    ) -> None:
-        super().__init__(node, record, retired=retired)
-        self.host, self.port = host, port
-        self.password = password
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self.held: dict[tuple[int, int], str] = {}  # (backend pid, key) -> holder's name
         self.lost_ns: int | None = None  # when the connection to the server was lost
 

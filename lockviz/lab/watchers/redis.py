@@ -10,39 +10,20 @@ watcher per node: single Redis and Redlock alike.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 import redis
 
 from algorithms.redis_client import connect
 from lockviz.lab.backends.redis import LOCK_KEY
-from lockviz.lab.events import Record
-from lockviz.lab.labs import ServerSet
-from lockviz.lab.servers.base import Server
-from lockviz.lab.watchers.base import Watcher
+from lockviz.lab.watchers.base import ServerWatcher
 
 CHANNEL_PREFIX = "__keyevent@0__:"
 
 
-class KeyWatcher(Watcher):
+class KeyWatcher(ServerWatcher):
     transient = (redis.ConnectionError, redis.TimeoutError, OSError)  # the node crashed
-
-    def __init__(
-        self,
-        host: str,
-        port: int,
-        node: str,
-        key: str,
-        record: Record,
-        *,
-        password: str | None = None,
-        retired: Callable[[], bool] | None = None,
-    ) -> None:
-        super().__init__(node, record, retired=retired)
-        self.host, self.port = host, port
-        self.password = password
-        self.key = key
-        self.holder: str | None = None
+    key = LOCK_KEY
+    holder: str | None = None  # who holds the key, as the last ``set`` said
 
     def watch(self) -> None:
         client = connect(self.host, self.port, timeout_ms=500, password=self.password)
@@ -67,19 +48,3 @@ class KeyWatcher(Watcher):
         finally:
             pubsub.close()
             client.close()
-
-
-def watchers(servers: ServerSet, nodes: list[str], record: Record) -> list[Watcher]:
-    return [_watcher(servers[node], record) for node in nodes]
-
-
-def _watcher(server: Server, record: Record) -> KeyWatcher:
-    return KeyWatcher(
-        server.host,
-        server.port,
-        server.name,
-        LOCK_KEY,
-        record,
-        password=server.password,
-        retired=lambda: server.retired,
-    )

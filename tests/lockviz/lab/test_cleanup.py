@@ -101,10 +101,7 @@ def test_a_watcher_ends_by_itself_once_its_server_is_stopped_for_good() -> None:
     # reconnecting to the port, where a later run's server may listen.
     with LocalLab().servers(["redis-1", "storage"]) as servers:
         node = servers["redis-1"]
-        watcher = KeyWatcher(
-            node.host, node.port, "redis-1", "k", lambda *a: None,
-            password=node.password, retired=lambda: node.retired,
-        )  # fmt: skip
+        watcher = KeyWatcher.of(node, lambda *a: None)
         watcher.start()
         assert watcher.running
         node.kill()  # a crash is part of the show: it keeps trying
