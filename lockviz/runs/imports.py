@@ -10,28 +10,22 @@ the four fields of every event (docs/events.md), strictly increasing ``seq``, an
 each detail the page reads (narration is text, a verdict's overlaps are a list, ...). Details
 the page does not read are kept as they are.
 
-Longer than most modules because it is one contract: every field of an exported run is checked
-here, in one place, with the message that names it.
-
-One module past the usual ~300 lines, on purpose: every field an import may carry has its check
-here, in one table, so that what the app accepts from outside is reviewed in one place.
+The check of each field of an exported run, and the words of a problem, are in
+:mod:`lockviz.runs.fields`: what the app accepts from outside is reviewed in one table.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from lockviz.runs import fields
 from lockviz.scenarios.schema import Scenario, ScenarioError, parse
 
 MAX_BYTES = 5 * 1024 * 1024
 MAX_EVENTS = 20_000
-MAX_SEQ = 2**31 - 1
-MAX_T_MS = 600_000  # ten minutes: far beyond the longest run the lab allows
 MAX_PROBLEMS = 30
 
 
@@ -68,7 +62,7 @@ def read(data: bytes | str, where: str = "file") -> ImportedScenario | ImportedR
     if not isinstance(decoded, dict):
         raise ImportRefused(
             [
-                f"{where}: holds {_kind(decoded)}; it must be a JSON object: a scenario "
+                f"{where}: holds {fields.kind_of(decoded)}; it must be a JSON object: a scenario "
                 '({"format": 1, ...}) or an exported run ({"scenario": ..., "events": [...]})'
             ]
         )
@@ -157,7 +151,7 @@ def _run(data: dict[str, Any]) -> ImportedRun:
         problems.append(
             "events: required field is missing"
             if events is None
-            else f"events: {_must('a list', events)}"
+            else f"events: {fields.must('a list', events)}"
         )
     elif not events:
         problems.append("events: the run has no events")
@@ -166,9 +160,9 @@ def _run(data: dict[str, Any]) -> ImportedRun:
     else:
         problems.extend(_events(events))
     verdict = data.get("verdict")
-    problems.extend(_check("verdict", verdict, _verdict))
-    problems.extend(_check("expect_met", data.get("expect_met"), _bool))
-    problems.extend(_check("mismatches", data.get("mismatches"), _texts))
+    problems.extend(fields.check("verdict", verdict, fields.verdict))
+    problems.extend(fields.check("expect_met", data.get("expect_met"), fields.boolean))
+    problems.extend(fields.check("mismatches", data.get("mismatches"), fields.texts))
     if problems or scenario is None:
         raise ImportRefused(_cap(problems))
     assert isinstance(events, list)
@@ -201,198 +195,26 @@ def _events(events: list[Any]) -> list[str]:
     for i, event in enumerate(events):
         where = f"events[{i}]"
         if not isinstance(event, dict):
-            problems.append(f"{where}: {_must('an object', event)}")
+            problems.append(f"{where}: {fields.must('an object', event)}")
             previous = None
             continue
-        for name, check in REQUIRED.items():
+        for name, check in fields.REQUIRED.items():
             if name not in event:
                 problems.append(f"{where}.{name}: required field is missing")
             else:
-                problems.extend(_check(f"{where}.{name}", event[name], check, nullable=False))
+                problems.extend(fields.check(f"{where}.{name}", event[name], check, nullable=False))
         seq = event.get("seq")
         if isinstance(seq, int) and previous is not None and seq <= previous:
             problems.append(f"{where}.seq: must be greater than the previous ({previous})")
-        previous = seq if _is_int(seq) else None
-        for name, check in DETAILS.items():
+        previous = seq if fields.is_int(seq) else None
+        for name, check in fields.DETAILS.items():
             if name in event:
-                problems.extend(_check(f"{where}.{name}", event[name], check))
+                problems.extend(fields.check(f"{where}.{name}", event[name], check))
         if event.get("kind") == "run_started" and not isinstance(event.get("servers"), dict):
             problems.append(f"{where}.servers: required for run_started (an object of addresses)")
         if len(problems) > MAX_PROBLEMS:
             break
     return problems
-
-
-# ---- type checks: each returns what is wrong with a value, or None -----------------------------
-
-Check = Callable[[Any], "str | list[str] | None"]
-
-
-def _check(where: str, value: Any, check: Check, nullable: bool = True) -> list[str]:
-    if value is None and nullable:
-        return []
-    found = check(value)
-    if found is None:
-        return []
-    if isinstance(found, str):
-        return [f"{where}: {found}"]
-    return [f"{where}{p}" for p in found]  # nested problems carry their own ".field: "
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _is_number(v: Any) -> bool:
-    return (_is_int(v) or isinstance(v, float)) and math.isfinite(v)
-
-
-def _is(ok: Callable[[Any], bool], what: str) -> Check:
-    return lambda v: None if ok(v) else _must(what, v)
-
-
-_text = _is(lambda v: isinstance(v, str), "text (a JSON string)")
-_bool = _is(lambda v: isinstance(v, bool), "true or false")
-_number = _is(_is_number, "a number")
-_whole = _is(_is_int, "a whole number")
-_text_or_number = _is(lambda v: isinstance(v, str) or _is_number(v), "text or a number")
-
-
-def _texts(v: Any) -> str | list[str] | None:
-    if not isinstance(v, list):
-        return _must("a list of text", v)
-    return [
-        f"[{i}]: {_must('text (a JSON string)', x)}"
-        for i, x in enumerate(v)
-        if not isinstance(x, str)
-    ] or None
-
-
-def _text_or_texts(v: Any) -> str | list[str] | None:
-    return None if isinstance(v, str) else _texts(v)
-
-
-def _addresses(v: Any) -> str | None:
-    if not isinstance(v, dict):
-        return _must("an object", v)
-    bad = next((k for k, a in v.items() if not isinstance(a, str)), None)
-    return None if bad is None else f"the address of {_quoted(bad)} must be text"
-
-
-def _seq(v: Any) -> str | None:
-    if not _is_int(v):
-        return _must("a whole number", v)
-    return None if 1 <= v <= MAX_SEQ else f"must be from 1 to {MAX_SEQ}, not {v}"
-
-
-def _t_ms(v: Any) -> str | None:
-    if not _is_number(v):
-        return _must("a number of milliseconds", v)
-    return (
-        None if abs(v) <= MAX_T_MS else f"must be within ±{MAX_T_MS} ms of the run's start, not {v}"
-    )
-
-
-def _name(v: Any) -> str | None:
-    if not isinstance(v, str):
-        return _must("text (a JSON string)", v)
-    return None if 1 <= len(v) <= 40 else "must be 1 to 40 characters long"
-
-
-def _objects(fields: dict[str, Check], required: tuple[str, ...] = ()) -> Check:
-    """A list of objects whose named fields have these types."""
-
-    def check(v: Any) -> str | list[str] | None:
-        if not isinstance(v, list):
-            return _must("a list", v)
-        problems = []
-        for i, item in enumerate(v):
-            if not isinstance(item, dict):
-                problems.append(f"[{i}]: {_must('an object', item)}")
-                continue
-            problems.extend(
-                f"[{i}].{name}: required field is missing" for name in required if name not in item
-            )
-            for name, inner in fields.items():
-                if name in item:
-                    optional = name not in required
-                    problems.extend(_check(f"[{i}].{name}", item[name], inner, optional))
-        return problems or None
-
-    return check
-
-
-def _verdict(v: Any) -> str | list[str] | None:
-    if not isinstance(v, dict):
-        return _must("an object (or null)", v)
-    problems: list[str] = []
-    for name, check in VERDICT.items():
-        if name in v:
-            problems.extend(_check(f".{name}", v[name], check))
-    return problems or None
-
-
-REQUIRED: dict[str, Check] = {"seq": _seq, "t_ms": _t_ms, "actor": _name, "kind": _name}
-VERDICT: dict[str, Check] = {
-    "mutual_exclusion": _text,
-    "summary": _text,
-    "inconclusive": _text,
-    "stuck_clients": _texts,  # the findings list them by name
-    "data_corrupted": _bool,
-    "stale_writes_accepted": _whole,
-    "stale_writes_rejected": _whole,
-    "overlaps": _objects(
-        {"clients": _texts, "start_ms": _number, "end_ms": _number},
-        ("clients", "start_ms", "end_ms"),
-    ),
-    "writes": _objects({"seq": _whole, "client": _text, "accepted": _bool, "stale": _bool}),
-}
-# The details of docs/events.md that the diagram, the replay and the verdict read.
-DETAILS: dict[str, Check] = {
-    **{name: _text for name in ("to", "from", "op", "reason", "error", "holder", "say", "title",
-                                "backend", "variant", "storage", "do", "client", "what",
-                                "fixed", "fixed_by", "moved")},
-    **{name: _number for name in ("ttl_ms", "ms", "offset_ms", "duration_ms", "highest",
-                                  "late_ms", "shift_ms", "due_ms", "fixed_ms", "moved_from_ms",
-                                  "moved_to_ms")},
-    **{name: _bool for name in ("ok", "accepted", "fencing", "unsafe", "expect_met", "kept")},
-    "index": _whole,
-    "call": _text_or_number,
-    "token": _text_or_number,
-    "key": _text_or_number,  # a Redis key is text, a PostgreSQL advisory lock's key a number
-    "clients": _texts,
-    "nodes": _texts,
-    "mismatches": _texts,
-    "node": _text_or_texts,
-    "servers": _addresses,
-    "verdict": _verdict,
-}  # fmt: skip
-
-
-# ---- wording ----------------------------------------------------------------------------------
-
-
-def _kind(v: Any) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, dict):
-        return "an object"
-    if isinstance(v, list):
-        return "a JSON array"
-    if isinstance(v, str):
-        return f"text ({_quoted(v)})"
-    return f"the number {v}"
-
-
-def _quoted(text: str) -> str:
-    """Text from the file, quoted and cut short: a refusal must stay short to read."""
-    return json.dumps(text[:20]) + ("…" if len(text) > 20 else "")
-
-
-def _must(what: str, v: Any) -> str:
-    return f"must be {what}, not {_kind(v)}"
 
 
 def _mb(size: int) -> str:
