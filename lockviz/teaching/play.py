@@ -18,7 +18,8 @@ from django import forms
 from lockviz.catalogue import BACKENDS
 from lockviz.lab.errors import LabError
 from lockviz.runs import recorder
-from lockviz.scenarios.schema import MAX_RUN_MS, Scenario, ScenarioError, parse
+from lockviz.scenarios.rules import MAX_RUN_MS
+from lockviz.scenarios.schema import Scenario, ScenarioError, parse
 from lockviz.scenarios.verbs import VERBS
 
 CLIENT_NAMES = ["alice", "bob", "carol", "dave", "erin"]
