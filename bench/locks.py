@@ -72,7 +72,7 @@ ANALYSIS = """### Where the time goes
   the queue costs one round trip instead of two (kazoo's `Lock` makes them one after the other).
   Both requests are reported before either is sent: a queued request waits for kazoo's
   connection thread, which needs the GIL that the event encoding holds.
-- **PostgreSQL** (goal met with `json_line`; 1.15–1.2× with the worker's `json.dumps`). Two
+- **PostgreSQL** (goal met with `json_line`; 1.15–1.2× with the old `json.dumps` sink). Two
   statements, as the raw pair, plus the fencing token: `nextval()` runs in the same statement as
   `pg_try_advisory_lock`, so it costs server time, not a round trip. The two statements are
   prepared once per session and run by libpq directly (`psycopg.pq`'s `exec_prepared`, with the
@@ -108,12 +108,12 @@ lives on for its TTL after the release), and it has no queue, no fencing token a
 
 ### The event sink
 
-`lockviz/lab/worker.py`'s `Worker.emit` encodes each event with
+`lockviz/lab/worker.py`'s `Worker.emit` encoded each event with
 `json.dumps({"t_ns": time.monotonic_ns(), "kind": kind, **details})`, and `json.dumps` builds a
 new C encoder on every call: half its cost for an event-sized dict. `algorithms.events.json_line
 (time.monotonic_ns(), kind, details)` returns the same text (a unit test compares them) from one
-encoder built once. The *events on* rows use it; the *events on, json.dumps* rows are the sink
-as it is on main. Switching `Worker.emit` to `json_line` is a one-line change in the lab.
+encoder built once. `Worker.emit` uses it now, as do the *events on* rows; the *events on,
+json.dumps* rows keep the old sink, to show what the change saved.
 """
 Op = Callable[[], None]
 EVENTS_ON = "ours (events on)"
@@ -161,7 +161,7 @@ def json_sink() -> Callable[[str, dict[str, Any]], None]:
 
 
 def dumps_sink() -> Callable[[str, dict[str, Any]], None]:
-    """The worker's sink as it is on main: ``json.dumps`` per event."""
+    """The worker's sink as it was before ``json_line``: ``json.dumps`` per event."""
     lines: collections.deque[str] = collections.deque(maxlen=1000)
 
     def sink(kind: str, details: dict[str, Any]) -> None:
@@ -472,8 +472,9 @@ INTRO = """## Lock clients: one acquire + release
 library and a one-round-trip baseline, on the same lab servers, interleaved in rounds, with the
 benchmark and the servers pinned to different CPUs. *ours (events on)* is the client as the lab
 runs it: every protocol step becomes an event encoded as a JSON line, by
-`algorithms.events.json_line`. *ours (events on, json.dumps)* is the same with the encoding
-`lockviz/lab/worker.py` uses today (`json.dumps` per event; see *The event sink* below). *ours
+`algorithms.events.json_line`, as `lockviz/lab/worker.py` does. *ours (events on, json.dumps)* is
+the same with the encoding the worker used before (`json.dumps` per event; see *The event sink*
+below). *ours
 (events off)* has no listener: the difference is what the teaching instrumentation costs.
 *vs peer* and *vs round trip* divide each median by the peer's and by the one-round-trip
 baseline's (the row left blank is the reference); *goal* is the issue's target for that row.
