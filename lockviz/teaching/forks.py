@@ -34,6 +34,7 @@ from lockviz.scenarios.schema import Scenario, ScenarioError, Step, parse
 from lockviz.teaching.play import step_from_form
 
 FIELDS = ("at_ms", "do", "who", "ms", "value", "nodes", "timeout_ms", "key", "mode")
+EDITED = frozenset(FIELDS) - {"at_ms", "do", "who"}  # a verb's own fields that a row can edit
 NEW_ROWS = 2  # blank rows the editor offers for added steps
 MAX_ROWS = 200
 

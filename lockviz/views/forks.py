@@ -80,6 +80,7 @@ def _editor(run: Run, scenario: Scenario, at: forks.Split) -> dict[str, Any]:
         "fixed": [{"step": step, "said": narrator.click(step)} for step in at.fixed],
         "first": len(at.fixed),
         "verbs": list(VERBS),
+        "verb_fields": {name: sorted(verb.fields & forks.EDITED) for name, verb in VERBS.items()},
         "actors": [*scenario.clients, *scenario.servers],
         "storage_kinds": list(STORAGE_KINDS.values()),
         "storage": run.storage_kind,

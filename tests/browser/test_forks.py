@@ -39,6 +39,18 @@ def test_what_if_from_a_replay_runs_beside_the_original(app_server: AppServer, p
     page.wait_for_url(f"**/runs/{original}/fork/?at={seq}")
     assert f"after event #{seq}" in page.locator("#fork-moment").text_content()
     assert page.locator("#fork-fixed li").count() == 1  # alice's acquire, as it happened
+    # Each row shows the fields its verb takes; a blank row, until a verb is chosen, none.
+    shown = lambda row: [  # noqa: E731
+        f for f in ("ms", "value", "nodes", "timeout_ms", "key", "mode")
+        if row.locator(f"label[data-field={f}]").is_visible()
+    ]  # fmt: skip
+    assert shown(page.locator(".fork-row", has_text="alice paused for 3500 ms")) == ["ms"]
+    assert shown(page.locator(".fork-row", has_text="writes 'A'")) == ["value", "key"]
+    blank = page.locator(".fork-row.new").first
+    assert shown(blank) == []
+    blank.locator("select[name^=do_]").select_option("partition")
+    assert shown(blank) == ["nodes", "mode"]
+    blank.locator("select[name^=do_]").select_option("")
 
     pause = page.locator(".fork-row", has_text="alice paused for 3500 ms")
     pause.locator("input[name^=ms_]").fill("1000")  # what if her pause were shorter?
