@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -107,13 +108,14 @@ def _steps_taken(run: Run) -> list[tuple[int | None, dict[str, Any]]]:
     return [taken[i] for i in sorted(taken)]
 
 
-def rest_from_form(form: Mapping[str, Any], scenario: Scenario) -> list[dict[str, Any]]:
-    """The editable steps as the form has them, or :class:`ScenarioError` naming each row."""
+def rest_from_form(form: Mapping[str, Any], at: Split, scenario: Scenario) -> list[dict[str, Any]]:
+    """The editable steps as the form has them, or :class:`ScenarioError` naming each row by
+    its step's number in the fork (the fixed steps come first)."""
     try:
         rows = min(int(str(form.get("rows") or 0)), MAX_ROWS)
     except ValueError:
         raise ScenarioError(["rows: not a number"]) from None
-    first = int(str(form.get("first") or 0))  # the number of the first editable step, 0-based
+    first = len(at.fixed)
     steps: list[dict[str, Any]] = []
     problems: list[str] = []
     for i in range(rows):
@@ -149,6 +151,9 @@ def _row(
         return str(form.get(f"{name}_{i}") or "").strip()
 
     who = get("who")
+    if who and who not in (*scenario.clients, *scenario.servers):
+        known = ", ".join((*scenario.clients, *scenario.servers))
+        raise ScenarioError([f"who: {who[:20]!r} is not in this run; choose one of {known}"])
     fields: dict[str, Any] = {"do": get("do")}
     fields["client" if who in scenario.clients else "node"] = who
     for name in ("ms", "value", "timeout_ms", "key", "mode"):
@@ -204,7 +209,17 @@ def fork_scenario(run: Run, at: Split, rest: list[dict[str, Any]], storage: str)
     )
     fixed = [{k: v for k, v in step.items() if k != "ask"} for step in at.fixed]
     data["steps"] = fixed + [{k: v for k, v in step.items() if k != "ask"} for step in rest]
-    return parse(data, allow_empty=True)
+    try:
+        return parse(data, allow_empty=True)
+    except ScenarioError as exc:  # "steps[4].ms: ..." is the editor's "step 5.ms: ..."
+        raise ScenarioError([_STEP.sub(_numbered, p) for p in exc.problems]) from None
+
+
+_STEP = re.compile(r"^steps\[(\d+)\]")
+
+
+def _numbered(match: re.Match[str]) -> str:
+    return f"step {int(match.group(1)) + 1}"
 
 
 def title(original: str) -> str:

@@ -33,11 +33,12 @@ def fork(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     if run.live:
         context["problems"] = ["This run is still going: fork it once it has ended."]
         return render(request, "lockviz/fork.html", context, status=409)
-    seq = _seq(request.POST.get("at") or request.GET.get("at") or "1")
+    asked = str(request.POST.get("at") or request.GET.get("at") or "1")
+    seq = _seq(asked)
     at = forks.split(run, seq) if seq is not None else None
     scenario = parse(run.scenario, allow_empty=True)
     if at is None:
-        context["problems"] = [f"Run {run.pk} has no event {str(request.GET.get('at'))[:20]!r}."]
+        context["problems"] = [f"Run {run.pk} has no event {asked[:20]!r}."]
         return render(request, "lockviz/fork.html", context, status=404)
     context.update(_editor(run, scenario, at))
     if request.method == "GET":
@@ -45,7 +46,7 @@ def fork(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         return render(request, "lockviz/fork.html", context)
     storage = str(request.POST.get("storage") or run.storage_kind)
     try:
-        rest = forks.rest_from_form(request.POST, scenario)
+        rest = forks.rest_from_form(request.POST, at, scenario)
         built = forks.fork_scenario(run, at, rest, storage)
     except ScenarioError as exc:
         context.update(rows=forks.posted_rows(request.POST), problems=exc.problems, storage=storage)

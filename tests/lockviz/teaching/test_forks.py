@@ -34,7 +34,7 @@ def stored(owner: str = "someone") -> Run:
 
 def form(at: forks.Split, **changes: Any) -> dict[str, Any]:
     """The editor's form as the page fills it in, with ``changes`` (``ms_1``...) on top."""
-    data: dict[str, Any] = {"at": at.moment.seq, "first": len(at.fixed)}
+    data: dict[str, Any] = {"at": at.moment.seq}
     rows = forks.rows(at)
     data["rows"] = len(rows)
     for i, row in enumerate(rows):
@@ -61,7 +61,7 @@ def test_a_shorter_pause_becomes_the_forks_scenario() -> None:
     at = forks.split(run, 2)  # alice's acquire dispatched; her pause not yet
     assert at is not None and at.rest[0]["do"] == "pause"
     scenario_ = forks.fork_scenario(
-        run, at, forks.rest_from_form(form(at, ms_0="1000"), parse_run(run)), "fenced"
+        run, at, forks.rest_from_form(form(at, ms_0="1000"), at, parse_run(run)), "fenced"
     )
     steps = scenario_.steps
     assert steps[0].do == "acquire" and steps[1].do == "pause" and steps[1].ms == 1000
@@ -83,7 +83,7 @@ def test_steps_are_dropped_added_and_the_storage_switched() -> None:
     n = len(at.rest)
     data = form(at, **{f"keep_{n - 1}": False})  # drop alice's release at the end
     data.update({f"do_{n}": "crash", f"who_{n}": "storage", f"at_ms_{n}": "3000"})  # a fault
-    rest = forks.rest_from_form(data, parse_run(run))
+    rest = forks.rest_from_form(data, at, parse_run(run))
     assert [s["do"] for s in rest] == ["write", "release", "write", "crash"]
     assert rest[-1] == {"do": "crash", "node": "storage", "at_ms": 3000}
     built = forks.fork_scenario(run, at, rest, "sequencer")
@@ -94,15 +94,24 @@ def test_an_edit_before_the_moment_or_a_bad_field_is_named_by_its_step() -> None
     run = stored()
     at = forks.split(run, 9)
     with pytest.raises(ScenarioError) as info:
-        forks.fork_scenario(run, at, forks.rest_from_form(form(at, at_ms_0="100"), parse_run(run)),
-                            "fenced")  # fmt: skip
+        rest = forks.rest_from_form(form(at, at_ms_0="100"), at, parse_run(run))
+        forks.fork_scenario(run, at, rest, "fenced")
     assert info.value.problems == [
         "step 4.at_ms: 100 ms is before the moment the fork parts from the run (2800 ms); the "
         "steps before it are fixed"
     ]
     with pytest.raises(ScenarioError) as info:
-        forks.rest_from_form(form(at, ms_1="soon", do_1="pause"), parse_run(run))
+        forks.rest_from_form(form(at, ms_1="soon", do_1="pause"), at, parse_run(run))
     assert info.value.problems == ["step 5: ms: 'soon' is not a whole number of milliseconds"]
+    with pytest.raises(ScenarioError) as info:  # someone the run does not have
+        forks.rest_from_form(form(at, who_1="mallory"), at, parse_run(run))
+    assert info.value.problems == [
+        "step 5: who: 'mallory' is not in this run; choose one of alice, bob, redis-1, storage"
+    ]
+    with pytest.raises(ScenarioError) as info:  # the schema's own problems, by the same number
+        rest = forks.rest_from_form(form(at, value_1="v" * 201, do_1="write"), at, parse_run(run))
+        forks.fork_scenario(run, at, rest, "fenced")
+    assert info.value.problems == ["step 5.value: String should have at most 200 characters"]
 
 
 def test_the_fork_page_shows_the_moment_the_fixed_steps_and_the_rows(client: Client) -> None:
@@ -112,6 +121,8 @@ def test_the_fork_page_shows_the_moment_the_fixed_steps_and_the_rows(client: Cli
     assert page.count('<li><span class="when">') == 3  # the three fixed steps
     assert 'name="ms_0"' in page and 'name="keep_0" checked' in page
     assert client.get(f"/runs/{run.pk}/fork/?at=abc").status_code == 404
+    posted = client.post(f"/runs/{run.pk}/fork/", {"at": "abc", "rows": "1"})
+    assert posted.status_code == 404 and "has no event &#x27;abc&#x27;" in posted.content.decode()
     live = Run.objects.create(title="t", scenario=run.scenario, status=Run.Status.RUNNING)
     assert client.get(f"/runs/{live.pk}/fork/").status_code == 409
 
