@@ -1,4 +1,4 @@
-"""ASGI entry point: HTTP through Django (static files included), WebSockets through Channels."""
+"""ASGI entry point: HTTP through Django (static files: WhiteNoise), WebSockets through Channels."""
 
 import gc
 import os
@@ -11,14 +11,13 @@ django_asgi_app = get_asgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from channels.sessions import SessionMiddlewareStack  # noqa: E402
-from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
 from lockviz.bodylimit import BodyLimit  # noqa: E402
 from lockviz.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": BodyLimit(ASGIStaticFilesHandler(django_asgi_app)),
+        "http": BodyLimit(django_asgi_app),
         # The session says which browser is on the other end: a room's presenter, or not.
         "websocket": AllowedHostsOriginValidator(
             SessionMiddlewareStack(

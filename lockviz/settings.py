@@ -59,6 +59,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",  # static files, before any other work
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -130,7 +131,14 @@ CHANNEL_LAYERS = {
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# Collected by `manage.py serve` (lockviz.staticfiles) whenever static/ changed: each file under
+# a name with its content's hash, gzipped beside it, served by WhiteNoise with a cache lifetime
+# of a year (a changed file gets a new name), so a class of browsers fetches each once.
 STATIC_ROOT = BASE_DIR / "build" / "static"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
 
 USE_TZ = True
 TIME_ZONE = "UTC"

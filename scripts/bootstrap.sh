@@ -66,3 +66,8 @@ if [ ! -f ".venv/.installed-$MODE" ] || [ pyproject.toml -nt ".venv/.installed-$
   .venv/bin/python -m pip install -q -e ".$EXTRAS"
   touch ".venv/.installed-$MODE"
 fi
+
+# The pages' scripts and styles under names with their content's hash, gzipped beside them
+# (lockviz/staticfiles.py; `manage.py serve` collects again only when static/ changed), so an
+# image built with this script carries them ready.
+.venv/bin/python manage.py collectstatic --noinput --verbosity 0

@@ -103,6 +103,16 @@ def app_server(tmp_path: Path) -> Iterator[AppServer]:
     server.stop()
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Pages name static files by their content's hash: collect them as ``serve`` does."""
+    import django
+
+    django.setup()
+    from lockviz import staticfiles
+
+    staticfiles.collect()
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Django removes the test database file but not SQLite's WAL and shared-memory files."""
     import glob

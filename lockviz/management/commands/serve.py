@@ -1,9 +1,10 @@
 """``manage.py serve``: what ``make run`` runs — prepare, prove the lab works, then Daphne.
 
-It applies migrations, checks the machine has the servers, starts a lock node and a storage
-node once to show they come up (and how fast), starts the channel layer's redis-server (or
-checks the shared one in LOCKVIZ_CHANNEL_REDIS answers), lets the process hold a socket per
-viewer, then serves the app under Daphne. Ctrl-C stops Daphne; every server and client the app
+It applies migrations, collects the static files if they changed (lockviz.staticfiles), checks
+the machine has the servers, starts a lock node and a storage node once to show they come up (and
+how fast), starts the channel layer's redis-server (or checks the shared one in
+LOCKVIZ_CHANNEL_REDIS answers), lets the process hold a socket per viewer, then serves the app
+under Daphne. Ctrl-C stops Daphne; every server and client the app
 started dies with it (see lockviz.lab.procs).
 """
 
@@ -19,7 +20,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from lockviz import channel_layer
+from lockviz import channel_layer, staticfiles
 from lockviz.bodylimit import guard_daphne
 from lockviz.catalogue import REDIS
 from lockviz.lab import forkserver, registry
@@ -38,6 +39,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         self.step("database", lambda: call_command("migrate", verbosity=0, interactive=False))
+        self.step("static files", staticfiles.collect)
         interrupted = recovery.recover()
         if interrupted:
             self.stdout.write(
