@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Collection
 from typing import Any
 
 from lockviz.lab import forkserver, procs
@@ -20,12 +21,18 @@ def link_name(client: str, node: str) -> str:
 
 
 class Links:
-    def __init__(self, clients: list[str], addresses: dict[str, str]) -> None:
+    def __init__(
+        self, clients: list[str], addresses: dict[str, str], patient: Collection[str] = ()
+    ) -> None:
+        """Links from each of ``clients`` to each server in ``addresses``; a connection on a
+        link to a server in ``patient`` that refuses it is tried again for a moment (see
+        :mod:`lockviz.lab.proxy`), as that server's own clients would."""
         self.targets = {
             link_name(client, node): address
             for client in clients
             for node, address in addresses.items()
         }
+        self.patient = sorted(link_name(c, node) for c in clients for node in patient)
         self.modes = dict.fromkeys(self.targets, "pass")
         self.ports: dict[str, int] = {}
         self.proc: procs.Child | None = None
@@ -35,7 +42,9 @@ class Links:
         self.proc = forkserver.start(forkserver.PROXY)  # it waits for its links
         assert self.proc.stdin is not None
         try:
-            self.proc.stdin.write(json.dumps({"links": self.targets}) + "\n")
+            self.proc.stdin.write(
+                json.dumps({"links": self.targets, "patient": self.patient}) + "\n"
+            )
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError) as exc:
             raise LabError("the network proxy exited") from exc

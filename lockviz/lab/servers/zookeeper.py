@@ -107,7 +107,9 @@ def _mesh(servers: list[ZooKeeperServer]) -> Links:
     for s in servers:
         targets[f"{s.name}:peer"] = f"{s.host}:{s.peer_port}"
         targets[f"{s.name}:election"] = f"{s.host}:{s.election_port}"
-    mesh = Links([s.name for s in servers], targets)
+    # Only the leader listens on the quorum ("peer") port, once elected: a follower's
+    # connection there waits for it rather than being reset (lockviz.lab.proxy, "patient").
+    mesh = Links([s.name for s in servers], targets, patient=[f"{s.name}:peer" for s in servers])
     mesh.start()
     return mesh
 

@@ -99,3 +99,36 @@ def test_a_delayed_link_is_slower_by_at_least_the_delay(links: Links) -> None:
 def test_an_unknown_link_is_refused_with_its_name(links: Links) -> None:
     with pytest.raises(LabError, match="no link between carol and echo"):
         links.set("carol", "echo", "blackhole")
+
+
+def test_a_patient_link_waits_for_a_server_that_is_about_to_listen() -> None:
+    """A ZooKeeper follower may connect to the new leader's quorum port a moment before the
+    leader opens it: a real network refuses and ZooKeeper tries again, so the proxy must not turn
+    the refusal into a reset on that link (it did, and a failover took 10 s); other links still
+    reset at once, as a refusal."""
+    from lockviz.lab.ports import free_port
+
+    port = free_port()
+    targets = {"zk-2:peer": f"127.0.0.1:{port}", "zk-2:election": f"127.0.0.1:{port}"}
+    proxy = Links(["zk-1"], targets, patient=["zk-2:peer"])
+    proxy.start()
+    server = None
+    try:
+        addresses = proxy.addresses_for("zk-1")
+        with socket.create_connection(split_address(addresses["zk-2:election"]), 2) as eager:
+            eager.settimeout(2)
+            with pytest.raises(ConnectionResetError):  # nobody listens: reset, at once
+                eager.recv(1)
+        patient = socket.create_connection(split_address(addresses["zk-2:peer"]), timeout=2)
+        patient.settimeout(5)
+        time.sleep(0.3)  # the leader opens its quorum port a moment later
+        server = socketserver.ThreadingTCPServer(("127.0.0.1", port), Echo)
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        assert round_trip(patient) == b"ping"  # the connection waited, and now carries bytes
+        patient.close()
+    finally:
+        proxy.stop()
+        if server is not None:
+            server.shutdown()
+            server.server_close()
