@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lockviz.runs import fields
-from lockviz.scenarios.schema import Scenario, ScenarioError, parse
+from lockviz.scenarios.schema import STEP_PATH, Scenario, ScenarioError, parse
 
 MAX_BYTES = 5 * 1024 * 1024
 MAX_EVENTS = 20_000
@@ -223,8 +223,6 @@ def _mb(size: int) -> str:
 
 # ---- a scenario's problems, all of them, each with the value that causes it ----------------
 
-_STEP = re.compile(r"^steps\[(\d+)\]")
-
 
 def every_problem(data: Any, problems: list[str]) -> list[str]:
     """All of a scenario's problems, each quoting its value (``at_ms: … (got "soon")``).
@@ -237,15 +235,15 @@ def every_problem(data: Any, problems: list[str]) -> list[str]:
     found = [_with_value(data, p) for p in problems]
     if not isinstance(data, dict) or not isinstance(data.get("steps"), list):
         return found
-    bad = {int(m.group(1)) for p in problems if (m := _STEP.match(p))}
-    if not bad or any(not _STEP.match(p) for p in problems):
+    bad = {int(m.group(1)) for p in problems if (m := STEP_PATH.match(p))}
+    if not bad or any(not STEP_PATH.match(p) for p in problems):
         return found  # nothing set aside, or a scenario-wide problem the rest depends on
     keep = [i for i in range(len(data["steps"])) if i not in bad]
     try:
         parse({**data, "steps": [data["steps"][i] for i in keep]}, allow_empty=True)
     except ScenarioError as exc:
         for p in exc.problems:
-            named = _STEP.sub(lambda m: f"steps[{keep[int(m.group(1))]}]", p)
+            named = STEP_PATH.sub(lambda m: f"steps[{keep[int(m.group(1))]}]", p)
             if named not in found:
                 found.append(_with_value(data, named))
     return found

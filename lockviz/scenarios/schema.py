@@ -24,6 +24,7 @@ from lockviz.scenarios.verbs import VERBS, WORDS, Target
 MAX_CLIENTS = 8
 MAX_STEPS = 500
 PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,39}$")
+STEP_PATH = re.compile(r"^steps\[(\d+)\]")  # how a problem names a step: steps[3].ms: ...
 # Every string and list has a bound: a refusal quotes what it refuses, so it must stay short.
 Name = Annotated[str, Field(max_length=40)]
 Choice = Annotated[str, Field(min_length=1, max_length=200)]

@@ -31,7 +31,7 @@ from typing import Any
 from lockviz.catalogue import STORAGE_KINDS
 from lockviz.models import Run
 from lockviz.runs import narrator
-from lockviz.scenarios.schema import Scenario, ScenarioError, Step, parse
+from lockviz.scenarios.schema import STEP_PATH, Scenario, ScenarioError, Step, parse
 from lockviz.teaching.play import step_from_form
 
 FIELDS = ("at_ms", "do", "who", "ms", "value", "nodes", "timeout_ms", "key", "mode")
@@ -212,10 +212,7 @@ def fork_scenario(run: Run, at: Split, rest: list[dict[str, Any]], storage: str)
     try:
         return parse(data, allow_empty=True)
     except ScenarioError as exc:  # "steps[4].ms: ..." is the editor's "step 5.ms: ..."
-        raise ScenarioError([_STEP.sub(_numbered, p) for p in exc.problems]) from None
-
-
-_STEP = re.compile(r"^steps\[(\d+)\]")
+        raise ScenarioError([STEP_PATH.sub(_numbered, p) for p in exc.problems]) from None
 
 
 def _numbered(match: re.Match[str]) -> str:
