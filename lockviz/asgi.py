@@ -11,11 +11,13 @@ django_asgi_app = get_asgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from channels.sessions import SessionMiddlewareStack  # noqa: E402
+from django.conf import settings  # noqa: E402
 
 from lockviz.bodylimit import BodyLimit  # noqa: E402
+from lockviz.proxies import ForwardedBy  # noqa: E402
 from lockviz.routing import websocket_urlpatterns  # noqa: E402
 
-application = ProtocolTypeRouter(
+router = ProtocolTypeRouter(
     {
         "http": BodyLimit(django_asgi_app),
         # The session says which browser is on the other end: a room's presenter, or not.
@@ -26,6 +28,8 @@ application = ProtocolTypeRouter(
         ),
     }
 )
+# The proxy's word on the client's address and scheme, only from the proxies we were told of.
+application = ForwardedBy(router, settings.TRUSTED_PROXIES)
 
 # Everything loaded so far lives as long as the process: keep it out of the collector's way, or
 # each full collection walks it and pauses every live stream for tens of milliseconds.

@@ -17,6 +17,15 @@ LOCKVIZ_SECRET_KEY    signs the session cookies that say who started a run; when
                       made once per install and kept in LOCKVIZ_STATE_DIR (never in the repo)
 LOCKVIZ_STATE_DIR     where that key lives (default ~/.local/state/lockviz)
 LOCKVIZ_ALLOWED_HOSTS extra host names, comma separated
+LOCKVIZ_PUBLIC_URL    the address a class types, e.g. "https://locks.example.edu" (or
+                      "http://192.168.1.20:8000"): its host is allowed, its origin trusted for
+                      CSRF, and the join link and QR code of a room point at it. With https,
+                      cookies are Secure, HSTS is sent (LOCKVIZ_HSTS_SECONDS, default a year; 0
+                      for none), and pages open their WebSockets over wss://. Unset: the
+                      address each request came to (make run's http://127.0.0.1:8000/)
+LOCKVIZ_TRUSTED_PROXIES  addresses or networks of the reverse proxies in front of the app, e.g.
+                      "127.0.0.1" or "172.28.0.0/16": only from these are X-Forwarded-For,
+                      -Proto and -Host believed (lockviz.proxies); default none
 LOCKVIZ_CHANNEL_REDIS_PASSWORD_FILE  that Redis's password, read from a file (docker compose)
 LOCKVIZ_CHANNEL_REDIS the Redis that carries live events to viewers (the channel layer), e.g.
                       "redis://10.0.0.5:6379/0": several app processes on one such Redis (and
@@ -30,10 +39,12 @@ import os
 import tempfile
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
+from lockviz.proxies import networks
 from lockviz.secret import install_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -44,9 +55,24 @@ STATE_DIR = Path(
     or Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "lockviz"
 )
 SECRET_KEY = os.environ.get("LOCKVIZ_SECRET_KEY") or install_key(STATE_DIR / "secret_key")
+PUBLIC_URL = os.environ.get("LOCKVIZ_PUBLIC_URL", "").strip().rstrip("/")
+_public = urlsplit(PUBLIC_URL)
+if PUBLIC_URL and (_public.scheme not in ("http", "https") or not _public.hostname):
+    raise ImproperlyConfigured(
+        f"LOCKVIZ_PUBLIC_URL={PUBLIC_URL!r} must be an http:// or https:// address with a host, "
+        "e.g. https://locks.example.edu"
+    )
 ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]", "testserver"] + [
     host for host in os.environ.get("LOCKVIZ_ALLOWED_HOSTS", "").split(",") if host
 ]
+CSRF_TRUSTED_ORIGINS: list[str] = []
+TRUSTED_PROXIES = networks(os.environ.get("LOCKVIZ_TRUSTED_PROXIES", "").split(","))
+if PUBLIC_URL:
+    ALLOWED_HOSTS.append(_public.hostname or "")
+    CSRF_TRUSTED_ORIGINS.append(f"{_public.scheme}://{_public.netloc}")
+if _public.scheme == "https":  # the presenter's cookie is what makes them the presenter
+    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = int(os.environ.get("LOCKVIZ_HSTS_SECONDS", "31536000"))
 
 INSTALLED_APPS = [
     "daphne",

@@ -18,13 +18,13 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
-from lockviz import broadcast
+from lockviz.audience import audience
 from lockviz.models import Room
 from lockviz.teaching import rooms
 
 
 class RoomConsumer(AsyncWebsocketConsumer):
-    # No layer channel of its own (see broadcast.Audience); Channels' own code checks for None.
+    # No layer channel of its own (lockviz.audience): Channels checks for None.
     channel_layer_alias = None  # type: ignore[assignment]
 
     async def connect(self) -> None:
@@ -41,7 +41,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
         if self.presenter:
             self.groups_joined.append(rooms.presenter_group(self.room))
         for name in self.groups_joined:
-            await broadcast.audience().join(name, self)
+            await audience().join(name, self)
         first = await database_sync_to_async(self._now)()
         await self.send(text_data=json.dumps(first))
         if not self.presenter and self.browser:
@@ -52,7 +52,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
         if self.room is None:
             return
         for name in getattr(self, "groups_joined", []):
-            broadcast.audience().leave(name, self)
+            audience().leave(name, self)
         if getattr(self, "counted", False):
             await database_sync_to_async(rooms.connected)(self.room, self.browser, -1)
 
@@ -64,13 +64,18 @@ class RoomConsumer(AsyncWebsocketConsumer):
         )
 
     async def deliver(self, message: dict[str, Any]) -> None:
-        """A message to the room (see broadcast.Audience), already serialised."""
+        """A message to the room (see lockviz.audience.Audience), already serialised."""
         if message.get("type") == "frame":
             await self.send(text_data=message["text"])
 
     async def deliver_events(self, messages: list[dict[str, Any]], text: str) -> None:
         for message in messages:
             await self.deliver(message)
+
+    async def resync(self) -> None:
+        """Messages may have been lost (the layer's Redis was away): the room as it is now."""
+        if self.room is not None:
+            await self.send(text_data=json.dumps(await database_sync_to_async(self._now)()))
 
     def _browser(self) -> str:
         """Which browser this is (its session names it; the database holds the session)."""

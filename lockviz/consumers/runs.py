@@ -33,6 +33,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.db.models import F
 
 from lockviz import broadcast
+from lockviz.audience import audience
 from lockviz.models import Run
 from lockviz.runs.recorder import queue_position
 
@@ -41,7 +42,7 @@ PAGE = 500  # events sent in one go before the stream lets others' messages thro
 
 
 class RunConsumer(AsyncWebsocketConsumer):
-    # No layer channel of its own (see broadcast.Audience); Channels' own code checks for None.
+    # No layer channel of its own (lockviz.audience): Channels checks for None.
     channel_layer_alias = None  # type: ignore[assignment]
 
     async def connect(self) -> None:
@@ -67,7 +68,7 @@ class RunConsumer(AsyncWebsocketConsumer):
         # dropped by seq if the catch-up already delivered it.
         self.holding += 1
         try:
-            await broadcast.audience().join(self.group, self)
+            await audience().join(self.group, self)
             await self._watching(+1)  # a queued run with nobody watching is cancelled
             await self._send_status(run.status, queue_position(run.pk))
             await self._catch_up(after)
@@ -79,7 +80,7 @@ class RunConsumer(AsyncWebsocketConsumer):
         if getattr(self, "counted", False):
             await self._watching(-1)
         if hasattr(self, "group"):
-            broadcast.audience().leave(self.group, self)
+            audience().leave(self.group, self)
 
     async def _watching(self, change: int) -> None:
         self.counted = change > 0
@@ -112,7 +113,7 @@ class RunConsumer(AsyncWebsocketConsumer):
         await self._catch_up(after)
 
     async def deliver(self, message: dict[str, Any]) -> None:
-        """A live message from the run's group (see broadcast.Audience)."""
+        """A live message from the run's group (see lockviz.audience.Audience)."""
         if self.holding or self.held:
             self.held.append(message)
         elif message["type"] == "run.event" and message["seq"] > self.sent + 1:
@@ -131,6 +132,14 @@ class RunConsumer(AsyncWebsocketConsumer):
         else:
             self.sent = last
             await self.send(text_data=text)
+
+    async def resync(self) -> None:
+        """Live messages may have been lost (the layer's Redis was away): what the database
+        holds beyond what this viewer has, and the run's status now."""
+        run = await database_sync_to_async(Run.objects.filter(pk=self.run_id).first)()
+        if run is not None:
+            await self._send_status(run.status, queue_position(run.pk))
+            await self._catch_up(self.sent)
 
     async def _forward(self, message: dict[str, Any]) -> None:
         if message["type"] == "run.status":

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import secrets
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django_htmx.middleware import HtmxDetails
@@ -31,6 +32,15 @@ def browser(request: HttpRequest) -> str:
     if not isinstance(found, str):
         found = request.session["browser"] = secrets.token_urlsafe(16)
     return found
+
+
+def absolute(request: HttpRequest, path: str) -> str:
+    """``path`` as a full address a class can type or scan: on ``LOCKVIZ_PUBLIC_URL`` when it is
+    set, else on the address this request came to (port and scheme included, as the trusted
+    proxy said them: lockviz.proxies)."""
+    if settings.PUBLIC_URL:
+        return settings.PUBLIC_URL + path
+    return request.build_absolute_uri(path)
 
 
 def owns(request: HttpRequest, run: Run) -> bool:

@@ -22,7 +22,7 @@ from lockviz.models import Poll, Room, Run
 from lockviz.teaching import rooms
 from lockviz.teaching.lessons import course
 from lockviz.teaching.rooms import RoomRefused, State
-from lockviz.views import HtmxHttpRequest, browser
+from lockviz.views import HtmxHttpRequest, absolute, browser
 
 
 def _room(code: str) -> Room:
@@ -58,7 +58,7 @@ def room_page(request: HtmxHttpRequest, code: str) -> HttpResponse:
     if not _presenting(request, room):
         return redirect("join_room", code=room.code)
     request.session["presenting"] = room.code
-    link = request.build_absolute_uri(reverse("join_room", args=[room.code]))
+    link = absolute(request, reverse("join_room", args=[room.code]))
     qr = segno.make(link, error="m").svg_inline(scale=10, border=2, dark="#111", light="#fff")
     poll = rooms.current(room)
     context = {
