@@ -24,6 +24,7 @@ class Run(models.Model):
         CANCELLED = "cancelled"  # it waited for a slot with nobody watching
 
     LIVE = (Status.QUEUED, Status.RUNNING)
+    GIVEN_UP = (Status.INTERRUPTED, Status.CANCELLED)  # ended without a verdict, for good
 
     id = models.CharField(primary_key=True, max_length=16, default=new_run_id, editable=False)
     slug = models.CharField(max_length=100, blank=True)  # the built-in scenario it came from

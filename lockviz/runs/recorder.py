@@ -24,7 +24,7 @@ import time
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, close_old_connections, transaction
+from django.db import close_old_connections, transaction
 from django.utils import timezone
 
 from lockviz import broadcast
@@ -32,7 +32,7 @@ from lockviz.lab import capacity
 from lockviz.lab.engine import RunEngine, RunResult
 from lockviz.lab.labs import Lab, make_lab
 from lockviz.models import Run, RunEvent
-from lockviz.runs import recovery
+from lockviz.runs import recovery, relay
 from lockviz.runs.narrator import Narrator
 from lockviz.scenarios.schema import MAX_STEPS, Scenario, ScenarioError, Step, check_step
 
@@ -41,12 +41,10 @@ log = logging.getLogger(__name__)
 _lab: Lab | None = None
 _admission = threading.Lock()  # admit, then create: one step (launch_many)
 _engines: dict[str, RunEngine] = {}  # live runs, by id: where clicks are sent
+NOT_LIVE = "this run is not live any more: start a new one"
 MAX_CLICKS = MAX_STEPS  # a live run takes at most as many clicks as a scenario has steps
 UNWATCHED_S = 20.0  # a queued run nobody watches for this long is cancelled
 WATCHED_EVERY_S = 1.0  # how often a queued run asks whether anyone watches it
-RECOVER_EVERY_S = 60.0
-_keeper: threading.Thread | None = None
-_keeper_lock = threading.Lock()
 
 
 class Refused(Exception):
@@ -154,10 +152,20 @@ def start(run: Run, scenario: Scenario, open_ended: bool = False) -> threading.T
 
 
 def inject(run_id: str, data: dict[str, Any]) -> Step:
-    """Do one step now in a live run (a click). Raises ScenarioError naming a bad field."""
+    """Do one step now in a live run (a click), whichever app process runs it (lockviz.runs.
+    relay). Raises ScenarioError naming a bad field, or saying the run is not live."""
+    if run_id not in _engines:
+        answer = _relayed("inject", run_id, data)
+        if "problems" in answer:
+            raise ScenarioError(answer["problems"])
+        return Step.model_validate(answer["step"])
+    return _inject_here(run_id, data)
+
+
+def _inject_here(run_id: str, data: dict[str, Any]) -> Step:
     engine = _engines.get(run_id)
     if engine is None or not engine.started.is_set():
-        raise ScenarioError(["this run is not live any more: start a new one"])
+        raise ScenarioError([NOT_LIVE])
     if engine.ending or engine.failure:
         raise ScenarioError(["this run is ending: start a new one"])
     step = check_step(engine.scenario, data, at_ms=int(engine.now_ms))
@@ -174,7 +182,14 @@ def inject(run_id: str, data: dict[str, Any]) -> Step:
 
 
 def finish(run_id: str, why: str = "Finish was pressed") -> bool:
-    """End a live run now and judge it (within about a second); False when it is not live."""
+    """End a live run now and judge it (within about a second), whichever app process runs it;
+    False when it is not live."""
+    if run_id not in _engines:
+        return "done" in _relayed("finish", run_id, {"why": why})
+    return _finish_here(run_id, why)
+
+
+def _finish_here(run_id: str, why: str) -> bool:
     engine = _engines.get(run_id)
     if engine is None:
         return False
@@ -183,7 +198,34 @@ def finish(run_id: str, why: str = "Finish was pressed") -> bool:
 
 
 def is_live(run_id: str) -> bool:
+    """Whether this process runs ``run_id`` now."""
     return run_id in _engines
+
+
+def _relayed(op: str, run_id: str, data: dict[str, Any]) -> dict[str, Any]:
+    """``op`` done by the app process that runs ``run_id``: its answer, or ``{"problems":
+    [NOT_LIVE]}`` when no live process runs it (a dead one's run is marked interrupted)."""
+    run = Run.objects.filter(pk=run_id, status__in=Run.LIVE).first()
+    if run is None or run.host == recovery.process_id() or not relay.enabled():
+        return {"problems": [NOT_LIVE]}
+    if not recovery.running(run):
+        recovery.settle(run)
+        return {"problems": [NOT_LIVE]}
+    answer = relay.ask(run.host, op, run_id, data)
+    return answer if answer is not None else {"problems": [NOT_LIVE]}
+
+
+def _answer_inject(run_id: str, data: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return {"step": _inject_here(run_id, data).to_json()}
+    except ScenarioError as exc:
+        return {"problems": exc.problems}
+
+
+def _answer_finish(run_id: str, data: dict[str, Any]) -> dict[str, Any]:
+    if _finish_here(run_id, str(data.get("why") or "Finish was pressed")):
+        return {"done": True}
+    return {"problems": [NOT_LIVE]}
 
 
 def execute(
@@ -300,41 +342,37 @@ def _finish(run: Run, *, result: RunResult | None = None, error: str = "") -> No
     run.status = Run.Status.FAILED if error else Run.Status.FINISHED
     run.finished = timezone.now()
     fields = ["verdict", "mismatches", "expect_met", "error", "status", "finished"]
-    try:  # an update only: a run deleted meanwhile (pruned, or a test's database emptied)
-        run.save(update_fields=fields)  # must not come back as a new row
-    except DatabaseError:
-        if Run.objects.filter(pk=run.pk).exists():
-            raise
-        log.warning("run %s was deleted before it finished", run.pk)
+    # An update only: a run deleted meanwhile (pruned, or a test's database emptied) must not
+    # come back as a new row, and one a sibling marked interrupted (this process had stopped
+    # answering) stays so.
+    stored = Run.objects.filter(pk=run.pk).exclude(status__in=Run.GIVEN_UP)
+    if not stored.update(**{field: getattr(run, field) for field in fields}):
+        log.warning("run %s was deleted or given up before it finished", run.pk)
         return
     _status(run)
 
 
-def _keep() -> None:
-    """Start the thread that tells the database which runs are ours (while there are any)."""
-    global _keeper
-    with _keeper_lock:
-        if _keeper is None or not _keeper.is_alive():
-            _keeper = threading.Thread(target=_keeping, name="run-keeper", daemon=True)
-            _keeper.start()
+def _keep(forever: bool = False) -> None:
+    """Tell the database, every few seconds, which runs are ours, and look out for a dead
+    sibling's (lockviz.runs.recovery.keep); answer clicks relayed from siblings."""
+    recovery.keep(_ours, _let_go, forever)
+    relay.listen(recovery.process_id(), {"inject": _answer_inject, "finish": _answer_finish})
 
 
-def _keeping() -> None:
-    last_recover = 0.0
-    idle = 0
-    while idle < 2:  # ends when this process has had no run for a while; a new run restarts it
-        try:
-            ours = [*machine().queued(), *list(_engines)]
-            idle = 0 if ours else idle + 1
-            recovery.claim(ours)
-            if time.monotonic() - last_recover > RECOVER_EVERY_S:
-                recovery.recover()  # a sibling process that died
-                last_recover = time.monotonic()
-        except Exception:  # the database is busy or gone for a moment: try again
-            log.exception("keeping runs alive")
-        finally:
-            close_old_connections()
-        time.sleep(recovery.HEARTBEAT_S)
+def keep_forever() -> None:
+    """For a serving process: the heartbeat and the lookout run as long as it does."""
+    _keep(forever=True)
+
+
+def _ours() -> list[str]:
+    return [*machine().queued(), *list(_engines)]
+
+
+def _let_go(run_id: str, why: str) -> None:
+    """Another process marked our run ended (we had stopped answering): stop executing it."""
+    engine = _engines.get(run_id)
+    if engine is not None:
+        engine.abort(why)
 
 
 def _status(run: Run) -> None:

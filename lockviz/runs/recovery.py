@@ -5,8 +5,10 @@ Each app process says which live runs it executes: it stamps them with its ident
 their ``alive_at`` every few seconds while it runs them. A live (queued or running) run is
 *orphaned* when its process is gone: on this host, its pid is dead or now names another
 process; anywhere, it has not been touched for :data:`STALE_S`. :func:`recover` marks orphans
-``interrupted`` and says so in an event, so their pages tell the truth; ``serve`` calls it at
-start-up and every app process calls it now and then, so a dead sibling's runs are found too.
+``interrupted`` and says so in an event, sent to every open page of the run, so they tell the
+truth without a reload; ``serve`` calls it at start-up, and every app process's keeper every
+:data:`HEARTBEAT_S`, so a dead sibling's runs are found within about ten seconds (at once on
+the same host, where the kernel says the pid is gone).
 
 :func:`prune` removes runs (and imported runs) older than the retention period; the app calls
 it at start-up, and ``manage.py prune`` on demand.
@@ -15,19 +17,31 @@ it at start-up, and ``manage.py prune`` on demand.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import os
 import socket
+import threading
+import time
+from collections.abc import Callable
 from functools import cache
+from typing import Any
 
-from django.db import transaction
+from django.db import close_old_connections, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from lockviz import broadcast
 from lockviz.lab import procs
 from lockviz.models import Run, RunEvent
+from lockviz.runs.narrator import narrate
 
-HEARTBEAT_S = 5.0
-STALE_S = 30.0  # a live run untouched this long has no process running it
+log = logging.getLogger(__name__)
+
+HEARTBEAT_S = 2.0  # how often a process touches its runs, and looks for a dead sibling's
+STALE_S = 7.0  # a live run untouched this long has no process running it
+LET_GO = "another app process marked this run interrupted: the one running it stopped answering"
+_keeper: threading.Thread | None = None
+_keeper_lock = threading.Lock()
 
 
 @cache
@@ -84,7 +98,8 @@ def recover() -> int:
 
 @transaction.atomic
 def interrupt(run: Run, why: str, status: str = Run.Status.INTERRUPTED) -> None:
-    """End a live run that will never be judged: its status, and an event saying why."""
+    """End a live run that will never be judged: its status, and an event saying why, which
+    every open page of it is sent (once it is stored)."""
     updated = Run.objects.filter(pk=run.pk, status__in=Run.LIVE).update(
         status=status, error=why, finished=timezone.now()
     )
@@ -95,6 +110,69 @@ def interrupt(run: Run, why: str, status: str = Run.Status.INTERRUPTED) -> None:
     kind = "run_interrupted" if status == Run.Status.INTERRUPTED else "run_cancelled"
     data = {"seq": last + 1, "t_ms": t_ms, "actor": "lab", "kind": kind, "why": why}
     RunEvent.objects.create(run=run, seq=last + 1, t_ms=t_ms, actor="lab", kind=kind, data=data)
+    told = narrate([data], run.scenario.get("backend"))[0]
+    transaction.on_commit(lambda: _tell(run.pk, told, status))
+
+
+def _tell(run_id: str, event: dict[str, Any], status: str) -> None:
+    broadcast.publish(run_id, {"type": "run.event", "event": event})
+    broadcast.publish(run_id, {"type": "run.status", "status": status, "position": None})
+
+
+def keep(
+    ours: Callable[[], list[str]], let_go: Callable[[str, str], None], forever: bool = False
+) -> None:
+    """Start this process's keeper (once): every :data:`HEARTBEAT_S` it touches the runs
+    ``ours()`` names, marks a dead sibling's runs interrupted, and ``let_go``s a run of ours
+    that a sibling gave up on (this process had stopped answering: frozen, cut off). It ends
+    when the process has had no run for a while, unless ``forever`` (a serving process)."""
+    global _keeper
+    with _keeper_lock:
+        if _keeper is None or not _keeper.is_alive():
+            _keeper = threading.Thread(
+                target=_keeping, args=(ours, let_go, forever), name="run-keeper", daemon=True
+            )
+            _keeper.start()
+        elif forever:
+            _forever.set()
+
+
+_forever = threading.Event()
+
+
+def _keeping(
+    ours: Callable[[], list[str]], let_go: Callable[[str, str], None], forever: bool
+) -> None:
+    if forever:
+        _forever.set()
+    idle, last_recover = 0, 0.0
+    while idle < 2 or _forever.is_set():
+        try:
+            mine = ours()
+            idle = 0 if mine else idle + 1
+            claim(mine)
+            for run_id in given_up(mine):
+                let_go(run_id, LET_GO)
+            # A serving process looks for a dead sibling's runs at every beat; one that only
+            # runs now and then (the CLI, a test) once a minute.
+            every = HEARTBEAT_S if _forever.is_set() else 60.0
+            if time.monotonic() - last_recover >= every:
+                recover()
+                last_recover = time.monotonic()
+        except Exception:  # the database is busy or gone for a moment: try again
+            log.exception("keeping runs alive")
+        finally:
+            close_old_connections()
+        time.sleep(HEARTBEAT_S)
+
+
+def given_up(run_ids: list[str]) -> list[str]:
+    """Which of these runs (ours) someone else has marked interrupted or cancelled."""
+    if not run_ids:
+        return []
+    return list(
+        Run.objects.filter(pk__in=run_ids, status__in=Run.GIVEN_UP).values_list("pk", flat=True)
+    )
 
 
 def prune(days: int) -> int:

@@ -10,6 +10,7 @@ started dies with it (see lockviz.lab.procs).
 
 from __future__ import annotations
 
+import fcntl
 import resource
 import signal
 import time
@@ -19,6 +20,7 @@ from daphne.cli import CommandLineInterface
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import connection
 
 from lockviz import channel_layer, staticfiles
 from lockviz.bodylimit import guard_daphne
@@ -27,7 +29,7 @@ from lockviz.lab import forkserver, registry
 from lockviz.lab.errors import LabError
 from lockviz.lab.labs import LocalLab
 from lockviz.lab.servers import install_hint, missing
-from lockviz.runs import recovery
+from lockviz.runs import recorder, recovery
 
 
 class Command(BaseCommand):
@@ -38,7 +40,7 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=8000)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        self.step("database", lambda: call_command("migrate", verbosity=0, interactive=False))
+        self.step("database", migrate_once)
         self.step("static files", staticfiles.collect)
         interrupted = recovery.recover()
         if interrupted:
@@ -46,6 +48,7 @@ class Command(BaseCommand):
                 f"  {interrupted} run(s) left live by an app that stopped: interrupted"
             )
         call_command("prune", verbosity=0)
+        recorder.keep_forever()  # heartbeat, a dead sibling's runs, clicks relayed to us
         try:
             swept = registry.sweep()
         except LabError as exc:
@@ -102,6 +105,27 @@ class Command(BaseCommand):
     def self_test(self) -> None:
         with LocalLab().servers(["redis-1", "storage"]):
             pass
+
+
+MIGRATE_LOCK = 0x6C6F636B76697A  # "lockviz": the advisory lock replicas migrate under
+
+
+def migrate_once() -> None:
+    """Migrate the database, one process at a time: replicas that start together on an empty
+    database would otherwise both add the same column, and one would crash. PostgreSQL: an
+    advisory lock (the rest wait, then find nothing to do); SQLite: a lock on a file beside it."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_lock(%s)", [MIGRATE_LOCK])
+            try:
+                call_command("migrate", verbosity=0, interactive=False)
+            finally:
+                cursor.execute("SELECT pg_advisory_unlock(%s)", [MIGRATE_LOCK])
+        return
+    name = str(connection.settings_dict["NAME"])
+    with open(f"{name}.migrate-lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        call_command("migrate", verbosity=0, interactive=False)
 
 
 def raise_open_files_limit() -> int:

@@ -1,0 +1,200 @@
+"""Two replicas, no sticky sessions: any app process serves any request of any run.
+
+Two real ``manage.py serve`` processes share a database and a Redis (as behind a proxy that
+sends each request to either). A learner starts a free-play run on one and clicks on the other;
+the click is relayed to the process that runs it and its answer comes back in the same request.
+When a replica is killed (kill -9), the other marks its runs interrupted within seconds and
+tells their open pages; replicas that start together on an empty database migrate once.
+"""
+
+from __future__ import annotations
+
+import http.cookiejar
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from websockets.sync.client import connect
+from websockets.typing import Origin
+
+from lockviz.lab.labs import LocalLab
+from lockviz.lab.servers.redis import RedisServer
+from tests.conftest import AppServer
+
+pytestmark = pytest.mark.live
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Browser:
+    """A learner's browser: a cookie jar, and the CSRF token its pages carry."""
+
+    def __init__(self) -> None:
+        self.opener = urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
+        )
+        self.token = ""
+
+    def get(self, url: str) -> str:
+        with self.opener.open(url, timeout=30) as page:
+            html: str = page.read().decode()
+        if 'name="csrfmiddlewaretoken" value="' in html:
+            self.token = html.split('name="csrfmiddlewaretoken" value="')[1].split('"')[0]
+        return html
+
+    def post(self, url: str, fields: dict[str, str]) -> tuple[str, str, str]:
+        """(the final URL, the X-Fault header, the body) of a form POST."""
+        body = urllib.parse.urlencode({**fields, "csrfmiddlewaretoken": self.token}).encode()
+        request = urllib.request.Request(url, data=body, headers={"Referer": url})
+        try:
+            with self.opener.open(request, timeout=30) as response:
+                return response.url, response.headers.get("X-Fault", ""), response.read().decode()
+        except urllib.error.HTTPError as refused:
+            return url, refused.headers.get("X-Fault", ""), refused.read().decode()
+
+
+@pytest.fixture
+def replicas(tmp_path: Path) -> Iterator[tuple[AppServer, AppServer]]:
+    layer = RedisServer("replicas-layer", str(tmp_path / "layer"))
+    layer.launch()
+    layer.wait_ready()
+    password = urllib.parse.quote(layer.password or "", safe="")
+    env = {"LOCKVIZ_CHANNEL_REDIS": f"redis://:{password}@127.0.0.1:{layer.port}/0"}
+    first = AppServer(tmp_path, env, name="first")
+    second = AppServer(tmp_path, env, name="second")
+    try:
+        yield first, second
+    finally:
+        first.stop()
+        second.stop()
+        layer.stop()
+
+
+def start_free_play(browser: Browser, app: AppServer) -> str:
+    browser.get(app.url + "/play/")
+    url, _, _ = browser.post(app.url + "/play/", {"backend": "redis", "clients": "2",
+                                                   "ttl_ms": "2000", "fencing": "on"})  # fmt: skip
+    run_id = url.rstrip("/").rsplit("/", 1)[1]
+    assert "/play/" in url and run_id != "play", url
+    return run_id
+
+
+def wait_started(app: AppServer, run_id: str, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(f"{app.url}/runs/{run_id}/export.json", timeout=10) as f:
+            if any(e["kind"] == "run_started" for e in json.load(f)["events"]):
+                return
+        time.sleep(0.2)
+    raise AssertionError(f"run {run_id} did not start in {timeout_s} s")
+
+
+def status(app: AppServer, run_id: str) -> str:
+    with urllib.request.urlopen(f"{app.url}/runs/{run_id}/export.json", timeout=10) as f:
+        return str(json.load(f)["status"])
+
+
+def test_a_run_started_on_one_replica_is_driven_and_finished_through_the_other(
+    replicas: tuple[AppServer, AppServer],
+) -> None:
+    first, second = replicas
+    learner = Browser()
+    run_id = start_free_play(learner, first)
+    wait_started(first, run_id)
+    learner.get(f"{second.url}/play/{run_id}/")  # the session page, through the other replica
+    answers = [
+        learner.post(f"{second.url}/runs/{run_id}/do", click)
+        for click in (
+            {"do": "acquire", "client": "alice"},
+            {"do": "pause", "client": "alice", "ms": "1500"},
+            {"do": "acquire", "client": "bob", "timeout_ms": "3000"},
+        )
+    ]
+    assert [fault for _, fault, _ in answers] == ["done"] * 3, answers
+    assert "done: " in answers[1][2] and "alice" in answers[1][2]
+    refused = learner.post(f"{second.url}/runs/{run_id}/do", {"do": "pause", "client": "zed"})
+    assert refused[1] == "refused" and "zed" in refused[2]  # the owner's refusal, relayed
+    stranger = Browser()
+    stranger.get(f"{second.url}/play/{run_id}/")
+    assert stranger.post(f"{second.url}/runs/{run_id}/finish", {})[1] == "refused"
+    _, fault, said = learner.post(f"{second.url}/runs/{run_id}/finish", {})
+    assert fault == "done", said
+    deadline = time.monotonic() + 30
+    while status(second, run_id) != "finished" and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert status(second, run_id) == "finished"
+    with urllib.request.urlopen(f"{second.url}/runs/{run_id}/export.json", timeout=10) as f:
+        steps = [e for e in json.load(f)["events"] if e["kind"] == "step"]
+    assert [(s["do"], s.get("client")) for s in steps] == [
+        ("acquire", "alice"), ("pause", "alice"), ("acquire", "bob")
+    ]  # fmt: skip
+
+
+def test_a_killed_replicas_runs_are_interrupted_and_their_viewers_told(
+    replicas: tuple[AppServer, AppServer],
+) -> None:
+    first, second = replicas
+    learner = Browser()
+    run_id = start_free_play(learner, first)
+    wait_started(first, run_id)
+    seen: list[dict[str, Any]] = []
+    url = second.url.replace("http://", "ws://") + f"/ws/runs/{run_id}/"
+    with connect(url, origin=Origin(second.url), open_timeout=10) as ws:
+        first.proc.send_signal(signal.SIGKILL)  # the replica running the run dies
+        killed = time.monotonic()
+        while not any(m.get("status") == "interrupted" for m in seen):
+            message = json.loads(ws.recv(timeout=15))
+            frames = message["frames"] if message["type"] == "events" else [message]
+            seen.extend(frames)
+        told_after = time.monotonic() - killed
+    kinds = [m["event"]["kind"] for m in seen if m["type"] == "event"]
+    assert kinds[-1] == "run_interrupted", kinds
+    assert told_after < 10, f"the viewer was told after {told_after:.1f} s"
+    assert status(second, run_id) == "interrupted"
+    click = {"do": "acquire", "client": "alice"}
+    _, fault, said = learner.post(f"{second.url}/runs/{run_id}/do", click)
+    assert fault == "refused" and "interrupted" in said
+    assert start_free_play(Browser(), second)  # the other replica goes on serving
+
+
+def test_replicas_that_start_together_on_an_empty_database_migrate_once(tmp_path: Path) -> None:
+    with LocalLab().servers(["pg-1"]) as servers:
+        pg = servers["pg-1"]
+        with psycopg.connect(
+            host=pg.host, port=pg.port, user="postgres", password=pg.password,
+            dbname="postgres", autocommit=True,
+        ) as conn:  # fmt: skip
+            conn.execute("CREATE DATABASE lockviz")
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "lockviz.settings",
+            "LOCKVIZ_DATABASE_URL": (
+                f"postgresql://postgres:{pg.password}@{pg.host}:{pg.port}/lockviz"
+            ),
+        }
+        code = (
+            "import django; django.setup(); "
+            "from lockviz.management.commands.serve import migrate_once; migrate_once()"
+        )
+        together = [
+            subprocess.Popen(
+                [sys.executable, "-c", code],
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+            )
+            for _ in range(3)
+        ]
+        outputs = [(p.wait(timeout=120), p.stdout.read().decode() if p.stdout else "")
+                   for p in together]  # fmt: skip
+    assert [code for code, _ in outputs] == [0, 0, 0], outputs
