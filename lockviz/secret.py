@@ -41,22 +41,49 @@ def _read(path: Path) -> str:
     return key
 
 
+SECRETS = ("secret_key", "db_password", "live_password")
+USAGE = "usage: python -m lockviz.secret DIR [OWNER_UID] [NAME=DIR:UID ...]"
+
+
+def share(source: Path, folder: Path, owner: int) -> None:
+    """A copy of the secret ``source`` in ``folder`` (0600, ``owner``'s), replaced whole."""
+    target = folder / source.name
+    tmp = target.with_name(f".{target.name}.{os.getpid()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(_read(source))
+    os.chown(tmp, owner, -1)
+    os.replace(tmp, target)
+
+
 def main(argv: list[str] | None = None) -> None:
-    """``python -m lockviz.secret DIR [OWNER_UID]``: the secrets of a deployment, made once.
+    """``python -m lockviz.secret DIR [OWNER_UID] [NAME=DIR:UID ...]``: a deployment's secrets.
 
     docker compose runs it before anything else: the app's secret key (shared by its replicas,
     so a session cookie one signs the other accepts), the app database's password and the live
     streams' Redis password, each a file of its own (0600, owned by the app's user) in DIR.
-    Files that exist are kept: restarting the stack keeps everyone's sessions.
+    Files that exist are kept: restarting the stack keeps everyone's sessions. Each
+    ``NAME=DIR:UID`` then copies one of them into a folder of its own, owned by the user of the
+    one service that reads it (``db_password=/db:999`` for PostgreSQL), so that service mounts
+    that secret and no other.
     """
     args = (argv if argv is not None else sys.argv)[1:]
     if not args:
-        raise SystemExit("usage: python -m lockviz.secret DIR [OWNER_UID]")
-    folder = Path(args[0])
-    owner = int(args[1]) if len(args) > 1 else os.getuid()
-    for name in ("secret_key", "db_password", "live_password"):
+        raise SystemExit(USAGE)
+    folder, rest = Path(args[0]), args[1:]
+    owner = int(rest.pop(0)) if rest and rest[0].isdigit() else os.getuid()
+    shares: list[tuple[str, Path, int]] = []
+    for spec in rest:
+        name, _, place = spec.partition("=")
+        where, _, reader = place.rpartition(":")
+        if name not in SECRETS or not where or not reader.isdigit():
+            raise SystemExit(f"{spec!r} is not NAME=DIR:UID, NAME one of {SECRETS}\n{USAGE}")
+        shares.append((name, Path(where), int(reader)))
+    for name in SECRETS:
         install_key(folder / name)
         os.chown(folder / name, owner, -1)
+    for name, into, uid in shares:
+        share(folder / name, into, uid)
 
 
 if __name__ == "__main__":
