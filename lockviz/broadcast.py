@@ -27,6 +27,8 @@ from typing import Any
 
 from channels.layers import get_channel_layer
 
+from lockviz.ops import metrics
+
 log = logging.getLogger(__name__)
 
 
@@ -61,7 +63,7 @@ class _Publisher:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._queue: asyncio.Queue[tuple[str, dict[str, Any]]] | None = None
+        self._queue: asyncio.Queue[tuple[str, dict[str, Any], float]] | None = None
         self.failures = 0  # messages that could not be published (Audience resyncs after)
 
     def put(self, group: str, message: dict[str, Any]) -> None:
@@ -69,7 +71,8 @@ class _Publisher:
             if self._loop is None:
                 self._start()
         assert self._loop is not None and self._queue is not None
-        self._loop.call_soon_threadsafe(self._queue.put_nowait, (group, message))
+        queued = (group, message, time.monotonic())
+        self._loop.call_soon_threadsafe(self._queue.put_nowait, queued)
 
     def _start(self) -> None:
         ready = threading.Event()
@@ -89,11 +92,12 @@ class _Publisher:
         assert self._queue is not None
         layer = get_channel_layer()
         while True:
-            group, message = await self._queue.get()
+            group, message, queued_at = await self._queue.get()
             if layer is None:
                 continue
             try:
                 await layer.group_send(group, message)
+                metrics.published(queued_at)  # waiting in line included: what a viewer waits
             except Exception as exc:  # Redis away: the events are stored, viewers resync
                 self.failures += 1
                 log.warning("could not publish %s to %s: %s", message["type"], group, exc)

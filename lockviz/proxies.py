@@ -26,9 +26,13 @@ ASGIApp = Callable[..., Awaitable[None]]
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 FORWARDED = (b"x-forwarded-for", b"x-forwarded-proto", b"x-forwarded-host")
+# In every scope: whether the request carried any of those, believed or dropped. Something
+# only for callers on the host itself (/metrics: lockviz.ops.access) must not answer one that
+# came through a proxy, trusted or not.
+VIA_PROXY = "lockviz.via_proxy"
 
 
-def networks(spec: Iterable[str]) -> tuple[Network, ...]:
+def networks(spec: Iterable[str], setting: str = "LOCKVIZ_TRUSTED_PROXIES") -> tuple[Network, ...]:
     """``["10.0.0.2", "172.28.0.0/16", "::1"]`` as networks; ValueError names a bad entry."""
     found = []
     for entry in spec:
@@ -39,7 +43,7 @@ def networks(spec: Iterable[str]) -> tuple[Network, ...]:
             found.append(ipaddress.ip_network(entry, strict=False))
         except ValueError:
             raise ValueError(
-                f"LOCKVIZ_TRUSTED_PROXIES: {entry!r} is not an IP address or network "
+                f"{setting}: {entry!r} is not an IP address or network "
                 "(e.g. 127.0.0.1, 172.28.0.0/16)"
             ) from None
     return tuple(found)
@@ -83,6 +87,7 @@ class ForwardedBy:
         kept = [(name, value) for name, value in headers if name not in FORWARDED]
         peer = (scope.get("client") or ("", 0))[0]
         scope = dict(scope)
+        scope[VIA_PROXY] = bool(said)
         if not (self.proxies and trusted(peer, self.proxies)):
             scope["headers"] = kept  # nobody we know said it: as if unsaid
             return scope

@@ -26,6 +26,11 @@ LOCKVIZ_PUBLIC_URL    the address a class types, e.g. "https://locks.example.edu
 LOCKVIZ_TRUSTED_PROXIES  addresses or networks of the reverse proxies in front of the app, e.g.
                       "127.0.0.1" or "172.28.0.0/16": only from these are X-Forwarded-For,
                       -Proto and -Host believed (lockviz.proxies); default none
+LOCKVIZ_METRICS_FROM  who may read /metrics without a token: addresses or networks, comma
+                      separated (default "127.0.0.0/8,::1"), and only straight, never through a
+                      proxy (a request with X-Forwarded-For is refused); see lockviz.ops.access
+LOCKVIZ_METRICS_TOKEN a Prometheus elsewhere reads /metrics with "Authorization: Bearer <it>";
+                      unset, no token is accepted. Or from a file: LOCKVIZ_METRICS_TOKEN_FILE
 LOCKVIZ_CHANNEL_REDIS_PASSWORD_FILE  that Redis's password, read from a file (docker compose)
 LOCKVIZ_CHANNEL_REDIS the Redis that carries live events to viewers (the channel layer), e.g.
                       "redis://10.0.0.5:6379/0": several app processes on one such Redis (and
@@ -186,6 +191,14 @@ LOCKVIZ_MAX_RUNS = int(os.environ.get("LOCKVIZ_MAX_RUNS", "24"))  # a ceiling: s
 LOCKVIZ_MAX_QUEUE = int(os.environ.get("LOCKVIZ_MAX_QUEUE", "64"))
 LOCKVIZ_MAX_PER_BROWSER = int(os.environ.get("LOCKVIZ_MAX_PER_BROWSER", "4"))
 LOCKVIZ_RETENTION_DAYS = int(os.environ.get("LOCKVIZ_RETENTION_DAYS", "30"))
+
+# /metrics (lockviz.ops.access): from these addresses, straight; or anywhere, with the token.
+LOCKVIZ_METRICS_FROM = networks(
+    os.environ.get("LOCKVIZ_METRICS_FROM", "127.0.0.0/8,::1").split(","), "LOCKVIZ_METRICS_FROM"
+)
+LOCKVIZ_METRICS_TOKEN = os.environ.get("LOCKVIZ_METRICS_TOKEN", "").strip()
+if os.environ.get("LOCKVIZ_METRICS_TOKEN_FILE"):
+    LOCKVIZ_METRICS_TOKEN = Path(os.environ["LOCKVIZ_METRICS_TOKEN_FILE"]).read_text().strip()
 
 # Who started a run is kept in the browser's session (a signed cookie naming a row): a session
 # lives as long as its runs are kept, and the cookie is not readable by page scripts.

@@ -6,9 +6,12 @@ from lockviz.views import compare, forks, health, lessons, play, replay, rooms, 
 from lockviz.views import imports as import_views
 
 urlpatterns = [
+    # Operating it: the process answers, it can serve now, what it is doing (lockviz.ops).
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
+    path("metrics", health.metrics_view, name="metrics"),
     # Runs: start one, watch it, its verdict, its JSON.
     path("", runs.index, name="index"),
-    path("healthz", health.healthz, name="healthz"),
     path("runs/", runs.start_run, name="start_run"),
     path("runs/<str:run_id>/", runs.run_page, name="run"),
     path("runs/<str:run_id>/verdict/", runs.verdict, name="verdict"),

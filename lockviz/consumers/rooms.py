@@ -20,6 +20,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 
 from lockviz.audience import audience
 from lockviz.models import Room
+from lockviz.ops import metrics
 from lockviz.teaching import rooms
 
 
@@ -36,6 +37,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
             await self.send(text_data=json.dumps({"type": "error", "message": f"no room {code}"}))
             await self.close(code=4404)
             return
+        metrics.viewers("room", +1)  # and -1 in disconnect: every found room's stream counts
         self.presenter = bool(self.browser) and self.browser == self.room.presenter
         self.groups_joined = [rooms.group(self.room)]
         if self.presenter:
@@ -51,6 +53,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         if self.room is None:
             return
+        metrics.viewers("room", -1)
         for name in getattr(self, "groups_joined", []):
             audience().leave(name, self)
         if getattr(self, "counted", False):

@@ -35,6 +35,7 @@ from django.db.models import F
 from lockviz import broadcast
 from lockviz.audience import audience
 from lockviz.models import Run
+from lockviz.ops import metrics
 from lockviz.runs.recorder import queue_position
 
 RESUME_EVERY_S = 0.5  # a viewer's resumes: at most one per this long
@@ -84,6 +85,7 @@ class RunConsumer(AsyncWebsocketConsumer):
 
     async def _watching(self, change: int) -> None:
         self.counted = change > 0
+        metrics.viewers("run", change)
         watchers = Run.objects.filter(pk=self.run_id)
         await database_sync_to_async(watchers.update)(watchers=F("watchers") + change)
 

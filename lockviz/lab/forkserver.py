@@ -94,9 +94,12 @@ def _readable(fd: int, timeout: float | None) -> bool:
 def start(role: str) -> procs.Child:
     """A new process that will be ``role`` once it reads its first line: forked from the warm
     server, or (where pidfds are missing: Linux before 5.3) started cold."""
-    if hasattr(os, "pidfd_open") and hasattr(signal, "pidfd_send_signal"):
-        return _server.fork(role)
-    return _cold(role)
+    return _server.fork(role) if warm() else _cold(role)
+
+
+def warm() -> bool:
+    """Whether children are forked from the warm server here: this kernel has pidfds."""
+    return hasattr(os, "pidfd_open") and hasattr(signal, "pidfd_send_signal")
 
 
 def _cold(role: str) -> subprocess.Popen[str]:

@@ -13,6 +13,7 @@ from django.shortcuts import render
 from django_htmx.middleware import HtmxDetails
 
 from lockviz.models import Run
+from lockviz.ops import metrics
 from lockviz.runs.recorder import Refused
 
 
@@ -50,6 +51,7 @@ def owns(request: HttpRequest, run: Run) -> bool:
 
 def not_yours(request: HtmxHttpRequest, run: Run, what: str) -> HttpResponse:
     """403, with a sentence saying why and what to do instead."""
+    metrics.refused("not_owner")
     text = (
         f"Only the browser that started run {run.pk} can {what}: you are watching it. "
         "Start a run of your own to try things yourself."
@@ -63,6 +65,7 @@ def not_yours(request: HtmxHttpRequest, run: Run, what: str) -> HttpResponse:
 
 def busy(request: HtmxHttpRequest, refused: Refused) -> HttpResponse:
     """503 (the lab is busy, with Retry-After) or 429 (this browser has enough runs going)."""
+    metrics.refused("lab_busy" if refused.status == 503 else "too_many_runs")
     template = "lockviz/_refused.html" if request.htmx else "lockviz/refused.html"
     response = render(request, template, {"refused": refused}, status=refused.status)
     if refused.retry_after_s is not None:

@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 
 from lockviz.models import Run
+from lockviz.ops import metrics
 from lockviz.runs import narrator, recorder, recovery
 from lockviz.runs.recorder import Refused
 from lockviz.scenarios.schema import Scenario, ScenarioError, parse
@@ -67,6 +68,7 @@ def do(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         return not_yours(request, run, "do things to it")
     refusal = _not_live(run)
     if refusal:
+        metrics.refused("not_live")
         return _result(request, problems=[refusal], status=409)
     try:
         step = recorder.inject(run.pk, free_play.step_from_form(request.POST))
@@ -82,6 +84,7 @@ def finish(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     if not owns(request, run):
         return not_yours(request, run, "finish it")
     if not recorder.finish(run.pk):
+        metrics.refused("not_live")
         return _result(request, problems=[_not_live(run) or "this run is not live"], status=409)
     return _result(
         request,
