@@ -14,8 +14,9 @@ MODE=${1:-test}
 # other lock services (pgbouncer for the pooled-connection pitfall); python3-venv builds .venv.
 PACKAGES=(redis-server faketime zookeeper postgresql pgbouncer etcd-server python3-venv)
 if [ "$MODE" = test ]; then
-  # chromium drives the browser tests; docker-compose (the engine-less client) checks the file.
-  PACKAGES+=(chromium fonts-dejavu-core docker-compose)
+  # chromium drives the browser tests; docker-compose (the engine-less client) checks the file;
+  # nginx-light and caddy run the shipped proxy configurations in tests/deploy.
+  PACKAGES+=(chromium fonts-dejavu-core docker-compose nginx-light caddy)
 fi
 
 missing=()
