@@ -1,4 +1,4 @@
-"""The lab's one error: it cannot provide what a run needs.
+"""The lab's one error: it cannot provide what a run needs (a branch of lockviz.errors).
 
 Raised when a server is missing or would not start, a port cannot be had, a client process
 exits at start, or a fault cannot be done here. The run engine records it as the run's
@@ -7,6 +7,6 @@ exits at start, or a fault cannot be done here. The run engine records it as the
 
 from __future__ import annotations
 
+from lockviz.errors import LabError
 
-class LabError(Exception):
-    """The lab cannot provide what a run needs (a server is missing or would not start)."""
+__all__ = ["LabError"]

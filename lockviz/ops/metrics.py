@@ -17,7 +17,8 @@ What an admin running a class watches, by name:
 ``lockviz_refusals_total{reason}`` counter requests refused: ``lab_busy`` (503),
                                            ``too_many_runs`` (429, one browser's limit),
                                            ``not_owner`` (403, a click on another's run),
-                                           ``not_live`` (409, a click on an ended run)
+                                           ``not_live`` (409, a click on an ended run),
+                                           ``invalid`` (400, input that cannot be used)
 ``lockviz_event_publish_seconds``  histo.  from an event handed to the publisher to the
                                            channel layer taking it (lockviz.broadcast)
 ================================== ======= =============================================
@@ -62,7 +63,7 @@ from lockviz.models import Run
 
 log = logging.getLogger(__name__)
 
-Reason = Literal["lab_busy", "too_many_runs", "not_owner", "not_live"]
+Reason = Literal["lab_busy", "too_many_runs", "not_owner", "not_live", "invalid"]
 Stream = Literal["run", "room"]
 
 # No *_created series: they double the output and say nothing here (the call is untyped).
@@ -76,7 +77,7 @@ GCCollector(registry=REGISTRY)
 REFUSALS = Counter(
     "lockviz_refusals",
     "Requests the app refused, by reason: lab_busy (503), too_many_runs (429), "
-    "not_owner (403), not_live (409)",
+    "not_owner (403), not_live (409), invalid (400)",
     ["reason"],
     registry=REGISTRY,
 )

@@ -21,20 +21,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from lockviz.errors import ImportRefused, ScenarioError
 from lockviz.runs import fields
-from lockviz.scenarios.schema import STEP_PATH, Scenario, ScenarioError, parse
+from lockviz.scenarios.schema import STEP_PATH, Scenario, parse
 
 MAX_BYTES = 5 * 1024 * 1024
 MAX_EVENTS = 20_000
 MAX_PROBLEMS = 30
-
-
-class ImportRefused(ValueError):
-    """The file cannot be imported; ``problems`` names each offending field."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("; ".join(problems))
-        self.problems = problems
 
 
 @dataclass(frozen=True)

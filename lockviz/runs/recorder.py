@@ -28,13 +28,14 @@ from django.db import close_old_connections, transaction
 from django.utils import timezone
 
 from lockviz import broadcast
+from lockviz.errors import Busy, NotLive, Refusal, ScenarioError, TooMany
 from lockviz.lab import capacity
 from lockviz.lab.engine import RunEngine, RunResult
 from lockviz.lab.labs import Lab, make_lab
 from lockviz.models import Run, RunEvent
 from lockviz.runs import recovery, relay
 from lockviz.runs.narrator import Narrator
-from lockviz.scenarios.schema import MAX_STEPS, Scenario, ScenarioError, Step, check_step
+from lockviz.scenarios.schema import MAX_STEPS, Scenario, Step, check_step
 
 log = logging.getLogger(__name__)
 
@@ -42,19 +43,10 @@ _lab: Lab | None = None
 _admission = threading.Lock()  # admit, then create: one step (launch_many)
 _engines: dict[str, RunEngine] = {}  # live runs, by id: where clicks are sent
 NOT_LIVE = "this run is not live any more: start a new one"
+_NOT_LIVE: dict[str, Any] = {"problems": [NOT_LIVE], "live": False}  # a relayed answer
 MAX_CLICKS = MAX_STEPS  # a live run takes at most as many clicks as a scenario has steps
 UNWATCHED_S = 20.0  # a queued run nobody watches for this long is cancelled
 WATCHED_EVERY_S = 1.0  # how often a queued run asks whether anyone watches it
-
-
-class Refused(Exception):
-    """A run the lab will not take now: ``status`` 503 (busy, retry) or 429 (too many yours)."""
-
-    def __init__(self, status: int, message: str, retry_after_s: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.retry_after_s = retry_after_s
 
 
 def lab() -> Lab:
@@ -85,20 +77,19 @@ def machine() -> capacity.Machine:
 
 
 def admit(owner: str, count: int = 1) -> None:
-    """Raise :class:`Refused` if ``owner`` may not start ``count`` more runs now."""
+    """Raise :class:`Busy` or :class:`TooMany` if ``owner`` may not start ``count`` more runs
+    now."""
     lab_now = machine()
     waiting, free = lab_now.waiting, lab_now.limit - len(lab_now.running)
     if waiting + count > settings.LOCKVIZ_MAX_QUEUE + max(0, free):
-        raise Refused(
-            503,
+        raise Busy(
             f"The lab is busy: {waiting} runs are waiting for it already. Try again in a minute.",
             retry_after_s=60,
         )
     mine = Run.objects.filter(owner=owner, status__in=Run.LIVE).count() if owner else 0
     most = settings.LOCKVIZ_MAX_PER_BROWSER
     if mine + count > most:
-        raise Refused(
-            429,
+        raise TooMany(
             f"You already have {mine} run{'s' * (mine != 1)} queued or running, and one "
             f"browser may have {most} at a time: wait for one to end, or finish it.",
         )
@@ -107,7 +98,8 @@ def admit(owner: str, count: int = 1) -> None:
 def launch(
     scenario: Scenario, slug: str = "", owner: str = "", open_ended: bool = False, **fork: Any
 ) -> Run:
-    """Admit, create and start one run (:class:`Refused` when it may not start now)."""
+    """Admit, create and start one run (:class:`Busy` or :class:`TooMany` when it may not
+    start now)."""
     return launch_many([scenario], slug, owner, open_ended, **fork)[0]
 
 
@@ -118,7 +110,8 @@ def launch_many(
     open_ended: bool = False,
     **fork: Any,
 ) -> list[Run]:
-    """Admit, create and start runs as one step (:class:`Refused` when they may not start now);
+    """Admit, create and start runs as one step (:class:`Busy` or :class:`TooMany` when they may not
+    start now);
     ``slug`` is theirs, or one per scenario.
 
     Requests run in threads of their own, so two clicks at once would both pass a count taken
@@ -153,11 +146,12 @@ def start(run: Run, scenario: Scenario, open_ended: bool = False) -> threading.T
 
 def inject(run_id: str, data: dict[str, Any]) -> Step:
     """Do one step now in a live run (a click), whichever app process runs it (lockviz.runs.
-    relay). Raises ScenarioError naming a bad field, or saying the run is not live."""
+    relay). Raises ScenarioError naming a bad field, or NotLive."""
     if run_id not in _engines:
         answer = _relayed("inject", run_id, data)
         if "problems" in answer:
-            raise ScenarioError(answer["problems"])
+            refusal: type[Refusal] = NotLive if answer.get("live") is False else ScenarioError
+            raise refusal(answer["problems"])
         return Step.model_validate(answer["step"])
     return _inject_here(run_id, data)
 
@@ -165,9 +159,9 @@ def inject(run_id: str, data: dict[str, Any]) -> Step:
 def _inject_here(run_id: str, data: dict[str, Any]) -> Step:
     engine = _engines.get(run_id)
     if engine is None or not engine.started.is_set():
-        raise ScenarioError([NOT_LIVE])
+        raise NotLive(NOT_LIVE)
     if engine.ending or engine.failure:
-        raise ScenarioError(["this run is ending: start a new one"])
+        raise NotLive("this run is ending: start a new one")
     step = check_step(engine.scenario, data, at_ms=int(engine.now_ms))
     longest = engine.clicked_pause_ms()
     if step.do == "pause" and (step.ms or 0) > longest:
@@ -207,17 +201,19 @@ def _relayed(op: str, run_id: str, data: dict[str, Any]) -> dict[str, Any]:
     [NOT_LIVE]}`` when no live process runs it (a dead one's run is marked interrupted)."""
     run = Run.objects.filter(pk=run_id, status__in=Run.LIVE).first()
     if run is None or run.host == recovery.process_id() or not relay.enabled():
-        return {"problems": [NOT_LIVE]}
+        return _NOT_LIVE
     if not recovery.running(run):
         recovery.settle(run)
-        return {"problems": [NOT_LIVE]}
+        return _NOT_LIVE
     answer = relay.ask(run.host, op, run_id, data)
-    return answer if answer is not None else {"problems": [NOT_LIVE]}
+    return answer if answer is not None else _NOT_LIVE
 
 
 def _answer_inject(run_id: str, data: dict[str, Any]) -> dict[str, Any]:
     try:
         return {"step": _inject_here(run_id, data).to_json()}
+    except NotLive:
+        return _NOT_LIVE
     except ScenarioError as exc:
         return {"problems": exc.problems}
 
@@ -225,7 +221,7 @@ def _answer_inject(run_id: str, data: dict[str, Any]) -> dict[str, Any]:
 def _answer_finish(run_id: str, data: dict[str, Any]) -> dict[str, Any]:
     if _finish_here(run_id, str(data.get("why") or "Finish was pressed")):
         return {"done": True}
-    return {"problems": [NOT_LIVE]}
+    return _NOT_LIVE
 
 
 def execute(

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from functools import cache
 
-from lockviz.scenarios.schema import Scenario, ScenarioError, loads
+from lockviz.errors import ScenarioError
+from lockviz.scenarios.schema import Scenario, loads
 
 BUILTIN_DIR = os.path.join(os.path.dirname(__file__), "builtin")
 # The order of the index page: from the lock working to the lock failing and fencing saving it.

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from lockviz.catalogue import BACKENDS, STORAGE, STORAGE_KINDS, Backend
+from lockviz.errors import ScenarioError
 from lockviz.scenarios import rules
 from lockviz.scenarios.rules import MAX_RUN_MS
 from lockviz.scenarios.verbs import VERBS, WORDS, Target
@@ -31,14 +32,6 @@ Choice = Annotated[str, Field(min_length=1, max_length=200)]
 
 # The top-level fields that only tell the story or predict it: not what the servers do.
 STORY = frozenset({"format", "title", "description", "takeaway", "expect"})
-
-
-class ScenarioError(ValueError):
-    """A scenario that cannot be run; ``problems`` names each offending field."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("; ".join(problems))
-        self.problems = problems
 
 
 class _Strict(BaseModel):

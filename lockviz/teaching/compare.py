@@ -16,8 +16,9 @@ from typing import Any
 from django import forms
 
 from lockviz.catalogue import BACKENDS, STORAGE_KINDS
+from lockviz.errors import ScenarioError
 from lockviz.scenarios.library import builtin
-from lockviz.scenarios.schema import Scenario, ScenarioError, parse
+from lockviz.scenarios.schema import Scenario, parse
 
 MAX_LANES = 4
 ROWS = range(1, MAX_LANES + 1)

@@ -29,9 +29,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from lockviz.catalogue import STORAGE_KINDS
+from lockviz.errors import ScenarioError
 from lockviz.models import Run
 from lockviz.runs import narrator
-from lockviz.scenarios.schema import STEP_PATH, Scenario, ScenarioError, Step, parse
+from lockviz.scenarios.schema import STEP_PATH, Scenario, Step, parse
 from lockviz.teaching.play import step_from_form
 
 FIELDS = ("at_ms", "do", "who", "ms", "value", "nodes", "timeout_ms", "key", "mode")

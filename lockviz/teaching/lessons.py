@@ -20,8 +20,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from lockviz.errors import ScenarioError
 from lockviz.scenarios.library import builtin
-from lockviz.scenarios.schema import Scenario, ScenarioError, parse
+from lockviz.scenarios.schema import Scenario, parse
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,11 @@ from typing import Any
 from django import forms
 
 from lockviz.catalogue import BACKENDS
+from lockviz.errors import ScenarioError
 from lockviz.lab.errors import LabError
 from lockviz.runs import recorder
 from lockviz.scenarios.rules import MAX_RUN_MS
-from lockviz.scenarios.schema import Scenario, ScenarioError, parse
+from lockviz.scenarios.schema import Scenario, parse
 from lockviz.scenarios.verbs import VERBS
 
 CLIENT_NAMES = ["alice", "bob", "carol", "dave", "erin"]

@@ -21,16 +21,13 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, F
 
 from lockviz import broadcast
+from lockviz.errors import NotYours, RoomRefused
 from lockviz.models import Member, Poll, Room, Run, Vote
 from lockviz.scenarios.library import builtin
 
 VIEWS = ("idle", "run", "lesson", "replay")
 RUN_ID = re.compile(r"^[A-Za-z0-9_-]{1,16}$")
 MAX_CHOICES = 6
-
-
-class RoomRefused(ValueError):
-    """What a room will not do, in a sentence naming the field (``choices: ...``)."""
 
 
 @dataclass(frozen=True)
@@ -135,9 +132,9 @@ def share(room: Room, run: Run, browser: str) -> dict[str, Any]:
     """A student puts a fork of theirs on the presenter's list (nobody else sees it)."""
     member = Member.objects.filter(room=room, browser=browser).first()
     if member is None:
-        raise RoomRefused("room: join this room before sharing with its presenter")
+        raise NotYours("room: join this room before sharing with its presenter")
     if not run.owner or run.owner != browser:
-        raise RoomRefused("run: only the browser that started a run can share it")
+        raise NotYours("run: only the browser that started a run can share it")
     if run.parent_id is None:
         raise RoomRefused("run: only a What if…? fork is shared beside its original")
     run.shared_with = room.code

@@ -8,13 +8,10 @@ from __future__ import annotations
 import secrets
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.http import HttpRequest
 from django_htmx.middleware import HtmxDetails
 
 from lockviz.models import Run
-from lockviz.ops import metrics
-from lockviz.runs.recorder import Refused
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -47,31 +44,3 @@ def absolute(request: HttpRequest, path: str) -> str:
 def owns(request: HttpRequest, run: Run) -> bool:
     """Whether this browser may change ``run``: it started it."""
     return bool(run.owner) and run.owner == request.session.get("browser")
-
-
-def not_yours(request: HtmxHttpRequest, run: Run, what: str) -> HttpResponse:
-    """403, with a sentence saying why and what to do instead."""
-    metrics.refused("not_owner")
-    text = (
-        f"Only the browser that started run {run.pk} can {what}: you are watching it. "
-        "Start a run of your own to try things yourself."
-    )
-    response = render(request, "lockviz/_play_result.html", {"problems": [text]}, status=403)
-    response["X-Fault"] = "refused"
-    if request.htmx:
-        response.status_code = 200  # htmx swaps only a 2xx in; X-Fault says it was refused
-    return response
-
-
-def busy(request: HtmxHttpRequest, refused: Refused) -> HttpResponse:
-    """503 (the lab is busy, with Retry-After) or 429 (this browser has enough runs going)."""
-    metrics.refused("lab_busy" if refused.status == 503 else "too_many_runs")
-    template = "lockviz/_refused.html" if request.htmx else "lockviz/refused.html"
-    response = render(request, template, {"refused": refused}, status=refused.status)
-    if refused.retry_after_s is not None:
-        response["Retry-After"] = str(refused.retry_after_s)
-    if request.htmx:
-        response.status_code = 200
-        response["HX-Retarget"] = "#refused"
-        response["HX-Reswap"] = "innerHTML"
-    return response

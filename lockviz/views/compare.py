@@ -12,14 +12,15 @@ from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
 
 from lockviz.catalogue import STORAGE_KINDS
+from lockviz.errors import NotAdmitted, ScenarioError
 from lockviz.models import Run
 from lockviz.runs import narrator, recorder
-from lockviz.runs.recorder import Refused
 from lockviz.scenarios.library import builtin
-from lockviz.scenarios.schema import Scenario, ScenarioError, parse
+from lockviz.scenarios.schema import Scenario, parse
 from lockviz.teaching import rooms
 from lockviz.teaching.compare import MAX_LANES, SAME, CompareForm, describe, read_run_ids
-from lockviz.views import HtmxHttpRequest, browser, busy
+from lockviz.views import HtmxHttpRequest, browser
+from lockviz.views.refusals import respond
 
 DEFAULT_SCENARIO = "gc-pause-fenced"
 
@@ -62,8 +63,8 @@ def _start(request: HtmxHttpRequest) -> HttpResponse:
             _told(scenario, builtin()[s]) for scenario, s in zip(form.variants, slugs, strict=True)
         ]
         started = [run.pk for run in recorder.launch_many(told, slugs, owner)]
-    except Refused as refused:
-        return busy(request, refused)
+    except NotAdmitted as refused:
+        return respond(request, refused)
     url = f"{reverse('compare')}?runs={','.join(started)}"
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 

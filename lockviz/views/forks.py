@@ -17,13 +17,14 @@ from django.views.decorators.http import require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
 
 from lockviz.catalogue import STORAGE_KINDS
+from lockviz.errors import NotAdmitted, ScenarioError
 from lockviz.models import Run
 from lockviz.runs import narrator, recorder
-from lockviz.runs.recorder import Refused
-from lockviz.scenarios.schema import Scenario, ScenarioError, parse
+from lockviz.scenarios.schema import Scenario, parse
 from lockviz.scenarios.verbs import VERBS
 from lockviz.teaching import forks
-from lockviz.views import HtmxHttpRequest, browser, busy
+from lockviz.views import HtmxHttpRequest, browser
+from lockviz.views.refusals import respond
 
 
 @require_http_methods(["GET", "POST"])
@@ -61,8 +62,8 @@ def fork(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
             built, run.slug, browser(request),
             parent=run, diverged_seq=moment.seq, diverged_ms=moment.t_ms,
         )  # fmt: skip
-    except Refused as refused:
-        return busy(request, refused)
+    except NotAdmitted as refused:
+        return respond(request, refused)
     url = f"{reverse('compare')}?runs={run.pk},{made.pk}"
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 

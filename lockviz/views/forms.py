@@ -7,9 +7,10 @@ from typing import Any
 from django import forms
 
 from lockviz.catalogue import STORAGE_KINDS
+from lockviz.errors import ScenarioError
 from lockviz.models import Run
 from lockviz.scenarios.library import builtin
-from lockviz.scenarios.schema import Scenario, ScenarioError, parse
+from lockviz.scenarios.schema import Scenario, parse
 
 
 class RunForm(forms.Form):

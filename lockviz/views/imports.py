@@ -21,11 +21,12 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
+from lockviz.errors import ImportRefused, NotAdmitted
 from lockviz.models import Run, RunEvent
 from lockviz.runs import imports, recorder
-from lockviz.runs.imports import ImportedRun, ImportedScenario, ImportRefused
-from lockviz.runs.recorder import Refused
-from lockviz.views import HtmxHttpRequest, browser, busy
+from lockviz.runs.imports import ImportedRun, ImportedScenario
+from lockviz.views import HtmxHttpRequest, browser
+from lockviz.views.refusals import respond
 
 
 @require_http_methods(["GET", "POST"])
@@ -79,8 +80,8 @@ def run_imported(request: HtmxHttpRequest) -> HttpResponse:
         )
     try:
         run = recorder.launch(found.scenario, owner=browser(request))
-    except Refused as refused:
-        return busy(request, refused)
+    except NotAdmitted as refused:
+        return respond(request, refused)
     return _go(request, reverse("run", args=[run.pk]))
 
 

@@ -17,11 +17,12 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from lockviz.errors import NotAdmitted
 from lockviz.models import Run
 from lockviz.runs import narrator, recorder, recovery
-from lockviz.runs.recorder import Refused
 from lockviz.teaching import lessons
-from lockviz.views import HtmxHttpRequest, browser, busy
+from lockviz.views import HtmxHttpRequest, browser
+from lockviz.views.refusals import respond
 
 COOKIE_DAYS = 30
 
@@ -115,8 +116,8 @@ def _lesson(slug: str) -> lessons.Lesson:
 def _start(request: HtmxHttpRequest, lesson: lessons.Lesson) -> HttpResponse:
     try:
         run = recorder.launch(lesson.scenario, lesson.slug, browser(request))
-    except Refused as refused:
-        return busy(request, refused)
+    except NotAdmitted as refused:
+        return respond(request, refused)
     response = redirect(_url(lesson.slug, run.pk))
     response.set_cookie(
         _cookie(lesson.slug), run.pk, max_age=COOKIE_DAYS * 86400, samesite="Lax", httponly=True

@@ -17,13 +17,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
+from lockviz.errors import NotAdmitted, NotLive, ScenarioError
 from lockviz.models import Run
-from lockviz.ops import metrics
 from lockviz.runs import narrator, recorder, recovery
-from lockviz.runs.recorder import Refused
-from lockviz.scenarios.schema import Scenario, ScenarioError, parse
+from lockviz.scenarios.schema import Scenario, parse
 from lockviz.teaching import play as free_play
-from lockviz.views import HtmxHttpRequest, browser, busy, not_yours, owns
+from lockviz.views import HtmxHttpRequest, browser, owns
+from lockviz.views.refusals import not_yours, respond
 
 RESULT = "lockviz/_play_result.html"
 
@@ -35,8 +35,8 @@ def play(request: HtmxHttpRequest) -> HttpResponse:
         scenario = form.cleaned_data["built"]
         try:
             run = recorder.launch(scenario, "free-play", browser(request), open_ended=True)
-        except Refused as refused:
-            return busy(request, refused)
+        except NotAdmitted as refused:
+            return respond(request, refused)
         return _go(request, reverse("play_session", args=[run.pk]))
     context = {
         "form": form,
@@ -65,30 +65,27 @@ def session(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 def do(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
     if not owns(request, run):
-        return not_yours(request, run, "do things to it")
-    refusal = _not_live(run)
-    if refusal:
-        metrics.refused("not_live")
-        return _result(request, problems=[refusal], status=409)
+        return not_yours(request, run.pk, "do things to it")
     try:
+        _live(run)
         step = recorder.inject(run.pk, free_play.step_from_form(request.POST))
+    except NotLive as exc:
+        return respond(request, _said_not_live(run, exc))
     except ScenarioError as exc:
-        return _result(request, problems=exc.problems, status=400)
+        return respond(request, exc)
     said = narrator.click(step.to_json())
-    return _result(request, done=f"done: {said}")
+    return _done(request, f"done: {said}")
 
 
 @require_POST
 def finish(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
     if not owns(request, run):
-        return not_yours(request, run, "finish it")
+        return not_yours(request, run.pk, "finish it")
     if not recorder.finish(run.pk):
-        metrics.refused("not_live")
-        return _result(request, problems=[_not_live(run) or "this run is not live"], status=409)
-    return _result(
-        request,
-        done="finishing: pauses end, what was still waiting is dropped, the verdict follows",
+        return respond(request, _said_not_live(run, NotLive("this run is not live")))
+    return _done(
+        request, "finishing: pauses end, what was still waiting is dropped, the verdict follows"
     )
 
 
@@ -105,7 +102,7 @@ def again(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """Run what the session did as an ordinary scenario, live, from the start."""
     run = get_object_or_404(Run, pk=run_id)
     if not owns(request, run):
-        return not_yours(request, run, "run it again")
+        return not_yours(request, run.pk, "run it again")
     saved = recorder.scenario_from_run(run)
     try:
         scenario = parse(
@@ -114,13 +111,13 @@ def again(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     except ScenarioError as exc:
         problems = free_play.replay_problems(exc.problems)
         if request.htmx:
-            return _result(request, problems=problems)
+            return respond(request, ScenarioError(problems))
         context = {**_session_context(request, run), "problems": problems}
         return render(request, "lockviz/play.html", context, status=400)
     try:
         again_run = recorder.launch(scenario, "free-play", browser(request))
-    except Refused as refused:
-        return busy(request, refused)
+    except NotAdmitted as refused:
+        return respond(request, refused)
     return _go(request, reverse("run", args=[again_run.pk]))
 
 
@@ -158,6 +155,20 @@ _ENDED: dict[str, str] = {
 }
 
 
+def _live(run: Run) -> None:
+    """NotLive, saying why, unless a click can be done on this run now."""
+    why = _not_live(run)
+    if why:
+        raise NotLive(why)
+
+
+def _said_not_live(run: Run, refusal: NotLive) -> NotLive:
+    """``refusal`` in the words of what became of the run (it may have just ended)."""
+    run.refresh_from_db()
+    why = _not_live(run)
+    return NotLive(why) if why else refusal
+
+
 def _not_live(run: Run) -> str:
     """Why a click cannot be done on this run now ('' if it can)."""
     if not run.live:
@@ -172,17 +183,10 @@ def _not_live(run: Run) -> str:
     return ""  # running: lockviz.runs.inject says so if the lab has let go of it
 
 
-def _result(
-    request: HtmxHttpRequest,
-    *,
-    done: str = "",
-    problems: list[str] | None = None,
-    status: int = 200,
-) -> HttpResponse:
-    response = render(request, RESULT, {"done": done, "problems": problems or []})
-    response["X-Fault"] = "refused" if problems else "done"
-    if problems and not request.htmx:
-        response.status_code = status
+def _done(request: HtmxHttpRequest, done: str) -> HttpResponse:
+    """What a click did, in words (a refusal: lockviz.views.refusals)."""
+    response = render(request, RESULT, {"done": done, "problems": []})
+    response["X-Fault"] = "done"
     return response
 
 

@@ -18,11 +18,13 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from lockviz.errors import NotYours, Refusal, RoomRefused
 from lockviz.models import Poll, Room, Run
 from lockviz.teaching import rooms
 from lockviz.teaching.lessons import course
-from lockviz.teaching.rooms import RoomRefused, State
+from lockviz.teaching.rooms import State
 from lockviz.views import HtmxHttpRequest, absolute, browser
+from lockviz.views.refusals import respond
 
 
 def _room(code: str) -> Room:
@@ -36,13 +38,15 @@ def _presenting(request: HtmxHttpRequest, room: Room) -> bool:
     return browser(request) == room.presenter
 
 
-def _forbidden(what: str) -> HttpResponse:
-    text = f"Only the presenter of this room can {what}: you follow it."
-    return HttpResponse(text, status=403, content_type="text/plain; charset=utf-8")
+def _forbidden(request: HtmxHttpRequest, what: str) -> HttpResponse:
+    return _refused(
+        request, NotYours(f"Only the presenter of this room can {what}: you follow it.")
+    )
 
 
-def _refused(exc: RoomRefused) -> HttpResponse:
-    return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+def _refused(request: HtmxHttpRequest, refusal: Refusal) -> HttpResponse:
+    """A room's refusals are read by its scripts: plain text (lockviz.views.refusals)."""
+    return respond(request, refusal, plain=True)
 
 
 @require_POST
@@ -118,11 +122,11 @@ def show(request: HtmxHttpRequest, code: str) -> HttpResponse:
     """The presenter's page says what it shows now (room.js, a few times a second at most)."""
     room = _room(code)
     if not _presenting(request, room):
-        return _forbidden("say what the class sees")
+        return _forbidden(request, "say what the class sees")
     try:
         rooms.show(room, State.read(_json(request)))
     except RoomRefused as exc:
-        return _refused(exc)
+        return _refused(request, exc)
     return HttpResponse(status=204)
 
 
@@ -131,7 +135,7 @@ def ask(request: HtmxHttpRequest, code: str) -> HttpResponse:
     """A poll: a lesson's checkpoint (``run`` and ``step``) or the presenter's own question."""
     room = _room(code)
     if not _presenting(request, room):
-        return _forbidden("ask the class")
+        return _forbidden(request, "ask the class")
     try:
         if request.POST.get("step"):
             run = get_object_or_404(Run, pk=str(request.POST.get("run", ""))[:16])
@@ -141,7 +145,7 @@ def ask(request: HtmxHttpRequest, code: str) -> HttpResponse:
             choices = [line for item in given for line in item.splitlines()]
             poll = rooms.ask(room, str(request.POST.get("question", "")), choices)
     except RoomRefused as exc:
-        return _refused(exc)
+        return _refused(request, exc)
     return JsonResponse({"poll": rooms.public(poll), "tally": rooms.tally(poll)})
 
 
@@ -149,7 +153,7 @@ def ask(request: HtmxHttpRequest, code: str) -> HttpResponse:
 def reveal(request: HtmxHttpRequest, code: str, poll_id: int) -> HttpResponse:
     room = _room(code)
     if not _presenting(request, room):
-        return _forbidden("reveal the answer")
+        return _forbidden(request, "reveal the answer")
     poll = get_object_or_404(Poll, pk=poll_id, room=room)
     rooms.reveal(poll)
     return JsonResponse({"poll": rooms.public(poll)})
@@ -160,12 +164,12 @@ def vote(request: HtmxHttpRequest, code: str, poll_id: int) -> HttpResponse:
     room = _room(code)
     poll = get_object_or_404(Poll, pk=poll_id, room=room)
     if _presenting(request, room):
-        return _forbidden("answer: the presenter asks")
+        return _forbidden(request, "answer: the presenter asks")
     rooms.join(room, browser(request))
     try:
         rooms.vote(poll, browser(request), str(request.POST.get("choice", ""))[:200])
     except RoomRefused as exc:
-        return _refused(exc)
+        return _refused(request, exc)
     return JsonResponse({"poll": rooms.public(poll, browser(request))})
 
 
@@ -176,9 +180,8 @@ def share(request: HtmxHttpRequest, code: str) -> HttpResponse:
     run = get_object_or_404(Run, pk=str(request.POST.get("run", ""))[:16])
     try:
         shown = rooms.share(room, run, browser(request))
-    except RoomRefused as exc:  # htmx swaps only a 2xx in: it gets the sentence with 200
-        status = 200 if request.htmx else 403
-        return HttpResponse(str(exc), status=status, content_type="text/plain; charset=utf-8")
+    except Refusal as exc:
+        return _refused(request, exc)
     if request.htmx:
         text = f"Shared with the presenter of room {room.code}."
         return HttpResponse(text, content_type="text/plain; charset=utf-8")

@@ -9,13 +9,14 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from lockviz.catalogue import BACKENDS, STORAGE_KINDS
+from lockviz.errors import NotAdmitted
 from lockviz.models import Run
 from lockviz.runs import recorder, recovery
-from lockviz.runs.recorder import Refused
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import parse
-from lockviz.views import HtmxHttpRequest, browser, busy, not_yours, owns
+from lockviz.views import HtmxHttpRequest, browser, owns
 from lockviz.views.forms import RunForm
+from lockviz.views.refusals import not_yours, respond
 
 # What a run's page loads beyond every page's own: the index prefetches them, so that a click on
 # Run waits for the run and not for its page's scripts (templates/lockviz/run.html).
@@ -60,13 +61,13 @@ def start_run(request: HtmxHttpRequest) -> HttpResponse:
         )
     source = form.cleaned_data.get("source")
     if source is not None and not owns(request, source):
-        return not_yours(request, source, "run it again with other settings")
+        return not_yours(request, source.pk, "run it again with other settings")
     try:
         run = recorder.launch(
             form.cleaned_data["built"], form.cleaned_data["slug"], browser(request)
         )
-    except Refused as refused:
-        return busy(request, refused)
+    except NotAdmitted as refused:
+        return respond(request, refused)
     url = reverse("run", args=[run.pk])
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
 

@@ -15,10 +15,10 @@ from typing import Any
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
+from lockviz.errors import ScenarioError
 from lockviz.lab.errors import LabError
 from lockviz.runs import narrator, recorder
 from lockviz.scenarios.library import load
-from lockviz.scenarios.schema import ScenarioError
 
 
 class Command(BaseCommand):

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lockviz.runs.imports import MAX_EVENTS, ImportedRun, ImportedScenario, ImportRefused, read
+from lockviz.errors import ImportRefused
+from lockviz.runs.imports import MAX_EVENTS, ImportedRun, ImportedScenario, read
 from tests.conftest import builtin_json
 from tests.lockviz.runs.test_exports import recorded
 

@@ -6,8 +6,9 @@ import copy
 
 import pytest
 
+from lockviz.errors import ScenarioError
 from lockviz.scenarios.library import builtin
-from lockviz.scenarios.schema import ScenarioError, loads, parse
+from lockviz.scenarios.schema import loads, parse
 from tests.conftest import builtin_json
 
 

@@ -14,7 +14,8 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from lockviz.scenarios.schema import ScenarioError, check_step, loads, parse
+from lockviz.errors import ScenarioError
+from lockviz.scenarios.schema import check_step, loads, parse
 from tests.strategies import (
     ANY_JSON,
     BUILTIN,

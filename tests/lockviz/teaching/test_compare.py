@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
+from lockviz.errors import ScenarioError
 from lockviz.models import Run
 from lockviz.scenarios.library import builtin
-from lockviz.scenarios.schema import ScenarioError
 from lockviz.teaching.compare import CompareForm, read_run_ids, variant
 from tests.conftest import wait_for_run
 

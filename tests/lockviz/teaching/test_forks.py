@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from lockviz.errors import ScenarioError
 from lockviz.models import Member, Room, Run, RunEvent
-from lockviz.scenarios.schema import ScenarioError
 from lockviz.teaching import forks, rooms
 from tests.conftest import browser_of, wait_for_run
 from tests.lockviz.runs.test_exports import recorded

@@ -6,9 +6,10 @@ import time
 
 import pytest
 
+from lockviz.errors import NotLive, ScenarioError
 from lockviz.models import Run
 from lockviz.runs import recorder
-from lockviz.scenarios.schema import ScenarioError, parse
+from lockviz.scenarios.schema import parse
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
@@ -51,5 +52,5 @@ def test_clicks_become_steps_and_then_a_scenario() -> None:
     assert [s["do"] for s in saved["steps"]] == ["acquire", "pause", "acquire"]
     assert saved["steps"][0]["at_ms"] <= saved["steps"][1]["at_ms"] <= saved["steps"][2]["at_ms"]
     assert parse(saved).steps[1].ms == 1500  # a valid scenario, ready to replay
-    with pytest.raises(ScenarioError):
-        recorder.inject(run.pk, {"do": "acquire", "client": "alice"})  # the session has ended
+    with pytest.raises(NotLive):  # not a problem with the step: the session has ended
+        recorder.inject(run.pk, {"do": "acquire", "client": "alice"})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.http import QueryDict
 
-from lockviz.scenarios.schema import ScenarioError
+from lockviz.errors import ScenarioError
 from lockviz.teaching.play import replay_problems, session_scenario, step_from_form
 
 

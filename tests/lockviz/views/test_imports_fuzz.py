@@ -18,9 +18,10 @@ from django.utils.html import escape
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from lockviz.errors import ImportRefused
 from lockviz.models import Run
 from lockviz.runs import imports, recorder
-from lockviz.runs.imports import ImportedRun, ImportRefused
+from lockviz.runs.imports import ImportedRun
 from lockviz.scenarios.schema import Scenario
 from tests.strategies import EXPORTED, FUZZ, hostile_runs, hostile_scenarios, split_problem
 

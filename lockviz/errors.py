@@ -1,0 +1,95 @@
+"""What lockviz refuses to do, and why: one tree, each refusal with its HTTP status and words.
+
+    Refusal                the app will not do this now; ``problems`` are its sentences
+    ├── Invalid       400  input that cannot be used: each problem names its field
+    │   ├── ScenarioError      a scenario, or a click's step, that cannot be run
+    │   │                      (lockviz.scenarios.schema)
+    │   ├── ImportRefused      a file that cannot be imported (lockviz.runs.imports)
+    │   └── RoomRefused        what a room will not take (lockviz.teaching.rooms)
+    ├── NotYours      403  only the browser that started a run (a room's presenter) may
+    ├── NotLive       409  the run has ended, or no live process runs it any more
+    ├── NotAdmitted        a run the lab will not take now (lockviz.runs.recorder.admit)
+    │   ├── TooMany   429  this browser has as many runs going as it may
+    │   └── Busy      503  the lab is full: try again after ``retry_after_s``
+    └── LabError      503  the lab cannot provide what a run needs (lockviz.lab.errors):
+                           recorded as the run's ``run_failed``, said as it is
+
+Code that finds a problem raises the refusal that says it; ``lockviz.views.refusals`` turns any
+of them into the response (a partial for htmx, a page or plain text otherwise) in one place.
+Nothing here imports Django: the lab raises ``LabError`` from processes that have none.
+"""
+
+from __future__ import annotations
+
+
+class Refusal(Exception):
+    """Something the app will not do; ``problems`` say why, ``status`` is its HTTP status."""
+
+    status = 400
+
+    def __init__(self, problems: list[str] | str) -> None:
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        super().__init__("; ".join(self.problems))
+
+    @property
+    def message(self) -> str:
+        return " ".join(self.problems)
+
+
+class Invalid(Refusal):
+    """Input that cannot be used; each problem names its field (``steps[2].ms: ...``)."""
+
+    status = 400
+
+
+class ScenarioError(Invalid):
+    """A scenario, or a click's step, that cannot be run; ``problems`` name each field."""
+
+
+class ImportRefused(Invalid):
+    """A file that cannot be imported; ``problems`` name each offending field."""
+
+
+class RoomRefused(Invalid):
+    """What a room will not take, in a sentence naming the field (``choices: ...``)."""
+
+
+class NotYours(Refusal):
+    """Only the browser that started the run (or the room's presenter) may do this."""
+
+    status = 403
+
+
+class NotLive(Refusal):
+    """The run has ended, or no app process runs it any more: a click cannot reach it."""
+
+    status = 409
+
+
+class NotAdmitted(Refusal):
+    """A run the lab will not take now; ``retry_after_s`` when trying later will help."""
+
+    status = 503
+    retry_after_s: int | None = None
+
+
+class TooMany(NotAdmitted):
+    """This browser already has as many runs queued or running as it may."""
+
+    status = 429
+
+
+class Busy(NotAdmitted):
+    """The lab is full; try again after ``retry_after_s``."""
+
+    status = 503
+
+    def __init__(self, problems: list[str] | str, retry_after_s: int = 60) -> None:
+        super().__init__(problems)
+        self.retry_after_s = retry_after_s
+
+
+class LabError(Refusal):
+    """The lab cannot provide what a run needs (a server is missing or would not start)."""
+
+    status = 503

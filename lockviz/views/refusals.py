@@ -1,0 +1,71 @@
+"""Every refusal (lockviz.errors) as an HTTP response, decided here and nowhere else.
+
+The status is the refusal's own (400, 403, 409, 429, 503); what carries it depends on who asked:
+
+- a run the lab will not take (``NotAdmitted``: 503 busy, 429 too many): the "refused" page, or
+  for htmx its partial swapped into ``#refused``, with ``Retry-After`` when trying later helps;
+- anything else on a page's action (a click, Finish, Run again): the action's result partial,
+  each problem a line;
+- a room's script (``plain=True``): the sentence as plain text.
+
+htmx swaps only a 2xx into the page, so an htmx request gets 200 and the header ``X-Fault:
+refused`` says it was refused (lockviz's own words then win over the generic sentence of
+static/lockviz/request-problems.js). Each refusal is counted by reason on /metrics.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpResponse
+from django.shortcuts import render
+
+from lockviz.errors import Busy, Invalid, NotAdmitted, NotLive, NotYours, Refusal, TooMany
+from lockviz.ops import metrics
+from lockviz.ops.metrics import Reason
+from lockviz.views import HtmxHttpRequest
+
+RESULT = "lockviz/_play_result.html"
+REASONS: dict[type[Refusal], Reason] = {
+    Busy: "lab_busy",
+    TooMany: "too_many_runs",
+    NotYours: "not_owner",
+    NotLive: "not_live",
+    Invalid: "invalid",
+}
+
+
+def respond(request: HtmxHttpRequest, refusal: Refusal, *, plain: bool = False) -> HttpResponse:
+    """The response that says ``refusal`` to whoever asked."""
+    for kind, reason in REASONS.items():
+        if isinstance(refusal, kind):
+            metrics.refused(reason)
+            break
+    htmx = bool(getattr(request, "htmx", False))
+    if plain:
+        response = HttpResponse(
+            refusal.message, status=refusal.status, content_type="text/plain; charset=utf-8"
+        )
+    elif isinstance(refusal, NotAdmitted):
+        template = "lockviz/_refused.html" if htmx else "lockviz/refused.html"
+        response = render(request, template, {"refused": refusal}, status=refusal.status)
+        if refusal.retry_after_s is not None:
+            response["Retry-After"] = str(refusal.retry_after_s)
+        if htmx:
+            response["HX-Retarget"] = "#refused"
+            response["HX-Reswap"] = "innerHTML"
+    else:
+        response = render(request, RESULT, {"problems": refusal.problems}, status=refusal.status)
+    response["X-Fault"] = "refused"
+    if htmx:
+        response.status_code = 200  # htmx swaps only a 2xx in; X-Fault says it was refused
+    return response
+
+
+def not_yours(request: HtmxHttpRequest, run_id: str, what: str) -> HttpResponse:
+    """403: only the browser that started the run may do ``what``; what to do instead."""
+    return respond(
+        request,
+        NotYours(
+            f"Only the browser that started run {run_id} can {what}: you are watching it. "
+            "Start a run of your own to try things yourself."
+        ),
+    )
