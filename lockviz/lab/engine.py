@@ -2,10 +2,9 @@
 
 It has three jobs:
 
-* **provision**: the run's servers from the lab, a proxy on every client↔server link, one
-  process per client, the backend's watchers on the servers; when the storage checks
-  sequencers, the storage service in front of the storage node (the clients' ``storage``
-  links lead to it);
+* **provision**: the run's servers from the lab, and on them everything else it plays against
+  (:mod:`lockviz.lab.provision`: links, clients, watchers, faults; built whole, undone by one
+  path);
 * **play**: each step at its time (:mod:`lockviz.lab.scheduler`), routed once by its verb —
   a client's own command to its process, anything else to :mod:`lockviz.lab.faults` — while
   every event is recorded with a sequence number and a time on the reference clock and handed
@@ -19,46 +18,38 @@ second. The watchdog (:mod:`lockviz.lab.limits`) holds every run to its time lim
 overruns them, or whose engine stops moving, is failed with the reason (``abort``).
 
 Whatever happens, the run leaves nothing behind: faults are undone, paused clients are thawed
-and stopped, the proxy and the servers are stopped, clock files removed with their temp dir.
+and stopped, the proxy and the servers are stopped, clock files removed with their temp dir —
+by leaving :func:`lockviz.lab.provision.provision` and the lab's ``servers`` block, the one
+cleanup path.
 
-One module past the usual ~300 lines, on purpose: provision, play and judge share one run's state
-(its servers, clients, proxies, clock files and limits) and its cleanup order; scheduling, faults,
-clients, watchers and capacity already live in their own modules.
+One module past the usual ~300 lines, on purpose: play and judge share one run's state (its
+schedule, its story, its limits) and its recording; provisioning, scheduling, faults, clients,
+watchers and capacity live in their own modules.
 """
 
 from __future__ import annotations
 
 import functools
-import os
-import shutil
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from algorithms.checker import check, compare
-from algorithms.clock import ClockFile
-from lockviz.catalogue import STORAGE
-from lockviz.lab import procs, watchers
 from lockviz.lab.capacity import Meter
-from lockviz.lab.clients import ClientProcess
-from lockviz.lab.config import ClientConfig, StorageServiceConfig
+from lockviz.lab.clients import Took
 from lockviz.lab.errors import LabError
 from lockviz.lab.events import Event, Sink
-from lockviz.lab.faults import Faults
-from lockviz.lab.labs import Lab, OnWait, ServerSet
+from lockviz.lab.labs import Lab, OnWait
 from lockviz.lab.limits import Limits, Watchdog
-from lockviz.lab.links import Links
+from lockviz.lab.provision import UNPROVISIONED, Provisioned, Stage, Wiring, provision
 from lockviz.lab.scheduler import TOLERANCE_MS, Late, Scheduler, Timeline
 from lockviz.lab.story import Story
 from lockviz.scenarios.schema import Scenario, Step
 from lockviz.scenarios.verbs import DEFAULT_ACQUIRE_TIMEOUT_MS
 
-CALL_TIMEOUT_MS = 1_000
 DRAIN_MARGIN_MS = 5_000
 ENDING_DRAIN_S = 0.5  # an ended run waits this long for commands in flight, not for their waits
-READY_TIMEOUT_S = 15.0  # for a client process, or a watcher, to be ready before the run starts
 
 
 @dataclass
@@ -101,7 +92,6 @@ class RunEngine:
         self.open_ended = open_ended
         self.events: list[Event] = []
         self.result: RunResult | None = None
-        self.clients: dict[str, ClientProcess] = {}
         self.steps: list[Step] = list(scenario.steps)  # grows with injected steps
         self.limits = limits or Limits.for_run(scenario, open_ended)
         # The steps, in order, and the thaws, on time even if a step is slow: one timeline, so
@@ -118,10 +108,7 @@ class RunEngine:
         self._lock = threading.Lock()
         self._t0_ns = 0
         self._last_click = time.monotonic()
-        self.faults: Faults | None = None
-        self.links: Links | None = None
-        self.servers: ServerSet | None = None
-        self.service: ClientProcess | None = None  # the storage service (sequencer storage)
+        self.stage: Stage = UNPROVISIONED  # the run's lab once provisioned (and after)
 
     # -- recording ----------------------------------------------------------------------------
 
@@ -150,7 +137,7 @@ class RunEngine:
 
     def run(self) -> RunResult:
         s = self.scenario
-        own_dir: str | None = None  # for client clock files when the lab gives no run dir
+        wiring = Wiring(self.record, self.timers, self._took)
         try:
             if not self._local_lab() and any(st.node for st in s.steps):
                 raise LabError("node faults (clock jumps, crash, restart) need the embedded lab")
@@ -158,30 +145,30 @@ class RunEngine:
                 "persistence": s.persistence,
                 "idle_session_timeout_ms": s.idle_session_timeout_ms,
             }
-            with self.lab.servers(s.servers, self.on_wait, options) as servers:
-                # In the run's own directory, so a killed app's leftovers are swept with it.
-                workdir = servers.workdir or (own_dir := tempfile.mkdtemp(prefix="lockviz-"))
-                self._play(servers, workdir)
+            with (
+                self.lab.servers(s.servers, self.on_wait, options) as servers,
+                provision(s, servers, wiring) as lab,
+            ):
+                self.stage = lab
+                self._play(lab)
         except LabError as exc:
             self.abort(str(exc))
         finally:
-            for client in self.clients.values():
-                client.close()
-            if self.service is not None:
-                self.service.close()
-            if own_dir:
-                shutil.rmtree(own_dir, ignore_errors=True)
+            self.started.set()  # whoever waits for the start learns it will not come
         if self.failure is not None or self.result is None:
             return RunResult(self.events, error=self.failure or "the run ended without a verdict")
         return self.result
 
     def inject(self, step: Step) -> None:
         """Add a step to a running run, to happen now (the free-play lab's clicks)."""
+        lab = self.stage
+        if not isinstance(lab, Provisioned):  # recorder.inject waits for ``started``
+            raise LabError("the run's servers are not ready yet: try again in a moment")
         index = len(self.steps)
         self.steps.append(step)
         self._last_click = time.monotonic()
         what = f"step {index + 1} ({step.do})"
-        self.schedule.soon(lambda: self._dispatch(index, step), what, index)
+        self.schedule.soon(lambda: self._dispatch(lab, index, step), what, index)
 
     def finish(self) -> None:
         """End an open-ended run once what is scheduled has happened."""
@@ -196,8 +183,7 @@ class RunEngine:
         self.record("lab", "ending", {"why": why})
         self.schedule.drop_later()
         self.timers.cancel()
-        if self.faults is not None:
-            self.faults.thaw_all("the run is ending")
+        self.stage.thaw_all("the run is ending")
 
     def abort(self, why: str) -> None:
         """Fail the run now (no verdict): stop everything that could keep it stuck."""
@@ -210,14 +196,14 @@ class RunEngine:
         self.record("lab", "run_failed", {"error": why})
         self.schedule.cancel()
         self.timers.cancel()
-        for client in list(self.clients.values()):
-            client.crash()  # whatever a step waits on from a client returns now
-        if self.links is not None:
-            self.links.stop()  # and whatever it waits on from the proxy
+        self.stage.halt()  # whatever a step waits on from a client or a link returns now
 
     def clicked_pause_ms(self) -> int:
         """The longest pause a click may cause now (see :class:`Limits`)."""
         return self.limits.clicked_pause_ms(self.now_ms / 1000)
+
+    def _took(self, client: str) -> Took:
+        return functools.partial(self._on_took, client)
 
     def _on_took(self, client: str, index: int | None, could_ns: int, took_ns: int) -> None:
         """A client began a command: a busy machine that made it begin late shifts the rest of
@@ -261,15 +247,8 @@ class RunEngine:
     def _local_lab(self) -> bool:
         return self.lab.kind == "embedded"
 
-    def _play(self, servers: ServerSet, workdir: str) -> None:
+    def _play(self, lab: Provisioned) -> None:
         s = self.scenario
-        self.servers = servers
-        self.links = links = Links(list(s.clients), self._storage_service(servers))
-        clocks = {c: ClockFile(os.path.join(workdir, f"{c}.clock")) for c in s.clients}
-        self.faults = faults = Faults(
-            servers, links, self.clients, clocks, self.record, self.timers
-        )
-        running = watchers.for_backend(s.backend, servers, s.nodes, self.record)
         timers = threading.Thread(
             target=self.timers.run, kwargs={"open_ended": True}, name="run-timers", daemon=True
         )
@@ -281,16 +260,9 @@ class RunEngine:
             on_limit=self._on_limit,
         )
         try:
-            links.start()
-            self._start_clients(links, clocks)
-            for watcher in running:  # all at once: each connects to its own server
-                watcher.start(timeout_s=0)
-            for watcher in running:  # the story starts only once every server is watched
-                if not watcher.wait_ready(READY_TIMEOUT_S):
-                    raise LabError(f"the lab could not start watching {watcher.name}")
             self._t0_ns = time.monotonic_ns()
             self._last_click = time.monotonic()
-            self.record("lab", "run_started", self._describe(servers.addresses()))
+            self.record("lab", "run_started", self._describe(lab.servers.addresses()))
             self.started.set()
             if self.meter is not None:
                 self.meter.started()  # the next run may start provisioning
@@ -298,10 +270,10 @@ class RunEngine:
             watchdog.start()
             for index, step in enumerate(s.steps):
                 what = f"step {index + 1} ({step.do})"
-                action = functools.partial(self._dispatch, index, step)
+                action = functools.partial(self._dispatch, lab, index, step)
                 self.schedule.at(step.at_ms, action, what, index)
             self.schedule.run(open_ended=self.open_ended)
-            self._drain()
+            self._drain(lab)
             watchdog.stop()  # the run is over: judging it is not overrunning it
             if self.failure is None:
                 self.result = self._judge()
@@ -309,35 +281,6 @@ class RunEngine:
             self.started.set()
             watchdog.stop()
             self.timers.cancel()
-            procs.run_each(
-                [
-                    faults.undo_all,
-                    *(client.close for client in self.clients.values()),
-                    *(watcher.stop for watcher in running),
-                    links.stop,
-                ]
-            )
-
-    def _storage_service(self, servers: ServerSet) -> dict[str, str]:
-        """Where the clients' links lead: each server, or for ``storage`` the storage service
-        when the storage checks sequencers (started here, ready before the clients)."""
-        addresses = servers.addresses()
-        s = self.scenario
-        if s.storage_kind != "sequencer":
-            return addresses
-        config = StorageServiceConfig(
-            backend=s.backend,
-            variant=s.variant or s.lock_service.default_variant,
-            nodes=tuple(s.nodes),
-            ttl_ms=s.ttl_ms,
-            servers=addresses,
-            call_timeout_ms=CALL_TIMEOUT_MS,
-            passwords=servers.passwords(),
-        )
-        self.service = ClientProcess(config, self.record, module="lockviz.lab.storage_service")
-        self.service.start()
-        self.service.wait_ready()
-        return {**addresses, STORAGE: f"127.0.0.1:{self.service.ready['port']}"}
 
     def _judge(self) -> RunResult:
         s = self.scenario
@@ -369,26 +312,9 @@ class RunEngine:
             "lab": self.lab.kind,
         }
 
-    def _start_clients(self, links: Links, clocks: dict[str, ClockFile]) -> None:
-        for name in self.scenario.clients:
-            config = ClientConfig.for_client(
-                self.scenario,
-                name,
-                links.addresses_for(name),
-                clocks[name].path,
-                CALL_TIMEOUT_MS,
-                passwords=self.servers.passwords() if self.servers else {},
-            )
-            took = functools.partial(self._on_took, name)
-            self.clients[name] = ClientProcess(config, self.record, took)
-        for client in self.clients.values():
-            client.start()
-        for client in self.clients.values():
-            client.wait_ready(READY_TIMEOUT_S)
-
     # -- one step -----------------------------------------------------------------------------
 
-    def _dispatch(self, index: int, step: Step) -> None:
+    def _dispatch(self, lab: Provisioned, index: int, step: Step) -> None:
         """Record the step (the validated step itself, without its checkpoint: a question's
         answer stays in the scenario, not on the stream), then do it: once, by its target."""
         done = step.to_json()
@@ -400,12 +326,11 @@ class RunEngine:
         said = {k: v for k, v in done.items() if k != "ask"}
         self.record("lab", "step", {"index": index, **said, **timing})
         if not step.command:
-            assert self.faults is not None, "steps are dispatched once the run is provisioned"
-            self.faults.apply(step)
-        elif refused := self.clients[step.client or ""].send(done, index):
+            lab.apply(step)
+        elif refused := lab.clients[step.client or ""].send(done, index):
             self.record(step.client or "lab", "step_refused", {"index": index, "why": refused})
 
-    def _drain(self) -> None:
+    def _drain(self, lab: Provisioned) -> None:
         """Let every client finish what it was told (a frozen one is thawed by now); a run that
         ends early waits only for what is in flight."""
         waits = [
@@ -415,6 +340,6 @@ class RunEngine:
         if self.ending or self.failure:
             wait_s = ENDING_DRAIN_S
         deadline = time.monotonic() + wait_s
-        for client in self.clients.values():
+        for client in lab.clients.values():
             client.wait_idle(max(0.0, deadline - time.monotonic()))
         time.sleep(0.05)  # late notifications from the servers' observers

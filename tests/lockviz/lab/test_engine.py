@@ -13,6 +13,7 @@ from lockviz.lab.labs import LocalLab
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import Scenario, parse
 from tests.conftest import builtin_json, scenario
+from tests.lockviz.lab import lab_of
 
 pytestmark = pytest.mark.live
 
@@ -65,7 +66,7 @@ def test_a_frozen_client_is_really_stopped_while_its_lease_expires() -> None:
 
     def sink(event: dict[str, Any]) -> None:
         if event["kind"] == "expired":  # observed on the server, in the watcher's thread
-            pid = engine.clients["alice"].proc.pid  # type: ignore[union-attr]
+            pid = lab_of(engine).clients["alice"].proc.pid  # type: ignore[union-attr]
             with open(f"/proc/{pid}/stat") as f:
                 states["at_expiry"] = f.read().rsplit(")", 1)[1].split()[0]
 
@@ -129,12 +130,12 @@ def test_two_runs_at_once_do_not_leak_faults_into_each_other() -> None:
 def test_a_run_leaves_no_process_or_registry_entry_behind() -> None:
     engine, result = run(builtin()["gc-pause-fenced"])
     assert result.mismatches == []
-    pids = [c.proc.pid for c in engine.clients.values() if c.proc]
-    pids += [s.proc.pid for s in engine.servers.servers.values() if s.proc]
+    pids = [c.proc.pid for c in lab_of(engine).clients.values() if c.proc]
+    pids += [s.proc.pid for s in lab_of(engine).servers.servers.values() if s.proc]
     assert len(pids) == 4
     assert not [pid for pid in pids if procs.alive(pid)]
-    assert engine.servers.workdir and not any(
-        e["workdir"] == engine.servers.workdir for e in registry.entries()
+    assert lab_of(engine).servers.workdir and not any(
+        e["workdir"] == lab_of(engine).servers.workdir for e in registry.entries()
     )
 
 

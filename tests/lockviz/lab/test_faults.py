@@ -11,6 +11,7 @@ from lockviz.lab import procs, registry
 from lockviz.lab.engine import RunEngine, RunResult
 from lockviz.lab.labs import LocalLab
 from tests.conftest import scenario
+from tests.lockviz.lab import lab_of
 
 pytestmark = pytest.mark.live
 
@@ -109,14 +110,14 @@ def test_after_a_run_with_every_fault_nothing_is_left_behind() -> None:
         ],
     )
     assert result.error is None
-    assert engine.links.faulty() == []  # every link healed
-    assert all(getattr(s, "offset_ms", 0) == 0 for s in engine.servers.servers.values())
-    pids = [c.proc.pid for c in engine.clients.values() if c.proc]
-    pids += [s.proc.pid for s in engine.servers.servers.values() if s.proc]
-    pids.append(engine.links.proc.pid)  # type: ignore[union-attr]
+    assert lab_of(engine).links.faulty() == []  # every link healed
+    assert all(getattr(s, "offset_ms", 0) == 0 for s in lab_of(engine).servers.servers.values())
+    pids = [c.proc.pid for c in lab_of(engine).clients.values() if c.proc]
+    pids += [s.proc.pid for s in lab_of(engine).servers.servers.values() if s.proc]
+    pids.append(lab_of(engine).links.proc.pid)  # type: ignore[union-attr]
     assert [pid for pid in pids if procs.alive(pid)] == []
-    assert engine.servers.workdir and not any(
-        e["workdir"] == engine.servers.workdir for e in registry.entries()
+    assert lab_of(engine).servers.workdir and not any(
+        e["workdir"] == lab_of(engine).servers.workdir for e in registry.entries()
     )
 
 
@@ -130,7 +131,7 @@ def test_a_run_that_fails_midway_also_cleans_up() -> None:
         ]
     )
     assert result.error is None or "redis-1" in result.error
-    pids = [c.proc.pid for c in engine.clients.values() if c.proc]
-    pids.append(engine.links.proc.pid)  # type: ignore[union-attr]
+    pids = [c.proc.pid for c in lab_of(engine).clients.values() if c.proc]
+    pids.append(lab_of(engine).links.proc.pid)  # type: ignore[union-attr]
     assert [pid for pid in pids if procs.alive(pid)] == []
-    assert engine.links.faulty() == []
+    assert lab_of(engine).links.faulty() == []

@@ -20,6 +20,7 @@ import pytest
 from lockviz.lab import clients, labs
 from lockviz.lab.engine import RunEngine, RunResult
 from lockviz.lab.labs import LocalLab
+from lockviz.lab.provision import Provisioned
 from lockviz.lab.scheduler import TOLERANCE_MS
 from lockviz.lab.watchers.base import Watcher
 from lockviz.scenarios.library import builtin
@@ -102,8 +103,8 @@ def test_a_stall_after_a_grant_that_outlives_the_lease_makes_the_run_inconclusiv
     engine = RunEngine(builtin()["gc-pause-fenced"], LocalLab())
     dispatch = engine._dispatch
 
-    def slow_dispatch(index: int, step: Any) -> None:
-        dispatch(index, step)
+    def slow_dispatch(lab: Provisioned, index: int, step: Any) -> None:
+        dispatch(lab, index, step)
         if index == 0:
             time.sleep(2.3)  # a stalled machine, right after alice asked for her 2 s lease
 
@@ -136,11 +137,10 @@ TURNS = scenario(
 def stall_client(engine: RunEngine, name: str, seconds: float) -> None:
     """Stop ``name``'s process from outside the lab as the run starts, for ``seconds``: a
     machine too busy to run it. The lab does not know: only the client's lateness tells."""
-    start_clients = engine._start_clients
+    play = engine._play
 
-    def started(*args: Any) -> None:
-        start_clients(*args)
-        proc = engine.clients[name].proc
+    def started(lab: Provisioned) -> None:  # its clients are ready; the run has not started
+        proc = lab.clients[name].proc
         assert proc is not None
         os.kill(proc.pid, signal.SIGSTOP)
 
@@ -150,8 +150,9 @@ def stall_client(engine: RunEngine, name: str, seconds: float) -> None:
             os.kill(proc.pid, signal.SIGCONT)
 
         threading.Thread(target=resume, daemon=True).start()
+        play(lab)
 
-    engine._start_clients = started  # type: ignore[method-assign]
+    engine._play = started  # type: ignore[method-assign]
 
 
 def run_stalled(seconds: float) -> RunResult:

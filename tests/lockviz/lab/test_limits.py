@@ -18,6 +18,7 @@ from lockviz.lab.labs import LocalLab
 from lockviz.lab.limits import Limits, Watchdog
 from lockviz.scenarios.schema import Scenario, parse
 from tests.conftest import live_processes, scenario
+from tests.lockviz.lab import lab_of
 
 pytestmark = pytest.mark.live
 
@@ -63,7 +64,7 @@ def test_a_frozen_client_sent_a_burst_of_long_writes_cannot_wedge_the_run() -> N
     assert alice.index("resumed") > alice.index("paused")  # the thaw came on time
     refused = next(e for e in result.events if e["kind"] == "step_refused")
     assert "commands waiting while it is frozen" in refused["why"]
-    pids = [c.proc.pid for c in engine.clients.values() if c.proc]
+    pids = [c.proc.pid for c in lab_of(engine).clients.values() if c.proc]
     assert not [pid for pid in pids if procs.alive(pid)]
 
 
@@ -119,9 +120,8 @@ def test_a_run_past_its_time_limit_fails_with_the_reason_and_leaves_nothing() ->
     assert result.error == "the run reached its time limit of 1.5 s"
     assert "run_failed" in kinds(result.events) and "run_finished" not in kinds(result.events)
     assert not any(e["kind"] == "step" and e["do"] == "release" for e in result.events)
-    assert engine.servers is not None
-    pids = [pid for server in engine.servers.servers.values() for pid in server.pids()]
-    pids += [c.proc.pid for c in engine.clients.values() if c.proc]
+    pids = [pid for server in lab_of(engine).servers.servers.values() for pid in server.pids()]
+    pids += [c.proc.pid for c in lab_of(engine).clients.values() if c.proc]
     assert not [pid for pid in pids if procs.alive(pid)]
     assert not [pid for pid in live_processes() if pid in pids]
 

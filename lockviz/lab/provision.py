@@ -1,0 +1,170 @@
+"""A run's lab, built whole and torn down by one path: servers, links, clients, watchers, faults.
+
+:func:`provision` is a context manager. It builds everything a run plays against, in order:
+where its clock files live, the storage service when the storage checks sequencers, a proxy on
+every client↔server link, one process per client, the backend's watchers on the servers, and the
+fault seam over all of them. Each part registers how it is undone the moment it exists, on one
+:class:`contextlib.ExitStack`; leaving the block undoes them in reverse (faults undone, clients
+closed, watchers stopped, links stopped, the service closed, the clock files' dir removed), every
+step even when an earlier one fails. A part that fails to start undoes what came before it.
+
+Until it is provisioned a run has :data:`UNPROVISIONED`, which has nothing to thaw, stop or
+crash; the engine talks to whichever it has (:class:`Stage`), never to a ``None``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from typing import Protocol
+
+from algorithms.clock import ClockFile
+from lockviz.catalogue import STORAGE
+from lockviz.lab import watchers
+from lockviz.lab.clients import ClientProcess, Took
+from lockviz.lab.config import ClientConfig, StorageServiceConfig
+from lockviz.lab.errors import LabError
+from lockviz.lab.events import Record
+from lockviz.lab.faults import Faults
+from lockviz.lab.labs import ServerSet
+from lockviz.lab.links import Links
+from lockviz.lab.scheduler import Scheduler
+from lockviz.lab.watchers.base import Watcher
+from lockviz.scenarios.schema import Scenario, Step
+
+CALL_TIMEOUT_MS = 1_000
+READY_TIMEOUT_S = 15.0  # for a client process, or a watcher, to be ready before the run starts
+
+
+class Stage(Protocol):
+    """What the engine asks of its lab, provisioned or not."""
+
+    def thaw_all(self, why: str) -> None:
+        """Thaw every paused client and server."""
+
+    def halt(self) -> None:
+        """Make whatever a step waits on return now: crash the clients, stop the links."""
+
+
+class Unprovisioned:
+    """A run's lab before it exists: nothing to thaw or halt."""
+
+    def thaw_all(self, why: str) -> None:
+        pass
+
+    def halt(self) -> None:
+        pass
+
+
+UNPROVISIONED = Unprovisioned()
+
+
+@dataclass(frozen=True)
+class Provisioned:
+    """A run's lab, every part started and ready."""
+
+    servers: ServerSet
+    links: Links
+    clients: dict[str, ClientProcess]
+    watchers: list[Watcher]
+    faults: Faults
+    service: ClientProcess | None  # the storage service, when the storage checks sequencers
+
+    def thaw_all(self, why: str) -> None:
+        self.faults.thaw_all(why)
+
+    def halt(self) -> None:
+        for client in list(self.clients.values()):
+            client.crash()  # whatever a step waits on from a client returns now
+        self.links.stop()  # and whatever it waits on from the proxy
+
+    def apply(self, step: Step) -> None:
+        """A step that is not a client's own command: a fault, by its target."""
+        self.faults.apply(step)
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """What provisioning needs from the engine: how events are recorded and timers kept."""
+
+    record: Record
+    timers: Scheduler
+    took: Callable[[str], Took]  # a client's "I began a command" hook, by client name
+
+
+@contextmanager
+def provision(scenario: Scenario, servers: ServerSet, wiring: Wiring) -> Iterator[Provisioned]:
+    """The run's lab on ``servers``, ready; undone, whatever happens, when the block ends."""
+    with ExitStack() as undo:
+        workdir = servers.workdir  # in the run's own dir: a killed app's leftovers go with it
+        if not workdir:
+            workdir = tempfile.mkdtemp(prefix="lockviz-")
+            undo.callback(shutil.rmtree, workdir, ignore_errors=True)
+        service = _storage_service(scenario, servers, wiring.record)
+        if service is not None:
+            undo.callback(service.close)
+        links = Links(list(scenario.clients), _leads_to(servers, service))
+        undo.callback(links.stop)
+        watching = watchers.for_backend(scenario.backend, servers, scenario.nodes, wiring.record)
+        for watcher in watching:
+            undo.callback(watcher.stop)
+        clocks = {c: ClockFile(os.path.join(workdir, f"{c}.clock")) for c in scenario.clients}
+        clients: dict[str, ClientProcess] = {}
+        faults = Faults(servers, links, clients, clocks, wiring.record, wiring.timers)
+        links.start()
+        for name in scenario.clients:
+            config = ClientConfig.for_client(
+                scenario, name, links.addresses_for(name), clocks[name].path, CALL_TIMEOUT_MS,
+                passwords=servers.passwords(),
+            )  # fmt: skip
+            clients[name] = client = ClientProcess(config, wiring.record, wiring.took(name))
+            undo.callback(client.close)
+        undo.callback(faults.undo_all)  # first of all to be undone: thaw, heal, reset clocks
+        for client in clients.values():
+            client.start()
+        for client in clients.values():
+            client.wait_ready(READY_TIMEOUT_S)
+        for watcher in watching:  # all at once: each connects to its own server
+            watcher.start(timeout_s=0)
+        for watcher in watching:  # the story starts only once every server is watched
+            if not watcher.wait_ready(READY_TIMEOUT_S):
+                raise LabError(f"the lab could not start watching {watcher.name}")
+        yield Provisioned(servers, links, clients, watching, faults, service)
+
+
+def _storage_service(
+    scenario: Scenario, servers: ServerSet, record: Record
+) -> ClientProcess | None:
+    """The storage service in front of the storage node, started and ready, when the storage
+    checks sequencers (the clients' ``storage`` links lead to it)."""
+    if scenario.storage_kind != "sequencer":
+        return None
+    config = StorageServiceConfig(
+        backend=scenario.backend,
+        variant=scenario.variant or scenario.lock_service.default_variant,
+        nodes=tuple(scenario.nodes),
+        ttl_ms=scenario.ttl_ms,
+        servers=servers.addresses(),
+        call_timeout_ms=CALL_TIMEOUT_MS,
+        passwords=servers.passwords(),
+    )
+    service = ClientProcess(config, record, module="lockviz.lab.storage_service")
+    try:
+        service.start()
+        service.wait_ready()
+    except BaseException:
+        service.close()
+        raise
+    return service
+
+
+def _leads_to(servers: ServerSet, service: ClientProcess | None) -> dict[str, str]:
+    """Where the clients' links lead: each server, or the storage service for ``storage``."""
+    addresses = servers.addresses()
+    if service is None:
+        return addresses
+    return {**addresses, STORAGE: f"127.0.0.1:{service.ready['port']}"}
