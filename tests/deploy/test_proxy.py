@@ -35,10 +35,13 @@ pytestmark = [pytest.mark.live, pytest.mark.browser]
 LEARNERS = 20
 AT_ONCE = 4  # browser contexts driven at the same time: a class arriving, on a 2-core machine
 FAULTS = 3  # clicks per learner before Finish
-# Two clients taking turns for 20 s, a steady stream of events with no clicks needed.
+# A run waits in the queue while the lab is full, and the lab counts fewer slots while the
+# machine is busy (lockviz/lab/capacity.py): on a loaded 2-core machine that can take a minute.
+LIVE_WITHIN_S = 120
+# Two clients taking turns for 40 s, a steady stream of events with no clicks needed.
 TURNS: dict[str, Any] = {
     "format": 1,
-    "title": "Alice and Bob take turns for 20 s",
+    "title": "Alice and Bob take turns for 40 s",
     "backend": "redis",
     "fencing": True,
     "ttl_ms": 3000,
@@ -49,7 +52,7 @@ TURNS: dict[str, Any] = {
             "client": ("alice", "bob")[i // 2 % 2],
             "do": ("acquire", "release")[i % 2],
         }
-        for i in range(21)
+        for i in range(41)
     ],
 }
 
@@ -122,7 +125,7 @@ async def learn(browser: Browser, base: str, learner: Learner) -> None:
         alice, bob = page.locator("#faults-alice"), page.locator("#faults-bob")
         acquire = alice.get_by_role("button", name="acquire", exact=True)
         try:
-            await expect_async(acquire).to_be_enabled(timeout=40_000)
+            await expect_async(acquire).to_be_enabled(timeout=LIVE_WITHIN_S * 1000)
         except AssertionError:
             status = await page.locator("#run-status").text_content()
             learner.trouble = f"never live (the page says {status!r});"
@@ -164,7 +167,7 @@ def drive(base: str, learners: list[Learner]) -> None:
     thread.join()
 
 
-def final_statuses(reader: Visitor, learners: list[Learner], timeout_s: float = 40) -> None:
+def final_statuses(reader: Visitor, learners: list[Learner], timeout_s: float = 90) -> None:
     """Each run's status, waiting while a run whose Finish was accepted is still finishing."""
     deadline = time.monotonic() + timeout_s
     while True:
@@ -334,6 +337,8 @@ def test_a_redis_blip_loses_no_viewer_and_no_event(stack: Stack) -> None:
     first = Visitor(app1.url).start_scenario(TURNS)  # run by app-1
     second = Visitor(app2.url).start_scenario(TURNS)  # run by app-2
     third = Visitor(app1.url).start_scenario(TURNS)
+    for run in (first, second, third):  # a busy lab queues a run first: the outage is mid-run
+        live_soon(stack, run)
     before = [
         Viewer("run 1 via nginx (a)", stack.url, first),
         Viewer("run 1 via nginx (b)", stack.url, first),
@@ -398,7 +403,7 @@ def statuses_after(
 
 def live_soon(stack: Stack, run: str) -> None:
     started = "SELECT 1 FROM lockviz_runevent WHERE run_id = %s AND kind = 'run_started'"
-    wait_for(f"run {run} live", lambda: bool(stack.db.query(started, run)), 40)
+    wait_for(f"run {run} live", lambda: bool(stack.db.query(started, run)), LIVE_WITHIN_S)
 
 
 def new_runs(stack: Stack, count: int) -> list[str]:
