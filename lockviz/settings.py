@@ -205,6 +205,7 @@ if os.environ.get("LOCKVIZ_METRICS_TOKEN_FILE"):
 SESSION_COOKIE_AGE = LOCKVIZ_RETENTION_DAYS * 86400
 SESSION_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_HTTPONLY = True
+CSRF_FAILURE_VIEW = "lockviz.views.refusals.csrf_failure"  # a page that says what to do
 
 LOGGING = {
     "version": 1,

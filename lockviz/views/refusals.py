@@ -69,3 +69,17 @@ def not_yours(request: HtmxHttpRequest, run_id: str, what: str) -> HttpResponse:
             "Start a run of your own to try things yourself."
         ),
     )
+
+
+def csrf_failure(request: HtmxHttpRequest, reason: str = "") -> HttpResponse:
+    """Django's CSRF_FAILURE_VIEW: a page that says what happened and what to do, instead of a
+    bare 403 (a form left open too long, cookies blocked, or a proxy that changes the origin)."""
+    origin = request.META.get("HTTP_ORIGIN", "")
+    context = {
+        "reason": reason or "no reason given",
+        "origin": origin,
+        "behind_proxy": "origin" in reason.lower(),
+    }
+    response = render(request, "lockviz/csrf_failure.html", context, status=403)
+    response["X-Fault"] = "refused"
+    return response

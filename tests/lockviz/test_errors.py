@@ -84,3 +84,15 @@ def test_each_refusal_has_its_status_and_htmx_gets_it_as_a_swappable_200(
     assert swapped.status_code == 200 and swapped["X-Fault"] == "refused"
     text = respond(plain, refusal, plain=True)  # type: ignore[arg-type]
     assert text.status_code == status and text["Content-Type"].startswith("text/plain")
+
+
+@pytest.mark.django_db
+def test_a_form_from_elsewhere_gets_a_page_that_says_what_to_do() -> None:
+    from django.test import Client
+
+    strict = Client(enforce_csrf_checks=True)
+    response = strict.post("/rooms/", HTTP_ORIGIN="http://127.0.0.1:9", HTTP_HOST="127.0.0.1:8000")
+    assert response.status_code == 403
+    text = response.content.decode()
+    assert "could not confirm that the form came from one of its" in text
+    assert "LOCKVIZ_PUBLIC_URL" in text  # an origin problem: most likely the proxy's setting
