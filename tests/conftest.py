@@ -77,16 +77,11 @@ def wait_for_run(run_id: str, timeout_s: float = 40) -> Run:
 
 def live_processes(names: tuple[str, ...] = ("redis-server", "lockviz.lab.worker")) -> list[int]:
     """Pids of live (not zombie) processes whose command line mentions one of ``names``."""
-    found = []
-    for stat in procs.every_process():
-        try:
-            with open(f"/proc/{stat.pid}/cmdline", "rb") as f:
-                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if stat.alive and any(name in cmdline for name in names):
-            found.append(stat.pid)
-    return found
+    return [
+        stat.pid
+        for stat in procs.every_process()
+        if stat.alive and any(name in procs.cmdline(stat.pid) for name in names)
+    ]
 
 
 class AppServer(App):
