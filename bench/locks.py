@@ -105,7 +105,7 @@ lives on for its TTL after the release), and it has no queue, no fencing token a
 
 ### The event sink
 
-`lockviz/lab/worker.py`'s `Worker.emit` encoded each event with
+`lockviz/lab/children/worker.py`'s `Worker.emit` encoded each event with
 `json.dumps({"t_ns": time.monotonic_ns(), "kind": kind, **details})`, and `json.dumps` builds a
 new C encoder on every call: half its cost for an event-sized dict. `algorithms.events.json_line
 (time.monotonic_ns(), kind, details)` returns the same text (a unit test compares them) from one
@@ -146,8 +146,8 @@ def json_sink() -> Callable[[str, dict[str, Any]], None]:
     """What the client process does with each event: one JSON line (kept, not printed).
 
     The encoding is ``algorithms.events.json_line``: the same text as ``json.dumps``, at half
-    the cost. lockviz/lab/worker.py's ``emit`` still calls ``json.dumps``; ``dumps_sink`` is
-    that sink, measured beside it.
+    the cost. lockviz/lab/children/worker.py's ``emit`` still calls ``json.dumps``;
+    ``dumps_sink`` is that sink, measured beside it.
     """
     lines: collections.deque[str] = collections.deque(maxlen=1000)
 
@@ -469,10 +469,10 @@ INTRO = """## Lock clients: one acquire + release
 library and a one-round-trip baseline, on the same lab servers, interleaved in rounds, with the
 benchmark and the servers pinned to different CPUs. *ours (events on)* is the client as the lab
 runs it: every protocol step becomes an event encoded as a JSON line, by
-`algorithms.events.json_line`, as `lockviz/lab/worker.py` does. *ours (events on, json.dumps)* is
-the same with the encoding the worker used before (`json.dumps` per event; see *The event sink*
-below). *ours
-(events off)* has no listener: the difference is what the teaching instrumentation costs.
+`algorithms.events.json_line`, as `lockviz/lab/children/worker.py` does. *ours (events on,
+json.dumps)* is the same with the encoding the worker used before (`json.dumps` per event; see
+*The event sink* below). *ours (events off)* has no listener: the difference is what the
+teaching instrumentation costs.
 *vs peer* and *vs round trip* divide each median by the peer's and by the one-round-trip
 baseline's (the row left blank is the reference); *goal* is the issue's target for that row.
 """

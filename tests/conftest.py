@@ -75,7 +75,7 @@ def wait_for_run(run_id: str, timeout_s: float = 40) -> Run:
     raise AssertionError(f"run {run_id} did not finish")
 
 
-def live_processes(names: tuple[str, ...] = ("redis-server", "lockviz.lab.worker")) -> list[int]:
+def live_processes(names: tuple[str, ...] = ("redis-server", "lockviz.lab.children.")) -> list[int]:
     """Pids of live (not zombie) processes whose command line mentions one of ``names``."""
     return [
         stat.pid

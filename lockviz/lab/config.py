@@ -2,14 +2,15 @@
 
 The engine builds a :class:`ClientConfig` per client and writes it as one JSON line on the
 client's stdin, before any command (never on its command line: argv is visible to every user
-of the machine and limited in size). :mod:`lockviz.lab.worker` reads it back with
+of the machine and limited in size). :mod:`lockviz.lab.children.worker` reads it back with
 :meth:`ClientConfig.from_json`; every field is named here and nowhere else.
 
 The servers' passwords travel in it too (``passwords``: server name → password, for the servers
 that have one), so they never appear in a process listing.
 
 A run whose storage checks sequencers has one more process, the storage service
-(:mod:`lockviz.lab.storage_service`); it receives a :class:`StorageServiceConfig` the same way.
+(:mod:`lockviz.lab.children.storage_service`); it receives a :class:`StorageServiceConfig` the
+same way.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ from typing import Any
 from algorithms.checker import check, compare
 from algorithms.clock import ClockFile
 from lockviz.catalogue import STORAGE
-from lockviz.lab import procs, watchers
+from lockviz.lab import children, procs, watchers
 from lockviz.lab.capacity import Meter
 from lockviz.lab.clients import ClientProcess
 from lockviz.lab.config import ClientConfig, StorageServiceConfig
@@ -334,7 +334,7 @@ class RunEngine:
             call_timeout_ms=CALL_TIMEOUT_MS,
             passwords=servers.passwords(),
         )
-        self.service = ClientProcess(config, self.record, module="lockviz.lab.storage_service")
+        self.service = ClientProcess(config, self.record, module=children.STORAGE_SERVICE)
         self.service.start()
         self.service.wait_ready()
         return {**addresses, STORAGE: f"127.0.0.1:{self.service.ready['port']}"}

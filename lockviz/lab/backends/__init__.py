@@ -1,7 +1,7 @@
 """Each backend's lock, as the client process makes it: one module per backend.
 
 A module's ``make_lock(config, clock, emit)`` builds the :class:`algorithms.lock.Lock` that a
-client process (:mod:`lockviz.lab.worker`) drives: ``config`` is the client's
+client process (:mod:`lockviz.lab.children.worker`) drives: ``config`` is the client's
 :class:`~lockviz.lab.config.ClientConfig` (its own proxied links to the servers, the lease, the
 variant...), ``clock`` its clock (which the lab may skew: pass it to the lock), ``emit`` where
 the lock reports each protocol step. What the servers decide is observed on the engine's side,

@@ -108,7 +108,7 @@ def _mesh(servers: list[ZooKeeperServer]) -> Links:
         targets[f"{s.name}:peer"] = f"{s.host}:{s.peer_port}"
         targets[f"{s.name}:election"] = f"{s.host}:{s.election_port}"
     # Only the leader listens on the quorum ("peer") port, once elected: a follower's
-    # connection there waits for it rather than being reset (lockviz.lab.proxy, "patient").
+    # connection there waits for it rather than being reset (lockviz.lab.children.proxy, "patient").
     mesh = Links([s.name for s in servers], targets, patient=[f"{s.name}:peer" for s in servers])
     mesh.start()
     return mesh
