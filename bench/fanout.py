@@ -522,7 +522,7 @@ ANALYSIS = """Goals (issue 10, point 6), from the table above:
   can still be lost (a Redis reconnect): the consumer reads a skipped seq back from the
   database before going on, and the page (runstream.js, which run.js now uses) asks for
   `{"type": "resume", "after": lastSeq}` on a gap, and when a run ends without its last event.
-  Tests drop a message on purpose for both (tests/lockviz/test_consumers.py,
+  Tests drop a message on purpose for both (tests/lockviz/consumers/test_runs.py,
   tests/browser/test_runstream.py).
 
 The *raw websockets* rows send each event as its own frame from a bare server; its p50 is the

@@ -59,7 +59,7 @@ class ClientConfig(_Config):
     call_timeout_ms: int = 1_000  # how long one request to a server may take
     renew: bool = False  # a watchdog thread extends the lease every ttl/3
     node_timeout_ms: int | None = None  # Redlock: per node
-    clock_file: str | None = None  # the client's own clock (lockviz.lab.clocks)
+    clock_file: str | None = None  # the client's own clock (algorithms.clock.ClockFile)
     # server -> its password (Redis AUTH, PostgreSQL and PgBouncer); never shown in repr
     passwords: Mapping[str, str] = field(default_factory=dict, repr=False)
     storage: str = "fenced"  # what the storage checks (lockviz.catalogue.STORAGE_KINDS)
