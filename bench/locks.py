@@ -204,19 +204,24 @@ def ours(backend: str, servers: Any, nodes: list[str], sink: Any, **extra: Any) 
     return op
 
 
+def try_once(peer: Any) -> Op:
+    """One uncontended acquire + release of a peer library's lock (redis-py's, pottery's: the
+    same two calls)."""
+
+    def op() -> None:
+        peer.acquire(blocking=False)
+        peer.release()
+
+    return op
+
+
 def redis_candidates(servers: Any) -> dict[str, Op]:
     import redis.lock
 
     client = servers["redis-1"].client()
-    peer = redis.lock.Lock(client, "bench:peer", timeout=10)
-
-    def peer_op() -> None:
-        peer.acquire(blocking=False)
-        peer.release()
-
     return {
         **three("redis", servers, ["redis-1"]),
-        "redis-py Lock": peer_op,
+        "redis-py Lock": try_once(redis.lock.Lock(client, "bench:peer", timeout=10)),
         "PING": lambda: client.ping(),
     }
 
@@ -228,14 +233,9 @@ def redlock_candidates(servers: Any) -> dict[str, Op]:
     masters = {servers[n].client() for n in nodes}
     peer = Redlock(key="bench-peer", masters=masters, auto_release_time=10)
     ping = servers["redis-1"].client()
-
-    def peer_op() -> None:
-        peer.acquire(blocking=False)
-        peer.release()
-
     return {
         **three("redlock", servers, nodes, node_timeout_ms=500),
-        "pottery Redlock": peer_op,
+        "pottery Redlock": try_once(peer),
         "PING (one node)": lambda: ping.ping(),
         "SET + EVAL fan-outs": fan_outs(servers, nodes),
     }

@@ -6,15 +6,18 @@ import contextlib
 import json
 import os
 import time
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
 from bench.app import App
 from lockviz.lab import procs
 from lockviz.lab.labs import LocalLab, ServerSet
+from lockviz.lab.servers.redis import RedisServer
 from lockviz.models import Run
 from lockviz.runs import recorder
 from lockviz.scenarios.schema import Scenario, parse
@@ -89,6 +92,37 @@ class AppServer(App):
 
     def __init__(self, tmp: Path, env: dict[str, str] | None = None, name: str = "app") -> None:
         super().__init__(str(tmp / "app.sqlite3"), str(tmp / f"{name}.log"), env, timeout_s=60)
+
+
+@contextlib.contextmanager
+def redis_layer(workdir: Path) -> Iterator[RedisServer]:
+    """A private redis-server for app processes to share as their channel layer."""
+    server = RedisServer("layer", str(workdir / "layer"))
+    server.launch()
+    try:
+        server.wait_ready()
+        yield server
+    finally:
+        server.stop()
+
+
+def layer_env(layer: RedisServer) -> dict[str, str]:
+    """What app processes are told to share ``layer`` (its password goes in the URL)."""
+    password = urllib.parse.quote(layer.password or "", safe="")
+    return {"LOCKVIZ_CHANNEL_REDIS": f"redis://:{password}@127.0.0.1:{layer.port}/0"}
+
+
+@contextlib.contextmanager
+def postgres_database() -> Iterator[str]:
+    """A PostgreSQL server of the lab's with an empty database for the app: its URL."""
+    with LocalLab().servers(["pg-1"]) as servers:
+        pg = servers["pg-1"]
+        with psycopg.connect(
+            host=pg.host, port=pg.port, user="postgres", password=pg.password,
+            dbname="postgres", autocommit=True,
+        ) as conn:  # fmt: skip
+            conn.execute("CREATE DATABASE lockviz")
+        yield f"postgresql://postgres:{pg.password}@{pg.host}:{pg.port}/lockviz"
 
 
 @pytest.fixture

@@ -9,12 +9,11 @@ from __future__ import annotations
 import os
 import signal
 import time
-import urllib.parse
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from bench.browser import Browser
 from lockviz.lab import procs, registry
 from tests.conftest import AppServer
 
@@ -22,13 +21,8 @@ pytestmark = pytest.mark.live
 
 
 def start_run(app: AppServer, slug: str) -> None:
-    with urllib.request.urlopen(app.url + "/") as page:
-        cookie = page.headers["Set-Cookie"].split(";")[0]
-        html = page.read().decode()
-    token = html.split('name="csrfmiddlewaretoken" value="')[1].split('"')[0]
-    body = urllib.parse.urlencode({"scenario": slug, "csrfmiddlewaretoken": token}).encode()
-    request = urllib.request.Request(app.url + "/runs/", data=body, headers={"Cookie": cookie})
-    urllib.request.urlopen(request)
+    run_id, why = Browser(app.url).start(slug)
+    assert run_id is not None, why
 
 
 def forked(app: AppServer, pids: list[int]) -> list[int]:
