@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import functools
 import json
 import os
+import shutil
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -13,6 +16,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from playwright.sync_api import sync_playwright
 
 from bench.app import App
 from lockviz.lab import procs
@@ -23,6 +27,42 @@ from lockviz.runs import recorder
 from lockviz.scenarios.schema import Scenario, parse
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+_browser_loop: list[asyncio.AbstractEventLoop] = []  # the loop Playwright's sync API runs
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """Debian's chromium through Playwright (never a downloaded browser): one per test process,
+    for tests/browser and tests/deploy alike."""
+    with sync_playwright() as p:
+        loop = asyncio.get_running_loop()  # Playwright's, "running" in this thread from now on
+        _browser_loop.append(loop)
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+            _browser_loop.remove(loop)
+
+
+@pytest.fixture(autouse=True)
+def _asyncio_beside_the_browser(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Playwright's sync API leaves its event loop marked as running in this thread for as long
+    as the browser lives, and then every ``asyncio.run`` here (an async test's too) refuses to
+    start. A test that does not use the browser gets the thread without it, and gives it back:
+    which tests a process runs after its browser must not decide whether they pass (``-n``)."""
+    hidden = bool(_browser_loop) and not {"browser", "page"} & set(request.fixturenames)
+    if hidden:
+        asyncio._set_running_loop(None)
+    try:
+        yield
+    finally:
+        if hidden:
+            asyncio._set_running_loop(_browser_loop[0])
 
 
 @pytest.fixture
@@ -133,7 +173,10 @@ def app_server(tmp_path: Path) -> Iterator[AppServer]:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Pages name static files by their content's hash: collect them as ``serve`` does."""
+    """Pages name static files by their content's hash: collect them as ``serve`` does, once
+    (under ``-n``, in the controller, before it starts the workers: they must not race)."""
+    if hasattr(session.config, "workerinput"):
+        return
     import django
 
     django.setup()
@@ -142,12 +185,48 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     staticfiles.collect()
 
 
+@functools.cache
+def shares_module_fixtures(path: str) -> bool:
+    """Whether the test module ``path`` (from the root) or a conftest.py above it declares a
+    module-scoped fixture: a server, an app, a deployment's stack that its tests share."""
+    module = ROOT / path
+    sources = [module, *(d / "conftest.py" for d in module.parents if d.is_relative_to(ROOT))]
+    return any(f.is_file() and 'scope="module"' in f.read_text() for f in sources)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under ``-n``, each test may run in any worker, except that the tests of a module that
+    shares module-scoped fixtures run in one worker, in file order: they share that fixture
+    instead of each worker starting its own, and may build on each other (tests/deploy)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Together(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::")[0]
+            return path if shares_module_fixtures(path) else nodeid
+
+    return Together(config, log)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """What :func:`shares_module_fixtures` reads from the text, checked against what pytest
+    resolved: a module-scoped fixture it missed would be started again in each worker."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        scopes = [d.scope for defs in info.name2fixturedefs.values() for d in defs] if info else []
+        path = item.nodeid.split("::")[0]
+        assert "module" not in scopes or shares_module_fixtures(path), (
+            f"{path} uses a module-scoped fixture that tests/conftest.py does not see"
+        )
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Django removes the test database file but not SQLite's WAL and shared-memory files."""
+    """Django removes the test database file but not SQLite's WAL and shared-memory files
+    (named by this process, with a worker's suffix under ``-n``)."""
     import glob
     import tempfile
 
-    pattern = os.path.join(tempfile.gettempdir(), f"lockviz-test-{os.getpid()}.sqlite3-*")
+    pattern = os.path.join(tempfile.gettempdir(), f"lockviz-test-{os.getpid()}.sqlite3*-*")
     for leftover in glob.glob(pattern):
         with contextlib.suppress(OSError):
             os.unlink(leftover)

@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import sync_playwright
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+from tests.conftest import CHROMIUM, FLAGS
 
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield browser
-        browser.close()
+__all__ = ["CHROMIUM", "FLAGS"]  # the browser itself is tests/conftest.py's, one per process
 
 
 @pytest.fixture

@@ -34,7 +34,6 @@ from lockviz.lab.labs import LocalLab
 from lockviz.lab.ports import free_port
 from lockviz.lab.servers.postgres import PostgresServer
 from lockviz.lab.servers.redis import RedisServer
-from tests.browser.conftest import browser  # noqa: F401 (the same chromium, the same flags)
 from tests.deploy.proxies import Caddy, Nginx, Proxy
 
 SEPARATE_HOSTS = os.geteuid() == 0  # unshare --uts needs CAP_SYS_ADMIN
