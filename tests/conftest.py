@@ -45,24 +45,29 @@ def browser() -> Iterator[Any]:
         try:
             yield browser
         finally:
+            asyncio._set_running_loop(loop)  # a test without the browser may be ending
             browser.close()
             _browser_loop.remove(loop)
 
 
-@pytest.fixture(autouse=True)
-def _asyncio_beside_the_browser(request: pytest.FixtureRequest) -> Iterator[None]:
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     """Playwright's sync API leaves its event loop marked as running in this thread for as long
-    as the browser lives, and then every ``asyncio.run`` here (an async test's too) refuses to
-    start. A test that does not use the browser gets the thread without it, and gives it back:
-    which tests a process runs after its browser must not decide whether they pass (``-n``)."""
-    hidden = bool(_browser_loop) and not {"browser", "page"} & set(request.fixturenames)
+    as the browser lives. Django then refuses every database call here as if made from async
+    code, and every ``asyncio.run`` (an async test's too) refuses to start. A test that does not
+    use the browser gets the thread without it, from its first fixture to its last, and gives
+    it back: which tests a process runs after its browser must not decide whether they pass
+    (under ``-n``, any test may follow a browser test in its worker)."""
+    current = asyncio._get_running_loop()
+    uses_browser = {"browser", "page"} & set(getattr(item, "fixturenames", ()))
+    hidden = current is not None and current in _browser_loop and not uses_browser
     if hidden:
         asyncio._set_running_loop(None)
     try:
-        yield
+        return (yield)
     finally:
-        if hidden:
-            asyncio._set_running_loop(_browser_loop[0])
+        if hidden and current is not None and not current.is_closed():
+            asyncio._set_running_loop(current)
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ import pytest
 
 from bench.browser import Browser
 from lockviz.lab import procs, registry
+from lockviz.lab.procs import wait_until
 from tests.conftest import AppServer
 
 pytestmark = pytest.mark.live
@@ -40,7 +41,11 @@ def test_sigkill_of_the_app_mid_run_leaves_nothing_alive(app_server: AppServer) 
             break
         time.sleep(0.05)
     assert len(forked(app_server, children)) >= 3, children
-    time.sleep(1.0)  # alice is frozen now (SIGSTOP at 300 ms): a stopped child must die too
+
+    def frozen() -> bool:  # alice (SIGSTOP at 300 ms): a stopped child must die too
+        return any((s := procs.stat(pid)) and s.state == "T" for pid in children)
+
+    wait_until(frozen, 20, "a frozen client")
     os.kill(app_server.proc.pid, signal.SIGKILL)
     app_server.proc.wait()
     deadline = time.monotonic() + 10
