@@ -2,6 +2,8 @@
 PY := .venv/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# Test workers: most live tests wait on servers, so more workers than cores (2 here) pay off.
+WORKERS ?= 3
 
 .PHONY: setup run test lint bench
 
@@ -14,7 +16,7 @@ run:
 
 test: setup
 	@$(PY) manage.py lab check
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(WORKERS)
 
 lint: setup
 	$(PY) -m ruff check . && $(PY) -m ruff format --check . && $(PY) -m mypy

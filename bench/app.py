@@ -1,5 +1,6 @@
 """The app as the benchmarks and the tests start it: ``manage.py serve`` (what ``make run``
-runs) in a child process, on a free port, with a database and a log of the caller's choosing.
+runs) in a child process, on a free port, with a database and a log of the caller's choosing
+(the tests' replicas of a deployment too, each under a host name of its own).
 
 Reading the process table goes through :mod:`lockviz.lab.procs`, the lab's own reader.
 """
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Sequence
 
 from lockviz.lab import procs
 from lockviz.lab.ports import free_port
@@ -30,28 +32,36 @@ class App:
         *,
         root: str = ROOT,
         timeout_s: float = 90,
+        wrap: Sequence[str] = (),
+        probe: str = "/",
     ) -> None:
         """Start it on ``db`` (SQLite), appending its output to ``log``, from the checkout
-        ``root``; raises RuntimeError with what it printed if it does not answer in time."""
+        ``root`` (``wrap``: a command it runs under, which execs it); raises RuntimeError with
+        what it printed if ``probe`` does not answer in time. It dies with the caller."""
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         full = {**os.environ, "LOCKVIZ_DB": db, **(env or {})}
         full.pop("DJANGO_SETTINGS_MODULE", None)
         self.log = open(log, "a+")  # noqa: SIM115 (closed in stop() or kill())
-        self.proc = subprocess.Popen(
-            [sys.executable, "manage.py", "serve", "--port", str(self.port)],
-            cwd=root, env=full, stdout=self.log, stderr=subprocess.STDOUT,
+        self.proc = procs.spawn(
+            [*wrap, sys.executable, "manage.py", "serve", "--port", str(self.port)],
+            cwd=root, env=full, stdin=subprocess.DEVNULL, stdout=self.log,
+            stderr=subprocess.STDOUT,
         )  # fmt: skip
         deadline = time.monotonic() + timeout_s
         while True:
             try:
-                with urllib.request.urlopen(self.url + "/", timeout=5):
+                with urllib.request.urlopen(self.url + probe, timeout=5):
                     return
             except OSError:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
                     self.stop()
                     raise RuntimeError(f"the app did not start:\n{self.output()}") from None
                 time.sleep(0.2)
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
 
     def output(self) -> str:
         """What it has printed so far (this run's and any earlier run's with the same log)."""

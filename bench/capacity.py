@@ -25,9 +25,9 @@ of the idle app (Daphne and the channel layer's redis-server), then the most, sa
 0.1 s, of the app and everything it started during one Redlock run (six redis-servers, the
 proxy, two clients).
 
-    .venv/bin/python bench/capacity.py                       # the default presses, doc updated
-    .venv/bin/python bench/capacity.py --press redlock-clock-jump=50 --no-doc
-    .venv/bin/python bench/capacity.py --press gc-pause-fenced=50 --env LOCKVIZ_MAX_RUNS=50
+    .venv/bin/python -m bench.capacity                       # the default presses, doc updated
+    .venv/bin/python -m bench.capacity --press redlock-clock-jump=50 --no-doc
+    .venv/bin/python -m bench.capacity --press gc-pause-fenced=50 --env LOCKVIZ_MAX_RUNS=50
 
 ``--env NAME=VALUE`` passes settings to the app (e.g. the fixed ``LOCKVIZ_MAX_RUNS=50`` main
 was measured with). Each press gets a fresh app. It prints tables and writes them into the
@@ -41,33 +41,27 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import http.cookiejar
-import json
 import os
 import platform
-import re
 import statistics
-import sys
 import tempfile
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-
-from bench.app import App as Serve  # noqa: E402
-from bench.doc import write_section  # noqa: E402
+from bench import ROOT
+from bench.app import App as Serve
+from bench.browser import Browser
+from bench.doc import write_section
+from bench.machine import MachineCpu
+from bench.viewer import Viewer
+from lockviz.scenarios.library import builtin
 
 DOC = os.path.join(ROOT, "docs", "performance.md")
 BEGIN, END = "<!-- bench/capacity.py: begin -->", "<!-- bench/capacity.py: end -->"
 DEFAULT_PRESSES = ["gc-pause-fenced=50", "redlock-clock-jump=30", "redlock-clock-jump=50"]
 FINAL = ("run_finished", "run_failed", "run_interrupted", "run_cancelled")
-TICK = os.sysconf("SC_CLK_TCK")
 LOGS = ""  # where to keep each app's log (--logs)
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -92,42 +86,6 @@ class App(Serve):
     def tree(self) -> list[int]:
         """The app and every process it started (the layer's redis, the lab's servers...)."""
         return [self.proc.pid, *self.descendants()]
-
-
-class Browser:
-    """One student's browser: a session cookie of its own, and the CSRF token the page gave."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self.jar = http.cookiejar.CookieJar()
-        self.opener = urllib.request.build_opener(
-            urllib.request.HTTPCookieProcessor(self.jar), _NoRedirect
-        )
-        self.opener.open(url + "/", timeout=60).read()
-        self.csrf = next(c.value or "" for c in self.jar if c.name == "csrftoken")
-
-    def start(self, slug: str, fencing: bool, ttl_ms: int) -> tuple[str | None, str]:
-        """POST /runs/ as the index page's form does: (run id, "") or (None, why refused)."""
-        form = {"scenario": slug, "ttl_ms": str(ttl_ms), "csrfmiddlewaretoken": self.csrf}
-        if fencing:
-            form["fencing"] = "on"
-        request = urllib.request.Request(
-            self.url + "/runs/", urllib.parse.urlencode(form).encode(),
-            headers={"Referer": self.url + "/"},
-        )  # fmt: skip
-        try:
-            self.opener.open(request, timeout=120).read()
-        except urllib.error.HTTPError as exc:
-            location = exc.headers.get("Location", "")
-            if exc.code == 302 and (match := re.search(r"/runs/(\w+)/", location)):
-                return match.group(1), ""
-            return None, f"HTTP {exc.code}"
-        return None, "no redirect"
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
 
 
 # -- one run, watched -------------------------------------------------------------------------
@@ -192,47 +150,60 @@ class Watched:
         return late
 
 
+class Following(Viewer):
+    """A viewer that feeds ``watched`` and closes once the run has ended."""
+
+    def __init__(self, watched: Watched) -> None:
+        super().__init__()
+        self.watched = watched
+
+    def received(self, now_ns: int, message: dict[str, Any]) -> None:
+        self.watched.receive(message)
+        if self.watched.ended:
+            self.close()
+
+
 async def watch(url: str, watched: Watched, timeout_s: float) -> None:
     """A viewer of the run's page: every event until the run has ended, then close.
 
     A run has ended once its last event (run_finished, run_failed...) and a final status have
-    both arrived, in either order (a viewer that connects late gets the status first).
+    both arrived, in either order (a viewer that connects late gets the status first). A
+    connection refused or closed under load is opened again where it was.
     """
-    from websockets.asyncio.client import connect
-
     ws_url = url.replace("http://", "ws://") + f"/ws/runs/{watched.run_id}/"
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and not watched.ended:
         after = watched.events[-1]["seq"] if watched.events else 0
+        viewer = Following(watched)
+        left = max(0.1, deadline - time.monotonic())
         try:
-            async with connect(
-                f"{ws_url}?after={after}", origin=url, open_timeout=60, max_size=None  # type: ignore[arg-type]
-            ) as ws:  # fmt: skip
-                while not watched.ended:
-                    left = max(0.1, deadline - time.monotonic())
-                    watched.receive(json.loads(await asyncio.wait_for(ws.recv(), left)))
+            await asyncio.wait_for(viewer.watch(f"{ws_url}?after={after}", timeout_s=60), left)
         except TimeoutError as exc:
             watched.error = repr(exc)
-        except Exception as exc:  # refused or closed under load: connect again where we were
-            watched.error = repr(exc)
+            return
+        if not watched.ended:
+            watched.error = viewer.error or "closed before the run ended"
             await asyncio.sleep(0.5)
+
+
+def start(browser: Browser, slug: str) -> tuple[str | None, str]:
+    """Press the built-in's Run button with the form the index page shows (its fencing and
+    lease, so its ``expect`` applies)."""
+    scenario = builtin()[slug]
+    form = {"ttl_ms": str(scenario.ttl_ms)} | ({"fencing": "on"} if scenario.fencing else {})
+    return browser.start(slug, **form)
 
 
 async def press_and_watch(
     url: str, slug: str, n: int, timeout_s: float
 ) -> tuple[list[Watched], int]:
     """N browsers press Run on ``slug`` at once; each watches its run to its end."""
-    from lockviz.scenarios.library import builtin
-
-    scenario = builtin()[slug]
     browsers = await asyncio.gather(*(asyncio.to_thread(Browser, url) for _ in range(n)))
     runs = [Watched(slug) for _ in range(n)]
 
     async def one(browser: Browser, watched: Watched) -> None:
         watched.pressed_ns = time.monotonic_ns()
-        run_id, why = await asyncio.to_thread(
-            browser.start, slug, scenario.fencing, scenario.ttl_ms
-        )
+        run_id, why = await asyncio.to_thread(start, browser, slug)
         watched.run_id, watched.refused = run_id, why
         if run_id is not None:
             await watch(url, watched, timeout_s)
@@ -300,20 +271,15 @@ def press(slug: str, n: int, env: dict[str, str], timeout_s: float) -> dict[str,
 
 def first_events(slugs: list[str], times: int, env: dict[str, str]) -> dict[str, list[float]]:
     """ms from the POST to the first event on a viewer opened when the POST answers."""
-    from lockviz.scenarios.library import builtin
-
     found: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="lockviz-capacity-") as workdir:
         app = App(workdir, env)
         try:
             for slug in slugs:
-                scenario = builtin()[slug]
                 for _ in range(times):
                     browser = Browser(app.url)
                     watched = Watched(slug, pressed_ns=time.monotonic_ns())
-                    watched.run_id, watched.refused = browser.start(
-                        slug, scenario.fencing, scenario.ttl_ms
-                    )
+                    watched.run_id, watched.refused = start(browser, slug)
                     asyncio.run(watch(app.url, watched, 120))
                     found.setdefault(slug, []).append(
                         (watched.first_event_ns - watched.pressed_ns) / 1e6
@@ -437,23 +403,6 @@ def _memory(pids: list[int]) -> dict[str, float]:
         except (OSError, ValueError):
             continue
     return {"rss": rss, "pss": pss, "processes": float(alive)}
-
-
-class MachineCpu:
-    """How busy the whole machine was, as % of all its cores, from /proc/stat."""
-
-    def __init__(self) -> None:
-        self.start = (time.monotonic(), _busy_ticks())
-
-    def percent(self) -> float:
-        seconds = time.monotonic() - self.start[0]
-        return 100 * (_busy_ticks() - self.start[1]) / TICK / seconds / (os.cpu_count() or 1)
-
-
-def _busy_ticks() -> int:
-    with open("/proc/stat") as f:
-        user, nice, system, _idle, _iowait, irq, softirq, steal = f.readline().split()[1:9]
-    return sum(int(n) for n in (user, nice, system, irq, softirq, steal))
 
 
 # -- the report -------------------------------------------------------------------------------
@@ -595,7 +544,7 @@ def write_doc(tables: list[str], summary: str) -> None:
     body = f"{BEGIN}\n## Capacity: a lecture hall pressing Run\n\n{INTRO}\n\n"
     body += (
         "\n\n".join(tables)
-        + f"\n\n{summary}\n\nRegenerate with `.venv/bin/python bench/capacity.py`.\n{END}"
+        + f"\n\n{summary}\n\nRegenerate with `.venv/bin/python -m bench.capacity`.\n{END}"
     )
     write_section(DOC, body, begin=BEGIN, end=END)
 

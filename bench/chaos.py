@@ -21,8 +21,8 @@ survives, and counts:
 It prints a table and writes it into docs/reliability.md (its "Chaos" section; the rest of the
 file is kept). Orphans found are killed after they are counted, so rounds do not add up.
 
-    .venv/bin/python bench/chaos.py                  # 10 rounds
-    .venv/bin/python bench/chaos.py --rounds 3 --no-doc
+    .venv/bin/python -m bench.chaos                  # 10 rounds
+    .venv/bin/python -m bench.chaos --rounds 3 --no-doc
 
 One script past the usual ~300 lines, on purpose: a bench is read and run as one file (the app, the
 kill -9 rounds and what each round checks).
@@ -31,32 +31,30 @@ kill -9 rounds and what each round checks).
 from __future__ import annotations
 
 import argparse
-import base64
-import http.client
-import json
+import asyncio
+import contextlib
 import os
 import platform
 import random
 import re
 import shutil
 import signal
-import socket
 import sqlite3
 import sys
 import tempfile
 import textwrap
 import threading
 import time
-import urllib.parse
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-
-from bench.app import App  # noqa: E402
-from bench.doc import write_section  # noqa: E402
-from lockviz.lab import procs  # noqa: E402
+from bench import ROOT
+from bench.app import App
+from bench.browser import Browser
+from bench.doc import write_section
+from bench.viewer import Viewer, frames
+from lockviz.lab import procs
 
 DOC = os.path.join(ROOT, "docs", "reliability.md")
 BEGIN, END = "<!-- chaos:begin -->", "<!-- chaos:end -->"
@@ -69,123 +67,36 @@ ORPHAN_GRACE_S = 10.0
 # ---- the app, a browser, a viewer -------------------------------------------------------------
 
 
-class Browser:
-    """A browser session: its cookies (session, CSRF) kept from answer to answer."""
+class Kept(Viewer):
+    """A run page's WebSocket, in a thread of its own: keeps the run watched (a queued run that
+    nobody watches is cancelled) and remembers each event it is sent, until the app is gone."""
 
-    def __init__(self, port: int) -> None:
-        self.port = port
-        self.cookies: dict[str, str] = {}
-        page = self.request("GET", "/")[2]
-        found = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
-        if found is None:
-            raise RuntimeError("the index page has no CSRF token")
-        self.csrf = found[1]
-
-    @property
-    def cookie(self) -> str:
-        return "; ".join(f"{k}={v}" for k, v in self.cookies.items())
-
-    def request(
-        self, method: str, path: str, fields: dict[str, str] | None = None
-    ) -> tuple[int, dict[str, str], str]:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-        headers = {"Cookie": self.cookie}
-        body = None
-        if fields is not None:
-            body = urllib.parse.urlencode({**fields, "csrfmiddlewaretoken": self.csrf})
-            headers["Content-Type"] = "application/x-www-form-urlencoded"
-        try:
-            conn.request(method, path, body, headers)
-            response = conn.getresponse()
-            text = response.read().decode(errors="replace")
-        finally:
-            conn.close()
-        for cookie in response.headers.get_all("Set-Cookie") or []:
-            name, _, value = cookie.split(";")[0].partition("=")
-            self.cookies[name] = value
-        return response.status, dict(response.headers), text
-
-    def start(self, slug: str) -> str | None:
-        """Press Run: the new run's id, or None when the app refused (the reason is printed)."""
-        status, headers, _ = self.request("POST", "/runs/", {"scenario": slug})
-        if status != 302:
-            print(f"    {slug}: refused with {status}", flush=True)
-            return None
-        return headers["Location"].strip("/").split("/")[-1]
-
-
-class Viewer(threading.Thread):
-    """A run page's WebSocket: keeps the run watched and remembers each event it is sent."""
-
-    def __init__(self, port: int, run_id: str, cookie: str) -> None:
-        super().__init__(name=f"viewer-{run_id}", daemon=True)
+    def __init__(self, url: str, run_id: str, cookie: str) -> None:
+        super().__init__()
         self.run_id = run_id
         self.seen: dict[int, str] = {}  # seq: kind
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-        key = base64.b64encode(os.urandom(16)).decode()
-        self.sock.sendall(
-            (
-                f"GET /ws/runs/{run_id}/ HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-                "Upgrade: websocket\r\nConnection: Upgrade\r\n"
-                f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
-                f"Origin: http://127.0.0.1:{port}\r\nCookie: {cookie}\r\n\r\n"
-            ).encode()
-        )
-        self.buffer = b""
-        while b"\r\n\r\n" not in self.buffer:
-            chunk = self.sock.recv(4096)
-            if not chunk:
-                raise RuntimeError(f"the WebSocket of run {run_id} closed at once")
-            self.buffer += chunk
-        head, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
-        if b" 101 " not in head.split(b"\r\n")[0]:
-            raise RuntimeError(f"the WebSocket of run {run_id} was refused: {head[:80]!r}")
-        self.sock.settimeout(None)
+        connected = threading.Event()
 
-    def run(self) -> None:
-        message = b""
-        while True:
-            frame = self._frame()
-            if frame is None:
-                return  # the app is gone
-            fin, opcode, payload = frame
-            if opcode in (0, 1):
-                message += payload
-                if fin:
-                    self._read(message)
-                    message = b""
-            elif opcode == 8:
-                return
+        async def watch() -> None:
+            opened = asyncio.Event()
+            task = asyncio.create_task(
+                self.watch(f"{url.replace('http', 'ws', 1)}/ws/runs/{run_id}/", cookie=cookie,
+                           timeout_s=10, connected=opened)
+            )  # fmt: skip
+            await opened.wait()
+            connected.set()
+            await task
 
-    def _read(self, message: bytes) -> None:
-        data = json.loads(message)
-        if data.get("type") == "event":
-            self.seen[data["event"]["seq"]] = data["event"]["kind"]
+        self.thread = threading.Thread(target=asyncio.run, args=(watch(),), daemon=True)
+        self.thread.start()
+        connected.wait()
+        if self.error:
+            raise RuntimeError(f"the WebSocket of run {run_id}: {self.error}")
 
-    def _frame(self) -> tuple[bool, int, bytes] | None:
-        head = self._take(2)
-        if head is None:
-            return None
-        fin, opcode, size = bool(head[0] & 0x80), head[0] & 0x0F, head[1] & 0x7F
-        if size >= 126:
-            more = self._take(2 if size == 126 else 8)
-            if more is None:
-                return None
-            size = int.from_bytes(more, "big")
-        payload = self._take(size)
-        return None if payload is None else (fin, opcode, payload)
-
-    def _take(self, n: int) -> bytes | None:
-        while len(self.buffer) < n:
-            try:
-                chunk = self.sock.recv(65536)
-            except OSError:
-                return None
-            if not chunk:
-                return None
-            self.buffer += chunk
-        taken, self.buffer = self.buffer[:n], self.buffer[n:]
-        return taken
+    def received(self, now_ns: int, message: dict[str, Any]) -> None:
+        for frame in frames(message):
+            if frame.get("type") == "event":
+                self.seen[frame["event"]["seq"]] = frame["event"]["kind"]
 
 
 # ---- what is checked --------------------------------------------------------------------------
@@ -215,13 +126,11 @@ def orphans(before: dict[int, int]) -> list[str]:
         alive = {p: t for p, t in before.items() if _same(p, t)}
     found = []
     for pid in alive:
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
-            found.append(f"{pid} {cmdline[:80]}")
+        if procs.stat(pid) is None:
+            continue  # gone since
+        found.append(f"{pid} {procs.cmdline(pid)[:80]}")
+        with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
-        except OSError:
-            continue
     return found
 
 
@@ -269,16 +178,15 @@ def check_runs(
 def one_round(number: int, db: str, log: str, rng: random.Random, runs: int) -> Round:
     result = Round(number)
     app = App(db, log)
-    browser = Browser(app.port)
-    viewers: list[Viewer] = []
+    browser = Browser(app.url)
+    viewers: list[Kept] = []
     for slug in rng.sample(SCENARIOS, k=min(runs, len(SCENARIOS))):
-        run_id = browser.start(slug)
+        run_id, why = browser.start(slug)
         if run_id is None:
+            print(f"    {slug}: refused ({why})", flush=True)
             continue
         result.started.append(slug)
-        viewer = Viewer(app.port, run_id, browser.cookie)
-        viewer.start()
-        viewers.append(viewer)
+        viewers.append(Kept(app.url, run_id, browser.cookie))
     begun = time.monotonic()
     time.sleep(rng.uniform(0.3, 4.5))  # servers starting, clients frozen, verdicts being stored
     app.freeze()
@@ -289,7 +197,7 @@ def one_round(number: int, db: str, log: str, rng: random.Random, runs: int) -> 
     result.killed_after_s = time.monotonic() - begun
     result.orphans = orphans(before)
     for viewer in viewers:
-        viewer.join(5)
+        viewer.thread.join(5)
     said = os.path.getsize(log)
     again = App(db, log)  # start-up: interrupt the dead app's runs, sweep its servers
     with open(log) as f:
@@ -394,7 +302,7 @@ def main() -> None:
     report = f"{figures(rounds)}\n\n{body}"
     print(f"\n{summary}\n\n{report}")
     if not args.no_doc:
-        command = "bench/chaos.py " + " ".join(sys.argv[1:])
+        command = "-m bench.chaos " + " ".join(sys.argv[1:])
         write_doc(command.strip(), summary, report)
     if any(r.orphans or r.left_live or r.lost for r in rounds):
         sys.exit(f"goals missed: the database and the app's log are kept in {workdir}")

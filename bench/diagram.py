@@ -19,9 +19,9 @@ is the time between two animation frames while one move is made per frame: at 60
 16.7 ms as long as the work fits in a frame. It prints a table and writes it into the
 "Diagram: a 20,000-event replay" section of docs/performance.md.
 
-    .venv/bin/python bench/diagram.py                 # 20,000 events, 300 moves of each kind
-    .venv/bin/python bench/diagram.py --events 5000 --moves 100 --no-doc
-    .venv/bin/python bench/diagram.py --root /tmp/main  # another checkout's pages (before/after)
+    .venv/bin/python -m bench.diagram                 # 20,000 events, 300 moves of each kind
+    .venv/bin/python -m bench.diagram --events 5000 --moves 100 --no-doc
+    .venv/bin/python -m bench.diagram --root /tmp/main  # another checkout's pages (before/after)
 
 One script past the usual ~300 lines, on purpose: a bench is read and run as one file (the run it
 builds, the browser it drives, the moves it times and its table).
@@ -36,17 +36,14 @@ import platform
 import random
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from datetime import UTC, datetime
 from typing import Any
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-
-from bench.app import App  # noqa: E402
-from bench.doc import write_section  # noqa: E402
+from bench import ROOT
+from bench.app import App
+from bench.doc import write_section
 
 DOC = os.path.join(ROOT, "docs", "performance.md")
 SECTION = "## Diagram: a 20,000-event replay"
@@ -257,10 +254,10 @@ def measure(url: str, run_id: str, n: int, moves: int, seed: int) -> list[tuple[
         step = {"kind": "step", "targets": steps[:moves], "from": starts[:moves]}
         rows.append(("step", page.evaluate(MEASURE, step)))
         end_ms = page.evaluate("Number(document.getElementById('rp-time').max)")
-        at, drags = rng.uniform(0, end_ms * 0.8), []
+        slider, drags = rng.uniform(0, end_ms * 0.8), []
         for _ in range(moves):  # the slider dragged: a little further each frame
-            at = min(end_ms, at + rng.uniform(20, 250))
-            drags.append(at)
+            slider = min(end_ms, slider + rng.uniform(20, 250))
+            drags.append(slider)
         rows.append(("scrub (drag)", page.evaluate(MEASURE, {"kind": "scrub", "targets": drags})))
         jumps = [rng.uniform(0, end_ms) for _ in range(moves)]
         rows.append(("scrub (jump)", page.evaluate(MEASURE, {"kind": "scrub", "targets": jumps})))

@@ -10,9 +10,9 @@ gap asks ``{"type": "resume", "after": last}`` (``--no-heal``: it does not, as t
 before). Then, in the same run, a raw ``websockets`` server replays the same events with the
 same timing to the same number of viewers: what a bare broadcast costs on this machine.
 
-    .venv/bin/python bench/fanout.py                  # 30, 100, 300, 1000 viewers, and 1000x2
-    .venv/bin/python bench/fanout.py --viewers 300 --seconds 20 --no-doc
-    .venv/bin/python bench/fanout.py --viewers 1000x2  # over two app processes on one layer
+    .venv/bin/python -m bench.fanout                  # 30, 100, 300, 1000 viewers, and 1000x2
+    .venv/bin/python -m bench.fanout --viewers 300 --seconds 20 --no-doc
+    .venv/bin/python -m bench.fanout --viewers 1000x2  # over two app processes on one layer
 
 A size written NxP puts N viewers on P ``serve`` processes (split evenly) that share one Redis
 channel layer (LOCKVIZ_CHANNEL_REDIS) and one database (LOCKVIZ_DB), the run started on the
@@ -32,35 +32,34 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
 import gc
-import http.cookiejar
 import json
 import os
 import platform
-import re
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-
-from bench.app import App as Serve  # noqa: E402
-from bench.doc import write_section  # noqa: E402
+from bench import ROOT
+from bench.app import App as Serve
+from bench.browser import Browser
+from bench.doc import write_section
+from bench.machine import TICK, busy_ticks, cpu_ticks
+from bench.viewer import Viewer, frames
+from lockviz.lab import procs
+from lockviz.lab.ports import free_port
+from lockviz.lab.servers.redis import RedisServer
 
 DOC = os.path.join(ROOT, "docs", "performance.md")
 SECTION = "## Live stream fan-out"
 CLIENTS = ["alice", "bob", "carol", "dave"]
-TICK = os.sysconf("SC_CLK_TCK")
 
 
 # -- the run being watched --------------------------------------------------------------------
@@ -110,26 +109,14 @@ class App:
         """The app's own processes: Daphne, and any channel-layer redis-server it started."""
         pids = [serve.proc.pid for serve in self.serves]
         for serve in self.serves:
-            pids += [pid for pid in serve.children() if "lockviz-layer-" in _cmdline(pid)]
+            pids += [pid for pid in serve.children() if "lockviz-layer-" in procs.cmdline(pid)]
         return pids
 
     def start_run(self, data: dict[str, Any]) -> str:
-        jar = http.cookiejar.CookieJar()
-        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar), _NoRedirect)
-        opener.open(self.urls[0] + "/import/").read()
-        token = next(c.value or "" for c in jar if c.name == "csrftoken")
-        body = urllib.parse.urlencode({"scenario": json.dumps(data)}).encode()
-        request = urllib.request.Request(
-            self.urls[0] + "/import/run/", body, headers={"X-CSRFToken": token}
-        )
-        try:
-            opener.open(request)
-        except urllib.error.HTTPError as exc:
-            location = exc.headers.get("Location", "")
-            if exc.code == 302 and (match := re.search(r"/runs/(\w+)/", location)):
-                return match.group(1)
-            raise
-        raise SystemExit("starting the run did not redirect to its page")
+        run_id, why = Browser(self.urls[0]).run_scenario(data)
+        if run_id is None:
+            raise SystemExit(f"the app did not start the run: {why}")
+        return run_id
 
     def events(self, run_id: str) -> list[dict[str, Any]]:
         with urllib.request.urlopen(f"{self.urls[0]}/runs/{run_id}/export.json") as response:
@@ -139,19 +126,6 @@ class App:
     def stop(self) -> None:
         for serve in self.serves:
             serve.stop(15)
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return ""
 
 
 class CpuSampler:
@@ -166,9 +140,7 @@ class CpuSampler:
 
     def _sample(self) -> tuple[int, dict[str, int]]:
         ticks = {name: cpu_ticks(pids) for name, pids in self.groups.items()}
-        with open("/proc/stat") as f:
-            user, nice, system, _idle, _iowait, irq, softirq, steal = f.readline().split()[1:9]
-        ticks["machine"] = sum(int(n) for n in (user, nice, system, irq, softirq, steal))
+        ticks["machine"] = busy_ticks()
         return time.monotonic_ns(), ticks
 
     def _run(self) -> None:
@@ -185,135 +157,29 @@ class CpuSampler:
         return {k: 100 * (last[1][k] - first[1][k]) / TICK / seconds for k in last[1]}
 
 
-def cpu_ticks(pids: list[int]) -> int:
-    total = 0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])  # utime, stime
-        except (OSError, IndexError):
-            continue
-    return total
-
-
 # -- the viewers (a child process) ------------------------------------------------------------
 
 
-class Viewer(asyncio.Protocol):
-    """What one browser tab does with the stream, with every arrival recorded.
-
-    A minimal WebSocket client (RFC 6455: the handshake, unmasked frames from the server, masked
-    ones to it): the websockets library costs tens of µs a frame, which at 1,000 viewers fills a
-    core and measures the instrument instead of the server.
-    """
+class Counting(Viewer):
+    """What one browser tab does with the stream (static/lockviz/runstream.js), with every
+    arrival recorded: a repeated seq dropped, a gap asked for again (with ``heal``)."""
 
     def __init__(self, heal: bool) -> None:
+        super().__init__()
         self.heal = heal
         self.last = 0
         self.seen: set[int] = set()
         self.arrivals: list[tuple[int, int, int]] = []  # seq, received ns, stamp ns (0: none)
         self.dups = self.reordered = self.gaps = self.highest = 0
         self.finished = self.resuming = False
-        self.error = ""
-        self.buffer = bytearray()
-        self.transport: asyncio.Transport | None = None
 
-    async def watch(self, url: str, connected: asyncio.Event) -> None:
-        loop = asyncio.get_running_loop()
-        self.opened: asyncio.Future[None] = loop.create_future()
-        self.closed: asyncio.Future[None] = loop.create_future()
-        parts = urllib.parse.urlsplit(url)
-        key = base64.b64encode(os.urandom(16)).decode()
-        try:
-            await loop.create_connection(lambda: self, parts.hostname or "", parts.port or 80)
-            assert self.transport is not None
-            self.transport.write(
-                f"GET {parts.path}?{parts.query} HTTP/1.1\r\nHost: {parts.netloc}\r\n"
-                f"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
-                f"Sec-WebSocket-Version: 13\r\nOrigin: http://{parts.netloc}\r\n\r\n".encode()
-            )
-            await asyncio.wait_for(self.opened, 120)
-        except Exception as exc:
-            self.error = repr(exc)
-            return
-        finally:
-            connected.set()
-        await self.closed
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if not self.opened.done():
-            self.opened.set_exception(exc or ConnectionError("closed during the handshake"))
-        if not self.closed.done():
-            self.closed.set_result(None)
-
-    def data_received(self, data: bytes) -> None:
-        now = time.monotonic_ns()
-        assert self.transport is not None
-        self.buffer += data
-        if not self.opened.done() and not self._handshake():
-            return
-        while (frame := self._frame()) is not None:
-            opcode, payload = frame
-            if opcode == 0x1:
-                message = json.loads(payload)
-                frames = message["frames"] if message["type"] == "events" else [message]
-                for frame in frames:
-                    if self.receive(now, frame):
-                        self._send(0x1, json.dumps({"type": "resume", "after": self.last}).encode())
-                        break
-                if self.finished:
-                    self.transport.close()
-                    return
-            elif opcode == 0x9:  # ping
-                self._send(0xA, payload)
-            elif opcode == 0x8:
-                self.transport.close()
-                return
-
-    def _handshake(self) -> bool:
-        """Read the server's answer to the upgrade; True once it has switched protocols."""
-        assert self.transport is not None
-        end = self.buffer.find(b"\r\n\r\n")
-        if end < 0:
-            return False
-        status = bytes(self.buffer[:end]).split(b"\r\n", 1)[0]
-        del self.buffer[: end + 4]
-        if b" 101 " not in status:
-            self.opened.set_exception(ConnectionError(status.decode()))
-            self.transport.close()
-            return False
-        self.opened.set_result(None)
-        return True
-
-    def _frame(self) -> tuple[int, bytes] | None:
-        b = self.buffer
-        if len(b) < 2:
-            return None
-        size, head = b[1] & 0x7F, 2
-        if size == 126:
-            size, head = int.from_bytes(b[2:4]), 4
-        elif size == 127:
-            size, head = int.from_bytes(b[2:10]), 10
-        if len(b) < head + size:
-            return None
-        opcode, payload = b[0] & 0x0F, bytes(b[head : head + size])
-        del b[: head + size]
-        return opcode, payload
-
-    def _send(self, opcode: int, payload: bytes) -> None:
-        """A masked frame; the mask is zero, so the payload goes as it is."""
-        assert self.transport is not None and len(payload) < 65536
-        size = (
-            bytes([0x80 | len(payload)])
-            if len(payload) < 126
-            else b"\xfe" + len(payload).to_bytes(2)
-        )
-        self.transport.write(bytes([0x80 | opcode]) + size + b"\0\0\0\0" + payload)
+    def received(self, now_ns: int, message: dict[str, Any]) -> None:
+        for frame in frames(message):
+            if self.receive(now_ns, frame):
+                self.send({"type": "resume", "after": self.last})
+                break
+        if self.finished:
+            self.close()
 
     def receive(self, now: int, message: dict[str, Any]) -> bool:
         """Record one message; True when the page would now ask to resume."""
@@ -342,13 +208,14 @@ class Viewer(asyncio.Protocol):
 
 async def viewers_main(urls: list[str], count: int, heal: bool, timeout_s: float) -> None:
     """Connect ``count`` viewers, say "ready", wait for the run to end, print the statistics."""
-    viewers = [Viewer(heal) for _ in range(count)]
+    viewers = [Counting(heal) for _ in range(count)]
     connected = [asyncio.Event() for _ in viewers]
     gate = asyncio.Semaphore(50)
 
     async def one(i: int) -> None:
         async with gate:
-            task = asyncio.create_task(viewers[i].watch(urls[i % len(urls)], connected[i]))
+            url = urls[i % len(urls)]
+            task = asyncio.create_task(viewers[i].watch(url, connected=connected[i]))
             await connected[i].wait()
         await task
 
@@ -443,9 +310,9 @@ async def baseline_main(port: int, events_path: str) -> None:
 
 
 def spawn_viewers(urls: list[str], count: int, heal: bool, timeout_s: float) -> Any:
-    args = [sys.executable, __file__, "--child-viewers", ",".join(urls), "--viewers", str(count)]
-    args += ["--timeout", str(timeout_s)] + ([] if heal else ["--no-heal"])
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
+    args = [sys.executable, "-m", __spec__.name, "--child-viewers", ",".join(urls)]
+    args += ["--viewers", str(count), "--timeout", str(timeout_s)] + ([] if heal else ["--no-heal"])
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True, cwd=ROOT)
     line = proc.stdout.readline() if proc.stdout else ""
     if not line:
         raise SystemExit("the viewers did not connect")
@@ -473,15 +340,13 @@ def measure_app(
 
 
 def measure_baseline(workdir: str, events: list[dict[str, Any]], n: int) -> dict[str, Any]:
-    from lockviz.lab.servers import free_port
-
     path = os.path.join(workdir, "events.json")
     with open(path, "w") as f:
         json.dump(events, f)
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, __file__, "--child-baseline", str(port), path],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        [sys.executable, "-m", __spec__.name, "--child-baseline", str(port), path],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,
     )  # fmt: skip
     assert server.stdin and server.stdout
     server.stdout.readline()
@@ -577,10 +442,8 @@ def measure(n: int, processes: int, args: argparse.Namespace) -> list[str]:
     return lines
 
 
-def shared_layer(workdir: str) -> Any:
+def shared_layer(workdir: str) -> RedisServer:
     """A redis-server for several app processes' channel layer (LOCKVIZ_CHANNEL_REDIS)."""
-    from lockviz.lab.servers.redis import RedisServer
-
     server = RedisServer("layer", os.path.join(workdir, "layer"))
     server.launch()
     server.wait_ready()
@@ -659,7 +522,7 @@ ANALYSIS = """Goals (issue 10, point 6), from the table above:
   can still be lost (a Redis reconnect): the consumer reads a skipped seq back from the
   database before going on, and the page (runstream.js, which run.js now uses) asks for
   `{"type": "resume", "after": lastSeq}` on a gap, and when a run ends without its last event.
-  Tests drop a message on purpose for both (tests/lockviz/test_consumers.py,
+  Tests drop a message on purpose for both (tests/lockviz/consumers/test_runs.py,
   tests/browser/test_runstream.py).
 
 The *raw websockets* rows send each event as its own frame from a bare server; its p50 is the
@@ -674,7 +537,7 @@ database: `LOCKVIZ_DB` on one SQLite file) streams every run live to its own vie
 process started it (tests/lockviz/test_shared_layer.py). Clicks that change a live run (faults,
 steps, Finish) must still reach the process that started it: its engine lives there.
 
-Regenerate with `.venv/bin/python bench/fanout.py` (about 10 minutes); add
+Regenerate with `.venv/bin/python -m bench.fanout` (about 10 minutes); add
 `--viewers 300 --seconds 20` for one size, `--no-doc` to only print."""
 
 

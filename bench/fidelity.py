@@ -9,9 +9,9 @@ table and writes it into docs/fidelity.md: a run of some scenarios replaces thei
 keeps the others', and the batch's line says which rows it measured, so the table always has
 every built-in.
 
-    .venv/bin/python bench/fidelity.py                 # everything, 20 runs each
-    .venv/bin/python bench/fidelity.py --runs 5 gc-pause-fenced redis-restart
-    .venv/bin/python bench/fidelity.py storage-        # every scenario whose slug starts so
+    .venv/bin/python -m bench.fidelity                 # everything, 20 runs each
+    .venv/bin/python -m bench.fidelity --runs 5 gc-pause-fenced redis-restart
+    .venv/bin/python -m bench.fidelity storage-        # every scenario whose slug starts so
 """
 
 from __future__ import annotations
@@ -21,17 +21,14 @@ import collections
 import json
 import os
 import platform
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import UTC, datetime
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-
-from lockviz.lab.engine import RunEngine  # noqa: E402
-from lockviz.lab.labs import LocalLab  # noqa: E402
-from lockviz.scenarios.library import builtin  # noqa: E402
+from bench import ROOT
+from lockviz.lab.engine import RunEngine
+from lockviz.lab.labs import LocalLab
+from lockviz.scenarios.library import builtin
 
 DOC = os.path.join(ROOT, "docs", "fidelity.md")
 
@@ -140,7 +137,7 @@ def write_doc(rows: list[str], batch: str, runs: int, fresh: bool) -> None:
             "Measured in these batches (the rows of a later batch replace an earlier one's):\n\n"
             + "\n".join(batches)
             + "\n\n"
-            "Regenerate with `.venv/bin/python bench/fidelity.py` (about 20–40 minutes on two "
+            "Regenerate with `.venv/bin/python -m bench.fidelity` (about 20–40 minutes on two "
             "cores; `--runs 5` for a quick look; name scenarios, or a prefix such as "
             "`storage-`, to measure only those).\n"
         )

@@ -8,8 +8,8 @@ hits all alike. The benchmark pins itself to CPU 0 and the servers to CPU 1: a l
 trip costs ~15 µs on one core and ~55 µs across cores, and the scheduler flips between the two
 for seconds, so without pinning the ratios are noise.
 
-    .venv/bin/python bench/locks.py                 # every backend the lab can start
-    .venv/bin/python bench/locks.py --rounds 5 redis redlock
+    .venv/bin/python -m bench.locks                 # every backend the lab can start
+    .venv/bin/python -m bench.locks --rounds 5 redis redlock
 
 It prints a table and writes it into docs/performance.md.
 
@@ -25,7 +25,6 @@ import json
 import os
 import platform
 import statistics
-import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
@@ -33,18 +32,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-
-from algorithms.clock import SystemClock  # noqa: E402
-from algorithms.events import discard, json_line  # noqa: E402
-from bench.doc import write_section  # noqa: E402
-from lockviz.catalogue import BACKENDS as BACKENDS_CATALOGUE  # noqa: E402
-from lockviz.catalogue import SERVER_KINDS  # noqa: E402
-from lockviz.lab.backends import lock_factory  # noqa: E402
-from lockviz.lab.config import ClientConfig  # noqa: E402
-from lockviz.lab.labs import LocalLab  # noqa: E402
-from lockviz.lab.servers import missing  # noqa: E402
+from algorithms.clock import SystemClock
+from algorithms.events import discard, json_line
+from bench import ROOT
+from bench.doc import write_section
+from lockviz.catalogue import BACKENDS as BACKENDS_CATALOGUE
+from lockviz.catalogue import SERVER_KINDS
+from lockviz.lab.backends import lock_factory
+from lockviz.lab.config import ClientConfig
+from lockviz.lab.labs import LocalLab
+from lockviz.lab.servers import missing
 
 DOC = os.path.join(ROOT, "docs", "performance.md")
 ANALYSIS = """### Where the time goes
@@ -108,14 +105,14 @@ lives on for its TTL after the release), and it has no queue, no fencing token a
 
 ### The event sink
 
-`lockviz/lab/worker.py`'s `Worker.emit` encoded each event with
+`lockviz/lab/children/worker.py`'s `Worker.emit` encoded each event with
 `json.dumps({"t_ns": time.monotonic_ns(), "kind": kind, **details})`, and `json.dumps` builds a
 new C encoder on every call: half its cost for an event-sized dict. `algorithms.events.json_line
 (time.monotonic_ns(), kind, details)` returns the same text (a unit test compares them) from one
 encoder built once. `Worker.emit` uses it now, as do the *events on* rows; the *events on,
 json.dumps* rows keep the old sink, to show what the change saved.
 """
-Op = Callable[[], None]
+Op = Callable[[], object]  # what it returns is not used
 EVENTS_ON = "ours (events on)"
 
 
@@ -149,8 +146,8 @@ def json_sink() -> Callable[[str, dict[str, Any]], None]:
     """What the client process does with each event: one JSON line (kept, not printed).
 
     The encoding is ``algorithms.events.json_line``: the same text as ``json.dumps``, at half
-    the cost. lockviz/lab/worker.py's ``emit`` still calls ``json.dumps``; ``dumps_sink`` is
-    that sink, measured beside it.
+    the cost. lockviz/lab/children/worker.py's ``emit`` still calls ``json.dumps``;
+    ``dumps_sink`` is that sink, measured beside it.
     """
     lines: collections.deque[str] = collections.deque(maxlen=1000)
 
@@ -207,20 +204,25 @@ def ours(backend: str, servers: Any, nodes: list[str], sink: Any, **extra: Any) 
     return op
 
 
+def try_once(peer: Any) -> Op:
+    """One uncontended acquire + release of a peer library's lock (redis-py's, pottery's: the
+    same two calls)."""
+
+    def op() -> None:
+        peer.acquire(blocking=False)
+        peer.release()
+
+    return op
+
+
 def redis_candidates(servers: Any) -> dict[str, Op]:
     import redis.lock
 
     client = servers["redis-1"].client()
-    peer = redis.lock.Lock(client, "bench:peer", timeout=10)
-
-    def peer_op() -> None:
-        peer.acquire(blocking=False)
-        peer.release()
-
     return {
         **three("redis", servers, ["redis-1"]),
-        "redis-py Lock": peer_op,
-        "PING": lambda: client.ping() and None,
+        "redis-py Lock": try_once(redis.lock.Lock(client, "bench:peer", timeout=10)),
+        "PING": lambda: client.ping(),
     }
 
 
@@ -231,15 +233,10 @@ def redlock_candidates(servers: Any) -> dict[str, Op]:
     masters = {servers[n].client() for n in nodes}
     peer = Redlock(key="bench-peer", masters=masters, auto_release_time=10)
     ping = servers["redis-1"].client()
-
-    def peer_op() -> None:
-        peer.acquire(blocking=False)
-        peer.release()
-
     return {
         **three("redlock", servers, nodes, node_timeout_ms=500),
-        "pottery Redlock": peer_op,
-        "PING (one node)": lambda: ping.ping() and None,
+        "pottery Redlock": try_once(peer),
+        "PING (one node)": lambda: ping.ping(),
         "SET + EVAL fan-outs": fan_outs(servers, nodes),
     }
 
@@ -294,7 +291,7 @@ def zookeeper_candidates(servers: Any) -> dict[str, Op]:
     return {
         **three("zookeeper", servers, ["zk-1"]),
         "kazoo Lock": peer_op,
-        "exists()": lambda: zk.exists("/bench") and None,
+        "exists()": lambda: zk.exists("/bench"),
     }
 
 
@@ -318,7 +315,7 @@ def postgres_candidates(servers: Any) -> dict[str, Op]:
     return {
         **three("postgres", servers, ["pg-1"], variant="session"),
         "raw try-lock + unlock": peer_op,
-        "SELECT 1": lambda: conn.execute("SELECT 1") and None,
+        "SELECT 1": lambda: conn.execute("SELECT 1"),
     }
 
 
@@ -354,8 +351,8 @@ def etcd_candidates(servers: Any) -> dict[str, Op]:
     return {
         **three("etcd", servers, ["etcd-1"]),
         "etcd3gw Lock": peer_op,
-        "range (one read)": lambda: gateway.call("/v3/kv/range", {"key": "YQ=="}) and None,
-        "put (one write)": lambda: gateway.call("/v3/kv/put", put) and None,
+        "range (one read)": lambda: gateway.call("/v3/kv/range", {"key": "YQ=="}),
+        "put (one write)": lambda: gateway.call("/v3/kv/put", put),
         "the four writes, raw": four_writes,
     }
 
@@ -472,10 +469,10 @@ INTRO = """## Lock clients: one acquire + release
 library and a one-round-trip baseline, on the same lab servers, interleaved in rounds, with the
 benchmark and the servers pinned to different CPUs. *ours (events on)* is the client as the lab
 runs it: every protocol step becomes an event encoded as a JSON line, by
-`algorithms.events.json_line`, as `lockviz/lab/worker.py` does. *ours (events on, json.dumps)* is
-the same with the encoding the worker used before (`json.dumps` per event; see *The event sink*
-below). *ours
-(events off)* has no listener: the difference is what the teaching instrumentation costs.
+`algorithms.events.json_line`, as `lockviz/lab/children/worker.py` does. *ours (events on,
+json.dumps)* is the same with the encoding the worker used before (`json.dumps` per event; see
+*The event sink* below). *ours (events off)* has no listener: the difference is what the
+teaching instrumentation costs.
 *vs peer* and *vs round trip* divide each median by the peer's and by the one-round-trip
 baseline's (the row left blank is the reference); *goal* is the issue's target for that row.
 """
@@ -485,7 +482,7 @@ def write_doc(table: str, summary: str) -> None:
     """Replace this benchmark's section of docs/performance.md, keeping every other section."""
     section = (
         f"{BEGIN}\n{INTRO}\n{table}\n{summary}\n\n{ANALYSIS}\n"
-        f"Regenerate with `.venv/bin/python bench/locks.py` (a few minutes).\n{END}"
+        f"Regenerate with `.venv/bin/python -m bench.locks` (a few minutes).\n{END}"
     )
     write_section(DOC, section, begin=BEGIN, end=END)
 

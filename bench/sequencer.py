@@ -6,24 +6,19 @@ Each measurement is one live run: one client acquires the lock and writes ``--wr
 on the host's monotonic clock). Prints the median and the 90th percentile per backend and
 storage kind, and for sequencers how many calls the storage made to the lock service per write.
 
-    .venv/bin/python bench/sequencer.py            # every backend, 30 writes each
-    .venv/bin/python bench/sequencer.py --writes 10 zookeeper
+    .venv/bin/python -m bench.sequencer            # every backend, 30 writes each
+    .venv/bin/python -m bench.sequencer --writes 10 zookeeper
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import sys
 from typing import Any
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
-
-from lockviz.lab.engine import RunEngine  # noqa: E402
-from lockviz.lab.labs import LocalLab  # noqa: E402
-from lockviz.scenarios.schema import parse  # noqa: E402
+from lockviz.lab.engine import RunEngine
+from lockviz.lab.labs import LocalLab
+from lockviz.scenarios.schema import parse
 
 BACKENDS: dict[str, dict[str, Any]] = {
     "redis": {},

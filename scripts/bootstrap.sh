@@ -19,9 +19,11 @@ if [ "$MODE" = test ]; then
   PACKAGES+=(chromium fonts-dejavu-core docker-compose nginx-light caddy)
 fi
 
+# One dpkg-query for all of them: a set-up checkout must start in seconds (`make run`).
+installed=$(dpkg-query -W -f='${Package} ${Status}\n' "${PACKAGES[@]}" 2>/dev/null || true)
 missing=()
 for pkg in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  grep -qx "$pkg install ok installed" <<<"$installed" || missing+=("$pkg")
 done
 
 if ((${#missing[@]})); then
@@ -60,15 +62,29 @@ if [ "$MODE" = test ] && [ -f package.json ] && { [ ! -d node_modules ] || [ pac
   fi
 fi
 
-EXTRAS=$([ "$MODE" = test ] && echo "[dev]" || echo "")
-if [ ! -f ".venv/.installed-$MODE" ] || [ pyproject.toml -nt ".venv/.installed-$MODE" ]; then
-  echo "==> installing Python packages into .venv"
-  .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -e ".$EXTRAS"
+# Python packages: a stamp per mode says they were all there since pyproject.toml last changed.
+# The tests' packages include the app's, so the test stamp does for `run` too. Without a fresh
+# stamp, what is missing is asked of the venv itself and only that is installed.
+fresh() { [ -f ".venv/.installed-$1" ] && [ ! pyproject.toml -nt ".venv/.installed-$1" ]; }
+if ! fresh "$MODE" && ! { [ "$MODE" = run ] && fresh test; }; then
+  EXTRAS=$([ "$MODE" = test ] && echo "--extra dev" || echo "")
+  mapfile -t lacking < <(.venv/bin/python scripts/missing_requirements.py $EXTRAS)
+  if [ "${lacking[0]:-}" = "-e ." ]; then  # lockviz itself: a new venv, everything with it
+    echo "==> installing Python packages into .venv"
+    .venv/bin/python -m pip install -q --upgrade pip
+    .venv/bin/python -m pip install -q -e ".$([ "$MODE" = test ] && echo "[dev]")"
+  elif ((${#lacking[@]})); then
+    echo "==> installing the missing Python packages: ${lacking[*]}"
+    .venv/bin/python -m pip install -q "${lacking[@]}"
+  fi
   touch ".venv/.installed-$MODE"
 fi
 
 # The pages' scripts and styles under names with their content's hash, gzipped beside them
-# (lockviz/staticfiles.py; `manage.py serve` collects again only when static/ changed), so an
-# image built with this script carries them ready.
-.venv/bin/python manage.py collectstatic --noinput --verbosity 0
+# (lockviz/staticfiles.py), so an image built with this script carries them ready. Collected
+# again only when a file under static/ or a Python package is newer than the last collection;
+# `manage.py serve` and the tests check precisely (every static finder) before they serve.
+MANIFEST=build/static/staticfiles.json
+if [ ! -f "$MANIFEST" ] || [ -n "$(find static .venv/.installed-* -newer "$MANIFEST" -print -quit)" ]; then
+  .venv/bin/python manage.py collectstatic --noinput --verbosity 0
+fi

@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import functools
 import json
 import os
 import shutil
 import time
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
+from playwright.sync_api import sync_playwright
 
 from bench.app import App
 from lockviz.lab import procs
 from lockviz.lab.labs import LocalLab, ServerSet
+from lockviz.lab.servers.redis import RedisServer
 from lockviz.models import Run
 from lockviz.runs import recorder
 from lockviz.scenarios.schema import Scenario, parse
@@ -23,18 +29,43 @@ from lockviz.scenarios.schema import Scenario, parse
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+_browser_loop: list[asyncio.AbstractEventLoop] = []  # the loop Playwright's sync API runs
 
 
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
-    """Debian's chromium through Playwright's sync API, one for the whole session: every test
-    package shares it (a second sync Playwright would find the first one's event loop)."""
-    from playwright.sync_api import sync_playwright
-
+    """Debian's chromium through Playwright (never a downloaded browser): one per test process,
+    for tests/browser and tests/deploy alike."""
     with sync_playwright() as p:
+        loop = asyncio.get_running_loop()  # Playwright's, "running" in this thread from now on
+        _browser_loop.append(loop)
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield browser
-        browser.close()
+        try:
+            yield browser
+        finally:
+            asyncio._set_running_loop(loop)  # a test without the browser may be ending
+            browser.close()
+            _browser_loop.remove(loop)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """Playwright's sync API leaves its event loop marked as running in this thread for as long
+    as the browser lives. Django then refuses every database call here as if made from async
+    code, and every ``asyncio.run`` (an async test's too) refuses to start. A test that does not
+    use the browser gets the thread without it, from its first fixture to its last, and gives
+    it back: which tests a process runs after its browser must not decide whether they pass
+    (under ``-n``, any test may follow a browser test in its worker)."""
+    current = asyncio._get_running_loop()
+    uses_browser = {"browser", "page"} & set(getattr(item, "fixturenames", ()))
+    hidden = current is not None and current in _browser_loop and not uses_browser
+    if hidden:
+        asyncio._set_running_loop(None)
+    try:
+        return (yield)
+    finally:
+        if hidden and current is not None and not current.is_closed():
+            asyncio._set_running_loop(current)
 
 
 @pytest.fixture
@@ -90,18 +121,13 @@ def wait_for_run(run_id: str, timeout_s: float = 40) -> Run:
     raise AssertionError(f"run {run_id} did not finish")
 
 
-def live_processes(names: tuple[str, ...] = ("redis-server", "lockviz.lab.worker")) -> list[int]:
+def live_processes(names: tuple[str, ...] = ("redis-server", "lockviz.lab.children.")) -> list[int]:
     """Pids of live (not zombie) processes whose command line mentions one of ``names``."""
-    found = []
-    for stat in procs.every_process():
-        try:
-            with open(f"/proc/{stat.pid}/cmdline", "rb") as f:
-                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if stat.alive and any(name in cmdline for name in names):
-            found.append(stat.pid)
-    return found
+    return [
+        stat.pid
+        for stat in procs.every_process()
+        if stat.alive and any(name in procs.cmdline(stat.pid) for name in names)
+    ]
 
 
 class AppServer(App):
@@ -109,6 +135,37 @@ class AppServer(App):
 
     def __init__(self, tmp: Path, env: dict[str, str] | None = None, name: str = "app") -> None:
         super().__init__(str(tmp / "app.sqlite3"), str(tmp / f"{name}.log"), env, timeout_s=60)
+
+
+@contextlib.contextmanager
+def redis_layer(workdir: Path) -> Iterator[RedisServer]:
+    """A private redis-server for app processes to share as their channel layer."""
+    server = RedisServer("layer", str(workdir / "layer"))
+    server.launch()
+    try:
+        server.wait_ready()
+        yield server
+    finally:
+        server.stop()
+
+
+def layer_env(layer: RedisServer) -> dict[str, str]:
+    """What app processes are told to share ``layer`` (its password goes in the URL)."""
+    password = urllib.parse.quote(layer.password or "", safe="")
+    return {"LOCKVIZ_CHANNEL_REDIS": f"redis://:{password}@127.0.0.1:{layer.port}/0"}
+
+
+@contextlib.contextmanager
+def postgres_database() -> Iterator[str]:
+    """A PostgreSQL server of the lab's with an empty database for the app: its URL."""
+    with LocalLab().servers(["pg-1"]) as servers:
+        pg = servers["pg-1"]
+        with psycopg.connect(
+            host=pg.host, port=pg.port, user="postgres", password=pg.password,
+            dbname="postgres", autocommit=True,
+        ) as conn:  # fmt: skip
+            conn.execute("CREATE DATABASE lockviz")
+        yield f"postgresql://postgres:{pg.password}@{pg.host}:{pg.port}/lockviz"
 
 
 @pytest.fixture
@@ -119,7 +176,10 @@ def app_server(tmp_path: Path) -> Iterator[AppServer]:
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Pages name static files by their content's hash: collect them as ``serve`` does."""
+    """Pages name static files by their content's hash: collect them as ``serve`` does, once
+    (under ``-n``, in the controller, before it starts the workers: they must not race)."""
+    if hasattr(session.config, "workerinput"):
+        return
     import django
 
     django.setup()
@@ -128,12 +188,48 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     staticfiles.collect()
 
 
+@functools.cache
+def shares_module_fixtures(path: str) -> bool:
+    """Whether the test module ``path`` (from the root) or a conftest.py above it declares a
+    module-scoped fixture: a server, an app, a deployment's stack that its tests share."""
+    module = ROOT / path
+    sources = [module, *(d / "conftest.py" for d in module.parents if d.is_relative_to(ROOT))]
+    return any(f.is_file() and 'scope="module"' in f.read_text() for f in sources)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under ``-n``, each test may run in any worker, except that the tests of a module that
+    shares module-scoped fixtures run in one worker, in file order: they share that fixture
+    instead of each worker starting its own, and may build on each other (tests/deploy)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Together(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::")[0]
+            return path if shares_module_fixtures(path) else nodeid
+
+    return Together(config, log)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """What :func:`shares_module_fixtures` reads from the text, checked against what pytest
+    resolved: a module-scoped fixture it missed would be started again in each worker."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        scopes = [d.scope for defs in info.name2fixturedefs.values() for d in defs] if info else []
+        path = item.nodeid.split("::")[0]
+        assert "module" not in scopes or shares_module_fixtures(path), (
+            f"{path} uses a module-scoped fixture that tests/conftest.py does not see"
+        )
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Django removes the test database file but not SQLite's WAL and shared-memory files."""
+    """Django removes the test database file but not SQLite's WAL and shared-memory files
+    (named by this process, with a worker's suffix under ``-n``)."""
     import glob
     import tempfile
 
-    pattern = os.path.join(tempfile.gettempdir(), f"lockviz-test-{os.getpid()}.sqlite3-*")
+    pattern = os.path.join(tempfile.gettempdir(), f"lockviz-test-{os.getpid()}.sqlite3*-*")
     for leftover in glob.glob(pattern):
         with contextlib.suppress(OSError):
             os.unlink(leftover)

@@ -11,6 +11,9 @@ scenarios and exported runs of real runs (``tests/lockviz/data/``).
 
 And the checks every refusal must pass: :func:`unnamed` says which problems do not start with
 the path of a field of the input (``steps[3].ms: ...``, ``events[0].seq: ...``).
+
+One module past the usual ~300 lines, on purpose: the three inputs share one mutation engine and
+one set of checks, and a strategy is read beside the format it derives from.
 """
 
 from __future__ import annotations

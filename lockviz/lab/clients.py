@@ -1,4 +1,4 @@
-"""The run engine's handle on one client process (see :mod:`lockviz.lab.worker`).
+"""The run engine's handle on one client process (see :mod:`lockviz.lab.children.worker`).
 
 The process gets its :class:`~lockviz.lab.config.ClientConfig` as the first line on its stdin,
 then one command per line: the scenario step itself (``{"do": "acquire", ...}``). Faults are
@@ -12,9 +12,9 @@ full (a client frozen while the scenario keeps sending it work), :meth:`ClientPr
 refuses the command and the engine records that it was refused: a real single-threaded client
 cannot take unlimited work either.
 
-The storage service of a sequencer run (:mod:`lockviz.lab.storage_service`) is driven the same
-way: a :class:`ClientProcess` of another ``module``, whose config names it ``storage``, and whose
-``_ready`` line says where it listens (``ready``).
+The storage service of a sequencer run (:mod:`lockviz.lab.children.storage_service`) is driven
+the same way: a :class:`ClientProcess` of another ``module``, whose config names it ``storage``,
+and whose ``_ready`` line says where it listens (``ready``).
 """
 
 from __future__ import annotations
@@ -32,14 +32,13 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from lockviz.lab import forkserver, procs
+from lockviz.lab import children, forkserver, procs
 from lockviz.lab.errors import LabError
 from lockviz.lab.events import Record
 from lockviz.lab.procs import wait_until
 
 MAX_QUEUED = 64  # commands waiting for one client before more are refused
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-WORKER_MODULE = "lockviz.lab.worker"  # a client: forked from the fork server, warm
 # A command the client took: (the step's index, when it could have begun, when it began), in
 # the host's monotonic ns. It could begin once sent, the client's previous command done and the
 # client thawed, whichever came last: only a busy machine makes it begin later than that.
@@ -61,7 +60,7 @@ class ClientProcess:
         config: ProcessConfig,
         record: Record,
         on_took: Took | None = None,
-        module: str = WORKER_MODULE,
+        module: str = children.WORKER,
     ) -> None:
         self.name = config.name
         self.config = config
@@ -82,8 +81,8 @@ class ClientProcess:
         self._writer: threading.Thread | None = None
 
     def start(self) -> None:
-        if self.module == WORKER_MODULE:
-            self.proc = forkserver.start(forkserver.WORKER)  # it waits for its config
+        if self.module == children.WORKER:
+            self.proc = forkserver.start(children.WORKER)  # it waits for its config
         else:  # the storage service: one per sequencer run, started cold
             env = {**os.environ, "PYTHONPATH": ROOT, "PYTHONUNBUFFERED": "1"}
             self.proc = procs.spawn(

@@ -2,14 +2,15 @@
 
 The engine builds a :class:`ClientConfig` per client and writes it as one JSON line on the
 client's stdin, before any command (never on its command line: argv is visible to every user
-of the machine and limited in size). :mod:`lockviz.lab.worker` reads it back with
+of the machine and limited in size). :mod:`lockviz.lab.children.worker` reads it back with
 :meth:`ClientConfig.from_json`; every field is named here and nowhere else.
 
 The servers' passwords travel in it too (``passwords``: server name → password, for the servers
 that have one), so they never appear in a process listing.
 
 A run whose storage checks sequencers has one more process, the storage service
-(:mod:`lockviz.lab.storage_service`); it receives a :class:`StorageServiceConfig` the same way.
+(:mod:`lockviz.lab.children.storage_service`); it receives a :class:`StorageServiceConfig` the
+same way.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ class ClientConfig(_Config):
     call_timeout_ms: int = 1_000  # how long one request to a server may take
     renew: bool = False  # a watchdog thread extends the lease every ttl/3
     node_timeout_ms: int | None = None  # Redlock: per node
-    clock_file: str | None = None  # the client's own clock (lockviz.lab.clocks)
+    clock_file: str | None = None  # the client's own clock (algorithms.clock.ClockFile)
     # server -> its password (Redis AUTH, PostgreSQL and PgBouncer); never shown in repr
     passwords: Mapping[str, str] = field(default_factory=dict, repr=False)
     storage: str = "fenced"  # what the storage checks (lockviz.catalogue.STORAGE_KINDS)

@@ -19,6 +19,7 @@ and resets every clock, so nothing leaks past the run.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from algorithms.clock import ClockFile
@@ -32,24 +33,19 @@ from lockviz.scenarios.schema import Step
 from lockviz.scenarios.verbs import Target
 
 
+@dataclass
 class Faults:
-    def __init__(
-        self,
-        servers: ServerSet,
-        links: Links,
-        clients: dict[str, ClientProcess],
-        clocks: dict[str, ClockFile],
-        record: Record,
-        timers: Scheduler,
-    ) -> None:
-        self.servers = servers
-        self.links = links
-        self.clients = clients
-        self.clocks = clocks
-        self.record = record
-        self.timers = timers
-        self.crashed: set[str] = set()  # servers down
-        self.isolated: set[str] = set()  # servers cut off from their peers
+    """The run's faults: what they act on (its servers, links, client processes and their clock
+    files), where they are recorded, the timers that undo a pause; what is down or cut off."""
+
+    servers: ServerSet
+    links: Links
+    clients: dict[str, ClientProcess]
+    clocks: dict[str, ClockFile]
+    record: Record
+    timers: Scheduler
+    crashed: set[str] = field(default_factory=set)  # servers down
+    isolated: set[str] = field(default_factory=set)  # servers cut off from their peers
 
     def apply(self, step: Step) -> None:
         if step.target is Target.LINK:

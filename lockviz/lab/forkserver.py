@@ -1,14 +1,16 @@
-"""Client processes and proxies forked from one warm process, instead of each started cold.
+"""Client processes and proxies forked from one warm process, instead of each started cold:
+the app's side (the server's own side is :mod:`lockviz.lab.children.forkserver`).
 
 A Python process that imports a lock client costs ~120 ms of CPU before it can do anything
 (redis-py alone is 70 ms of imports), a proxy ~50 ms, and every run needs one per client and a
 proxy: on two cores, that was half of what a run cost. So the lab starts one *fork server*
-(``python -m lockviz.lab.forkserver``, like multiprocessing's) that imports every client
-library and the proxy once, and forks a copy of itself for each process a run needs (~1 ms and
-a few MB of its own: the rest is shared with the server until written). A forked child becomes
-what it was asked for — a client process (:mod:`lockviz.lab.worker`) or a network proxy
-(:mod:`lockviz.lab.proxy`) — and from there on is exactly what a cold start would have been: it
-reads its first line (a ClientConfig, a proxy's links) from its own stdin.
+(``python -m lockviz.lab.children.forkserver``, like multiprocessing's) that imports every
+client library and the proxy once, and forks a copy of itself for each process a run needs (~1
+ms and a few MB of its own: the rest is shared with the server until written). A forked child
+becomes what it was asked for — a client process (:mod:`lockviz.lab.children.worker`) or a
+network proxy (:mod:`lockviz.lab.children.proxy`) — and from there on is exactly what a cold
+start would have been: it reads its first line (a ClientConfig, a proxy's links) from its own
+stdin.
 
 How the app talks to it: over a Unix socket, one request at a time, each carrying the two ends
 of the child's pipes (``SCM_RIGHTS``); the answer is the child's pid and a *pidfd* for it. The
@@ -19,16 +21,11 @@ How nothing outlives the app: the server is spawned by :func:`lockviz.lab.procs.
 spawner thread (``PR_SET_PDEATHSIG``), and each child asks for ``PR_SET_PDEATHSIG`` itself as
 soon as it is forked, relative to the server (which forks from its only thread), then checks it
 was not orphaned meanwhile. Killing the app kills the server; that kills every child.
-
-One module past the usual ~300 lines, on purpose: the app's side (requests over the socket, pidfds)
-and the server's side (fork, PDEATHSIG, reaping) are two halves of one protocol and change
-together.
 """
 
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import select
 import signal
@@ -36,13 +33,13 @@ import socket
 import subprocess
 import sys
 import threading
-from typing import IO, Any
+from typing import IO
 
-from lockviz.lab import procs
+from lockviz.lab import children, procs
 from lockviz.lab.errors import LabError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-WORKER, PROXY = "worker", "proxy"  # what a child can become
+FORKED = (children.WORKER, children.PROXY)  # what a forked child can become
 EXITED = -1  # a forked child's exit code is its server's to know: the app knows it exited
 
 
@@ -92,8 +89,9 @@ def _readable(fd: int, timeout: float | None) -> bool:
 
 
 def start(role: str) -> procs.Child:
-    """A new process that will be ``role`` once it reads its first line: forked from the warm
-    server, or (where pidfds are missing: Linux before 5.3) started cold."""
+    """A new process that will be ``role`` (a module of :data:`FORKED`) once it reads its first
+    line: forked from the warm server, or (where pidfds are missing: Linux before 5.3) started
+    cold."""
     return _server.fork(role) if warm() else _cold(role)
 
 
@@ -103,9 +101,8 @@ def warm() -> bool:
 
 
 def _cold(role: str) -> subprocess.Popen[str]:
-    module = {WORKER: "lockviz.lab.worker", PROXY: "lockviz.lab.proxy"}[role]
     return procs.spawn(
-        [sys.executable, "-m", module],
+        [sys.executable, "-m", role],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -128,8 +125,8 @@ class ForkServer:
             self._ensure_started()
 
     def fork(self, role: str) -> Forked:
-        """A new process that will be ``role`` (:data:`WORKER`, :data:`PROXY`) once it has read
-        its first line; the server is started (again) if it is not running."""
+        """A new process that will be ``role`` (a module of :data:`FORKED`) once it has read its
+        first line; the server is started (again) if it is not running."""
         child_in, app_in = os.pipe()
         app_out, child_out = os.pipe()
         try:
@@ -179,7 +176,7 @@ class ForkServer:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             self.proc = procs.spawn(
-                [sys.executable, "-m", "lockviz.lab.forkserver", str(theirs.fileno())],
+                [sys.executable, "-m", children.FORK_SERVER, str(theirs.fileno())],
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
                 env={**os.environ, "PYTHONPATH": ROOT},
@@ -209,100 +206,3 @@ _server = ForkServer()
 def server() -> ForkServer:
     """This app's fork server."""
     return _server
-
-
-# -- the server process ---------------------------------------------------------------------
-
-
-def serve(sock: socket.socket) -> None:
-    """Import everything a child may need, then fork one child per request until EOF."""
-    _warm_up()
-    gc.collect()
-    gc.freeze()  # a child's collections then leave the shared pages alone
-    signal.signal(signal.SIGCHLD, _reap)
-    me = os.getpid()
-    sock.sendall(b"ready")
-    while True:
-        try:
-            request, fds, _, _ = socket.recv_fds(sock, 64, 2)
-        except ConnectionError:
-            return
-        if not request:
-            return  # the app closed its end: it is stopping
-        role = request.decode()
-        # No reaping between the fork and the pidfd: the pid must still be the child's.
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
-        pid = os.fork()
-        if pid == 0:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
-            _become(role, me, sock, fds)  # never returns
-        for fd in fds:
-            os.close(fd)
-        pidfd = os.pidfd_open(pid)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
-        try:
-            socket.send_fds(sock, [str(pid).encode()], [pidfd])
-        finally:
-            os.close(pidfd)
-
-
-def _warm_up() -> None:
-    """What any child will need, imported once, here."""
-    import lockviz.lab.backends.etcd
-    import lockviz.lab.backends.postgres
-    import lockviz.lab.backends.redis
-    import lockviz.lab.backends.redlock
-    import lockviz.lab.backends.zookeeper
-    import lockviz.lab.proxy
-    import lockviz.lab.worker  # noqa: F401
-
-
-def _reap(signum: int, frame: Any) -> None:
-    with contextlib.suppress(ChildProcessError):
-        while os.waitpid(-1, os.WNOHANG)[0] > 0:
-            pass
-
-
-def _become(role: str, server_pid: int, sock: socket.socket, fds: list[int]) -> None:
-    """In a forked child: die with the server, take the pipes as stdin and stdout, run ``role``."""
-    code = 0
-    try:
-        procs.die_with_parent()
-        if os.getppid() != server_pid:  # the server died before we asked: so must we
-            os._exit(1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        sock.close()
-        child_in, child_out = fds
-        os.dup2(child_in, 0)
-        os.dup2(child_out, 1)
-        os.close(child_in)
-        os.close(child_out)
-        sys.stdin = open(0, closefd=False)  # noqa: SIM115
-        sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
-        if role == WORKER:
-            from lockviz.lab import worker
-
-            worker.main()
-        elif role == PROXY:
-            from lockviz.lab import proxy
-
-            proxy.run()
-        else:
-            code = 2  # not something a child can become
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    except BaseException:
-        import traceback
-
-        traceback.print_exc()
-        code = 1
-    finally:
-        with contextlib.suppress(Exception):
-            sys.stdout.flush()
-        os._exit(code)
-
-
-if __name__ == "__main__":
-    procs.die_with_parent()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the app, which stops us
-    serve(socket.socket(fileno=int(sys.argv[1])))

@@ -1,4 +1,5 @@
-"""The run engine's handle on the proxy process (lockviz.lab.proxy): one link per client↔server.
+"""The run engine's handle on the proxy process (lockviz.lab.children.proxy): a link per
+client↔server.
 
 Links are named ``"alice>redis-1"``. Every client reaches every server through its own link,
 so a fault can be as asymmetric as real networks are: alice cut from redis-1 and redis-2 only,
@@ -12,7 +13,7 @@ import threading
 from collections.abc import Collection
 from typing import Any
 
-from lockviz.lab import forkserver, procs
+from lockviz.lab import children, forkserver, procs
 from lockviz.lab.errors import LabError
 
 
@@ -26,7 +27,7 @@ class Links:
     ) -> None:
         """Links from each of ``clients`` to each server in ``addresses``; a connection on a
         link to a server in ``patient`` that refuses it is tried again for a moment (see
-        :mod:`lockviz.lab.proxy`), as that server's own clients would."""
+        :mod:`lockviz.lab.children.proxy`), as that server's own clients would."""
         self.targets = {
             link_name(client, node): address
             for client in clients
@@ -39,7 +40,7 @@ class Links:
         self._lock = threading.Lock()
 
     def start(self) -> None:
-        self.proc = forkserver.start(forkserver.PROXY)  # it waits for its links
+        self.proc = forkserver.start(children.PROXY)  # it waits for its links
         assert self.proc.stdin is not None
         try:
             self.proc.stdin.write(

@@ -168,6 +168,15 @@ def every_process() -> list[Stat]:
     return found
 
 
+def cmdline(pid: int) -> str:
+    """The command line of ``pid``, its arguments joined by spaces; "" once it is gone."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
 def children(pid: int) -> list[int]:
     """The live processes whose parent is ``pid``."""
     return [s.pid for s in every_process() if s.ppid == pid and s.alive]

@@ -24,7 +24,7 @@ from typing import Protocol
 
 from algorithms.clock import ClockFile
 from lockviz.catalogue import STORAGE
-from lockviz.lab import watchers
+from lockviz.lab import children, watchers
 from lockviz.lab.clients import ClientProcess, Took
 from lockviz.lab.config import ClientConfig, StorageServiceConfig
 from lockviz.lab.errors import LabError
@@ -152,7 +152,7 @@ def _storage_service(
         call_timeout_ms=CALL_TIMEOUT_MS,
         passwords=servers.passwords(),
     )
-    service = ClientProcess(config, record, module="lockviz.lab.storage_service")
+    service = ClientProcess(config, record, module=children.STORAGE_SERVICE)
     try:
         service.start()
         service.wait_ready()

@@ -180,7 +180,7 @@ def _not_live(run: Run) -> str:
         return "the run is still waiting for the lab: try again once it is running"
     if not run.events.filter(kind="run_started").exists():
         return "the lab is still starting this run's servers: try again in a moment"
-    return ""  # running: lockviz.runs.inject says so if the lab has let go of it
+    return ""  # running: lockviz.runs.recorder.inject says so if the lab has let go of it
 
 
 def _done(request: HtmxHttpRequest, done: str) -> HttpResponse:

@@ -14,6 +14,7 @@ import pytest
 from algorithms.errors import NotHeld
 from algorithms.etcd_gateway import Gateway
 from algorithms.etcd_lock import EtcdLock, effective_ttl_s
+from algorithms.lock import Grant
 from lockviz.lab.labs import LocalLab
 from lockviz.lab.servers.etcd import EtcdServer, post, prefix_end
 
@@ -49,6 +50,29 @@ class RecordingLock(EtcdLock):
 
 def make_lock(etcd: EtcdServer, name: str, owner: str, ttl_ms: int = 2000) -> RecordingLock:
     return RecordingLock(etcd, name, owner, ttl_ms)
+
+
+class Waiter(threading.Thread):
+    """``lock.acquire`` in a thread of its own: a client blocked in its lock call."""
+
+    def __init__(self, lock: EtcdLock, timeout_ms: int) -> None:
+        super().__init__(daemon=True)
+        self.lock, self.timeout_ms = lock, timeout_ms
+        self.grant: Grant | None = None
+        self.returned = False
+        self.start()
+
+    def run(self) -> None:
+        self.grant = self.lock.acquire(timeout_ms=self.timeout_ms)
+        self.returned = True
+
+
+def queued(etcd: EtcdServer, name: str, waiting: int = 1) -> None:
+    """Return once ``waiting`` keys wait in the queue behind the holder's (on the server)."""
+    deadline = time.monotonic() + 5
+    while len(keys(etcd, name + "/")) < 1 + waiting:
+        assert time.monotonic() < deadline, keys(etcd, name + "/")
+        time.sleep(0.02)
 
 
 def keys(etcd: EtcdServer, prefix: str) -> dict[str, int]:
@@ -93,15 +117,13 @@ def test_one_holder_at_a_time_and_revisions_increase(etcd: EtcdServer, name: str
 def test_a_waiter_is_granted_when_the_holder_releases(etcd: EtcdServer, name: str) -> None:
     alice, bob = make_lock(etcd, name, "alice"), make_lock(etcd, name, "bob")
     assert alice.acquire() is not None
-    done: dict[str, Any] = {}
-    waiter = threading.Thread(target=lambda: done.update(grant=bob.acquire(timeout_ms=5000)))
-    waiter.start()
-    time.sleep(0.5)
-    assert "grant" not in done  # bob's lock call is blocked on the server
+    waiter = Waiter(bob, timeout_ms=5000)
+    queued(etcd, name)
+    assert not waiter.returned  # bob's lock call is blocked on the server
     released_ns = time.monotonic_ns()
     assert alice.release() is True
     waiter.join(6)
-    assert done["grant"] is not None and done["grant"].granted_ns > released_ns
+    assert waiter.grant is not None and waiter.grant.granted_ns > released_ns
 
 
 def test_lease_expiry_frees_the_lock(etcd: EtcdServer, name: str) -> None:
@@ -160,15 +182,13 @@ def test_a_waiter_keeps_its_place_longer_than_its_lease(etcd: EtcdServer, name: 
     """Without keepalives while queued, etcd 3.4 would answer "locked" with a vanished key."""
     alice, bob = make_lock(etcd, name, "alice", ttl_ms=2000), make_lock(etcd, name, "bob")
     assert alice.acquire() is not None
-    done: dict[str, Any] = {}
-    waiter = threading.Thread(target=lambda: done.update(grant=bob.acquire(timeout_ms=8000)))
-    waiter.start()
+    waiter = Waiter(bob, timeout_ms=8000)
     for _ in range(5):  # alice holds for 3 s; bob's 2 s lease must outlive that in the queue
         time.sleep(0.6)
         assert alice.extend() is True
     assert alice.release() is True
     waiter.join(9)
-    grant = done["grant"]
+    grant = waiter.grant
     assert grant is not None and list(keys(etcd, name + "/")) == [grant.value]
     assert any(kind == "reply" and d["op"] == "keepalive" and d["ok"] for kind, d in bob.events)
 
@@ -199,13 +219,11 @@ def test_a_waiter_claims_its_key_after_the_wait(etcd: EtcdServer, name: str) -> 
     """A lock call that waited may answer for a key that is gone: the claim checks it."""
     alice, bob = make_lock(etcd, name, "alice"), make_lock(etcd, name, "bob")
     assert alice.acquire() is not None
-    done: dict[str, Any] = {}
-    waiter = threading.Thread(target=lambda: done.update(grant=bob.acquire(timeout_ms=5000)))
-    waiter.start()
-    time.sleep(0.3)
+    waiter = Waiter(bob, timeout_ms=5000)
+    queued(etcd, name)
     assert alice.release() is True
     waiter.join(6)
-    grant = done["grant"]
+    grant = waiter.grant
     assert grant is not None
     steps = [(d["op"], kind) for kind, d in bob.events if kind in ("request", "reply")]
     ops = ["lease_grant", "lock", "claim"]

@@ -15,6 +15,7 @@ import pytest
 from algorithms.errors import NotHeld
 from algorithms.postgres_lock import PostgresLock, connect
 from lockviz.lab.labs import LocalLab
+from lockviz.lab.procs import wait_until
 
 pytestmark = pytest.mark.live
 
@@ -112,7 +113,15 @@ def test_xact_lock_ends_with_the_transaction_and_unlock_cannot_release_it(
     assert second.token > first.token
 
 
-def test_xact_waiter_queues_on_the_server_until_commit_or_lock_timeout(make: MakeLock) -> None:
+def waiting_in_the_servers_queue(pg: Any) -> bool:
+    with pg.connect(application_name="observer") as conn:
+        row = conn.execute("SELECT count(*) FROM pg_locks WHERE NOT granted").fetchone()
+    return bool(row and row[0])
+
+
+def test_xact_waiter_queues_on_the_server_until_commit_or_lock_timeout(
+    make: MakeLock, pg: Any
+) -> None:
     alice, bob = make("alice", scope="xact"), make("bob", scope="xact")
     assert alice.acquire(timeout_ms=1000) is not None
     assert bob.acquire(timeout_ms=300) is None  # lock_timeout ended the wait
@@ -121,7 +130,7 @@ def test_xact_waiter_queues_on_the_server_until_commit_or_lock_timeout(make: Mak
     got: dict[str, Any] = {}
     waiter = threading.Thread(target=lambda: got.update(grant=bob.acquire(timeout_ms=10_000)))
     waiter.start()
-    time.sleep(0.5)
+    wait_until(lambda: waiting_in_the_servers_queue(pg), 10, "bob in the server's lock queue")
     assert waiter.is_alive()  # one request, waiting in the server's lock queue
     released_ns = time.monotonic_ns()
     assert alice.release() is True
@@ -134,9 +143,11 @@ def test_xact_waiter_queues_on_the_server_until_commit_or_lock_timeout(make: Mak
 def test_xact_lease_the_server_ends_an_idle_holder_and_extend_is_the_heartbeat(
     make: MakeLock,
 ) -> None:
-    alice, bob = make("alice", scope="xact", lease_ms=400), make("bob", scope="xact")
+    alice, bob = make("alice", scope="xact", lease_ms=800), make("bob", scope="xact")
     assert alice.acquire(timeout_ms=1000) is not None
-    for _ in range(6):  # 1.2 s in all, three lease lengths: each query restarts the idle clock
+    # 2.4 s in all, three lease lengths: each query restarts the idle clock. A beat every 0.2 s
+    # leaves a loaded machine 0.6 s to be late by before the lease ends.
+    for _ in range(12):
         time.sleep(0.2)
         assert alice.extend() is True
     assert bob.acquire(timeout_ms=0) is None

@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import CHROMIUM, FLAGS
 
-__all__ = ["CHROMIUM", "FLAGS"]  # the browser itself is tests/conftest.py's, for every package
+__all__ = ["CHROMIUM", "FLAGS"]  # the browser itself is tests/conftest.py's, one per process
 
 
 @pytest.fixture

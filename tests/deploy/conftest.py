@@ -16,14 +16,12 @@ it would across machines. Not root: the replicas share this machine's name, and 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import os
 import secrets
-import subprocess
-import sys
-import time
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,12 +30,10 @@ import psycopg
 import pytest
 
 from bench.app import App
-from lockviz.lab import procs
 from lockviz.lab.labs import LocalLab
 from lockviz.lab.ports import free_port
 from lockviz.lab.servers.postgres import PostgresServer
 from lockviz.lab.servers.redis import RedisServer
-from tests.conftest import ROOT
 from tests.deploy.proxies import Caddy, Nginx, Proxy
 
 SEPARATE_HOSTS = os.geteuid() == 0  # unshare --uts needs CAP_SYS_ADMIN
@@ -49,32 +45,12 @@ class Replica(App):
 
     def __init__(self, name: str, workdir: Path, env: dict[str, str]) -> None:
         self.name = name
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        full = {**os.environ, "LOCKVIZ_DB": str(workdir / f"{name}-unused.sqlite3"), **env}
-        full.pop("DJANGO_SETTINGS_MODULE", None)
-        command = [sys.executable, "manage.py", "serve", "--port", str(self.port)]
-        if SEPARATE_HOSTS:  # exec'd in place: the pid is the app's own, for kill -9
-            command = ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', name, *command]
-        self.log = open(workdir / f"{name}.log", "a+")  # noqa: SIM115 (closed in stop() or kill())
-        self.proc = procs.spawn(
-            command, cwd=ROOT, env=full, stdin=subprocess.DEVNULL, stdout=self.log,
-            stderr=subprocess.STDOUT,
+        # exec'd in place: the pid is the app's own, for kill -9
+        wrap = ["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', name]
+        super().__init__(
+            str(workdir / f"{name}-unused.sqlite3"), str(workdir / f"{name}.log"), env,
+            wrap=wrap if SEPARATE_HOSTS else [], probe="/healthz",
         )  # fmt: skip
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(self.url + "/healthz", timeout=5):
-                    return
-            except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    self.stop()
-                    raise RuntimeError(f"{name} did not start:\n{self.output()}") from None
-                time.sleep(0.2)
-
-    @property
-    def alive(self) -> bool:
-        return self.proc.poll() is None
 
 
 class Layer:
@@ -204,25 +180,35 @@ def backing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Database
             layer.stop()
 
 
+@contextlib.contextmanager
+def serving(
+    backing: tuple[Database, Layer, str], workdir: Path, names: list[str],
+    proxy: Callable[[Path, dict[str, int], int], Proxy], scheme: str = "http",
+) -> Iterator[Stack]:  # fmt: skip
+    """Replicas ``names`` told their public URL is ``scheme``, behind ``proxy``'s shipped
+    configuration (upstreams ``app-1``, ``app-2``...)."""
+    db, layer, key = backing
+    port = free_port()  # the proxy's, known before the replicas are told their public URL
+    env = replica_env(db, layer, f"{scheme}://127.0.0.1:{port}", key)
+    replicas = start_replicas(names, workdir, env)
+    try:
+        upstreams = {f"app-{i}": replica.port for i, replica in enumerate(replicas.values(), 1)}
+        front = proxy(workdir / "proxy", upstreams, port)
+        try:
+            yield Stack(db, layer, replicas, front)
+        finally:
+            front.stop()
+    finally:
+        stop_all(replicas.values())
+
+
 @pytest.fixture(scope="module")
 def stack(
     backing: tuple[Database, Layer, str], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Stack]:
     """Two replicas behind the shipped nginx.conf, over plain HTTP."""
-    db, layer, key = backing
-    workdir = tmp_path_factory.mktemp("nginx-stack")
-    port = free_port()  # the proxy's, known before the replicas are told their public URL
-    env = replica_env(db, layer, f"http://127.0.0.1:{port}", key)
-    replicas = start_replicas(["app-1", "app-2"], workdir, env)
-    try:
-        upstreams = {name: replica.port for name, replica in replicas.items()}
-        nginx = Nginx(workdir / "nginx", upstreams, port)
-        try:
-            yield Stack(db, layer, replicas, nginx)
-        finally:
-            nginx.stop()
-    finally:
-        stop_all(replicas.values())
+    with serving(backing, tmp_path_factory.mktemp("nginx-stack"), ["app-1", "app-2"], Nginx) as s:
+        yield s
 
 
 @pytest.fixture
@@ -231,17 +217,6 @@ def https_stack(
 ) -> Iterator[Stack]:
     """Two replicas told their public URL is https, behind the shipped Caddyfile (for one
     test: stopped after it, so that the nginx stack's scenarios have the machine)."""
-    db, layer, key = backing
     workdir = tmp_path_factory.mktemp("caddy-stack")
-    port = free_port()
-    env = replica_env(db, layer, f"https://127.0.0.1:{port}", key)
-    replicas = start_replicas(["app-3", "app-4"], workdir, env)
-    try:
-        upstreams = {"app-1": replicas["app-3"].port, "app-2": replicas["app-4"].port}
-        caddy = Caddy(workdir / "caddy", upstreams, port)
-        try:
-            yield Stack(db, layer, replicas, caddy)
-        finally:
-            caddy.stop()
-    finally:
-        stop_all(replicas.values())
+    with serving(backing, workdir, ["app-3", "app-4"], Caddy, scheme="https") as s:
+        yield s

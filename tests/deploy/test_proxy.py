@@ -9,6 +9,9 @@ what is true; every other check is what a user's page or a click would show.
 
 The nginx stack is started once for the module and its tests run in file order: the last one
 kills a replica. The HTTPS stack (two more replicas behind Caddy) lives for its one test.
+
+One module past the usual ~300 lines, on purpose: its scenarios share one expensive stack and run
+in order on it (the last kills a replica), so they stay in one file, with the learners they drive.
 """
 
 from __future__ import annotations

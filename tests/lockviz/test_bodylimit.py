@@ -39,13 +39,17 @@ class Recorder:
         await send({"type": "http.response.body", "body": b"ok"})
 
 
-def test_a_declared_length_over_the_limit_is_refused_unread() -> None:
+def post(body: bytes, limit: int) -> tuple[Recorder, dict[str, Any]]:
+    """POST ``body`` (its length declared) through a BodyLimit of ``limit`` bytes: the app behind
+    it, and the response."""
     app = Recorder()
-    communicator = HttpCommunicator(
-        BodyLimit(app, limit=100), "POST", "/import/", body=b"x" * 101,
-        headers=[(b"content-length", b"101")],
-    )  # fmt: skip
-    response = in_thread(communicator.get_response)
+    headers = [(b"content-length", str(len(body)).encode())]
+    communicator = HttpCommunicator(BodyLimit(app, limit), "POST", "/", body, headers)
+    return app, in_thread(communicator.get_response)
+
+
+def test_a_declared_length_over_the_limit_is_refused_unread() -> None:
+    app, response = post(b"x" * 101, limit=100)
     assert response["status"] == 413 and not app.called
     assert (
         b"larger than 0 MB" in response["body"] or b"the most lockviz accepts" in response["body"]
@@ -53,12 +57,7 @@ def test_a_declared_length_over_the_limit_is_refused_unread() -> None:
 
 
 def test_a_body_under_the_limit_goes_through_whole() -> None:
-    app = Recorder()
-    communicator = HttpCommunicator(
-        BodyLimit(app, limit=100), "POST", "/", body=b"y" * 100,
-        headers=[(b"content-length", b"100")],
-    )  # fmt: skip
-    response = in_thread(communicator.get_response)
+    app, response = post(b"y" * 100, limit=100)
     assert response["status"] == 200 and app.body == b"y" * 100
 
 

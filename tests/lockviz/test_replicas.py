@@ -20,16 +20,13 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-import psycopg
 import pytest
 from websockets.sync.client import connect
 from websockets.typing import Origin
 
-from lockviz.lab.labs import LocalLab
-from lockviz.lab.servers.redis import RedisServer
-from tests.conftest import AppServer
+from tests.conftest import AppServer, layer_env, postgres_database, redis_layer
 
 pytestmark = pytest.mark.live
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,19 +61,31 @@ class Browser:
 
 @pytest.fixture
 def replicas(tmp_path: Path) -> Iterator[tuple[AppServer, AppServer]]:
-    layer = RedisServer("replicas-layer", str(tmp_path / "layer"))
-    layer.launch()
-    layer.wait_ready()
-    password = urllib.parse.quote(layer.password or "", safe="")
-    env = {"LOCKVIZ_CHANNEL_REDIS": f"redis://:{password}@127.0.0.1:{layer.port}/0"}
-    first = AppServer(tmp_path, env, name="first")
-    second = AppServer(tmp_path, env, name="second")
-    try:
-        yield first, second
-    finally:
-        first.stop()
-        second.stop()
-        layer.stop()
+    with redis_layer(tmp_path) as layer:
+        first = AppServer(tmp_path, layer_env(layer), name="first")
+        second = AppServer(tmp_path, layer_env(layer), name="second")
+        try:
+            yield first, second
+        finally:
+            first.stop()
+            second.stop()
+
+
+class Playing(NamedTuple):
+    first: AppServer  # where the run was started, and runs
+    second: AppServer
+    learner: Browser  # who started it
+    run_id: str
+
+
+@pytest.fixture
+def playing(replicas: tuple[AppServer, AppServer]) -> Playing:
+    """A learner's free-play run, started on the first replica and running."""
+    first, second = replicas
+    learner = Browser()
+    run_id = start_free_play(learner, first)
+    wait_started(first, run_id)
+    return Playing(first, second, learner, run_id)
 
 
 def start_free_play(browser: Browser, app: AppServer) -> str:
@@ -104,12 +113,9 @@ def status(app: AppServer, run_id: str) -> str:
 
 
 def test_a_run_started_on_one_replica_is_driven_and_finished_through_the_other(
-    replicas: tuple[AppServer, AppServer],
+    playing: Playing,
 ) -> None:
-    first, second = replicas
-    learner = Browser()
-    run_id = start_free_play(learner, first)
-    wait_started(first, run_id)
+    _, second, learner, run_id = playing
     learner.get(f"{second.url}/play/{run_id}/")  # the session page, through the other replica
     answers = [
         learner.post(f"{second.url}/runs/{run_id}/do", click)
@@ -140,12 +146,9 @@ def test_a_run_started_on_one_replica_is_driven_and_finished_through_the_other(
 
 
 def test_a_killed_replicas_runs_are_interrupted_and_their_viewers_told(
-    replicas: tuple[AppServer, AppServer],
+    playing: Playing,
 ) -> None:
-    first, second = replicas
-    learner = Browser()
-    run_id = start_free_play(learner, first)
-    wait_started(first, run_id)
+    first, second, learner, run_id = playing
     seen: list[dict[str, Any]] = []
     url = second.url.replace("http://", "ws://") + f"/ws/runs/{run_id}/"
     with connect(url, origin=Origin(second.url), open_timeout=10) as ws:
@@ -167,19 +170,11 @@ def test_a_killed_replicas_runs_are_interrupted_and_their_viewers_told(
 
 
 def test_replicas_that_start_together_on_an_empty_database_migrate_once(tmp_path: Path) -> None:
-    with LocalLab().servers(["pg-1"]) as servers:
-        pg = servers["pg-1"]
-        with psycopg.connect(
-            host=pg.host, port=pg.port, user="postgres", password=pg.password,
-            dbname="postgres", autocommit=True,
-        ) as conn:  # fmt: skip
-            conn.execute("CREATE DATABASE lockviz")
+    with postgres_database() as url:
         env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "lockviz.settings",
-            "LOCKVIZ_DATABASE_URL": (
-                f"postgresql://postgres:{pg.password}@{pg.host}:{pg.port}/lockviz"
-            ),
+            "LOCKVIZ_DATABASE_URL": url,
         }
         code = (
             "import django; django.setup(); "

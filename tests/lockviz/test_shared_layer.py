@@ -10,42 +10,25 @@ from __future__ import annotations
 
 import json
 import threading
-import urllib.parse
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 from websockets.sync.client import connect
 from websockets.typing import Origin
 
-from lockviz.lab.labs import LocalLab
+from bench.browser import Browser
 from lockviz.lab.servers.redis import RedisServer
-from tests.conftest import AppServer
+from tests.conftest import AppServer, layer_env, postgres_database, redis_layer
 
 pytestmark = pytest.mark.live
 
 
 @pytest.fixture
 def layer(tmp_path: Path) -> Iterator[RedisServer]:
-    server = RedisServer("shared-layer", str(tmp_path / "layer"))
-    server.launch()
-    server.wait_ready()
-    yield server
-    server.stop()
-
-
-def start_run(app: AppServer, slug: str) -> str:
-    with urllib.request.urlopen(app.url + "/") as page:
-        cookie = page.headers["Set-Cookie"].split(";")[0]
-        html = page.read().decode()
-    token = html.split('name="csrfmiddlewaretoken" value="')[1].split('"')[0]
-    body = urllib.parse.urlencode({"scenario": slug, "csrfmiddlewaretoken": token}).encode()
-    request = urllib.request.Request(app.url + "/runs/", data=body, headers={"Cookie": cookie})
-    with urllib.request.urlopen(request) as response:  # redirected to the run's page
-        return str(response.url).rstrip("/").rsplit("/", 1)[1]
+    with redis_layer(tmp_path) as server:
+        yield server
 
 
 def watch(app: AppServer, run_id: str, got: list[dict[str, Any]]) -> None:
@@ -67,26 +50,19 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[st
     if request.param == "sqlite":
         yield {"LOCKVIZ_DB": str(tmp_path / "shared.sqlite3")}
         return
-    with LocalLab().servers(["pg-1"]) as servers:
-        pg = servers["pg-1"]
-        with psycopg.connect(
-            host=pg.host, port=pg.port, user="postgres", password=pg.password,
-            dbname="postgres", autocommit=True,
-        ) as conn:  # fmt: skip
-            conn.execute("CREATE DATABASE lockviz")
-        url = f"postgresql://postgres:{pg.password}@{pg.host}:{pg.port}/lockviz"
+    with postgres_database() as url:
         yield {"LOCKVIZ_DATABASE_URL": url}
 
 
 def test_a_run_started_on_one_process_streams_live_from_both(
     tmp_path: Path, layer: RedisServer, database: dict[str, str]
 ) -> None:
-    password = urllib.parse.quote(layer.password or "", safe="")  # a private server's, as all are
-    env = {"LOCKVIZ_CHANNEL_REDIS": f"redis://:{password}@127.0.0.1:{layer.port}/0", **database}
+    env = {**layer_env(layer), **database}  # the layer's password too: a private server's
     first = AppServer(tmp_path, env, name="first")
     second = AppServer(tmp_path, env, name="second")
     try:
-        run_id = start_run(first, "gc-pause-fenced")
+        run_id, why = Browser(first.url).start("gc-pause-fenced")
+        assert run_id is not None, why
         seen: dict[str, list[dict[str, Any]]] = {"first": [], "second": []}
         viewers = [
             threading.Thread(target=watch, args=(app, run_id, seen[name]))

@@ -24,7 +24,7 @@ import socket
 import subprocess
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from lockviz.catalogue import ServerKind, server_kind
@@ -183,6 +183,26 @@ class Server(ABC):
     def isolate(self, peers: list[str], mode: str) -> None:
         """Cut (``blackhole``/``reset``) or heal (``pass``) this server's links to ``peers``."""
         raise LabError(f"{self.name} has no peers to be cut off from")
+
+
+@dataclass
+class LocalServer(Server):
+    """A server the lab starts itself, in a directory of its own: what every kind's dataclass
+    begins with (each adds its own ports and settings after these)."""
+
+    name: str
+    workdir: str
+    port: int = 0  # its client port (each kind's ``create`` picks a free one)
+    host: str = "127.0.0.1"
+    offset_ms: float = 0.0  # only Redis can have its clock moved (libfaketime)
+    proc: subprocess.Popen[bytes] | None = None
+
+
+@dataclass
+class PrivateServer(LocalServer):
+    """A local server that asks for a password: a fresh one each, never on a command line."""
+
+    password: str = field(default_factory=new_password, repr=False)
 
 
 @dataclass

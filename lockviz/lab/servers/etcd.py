@@ -34,7 +34,7 @@ from lockviz.lab.backends.etcd import LAB_PREFIX
 from lockviz.lab.errors import LabError
 from lockviz.lab.ports import free_port
 from lockviz.lab.procs import wait_until
-from lockviz.lab.servers.base import ForeignServer, Requirement, Server, Spawn
+from lockviz.lab.servers.base import ForeignServer, LocalServer, Requirement, Spawn
 
 ETCD_BINARY = "etcd"
 START_TIMEOUT_S = 20.0
@@ -101,17 +101,12 @@ def _same_path(found: str, ours: str) -> bool:
 
 
 @dataclass
-class EtcdServer(Server):
-    """One etcd child process with its own client port, peer port and data dir."""
+class EtcdServer(LocalServer):
+    """One etcd child process with its own client port, peer port and data dir (no faked clock:
+    lease expiry runs on etcd's monotonic timers)."""
 
-    name: str
-    workdir: str
-    port: int = 0
     peer_port: int = 0
-    host: str = "127.0.0.1"
-    offset_ms: float = 0.0  # no faked clock: lease expiry runs on etcd's monotonic timers
     start_ms: float | None = None  # how long the last start took, from exec to healthy
-    proc: subprocess.Popen[bytes] | None = None
     launched_ns: int = field(default=0, repr=False)
 
     log_name = "etcd.log"

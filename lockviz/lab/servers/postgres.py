@@ -53,14 +53,7 @@ from lockviz.lab import procs
 from lockviz.lab.errors import LabError
 from lockviz.lab.ports import free_port
 from lockviz.lab.procs import children, wait_until
-from lockviz.lab.servers.base import (
-    ForeignServer,
-    Requirement,
-    Server,
-    Spawn,
-    new_password,
-    write_private,
-)
+from lockviz.lab.servers.base import ForeignServer, PrivateServer, Requirement, Spawn, write_private
 
 OS_USER = "postgres"
 START_TIMEOUT_S = 20.0
@@ -187,20 +180,13 @@ def _refused_password(exc: psycopg.Error) -> bool:
 
 
 @dataclass
-class PostgresServer(Server):
+class PostgresServer(PrivateServer):
     """A postmaster and a pgbouncer, children of the lab, with their dir, ports and log."""
 
-    name: str
-    workdir: str
-    port: int = 0
-    host: str = "127.0.0.1"
     pooler_port: int = 0
-    offset_ms: float = 0.0
-    proc: subprocess.Popen[bytes] | None = None
     pooler: subprocess.Popen[bytes] | None = None
     timings: dict[str, float] = field(default_factory=dict)  # seconds: initdb, until ready
     extra: dict[str, str] = field(default_factory=dict)  # server settings a scenario asked for
-    password: str = field(default_factory=new_password, repr=False)  # the superuser's
     _started: float = 0.0
     log_name = "postgres.log"
 

@@ -20,7 +20,7 @@ import glob
 import os
 import shutil
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import redis
@@ -30,14 +30,7 @@ from lockviz.lab import procs
 from lockviz.lab.errors import LabError
 from lockviz.lab.ports import free_port
 from lockviz.lab.procs import wait_until
-from lockviz.lab.servers.base import (
-    ForeignServer,
-    Requirement,
-    Server,
-    Spawn,
-    new_password,
-    write_private,
-)
+from lockviz.lab.servers.base import ForeignServer, PrivateServer, Requirement, Spawn, write_private
 
 REDIS_BINARY = "redis-server"
 START_TIMEOUT_S = 10.0
@@ -95,17 +88,10 @@ def _quoted(path: str) -> str:
 
 
 @dataclass
-class RedisServer(Server):
+class RedisServer(PrivateServer):
     """One redis-server child process with its own port, directory and clock file."""
 
-    name: str
-    workdir: str
-    port: int = 0
-    host: str = "127.0.0.1"
     persistence: str = "none"  # "none" | "fsync"
-    offset_ms: float = 0.0
-    proc: subprocess.Popen[bytes] | None = None
-    password: str = field(default_factory=new_password, repr=False)
 
     log_name = "redis.log"
 

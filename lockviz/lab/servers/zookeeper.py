@@ -44,7 +44,7 @@ from lockviz.lab.errors import LabError
 from lockviz.lab.links import Links
 from lockviz.lab.ports import free_port, split_address
 from lockviz.lab.procs import wait_until
-from lockviz.lab.servers.base import ForeignServer, Requirement, Server, Spawn
+from lockviz.lab.servers.base import ForeignServer, LocalServer, Requirement, Spawn
 
 JAVA = "java"
 ZK_JAR = "/usr/share/java/zookeeper.jar"
@@ -108,7 +108,7 @@ def _mesh(servers: list[ZooKeeperServer]) -> Links:
         targets[f"{s.name}:peer"] = f"{s.host}:{s.peer_port}"
         targets[f"{s.name}:election"] = f"{s.host}:{s.election_port}"
     # Only the leader listens on the quorum ("peer") port, once elected: a follower's
-    # connection there waits for it rather than being reset (lockviz.lab.proxy, "patient").
+    # connection there waits for it rather than being reset (lockviz.lab.children.proxy, "patient").
     mesh = Links([s.name for s in servers], targets, patient=[f"{s.name}:peer" for s in servers])
     mesh.start()
     return mesh
@@ -154,20 +154,14 @@ def four_letter(host: str, port: int, command: str, timeout_s: float = 0.5) -> s
 
 
 @dataclass
-class ZooKeeperServer(Server):
+class ZooKeeperServer(LocalServer):
     """One ZooKeeper JVM with its own config, data dir and ports."""
 
-    name: str
-    workdir: str
     myid: int = 1
-    port: int = 0
     peer_port: int = 0
     election_port: int = 0
-    host: str = "127.0.0.1"
     fsync: bool = False
-    offset_ms: float = 0.0  # no clock faults on ZooKeeper nodes (they are for Redis)
     peers: list[tuple[int, int, int]] = field(default_factory=list)  # empty: standalone
-    proc: subprocess.Popen[bytes] | None = None
     mesh: Links | None = None  # the proxies between the servers of an ensemble
 
     def peer_entry(self, other: ZooKeeperServer) -> tuple[int, int, int]:

@@ -1,19 +1,25 @@
 """``manage.py serve``: what ``make run`` runs — prepare, prove the lab works, then Daphne.
 
 It applies migrations, collects the static files if they changed (lockviz.staticfiles), checks
-the machine has the servers, starts a lock node and a storage node once to show they come up (and
-how fast), starts the channel layer's redis-server (or checks the shared one in
-LOCKVIZ_CHANNEL_REDIS answers), lets the process hold a socket per viewer, then serves the app
-under Daphne. Ctrl-C stops Daphne; every server and client the app
-started dies with it (see lockviz.lab.procs).
+the machine has the servers, lets the process hold a socket per viewer and serves the app under
+Daphne. Meanwhile, in a thread of its own (:class:`LabCheck`), it starts a lock node and a
+storage node once to show they come up (and how fast), the fork server, and the channel layer's
+redis-server (or checks the shared one in LOCKVIZ_CHANNEL_REDIS answers): the page answers in
+about a second instead of waiting for them, and a lab that does not work is still reported at
+start — the check says what failed and stops the app, which exits with an error. A run or a live
+stream asked for meanwhile waits for what it needs (each starts once, under a lock). Ctrl-C stops
+Daphne; every server and client the app started dies with it (see lockviz.lab.procs).
 """
 
 from __future__ import annotations
 
 import fcntl
+import os
 import resource
 import signal
+import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from daphne.cli import CommandLineInterface
@@ -57,31 +63,28 @@ class Command(BaseCommand):
             self.stdout.write(f"  cleaned up {swept} server set(s) left by an app that was killed")
         if settings.LOCKVIZ_SERVERS:
             self.stdout.write(f"  using servers from LOCKVIZ_SERVERS: {settings.LOCKVIZ_SERVERS}")
-        else:
-            if missing(REDIS):
-                raise CommandError(install_hint(missing(REDIS)))
-            self.step("lab self-test: starting redis-1 and storage", self.self_test)
-            self.step("the fork server for client processes", forkserver.server().start)
-        if settings.LOCKVIZ_CHANNEL_REDIS:
-            self.step(
-                f"live streams: {without_password(settings.LOCKVIZ_CHANNEL_REDIS)}",
-                self.check_layer,
-            )
-        else:
-            self.step("live streams: starting their redis-server", channel_layer.embedded_url)
+        elif missing(REDIS):
+            raise CommandError(install_hint(missing(REDIS)))
         viewers = raise_open_files_limit() - 50
         self.stdout.write(f"  room for {viewers} live viewers (open files limit)")
         # Ctrl-C must stop the app even when it was started from a shell that ignores SIGINT
         # in background jobs (Twisted only takes SIGINT over when it has the default handler).
         signal.signal(signal.SIGINT, signal.default_int_handler)
         guard_daphne(settings.LOCKVIZ_MAX_BODY)  # refuse an oversized body before reading it
-        url = f"http://{options['host']}:{options['port']}/"
-        self.stdout.write(
-            self.style.SUCCESS(f"lockviz is at {url}  (Ctrl-C stops it and every server)")
-        )
-        CommandLineInterface().run(
-            ["-b", options["host"], "-p", str(options["port"]), "lockviz.asgi:application"]
-        )
+        lab = LabCheck(self.stdout.write, self.stderr.write)
+        try:
+            url = f"http://{options['host']}:{options['port']}/"
+            self.stdout.write(
+                self.style.SUCCESS(f"lockviz is at {url}  (Ctrl-C stops it and every server)")
+            )
+            CommandLineInterface().run(
+                ["-b", options["host"], "-p", str(options["port"]), "lockviz.asgi:application"]
+            )
+        except KeyboardInterrupt:  # the check stopped us before Daphne took over Ctrl-C
+            if lab.failed is None:
+                raise
+        if lab.failed is not None:
+            raise CommandError(f"the lab does not work here, so lockviz stopped: {lab.failed}")
 
     def step(self, what: str, action: Any) -> None:
         self.stdout.write(f"  {what} …", ending="")
@@ -93,18 +96,52 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         self.stdout.write(f" ok ({(time.monotonic() - started) * 1000:.0f} ms)")
 
-    def check_layer(self) -> None:
-        import redis
 
-        try:
-            redis.Redis.from_url(settings.LOCKVIZ_CHANNEL_REDIS, socket_timeout=2).ping()
-        except redis.RedisError as exc:
+class LabCheck(threading.Thread):
+    """What proves the lab works, beside Daphne starting: each step's line once it is done;
+    the first failure is kept in :attr:`failed`, said, and stops the app (SIGINT, as Ctrl-C)."""
+
+    def __init__(self, say: Callable[[str], Any], complain: Callable[[str], Any]) -> None:
+        super().__init__(name="lab-check", daemon=True)
+        self.say, self.complain = say, complain
+        self.failed: str | None = None
+        self.start()
+
+    def run(self) -> None:
+        steps: list[tuple[str, Callable[[], object]]] = []
+        if not settings.LOCKVIZ_SERVERS:
+            steps.append(("lab self-test (redis-1 and storage)", self_test))
+            steps.append(("the fork server for client processes", forkserver.server().start))
+        if settings.LOCKVIZ_CHANNEL_REDIS:
             shown = without_password(settings.LOCKVIZ_CHANNEL_REDIS)
-            raise CommandError(f"LOCKVIZ_CHANNEL_REDIS={shown} does not answer: {exc}") from None
+            steps.append((f"live streams: {shown} answers", check_layer))
+        else:
+            steps.append(("live streams: their redis-server", channel_layer.embedded_url))
+        for what, action in steps:
+            started = time.monotonic()
+            try:
+                action()
+            except (LabError, CommandError) as exc:
+                self.failed = f"{what}: {exc}"
+                self.complain(f"  {what} … FAILED: {exc}")
+                os.kill(os.getpid(), signal.SIGINT)
+                return
+            self.say(f"  {what} … ok ({(time.monotonic() - started) * 1000:.0f} ms)")
 
-    def self_test(self) -> None:
-        with LocalLab().servers(["redis-1", "storage"]):
-            pass
+
+def self_test() -> None:
+    with LocalLab().servers(["redis-1", "storage"]):
+        pass
+
+
+def check_layer() -> None:
+    import redis
+
+    try:
+        redis.Redis.from_url(settings.LOCKVIZ_CHANNEL_REDIS, socket_timeout=2).ping()
+    except redis.RedisError as exc:
+        shown = without_password(settings.LOCKVIZ_CHANNEL_REDIS)
+        raise CommandError(f"LOCKVIZ_CHANNEL_REDIS={shown} does not answer: {exc}") from None
 
 
 MIGRATE_LOCK = 0x6C6F636B76697A  # "lockviz": the advisory lock replicas migrate under

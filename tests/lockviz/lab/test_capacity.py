@@ -4,12 +4,12 @@ comfortable. (The machine's own CPU is not sampled here: each test says how busy
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
 from lockviz.lab import capacity
 from lockviz.lab.capacity import Machine
+from lockviz.lab.procs import wait_until
 
 
 @pytest.fixture(autouse=True)
@@ -48,7 +48,7 @@ def test_a_waiting_run_is_let_in_as_soon_as_there_is_room() -> None:
     let_in: list[float] = []
     waiter = threading.Thread(target=lambda: let_in.append(machine.enter("b", 5) and 1))
     waiter.start()
-    time.sleep(0.1)
+    wait_until(lambda: machine.waiting == 1, 5, "b in the queue")
     machine.leave("a")
     waiter.join(5)
     assert let_in == [1]

@@ -11,6 +11,7 @@ import pytest
 
 from lockviz.lab import procs, registry
 from lockviz.lab.labs import LocalLab
+from lockviz.lab.procs import wait_until
 from lockviz.lab.servers.base import Server, Spawn
 from lockviz.lab.watchers.redis import KeyWatcher
 
@@ -105,8 +106,8 @@ def test_a_watcher_ends_by_itself_once_its_server_is_stopped_for_good() -> None:
         watcher.start()
         assert watcher.running
         node.kill()  # a crash is part of the show: it keeps trying
-        time.sleep(0.3)
-        assert watcher.running and watcher.failures > 0
+        wait_until(lambda: watcher.failures > 0, 10, "the watcher's first failure")
+        assert watcher.running
     deadline = time.monotonic() + 5
     while watcher.running and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -12,7 +12,8 @@ import time
 import pytest
 
 from lockviz.lab import procs
-from lockviz.lab.forkserver import PROXY, WORKER, ForkServer
+from lockviz.lab.children import PROXY, WORKER
+from lockviz.lab.forkserver import ForkServer
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.live

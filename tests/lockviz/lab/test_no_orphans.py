@@ -9,26 +9,21 @@ from __future__ import annotations
 import os
 import signal
 import time
-import urllib.parse
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from bench.browser import Browser
 from lockviz.lab import procs, registry
+from lockviz.lab.procs import wait_until
 from tests.conftest import AppServer
 
 pytestmark = pytest.mark.live
 
 
 def start_run(app: AppServer, slug: str) -> None:
-    with urllib.request.urlopen(app.url + "/") as page:
-        cookie = page.headers["Set-Cookie"].split(";")[0]
-        html = page.read().decode()
-    token = html.split('name="csrfmiddlewaretoken" value="')[1].split('"')[0]
-    body = urllib.parse.urlencode({"scenario": slug, "csrfmiddlewaretoken": token}).encode()
-    request = urllib.request.Request(app.url + "/runs/", data=body, headers={"Cookie": cookie})
-    urllib.request.urlopen(request)
+    run_id, why = Browser(app.url).start(slug)
+    assert run_id is not None, why
 
 
 def forked(app: AppServer, pids: list[int]) -> list[int]:
@@ -46,7 +41,11 @@ def test_sigkill_of_the_app_mid_run_leaves_nothing_alive(app_server: AppServer) 
             break
         time.sleep(0.05)
     assert len(forked(app_server, children)) >= 3, children
-    time.sleep(1.0)  # alice is frozen now (SIGSTOP at 300 ms): a stopped child must die too
+
+    def frozen() -> bool:  # alice (SIGSTOP at 300 ms): a stopped child must die too
+        return any((s := procs.stat(pid)) and s.state == "T" for pid in children)
+
+    wait_until(frozen, 20, "a frozen client")
     os.kill(app_server.proc.pid, signal.SIGKILL)
     app_server.proc.wait()
     deadline = time.monotonic() + 10

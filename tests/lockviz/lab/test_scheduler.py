@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
+from lockviz.lab.procs import wait_until
 from lockviz.lab.scheduler import TOLERANCE_MS, Late, Scheduler, Timeline
 
 
@@ -51,7 +52,7 @@ def test_an_open_ended_schedule_waits_for_clicks_until_closed() -> None:
     runner = threading.Thread(target=schedule.run, kwargs={"open_ended": True})
     runner.start()
     schedule.soon(lambda: done.append(("click", 0)))
-    time.sleep(0.1)
+    wait_until(lambda: bool(done), 5, "the click")
     assert runner.is_alive() and done == [("click", 0)]
     schedule.close()
     runner.join(5)
@@ -152,11 +153,15 @@ def test_a_shift_moves_what_is_pending_on_every_schedule_of_the_run() -> None:
     thawing.start()
     steps.run()
     thawing.join(5)
-    [shift] = shifts
+    # The stall's shift (a loaded machine may add small ones of its own, later):
+    shift = shifts[0]
+    assert shift.index == 1 and shift.late_ms >= 900
+    assert all(later.late_ms < shift.late_ms / 2 for later in shifts[1:])
     assert ("400", "alice's thaw") in [(f"{d:.0f}", w) for d, w in shift.pending]
     step2, thaw = sorted(done, key=lambda d: d[1])
-    assert thaw[0] == "thaw" and thaw[2] < TOLERANCE_MS  # the thaw moved too: not late
-    assert 200 - TOLERANCE_MS < thaw[1] - step2[1] < 200 + TOLERANCE_MS
+    # The thaw moved too: left where it was, it would have been ~600 ms late.
+    assert thaw[0] == "thaw" and thaw[2] < 300
+    assert thaw[1] - step2[1] > 200 - TOLERANCE_MS  # its interval after step 2: never shorter
 
 
 def test_a_free_play_timeline_records_lateness_and_never_shifts() -> None:

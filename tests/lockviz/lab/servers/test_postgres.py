@@ -19,6 +19,7 @@ from lockviz.lab.config import ClientConfig
 from lockviz.lab.engine import RunEngine, RunResult
 from lockviz.lab.errors import LabError
 from lockviz.lab.labs import LocalLab
+from lockviz.lab.procs import wait_until
 from lockviz.lab.servers import postgres as pg_servers
 from lockviz.lab.watchers.postgres import LockTableWatcher
 from lockviz.scenarios.library import builtin
@@ -89,13 +90,17 @@ def test_the_observer_reports_who_held_each_lock_that_disappears() -> None:
             for name, key in (("alice", 7), ("bob", 8), ("carol", 9))
         }
         assert all(lock.acquire() is not None for lock in locks.values())
-        time.sleep(0.3)
+        wait_until(lambda: len(watcher.held) == 3, 10, "the watcher seeing the three locks")
+
+        def told(n: int) -> None:
+            wait_until(lambda: len(seen) >= n, 10, f"the watcher's news #{n}")
+
         locks["alice"].release()
-        time.sleep(0.3)
+        told(1)
         locks["bob"].close()  # the session ends: the server frees its lock
-        time.sleep(0.3)
+        told(2)
         pg.kill()  # carol's lock dies with the server; the observer must survive that
-        time.sleep(0.5)
+        told(3)
         started = time.monotonic()
         watcher.stop()
         assert time.monotonic() - started < 2

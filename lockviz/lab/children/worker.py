@@ -1,13 +1,13 @@
 """A scenario client (alice, bob, ...) as an OS process of its own.
 
-Forked from the lab's warm fork server (:mod:`lockviz.lab.forkserver`), or run as
-``python -m lockviz.lab.worker``. It reads its :class:`~lockviz.lab.config.ClientConfig` as the
-first line on stdin, then one command per line: the scenario step to run
-(``{"do": "acquire", "timeout_ms": 5000}``). It writes one event per line on stdout, each
-stamped with the host's CLOCK_MONOTONIC where it happened. Commands run one after another, like
-the code of a real single-threaded client: a command sent while the process is frozen (SIGSTOP)
-waits in the pipe until it thaws. It writes ``{"kind": "_took"}`` as it takes each command (the
-engine measures how late a busy machine let it begin) and ``{"kind": "_done"}`` after it.
+Forked from the lab's warm fork server (:mod:`lockviz.lab.forkserver`), or run as ``python -m
+lockviz.lab.children.worker``. It reads its :class:`~lockviz.lab.config.ClientConfig` as the
+first line on stdin, then one command per line: the scenario step to run (``{"do": "acquire",
+"timeout_ms": 5000}``). It writes one event per line on stdout, each stamped with the host's
+CLOCK_MONOTONIC where it happened. Commands run one after another, like the code of a real
+single-threaded client: a command sent while the process is frozen (SIGSTOP) waits in the pipe
+until it thaws. It writes ``{"kind": "_took"}`` as it takes each command (the engine measures
+how late a busy machine let it begin) and ``{"kind": "_done"}`` after it.
 
 With ``renew`` a watchdog thread extends the lease every ttl/3 (algorithms.renewal); it lives in
 this process, so a pause freezes it too.

@@ -1,7 +1,7 @@
 """The lab's network: one TCP proxy per client↔server link, all in one asyncio process.
 
 Forked from the lab's warm fork server (:mod:`lockviz.lab.forkserver`), or run as
-``python -m lockviz.lab.proxy``. It reads its links as the first line on stdin
+``python -m lockviz.lab.children.proxy``. It reads its links as the first line on stdin
 (``{"links": {"alice>redis-1": "127.0.0.1:6379"}}``), listens on a free loopback port per link,
 prints ``{"ready": true, "ports": {link: port}}`` and then takes one command per line on stdin,
 answering each with one line on stdout:
@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lockviz.lab.ports import split_address
+from lockviz.lab.procs import die_with_parent
 
 CHUNK = 65536
 
@@ -158,7 +159,7 @@ def _reset(writer: asyncio.StreamWriter) -> None:
     writer.transport.abort()
 
 
-async def main(config: dict[str, Any]) -> None:
+async def serve(config: dict[str, Any]) -> None:
     links: dict[str, Link] = {}
     ports: dict[str, int] = {}
     patient = set(config.get("patient", ()))
@@ -189,15 +190,13 @@ def _say(message: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
-def run() -> None:
+def main() -> None:
     """Read the links (the first line), then serve them until stdin closes."""
+    die_with_parent()
     first = sys.stdin.readline()  # nothing else comes before it has said it is ready
     if first:  # EOF: the app is stopping before it used it
-        asyncio.run(main(json.loads(first)))
+        asyncio.run(serve(json.loads(first)))
 
 
 if __name__ == "__main__":
-    from lockviz.lab.procs import die_with_parent
-
-    die_with_parent()
-    run()
+    main()

@@ -1,6 +1,6 @@
 """The storage service of a run whose storage checks sequencers, as an OS process of its own.
 
-Run as ``python -m lockviz.lab.storage_service``. It reads its
+Run as ``python -m lockviz.lab.children.storage_service``. It reads its
 :class:`~lockviz.lab.config.StorageServiceConfig` as the first line on stdin, connects to the
 storage node and to the lock service (the servers' own addresses: it is a server itself, not a
 client behind a link), listens on a free loopback port, and writes ``{"kind": "_ready", "port":

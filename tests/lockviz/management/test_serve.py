@@ -1,0 +1,47 @@
+"""``manage.py serve`` answers before the lab's own check is done, and still refuses to go on
+with a lab that does not work: it says what failed and exits with an error."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lockviz.lab.ports import free_port
+from lockviz.lab.procs import wait_until
+from tests.conftest import ROOT, AppServer
+
+pytestmark = pytest.mark.live
+
+
+def test_a_broken_lab_is_reported_at_start_and_stops_the_app(tmp_path: Path) -> None:
+    fake = tmp_path / "bin" / "redis-server"  # found, but it cannot serve
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho 'this redis-server is broken' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake.parent}:{os.environ['PATH']}"}
+    env |= {"LOCKVIZ_DB": str(tmp_path / "app.sqlite3"), "LOCKVIZ_STATE_DIR": str(tmp_path)}
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    serve = subprocess.run(
+        [sys.executable, "manage.py", "serve", "--port", str(free_port())],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert serve.returncode == 1, serve.stdout + serve.stderr
+    assert "the lab does not work here, so lockviz stopped" in serve.stderr
+    assert "lab self-test (redis-1 and storage)" in serve.stderr
+    assert "this redis-server is broken" in serve.stderr
+
+
+def test_a_working_lab_says_each_part_came_up(app_server: AppServer) -> None:
+    parts = ["lab self-test", "the fork server", "live streams"]
+
+    def said() -> dict[str, str]:
+        lines = app_server.output().splitlines()
+        return {part: line for part in parts for line in lines if line.strip().startswith(part)}
+
+    # The check runs beside Daphne: its lines may come after the page answers.
+    wait_until(lambda: len(said()) == len(parts), 60, "the lab check's lines")
+    assert all(" … ok (" in line for line in said().values()), said()
