@@ -13,6 +13,19 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 
+def entry(page: Any) -> None:
+    """Make the page's entry module reachable from the test's scripts as ``window.entry``.
+
+    The app sets no globals: each page loads one entry module (static/lockviz/pages/), which
+    exports what it built (``run``, ``replay``, ``walkthrough``, ``compare``, ``follow``, …).
+    Importing the page's own module URL again gives that same instance, once it has run. Call it
+    again after a navigation."""
+    page.evaluate(
+        "async () => { window.entry = await import("
+        "document.querySelector('script[type=module][src]').src); }"
+    )
+
+
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
     with sync_playwright() as p:

@@ -1,10 +1,10 @@
 """The page notices a lost message by its seq and gets it back, in a real browser.
 
 A scripted server speaks the run stream's protocol (lockviz/consumers/runs.py) to the page's own
-static/lockviz/runstream.js, but loses a message on purpose: the page must not draw past the
-gap, must ask ``{"type": "resume", "after": <last seq it has>}``, and must end up with every
-event once, in order. (The app's consumer also reads a gap back itself; this is what the page
-does when a message is lost between the two.)
+static/lockviz/runstream.js (served beside the page, as an ES module), but loses a message on
+purpose: the page must not draw past the gap, must ask ``{"type": "resume", "after": <last seq
+it has>}``, and must end up with every event once, in order. (The app's consumer also reads a
+gap back itself; this is what the page does when a message is lost between the two.)
 """
 
 from __future__ import annotations
@@ -24,15 +24,15 @@ from tests.conftest import ROOT
 
 pytestmark = pytest.mark.browser
 RUNSTREAM = (ROOT / "static" / "lockviz" / "runstream.js").read_text()
-PAGE = f"""<!doctype html><meta charset="utf-8"><title>stream</title>
-<script>{RUNSTREAM}</script>
-<script>
+PAGE = """<!doctype html><meta charset="utf-8"><title>stream</title>
+<script type="module">
+  import { openStream } from "./runstream.js";
   window.got = []; window.done = null;
   const run = new URLSearchParams(location.search).get("run");
-  window.lockvizStream(`/ws/runs/${{run}}/`, 0, {{
-    onEvent(ev) {{ window.got.push(ev.seq); }},
-    onDone(status) {{ window.done = status; }},
-  }});
+  openStream(`/ws/runs/${run}/`, 0, {
+    onEvent(ev) { window.got.push(ev.seq); },
+    onDone(status) { window.done = status; },
+  });
 </script>"""
 
 
@@ -70,9 +70,11 @@ class ScriptedServer:
     def page(self, connection: ServerConnection, request: Request) -> Response | None:
         if request.path.startswith("/ws/"):
             return None
-        response = connection.respond(HTTPStatus.OK, PAGE)
+        module = request.path == "/runstream.js"
+        response = connection.respond(HTTPStatus.OK, RUNSTREAM if module else PAGE)
         del response.headers["Content-Type"]
-        response.headers["Content-Type"] = "text/html; charset=utf-8"
+        kind = "text/javascript" if module else "text/html"
+        response.headers["Content-Type"] = f"{kind}; charset=utf-8"
         return response
 
     async def play(self, ws: ServerConnection) -> None:
