@@ -1,5 +1,7 @@
 # The two commands of the README. Both install what they need first (scripts/bootstrap.sh).
 PY := .venv/bin/python
+# The JavaScript Prettier lays out (ESLint reads eslint.config.js for its own list).
+JS := "static/**/*.js" "tests/js/**/*.mjs" "tests/browser/*.js" "*.config.js"
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
@@ -13,8 +15,10 @@ run:
 	@$(PY) manage.py serve --host $(HOST) --port $(PORT)
 
 test: setup
+	node --test tests/js/
 	@$(PY) manage.py lab check
 	$(PY) -m pytest
 
 lint: setup
 	$(PY) -m ruff check . && $(PY) -m ruff format --check . && $(PY) -m mypy
+	npx --no-install eslint . && npx --no-install prettier --check $(JS)
