@@ -17,6 +17,7 @@
 // Exports `walkthrough` {diagram, pos, events} while a run is told (the browser tests read it).
 
 import { LockDiagram } from "../diagram/diagram.js";
+import { lessonKeys } from "../lesson-keys.js";
 import { LiveLine } from "../lesson-live.js";
 import { Question } from "../lesson-question.js";
 import { mark } from "../progress.js";
@@ -271,30 +272,19 @@ function startWalkthrough(data) {
     e.preventDefault();
     go(at);
   });
-  document.addEventListener("keydown", (e) => {
-    if (e.altKey || e.ctrlKey || e.metaKey || !telling) return;
-    const t = e.target;
-    const radio = t instanceof HTMLInputElement && t.type === "radio";
-    if (!radio && t.closest && t.closest("input, textarea, select, [contenteditable]")) return;
-    if (e.key === "Enter") {
-      if (blocked(pos) && t !== ui.skip) {
-        e.preventDefault();
-        answer(false);
-      }
-      return;
-    }
-    if (radio && e.key.startsWith("Arrow")) return; // the radio group's own keys
-    if (/^[1-9]$/.test(e.key) && blocked(pos)) {
-      e.preventDefault();
-      question.pick(Number(e.key) - 1);
-      return;
-    }
-    const action = { ArrowRight: next, ArrowLeft: back, n: nextSay, p: prevSay }[e.key];
-    if (action) {
-      e.preventDefault();
-      action(true);
-    }
-  });
+  lessonKeys(
+    {
+      on: () => telling,
+      waiting: () => blocked(pos),
+      next,
+      back,
+      nextSay,
+      prevSay,
+      answer: () => answer(false),
+      pick: (n) => question.pick(n),
+    },
+    ui.skip,
+  );
 
   [ui.next, ui.back, ui.nextSay, ui.prevSay].forEach((b) => {
     b.disabled = true;
