@@ -10,6 +10,7 @@
 // startRoomBar() does all this on a page with the room bar (site.js calls it on every page).
 
 import { checkpoint as checkpointHere, showing } from "./showing.js";
+import { dataOf, socketUrl } from "./sockets.js";
 
 let started = false;
 
@@ -165,15 +166,10 @@ export function startRoomBar() {
   // ---- the room's stream ---------------------------------------------------------------
 
   function connect() {
-    const proto = location.protocol === "https:" ? "wss" : "ws";
-    const socket = new WebSocket(`${proto}://${location.host}/ws/rooms/${code}/`);
+    const socket = new WebSocket(socketUrl(`/ws/rooms/${code}/`));
     socket.onmessage = (message) => {
-      let data;
-      try {
-        data = JSON.parse(message.data);
-      } catch {
-        return;
-      }
+      const data = dataOf(message);
+      if (!data) return;
       if (data.type === "room") {
         poll = data.poll;
         present(data.present);

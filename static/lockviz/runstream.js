@@ -13,6 +13,8 @@
 // complete. `env` (WebSocket, location, setTimeout, clearTimeout) is the page's window unless a
 // test gives its own (tests/js/runstream.test.mjs).
 
+import { dataOf, socketUrl } from "./sockets.js";
+
 const SETTLED = ["finished", "failed", "interrupted", "cancelled"];
 
 /** The order of a run's events, whatever order they arrive in: each seq once, none skipped. */
@@ -76,12 +78,8 @@ export function openStream(wsPath, after, handlers, env = globalThis) {
   }
 
   function receive(message) {
-    let data;
-    try {
-      data = JSON.parse(message.data);
-    } catch {
-      return;
-    }
+    const data = dataOf(message);
+    if (!data) return;
     if (data.type === "event") {
       if (!take(data.event)) return;
     } else if (data.type === "events") {
@@ -105,8 +103,7 @@ export function openStream(wsPath, after, handlers, env = globalThis) {
   }
 
   function connect() {
-    const proto = env.location.protocol === "https:" ? "wss" : "ws";
-    socket = new env.WebSocket(`${proto}://${env.location.host}${wsPath}?after=${order.lastSeq}`);
+    socket = new env.WebSocket(socketUrl(`${wsPath}?after=${order.lastSeq}`, env.location));
     socket.onopen = () => {
       retryMs = 250;
       resumedFrom = -1;

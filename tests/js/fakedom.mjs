@@ -36,15 +36,8 @@ class ClassList {
 
 export class FakeElement {
   constructor(doc, tag, ns) {
-    this.ownerDocument = doc;
-    this.tagName = tag;
-    this.namespaceURI = ns;
-    this.attributes = new Map();
-    this.childNodes = [];
-    this.parentNode = null;
-    this.style = {};
-    this.listeners = {};
-    this.text = "";
+    Object.assign(this, { ownerDocument: doc, tagName: tag, namespaceURI: ns, parentNode: null, text: "" });
+    Object.assign(this, { attributes: new Map(), childNodes: [], style: {}, listeners: {} });
     this.classList = new ClassList(this);
     const node = this;
     this.dataset = new Proxy(

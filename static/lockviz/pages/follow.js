@@ -13,6 +13,7 @@ import { LockDiagram } from "../diagram/diagram.js";
 import { presenter } from "../presenter.js";
 import { openStream } from "../runstream.js";
 import { startSite } from "../site.js";
+import { dataOf, socketUrl } from "../sockets.js";
 
 startSite();
 const data = JSON.parse(document.getElementById("follow-data").textContent);
@@ -204,18 +205,13 @@ function vote(choice) {
 // ---- the room's stream ---------------------------------------------------------------
 
 function connect() {
-  const proto = location.protocol === "https:" ? "wss" : "ws";
-  const socket = new WebSocket(`${proto}://${location.host}${data.ws}`);
+  const socket = new WebSocket(socketUrl(data.ws));
   socket.onopen = () => {
     ui.status.textContent = "following";
   };
   socket.onmessage = (message) => {
-    let m;
-    try {
-      m = JSON.parse(message.data);
-    } catch {
-      return;
-    }
+    const m = dataOf(message);
+    if (!m) return;
     if (m.type === "room") {
       apply(m.state);
       showPoll(m.poll);
