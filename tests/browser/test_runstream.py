@@ -23,7 +23,7 @@ from websockets.http11 import Request, Response
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.browser
-RUNSTREAM = (ROOT / "static" / "lockviz" / "runstream.js").read_text()
+STATIC = ROOT / "static" / "lockviz"  # runstream.js and the modules it imports, beside the page
 PAGE = """<!doctype html><meta charset="utf-8"><title>stream</title>
 <script type="module">
   import { openStream } from "./runstream.js";
@@ -70,8 +70,9 @@ class ScriptedServer:
     def page(self, connection: ServerConnection, request: Request) -> Response | None:
         if request.path.startswith("/ws/"):
             return None
-        module = request.path == "/runstream.js"
-        response = connection.respond(HTTPStatus.OK, RUNSTREAM if module else PAGE)
+        module = request.path.endswith(".js")
+        text = (STATIC / request.path.lstrip("/")).read_text() if module else PAGE
+        response = connection.respond(HTTPStatus.OK, text)
         del response.headers["Content-Type"]
         kind = "text/javascript" if module else "text/html"
         response.headers["Content-Type"] = f"{kind}; charset=utf-8"
@@ -115,7 +116,7 @@ def test_a_lost_message_is_asked_for_again_and_drawn_in_order(
     server: ScriptedServer, page: Any, run: str, expected: list[int], after: int
 ) -> None:
     page.goto(f"http://127.0.0.1:{server.port}/?run={run}")
-    page.wait_for_function("window.done !== null", timeout=10_000)
+    page.wait_for_function("typeof window.done === 'string'", timeout=10_000)
     assert page.evaluate("window.got") == expected
     assert page.evaluate("window.done") == "finished"
     assert server.heard[run] == [{"type": "resume", "after": after}]
