@@ -1,5 +1,7 @@
 # The two commands of the README. Both install what they need first (scripts/bootstrap.sh).
 PY := .venv/bin/python
+# The JavaScript Prettier lays out (ESLint reads eslint.config.js for its own list).
+JS := "static/**/*.js" "tests/js/**/*.mjs" "tests/browser/*.js" "*.config.js"
 HOST ?= 127.0.0.1
 PORT ?= 8000
 # Test workers: most live tests wait on servers, so more workers than cores (2 here) pay off.
@@ -15,8 +17,10 @@ run:
 	@$(PY) manage.py serve --host $(HOST) --port $(PORT)
 
 test: setup
+	node --test tests/js/
 	@$(PY) manage.py lab check
 	$(PY) -m pytest -n $(WORKERS)
 
 lint: setup
 	$(PY) -m ruff check . && $(PY) -m ruff format --check . && $(PY) -m mypy
+	npx --no-install eslint . && npx --no-install prettier --check $(JS)

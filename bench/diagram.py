@@ -85,7 +85,7 @@ text."""
 
 ANALYSIS = """### What makes it scale
 
-- **Labels are placed in a spatial index** (`static/lockviz/diagram-layout.js`): boxes and
+- **Labels are placed in a spatial index** (`static/lockviz/diagram/space.js`): boxes and
   arrows in rows of 48 px, so "is this spot free?" looks at the rows a label covers, not at every
   label drawn so far. Placing n labels was O(n²) (each label compared with all the others); it is
   O(n) now. Text is measured on a canvas with the label's font from the page's CSS, so placing a
@@ -175,8 +175,12 @@ def store(run: dict[str, Any]) -> str:
 
 # -- the page --------------------------------------------------------------------------------
 
+# The replay page's entry module exports the replay (static/lockviz/pages/replay.js): importing
+# the page's own module again gives that same instance (as window.entry, for MEASURE and PLAY).
+ENTRY = "import(document.querySelector('script[type=module][src]').src)"
+
 MEASURE = """async ({kind, targets, from}) => {
-    const replay = window.lockvizReplay, time = document.getElementById("rp-time");
+    const replay = window.entry.replay, time = document.getElementById("rp-time");
     const frame = () => new Promise((r) => requestAnimationFrame(r));
     const work = [], frames = [];
     let last = await frame();
@@ -204,7 +208,7 @@ MEASURE = """async ({kind, targets, from}) => {
 }"""
 
 PLAY = """async (ms) => {
-    const replay = window.lockvizReplay;
+    const replay = window.entry.replay;
     document.getElementById("rp-speed").value = "8";
     replay.go(0);
     const frames = [];
@@ -238,8 +242,8 @@ def measure(url: str, run_id: str, n: int, moves: int, seed: int) -> list[tuple[
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         started = time.perf_counter()
         page.goto(f"{url}/runs/{run_id}/replay/", timeout=600_000)
-        ready = "window.lockvizReplay && window.lockvizReplay.index >= 0"
-        page.wait_for_function(ready, timeout=600_000)
+        page.evaluate(f"async () => {{ window.entry = await {ENTRY}; }}")  # once it has run
+        page.wait_for_function("window.entry.replay.index >= 0", timeout=600_000)
         rows.append(("load", {"ms": (time.perf_counter() - started) * 1000}))
         count = page.evaluate(
             "JSON.parse(document.getElementById('replay-data').textContent).events.length"

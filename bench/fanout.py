@@ -520,7 +520,7 @@ ANALYSIS = """Goals (issue 10, point 6), from the table above:
   how many viewers that leaves room for.
 - **A lost message never becomes a lost event.** The layer drops nothing now, but a message
   can still be lost (a Redis reconnect): the consumer reads a skipped seq back from the
-  database before going on, and the page (runstream.js, which run.js now uses) asks for
+  database before going on, and the page (runstream.js, which the run page now uses) asks for
   `{"type": "resume", "after": lastSeq}` on a gap, and when a run ends without its last event.
   Tests drop a message on purpose for both (tests/lockviz/consumers/test_runs.py,
   tests/browser/test_runstream.py).

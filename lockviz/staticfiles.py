@@ -2,20 +2,53 @@
 
 ``manage.py serve`` and the test session call :func:`collect`: when a file under ``static/`` (or
 a package's static files, htmx's among them) is newer than the last collection, or there is none,
-``collectstatic`` runs again; otherwise nothing is written. The storage
-(``whitenoise.storage.CompressedManifestStaticFilesStorage``, settings.STORAGES) names each file
-by its content's hash and gzips it, so WhiteNoise can let browsers keep it for a year.
+``collectstatic`` runs again; otherwise nothing is written. The storage (:class:`Storage`,
+settings.STORAGES) names each file by its content's hash and gzips it, so WhiteNoise can let
+browsers keep it for a year.
+
+The front end is native ES modules (static/lockviz/, docs/architecture.md): a module's
+``import ... from "./x.js";`` names another file, so the storage writes the hashed name there too,
+as it does for ``url()`` in CSS. Django finds those imports with a regular expression that wants a
+relative path and a closing semicolon, and that also matches the words "import" and "export" in a
+comment above an import (tests/lockviz/test_staticfiles.py checks every collected import).
+:func:`modules` follows the imports from a page's entry module: the index prefetches what the run
+page will load (lockviz/views/runs.py).
 """
 
 from __future__ import annotations
 
 import os
+import posixpath
+import re
+from functools import cache
 
 from django.conf import settings
+from django.contrib.staticfiles import finders
 from django.contrib.staticfiles.finders import get_finders
+from django.contrib.staticfiles.storage import HashedFilesMixin
 from django.core.management import call_command
+from whitenoise.storage import CompressedManifestStaticFilesStorage  # type: ignore[import-untyped]
 
 MANIFEST = "staticfiles.json"
+# A module's imports, as Prettier lays them out: `import … from "./x.js";` or `import "./x.js";`
+# (or `export … from`) at the start of a line, never in a comment.
+IMPORT = re.compile(r"""^(?:import|export)\b[^;"']*?(?:\bfrom\s*)?["'](\.{1,2}/[^"']+)["']""", re.M)
+
+
+class Storage(CompressedManifestStaticFilesStorage):  # type: ignore[misc]  # whitenoise: untyped
+    """WhiteNoise's storage (hashed names, gzip), with hashed names in the modules' imports."""
+
+    support_js_module_import_aggregation = True
+    # A module's name changes when a module it imports does, and Django renames them a pass at a
+    # time, in its own order: a chain of imports (a page, the diagram, a handler, svg.js) can take
+    # a pass per link. Django's 5 left no room for one more link; a pass costs a few ms.
+    max_post_process_passes = 12
+    # Django's patterns for imports and exports, applied to lockviz's own modules only: a
+    # package's scripts (htmx's extensions) import files that they do not ship.
+    _js_module_import_aggregation_patterns = (
+        "lockviz/*.js",
+        HashedFilesMixin._js_module_import_aggregation_patterns[1],  # type: ignore[attr-defined]
+    )
 
 
 def collect() -> bool:
@@ -38,3 +71,20 @@ def newest_source() -> float:
         for path, storage in finder.list(ignore_patterns=[]):
             newest = max(newest, os.stat(storage.path(path)).st_mtime)
     return newest
+
+
+@cache
+def modules(entry: str) -> tuple[str, ...]:
+    """The static names of an entry module and of every module it imports, directly or not, in
+    the order they are first met (``lockviz/pages/run.js``, ``lockviz/diagram/diagram.js``, …)."""
+    found = [entry]
+    for name in found:
+        path = finders.find(name)
+        if not isinstance(path, str):
+            raise FileNotFoundError(f"no static file {name}")
+        with open(path, encoding="utf-8") as f:
+            for url in IMPORT.findall(f.read()):
+                target = posixpath.normpath(posixpath.join(posixpath.dirname(name), url))
+                if target not in found:
+                    found.append(target)
+    return tuple(found)

@@ -48,16 +48,17 @@ if [ ! -x .venv/bin/python ]; then
   echo "==> creating .venv"
   "$PYTHON" -m venv .venv
 fi
-# The browser tests check exported Mermaid with mermaid's own parser (an npm dev dependency).
+# npm dev dependencies: ESLint and Prettier (make lint), and mermaid's parser, with which the
+# browser tests check exported Mermaid. Node itself runs the front end's unit tests (node --test).
 if [ "$MODE" = test ] && [ -f package.json ] && { [ ! -d node_modules ] || [ package-lock.json -nt node_modules ]; }; then
   if command -v npm >/dev/null; then
-    echo "==> installing npm dev dependencies (mermaid)"
+    echo "==> installing npm dev dependencies (eslint, prettier, mermaid)"
     npm ci --no-audit --no-fund --loglevel=error && touch node_modules
   elif [ "$(id -u)" = 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm
     npm ci --no-audit --no-fund --loglevel=error && touch node_modules
   else
-    echo "npm is missing: sudo apt-get install nodejs npm (the browser tests need it)" >&2
+    echo "npm is missing: sudo apt-get install nodejs npm (the lint and the tests need it)" >&2
     exit 1
   fi
 fi

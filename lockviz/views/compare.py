@@ -125,7 +125,7 @@ class Lane:
     share_room: str = ""  # a room whose presenter this browser may share this fork with
 
     def data(self) -> dict[str, Any]:
-        """What compare.js needs to draw and stream this lane."""
+        """What pages/compare.js needs to draw and stream this lane."""
         return {
             "run": self.run.pk,
             "status": self.run.status,

@@ -91,7 +91,7 @@ def _checkpoints(lesson: lessons.Lesson) -> dict[str, dict[str, str]]:
 
 
 def _unspoilt(event: dict[str, Any], hidden: dict[str, dict[str, str]]) -> dict[str, Any]:
-    """A checkpoint's step event without its narration (walkthrough.js does the same to events
+    """A checkpoint's step event without its narration (pages/lesson.js does the same to events
     that arrive on the live stream)."""
     words = hidden.get(str(event.get("index"))) if event.get("kind") == "step" else None
     if words is None:

@@ -8,6 +8,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
+from lockviz import staticfiles
 from lockviz.catalogue import BACKENDS, STORAGE_KINDS
 from lockviz.errors import NotAdmitted
 from lockviz.models import Run
@@ -18,17 +19,14 @@ from lockviz.views import HtmxHttpRequest, browser, owns
 from lockviz.views.forms import RunForm
 from lockviz.views.refusals import not_yours, respond
 
-# What a run's page loads beyond every page's own: the index prefetches them, so that a click on
-# Run waits for the run and not for its page's scripts (templates/lockviz/run.html).
-RUN_PAGE_ASSETS = (
-    "lockviz/play.css",
-    "lockviz/diagram-layout.js",
-    "lockviz/diagram.js",
-    "lockviz/export.js",
-    "lockviz/runstream.js",
-    "lockviz/run.js",
-    "lockviz/faults.js",
-)
+
+def run_page_assets() -> tuple[str, ...]:
+    """What a run's page loads beyond every page's own: its style sheet and its entry module's
+    imports (templates/lockviz/run.html). The index prefetches them, so that a click on Run waits
+    for the run and not for its page's scripts."""
+    every_page = set(staticfiles.modules("lockviz/pages/base.js"))
+    scripts = [m for m in staticfiles.modules("lockviz/pages/run.js") if m not in every_page]
+    return ("lockviz/play.css", *scripts)
 
 
 @require_GET
@@ -43,7 +41,7 @@ def index(request: HtmxHttpRequest) -> HttpResponse:
         if items
     ]
     recent = Run.objects.all()[:12]
-    context = {"sections": sections, "recent": recent, "run_page_assets": RUN_PAGE_ASSETS}
+    context = {"sections": sections, "recent": recent, "run_page_assets": run_page_assets()}
     return render(request, "lockviz/index.html", context)
 
 

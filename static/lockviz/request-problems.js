@@ -11,9 +11,6 @@
 // X-Fault header), those words are swapped in where the request aimed, as for a 2xx: the
 // page's own sentence wins over the general one. The alert clears when the next request starts.
 
-const region = document.getElementById("request-problem");
-const words = document.getElementById("request-problem-words");
-
 // Which sentence a status gets: the data-when of a <p> in the words template.
 function kindOf(status) {
   if (status === 403) return "forbidden";
@@ -26,6 +23,8 @@ function kindOf(status) {
 }
 
 function show(kind, status) {
+  const region = document.getElementById("request-problem");
+  const words = document.getElementById("request-problem-words");
   if (!region || !words) return;
   const sentence = words.content.querySelector(`[data-when="${kind}"]`);
   if (!sentence) return;
@@ -42,6 +41,7 @@ function show(kind, status) {
 }
 
 function clear() {
+  const region = document.getElementById("request-problem");
   if (region) region.replaceChildren();
 }
 
@@ -49,18 +49,21 @@ function statusOf(xhr) {
   return xhr.statusText ? `${xhr.status} ${xhr.statusText}` : String(xhr.status);
 }
 
-const body = document.body;
-body.addEventListener("htmx:beforeRequest", clear);
-body.addEventListener("htmx:beforeSwap", (event) => {
-  const { xhr } = event.detail;
-  if (event.detail.isError && xhr && xhr.getResponseHeader("X-Fault")) {
-    event.detail.shouldSwap = true; // lockviz's own words for this refusal: show them
-    event.detail.isError = false;
-  }
-});
-body.addEventListener("htmx:responseError", (event) => {
-  const { xhr } = event.detail;
-  show(kindOf(xhr.status), statusOf(xhr));
-});
-body.addEventListener("htmx:sendError", () => show("unreachable", ""));
-body.addEventListener("htmx:timeout", () => show("slow", ""));
+/** Listen for failed htmx requests on the page's body (site.js calls it once). */
+export function watchRequests() {
+  const body = document.body;
+  body.addEventListener("htmx:beforeRequest", clear);
+  body.addEventListener("htmx:beforeSwap", (event) => {
+    const { xhr } = event.detail;
+    if (event.detail.isError && xhr && xhr.getResponseHeader("X-Fault")) {
+      event.detail.shouldSwap = true; // lockviz's own words for this refusal: show them
+      event.detail.isError = false;
+    }
+  });
+  body.addEventListener("htmx:responseError", (event) => {
+    const { xhr } = event.detail;
+    show(kindOf(xhr.status), statusOf(xhr));
+  });
+  body.addEventListener("htmx:sendError", () => show("unreachable", ""));
+  body.addEventListener("htmx:timeout", () => show("slow", ""));
+}

@@ -4,55 +4,27 @@
 // a run, a lesson at its current event, a replay at its position — so the class follows, at
 // most a few times a second and only when it changed; offer "Ask the class" at a lesson's
 // checkpoint; show who is present and the live tally, and Reveal. On the room's own page, the
-// "Ask the class" form too. The state is read from what the pages already expose
-// (window.lockvizRun, lockvizWalkthrough, lockvizReplay and their page data): they need not know
-// about rooms.
-(function () {
-  "use strict";
+// "Ask the class" form too. What the page shows is what its entry module tells showing.js: the
+// pages need not know about rooms.
+//
+// startRoomBar() does all this on a page with the room bar (site.js calls it on every page).
+
+import { checkpoint as checkpointHere, showing } from "./showing.js";
+import { dataOf, socketUrl } from "./sockets.js";
+
+let started = false;
+
+export function startRoomBar() {
   const bar = document.getElementById("room-bar");
-  if (!bar) return;
+  if (!bar || started) return;
+  started = true;
   const code = bar.dataset.room;
   const csrf = (document.body.getAttribute("hx-headers") || "").match(/"X-CSRFToken": "([^"]*)"/);
   const headers = { "X-CSRFToken": csrf ? csrf[1] : "" };
   const $ = (id) => document.getElementById(id);
-  const pageData = (id) => { const el = $(id); try { return el ? JSON.parse(el.textContent) : null; } catch (e) { return null; } };
   let sent = "";
   let poll = null; // the room's current poll, as the presenter sees it
   let lastPost = 0;
-
-  // ---- what this page shows ------------------------------------------------------------
-
-  function showing() {
-    const lesson = pageData("lesson-data");
-    if (lesson && window.lockvizWalkthrough) {
-      const w = window.lockvizWalkthrough, ev = w.events[w.pos];
-      const steps = (lesson.scenario && lesson.scenario.steps) || [];
-      let narration = "";
-      for (let p = Math.min(w.pos, w.events.length - 1); p >= 0; p--) {
-        const e = w.events[p], step = e && e.kind === "step" ? steps[e.index] : null;
-        if (!step || !(step.say || step.ask)) continue;
-        // At a checkpoint, the class sees its question: the narration would give the answer.
-        narration = step.ask && p === w.pos ? step.ask.question : step.say || "";
-        break;
-      }
-      const slug = location.pathname.split("/").filter(Boolean)[1];
-      return { view: "lesson", run: lesson.run, lesson: slug, at: ev ? ev.seq : null, narration,
-        title: document.title.replace(/ · lockviz$/, "") };
-    }
-    const replay = pageData("replay-data");
-    if (replay && window.lockvizReplay) {
-      return { view: "replay", run: replay.run, at: window.lockvizReplay.seq, title: document.title.replace(/ · lockviz$/, "") };
-    }
-    const lanes = pageData("compare-data");
-    if (lanes && lanes.length) { // side by side: the class follows the last lane (a fork shown)
-      return { view: "run", run: lanes[lanes.length - 1].run, at: null, title: document.title.replace(/ · lockviz$/, "") };
-    }
-    const run = document.querySelector("script[data-run]");
-    const play = pageData("play-data");
-    const id = run ? run.dataset.run : play ? play.run : null;
-    if (id) return { view: "run", run: id, at: null, title: document.title.replace(/ · lockviz$/, "") };
-    return null;
-  }
 
   function report() {
     const state = showing();
@@ -62,18 +34,12 @@
     if (text === sent) return;
     sent = text;
     lastPost = now;
-    fetch(`/rooms/${code}/show`, { method: "POST", headers, body: text }).catch(() => { sent = ""; });
+    fetch(`/rooms/${code}/show`, { method: "POST", headers, body: text }).catch(() => {
+      sent = "";
+    });
   }
 
   // ---- checkpoints and polls -----------------------------------------------------------
-
-  function checkpointHere() {
-    const lesson = pageData("lesson-data"), w = window.lockvizWalkthrough;
-    if (!lesson || !w) return null;
-    const ev = w.events[w.pos];
-    const steps = (lesson.scenario && lesson.scenario.steps) || [];
-    return ev && ev.kind === "step" && steps[ev.index] && steps[ev.index].ask ? { run: lesson.run, step: ev.index } : null;
-  }
 
   function post(url, form) {
     return fetch(url, { method: "POST", headers, body: form }).then(async (r) => {
@@ -89,14 +55,24 @@
     const form = new FormData();
     form.append("run", here.run);
     form.append("step", String(here.step));
-    post(`/rooms/${code}/polls`, form).then((answer) => { poll = answer.poll; showTally(answer.tally); })
-      .catch((e) => { bar.querySelector(".room-tally").textContent = e.message; });
+    post(`/rooms/${code}/polls`, form)
+      .then((answer) => {
+        poll = answer.poll;
+        showTally(answer.tally);
+      })
+      .catch((e) => {
+        bar.querySelector(".room-tally").textContent = e.message;
+      });
   });
 
   const reveal = $("room-reveal");
   reveal.addEventListener("click", () => {
     // An empty multipart body is not one Django parses: send an empty form instead.
-    if (poll) post(`/rooms/${code}/polls/${poll.id}/reveal`, new URLSearchParams()).then((a) => { poll = a.poll; showTally(null); });
+    if (poll)
+      post(`/rooms/${code}/polls/${poll.id}/reveal`, new URLSearchParams()).then((a) => {
+        poll = a.poll;
+        showTally(null);
+      });
   });
 
   for (const askForm of [$("ask-form"), $("bar-ask-form")]) {
@@ -104,21 +80,28 @@
     askForm.addEventListener("submit", (event) => {
       event.preventDefault();
       const said = $("ask-result") || bar.querySelector(".room-tally");
-      post(askForm.action, new FormData(askForm)).then((answer) => {
-        poll = answer.poll;
-        said.textContent = "asked";
-        askForm.reset();
-        const open = askForm.closest("details");
-        if (open) open.open = false;
-        showTally(answer.tally, true);
-      }).catch((e) => { said.textContent = e.message; });
+      post(askForm.action, new FormData(askForm))
+        .then((answer) => {
+          poll = answer.poll;
+          said.textContent = "asked";
+          askForm.reset();
+          const open = askForm.closest("details");
+          if (open) open.open = false;
+          showTally(answer.tally, true);
+        })
+        .catch((e) => {
+          said.textContent = e.message;
+        });
     });
   }
   document.addEventListener("submit", (event) => {
     const form = event.target;
     if (!form.classList || !form.classList.contains("reveal-form")) return;
     event.preventDefault();
-    post(form.action, new FormData(form)).then((a) => { poll = a.poll; showTally(null); });
+    post(form.action, new FormData(form)).then((a) => {
+      poll = a.poll;
+      showTally(null);
+    });
   });
 
   // The tally: counts per choice and how many answered, for the presenter's eyes only.
@@ -126,7 +109,10 @@
     const open = poll && poll.state === "open";
     reveal.hidden = !open;
     const line = bar.querySelector(".room-tally");
-    if (!poll) { line.textContent = ""; return; }
+    if (!poll) {
+      line.textContent = "";
+      return;
+    }
     if (tally) {
       line.textContent = `“${poll.question}”: ${tally.answered} of ${tally.present} answered`;
       renderBars(tally, fresh);
@@ -151,7 +137,8 @@
       for (const choice of poll.choices) {
         const li = document.createElement("li");
         li.dataset.choice = choice;
-        li.innerHTML = '<span class="bar-label"></span> <span class="bar"><span class="fill"></span></span> <span class="n">0</span>';
+        li.innerHTML =
+          '<span class="bar-label"></span> <span class="bar"><span class="fill"></span></span> <span class="n">0</span>';
         li.querySelector(".bar-label").textContent = choice;
         ol.appendChild(li);
       }
@@ -179,19 +166,21 @@
   // ---- the room's stream ---------------------------------------------------------------
 
   function connect() {
-    const proto = location.protocol === "https:" ? "wss" : "ws";
-    const socket = new WebSocket(`${proto}://${location.host}/ws/rooms/${code}/`);
+    const socket = new WebSocket(socketUrl(`/ws/rooms/${code}/`));
     socket.onmessage = (message) => {
-      let data;
-      try { data = JSON.parse(message.data); } catch (e) { return; }
+      const data = dataOf(message);
+      if (!data) return;
       if (data.type === "room") {
         poll = data.poll;
         present(data.present);
         showTally(data.tally);
       } else if (data.type === "present") present(data.present);
-      else if (data.type === "tally") { if (poll && poll.id === data.poll) showTally(data); }
-      else if (data.type === "poll") { poll = data.poll; showTally(null); }
-      else if (data.type === "shared") sharedFork(data.fork);
+      else if (data.type === "tally") {
+        if (poll && poll.id === data.poll) showTally(data);
+      } else if (data.type === "poll") {
+        poll = data.poll;
+        showTally(null);
+      } else if (data.type === "shared") sharedFork(data.fork);
     };
     socket.onclose = () => setTimeout(connect, 1000);
   }
@@ -218,6 +207,8 @@
   }
 
   connect();
-  setInterval(() => { report(); askButton.hidden = !checkpointHere(); }, 300);
-  window.lockvizRoom = { code, showing, get poll() { return poll; } };
-})();
+  setInterval(() => {
+    report();
+    askButton.hidden = !checkpointHere();
+  }, 300);
+}

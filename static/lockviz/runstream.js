@@ -1,98 +1,136 @@
-// One run's events over its WebSocket (/ws/runs/<id>/, see lockviz/consumers.py), the protocol
-// run.js speaks: connect with ?after=<last seq we have>, receive {type: "event"|"status"|"error"}
-// and {type: "events", frames: [event messages]} (live events that arrived together),
-// reconnect after a drop with the newest seq so nothing is lost or drawn twice. A seq that skips
-// one (a message lost on the way) is not drawn: the stream asks {type: "resume", after: lastSeq},
-// the server resends what follows from the database, in order, and the stream goes on from there
-// (no answer within 5 s: it reconnects with ?after=lastSeq instead). A run that ends without its
-// last event having arrived asks the same way.
+// One run's events over its WebSocket (/ws/runs/<id>/, see lockviz/consumers.py): connect with
+// ?after=<last seq we have>, receive {type: "event"|"status"|"error"} and {type: "events",
+// frames: [event messages]} (live events that arrived together), reconnect after a drop with the
+// newest seq so nothing is lost or drawn twice. A seq that skips one (a message lost on the way)
+// is not drawn: the stream asks {type: "resume", after: lastSeq}, the server resends what follows
+// from the database, in order, and the stream goes on from there (no answer within 5 s: it
+// reconnects with ?after=lastSeq instead). A run that ends without its last event having arrived
+// asks the same way.
 //
-// window.lockvizStream(wsPath, after, {onEvent(ev), onStatus(status, position), onDone(status),
-// onError(message)}) -> {close()}. onDone fires once the run has ended AND the server says so:
-// the status message comes after the verdict is stored, so a verdict fetched then is complete.
-(function () {
-  "use strict";
+// openStream(wsPath, after, {onEvent(ev), onStatus(status, position), onDone(status),
+// onError(message)}) -> {close(), lastSeq}. onDone fires once the run has ended AND the server
+// says so: the status message comes after the verdict is stored, so a verdict fetched then is
+// complete. `env` (WebSocket, location, setTimeout, clearTimeout) is the page's window unless a
+// test gives its own (tests/js/runstream.test.mjs).
 
-  function lockvizStream(wsPath, after, handlers) {
-    const on = Object.assign({ onEvent() {}, onStatus() {}, onDone() {}, onError() {} }, handlers);
-    let lastSeq = after || 0;
-    let ended = false; // run_finished / run_failed received
-    let settled = false; // status finished / failed received
-    let closed = false;
-    let retryMs = 250;
-    let socket = null;
-    let graceTimer = null;
-    let resumedFrom = -1; // the lastSeq we asked the server to resume after, while it answers
-    let resumeTimer = null;
+import { dataOf, socketUrl } from "./sockets.js";
 
-    function done(status) {
-      if (closed) return;
-      closed = true;
-      if (socket) socket.close();
-      on.onDone(status);
-    }
+const SETTLED = ["finished", "failed", "interrupted", "cancelled"];
 
-    function resume() {
-      if (resumedFrom === lastSeq || !socket || socket.readyState !== WebSocket.OPEN) return;
-      resumedFrom = lastSeq;
-      socket.send(JSON.stringify({ type: "resume", after: lastSeq }));
-      clearTimeout(resumeTimer);
-      const stuckAt = lastSeq;
-      resumeTimer = setTimeout(() => { if (lastSeq === stuckAt && !closed) socket.close(); }, 5000);
-    }
-
-    // One event, in order; false at a gap (the resume resends it and what follows).
-    function take(ev) {
-      if (!ev || ev.seq <= lastSeq) return true;
-      if (ev.seq > lastSeq + 1) { resume(); return false; }
-      lastSeq = ev.seq;
-      resumedFrom = -1;
-      on.onEvent(ev);
-      if (ev.kind === "run_finished" || ev.kind === "run_failed") ended = ev.kind;
-      return true;
-    }
-
-    function connect() {
-      const proto = location.protocol === "https:" ? "wss" : "ws";
-      socket = new WebSocket(`${proto}://${location.host}${wsPath}?after=${lastSeq}`);
-      socket.onopen = () => { retryMs = 250; resumedFrom = -1; };
-      socket.onmessage = (message) => {
-        let data;
-        try { data = JSON.parse(message.data); } catch (e) { return; }
-        if (data.type === "event") {
-          if (!take(data.event)) return;
-        } else if (data.type === "events") {
-          for (const frame of data.frames || []) if (!take(frame.event)) break;
-        } else if (data.type === "status") {
-          on.onStatus(data.status, data.position);
-          if (["finished", "failed", "interrupted", "cancelled"].includes(data.status)) settled = data.status;
-        } else if (data.type === "error") {
-          on.onError(data.message);
-        }
-        // A finished run's socket sends its status first, then the stored events; a run the
-        // lab failed to start may end without a run_failed event, so do not wait for ever. If
-        // the last events are what went missing, half a second on the resume brings them.
-        if (ended && settled) done(settled);
-        else if (settled && !graceTimer) {
-          graceTimer = setTimeout(() => {
-            resume();
-            graceTimer = setTimeout(() => done(settled), 1000);
-          }, 500);
-        }
-      };
-      socket.onclose = (event) => {
-        clearTimeout(resumeTimer);
-        if (closed) return;
-        if (event.code === 4404) { closed = true; on.onError("this run does not exist"); return; }
-        on.onStatus("reconnecting", null);
-        setTimeout(connect, retryMs);
-        retryMs = Math.min(retryMs * 2, 4000);
-      };
-    }
-
-    connect();
-    return { close() { closed = true; if (socket) socket.close(); }, get lastSeq() { return lastSeq; } };
+/** The order of a run's events, whatever order they arrive in: each seq once, none skipped. */
+export class Sequence {
+  constructor(after) {
+    this.lastSeq = after || 0;
   }
 
-  window.lockvizStream = lockvizStream;
-})();
+  /** "old": seen already (a duplicate, a resend): skip it. "gap": a seq before it is missing:
+   * ask for what follows lastSeq. "next": the one that follows: draw it. */
+  take(ev) {
+    if (!ev || ev.seq <= this.lastSeq) return "old";
+    if (ev.seq > this.lastSeq + 1) return "gap";
+    this.lastSeq = ev.seq;
+    return "next";
+  }
+}
+
+export function openStream(wsPath, after, handlers, env = globalThis) {
+  const on = Object.assign({ onEvent() {}, onStatus() {}, onDone() {}, onError() {} }, handlers);
+  const order = new Sequence(after);
+  let ended = false; // run_finished / run_failed received
+  let settled = false; // status finished / failed received
+  let closed = false;
+  let retryMs = 250;
+  let socket = null;
+  let graceTimer = null;
+  let resumedFrom = -1; // the lastSeq we asked the server to resume after, while it answers
+  let resumeTimer = null;
+
+  function done(status) {
+    if (closed) return;
+    closed = true;
+    if (socket) socket.close();
+    on.onDone(status);
+  }
+
+  function resume() {
+    const lastSeq = order.lastSeq;
+    if (resumedFrom === lastSeq || !socket || socket.readyState !== env.WebSocket.OPEN) return;
+    resumedFrom = lastSeq;
+    socket.send(JSON.stringify({ type: "resume", after: lastSeq }));
+    env.clearTimeout(resumeTimer);
+    resumeTimer = env.setTimeout(() => {
+      if (order.lastSeq === lastSeq && !closed) socket.close();
+    }, 5000);
+  }
+
+  // One event, in order; false at a gap (the resume resends it and what follows).
+  function take(ev) {
+    const verdict = order.take(ev);
+    if (verdict === "old") return true;
+    if (verdict === "gap") {
+      resume();
+      return false;
+    }
+    resumedFrom = -1;
+    on.onEvent(ev);
+    if (ev.kind === "run_finished" || ev.kind === "run_failed") ended = ev.kind;
+    return true;
+  }
+
+  function receive(message) {
+    const data = dataOf(message);
+    if (!data) return;
+    if (data.type === "event") {
+      if (!take(data.event)) return;
+    } else if (data.type === "events") {
+      for (const frame of data.frames || []) if (!take(frame.event)) break;
+    } else if (data.type === "status") {
+      on.onStatus(data.status, data.position);
+      if (SETTLED.includes(data.status)) settled = data.status;
+    } else if (data.type === "error") {
+      on.onError(data.message);
+    }
+    // A finished run's socket sends its status first, then the stored events; a run the lab
+    // failed to start may end without a run_failed event, so do not wait for ever. If the last
+    // events are what went missing, half a second on the resume brings them.
+    if (ended && settled) done(settled);
+    else if (settled && !graceTimer) {
+      graceTimer = env.setTimeout(() => {
+        resume();
+        graceTimer = env.setTimeout(() => done(settled), 1000);
+      }, 500);
+    }
+  }
+
+  function connect() {
+    socket = new env.WebSocket(socketUrl(`${wsPath}?after=${order.lastSeq}`, env.location));
+    socket.onopen = () => {
+      retryMs = 250;
+      resumedFrom = -1;
+    };
+    socket.onmessage = receive;
+    socket.onclose = (event) => {
+      env.clearTimeout(resumeTimer);
+      if (closed) return;
+      if (event.code === 4404) {
+        closed = true;
+        on.onError("this run does not exist");
+        return;
+      }
+      on.onStatus("reconnecting", null);
+      env.setTimeout(connect, retryMs);
+      retryMs = Math.min(retryMs * 2, 4000);
+    };
+  }
+
+  connect();
+  return {
+    close() {
+      closed = true;
+      if (socket) socket.close();
+    },
+    get lastSeq() {
+      return order.lastSeq;
+    },
+  };
+}

@@ -9,7 +9,20 @@ import pytest
 
 from tests.conftest import CHROMIUM, FLAGS
 
-__all__ = ["CHROMIUM", "FLAGS"]  # the browser itself is tests/conftest.py's, one per process
+__all__ = ["CHROMIUM", "FLAGS", "entry"]  # the browser itself is tests/conftest.py's
+
+
+def entry(page: Any) -> None:
+    """Make the page's entry module reachable from the test's scripts as ``window.entry``.
+
+    The app sets no globals: each page loads one entry module (static/lockviz/pages/), which
+    exports what it built (``run``, ``replay``, ``walkthrough``, ``compare``, ``follow``, …).
+    Importing the page's own module URL again gives that same instance, once it has run. Call it
+    again after a navigation."""
+    page.evaluate(
+        "async () => { window.entry = await import("
+        "document.querySelector('script[type=module][src]').src); }"
+    )
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from tests.browser.conftest import entry
 from tests.conftest import AppServer
 
 pytestmark = [pytest.mark.live, pytest.mark.browser]
@@ -35,8 +36,9 @@ def test_fenced_against_plain_side_by_side(app_server: AppServer, page: Any) -> 
     boxes = [lane.locator("svg").bounding_box() for lane in (on, off)]
     assert boxes[1]["x"] >= boxes[0]["x"] + boxes[0]["width"]
     assert abs(boxes[0]["y"] - boxes[1]["y"]) < 1
+    entry(page)
     scales = page.evaluate(
-        """() => window.lockvizCompare.views.map((v) => [v.diagram.px,
+        """() => window.entry.compare.views.map((v) => [v.diagram.px,
              v.diagram.svg.getBoundingClientRect().width / v.diagram.width])"""
     )
     assert scales[0][0] == scales[1][0]

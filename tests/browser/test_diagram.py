@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from tests.browser.conftest import entry
 from tests.conftest import AppServer
 
 pytestmark = [pytest.mark.live, pytest.mark.browser]
@@ -75,10 +76,11 @@ def shared(browser: Any) -> Iterator[Any]:
 def replay_end(page: Any, server: AppServer, run_id: str) -> None:
     """The replay at its last event: the run's final diagram."""
     page.goto(f"{server.url}/runs/{run_id}/replay/")
-    page.wait_for_function("window.lockvizReplay && window.lockvizReplay.index >= 0")
+    entry(page)
+    page.wait_for_function("window.entry.replay.index >= 0")
     page.keyboard.press("End")
     page.wait_for_function(
-        "window.lockvizReplay.index === window.lockvizReplay.diagram.events.length - 1"
+        "window.entry.replay.index === window.entry.replay.diagram.events.length - 1"
     )
 
 

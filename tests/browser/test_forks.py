@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.browser.conftest import entry
 from tests.browser.test_replay import current, run_live
 from tests.browser.test_rooms import join
 from tests.conftest import AppServer
@@ -70,8 +71,9 @@ def test_what_if_from_a_replay_runs_beside_the_original(app_server: AppServer, p
     fork.locator(".lane-headline").wait_for()
     # The sequencer storage asked redis-1 at each write: arrows from storage to the lock node.
     assert fork.locator("g.request[data-seq]").count() > 0
+    entry(page)
     checks = page.evaluate(
-        """() => window.lockvizCompare.views[1].diagram.events.filter(
+        """() => window.entry.compare.views[1].diagram.events.filter(
              (e) => e.actor === 'storage' && e.kind === 'request' && e.op === 'check').length"""
     )
     assert checks >= 1

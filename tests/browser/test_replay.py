@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.browser.conftest import entry
 from tests.conftest import ROOT, AppServer, builtin_json
 
 pytestmark = [pytest.mark.live, pytest.mark.browser]
@@ -89,8 +90,9 @@ def test_a_live_run_replays_back_and_forth_in_time(app_server: AppServer, page: 
 
     page.locator("#rp-time").fill("3000")  # scrub to 3 s into the run
     assert page.locator("#rp-clock").text_content().startswith("3.00 s")
+    entry(page)
     at, after = page.evaluate(
-        """() => { const r = window.lockvizReplay;
+        """() => { const r = window.entry.replay;
                    const ev = JSON.parse(document.getElementById('replay-data').textContent).events;
                    return [ev[r.index].t_ms, (ev[r.index + 1] || {t_ms: Infinity}).t_ms]; }"""
     )
@@ -119,7 +121,8 @@ def test_a_live_run_replays_back_and_forth_in_time(app_server: AppServer, page: 
     page.locator("#rp-verdict[aria-hidden=false] .headline").wait_for(
         state="visible", timeout=20_000
     )
-    page.wait_for_function("() => !window.lockvizReplay.playing", timeout=10_000)
+    entry(page)
+    page.wait_for_function("() => !window.entry.replay.playing", timeout=10_000)
     assert current(page) == last and rejected.count() == 1
     assert page.errors == []
 

@@ -9,7 +9,10 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import FLAGS  # noqa: F401 (the same chromium, the same flags)
+from tests.browser.conftest import (
+    FLAGS,  # noqa: F401 (the same chromium, the same flags)
+    entry,
+)
 from tests.browser.test_walkthrough import jump_to_question
 from tests.conftest import AppServer
 
@@ -43,19 +46,21 @@ def join(page: Any, server: AppServer, code: str, name: str) -> None:
 
 
 def follows(page: Any, events_at_least: int) -> None:
-    page.wait_for_function(f"() => window.lockvizFollow.shown >= {events_at_least}", timeout=40_000)
+    entry(page)
+    page.wait_for_function(f"() => window.entry.follow.shown >= {events_at_least}", timeout=40_000)
 
 
 def settled_at(page: Any, at: int) -> int:
     """Once the page holds the whole run and shows it up to ``at``: how many events it shows."""
+    entry(page)
     page.wait_for_function(
-        """(at) => { const f = window.lockvizFollow;
+        """(at) => { const f = window.entry.follow;
              return f.state.at === at && f.events.some((e) => e.kind === "run_finished")
                && f.shown === f.events.filter((e) => e.seq <= at).length; }""",
         arg=at,
         timeout=20_000,
     )
-    return int(page.evaluate("window.lockvizFollow.shown"))
+    return int(page.evaluate("window.entry.follow.shown"))
 
 
 def test_a_class_follows_its_presenter(app_server: AppServer, people: dict[str, Any]) -> None:
@@ -87,7 +92,8 @@ def test_a_class_follows_its_presenter(app_server: AppServer, people: dict[str, 
     teacher.keyboard.press("2")  # the presenter answers the first one alone
     teacher.keyboard.press("Enter")
     jump_to_question(teacher, "Alice wakes and writes with token 1")
-    at = teacher.evaluate("window.lockvizRoom.showing().at")
+    entry(teacher)  # where the presenter is: the walkthrough's current event
+    at = teacher.evaluate("(w => w.events[w.pos].seq)(window.entry.walkthrough)")
     for student in (ada, bob):  # they follow the walkthrough's position, not the live end
         follows(student, 5)
     shown = settled_at(ada, at)
@@ -95,7 +101,7 @@ def test_a_class_follows_its_presenter(app_server: AppServer, people: dict[str, 
     narration.filter(has_text="Alice wakes and writes with token 1").wait_for()  # the question,
     assert "rejects" not in narration.text_content()  # never the narration that answers it
     assert settled_at(bob, at) == shown
-    assert shown < ada.evaluate("window.lockvizFollow.events.length")  # no spoiler
+    assert shown < ada.evaluate("window.entry.follow.events.length")  # no spoiler
     teacher.get_by_role("button", name="Ask the class this checkpoint").click()
     for student in (ada, bob):
         student.locator("#follow-poll .poll-question", has_text="Alice wakes").wait_for()

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from tests.browser.conftest import entry
 from tests.conftest import ROOT, AppServer
 
 pytestmark = [pytest.mark.live, pytest.mark.browser]
@@ -53,7 +54,8 @@ def test_fencing_off_flags_corruption(app_server: AppServer, page: Any) -> None:
     tip = damage.locator(".warn-triangle").get_attribute("points").split()[0]
     assert abs(float(tip.split(",")[0]) - storage_x) < 1  # on the storage's lifeline
     seq = int(damage.get_attribute("data-seq"))  # drawn with the write's reply: when it lands
-    kind = page.evaluate("s => window.lockvizRun.diagram.events.find(e => e.seq === s).kind", seq)
+    entry(page)
+    kind = page.evaluate("s => window.entry.run.diagram.events.find(e => e.seq === s).kind", seq)
     assert kind == "reply"
     link = page.locator("#verdict a.moment-link")  # the verdict links to that moment
     assert link.get_attribute("href").endswith(f"/replay/#seq={seq}")

@@ -1,10 +1,10 @@
 """The page notices a lost message by its seq and gets it back, in a real browser.
 
 A scripted server speaks the run stream's protocol (lockviz/consumers/runs.py) to the page's own
-static/lockviz/runstream.js, but loses a message on purpose: the page must not draw past the
-gap, must ask ``{"type": "resume", "after": <last seq it has>}``, and must end up with every
-event once, in order. (The app's consumer also reads a gap back itself; this is what the page
-does when a message is lost between the two.)
+static/lockviz/runstream.js (served beside the page, as an ES module), but loses a message on
+purpose: the page must not draw past the gap, must ask ``{"type": "resume", "after": <last seq
+it has>}``, and must end up with every event once, in order. (The app's consumer also reads a
+gap back itself; this is what the page does when a message is lost between the two.)
 """
 
 from __future__ import annotations
@@ -23,16 +23,16 @@ from websockets.http11 import Request, Response
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.browser
-RUNSTREAM = (ROOT / "static" / "lockviz" / "runstream.js").read_text()
-PAGE = f"""<!doctype html><meta charset="utf-8"><title>stream</title>
-<script>{RUNSTREAM}</script>
-<script>
+STATIC = ROOT / "static" / "lockviz"  # runstream.js and the modules it imports, beside the page
+PAGE = """<!doctype html><meta charset="utf-8"><title>stream</title>
+<script type="module">
+  import { openStream } from "./runstream.js";
   window.got = []; window.done = null;
   const run = new URLSearchParams(location.search).get("run");
-  window.lockvizStream(`/ws/runs/${{run}}/`, 0, {{
-    onEvent(ev) {{ window.got.push(ev.seq); }},
-    onDone(status) {{ window.done = status; }},
-  }});
+  openStream(`/ws/runs/${run}/`, 0, {
+    onEvent(ev) { window.got.push(ev.seq); },
+    onDone(status) { window.done = status; },
+  });
 </script>"""
 
 
@@ -70,9 +70,12 @@ class ScriptedServer:
     def page(self, connection: ServerConnection, request: Request) -> Response | None:
         if request.path.startswith("/ws/"):
             return None
-        response = connection.respond(HTTPStatus.OK, PAGE)
+        module = request.path.endswith(".js")
+        text = (STATIC / request.path.lstrip("/")).read_text() if module else PAGE
+        response = connection.respond(HTTPStatus.OK, text)
         del response.headers["Content-Type"]
-        response.headers["Content-Type"] = "text/html; charset=utf-8"
+        kind = "text/javascript" if module else "text/html"
+        response.headers["Content-Type"] = f"{kind}; charset=utf-8"
         return response
 
     async def play(self, ws: ServerConnection) -> None:
@@ -113,7 +116,7 @@ def test_a_lost_message_is_asked_for_again_and_drawn_in_order(
     server: ScriptedServer, page: Any, run: str, expected: list[int], after: int
 ) -> None:
     page.goto(f"http://127.0.0.1:{server.port}/?run={run}")
-    page.wait_for_function("window.done !== null", timeout=10_000)
+    page.wait_for_function("typeof window.done === 'string'", timeout=10_000)
     assert page.evaluate("window.got") == expected
     assert page.evaluate("window.done") == "finished"
     assert server.heard[run] == [{"type": "resume", "after": after}]

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.browser.conftest import entry
 from tests.browser.test_walkthrough import jump_to_question
 from tests.conftest import AppServer
 
@@ -46,8 +47,9 @@ def test_the_sequencer_lesson_asks_before_the_storage_asks_zookeeper(
     assert page.locator("#mark").text_content().startswith("✔ Right")
     rejected.first.wait_for()
     # The storage's question to zk-1 is drawn as its own arrows, before the rejection.
+    entry(page)
     asked = page.evaluate(
-        """() => window.lockvizWalkthrough.events.filter(
+        """() => window.entry.walkthrough.events.filter(
              (e) => e.actor === 'storage' && e.kind === 'request' && e.to === 'zk-1').length"""
     )
     assert asked >= 1

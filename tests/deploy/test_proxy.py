@@ -29,7 +29,7 @@ from playwright.async_api import Browser, Page, async_playwright
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import expect as expect_async
 
-from tests.browser.conftest import CHROMIUM, FLAGS
+from tests.browser.conftest import CHROMIUM, FLAGS, entry
 from tests.deploy.clients import Viewer, Visitor, said
 from tests.deploy.conftest import SEPARATE_HOSTS, Stack
 
@@ -264,10 +264,11 @@ def test_a_class_joins_by_the_qr_codes_url_and_follows_a_live_run(
         teacher.locator("#present", has_text="3").wait_for()
 
         run_id = start_scenario(teacher, stack.url, "gc-pause-fenced")  # the class follows it
-        everything = "window.lockvizFollow.events.some((e) => e.kind === 'run_finished')"
+        everything = "window.entry.follow.events.some((e) => e.kind === 'run_finished')"
         for name, student in zip(("Ada", "Bob", "Cy"), students, strict=True):
+            entry(student)  # the follower page's module, as window.entry
             student.wait_for_function(everything, timeout=60_000)
-            seen = student.evaluate("window.lockvizFollow.events.map((e) => e.seq)")
+            seen = student.evaluate("window.entry.follow.events.map((e) => e.seq)")
             assert seen == stack.db.seqs(run_id), f"{name} saw seqs {seen} of run {run_id}"
     finally:
         for context in contexts:

@@ -11,6 +11,7 @@ from django.templatetags.static import static as static_url
 from django.test import Client
 from django.utils.html import escape
 
+from lockviz import staticfiles
 from lockviz.models import Run
 from lockviz.scenarios.library import builtin
 from tests.conftest import builtin_json, wait_for_run
@@ -120,12 +121,22 @@ def test_an_inconclusive_run_is_not_judged_on_its_page_nor_in_its_export(client:
 def test_the_index_prefetches_every_asset_a_run_page_adds(client: Client) -> None:
     """A click on Run should wait for the run, not for its page's scripts: whatever run.html
     loads that every page does not, the index prefetches (a new script on the run page fails
-    this test until it is prefetched too)."""
+    this test until it is prefetched too). A page's script is its entry module and every module
+    that one imports; the modules are preloaded as modules, the rest prefetched."""
     templates = Path(__file__).parents[3] / "templates"
     static = r"{% static '([^']+)' %}"
-    run_page = set(re.findall(static, (templates / "lockviz" / "run.html").read_text()))
-    every_page = set(re.findall(static, (templates / "base.html").read_text()))
+
+    def loads(template: str) -> set[str]:
+        names = set(re.findall(static, (templates / template).read_text()))
+        scripts = {m for name in names if name.endswith(".js") for m in staticfiles.modules(name)}
+        return names | scripts
+
+    run_page, every_page = loads("lockviz/run.html"), loads("base.html")
+    assert "lockviz/diagram/handlers/bars.js" in run_page - every_page  # imported, not named
+    assert "lockviz/presenter.js" in every_page
     page = client.get("/").content.decode()
     prefetched = set(re.findall(r'<link rel="prefetch" href="([^"]+)">', page))
-    assert run_page - every_page
-    assert prefetched == {static_url(name) for name in run_page - every_page}
+    preloaded = set(re.findall(r'<link rel="modulepreload" href="([^"]+)">', page))
+    adds = run_page - every_page
+    assert prefetched == {static_url(name) for name in adds if not name.endswith(".js")}
+    assert preloaded == {static_url(name) for name in adds if name.endswith(".js")}

@@ -1,0 +1,313 @@
+// A lesson's walkthrough: wait for the live run to end, then tell it event by event.
+//
+// The diagram shows the run up to the cursor (LockDiagram.showUpTo) and the story panel beside
+// it says what the current step is about. A step with an `ask` is a checkpoint: the cursor stops
+// ON that step's own `step` event, before anything it caused is drawn, and asks. Answering jumps
+// to the end of the step's outcome (the last event before the next step), so the learner sees
+// what the real servers did next to whether they predicted it. Answers are kept per run in
+// sessionStorage: going back shows the checkpoint again with the answer given.
+//
+// Nothing tells the outcome before it has happened: a checkpoint's step is drawn and told by its
+// click and its question (data.hidden, from the narrator), and the scenario's description and
+// take-away appear only after the last checkpoint is answered (or at the end, without one).
+// Progress is kept in this browser (progress.js): started when the telling begins, done at the end.
+// telling.js knows where each move goes; this module shows it. Without a run (before the lesson
+// starts, or a lesson that cannot run) the page has only what every page has.
+//
+// Exports `walkthrough` {diagram, pos, events} while a run is told (the browser tests read it).
+
+import { LockDiagram } from "../diagram/diagram.js";
+import { lessonKeys } from "../lesson-keys.js";
+import { LiveLine } from "../lesson-live.js";
+import { Question } from "../lesson-question.js";
+import { mark } from "../progress.js";
+import { presenter } from "../presenter.js";
+import { openStream } from "../runstream.js";
+import { pageTitle, tell } from "../showing.js";
+import { startSite } from "../site.js";
+import { Telling } from "../telling.js";
+
+startSite();
+const source = document.getElementById("lesson-data");
+export const walkthrough = source ? startWalkthrough(JSON.parse(source.textContent)) : null;
+
+function startWalkthrough(data) {
+  const $ = (id) => document.getElementById(id);
+  const scenario = data.scenario;
+  const steps = scenario.steps;
+  const ui = {
+    live: $("live"),
+    next: $("next"),
+    back: $("back"),
+    nextSay: $("next-say"),
+    prevSay: $("prev-say"),
+    position: $("position"),
+    event: $("event"),
+    stepNo: $("step-no"),
+    say: $("say"),
+    checkpoint: $("checkpoint"),
+    question: $("question"),
+    choices: $("choices"),
+    actions: $("checkpoint-actions"),
+    skip: $("skip"),
+    pickFirst: $("pick-first"),
+    result: $("result"),
+    mark: $("mark"),
+    explain: $("explain"),
+    end: $("end"),
+    after: $("after"),
+  };
+  const hidden = data.hidden || {};
+  const durationMs = Math.max(...steps.map((s) => s.at_ms + Math.max(s.ms || 0, 0))) + 800;
+  const svg = $("diagram");
+  const diagram = new LockDiagram(svg, {
+    clients: scenario.clients,
+    nodes: data.nodes,
+    storage: "storage",
+    backend: scenario.backend,
+    durationMs,
+    pxPerMs: Math.min(0.4, Math.max(0.12, 760 / durationMs)),
+    narrationWidth: 210,
+    columnWidth: scenario.clients.length + data.nodes.length > 4 ? 130 : 170, // Redlock: 5 nodes
+    fit: presenter.on ? svg.parentElement : null,
+  });
+  presenter.adopt(diagram, svg.parentElement);
+  const FINAL = new Set(["run_finished", "run_failed"]);
+  const storeKey = "lockviz-answers-" + data.run;
+  const answers = load();
+  const events = (data.events || []).slice();
+  const told = new Telling(steps, answers);
+  told.events = events;
+  let status = data.status;
+  let telling = false;
+  let pos = 0;
+  const live = new LiveLine(ui.live, data);
+  const showLive = (position) => live.say(status, events, position);
+  const question = new Question(ui);
+
+  // ---- the live run ----------------------------------------------------------------------
+
+  function waitForRun() {
+    const last = events.length ? events[events.length - 1].seq : 0;
+    openStream(data.ws, last, {
+      onEvent(ev) {
+        events.push(forDiagram(ev));
+        showLive();
+      },
+      onStatus(s, position) {
+        status = s;
+        showLive(position);
+      },
+      onDone(s) {
+        status = s;
+        showLive();
+        document.body.dispatchEvent(new Event("verdict-ready")); // the stored verdict is complete now
+        begin();
+      },
+      onError(message) {
+        ui.live.textContent = `The live run cannot be followed: ${message}.`;
+      },
+    });
+  }
+
+  // ---- the telling ---------------------------------------------------------------------
+
+  function begin() {
+    if (telling || !events.length) return;
+    telling = true;
+    events.sort((a, b) => a.seq - b.seq);
+    diagram.showUpTo(0);
+    diagram.addAll(events.map(forDiagram));
+    pos = 0;
+    mark(data.slug, "started");
+    render();
+  }
+
+  // The description and the take-away tell the outcome: shown once it has happened.
+  function showAfter(atEnd) {
+    if (!ui.after.hidden) return;
+    if (told.pastLastAsk(pos, atEnd)) ui.after.hidden = false;
+  }
+
+  // A checkpoint's step as the narrator tells it before it is answered (the page data's events
+  // come that way; live ones are made so here).
+  function forDiagram(ev) {
+    const words = ev.kind === "step" ? hidden[String(ev.index)] : null;
+    if (!words) return ev;
+    const told = Object.assign({}, ev, { said: words });
+    delete told.say;
+    return told;
+  }
+
+  const askAt = (p) => told.askAt(p);
+  const blocked = (p) => told.blocked(p);
+  const last = () => told.last();
+
+  function go(target) {
+    if (!telling) return;
+    pos = Math.max(0, Math.min(last(), target));
+    render();
+  }
+
+  function next(byKey) {
+    if (blocked(pos)) return prompt(byKey);
+    if (pos < last()) go(pos + 1);
+  }
+
+  function back() {
+    if (pos > 0) go(pos - 1);
+  }
+
+  function nextSay(byKey) {
+    if (blocked(pos)) return prompt(byKey);
+    go(told.nextSay(pos));
+  }
+
+  function prevSay() {
+    go(told.prevSay(pos));
+  }
+
+  const prompt = (byKey) => question.prompt(byKey);
+
+  function answer(skipped) {
+    const ask = askAt(pos);
+    if (!ask || answers[events[pos].index]) return;
+    const picked = question.picked();
+    if (picked == null && !skipped) return prompt();
+    answers[events[pos].index] = skipped ? { skipped: true } : { choice: picked };
+    save();
+    go(told.outcomeEnd(pos));
+    if (ui.next.disabled) ui.back.focus({ preventScroll: true });
+    else ui.next.focus({ preventScroll: true });
+    ui.result.scrollIntoView({ block: "nearest" });
+  }
+
+  function render() {
+    const ev = events[pos];
+    diagram.showUpTo(ev.seq);
+    const found = diagram.highlight(ev.seq);
+    if (found.length) keepInView(found[0]);
+    const stepP = told.stepBefore(pos);
+    const stepCount = steps.length;
+    ui.position.textContent =
+      `Event ${pos + 1} of ${events.length}` +
+      (stepP >= 0 ? ` · step ${events[stepP].index + 1} of ${stepCount}` : "") +
+      ` · t = ${(ev.t_ms / 1000).toFixed(2)} s`;
+    ui.event.textContent = describe(ev);
+    renderNarration(stepP);
+    const ask = stepP >= 0 ? askAt(stepP) : null;
+    question.show(ask, ask ? events[stepP].index : null, ask ? answers[events[stepP].index] : null);
+    const atEnd = pos === last() && FINAL.has(ev.kind);
+    if (atEnd && ui.end.hidden) requestAnimationFrame(() => ui.end.scrollIntoView({ block: "nearest" }));
+    ui.end.hidden = !atEnd;
+    showAfter(atEnd);
+    if (atEnd) mark(data.slug, "done");
+    ui.back.disabled = ui.prevSay.disabled = pos === 0;
+    ui.next.disabled = ui.nextSay.disabled = pos === last();
+    ui.next.setAttribute("aria-disabled", String(blocked(pos)));
+    ui.nextSay.setAttribute("aria-disabled", String(blocked(pos)));
+  }
+
+  // The current event on screen: scrolled vertically only (never sideways, where the clients
+  // are), clear of the telling's band at the bottom in the presenter view.
+  function keepInView(node) {
+    const box = node.getBoundingClientRect();
+    const band = presenter.on ? $("telling").getBoundingClientRect().top : window.innerHeight;
+    if (box.bottom > band - 20) window.scrollBy(0, box.bottom - band + 80);
+    else if (box.top < 20) window.scrollBy(0, box.top - 80);
+  }
+
+  function renderNarration(stepP) {
+    if (stepP < 0) {
+      ui.stepNo.textContent = "Before the first step";
+      ui.say.textContent =
+        "The lab has started the servers and one process per client. Press Next ▶ (→) to go event by event, or Next narration (n) to jump from one narrated step to the next.";
+      return;
+    }
+    const ev = events[stepP];
+    const step = steps[ev.index] || {};
+    ui.stepNo.textContent = `Step ${ev.index + 1} of ${steps.length} · ${(step.at_ms / 1000).toFixed(1)} s · ${ev.client || ev.node || ""} ${ev.do}`;
+    if (step.ask && !answers[ev.index]) ui.say.textContent = "What will the servers do? Predict it below, then see.";
+    else ui.say.textContent = step.say || "(This step has no narration: watch the diagram.)";
+    ui.say.classList.toggle("quiet", !step.say || Boolean(step.ask && !answers[ev.index]));
+  }
+
+  // One line for the current event, in the narrator's words (the tooltip has every field).
+  function describe(ev) {
+    return `#${ev.seq} · ${(ev.said && ev.said.text) || `${ev.actor} ${ev.kind}`}`;
+  }
+
+  function load() {
+    try {
+      return JSON.parse(sessionStorage.getItem(storeKey)) || {};
+    } catch {
+      return {};
+    }
+  }
+  function save() {
+    try {
+      sessionStorage.setItem(storeKey, JSON.stringify(answers));
+    } catch {
+      /* private mode */
+    }
+  }
+
+  // ---- wiring ----------------------------------------------------------------------------
+
+  ui.next.addEventListener("click", next);
+  ui.back.addEventListener("click", back);
+  ui.nextSay.addEventListener("click", nextSay);
+  ui.prevSay.addEventListener("click", prevSay);
+  ui.checkpoint.addEventListener("submit", (e) => {
+    e.preventDefault();
+    answer(false);
+  });
+  ui.skip.addEventListener("click", () => answer(true));
+  // The verdict's link to a moment (a stale write landing) goes to that event of the telling.
+  document.addEventListener("click", (e) => {
+    const link = e.target.closest && e.target.closest("a.moment-link[data-seq]");
+    if (!link || !telling) return;
+    const at = events.findIndex((ev) => ev.seq === Number(link.dataset.seq));
+    if (at < 0) return;
+    e.preventDefault();
+    go(at);
+  });
+  lessonKeys(
+    {
+      on: () => telling,
+      waiting: () => blocked(pos),
+      next,
+      back,
+      nextSay,
+      prevSay,
+      answer: () => answer(false),
+      pick: (n) => question.pick(n),
+    },
+    ui.skip,
+  );
+
+  [ui.next, ui.back, ui.nextSay, ui.prevSay].forEach((b) => {
+    b.disabled = true;
+  });
+  showLive();
+  if (["finished", "failed", "interrupted", "cancelled"].includes(status)) begin();
+  else waitForRun();
+  // For a presenter's room (showing.js): the lesson at its current event.
+  const slug = location.pathname.split("/").filter(Boolean)[1];
+  tell({
+    showing: () => {
+      const at = events[pos] ? events[pos].seq : null;
+      return { view: "lesson", run: data.run, lesson: slug, at, narration: told.classSees(pos), title: pageTitle() };
+    },
+    checkpoint: () => (told.askAt(pos) ? { run: data.run, step: events[pos].index } : null),
+  });
+  return {
+    diagram,
+    get pos() {
+      return pos;
+    },
+    get events() {
+      return events;
+    },
+  };
+}

@@ -1,0 +1,130 @@
+// The free-play page (templates/lockviz/play.html): before a session, its setup form (Redlock
+// cannot fence: the fencing box follows the backend chosen); during one, the session's live
+// diagram beside its fault panels (fault-controls.js), each lifeline header taking you to its
+// panel, and the page following the latest moment unless told not to.
+//
+// Exports `session` {diagram} while a session is shown (the browser tests read it).
+
+import { LockDiagram } from "../diagram/diagram.js";
+import { ENDED, NO_CONTROLS, faultControls } from "../fault-controls.js";
+import { presenter } from "../presenter.js";
+import { openStream } from "../runstream.js";
+import { pageTitle, tell } from "../showing.js";
+import { startSite } from "../site.js";
+
+startSite();
+
+function startSession(controls, data) {
+  const statusEl = document.getElementById("run-status");
+  const finishButton = document.getElementById("finish-button");
+  const follow = document.getElementById("follow");
+  const svg = document.getElementById("diagram");
+  // Five Redis nodes and five clients make eleven columns: narrower ones, and below ~70 % of
+  // its size the diagram scrolls sideways instead of shrinking out of legibility.
+  const columns = data.clients.length + data.nodes.length + 1;
+  const diagram = new LockDiagram(svg, {
+    clients: data.clients,
+    nodes: data.nodes,
+    storage: "storage",
+    backend: data.backend,
+    // A session has no schedule: a quiet spell of more than 6 s (left idle) is drawn short.
+    durationMs: 6000,
+    pxPerMs: 0.2,
+    narrationWidth: 210,
+    breakMs: 6000,
+    columnWidth: columns <= 5 ? 175 : columns <= 8 ? 150 : 130,
+    onHeader: controls === NO_CONTROLS ? null : (name) => controls.show(name),
+    fit: presenter.on ? svg.parentElement : null,
+  });
+  presenter.adopt(diagram, svg.parentElement);
+  svg.style.minWidth = `${Math.round(Number(svg.getAttribute("width")) * 0.7)}px`;
+
+  let started = false,
+    current = data.status;
+  function setStatus(status, position) {
+    current = status;
+    statusEl.dataset.status = status;
+    statusEl.textContent =
+      status === "queued" && position
+        ? `waiting for the lab (place ${position} in the queue)`
+        : status === "running"
+          ? started
+            ? "running: your move"
+            : "starting the servers…"
+          : status;
+    const on = status === "running" && started;
+    if (status !== "reconnecting") {
+      controls.setLive(on, ENDED.has(status));
+      if (finishButton) finishButton.disabled = !on;
+    }
+  }
+
+  function keepNowInView() {
+    if (!follow || !follow.checked) return;
+    const now = svg.querySelector("line.now");
+    if (!now || now.style.display === "none") return;
+    const r = now.getBoundingClientRect();
+    if (r.bottom > window.innerHeight - 60) window.scrollBy({ top: r.bottom - window.innerHeight + 200 });
+  }
+
+  openStream(data.ws, 0, {
+    onEvent(ev) {
+      diagram.add(ev);
+      if (ev.kind === "run_started") {
+        started = true;
+        setStatus(current);
+      }
+      keepNowInView();
+    },
+    onStatus(status, position) {
+      if (!ENDED.has(status)) setStatus(status, position);
+    },
+    onDone(status) {
+      setStatus(status);
+      document.body.dispatchEvent(new Event("verdict-ready"));
+    },
+    onError(message) {
+      console.warn("lockviz:", message);
+    },
+  });
+  return { diagram };
+}
+
+function wireSetup(form) {
+  if (form.dataset.wired) return;
+  form.dataset.wired = "yes";
+  const fencing = form.querySelector("#play-fencing");
+  const notes = form.querySelectorAll(".no-fencing-note");
+  let wanted = fencing.checked;
+  const sync = () => {
+    const chosen = form.querySelector("input[name=backend]:checked");
+    const name = chosen ? chosen.value : "";
+    let forced = false;
+    notes.forEach((note) => {
+      const on = note.dataset.backend === name;
+      note.hidden = !on;
+      forced = forced || on;
+    });
+    if (forced && !fencing.disabled) wanted = fencing.checked;
+    fencing.disabled = forced;
+    fencing.checked = forced ? false : wanted;
+  };
+  form.addEventListener("change", (e) => {
+    if (e.target.name === "backend") sync();
+  });
+  sync();
+}
+
+const setupForm = document.getElementById("play-form");
+if (setupForm) wireSetup(setupForm);
+// The setup form comes back from htmx after a refusal: wire the new one.
+document.addEventListener("htmx:afterSettle", () => {
+  const form = document.getElementById("play-form");
+  if (form) wireSetup(form);
+});
+
+const controlsRoot = document.getElementById("fault-controls");
+const pageData = document.getElementById("play-data");
+const data = pageData ? JSON.parse(pageData.textContent) : null;
+export const session = data ? startSession(controlsRoot ? faultControls(controlsRoot) : NO_CONTROLS, data) : null;
+if (data) tell({ showing: () => ({ view: "run", run: data.run, at: null, title: pageTitle() }) });

@@ -1,0 +1,140 @@
+// The run page (templates/lockviz/run.html): stream the run's events over the WebSocket into the
+// sequence diagram, through runstream.js (reconnects, gaps and resumes: nothing lost, nothing
+// twice). In the presenter view the diagram takes the page's width at a size a room can read,
+// and follows the latest moment while the run streams (presenter.js). The browser that started
+// a live run gets the fault menus, opened from the lifeline headers while the run is running.
+//
+// Exports `run` {diagram, stream, lastSeq}: what this page built (the browser tests read it).
+
+import { LockDiagram } from "../diagram/diagram.js";
+import { startExports } from "../export.js";
+import { ENDED, faultControls } from "../fault-controls.js";
+import { presenter } from "../presenter.js";
+import { openStream } from "../runstream.js";
+import { pageTitle, tell } from "../showing.js";
+import { startSite } from "../site.js";
+
+startSite();
+const script = document.querySelector("script[data-run]");
+const runId = script.dataset.run;
+const scenario = JSON.parse(document.getElementById("scenario-data").textContent);
+const nodes = JSON.parse(document.getElementById("nodes-data").textContent);
+const statusEl = document.getElementById("run-status");
+const serversEl = document.getElementById("servers");
+const svg = document.getElementById("diagram");
+const durationMs = durationOf(scenario);
+const diagram = new LockDiagram(svg, {
+  clients: scenario.clients,
+  nodes, // every lifeline from the start: nothing moves when the servers' first events arrive
+  storage: "storage",
+  backend: scenario.backend,
+  durationMs,
+  // Fit the whole run in about one screen, within readable bounds (a long run is taller:
+  // a screen of it stays readable, and only what is near the screen is laid out).
+  pxPerMs: Math.min(0.4, Math.max(0.12, 820 / durationMs)),
+  columnWidth: 160,
+  narrationWidth: 205,
+  fit: presenter.on ? svg.parentElement : null,
+});
+const story = document.getElementById("story");
+let lastSeq = 0;
+let finished = false;
+
+function durationOf(s) {
+  const ends = s.steps.map((st) => st.at_ms + (st.do === "pause" ? st.ms || 0 : 0));
+  return Math.max(0, ...ends) + 800;
+}
+
+function setStatus(status, position) {
+  statusEl.dataset.status = status;
+  statusEl.textContent =
+    status === "queued" && position
+      ? `waiting for the lab (place ${position} in the queue)`
+      : status === "reconnecting"
+        ? "reconnecting…"
+        : status;
+}
+
+function onEvent(event) {
+  if (event.seq <= lastSeq) return;
+  lastSeq = event.seq;
+  if (event.kind === "run_started" && event.servers) {
+    serversEl.textContent =
+      "Servers for this run: " +
+      Object.entries(event.servers)
+        .map(([name, addr]) => `${name} ${addr}`)
+        .join(" · ");
+  }
+  diagram.add(event);
+  if (event.kind === "step" && story) {
+    story.querySelectorAll("li.current").forEach((li) => li.classList.remove("current"));
+    const li = story.querySelector(`li[data-step="${event.index}"]`);
+    if (li) li.classList.add("reached", "current");
+  }
+  if (event.kind === "run_finished" || event.kind === "run_failed") {
+    finished = true;
+    setStatus(event.kind === "run_finished" ? "finished" : "failed");
+  }
+  presenter.follow(diagram, finished);
+}
+
+const stream = openStream(script.dataset.ws, 0, {
+  onEvent,
+  onStatus(status, position) {
+    // The status comes after the verdict is stored: only then is it there to fetch.
+    if (["finished", "failed", "interrupted", "cancelled"].includes(status)) {
+      document.body.dispatchEvent(new Event("verdict-ready"));
+    }
+    if (!finished) setStatus(status, position);
+  },
+  onError(message) {
+    console.warn("lockviz:", message);
+  },
+});
+
+// The verdict's links to a moment ("see it at the storage") show that moment in the diagram when
+// it is drawn here, instead of opening the replay.
+document.addEventListener("click", (e) => {
+  const link = e.target.closest && e.target.closest("a.moment-link[data-seq]");
+  if (!link) return;
+  const found = diagram.highlight(Number(link.dataset.seq));
+  if (!found.length) return; // not drawn here: the link opens the replay at that moment
+  e.preventDefault();
+  found[0].scrollIntoView({ block: "center", behavior: "smooth" });
+});
+
+// The fault menus (the browser that started a live run): live once the lab has started the run
+// (its run_started event), until it ends; the lifeline headers open them meanwhile.
+function faultMenus(controls) {
+  const onHeader = (name, role, element) => controls.toggle(name, element);
+  const started = () => diagram.events.some((e) => e.kind === "run_started");
+  let was = null;
+  const update = () => {
+    const status = statusEl.dataset.status;
+    const on = status === "running" && started();
+    const state = on ? "live" : ENDED.has(status) ? "ended" : "waiting";
+    if (state === was) return;
+    const headersChange = on || was === "live";
+    was = state;
+    controls.setLive(on, state === "ended");
+    if (headersChange) diagram.setHeaderAction(on ? onHeader : null);
+  };
+  new MutationObserver(update).observe(statusEl, { attributes: true, attributeFilter: ["data-status"] });
+  // onEvent fills in the servers' line on run_started
+  new MutationObserver(update).observe(serversEl, { childList: true, characterData: true, subtree: true });
+  update();
+}
+
+const controlsRoot = document.getElementById("fault-controls");
+if (controlsRoot) faultMenus(faultControls(controlsRoot));
+presenter.adopt(diagram, svg.parentElement);
+startExports({ diagram: () => diagram });
+tell({ showing: () => ({ view: "run", run: runId, at: null, title: pageTitle() }) });
+
+export const run = {
+  diagram,
+  stream,
+  get lastSeq() {
+    return lastSeq;
+  },
+};

@@ -1,0 +1,17 @@
+// What every page does, whatever else it is: the presenter view's button, key and folds
+// (presenter.js), a sentence when an htmx request fails (request-problems.js) and, in a
+// presenting browser, the room bar (room.js). Every page's entry module (pages/) starts here.
+
+import { startPresenter } from "./presenter.js";
+import { watchRequests } from "./request-problems.js";
+import { startRoomBar } from "./room.js";
+
+let started = false;
+
+export function startSite() {
+  if (started) return;
+  started = true;
+  startPresenter();
+  watchRequests();
+  startRoomBar();
+}
