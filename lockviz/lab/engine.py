@@ -34,18 +34,20 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from algorithms.checker import check, compare
 from algorithms.clock import ClockFile
 from lockviz.catalogue import STORAGE
-from lockviz.lab import procs, watchers
+from lockviz.lab import events, procs, watchers
 from lockviz.lab.capacity import Meter
 from lockviz.lab.clients import ClientProcess
 from lockviz.lab.config import ClientConfig, StorageServiceConfig
 from lockviz.lab.errors import LabError
-from lockviz.lab.events import Event, Sink
+from lockviz.lab.events import EventJson as Event
+from lockviz.lab.events import Sink
 from lockviz.lab.faults import Faults
 from lockviz.lab.labs import Lab, OnWait, ServerSet
 from lockviz.lab.limits import Limits, Watchdog
@@ -126,18 +128,23 @@ class RunEngine:
     # -- recording ----------------------------------------------------------------------------
 
     def record(
-        self, actor: str, kind: str, details: dict[str, Any], t_ns: int | None = None
+        self, actor: str, kind: str, details: Mapping[str, object], t_ns: int | None = None
     ) -> None:
-        """Give the event its seq and reference time, keep it, hand it to the sink."""
+        """Give the event its seq and reference time, check it against its kind's model (a
+        field the model does not declare is a bug: it raises), keep it, hand it to the sink."""
         with self._lock:
             t = time.monotonic_ns() if t_ns is None else t_ns
-            event = {
-                "seq": len(self.events) + 1,
-                "t_ms": round((t - self._t0_ns) / 1e6, 1),
-                "actor": actor,
-                "kind": kind,
-                **details,
-            }
+            event = events.as_json(
+                events.parse(
+                    {
+                        "seq": len(self.events) + 1,
+                        "t_ms": round((t - self._t0_ns) / 1e6, 1),
+                        "actor": actor,
+                        "kind": kind,
+                        **details,
+                    }
+                )
+            )
             self.events.append(event)
             self.story.see(event)
             self.sink(event)
