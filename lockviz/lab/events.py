@@ -99,8 +99,11 @@ class BaseEvent(BaseModel):
         "a viewer resumes after the last `seq` it has.",
     )
     t_ms: Number = Field(
-        description="milliseconds since the run started, on one reference clock (the host's "
-        "`CLOCK_MONOTONIC`), stamped where the event happened.",
+        description="milliseconds since the run started, on **one reference clock**: the "
+        "host's `CLOCK_MONOTONIC`, which every process on the machine shares. It is stamped "
+        "where the event happened (in the client process for client events), so a frozen "
+        "client's events carry the time it really saw them. Server clock jumps (libfaketime) "
+        "never touch it.",
     )
     actor: str = Field(
         description="who did it: a client (`alice`), a server (`redis-1`, `storage`) or `lab` "

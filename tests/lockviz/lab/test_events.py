@@ -71,3 +71,12 @@ def test_the_schema_names_every_kind() -> None:
     assert set(schema["discriminator"]["mapping"]) == set(events.KINDS)
     reply = schema["$defs"]["Reply"]["properties"]
     assert "from" in reply and "frm" not in reply
+
+
+def test_docs_events_md_is_generated_from_the_models() -> None:
+    committed = (ROOT / "docs" / "events.md").read_text()
+    assert committed == generated("--markdown"), (
+        "regenerate it: manage.py events --markdown > docs/events.md"
+    )
+    for kind in events.KINDS:
+        assert f"| `{kind}` |" in committed
