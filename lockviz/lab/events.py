@@ -24,10 +24,10 @@ splitting it would scatter the contract this module exists to keep in one place.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, ClassVar, Literal, NotRequired, Protocol, get_args
+from typing import Annotated, Any, ClassVar, Literal, Protocol, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, WithJsonSchema
-from typing_extensions import TypedDict  # pydantic reads typing's only from Python 3.12
+from typing_extensions import TypedDict  # pydantic takes typing's only from Python 3.12
 
 # A number as JSON has it: an int stays an int, a float a float (the words print them as sent).
 Number = Annotated[int | float, WithJsonSchema({"type": "number"})]
@@ -68,8 +68,8 @@ class HolderJson(_Strict):
     token: int | None
 
 
-class VerdictJson(_Strict):
-    """The checker's verdict (:class:`algorithms.checker.Verdict`) as ``run_finished`` has it."""
+class _Judged(_Strict):
+    """What every verdict has."""
 
     mutual_exclusion: str
     overlaps: list[OverlapJson]
@@ -78,12 +78,18 @@ class VerdictJson(_Strict):
     data_corrupted: bool
     writes: list[WriteJson]
     holders: list[HolderJson]
-    acquire_failures: NotRequired[int]
-    liveness: NotRequired[str]
-    stuck_clients: NotRequired[list[str]]
-    wakeups: NotRequired[int]
-    inconclusive: NotRequired[str]
-    summary: NotRequired[str]
+
+
+class VerdictJson(_Judged, total=False):
+    """The checker's verdict (:class:`algorithms.checker.Verdict`) as ``run_finished`` has it;
+    runs recorded before a field was added lack it."""
+
+    acquire_failures: int
+    liveness: str
+    stuck_clients: list[str]
+    wakeups: int
+    inconclusive: str
+    summary: str
 
 
 class BaseEvent(BaseModel):

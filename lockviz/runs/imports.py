@@ -21,6 +21,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+
+from lockviz.lab import events
 from lockviz.runs import fields
 from lockviz.scenarios.schema import STEP_PATH, Scenario, ScenarioError, parse
 
@@ -189,11 +192,11 @@ def _inside(field: str, problem: str) -> str:
     return f"{field}{'' if problem.startswith('[') else '.'}{problem}"
 
 
-def _events(events: list[Any]) -> list[str]:
+def _events(items: list[Any]) -> list[str]:
     problems: list[str] = []
     previous: int | None = None
-    for i, event in enumerate(events):
-        where = f"events[{i}]"
+    for i, event in enumerate(items):
+        where, before = f"events[{i}]", len(problems)
         if not isinstance(event, dict):
             problems.append(f"{where}: {fields.must('an object', event)}")
             previous = None
@@ -207,14 +210,27 @@ def _events(events: list[Any]) -> list[str]:
         if isinstance(seq, int) and previous is not None and seq <= previous:
             problems.append(f"{where}.seq: must be greater than the previous ({previous})")
         previous = seq if fields.is_int(seq) else None
-        for name, check in fields.DETAILS.items():
-            if name in event:
-                problems.extend(fields.check(f"{where}.{name}", event[name], check))
-        if event.get("kind") == "run_started" and not isinstance(event.get("servers"), dict):
-            problems.append(f"{where}.servers: required for run_started (an object of addresses)")
+        found = fields.event(where, event)
+        if not found and len(problems) == before:
+            found = _parsed(where, event)
+        problems.extend(found)
         if len(problems) > MAX_PROBLEMS:
             break
     return problems
+
+
+def _parsed(where: str, event: dict[str, object]) -> list[str]:
+    """What the event's model still finds wrong, once every field has passed its own check
+    (a bound a model keeps beyond the field's type): named by its path, like the rest."""
+    try:
+        events.parse(event)
+    except ValidationError as exc:
+        return [
+            f"{where}{''.join(f'.{p}' if isinstance(p, str) else f'[{p}]' for p in e['loc'][1:])}"
+            f": {e['msg']}"
+            for e in exc.errors()
+        ]
+    return []
 
 
 def _mb(size: int) -> str:
