@@ -36,7 +36,6 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from algorithms.checker import check, compare
 from algorithms.clock import ClockFile
@@ -46,8 +45,7 @@ from lockviz.lab.capacity import Meter
 from lockviz.lab.clients import ClientProcess
 from lockviz.lab.config import ClientConfig, StorageServiceConfig
 from lockviz.lab.errors import LabError
-from lockviz.lab.events import EventJson as Event
-from lockviz.lab.events import Sink
+from lockviz.lab.events import Event, EventJson, Sink, VerdictJson
 from lockviz.lab.faults import Faults
 from lockviz.lab.labs import Lab, OnWait, ServerSet
 from lockviz.lab.limits import Limits, Watchdog
@@ -65,8 +63,8 @@ READY_TIMEOUT_S = 15.0  # for a client process, or a watcher, to be ready before
 
 @dataclass
 class RunResult:
-    events: list[Event]
-    verdict: dict[str, Any] | None = None
+    events: list[EventJson]  # as the store keeps them and a run's export holds them
+    verdict: VerdictJson | None = None
     mismatches: list[str] = field(default_factory=list)
     error: str | None = None
 
@@ -81,7 +79,7 @@ class RunResult:
     @property
     def inconclusive(self) -> str:
         """Why the run could not keep its story ("" when it did)."""
-        return str((self.verdict or {}).get("inconclusive") or "")
+        return self.verdict.get("inconclusive", "") if self.verdict is not None else ""
 
 
 class RunEngine:
@@ -134,20 +132,22 @@ class RunEngine:
         field the model does not declare is a bug: it raises), keep it, hand it to the sink."""
         with self._lock:
             t = time.monotonic_ns() if t_ns is None else t_ns
-            event = events.as_json(
-                events.parse(
-                    {
-                        "seq": len(self.events) + 1,
-                        "t_ms": round((t - self._t0_ns) / 1e6, 1),
-                        "actor": actor,
-                        "kind": kind,
-                        **details,
-                    }
-                )
+            event = events.parse(
+                {
+                    "seq": len(self.events) + 1,
+                    "t_ms": round((t - self._t0_ns) / 1e6, 1),
+                    "actor": actor,
+                    "kind": kind,
+                    **details,
+                }
             )
             self.events.append(event)
             self.story.see(event)
             self.sink(event)
+
+    def events_json(self) -> list[EventJson]:
+        """The events so far as JSON has them (what the store keeps and the checker reads)."""
+        return [events.as_json(e) for e in self.events]
 
     @property
     def now_ms(self) -> float:
@@ -179,7 +179,8 @@ class RunEngine:
             if own_dir:
                 shutil.rmtree(own_dir, ignore_errors=True)
         if self.failure is not None or self.result is None:
-            return RunResult(self.events, error=self.failure or "the run ended without a verdict")
+            error = self.failure or "the run ended without a verdict"
+            return RunResult(self.events_json(), error=error)
         return self.result
 
     def inject(self, step: Step) -> None:
@@ -246,7 +247,7 @@ class RunEngine:
         with self._lock:
             moments = [(late.due_ms, late.what), *late.pending]
             crossing = self.story.crossing(moments, late.late_ms, TOLERANCE_MS, late_client)
-        details: dict[str, Any] = {
+        details: dict[str, object] = {
             "what": late.what,
             "due_ms": round(late.due_ms, 1),
             "late_ms": round(late.late_ms, 1),
@@ -348,18 +349,20 @@ class RunEngine:
 
     def _judge(self) -> RunResult:
         s = self.scenario
-        verdict = check(self.events, self.now_ms).as_dict()
+        verdict = check(self.events_json(), self.now_ms).as_dict()
         mismatches = compare(verdict, s.expect.as_dict() if s.expect else {})
-        result = RunResult(self.events, verdict, mismatches)
-        expect_met = result.expect_met if s.expect is not None and s.expect.as_dict() else None
+        judged = not verdict.get("inconclusive") and s.expect is not None and s.expect.as_dict()
+        expect_met = not mismatches if judged else None
         self.record(
             "lab",
             "run_finished",
             {"verdict": verdict, "expect_met": expect_met, "mismatches": mismatches},
         )
-        return result
+        finished = self.events[-1]
+        assert isinstance(finished, events.RunFinished)
+        return RunResult(self.events_json(), finished.verdict, mismatches)
 
-    def _describe(self, addresses: dict[str, str]) -> dict[str, Any]:
+    def _describe(self, addresses: dict[str, str]) -> dict[str, object]:
         s = self.scenario
         return {
             "title": s.title,

@@ -557,7 +557,7 @@ def json_schema() -> dict[str, JsonValue]:
     }
 
 
-Sink = Callable[[EventJson], None]  # where finished events go (the store and the viewers)
+Sink = Callable[[Event], None]  # where finished events go (the store and the viewers)
 
 
 class Record(Protocol):

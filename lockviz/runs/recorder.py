@@ -28,7 +28,7 @@ from django.db import close_old_connections, transaction
 from django.utils import timezone
 
 from lockviz import broadcast
-from lockviz.lab import capacity
+from lockviz.lab import capacity, events
 from lockviz.lab.engine import RunEngine, RunResult
 from lockviz.lab.labs import Lab, make_lab
 from lockviz.models import Run, RunEvent
@@ -240,19 +240,20 @@ def execute(
 
     narrator = Narrator(scenario.backend)
 
-    def sink(event: dict[str, Any]) -> None:
+    def sink(event: events.Event) -> None:
+        data = events.as_json(event)  # the store keeps, and viewers get, the event's JSON
         with transaction.atomic():
             RunEvent.objects.create(
                 run=run,
-                seq=event["seq"],
-                t_ms=event["t_ms"],
-                actor=event["actor"],
-                kind=event["kind"],
-                data=event,
+                seq=event.seq,
+                t_ms=event.t_ms,
+                actor=event.actor,
+                kind=event.kind,
+                data=data,
             )
-            if event["kind"] == "run_finished":
+            if isinstance(event, events.RunFinished):
                 _judged(run, event)
-        broadcast.publish(run.pk, {"type": "run.event", "event": narrator.narrate(event)})
+        broadcast.publish(run.pk, {"type": "run.event", "event": narrator.narrate(data)})
 
     def waiting(position: int) -> None:  # shared (external) servers: runs take turns
         broadcast.publish(
@@ -320,13 +321,13 @@ def _queued(run: Run, scenario: Scenario, open_ended: bool = False) -> None:
         close_old_connections()
 
 
-def _judged(run: Run, event: dict[str, Any]) -> None:
+def _judged(run: Run, event: events.RunFinished) -> None:
     """The run is finished the moment its verdict is told, stored with it before anyone hears
     of it: a page loaded between the verdict and the end of the cleanup (servers stopping) shows
     a finished run, with no fault menus. :func:`_finish` then stores the outcome as a whole."""
-    run.verdict = event["verdict"]
-    run.mismatches = event.get("mismatches") or []
-    run.expect_met = event.get("expect_met") if run.scenario.get("expect") else None
+    run.verdict = event.verdict
+    run.mismatches = event.mismatches
+    run.expect_met = event.expect_met if run.scenario.get("expect") else None
     run.status = Run.Status.FINISHED
     run.finished = timezone.now()
     run.save(update_fields=["verdict", "mismatches", "expect_met", "status", "finished"])

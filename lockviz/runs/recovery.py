@@ -31,7 +31,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from lockviz import broadcast
-from lockviz.lab import procs
+from lockviz.lab import events, procs
 from lockviz.models import Run, RunEvent
 from lockviz.runs.narrator import narrate
 
@@ -108,7 +108,8 @@ def interrupt(run: Run, why: str, status: str = Run.Status.INTERRUPTED) -> None:
     last = run.events.aggregate(last=Max("seq"))["last"] or 0
     t_ms = run.events.aggregate(t=Max("t_ms"))["t"] or 0.0
     kind = "run_interrupted" if status == Run.Status.INTERRUPTED else "run_cancelled"
-    data = {"seq": last + 1, "t_ms": t_ms, "actor": "lab", "kind": kind, "why": why}
+    event = events.parse({"seq": last + 1, "t_ms": t_ms, "actor": "lab", "kind": kind, "why": why})
+    data = events.as_json(event)
     RunEvent.objects.create(run=run, seq=last + 1, t_ms=t_ms, actor="lab", kind=kind, data=data)
     told = narrate([data], run.scenario.get("backend"))[0]
     transaction.on_commit(lambda: _tell(run.pk, told, status))
