@@ -14,7 +14,7 @@ import fcntl
 import resource
 import signal
 import time
-from typing import Any
+from collections.abc import Callable
 
 from daphne.cli import CommandLineInterface
 from django.conf import settings
@@ -39,7 +39,7 @@ class Command(BaseCommand):
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=8000)
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: object) -> None:
         self.step("database", migrate_once)
         self.step("static files", staticfiles.collect)
         interrupted = recovery.recover()
@@ -80,10 +80,10 @@ class Command(BaseCommand):
             self.style.SUCCESS(f"lockviz is at {url}  (Ctrl-C stops it and every server)")
         )
         CommandLineInterface().run(
-            ["-b", options["host"], "-p", str(options["port"]), "lockviz.asgi:application"]
+            ["-b", str(options["host"]), "-p", str(options["port"]), "lockviz.asgi:application"]
         )
 
-    def step(self, what: str, action: Any) -> None:
+    def step(self, what: str, action: Callable[[], object]) -> None:
         self.stdout.write(f"  {what} …", ending="")
         self.stdout.flush()
         started = time.monotonic()
