@@ -104,7 +104,7 @@ class Run(models.Model):
         narrator reads the run from its start.
         """
         told = narrator.narrate(self.events_after(0), self.scenario.get("backend"))
-        return [e for e in told if e["seq"] > seq]
+        return [e for e in told if isinstance(e["seq"], int) and e["seq"] > seq]
 
     @property
     def headline(self) -> tuple[str, str]:
