@@ -51,6 +51,7 @@ from lockviz.lab.labs import Lab, OnWait, ServerSet
 from lockviz.lab.limits import Limits, Watchdog
 from lockviz.lab.links import Links
 from lockviz.lab.scheduler import TOLERANCE_MS, Late, Scheduler, Timeline
+from lockviz.lab.servers.base import ServerOptions
 from lockviz.lab.story import Story
 from lockviz.scenarios.schema import Scenario, Step
 from lockviz.scenarios.verbs import DEFAULT_ACQUIRE_TIMEOUT_MS
@@ -161,7 +162,7 @@ class RunEngine:
         try:
             if not self._local_lab() and any(st.node for st in s.steps):
                 raise LabError("node faults (clock jumps, crash, restart) need the embedded lab")
-            options = {
+            options: ServerOptions = {
                 "persistence": s.persistence,
                 "idle_session_timeout_ms": s.idle_session_timeout_ms,
             }

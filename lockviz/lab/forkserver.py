@@ -36,7 +36,8 @@ import socket
 import subprocess
 import sys
 import threading
-from typing import IO, Any
+from types import FrameType
+from typing import IO
 
 from lockviz.lab import procs
 from lockviz.lab.errors import LabError
@@ -257,7 +258,7 @@ def _warm_up() -> None:
     import lockviz.lab.worker  # noqa: F401
 
 
-def _reap(signum: int, frame: Any) -> None:
+def _reap(signum: int, frame: FrameType | None) -> None:
     with contextlib.suppress(ChildProcessError):
         while os.waitpid(-1, os.WNOHANG)[0] > 0:
             pass

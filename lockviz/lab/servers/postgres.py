@@ -44,7 +44,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 import psycopg
 
@@ -57,6 +57,7 @@ from lockviz.lab.servers.base import (
     ForeignServer,
     Requirement,
     Server,
+    ServerOptions,
     Spawn,
     new_password,
     write_private,
@@ -137,7 +138,7 @@ def requirements() -> list[Requirement]:
     return needs
 
 
-def create(names: list[str], workdir: str, options: dict[str, Any]) -> list[PostgresServer]:
+def create(names: list[str], workdir: str, options: ServerOptions) -> list[PostgresServer]:
     extra = {}
     if options.get("idle_session_timeout_ms"):  # the setting that frees a ghost holder's lock
         extra["idle_session_timeout"] = str(options["idle_session_timeout_ms"])
@@ -165,7 +166,13 @@ def wipe(host: str, port: int, password: str | None = None) -> None:
         conn.execute(SETUP_SQL)
 
 
-def _as_os_user() -> dict[str, Any]:
+class _AsUser(TypedDict, total=False):
+    user: str
+    group: int
+    extra_groups: list[int]
+
+
+def _as_os_user() -> _AsUser:
     """Popen arguments to run as ``postgres`` when we are root (it refuses to run as root)."""
     if os.geteuid() != 0:
         return {}

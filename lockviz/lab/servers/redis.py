@@ -21,7 +21,6 @@ import os
 import shutil
 import subprocess
 from dataclasses import dataclass, field
-from typing import Any
 
 import redis
 
@@ -34,6 +33,7 @@ from lockviz.lab.servers.base import (
     ForeignServer,
     Requirement,
     Server,
+    ServerOptions,
     Spawn,
     new_password,
     write_private,
@@ -61,7 +61,7 @@ def requirements() -> list[Requirement]:
     ]
 
 
-def create(names: list[str], workdir: str, options: dict[str, Any]) -> list[RedisServer]:
+def create(names: list[str], workdir: str, options: ServerOptions) -> list[RedisServer]:
     persistence = options.get("persistence", "none")
     return [
         RedisServer(name, os.path.join(workdir, name), persistence=persistence) for name in names
