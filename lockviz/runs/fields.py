@@ -18,7 +18,7 @@ import json
 import math
 import types
 from collections.abc import Callable, Mapping
-from typing import Annotated, Literal, Union, get_args, get_origin
+from typing import Annotated, Literal, TypeGuard, Union, get_args, get_origin
 
 from typing_extensions import get_type_hints, is_typeddict
 
@@ -44,7 +44,7 @@ def check(where: str, value: object, rule: Check, nullable: bool = True) -> list
     return [f"{where}{p}" for p in found]  # nested problems carry their own ".field: "
 
 
-def is_int(v: object) -> bool:
+def is_int(v: object) -> TypeGuard[int]:
     return isinstance(v, int) and not isinstance(v, bool)
 
 

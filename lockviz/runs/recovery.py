@@ -24,7 +24,6 @@ import threading
 import time
 from collections.abc import Callable
 from functools import cache
-from typing import Any
 
 from django.db import close_old_connections, transaction
 from django.db.models import Max
@@ -115,7 +114,7 @@ def interrupt(run: Run, why: str, status: str = Run.Status.INTERRUPTED) -> None:
     transaction.on_commit(lambda: _tell(run.pk, told, status))
 
 
-def _tell(run_id: str, event: dict[str, Any], status: str) -> None:
+def _tell(run_id: str, event: dict[str, object], status: str) -> None:
     broadcast.publish(run_id, {"type": "run.event", "event": event})
     broadcast.publish(run_id, {"type": "run.status", "status": status, "position": None})
 

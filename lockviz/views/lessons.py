@@ -10,8 +10,6 @@ its question, never by its narration (which gives the answer away).
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -89,7 +87,7 @@ def _checkpoints(lesson: lessons.Lesson) -> dict[str, dict[str, str]]:
     return {str(i): narrator.checkpoint(step, i) for i, step in enumerate(steps) if step.get("ask")}
 
 
-def _unspoilt(event: dict[str, Any], hidden: dict[str, dict[str, str]]) -> dict[str, Any]:
+def _unspoilt(event: dict[str, object], hidden: dict[str, dict[str, str]]) -> dict[str, object]:
     """A checkpoint's step event without its narration (walkthrough.js does the same to events
     that arrive on the live stream)."""
     words = hidden.get(str(event.get("index"))) if event.get("kind") == "step" else None
