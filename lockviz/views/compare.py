@@ -75,7 +75,8 @@ def _told(scenario: Scenario, base: Scenario) -> Scenario:
         return scenario
     data = scenario.to_json()
     data["steps"] = [
-        {k: v for k, v in step.items() if k not in ("say", "ask")} for step in data["steps"]
+        {k: v for k, v in step.to_json().items() if k not in ("say", "ask")}
+        for step in scenario.steps
     ]
     data.pop("description", None)
     data.pop("takeaway", None)

@@ -83,7 +83,7 @@ def walkthrough(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 def _checkpoints(lesson: lessons.Lesson) -> dict[str, dict[str, str]]:
     """Each checkpoint step's words before it is answered, by step index."""
-    steps = lesson.scenario.to_json()["steps"]
+    steps = [step.to_json() for step in lesson.scenario.steps]
     return {str(i): narrator.checkpoint(step, i) for i, step in enumerate(steps) if step.get("ask")}
 
 
