@@ -21,13 +21,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any
+from typing import TypedDict, Unpack
 
 from django.conf import settings
 from django.db import close_old_connections, transaction
 from django.utils import timezone
 
 from lockviz import broadcast
+from lockviz.jsontypes import JsonObject
 from lockviz.lab import capacity, events
 from lockviz.lab.engine import RunEngine, RunResult
 from lockviz.lab.labs import Lab, make_lab
@@ -64,7 +65,15 @@ def lab() -> Lab:
     return _lab
 
 
-def create_run(scenario: Scenario, slug: str = "", owner: str = "", **fork: Any) -> Run:
+class Fork(TypedDict, total=False):
+    """Where a What if…? run parts from its original (:mod:`lockviz.teaching.forks`)."""
+
+    parent: Run
+    diverged_seq: int
+    diverged_ms: float
+
+
+def create_run(scenario: Scenario, slug: str = "", owner: str = "", **fork: Unpack[Fork]) -> Run:
     """A queued run; ``fork`` (``parent``, ``diverged_seq``, ``diverged_ms``) for a What if…?"""
     return Run.objects.create(
         slug=slug,
@@ -73,7 +82,9 @@ def create_run(scenario: Scenario, slug: str = "", owner: str = "", **fork: Any)
         owner=owner,
         host=recovery.process_id(),
         alive_at=timezone.now(),
-        **{k: v for k, v in fork.items() if k in ("parent", "diverged_seq", "diverged_ms")},
+        parent=fork.get("parent"),
+        diverged_seq=fork.get("diverged_seq"),
+        diverged_ms=fork.get("diverged_ms"),
     )
 
 
@@ -105,7 +116,11 @@ def admit(owner: str, count: int = 1) -> None:
 
 
 def launch(
-    scenario: Scenario, slug: str = "", owner: str = "", open_ended: bool = False, **fork: Any
+    scenario: Scenario,
+    slug: str = "",
+    owner: str = "",
+    open_ended: bool = False,
+    **fork: Unpack[Fork],
 ) -> Run:
     """Admit, create and start one run (:class:`Refused` when it may not start now)."""
     return launch_many([scenario], slug, owner, open_ended, **fork)[0]
@@ -116,7 +131,7 @@ def launch_many(
     slug: str | list[str] = "",
     owner: str = "",
     open_ended: bool = False,
-    **fork: Any,
+    **fork: Unpack[Fork],
 ) -> list[Run]:
     """Admit, create and start runs as one step (:class:`Refused` when they may not start now);
     ``slug`` is theirs, or one per scenario.
@@ -151,18 +166,19 @@ def start(run: Run, scenario: Scenario, open_ended: bool = False) -> threading.T
     return thread
 
 
-def inject(run_id: str, data: dict[str, Any]) -> Step:
+def inject(run_id: str, data: JsonObject) -> Step:
     """Do one step now in a live run (a click), whichever app process runs it (lockviz.runs.
     relay). Raises ScenarioError naming a bad field, or saying the run is not live."""
     if run_id not in _engines:
         answer = _relayed("inject", run_id, data)
-        if "problems" in answer:
-            raise ScenarioError(answer["problems"])
+        problems = answer.get("problems")
+        if isinstance(problems, list):
+            raise ScenarioError([str(p) for p in problems])
         return Step.model_validate(answer["step"])
     return _inject_here(run_id, data)
 
 
-def _inject_here(run_id: str, data: dict[str, Any]) -> Step:
+def _inject_here(run_id: str, data: JsonObject) -> Step:
     engine = _engines.get(run_id)
     if engine is None or not engine.started.is_set():
         raise ScenarioError([NOT_LIVE])
@@ -202,7 +218,7 @@ def is_live(run_id: str) -> bool:
     return run_id in _engines
 
 
-def _relayed(op: str, run_id: str, data: dict[str, Any]) -> dict[str, Any]:
+def _relayed(op: str, run_id: str, data: JsonObject) -> JsonObject:
     """``op`` done by the app process that runs ``run_id``: its answer, or ``{"problems":
     [NOT_LIVE]}`` when no live process runs it (a dead one's run is marked interrupted)."""
     run = Run.objects.filter(pk=run_id, status__in=Run.LIVE).first()
@@ -215,14 +231,14 @@ def _relayed(op: str, run_id: str, data: dict[str, Any]) -> dict[str, Any]:
     return answer if answer is not None else {"problems": [NOT_LIVE]}
 
 
-def _answer_inject(run_id: str, data: dict[str, Any]) -> dict[str, Any]:
+def _answer_inject(run_id: str, data: JsonObject) -> JsonObject:
     try:
         return {"step": _inject_here(run_id, data).to_json()}
     except ScenarioError as exc:
-        return {"problems": exc.problems}
+        return {"problems": [p for p in exc.problems]}
 
 
-def _answer_finish(run_id: str, data: dict[str, Any]) -> dict[str, Any]:
+def _answer_finish(run_id: str, data: JsonObject) -> JsonObject:
     if _finish_here(run_id, str(data.get("why") or "Finish was pressed")):
         return {"done": True}
     return {"problems": [NOT_LIVE]}
@@ -274,7 +290,7 @@ def execute(
     return result
 
 
-def scenario_from_run(run: Run) -> dict[str, Any]:
+def scenario_from_run(run: Run) -> dict[str, object]:
     """The steps a run actually took (a free-play session's clicks), as a scenario to replay.
 
     Each ``step`` event is the validated step itself, so every field of every verb is kept.
