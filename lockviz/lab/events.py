@@ -29,14 +29,13 @@ from typing import Annotated, Any, ClassVar, Literal, Protocol, get_args
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, WithJsonSchema
 from typing_extensions import TypedDict  # pydantic takes typing's only from Python 3.12
 
+from lockviz.jsontypes import JsonObject, JsonValue
+
 # A number as JSON has it: an int stays an int, a float a float (the words print them as sent).
 Number = Annotated[int | float, WithJsonSchema({"type": "number"})]
 Key = Annotated[str | int, WithJsonSchema({"type": ["string", "integer"]})]
 
-# An event as JSON: what the store keeps, the stream carries and an export holds.
-JsonScalar = str | int | float | bool | None
-JsonValue = JsonScalar | list["JsonValue"] | dict[str, "JsonValue"]
-EventJson = dict[str, JsonValue]
+EventJson = JsonObject  # an event as JSON: what the store keeps, the stream carries, an export has
 
 
 class _Strict(TypedDict):

@@ -4,6 +4,8 @@ model and back to the same JSON, and the files generated from it are up to date.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from io import StringIO
 from pathlib import Path
 
@@ -103,3 +105,15 @@ def test_the_narrator_has_words_of_its_own_for_every_kind() -> None:
         events.parse(data)  # a real event of its kind
         said = Narrator("redis").said(data)
         assert said.phrase != kind and said.text, kind
+
+
+def test_the_event_module_imports_without_django() -> None:
+    """The lab's processes read the contract too: it needs pydantic, never Django."""
+    code = (
+        "import sys, lockviz.lab.events\n"
+        "bad = sorted(n for n in sys.modules if n.split('.')[0] in ('django', 'channels'))\n"
+        "assert not bad, bad\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}  # no DJANGO_SETTINGS_MODULE
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
