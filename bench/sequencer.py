@@ -43,10 +43,10 @@ def measure(backend: str, storage: str, writes: int) -> tuple[list[float], float
     result = RunEngine(scenario, LocalLab()).run()
     if result.error:
         raise SystemExit(f"{backend}/{storage}: {result.error}")
-    sent = {e["call"]: e["t_ms"] for e in result.events
+    sent = {str(e["call"]): float(str(e["t_ms"])) for e in result.events
             if e["kind"] == "request" and e.get("op") == "write"}  # fmt: skip
-    took = [e["t_ms"] - sent[e["call"]] for e in result.events
-            if e["kind"] == "reply" and e.get("op") == "write" and e["call"] in sent]  # fmt: skip
+    replies = [e for e in result.events if e["kind"] == "reply" and e.get("op") == "write"]
+    took = [float(str(e["t_ms"])) - sent[str(e["call"])] for e in replies if str(e["call"]) in sent]
     checks = sum(1 for e in result.events if e["actor"] == "storage" and e["kind"] == "request")
     return took, checks / max(1, len(took))
 

@@ -18,20 +18,21 @@ import logging
 import secrets
 import time
 import weakref
-from typing import Any, Protocol
+from typing import Final, Protocol
 
-from channels.layers import get_channel_layer
+from channels.layers import BaseChannelLayer, get_channel_layer
+from pydantic import ValidationError
 
-from lockviz.broadcast import publisher
+from lockviz.broadcast import MESSAGE, EventMessage, Message, Probe, publisher
 
 log = logging.getLogger(__name__)
 
 
 class Viewer(Protocol):
-    async def deliver(self, message: dict[str, Any]) -> None:
+    async def deliver(self, message: Message) -> None:
         """Take one layer message (``run.event`` or ``run.status``), in the order published."""
 
-    async def deliver_events(self, messages: list[dict[str, Any]], text: str) -> None:
+    async def deliver_events(self, messages: list[EventMessage], text: str) -> None:
         """Take consecutive ``run.event`` messages; ``text`` is them as one ``events`` frame."""
 
     async def resync(self) -> None:
@@ -39,7 +40,7 @@ class Viewer(Protocol):
         holds that the viewer has not been sent, and the state as it is now."""
 
 
-PROBE = "audience.probe"
+PROBE: Final = "audience.probe"
 PROBE_EVERY_S = 1.0  # each process, each group it listens to: one probe a second
 LOST_AFTER_S = 3.0  # nothing heard on the group this long: the subscription is gone
 JOIN_WAIT_S = 3.0  # a viewer waits this long for the group's subscription, then catches up
@@ -62,7 +63,7 @@ class Audience:
     read back from the database, where every event was stored before it was published.
     """
 
-    def __init__(self, layer: Any = None) -> None:
+    def __init__(self, layer: BaseChannelLayer | None = None) -> None:
         self._layer = layer  # the default channel layer unless given one (tests)
         self._viewers: dict[str, set[Viewer]] = {}
         self._feeds: dict[str, asyncio.Task[None]] = {}
@@ -121,7 +122,7 @@ class Audience:
             with contextlib.suppress(Exception):
                 await layer.group_discard(group, channel)
 
-    async def _subscribe(self, layer: Any, group: str) -> tuple[str, bool]:
+    async def _subscribe(self, layer: BaseChannelLayer, group: str) -> tuple[str, bool]:
         """A layer channel in ``group``, tried until Redis takes it; whether it had to wait."""
         delay, waited = RETRY_S[0], False
         channel = ""
@@ -143,12 +144,13 @@ class Audience:
             except Exception:  # one viewer's failure must not stop the others'
                 log.exception("could not resync a viewer of %s", group)
 
-    async def _fan_out(self, group: str, messages: list[dict[str, Any]]) -> None:
-        text = events_frame(messages) if len(messages) > 1 else ""
+    async def _fan_out(self, group: str, messages: list[Message]) -> None:
+        events = [m for m in messages if m["type"] == "run.event"]
+        text = events_frame(events) if len(messages) > 1 and len(events) == len(messages) else ""
         for viewer in list(self._viewers.get(group, ())):
             try:
                 if text:
-                    await viewer.deliver_events(messages, text)
+                    await viewer.deliver_events(events, text)
                 else:
                     await viewer.deliver(messages[0])
             except Exception:  # one viewer's failure must not stop the others' stream
@@ -164,9 +166,9 @@ class _Feed:
     own comes back, the subscription works again and :attr:`back` says so.
     """
 
-    def __init__(self, layer: Any, group: str, channel: str, waited: bool) -> None:
+    def __init__(self, layer: BaseChannelLayer, group: str, channel: str, waited: bool) -> None:
         self.layer, self.group, self.channel = layer, group, channel
-        self.inbox: list[dict[str, Any]] = []
+        self.inbox: list[Message] = []
         self.arrived = asyncio.Event()
         self.me, self.sent, self.heard = secrets.token_hex(4), 0, time.monotonic()
         self.lost: int | None = 0 if waited else None  # a viewer joined before we listened
@@ -174,8 +176,13 @@ class _Feed:
 
     async def receive(self) -> None:
         while True:
-            message = await self.layer.receive(self.channel)
+            raw = await self.layer.receive(self.channel)
             self.heard = time.monotonic()
+            try:
+                message = MESSAGE.validate_python(raw)
+            except ValidationError:  # not one of lockviz's messages: nobody here could use it
+                log.warning("dropped a message of type %r on %s", raw.get("type"), self.group)
+                continue
             if message["type"] != PROBE:
                 self.inbox.append(message)
                 self.arrived.set()
@@ -183,7 +190,7 @@ class _Feed:
                 self.back = True
                 self.arrived.set()
 
-    def _came_back(self, probe: dict[str, Any]) -> bool:
+    def _came_back(self, probe: Probe) -> bool:
         """Whether ``probe`` is one of ours sent after messages may have been lost."""
         return probe.get("from") == self.me and self.lost is not None and probe["n"] > self.lost
 
@@ -206,14 +213,14 @@ class _Feed:
                 self.lost = self.sent
 
 
-def events_frame(messages: list[dict[str, Any]]) -> str:
+def events_frame(messages: list[EventMessage]) -> str:
     """Several event frames as one, without serialising the events again."""
     return '{"type": "events", "frames": [' + ", ".join(m["text"] for m in messages) + "]}"
 
 
-def _runs_of_events(batch: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+def _runs_of_events(batch: list[Message]) -> list[list[Message]]:
     """The batch in order, consecutive ``run.event`` messages together, anything else alone."""
-    parts: list[list[dict[str, Any]]] = []
+    parts: list[list[Message]] = []
     for message in batch:
         if message["type"] == "run.event" and parts and parts[-1][-1]["type"] == "run.event":
             parts[-1].append(message)

@@ -10,18 +10,19 @@ import limit stops being kept.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
 
 from django.conf import settings
 from django.core.files.uploadhandler import FileUploadHandler, StopUpload
+from django.http import HttpRequest
 
-# ASGI's own shapes; the servers and Django's handlers each spell them a little differently.
-Scope = dict[str, Any]
-Message = dict[str, Any]
-Receive = Callable[[], Awaitable[Any]]
-Send = Callable[[Any], Awaitable[None]]
-ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
+# ASGI's own shapes (the spec's dicts of names to values of many types; the servers and
+# Django's handlers each spell them a little differently): read here only after narrowing.
+Scope = dict[str, object]
+Message = Mapping[str, object]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 def too_big_text(limit: int) -> bytes:
@@ -42,7 +43,7 @@ class BodyLimit:
             await self.app(scope, receive, send)
             return
         limit = self.limit or settings.LOCKVIZ_MAX_BODY
-        length = dict(scope.get("headers") or []).get(b"content-length")
+        length = dict(headers(scope)).get(b"content-length")
         if length is not None and (not length.isdigit() or int(length) > limit):
             await _refuse(send, limit)
             return
@@ -52,8 +53,9 @@ class BodyLimit:
         async def counted() -> Message:
             nonlocal seen, refused
             message: Message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
+            body = message.get("body", b"")
+            if message["type"] == "http.request" and isinstance(body, bytes):
+                seen += len(body)
                 if seen > limit:
                     refused = True
                     await _refuse(send, limit)
@@ -65,6 +67,12 @@ class BodyLimit:
                 await send(message)
 
         await self.app(scope, counted, guarded)
+
+
+def headers(scope: Mapping[str, object]) -> list[tuple[bytes, bytes]]:
+    """The request's headers, as the ASGI spec has them: (name, value) byte pairs."""
+    found = scope.get("headers")
+    return [(bytes(n), bytes(v)) for n, v in found] if isinstance(found, list | tuple) else []
 
 
 async def _refuse(send: Send, limit: int) -> None:
@@ -86,7 +94,7 @@ async def _refuse(send: Send, limit: int) -> None:
 class LimitedUploadHandler(FileUploadHandler):
     """Stops keeping an uploaded file once it is over the import limit (the view says so)."""
 
-    def __init__(self, request: Any = None) -> None:
+    def __init__(self, request: HttpRequest | None = None) -> None:
         super().__init__(request)
         self.received = 0
 

@@ -23,36 +23,79 @@ import json
 import logging
 import threading
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import Literal
 
 from channels.layers import get_channel_layer
+from pydantic import TypeAdapter
+from typing_extensions import TypedDict  # pydantic takes typing's only from Python 3.12
 
 from lockviz.ops import metrics
 
 log = logging.getLogger(__name__)
 
 
+# What travels on the channel layer: one of these, by its ``type`` (a consumer handler's name).
+class EventMessage(TypedDict):
+    """One live event: its seq, and the text frame viewers are sent (serialised once, here)."""
+
+    type: Literal["run.event"]
+    seq: int
+    text: str
+
+
+class StatusMessage(TypedDict):
+    """A run's status changed (queued with its place, running, finished...)."""
+
+    type: Literal["run.status"]
+    status: str
+    position: int | None
+
+
+class FrameMessage(TypedDict):
+    """A room's frame, serialised once, sent to its viewers as it is."""
+
+    type: Literal["frame"]
+    text: str
+
+
+# A feed's own probe of its group (lockviz.audience): ``from`` is a Python keyword.
+Probe = TypedDict("Probe", {"type": Literal["audience.probe"], "from": str, "n": int})
+Message = EventMessage | StatusMessage | FrameMessage | Probe
+MESSAGE: TypeAdapter[Message] = TypeAdapter(Message)  # what a layer delivers, checked as it comes
+
+
+class ToTell(TypedDict):
+    """What :func:`publish` is given for an event: the event as viewers get it (its words)."""
+
+    type: Literal["run.event"]
+    event: Mapping[str, object]
+
+
 def group_name(run_id: str) -> str:
     return f"run.{run_id}"
 
 
-def event_message(event: dict[str, Any]) -> dict[str, Any]:
+def event_message(event: Mapping[str, object]) -> EventMessage:
     """The layer message for one live event: its seq and the text frame viewers are sent."""
     frame = {"type": "event", "event": event, "published_ns": time.monotonic_ns()}
-    return {"type": "run.event", "seq": event["seq"], "text": json.dumps(frame)}
+    seq = event["seq"]
+    assert isinstance(seq, int), "a stored event has its seq"
+    return {"type": "run.event", "seq": seq, "text": json.dumps(frame)}
 
 
-def publish(run_id: str, message: dict[str, Any]) -> None:
+def publish(run_id: str, message: ToTell | StatusMessage) -> None:
     """Send ``message`` (a consumer handler ``type`` and its payload) to the run's viewers.
 
     A ``run.event`` message is given as ``{"type": "run.event", "event": {...}}``.
     """
     if message["type"] == "run.event":
-        message = event_message(message["event"])
-    _publisher.put(group_name(run_id), message)
+        _publisher.put(group_name(run_id), event_message(message["event"]))
+    else:
+        _publisher.put(group_name(run_id), message)
 
 
-def publish_frame(group: str, frame: dict[str, Any]) -> None:
+def publish_frame(group: str, frame: Mapping[str, object]) -> None:
     """Send ``frame`` to every viewer in ``group`` (a room's), serialised once, here."""
     _publisher.put(group, {"type": "frame", "text": json.dumps(frame)})
 
@@ -63,10 +106,10 @@ class _Publisher:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._queue: asyncio.Queue[tuple[str, dict[str, Any], float]] | None = None
+        self._queue: asyncio.Queue[tuple[str, Message, float]] | None = None
         self.failures = 0  # messages that could not be published (Audience resyncs after)
 
-    def put(self, group: str, message: dict[str, Any]) -> None:
+    def put(self, group: str, message: Message) -> None:
         with self._lock:
             if self._loop is None:
                 self._start()
@@ -96,7 +139,7 @@ class _Publisher:
             if layer is None:
                 continue
             try:
-                await layer.group_send(group, message)
+                await layer.group_send(group, dict(message))
                 metrics.published(queued_at)  # waiting in line included: what a viewer waits
             except Exception as exc:  # Redis away: the events are stored, viewers resync
                 self.failures += 1

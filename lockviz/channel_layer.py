@@ -18,7 +18,6 @@ import glob
 import os
 import shutil
 import threading
-from typing import Any
 from urllib.parse import quote
 
 from channels_redis.pubsub import RedisPubSubChannelLayer
@@ -34,7 +33,7 @@ _start_lock = threading.Lock()
 class RunLayer(RedisPubSubChannelLayer):  # type: ignore[misc]
     """Redis pub/sub on the given hosts, or on the app's own redis-server when given none."""
 
-    def __init__(self, hosts: list[str] | None = None, **kwargs: Any) -> None:
+    def __init__(self, hosts: list[str] | None = None, **kwargs: object) -> None:
         super().__init__(hosts=hosts or [embedded_url()], **kwargs)
 
 

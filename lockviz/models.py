@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import secrets
-from typing import Any
 
 from django.db import models
 
@@ -74,9 +73,9 @@ class Run(models.Model):
         kind = self.scenario.get("storage")
         return kind if isinstance(kind, str) else ("fenced" if self.fencing else "plain")
 
-    def as_export(self) -> dict[str, Any]:
+    def as_export(self) -> dict[str, object]:
         """The run as ``/runs/<id>/export.json`` has it (and as the import reads it back)."""
-        exported: dict[str, Any] = {
+        exported: dict[str, object] = {
             "run_id": self.pk,
             "scenario": self.scenario,
             "status": self.status,
@@ -94,17 +93,17 @@ class Run(models.Model):
             }
         return exported
 
-    def events_after(self, seq: int) -> list[dict[str, Any]]:
+    def events_after(self, seq: int) -> list[dict[str, object]]:
         return [e.data for e in self.events.filter(seq__gt=seq).order_by("seq")]
 
-    def said_after(self, seq: int) -> list[dict[str, Any]]:
+    def said_after(self, seq: int) -> list[dict[str, object]]:
         """The events after ``seq`` as viewers get them: each with its words (``said``).
 
         Words may depend on earlier events (a write's reply names its request's value), so the
         narrator reads the run from its start.
         """
         told = narrator.narrate(self.events_after(0), self.scenario.get("backend"))
-        return [e for e in told if e["seq"] > seq]
+        return [e for e in told if isinstance(e["seq"], int) and e["seq"] > seq]
 
     @property
     def headline(self) -> tuple[str, str]:

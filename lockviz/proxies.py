@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
-from typing import Any
 
-Scope = MutableMapping[str, Any]
-ASGIApp = Callable[..., Awaitable[None]]
+from lockviz.bodylimit import Receive, Send, headers
+
+Scope = MutableMapping[str, object]  # ASGI's scope (see lockviz.bodylimit)
+ASGIApp = Callable[..., Awaitable[None]]  # Channels' router spells its arguments its own way
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 FORWARDED = (b"x-forwarded-for", b"x-forwarded-proto", b"x-forwarded-host")
@@ -76,22 +77,23 @@ class ForwardedBy:
         self.app = app
         self.proxies = proxies
 
-    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] in ("http", "websocket"):
             scope = self.rewrite(scope)
         await self.app(scope, receive, send)
 
     def rewrite(self, scope: Scope) -> Scope:
-        headers: list[tuple[bytes, bytes]] = list(scope.get("headers") or [])
-        said = {n.decode(): v.decode("latin-1") for n, v in headers if n in FORWARDED}
-        kept = [(name, value) for name, value in headers if name not in FORWARDED]
-        peer = (scope.get("client") or ("", 0))[0]
+        sent = headers(scope)
+        said = {n.decode(): v.decode("latin-1") for n, v in sent if n in FORWARDED}
+        kept = [(name, value) for name, value in sent if name not in FORWARDED]
+        client = scope.get("client")
+        peer = str(client[0]) if isinstance(client, list | tuple) and client else ""
         scope = dict(scope)
         scope[VIA_PROXY] = bool(said)
         if not (self.proxies and trusted(peer, self.proxies)):
             scope["headers"] = kept  # nobody we know said it: as if unsaid
             return scope
-        scope["headers"] = headers
+        scope["headers"] = sent
         if said.get("x-forwarded-for"):
             address = client_address(said["x-forwarded-for"], self.proxies)
             if address:
@@ -105,7 +107,7 @@ class ForwardedBy:
                 scope["scheme"] = proto
         host = said.get("x-forwarded-host", "").rsplit(",", 1)[-1].strip()
         if host:
-            scope["headers"] = [(n, v) for n, v in headers if n != b"host"] + [
+            scope["headers"] = [(n, v) for n, v in sent if n != b"host"] + [
                 (b"host", host.encode("latin-1"))
             ]
         return scope

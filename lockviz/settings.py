@@ -43,7 +43,6 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote, urlsplit
 
 import dj_database_url
@@ -115,7 +114,7 @@ TEMPLATES = [
     }
 ]
 
-DATABASES: dict[str, dict[str, Any]] = {
+DATABASES: dict[str, dict[str, object]] = {
     "default": {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": os.environ.get("LOCKVIZ_DB", str(BASE_DIR / "lockviz.sqlite3")),

@@ -3,8 +3,8 @@
 Derived from the real format, so they follow it when it changes: field values come from the
 scenario schema's own JSON Schema (``Scenario.model_json_schema()``: its bounds, enums and
 lengths), verbs and their fields from ``lockviz.scenarios.verbs.VERBS``, backends, node names
-and counts from ``lockviz.catalogue``, an exported run's event details from
-``lockviz.runs.fields.DETAILS``. Each valid value is then *mutated*: a key dropped, a value
+and counts from ``lockviz.catalogue``, an exported run's event details from the event
+models (``lockviz.lab.events``). Each valid value is then *mutated*: a key dropped, a value
 swapped for any JSON (huge numbers, long or odd text, the wrong type, deep nesting), an unknown
 key added, a list emptied or grown. The seeds are what users actually bring: the built-in
 scenarios and exported runs of real runs (``tests/lockviz/data/``).
@@ -29,7 +29,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from lockviz.catalogue import BACKENDS
-from lockviz.runs.fields import DETAILS
+from lockviz.lab.events import KINDS
+from lockviz.runs.fields import details
 from lockviz.scenarios.schema import Scenario
 from lockviz.scenarios.verbs import VERBS, WORDS, Target
 
@@ -277,7 +278,7 @@ def hostile_scenarios() -> st.SearchStrategy[Any]:
 
 # ---- exported runs ----------------------------------------------------------------------------
 
-DETAIL_VALUES = st.sampled_from(sorted(DETAILS))
+DETAIL_VALUES = st.sampled_from(sorted({name for kind in KINDS for name in details(kind) or {}}))
 
 
 @st.composite

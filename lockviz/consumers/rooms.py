@@ -13,12 +13,12 @@ POSTed (lockviz.views.rooms), so they go through the same checks as every form.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from lockviz.audience import audience
+from lockviz.broadcast import EventMessage, Message
 from lockviz.models import Room
 from lockviz.ops import metrics
 from lockviz.teaching import rooms
@@ -66,12 +66,12 @@ class RoomConsumer(AsyncWebsocketConsumer):
             )
         )
 
-    async def deliver(self, message: dict[str, Any]) -> None:
+    async def deliver(self, message: Message) -> None:
         """A message to the room (see lockviz.audience.Audience), already serialised."""
-        if message.get("type") == "frame":
+        if message["type"] == "frame":
             await self.send(text_data=message["text"])
 
-    async def deliver_events(self, messages: list[dict[str, Any]], text: str) -> None:
+    async def deliver_events(self, messages: list[EventMessage], text: str) -> None:
         for message in messages:
             await self.deliver(message)
 
@@ -85,11 +85,11 @@ class RoomConsumer(AsyncWebsocketConsumer):
         session = self.scope.get("session")
         return str(session.get("browser") or "") if session is not None else ""
 
-    def _now(self) -> dict[str, Any]:
+    def _now(self) -> dict[str, object]:
         assert self.room is not None
         self.room.refresh_from_db()
         poll = rooms.current(self.room)
-        now: dict[str, Any] = {
+        now: dict[str, object] = {
             "type": "room",
             "state": self.room.state,
             "poll": rooms.public(poll, self.browser) if poll else None,

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from typing import Any
+from collections.abc import Sequence
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
@@ -34,8 +34,10 @@ from django.db.models import F
 
 from lockviz import broadcast
 from lockviz.audience import audience
+from lockviz.broadcast import EventMessage, Message
 from lockviz.models import Run
 from lockviz.ops import metrics
+from lockviz.runs.narrator import Told
 from lockviz.runs.recorder import queue_position
 
 RESUME_EVERY_S = 0.5  # a viewer's resumes: at most one per this long
@@ -51,7 +53,7 @@ class RunConsumer(AsyncWebsocketConsumer):
         self.sent = 0
         self.last_resume = 0.0
         self.holding = 0  # catch-ups reading the database; live messages wait in held
-        self.held: list[dict[str, Any]] = []
+        self.held: list[Message] = []
         self.repair: asyncio.Future[None] | None = None
         self.group = broadcast.group_name(self.run_id)
         run = await database_sync_to_async(Run.objects.filter(pk=self.run_id).first)()
@@ -114,7 +116,7 @@ class RunConsumer(AsyncWebsocketConsumer):
         self.sent = min(self.sent, after)
         await self._catch_up(after)
 
-    async def deliver(self, message: dict[str, Any]) -> None:
+    async def deliver(self, message: Message) -> None:
         """A live message from the run's group (see lockviz.audience.Audience)."""
         if self.holding or self.held:
             self.held.append(message)
@@ -124,7 +126,7 @@ class RunConsumer(AsyncWebsocketConsumer):
         else:
             await self._forward(message)
 
-    async def deliver_events(self, messages: list[dict[str, Any]], text: str) -> None:
+    async def deliver_events(self, messages: list[EventMessage], text: str) -> None:
         """Consecutive live events, and ``text``: them as one ``events`` frame."""
         first, last = messages[0]["seq"], messages[-1]["seq"]
         in_order = first == self.sent + 1 and last - first + 1 == len(messages)
@@ -143,10 +145,10 @@ class RunConsumer(AsyncWebsocketConsumer):
             await self._send_status(run.status, queue_position(run.pk))
             await self._catch_up(self.sent)
 
-    async def _forward(self, message: dict[str, Any]) -> None:
+    async def _forward(self, message: Message) -> None:
         if message["type"] == "run.status":
-            await self._send_status(message["status"], message.get("position"))
-        elif message["seq"] > self.sent:
+            await self._send_status(message["status"], message["position"])
+        elif message["type"] == "run.event" and message["seq"] > self.sent:
             self.sent = message["seq"]
             await self.send(text_data=message["text"])
 
@@ -167,10 +169,11 @@ class RunConsumer(AsyncWebsocketConsumer):
         while self.held and not self.holding:
             await self._forward(self.held.pop(0))
 
-    async def _send_event(self, event: dict[str, Any]) -> None:
-        if event["seq"] <= self.sent:
+    async def _send_event(self, event: Told) -> None:
+        seq = event["seq"]
+        if not isinstance(seq, int) or seq <= self.sent:
             return
-        self.sent = event["seq"]
+        self.sent = seq
         await self.send(text_data=json.dumps({"type": "event", "event": event}))
 
     async def _send_status(self, status: str, position: int | None) -> None:
@@ -182,12 +185,12 @@ class RunConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=json.dumps({"type": "error", "message": text}))
 
 
-def _read_after(values: list[Any] | None) -> int | str:
+def _read_after(values: Sequence[object] | None) -> int | str:
     """The ``after`` sequence number, or a message saying why it is not one."""
     if not values or values[0] in (None, ""):
         return 0
     value = values[0]
-    if isinstance(value, bool):
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
         return f"after must be a whole number ≥ 0, not {value!r}"
     try:
         number = int(value)

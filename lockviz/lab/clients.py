@@ -29,9 +29,10 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping
+from typing import Protocol
 
+from lockviz.jsontypes import JsonObject
 from lockviz.lab import children, forkserver, procs
 from lockviz.lab.errors import LabError
 from lockviz.lab.events import Record
@@ -67,7 +68,7 @@ class ClientProcess:
         self.record = record
         self.on_took = on_took
         self.module = module
-        self.ready: dict[str, Any] = {}  # what its _ready line said (the service's port)
+        self.ready: JsonObject = {}  # what its _ready line said (the service's port)
         self._sent: deque[tuple[int | None, int]] = deque()  # (index, sent ns), not yet taken
         self._free_ns = 0  # when its last command was done, or it thawed
         self.proc: procs.Child | None = None
@@ -109,7 +110,7 @@ class ClientProcess:
 
         wait_until(ready, timeout_s, f"client {self.name}")
 
-    def send(self, command: dict[str, Any], index: int | None = None) -> str:
+    def send(self, command: Mapping[str, object], index: int | None = None) -> str:
         """Queue a command (scenario step ``index``); a frozen client reads it when it thaws,
         as in real life.
 

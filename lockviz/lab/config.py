@@ -19,7 +19,7 @@ import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lockviz.lab.ports import split_address
 
@@ -94,7 +94,7 @@ class ClientConfig(_Config):
 
     @classmethod
     def from_json(cls, text: str) -> ClientConfig:
-        data: dict[str, Any] = json.loads(text)
+        data = json.loads(text)
         data["clients"], data["nodes"] = tuple(data["clients"]), tuple(data["nodes"])
         return cls(**data)
 
@@ -118,6 +118,6 @@ class StorageServiceConfig(_Config):
 
     @classmethod
     def from_json(cls, text: str) -> StorageServiceConfig:
-        data: dict[str, Any] = json.loads(text)
+        data = json.loads(text)
         data["nodes"] = tuple(data["nodes"])
         return cls(**data)

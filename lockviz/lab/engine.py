@@ -32,18 +32,20 @@ from __future__ import annotations
 import functools
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from algorithms.checker import check, compare
+from lockviz.lab import events
 from lockviz.lab.capacity import Meter
 from lockviz.lab.clients import Took
 from lockviz.lab.errors import LabError
-from lockviz.lab.events import Event, Sink
+from lockviz.lab.events import Event, EventJson, Sink, VerdictJson
 from lockviz.lab.labs import Lab, OnWait
 from lockviz.lab.limits import Limits, Watchdog
 from lockviz.lab.provision import UNPROVISIONED, Provisioned, Stage, Wiring, provision
 from lockviz.lab.scheduler import TOLERANCE_MS, Late, Scheduler, Timeline
+from lockviz.lab.servers.base import ServerOptions
 from lockviz.lab.story import Story
 from lockviz.scenarios.schema import Scenario, Step
 from lockviz.scenarios.verbs import DEFAULT_ACQUIRE_TIMEOUT_MS
@@ -54,8 +56,8 @@ ENDING_DRAIN_S = 0.5  # an ended run waits this long for commands in flight, not
 
 @dataclass
 class RunResult:
-    events: list[Event]
-    verdict: dict[str, Any] | None = None
+    events: list[EventJson]  # as the store keeps them and a run's export holds them
+    verdict: VerdictJson | None = None
     mismatches: list[str] = field(default_factory=list)
     error: str | None = None
 
@@ -70,7 +72,7 @@ class RunResult:
     @property
     def inconclusive(self) -> str:
         """Why the run could not keep its story ("" when it did)."""
-        return str((self.verdict or {}).get("inconclusive") or "")
+        return self.verdict.get("inconclusive", "") if self.verdict is not None else ""
 
 
 class RunEngine:
@@ -113,21 +115,28 @@ class RunEngine:
     # -- recording ----------------------------------------------------------------------------
 
     def record(
-        self, actor: str, kind: str, details: dict[str, Any], t_ns: int | None = None
+        self, actor: str, kind: str, details: Mapping[str, object], t_ns: int | None = None
     ) -> None:
-        """Give the event its seq and reference time, keep it, hand it to the sink."""
+        """Give the event its seq and reference time, check it against its kind's model (a
+        field the model does not declare is a bug: it raises), keep it, hand it to the sink."""
         with self._lock:
             t = time.monotonic_ns() if t_ns is None else t_ns
-            event = {
-                "seq": len(self.events) + 1,
-                "t_ms": round((t - self._t0_ns) / 1e6, 1),
-                "actor": actor,
-                "kind": kind,
-                **details,
-            }
+            event = events.parse(
+                {
+                    "seq": len(self.events) + 1,
+                    "t_ms": round((t - self._t0_ns) / 1e6, 1),
+                    "actor": actor,
+                    "kind": kind,
+                    **details,
+                }
+            )
             self.events.append(event)
             self.story.see(event)
             self.sink(event)
+
+    def events_json(self) -> list[EventJson]:
+        """The events so far as JSON has them (what the store keeps and the checker reads)."""
+        return [events.as_json(e) for e in self.events]
 
     @property
     def now_ms(self) -> float:
@@ -141,7 +150,7 @@ class RunEngine:
         try:
             if not self._local_lab() and any(st.node for st in s.steps):
                 raise LabError("node faults (clock jumps, crash, restart) need the embedded lab")
-            options = {
+            options: ServerOptions = {
                 "persistence": s.persistence,
                 "idle_session_timeout_ms": s.idle_session_timeout_ms,
             }
@@ -156,7 +165,8 @@ class RunEngine:
         finally:
             self.started.set()  # whoever waits for the start learns it will not come
         if self.failure is not None or self.result is None:
-            return RunResult(self.events, error=self.failure or "the run ended without a verdict")
+            error = self.failure or "the run ended without a verdict"
+            return RunResult(self.events_json(), error=error)
         return self.result
 
     def inject(self, step: Step) -> None:
@@ -225,7 +235,7 @@ class RunEngine:
         with self._lock:
             moments = [(late.due_ms, late.what), *late.pending]
             crossing = self.story.crossing(moments, late.late_ms, TOLERANCE_MS, late_client)
-        details: dict[str, Any] = {
+        details: dict[str, object] = {
             "what": late.what,
             "due_ms": round(late.due_ms, 1),
             "late_ms": round(late.late_ms, 1),
@@ -284,18 +294,20 @@ class RunEngine:
 
     def _judge(self) -> RunResult:
         s = self.scenario
-        verdict = check(self.events, self.now_ms).as_dict()
+        verdict = check(self.events_json(), self.now_ms).as_dict()
         mismatches = compare(verdict, s.expect.as_dict() if s.expect else {})
-        result = RunResult(self.events, verdict, mismatches)
-        expect_met = result.expect_met if s.expect is not None and s.expect.as_dict() else None
+        judged = not verdict.get("inconclusive") and s.expect is not None and s.expect.as_dict()
+        expect_met = not mismatches if judged else None
         self.record(
             "lab",
             "run_finished",
             {"verdict": verdict, "expect_met": expect_met, "mismatches": mismatches},
         )
-        return result
+        finished = self.events[-1]
+        assert isinstance(finished, events.RunFinished)
+        return RunResult(self.events_json(), finished.verdict, mismatches)
 
-    def _describe(self, addresses: dict[str, str]) -> dict[str, Any]:
+    def _describe(self, addresses: dict[str, str]) -> dict[str, object]:
         s = self.scenario
         return {
             "title": s.title,

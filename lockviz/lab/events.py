@@ -1,23 +1,566 @@
-"""How the lab records what happens in a run (docs/events.md has every kind).
+"""Every event a run records, each kind with its fields, declared once.
 
 Everything that happens (a client's protocol step, a server ending a lease, a fault) is
 *recorded* once, where it happens, through a :class:`Record`: the engine gives the event its
 ``seq`` and its time on the reference clock (the host's CLOCK_MONOTONIC, stamped where the
-event happened when ``t_ns`` is given), keeps it, and hands the finished event to the run's
-:data:`Sink`, which stores and broadcasts it.
+event happened when ``t_ns`` is given), validates it into its kind's model here, keeps it, and
+hands the finished event to the run's :data:`Sink`, which stores and broadcasts it.
+
+Each kind is a frozen pydantic model whose ``kind`` field is a literal; :data:`Event` is their
+union, discriminated on ``kind``. What is declared here is all there is: the import check
+(:mod:`lockviz.runs.fields`) derives its field checks from these models, ``manage.py events``
+writes docs/events.md and static/lockviz/events.schema.json (the JSON Schema the front end's
+tests read) from them, and a test fails when either file differs from what they generate.
+
+A model keeps an event's JSON as it was: :func:`as_json` gives back exactly the fields that
+were set (a field sent as ``null`` stays ``null``, one never sent stays absent), and numbers
+keep their type (``500`` is not turned into ``500.0``). Models forbid fields they do not
+declare, so a new field must be declared here before the lab can record it.
+
+One module past the usual ~300 lines, on purpose: it is the one table of every kind, and
+splitting it would scatter the contract this module exists to keep in one place.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, ClassVar, Literal, Protocol, get_args
 
-Event = dict[str, Any]  # {"seq", "t_ms", "actor", "kind", ...details}
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, WithJsonSchema
+from typing_extensions import TypedDict  # pydantic takes typing's only from Python 3.12
+
+from lockviz.jsontypes import JsonObject, JsonValue
+
+# A number as JSON has it: an int stays an int, a float a float (the words print them as sent).
+Number = Annotated[int | float, WithJsonSchema({"type": "number"})]
+Key = Annotated[str | int, WithJsonSchema({"type": ["string", "integer"]})]
+
+EventJson = JsonObject  # an event as JSON: what the store keeps, the stream carries, an export has
+
+
+class _Strict(TypedDict):
+    """A TypedDict pydantic checks as strictly as the events themselves."""
+
+    __pydantic_config__ = ConfigDict(extra="forbid", strict=True)  # type: ignore[misc]
+
+
+class OverlapJson(_Strict):
+    clients: list[str]
+    start_ms: Number
+    end_ms: Number
+
+
+class WriteJson(_Strict):
+    seq: int
+    client: str
+    token: int | None
+    value: str | None
+    accepted: bool
+    stale: bool
+    superseded_by: str | None
+
+
+class HolderJson(_Strict):
+    client: str
+    start_ms: Number
+    end_ms: Number
+    token: int | None
+
+
+class _Judged(_Strict):
+    """What every verdict has."""
+
+    mutual_exclusion: str
+    overlaps: list[OverlapJson]
+    stale_writes_accepted: int
+    stale_writes_rejected: int
+    data_corrupted: bool
+    writes: list[WriteJson]
+    holders: list[HolderJson]
+
+
+class VerdictJson(_Judged, total=False):
+    """The checker's verdict (:class:`algorithms.checker.Verdict`) as ``run_finished`` has it;
+    runs recorded before a field was added lack it."""
+
+    acquire_failures: int
+    liveness: str
+    stuck_clients: list[str]
+    wakeups: int
+    inconclusive: str
+    summary: str
+
+
+class BaseEvent(BaseModel):
+    """The four fields of every event."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, populate_by_name=True)
+    group: ClassVar[str] = ""  # the section of docs/events.md that lists the kind
+    recorded_by: ClassVar[str] = ""  # who records it (docs/events.md's "actor" column)
+
+    seq: int = Field(
+        ge=1,
+        description="1, 2, 3 … in the order the recorder received the events. Unique per run; "
+        "a viewer resumes after the last `seq` it has.",
+    )
+    t_ms: Number = Field(
+        description="milliseconds since the run started, on **one reference clock**: the "
+        "host's `CLOCK_MONOTONIC`, which every process on the machine shares. It is stamped "
+        "where the event happened (in the client process for client events), so a frozen "
+        "client's events carry the time it really saw them. Server clock jumps (libfaketime) "
+        "never touch it.",
+    )
+    actor: str = Field(
+        description="who did it: a client (`alice`), a server (`redis-1`, `storage`) or `lab` "
+        "(the run engine).",
+    )
+    kind: str = Field(description="what happened (below). All other fields are its details.")
+
+
+def _is(description: str) -> Any:
+    """A field every event of its kind has."""
+    return Field(description=description)
+
+
+def _may(description: str) -> Any:
+    """A field only some events of its kind have: absent (or ``null``) otherwise."""
+    return Field(default=None, description=description)
+
+
+# ---- the run ------------------------------------------------------------------------------------
+
+
+class _Run(BaseEvent):
+    group = "Run"
+    recorded_by = "`lab`"
+
+
+class RunStarted(_Run):
+    """The servers are up and watched, the clients ready: the schedule starts now."""
+
+    kind: Literal["run_started"]
+    title: str = _is("the scenario's title")
+    backend: str = _is("the lock service (`none`: no lock service)")
+    variant: str | None = _is("the backend's variant")
+    fencing: bool = _is("whether the storage checks fencing tokens (the older spelling)")
+    storage_kind: str = _may("what the storage checks: `plain`, `fenced`, `sequencer` or `cas`")
+    ttl_ms: int = _is("the lease clients ask for")
+    clients: list[str] = _is("the clients, in order")
+    nodes: list[str] = _is("the lock servers (empty without a lock service)")
+    storage: str = _is('the storage node\'s name (`"storage"`)')
+    servers: dict[str, str] = _is('every server\'s address: `{name: "127.0.0.1:port"}`')
+    duration_ms: int = _is("the schedule's length")
+    lab: str = _is(
+        "`embedded`: servers started for this run; `external`: shared servers from "
+        "`LOCKVIZ_SERVERS`"
+    )
+
+
+class Step(_Run):
+    """The engine dispatched step `index` of the scenario: the validated step itself (its
+    fields are the verb's, `lockviz/scenarios/verbs.py`). A checkpoint's `ask` stays in the
+    scenario: its answer never travels on the stream."""
+
+    kind: Literal["step"]
+    index: int = _is("the step's place in the script, from 0")
+    at_ms: int | None = _may("when the script schedules it (older runs lack it)")
+    do: str = _is("the verb")
+    client: str | None = _may("the client it is done by or to")
+    node: str | None = _may("the server it is done to")
+    ms: int | None = _may("a pause's, a clock jump's or a delay's size")
+    value: str | None = _may("a write's value")
+    timeout_ms: int | None = _may("how long an acquire waits")
+    ttl_ms: int | None = _may("an extend's new lease")
+    nodes: list[str] | None = _may("the servers whose links a link verb changes")
+    mode: str | None = _may("a partition's mode: `blackhole` or `reset`")
+    jitter_ms: int | None = _may("a delay's jitter")
+    rate: float | None = _may("a clock's new rate")
+    check_lease: bool | None = _may("a careful write: its client first checks its lease")
+    key: str | None = _may("a write's idempotency key")
+    say: str | None = _may("its narration")
+    late_ms: Number | None = _may(
+        "how late it began (executed − scheduled, on the schedule as shifted so far)"
+    )
+    shift_ms: Number | None = _may("the schedule's whole shift, once it has shifted")
+
+
+class ScheduleShifted(_Run):
+    """The machine fell behind: `what` began `late_ms` after it was due, more than the
+    tolerance (50 ms), so everything still pending moves `late_ms` later. The first
+    `kept: false` makes the verdict inconclusive (docs/reliability.md)."""
+
+    kind: Literal["schedule_shifted"]
+    what: str = _is(
+        'what was late: a step, a thaw (`"alice\'s thaw"`), or a step as its client took it '
+        '(`"step 3 (acquire), as bob took it"`)'
+    )
+    due_ms: Number = _is("when it was due")
+    late_ms: Number = _is("how late it began")
+    shift_ms: Number = _is("the schedule's whole shift now")
+    kept: bool = _is("whether the story survived the shift")
+    index: int | None = _may("the late step's index")
+    fixed: str | None = _may(
+        "when `kept` is false, what stayed where it was: `lease`, `wait` or `step`"
+    )
+    fixed_by: str | None = _may("whose lease or wait, or which step")
+    fixed_ms: Number | None = _may("when it stayed")
+    moved: str | None = _may("what moved across it")
+    moved_from_ms: Number | None = _may("where that was due")
+    moved_to_ms: Number | None = _may("where it comes now")
+
+
+class RunFinished(_Run):
+    """The run is over and judged."""
+
+    kind: Literal["run_finished"]
+    verdict: VerdictJson = _is(
+        "the checker's verdict (`inconclusive` says why the run could not keep its story)"
+    )
+    expect_met: bool | None = _is(
+        "whether the verdict met the scenario's `expect`; null: no `expect`, or an inconclusive "
+        "run's, not judged"
+    )
+    mismatches: list[str] = _is("how the verdict missed `expect`, one sentence each")
+
+
+class RunFailed(_Run):
+    """The lab could not run it, or the watchdog failed it (it overran its time limit, or a
+    step never returned): no verdict."""
+
+    kind: Literal["run_failed"]
+    error: str = _is("a sentence for the user")
+
+
+class Ending(_Run):
+    """The run ends early and is judged: Finish was pressed, or a free-play session was idle
+    too long or reached its limit. What was due later is dropped and pauses end at once."""
+
+    kind: Literal["ending"]
+    why: str = _is("why it ends now")
+
+
+class StepRefused(_Run):
+    """A command the client could not take: its queue was full (a frozen client that kept
+    being sent work) or it had crashed."""
+
+    recorded_by = "client"
+    kind: Literal["step_refused"]
+    index: int = _is("the step's index")
+    why: str = _is("why the client could not take it")
+
+
+class RunInterrupted(_Run):
+    """Appended after the fact: the app that ran it stopped before it ended; no verdict."""
+
+    kind: Literal["run_interrupted"]
+    why: str = _is("what happened to the app")
+
+
+class RunCancelled(_Run):
+    """It waited for the lab with nobody watching, and was dropped before it started."""
+
+    kind: Literal["run_cancelled"]
+    why: str = _is("why it was dropped")
+
+
+# ---- protocol messages (drawn as arrows) --------------------------------------------------------
+
+
+class _Message(BaseEvent):
+    group = "Protocol messages (drawn as arrows)"
+    recorded_by = "client, or `storage`"
+
+
+class Request(_Message):
+    """A message to a server. With sequencer storage the storage service asks the lock service
+    whether a writer's lock is still current (`op: "check"`), recorded as the storage's own
+    request: drawn storage → lock node, between the write and its reply."""
+
+    kind: Literal["request"]
+    to: str = _is("the server")
+    call: int = _is("the call's id, unique per actor (its reply has the same)")
+    op: str = _is(
+        "`acquire`, `release`, `extend`, `read`, `write`, each backend's own calls, `check` "
+        "for the storage"
+    )
+    holder: str | None = _may("a check's writer")
+    ttl_ms: int | None = _may("the lease asked for (null: no lease)")
+    value: str | None = _may("a write's value; a check's random value (Redis, Redlock)")
+    token: int | None = _may("a write's token (the writer's latest); a check's grant")
+    read: int | None = _may("the version the writer last read, when it read")
+    key: Key | None = _may(
+        "a write's idempotency key; the lock key (a PostgreSQL advisory lock's is a number)"
+    )
+    unsafe: bool | None = _may("a release by plain `DEL`, without checking the value")
+    wait_ms: int | None = _may("how long the server may queue the request")
+    sql: str | None = _may("how a PostgreSQL lock is released")
+    path: str | None = _may("a ZooKeeper node")
+    mode: str | None = _may("how a ZooKeeper node is created")
+    watch: bool | None = _may("the listing leaves a watch (the herd variant)")
+    why: str | None = _may("why the client sends it")
+    lease: str | None = _may("an etcd lease")
+    session: int | None = _may("a check's PostgreSQL backend pid")
+
+
+class Reply(_Message):
+    """A server's answer. A write's says what the storage did: a rejected write has
+    `accepted: false` and a `reason` (`"33 < 34"` fenced, `"read v0, now v1"`
+    compare-and-set, or the lock service's answer); a repeated idempotency key's is the first
+    write's result with `duplicate: true`."""
+
+    kind: Literal["reply"]
+    frm: str = Field(alias="from", description="the server")
+    call: int = _is("the request's id")
+    op: str = _is("the request's op")
+    ok: bool = _is("whether the server did what was asked (a check: it answered)")
+    path: str | None = _may("the ZooKeeper node created")
+    value: str | None = _may("a read's value (null before any write); an etcd lock's key")
+    accepted: bool | None = _may("whether the storage applied the write")
+    token: int | None = _may("the fencing token granted, or the writer's")
+    highest: int | None = _may("the highest token the storage had seen before this write")
+    found: int | None = _may("the version the write found")
+    version: int | None = _may("the version after it (a read: the version read)")
+    duplicate: bool | None = _may("a repeated idempotency key: nothing was applied")
+    current: bool | None = _may("a check: whether the writer's lock is still current")
+    error: str | None = _may("the call failed: no answer, or the client library's error")
+    reason: str | None = _may("why the server said no")
+    why: str | None = _may("a check: why the lock is not current")
+    children: list[str] | None = _may("a ZooKeeper listing")
+    exists: bool | None = _may("whether a watched ZooKeeper node exists")
+    lease: str | None = _may("the etcd lease granted")
+    ttl_ms: int | None = _may("the lease's time to live")
+
+
+# ---- what a client believes ---------------------------------------------------------------------
+
+
+class _Belief(BaseEvent):
+    group = "What a client believes"
+    recorded_by = "client"
+
+
+class Granted(_Belief):
+    """The client now believes it holds the lock."""
+
+    kind: Literal["granted"]
+    node: str = _is("the server that granted it (Redlock: those that said yes, joined by `,`)")
+    nodes: list[str] | None = _may("Redlock: the servers that said yes")
+    token: int | None = _is("the fencing token (Redlock: null, it has none)")
+    ttl_ms: int | None = _is("the lease (PostgreSQL: null, no lease)")
+    validity_ms: int | None = _may("Redlock: how long the lock is valid")
+    value: str = _is("what identifies the grant: the random value, the node, the key")
+
+
+class AcquireFailed(_Belief):
+    """The client gave up acquiring."""
+
+    kind: Literal["acquire_failed"]
+    reason: str = _is('why (e.g. `"timed out after 5000 ms"`)')
+    waited_ms: int | None = _may("how long it waited")
+
+
+class Releasing(_Belief):
+    """The client's code is done with the lock and sends its release: from here on it no
+    longer acts as the holder (the server's answer may arrive after the next holder's grant)."""
+
+    kind: Literal["releasing"]
+
+
+class Released(_Belief):
+    """The release's outcome."""
+
+    kind: Literal["released"]
+    ok: bool = _is("false: the server said the lock was no longer ours")
+    nodes: list[str] | None = _may("Redlock: the servers that released it")
+    reason: str | None = _may("why not")
+
+
+class Extended(_Belief):
+    """An extend's outcome."""
+
+    kind: Literal["extended"]
+    ok: bool = _is("whether the lease was prolonged")
+    ttl_ms: int | None = _is("the new lease")
+    validity_ms: int | None = _may("Redlock: the new validity")
+    nodes: list[str] | None = _may("Redlock: the servers that said yes")
+
+
+class Lost(_Belief):
+    """The client learned its lock is gone (an extend failed, a session was lost, its own clock
+    says the lease ran out)."""
+
+    kind: Literal["lost"]
+    reason: str = _is("how it learned")
+
+
+class Session(_Belief):
+    """ZooKeeper's view of the client's session changed."""
+
+    kind: Literal["session"]
+    state: str = _is("`SUSPENDED`, `LOST` or `CONNECTED`")
+
+
+class Woken(_Belief):
+    """A waiting client was woken to re-check (the checker counts them: `wakeups`)."""
+
+    kind: Literal["woken"]
+    by: str = _is("what woke it")
+
+
+class RenewalStarted(_Belief):
+    """The watchdog thread will extend the lease every ttl/3."""
+
+    kind: Literal["renewal_started"]
+    interval_ms: int = _is("how often")
+
+
+class Note(_Belief):
+    """Something the client noticed (a failed Redlock attempt, a command it ignored)."""
+
+    kind: Literal["note"]
+    text: str = _is("what")
+
+
+# ---- faults (reported by the engine, which performs them) ---------------------------------------
+
+
+class _Fault(BaseEvent):
+    group = "Faults (reported by the engine, which performs them)"
+    recorded_by = "client"
+
+
+class Paused(_Fault):
+    """SIGSTOP sent: the whole process, timers and heartbeats included, is frozen."""
+
+    kind: Literal["paused"]
+    ms: int = _is("for how long")
+
+
+class Resumed(_Fault):
+    """SIGCONT sent."""
+
+    kind: Literal["resumed"]
+    why: str | None = _may("when it came early because the run was ending")
+    late_ms: Number | None = _may("when it came on its timer: how late")
+
+
+class Crashed(_Fault):
+    """SIGKILL sent to a client, or kill -9 to a server."""
+
+    recorded_by = "client or node"
+    kind: Literal["crashed"]
+
+
+class ClockJumped(_Fault):
+    """A client's own wall clock, or a server's, moved."""
+
+    recorded_by = "client or node"
+    kind: Literal["clock_jumped"]
+    ms: int = _is("this jump")
+    offset_ms: Number = _is("the clock's total offset now")
+
+
+class ClockRate(_Fault):
+    """The client's own clock now runs at another speed."""
+
+    kind: Literal["clock_rate"]
+    rate: float = _is("the speed (0.25 = four times slow)")
+
+
+class Link(_Fault):
+    """The proxy on the link between this client and that server changed, or a server was cut
+    off from its peers (a ZooKeeper ensemble)."""
+
+    recorded_by = "client, or node"
+    kind: Literal["link"]
+    node: str | None = _may("the server at the link's other end")
+    peers: list[str] | None = _may("a server's peers, when it is the one cut off")
+    mode: str = _is("`pass`, `blackhole`, `reset` or `delay`")
+    ms: Number | None = _may("a delay")
+    jitter_ms: Number | None = _may("a delay's jitter")
+
+
+# ---- what the servers did (observed by the lab's watchers) --------------------------------------
+
+
+class _Server(BaseEvent):
+    group = "What the servers did (observed by the lab's watchers)"
+    recorded_by = "node"
+
+
+class Expired(_Server):
+    """The server expired the holder's lease (or session)."""
+
+    kind: Literal["expired"]
+    key: Key = _is("the lock's key, or ZooKeeper node")
+    holder: str | None = _is("whose it was")
+    holding: bool | None = _may("ZooKeeper: whether it was the node holding the lock")
+
+
+class Deleted(_Server):
+    """The key was deleted (a release, or someone else's plain `DEL`)."""
+
+    kind: Literal["deleted"]
+    key: Key = _is("the lock's key (a PostgreSQL advisory lock's is a number), or node")
+    holder: str | None = _is("whose it was")
+    holding: bool | None = _may("ZooKeeper: whether it was the node holding the lock")
+
+
+class Restarted(_Server):
+    """The server was started again."""
+
+    kind: Literal["restarted"]
+    persistence: str | None = _is("`none`: it comes back empty; `fsync`: it replays its log")
+
+
+# ---- the union, and the seams the lab records through -------------------------------------------
+
+Event = Annotated[
+    RunStarted | Step | ScheduleShifted | RunFinished | RunFailed | Ending | StepRefused
+    | RunInterrupted | RunCancelled | Request | Reply | Granted | AcquireFailed | Releasing
+    | Released | Extended | Lost | Session | Woken | RenewalStarted | Note | Paused | Resumed
+    | Crashed | ClockJumped | ClockRate | Link | Expired | Deleted | Restarted,
+    Field(discriminator="kind"),
+]  # fmt: skip
+EVENT: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+def _kinds() -> dict[str, type[BaseEvent]]:
+    union = get_args(get_args(Event)[0])
+    return {get_args(model.model_fields["kind"].annotation)[0]: model for model in union}
+
+
+KINDS: dict[str, type[BaseEvent]] = _kinds()  # every kind's model, by its name
+
+
+def parse(data: Mapping[str, object]) -> Event:
+    """The event's model, or :class:`pydantic.ValidationError` naming what does not fit."""
+    return EVENT.validate_python(data)
+
+
+def as_json(event: BaseEvent) -> EventJson:
+    """The event as JSON has it: exactly the fields that were set, ``from`` by its name."""
+    data: EventJson = event.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return data
+
+
+def json_schema() -> dict[str, JsonValue]:
+    """The JSON Schema of every event (static/lockviz/events.schema.json)."""
+    schema: dict[str, JsonValue] = EVENT.json_schema(by_alias=True)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "lockviz event",
+        "description": "One event of a run, as the store keeps it and the stream carries it "
+        "(generated from lockviz/lab/events.py by `manage.py events --schema`).",
+        **schema,
+    }
+
+
 Sink = Callable[[Event], None]  # where finished events go (the store and the viewers)
 
 
 class Record(Protocol):
     def __call__(
-        self, actor: str, kind: str, details: dict[str, Any], t_ns: int | None = None
+        self, actor: str, kind: str, details: Mapping[str, object], t_ns: int | None = None
     ) -> None:
         """Record that ``actor`` did or saw ``kind`` (stamped now, or at ``t_ns``)."""

@@ -20,7 +20,6 @@ and resets every clock, so nothing leaks past the run.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from algorithms.clock import ClockFile
 from lockviz.lab.clients import ClientProcess
@@ -80,7 +79,7 @@ class Faults:
         """SIGCONT; ``late``: a thaw on its timer, which records how late it came."""
         if client.paused and not client.crashed:
             client.resume()
-            details: dict[str, Any] = {"why": why} if why else {}
+            details: dict[str, str | float] = {"why": why} if why else {}
             if late:
                 details["late_ms"] = round(self.timers.late_ms(), 1)
             self.record(client.name, "resumed", details)
@@ -126,7 +125,7 @@ class Faults:
         self, client: str, node: str, mode: str, ms: float = 0, jitter: float = 0
     ) -> None:
         self.links.set(client, node, mode, ms, jitter)
-        details: dict[str, Any] = {"node": node, "mode": mode}
+        details: dict[str, str | float] = {"node": node, "mode": mode}
         if mode == "delay":
             details.update(ms=ms, jitter_ms=jitter)
         self.record(client, "link", details)

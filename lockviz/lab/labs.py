@@ -19,14 +19,13 @@ import shutil
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from lockviz.catalogue import server_kind
 from lockviz.lab import procs, registry
 from lockviz.lab.errors import LabError
 from lockviz.lab.ports import split_address
 from lockviz.lab.servers import KINDS, install_hint, missing, module_for
-from lockviz.lab.servers.base import ExternalServer, PortTaken, Server, ServerModule
+from lockviz.lab.servers.base import ExternalServer, PortTaken, Server, ServerModule, ServerOptions
 
 PORT_TRIES = 3  # starts of a kind of server, each on fresh ports, before the run fails
 log = logging.getLogger(__name__)
@@ -90,7 +89,7 @@ class LocalLab:
 
     @contextlib.contextmanager
     def servers(
-        self, names: list[str], on_wait: OnWait | None = None, options: dict[str, Any] | None = None
+        self, names: list[str], on_wait: OnWait | None = None, options: ServerOptions | None = None
     ) -> Iterator[ServerSet]:
         self.check(names)
         options = options or {}
@@ -119,13 +118,13 @@ class LocalLab:
             started.close()
 
     def _create(
-        self, started: ServerSet, module: ServerModule, group: list[str], options: dict[str, Any]
+        self, started: ServerSet, module: ServerModule, group: list[str], options: ServerOptions
     ) -> None:
         for server in module.create(group, started.workdir or "", options):
             started.servers[server.name] = server
 
     def _wait_ready(
-        self, started: ServerSet, module: ServerModule, group: list[str], options: dict[str, Any]
+        self, started: ServerSet, module: ServerModule, group: list[str], options: ServerOptions
     ) -> None:
         """Wait for one kind's servers; if a port was taken from under them, start them all
         again, afresh, on other ports (an ensemble's members know each other's ports)."""
@@ -228,7 +227,7 @@ class ExternalLab:
 
     @contextlib.contextmanager
     def servers(
-        self, names: list[str], on_wait: OnWait | None = None, options: dict[str, Any] | None = None
+        self, names: list[str], on_wait: OnWait | None = None, options: ServerOptions | None = None
     ) -> Iterator[ServerSet]:
         self.check(names)
         ticket = object()

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Collection
-from typing import Any
 
 from lockviz.lab import children, forkserver, procs
+from lockviz.lab.children.proxy import Answer, Config
 from lockviz.lab.errors import LabError
 
 
@@ -43,16 +43,15 @@ class Links:
         self.proc = forkserver.start(children.PROXY)  # it waits for its links
         assert self.proc.stdin is not None
         try:
-            self.proc.stdin.write(
-                json.dumps({"links": self.targets, "patient": self.patient}) + "\n"
-            )
+            config: Config = {"links": self.targets, "patient": list(self.patient)}
+            self.proc.stdin.write(json.dumps(config) + "\n")
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError) as exc:
             raise LabError("the network proxy exited") from exc
         ready = self._read()
         if not ready.get("ready"):
             raise LabError(f"the network proxy did not start: {ready}")
-        self.ports = {name: int(port) for name, port in ready["ports"].items()}
+        self.ports = {name: int(port) for name, port in ready.get("ports", {}).items()}
 
     def addresses_for(self, client: str) -> dict[str, str]:
         """Where ``client`` must connect to reach each server: its own links."""
@@ -92,10 +91,10 @@ class Links:
         if self.proc is not None:
             procs.stop(self.proc, grace_s=1.0)
 
-    def _read(self) -> dict[str, Any]:
+    def _read(self) -> Answer:
         assert self.proc is not None and self.proc.stdout is not None
         line = self.proc.stdout.readline()
         if not line:
             raise LabError("the network proxy exited")
-        answer: dict[str, Any] = json.loads(line)
+        answer: Answer = json.loads(line)
         return answer

@@ -24,13 +24,29 @@ import shutil
 import signal
 import stat
 import tempfile
-from typing import Any
+from collections.abc import Callable
+from typing import TypedDict
 
 from lockviz.lab import procs
 from lockviz.lab.errors import LabError
 
 PATTERN = "lockviz-*"
 LAB_FILE = "lab.json"
+
+
+class _Written(TypedDict):
+    workdir: str
+    owner_pid: int
+    pids: dict[str, int]  # by name ("redis-1", "pg-1#2": the third process of pg-1)
+    start_ticks: dict[str, int | None]  # each pid's start: with the pid, it names one process
+
+
+class Entry(_Written, total=False):
+    """One server set's lab.json."""
+
+    owner_start_ticks: int | None
+    standing: bool  # started by ``lab up``: it has no owner to outlive
+    ports: dict[str, int]  # by server name
 
 
 def base_dir(base: str | None = None) -> str:
@@ -61,16 +77,24 @@ def new_run_dir(prefix: str = "lockviz-run-", base: str | None = None) -> str:
     return tempfile.mkdtemp(prefix=prefix, dir=base_dir(base))
 
 
-def record(workdir: str, pids: dict[str, int], **extra: Any) -> None:
+def record(
+    workdir: str,
+    pids: dict[str, int],
+    *,
+    ports: dict[str, int] | None = None,
+    standing: bool = False,
+) -> None:
     """Write (or rewrite) ``workdir``'s lab.json: ``pids`` by name, each with its start time."""
-    entry = {
+    entry: Entry = {
         "workdir": workdir,
         "owner_pid": os.getpid(),
         "owner_start_ticks": procs.start_ticks(os.getpid()),
         "pids": pids,
         "start_ticks": {name: procs.start_ticks(pid) for name, pid in pids.items()},
-        **extra,
+        "ports": ports or {},
     }
+    if standing:
+        entry["standing"] = True
     tmp = os.path.join(workdir, LAB_FILE + ".tmp")
     with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
         json.dump(entry, f)
@@ -82,7 +106,7 @@ def forget(workdir: str) -> None:
         os.unlink(os.path.join(workdir, LAB_FILE))
 
 
-def entries(base: str | None = None) -> list[dict[str, Any]]:
+def entries(base: str | None = None) -> list[Entry]:
     """Every server set recorded under the lab base, from dirs and files the user owns.
 
     Each entry's ``workdir`` is the dir its file was found in, whatever the file says.
@@ -95,7 +119,7 @@ def entries(base: str | None = None) -> list[dict[str, Any]]:
     return found
 
 
-def _read(workdir: str) -> dict[str, Any] | None:
+def _read(workdir: str) -> Entry | None:
     try:
         if not _ours(os.lstat(workdir), stat.S_ISDIR):
             return None
@@ -106,27 +130,34 @@ def _read(workdir: str) -> dict[str, Any] | None:
             entry = json.load(f)
         pids = {str(name): int(pid) for name, pid in entry["pids"].items()}
         ticks = entry.get("start_ticks") or {}
-        return {
-            **entry,
+        found: Entry = {
             "workdir": workdir,
             "owner_pid": int(entry["owner_pid"]),
             "pids": pids,
-            "start_ticks": {name: ticks.get(name) for name in pids},
+            "start_ticks": {name: _ticks(ticks.get(name)) for name in pids},
+            "owner_start_ticks": _ticks(entry.get("owner_start_ticks")),
+            "standing": bool(entry.get("standing")),
+            "ports": {str(name): int(port) for name, port in (entry.get("ports") or {}).items()},
         }
+        return found
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
 
 
-def _ours(found: os.stat_result, kind: Any) -> bool:
+def _ticks(value: object) -> int | None:
+    return int(value) if isinstance(value, int | str) else None
+
+
+def _ours(found: os.stat_result, kind: Callable[[int], bool]) -> bool:
     return bool(kind(found.st_mode)) and found.st_uid == os.geteuid()
 
 
-def owner_alive(entry: dict[str, Any]) -> bool:
+def owner_alive(entry: Entry) -> bool:
     """Is the app that started this set still running (the same process, not a reused pid)?"""
     return procs.same_process(entry["owner_pid"], entry.get("owner_start_ticks"))
 
 
-def stop(entry: dict[str, Any]) -> int:
+def stop(entry: Entry) -> int:
     """SIGKILL every process of the set that is still the one recorded; how many there were."""
     stopped = 0
     for name, pid in entry["pids"].items():
@@ -141,7 +172,7 @@ def stop(entry: dict[str, Any]) -> int:
     return stopped
 
 
-def remove(entry: dict[str, Any]) -> int:
+def remove(entry: Entry) -> int:
     """Stop the set's processes (see :func:`stop`) and delete its dir."""
     stopped = stop(entry)
     shutil.rmtree(entry["workdir"], ignore_errors=True)

@@ -27,13 +27,13 @@ lease of its timeout from its grant, and PostgreSQL's ``idle_session_timeout`` i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
+from lockviz.lab import events
 from lockviz.scenarios.verbs import DEFAULT_ACQUIRE_TIMEOUT_MS
 
-_LETS_GO = {"releasing", "released", "lost", "crashed"}
+_LETS_GO = (events.Releasing, events.Released, events.Lost, events.Crashed)
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ class Crossing:
     due_ms: float  # when it was due before the shift
     moved_to_ms: float  # and after it
 
-    def as_details(self) -> dict[str, Any]:
+    def as_details(self) -> dict[str, str | float]:
         return {
             "fixed": self.fixed.kind,
             "fixed_by": self.fixed.who,
@@ -87,46 +87,40 @@ class Story:
         # Steps done: when, "step 2 (pause)", its index, who does it (a client, a node, "")
         self.taken: list[tuple[float, str, int, str]] = []
 
-    def see(self, event: Mapping[str, Any]) -> None:
-        kind, who, t = event.get("kind"), str(event.get("actor")), float(event.get("t_ms", 0))
-        if kind == "step" and isinstance(event.get("index"), int):
-            what = f"step {event['index'] + 1} ({event.get('do')})"
-            actor = str(event.get("client") or event.get("node") or "")
-            self.taken.append((t, what, event["index"], actor))
-        if kind == "step" and event.get("do") == "acquire" and event.get("client"):
-            timeout = event.get("timeout_ms") or DEFAULT_ACQUIRE_TIMEOUT_MS
-            self._start(Timer("wait", str(event["client"]), t + float(timeout)))
-        elif kind == "granted":
+    def see(self, event: events.Event) -> None:
+        who, t = event.actor, float(event.t_ms)
+        if isinstance(event, events.Step):
+            self._step(event, t)
+        elif isinstance(event, events.Granted):
             self._end(lambda timer: timer.kind == "wait" and timer.client == who, t)
             self._lease(event, who, t)
-        elif (
-            kind == "extended" and event.get("ok") and isinstance(event.get("ttl_ms"), int | float)
-        ):
+        elif isinstance(event, events.Extended) and event.ok and event.ttl_ms is not None:
             for key, timer in self.running.items():  # the extend renews it wherever it runs
                 if timer.kind == "lease" and timer.client == who:
-                    self.running[key] = replace(timer, end_ms=t + float(event["ttl_ms"]))
-        elif kind == "acquire_failed":
+                    self.running[key] = replace(timer, end_ms=t + event.ttl_ms)
+        elif isinstance(event, events.AcquireFailed):
             self._end(lambda timer: timer.kind == "wait" and timer.client == who, t)
-        elif kind in _LETS_GO:
-            self._end(
-                lambda timer: timer.client == who and (timer.kind == "lease" or kind == "crashed"),
-                t,
-            )
-        elif kind in ("expired", "deleted") and event.get("holder"):
-            holder = str(event["holder"])
+        elif isinstance(event, _LETS_GO):
+            crashed = isinstance(event, events.Crashed)
+            self._end(lambda timer: timer.client == who and (timer.kind == "lease" or crashed), t)
+        elif isinstance(event, events.Expired | events.Deleted) and event.holder:
+            holder = event.holder
             self._end(
                 lambda timer: timer.kind == "lease" and (timer.client, timer.node) == (holder, who),
                 t,
             )
 
-    def _lease(self, event: Mapping[str, Any], client: str, t: float) -> None:
-        ttl_ms = event.get("ttl_ms")
-        nodes = event.get("nodes") or [event.get("node") or ""]
-        if not isinstance(nodes, list):
-            nodes = [nodes]
-        if isinstance(ttl_ms, int | float) and ttl_ms > 0:
-            for node in nodes:
-                self._start(Timer("lease", client, t + float(ttl_ms), str(node)))
+    def _step(self, step: events.Step, t: float) -> None:
+        actor = step.client or step.node or ""
+        self.taken.append((t, f"step {step.index + 1} ({step.do})", step.index, actor))
+        if step.do == "acquire" and step.client:
+            timeout = step.timeout_ms or DEFAULT_ACQUIRE_TIMEOUT_MS
+            self._start(Timer("wait", step.client, t + timeout))
+
+    def _lease(self, grant: events.Granted, client: str, t: float) -> None:
+        if grant.ttl_ms:  # a lease counts down on each node that granted it
+            for node in grant.nodes or [grant.node]:
+                self._start(Timer("lease", client, t + grant.ttl_ms, node))
         else:  # no lease: nothing counts down
             self._end(lambda timer: timer.kind == "lease" and timer.client == client, t)
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import re
 import textwrap
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
 
 from algorithms.checker import storage_kind
 from lockviz.runs.narrator import Narrator, Said, headline
+from lockviz.runs.narrator.words import Event
 
 _ENTITIES = {"#": "#35;", ";": "#59;", "%": "#37;", "<": "#lt;", ">": "#gt;"}
 _SYNTAX = re.compile("[#;%<>]")
@@ -54,7 +54,7 @@ def wrapped(value: object, limit: int = 400, width: int = NOTE_WIDTH) -> str:
     return "<br/>".join(text(part, limit) for part in textwrap.wrap(line, width)) or "-"
 
 
-def secs(t_ms: Any) -> str:
+def secs(t_ms: object) -> str:
     return f"t={float(t_ms) / 1000:.2f} s" if isinstance(t_ms, int | float) else "t=?"
 
 
@@ -101,10 +101,10 @@ class _Participants:
         return ordered[0] if len(ordered) == 1 else f"{ordered[0]},{ordered[-1]}"
 
 
-def _discover(run: dict[str, Any], events: list[dict[str, Any]]) -> _Participants:
+def _discover(run: Mapping[str, object], events: list[Event]) -> _Participants:
     people = _Participants()
-    started = next((e for e in events if e.get("kind") == "run_started"), {})
-    scenario = run.get("scenario") or {}
+    started: Event = next((e for e in events if e.get("kind") == "run_started"), {})
+    scenario = _object(run.get("scenario"))
     for name in _names(started.get("clients")) or _names(scenario.get("clients")):
         people.add(name, "client")
     for name in _names(started.get("nodes")):
@@ -123,7 +123,7 @@ def _discover(run: dict[str, Any], events: list[dict[str, Any]]) -> _Participant
     return people
 
 
-def _names(value: Any) -> list[str]:
+def _names(value: object) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list) else []
 
 
@@ -131,16 +131,25 @@ def _names(value: Any) -> list[str]:
 NOTE_KINDS = CLIENT_KINDS - {"request", "reply"} | SERVER_KINDS
 
 
-def _rejected(e: dict[str, Any]) -> bool:
+def _object(value: object) -> Mapping[str, object]:
+    """A JSON object of the run (its scenario, its verdict), or an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def _rejected(e: Event) -> bool:
     return e.get("kind") == "reply" and e.get("op") == "write" and e.get("accepted") is False
 
 
-def mermaid(run: dict[str, Any]) -> str:
+def mermaid(run: Mapping[str, object]) -> str:
     """The run as a Mermaid ``sequenceDiagram`` (see the module docstring)."""
-    events = [e for e in run.get("events") or [] if isinstance(e, dict)]
+    listed = run.get("events")
+    events: list[Event] = (
+        [e for e in listed or [] if isinstance(e, dict)] if isinstance(listed, list) else []
+    )
     people = _discover(run, events)
-    scenario = run.get("scenario") or {}
-    verdict = run.get("verdict") if isinstance(run.get("verdict"), dict) else None
+    scenario = _object(run.get("scenario"))
+    found = run.get("verdict")
+    verdict = found if isinstance(found, dict) else None
     title = scenario.get("title") or "lockviz run"
     head = [
         "sequenceDiagram",
@@ -151,7 +160,7 @@ def mermaid(run: dict[str, Any]) -> str:
 
 
 def _body(
-    events: list[dict[str, Any]], people: _Participants, verdict: dict[str, Any] | None
+    events: list[Event], people: _Participants, verdict: Mapping[str, object] | None
 ) -> Iterable[str]:
     body = _Body(events, people, verdict)
     for e in events:
@@ -167,7 +176,7 @@ class _Body:
     """The diagram's statements, event by event; blocks (rects, breaks) open and close in pairs."""
 
     def __init__(
-        self, events: list[dict[str, Any]], people: _Participants, verdict: dict[str, Any] | None
+        self, events: list[Event], people: _Participants, verdict: Mapping[str, object] | None
     ) -> None:
         self.people = people
         self.every = people.span()
@@ -183,11 +192,11 @@ class _Body:
             for e in events
             if e.get("kind") == "reply" and (_rejected(e) or e.get("seq") in self.stale)
         }
-        self.held: dict[tuple[Any, Any], tuple[dict[str, Any], str]] = {}
+        self.held: dict[tuple[object, object], tuple[Event, str]] = {}  # (actor, call)
         self.pause_open: str | None = None  # whose pause rect is open (rects must nest)
         self.narrator = Narrator()
 
-    def line(self, e: dict[str, Any]) -> Iterable[str]:
+    def line(self, e: Event) -> Iterable[str]:
         kind, when = e.get("kind"), secs(e.get("t_ms"))
         said = self.narrator.said(e)
         if kind == "request":
@@ -215,14 +224,14 @@ class _Body:
             yield "end"
             self.pause_open = None
 
-    def _request(self, e: dict[str, Any], label: str) -> Iterable[str]:
+    def _request(self, e: Event, label: str) -> Iterable[str]:
         key = (e.get("actor"), e.get("call"))
         if key in self.grouped:
             self.held[key] = (e, label)
             return
         yield f"{self.people.id(e.get('actor'))}->>{self.people.id(e.get('to'))}: {text(label)}"
 
-    def _reply(self, e: dict[str, Any], said: Said, when: str) -> Iterable[str]:
+    def _reply(self, e: Event, said: Said, when: str) -> Iterable[str]:
         found = self.held.pop((e.get("actor"), e.get("call")), None)
         me, server = self.people.id(e.get("actor")), self.people.id(e.get("from"))
         arrows = [f"{server}-->>{me}: {text(said.label or said.short or said.phrase)}"]
@@ -243,7 +252,7 @@ class _Body:
         else:
             yield from arrows
 
-    def _note(self, e: dict[str, Any], note: str, when: str) -> Iterable[str]:
+    def _note(self, e: Event, note: str, when: str) -> Iterable[str]:
         kind, actor = e.get("kind"), e.get("actor")
         where = self.people.id(actor) if actor != "lab" else self.every
         if kind == "paused" and self.pause_open is None:

@@ -18,10 +18,16 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NoReturn
+
+from pydantic import ValidationError
 
 from lockviz.errors import ImportRefused, ScenarioError
+from lockviz.jsontypes import JsonObject, JsonValue
+from lockviz.lab import events as event_models
+from lockviz.lab.events import EventJson
 from lockviz.runs import fields
 from lockviz.scenarios.schema import STEP_PATH, Scenario, parse
 
@@ -38,8 +44,8 @@ class ImportedScenario:
 @dataclass(frozen=True)
 class ImportedRun:
     scenario: Scenario
-    events: list[dict[str, Any]]
-    verdict: dict[str, Any] | None
+    events: list[EventJson]  # each one parsed into its kind's model, as it was
+    verdict: JsonObject | None
     expect_met: bool | None = None
     mismatches: list[str] = field(default_factory=list)
     error: str = ""  # why the run failed, if it did
@@ -67,7 +73,7 @@ def read(data: bytes | str, where: str = "file") -> ImportedScenario | ImportedR
         raise ImportRefused(_cap(every_problem(decoded, exc.problems))) from None
 
 
-def decode(data: bytes | str, where: str = "file") -> Any:
+def decode(data: bytes | str, where: str = "file") -> JsonValue:
     """JSON text to Python values; any reason it is not JSON becomes a named problem."""
     size = len(data.encode() if isinstance(data, str) else data)
     if size > MAX_BYTES:
@@ -86,7 +92,7 @@ def decode(data: bytes | str, where: str = "file") -> Any:
             [f"{where}: it is empty; paste or upload a scenario or an exported run"]
         )
     try:
-        decoded = json.loads(data, parse_constant=_no_constant)
+        decoded: JsonValue = json.loads(data, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise ImportRefused(
             [f"{where}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]
@@ -102,12 +108,15 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _without_lone_surrogates(value: Any) -> Any:
+def _without_lone_surrogates(value: JsonValue) -> JsonValue:
     """JSON may spell half a UTF-16 pair (``"\\ud800"``): no page can be encoded with one in it,
     so each becomes U+FFFD, as a form's undecodable bytes do. Iterative: the nesting is deep."""
 
-    def fix(v: Any) -> Any:
-        return _LONE_SURROGATE.sub("\ufffd", v) if isinstance(v, str) else v
+    def text(v: str) -> str:
+        return _LONE_SURROGATE.sub("\ufffd", v)
+
+    def fix(v: JsonValue) -> JsonValue:
+        return text(v) if isinstance(v, str) else v
 
     value = fix(value)
     todo = [value]
@@ -116,19 +125,19 @@ def _without_lone_surrogates(value: Any) -> Any:
         if isinstance(item, dict):
             for key in list(item):
                 inner = item.pop(key)
-                item[fix(key)] = fix(inner)
-                todo.append(item[fix(key)])
+                item[text(key)] = fix(inner)
+                todo.append(item[text(key)])
         elif isinstance(item, list):
             item[:] = [fix(v) for v in item]
             todo.extend(item)
     return value
 
 
-def _no_constant(name: str) -> Any:
+def _no_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def _run(data: dict[str, Any]) -> ImportedRun:
+def _run(data: JsonObject) -> ImportedRun:
     problems: list[str] = []
     scenario = None
     if "scenario" not in data:
@@ -152,25 +161,26 @@ def _run(data: dict[str, Any]) -> ImportedRun:
         problems.append(f"events: {len(events)} events; the most is {MAX_EVENTS}")
     else:
         problems.extend(_events(events))
-    verdict = data.get("verdict")
+    verdict, expect_met, mismatches = (data.get(k) for k in ("verdict", "expect_met", "mismatches"))
     problems.extend(fields.check("verdict", verdict, fields.verdict))
-    problems.extend(fields.check("expect_met", data.get("expect_met"), fields.boolean))
-    problems.extend(fields.check("mismatches", data.get("mismatches"), fields.texts))
+    problems.extend(fields.check("expect_met", expect_met, fields.boolean))
+    problems.extend(fields.check("mismatches", mismatches, fields.texts))
     if problems or scenario is None:
         raise ImportRefused(_cap(problems))
     assert isinstance(events, list)
-    failed = next((e for e in events if e["kind"] == "run_failed"), None)
+    parsed = [event_models.parse(e) for e in events if isinstance(e, dict)]  # checked above
+    failed = next((e for e in parsed if isinstance(e, event_models.RunFailed)), None)
     error = ""
     if failed is not None:
-        error = str(failed.get("error") or "the run failed")
+        error = failed.error or "the run failed"
     elif verdict is None:
         error = "imported without a verdict: the run had not finished when it was exported"
     return ImportedRun(
         scenario=scenario,
-        events=events,
-        verdict=verdict,
-        expect_met=data.get("expect_met"),
-        mismatches=list(data.get("mismatches") or []),
+        events=[event_models.as_json(e) for e in parsed],
+        verdict=verdict if isinstance(verdict, dict) else None,
+        expect_met=expect_met if isinstance(expect_met, bool) else None,
+        mismatches=[str(m) for m in mismatches] if isinstance(mismatches, list) else [],
         error=error,
     )
 
@@ -182,11 +192,11 @@ def _inside(field: str, problem: str) -> str:
     return f"{field}{'' if problem.startswith('[') else '.'}{problem}"
 
 
-def _events(events: list[Any]) -> list[str]:
+def _events(items: list[JsonValue]) -> list[str]:
     problems: list[str] = []
     previous: int | None = None
-    for i, event in enumerate(events):
-        where = f"events[{i}]"
+    for i, event in enumerate(items):
+        where, before = f"events[{i}]", len(problems)
         if not isinstance(event, dict):
             problems.append(f"{where}: {fields.must('an object', event)}")
             previous = None
@@ -200,14 +210,27 @@ def _events(events: list[Any]) -> list[str]:
         if isinstance(seq, int) and previous is not None and seq <= previous:
             problems.append(f"{where}.seq: must be greater than the previous ({previous})")
         previous = seq if fields.is_int(seq) else None
-        for name, check in fields.DETAILS.items():
-            if name in event:
-                problems.extend(fields.check(f"{where}.{name}", event[name], check))
-        if event.get("kind") == "run_started" and not isinstance(event.get("servers"), dict):
-            problems.append(f"{where}.servers: required for run_started (an object of addresses)")
+        found = fields.event(where, event)
+        if not found and len(problems) == before:
+            found = _parsed(where, event)
+        problems.extend(found)
         if len(problems) > MAX_PROBLEMS:
             break
     return problems
+
+
+def _parsed(where: str, event: Mapping[str, object]) -> list[str]:
+    """What the event's model still finds wrong, once every field has passed its own check
+    (a bound a model keeps beyond the field's type): named by its path, like the rest."""
+    try:
+        event_models.parse(event)
+    except ValidationError as exc:
+        return [
+            f"{where}{''.join(f'.{p}' if isinstance(p, str) else f'[{p}]' for p in e['loc'][1:])}"
+            f": {e['msg']}"
+            for e in exc.errors()
+        ]
+    return []
 
 
 def _mb(size: int) -> str:
@@ -217,7 +240,7 @@ def _mb(size: int) -> str:
 # ---- a scenario's problems, all of them, each with the value that causes it ----------------
 
 
-def every_problem(data: Any, problems: list[str]) -> list[str]:
+def every_problem(data: object, problems: list[str]) -> list[str]:
     """All of a scenario's problems, each quoting its value (``at_ms: … (got "soon")``).
 
     The schema stops at the first kind of problem: a value of the wrong type hides the checks
@@ -242,15 +265,16 @@ def every_problem(data: Any, problems: list[str]) -> list[str]:
     return found
 
 
-def _with_value(data: Any, problem: str) -> str:
+def _with_value(data: object, problem: str) -> str:
     """The problem with the offending value quoted, unless it says it already."""
     where, _, message = problem.partition(": ")
-    value: Any = data
+    value = data
     for part in re.findall(r"[^.\[\]]+", where):
-        key: Any = int(part) if part.isdigit() and isinstance(value, list) else part
-        try:
-            value = value[key]
-        except (KeyError, IndexError, TypeError):
+        if isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        elif isinstance(value, dict) and part in value:
+            value = value[part]
+        else:
             return problem
     if isinstance(value, dict | list) or not message:
         return problem

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any
+from typing import TypedDict, Unpack
 
 from django.conf import settings
 from django.db import close_old_connections, transaction
@@ -29,7 +29,8 @@ from django.utils import timezone
 
 from lockviz import broadcast
 from lockviz.errors import Busy, NotLive, Refusal, ScenarioError, TooMany
-from lockviz.lab import capacity
+from lockviz.jsontypes import JsonObject
+from lockviz.lab import capacity, events
 from lockviz.lab.engine import RunEngine, RunResult
 from lockviz.lab.labs import Lab, make_lab
 from lockviz.models import Run, RunEvent
@@ -43,7 +44,7 @@ _lab: Lab | None = None
 _admission = threading.Lock()  # admit, then create: one step (launch_many)
 _engines: dict[str, RunEngine] = {}  # live runs, by id: where clicks are sent
 NOT_LIVE = "this run is not live any more: start a new one"
-_NOT_LIVE: dict[str, Any] = {"problems": [NOT_LIVE], "live": False}  # a relayed answer
+_NOT_LIVE: JsonObject = {"problems": [NOT_LIVE], "live": False}  # a relayed answer
 MAX_CLICKS = MAX_STEPS  # a live run takes at most as many clicks as a scenario has steps
 UNWATCHED_S = 20.0  # a queued run nobody watches for this long is cancelled
 WATCHED_EVERY_S = 1.0  # how often a queued run asks whether anyone watches it
@@ -56,7 +57,15 @@ def lab() -> Lab:
     return _lab
 
 
-def create_run(scenario: Scenario, slug: str = "", owner: str = "", **fork: Any) -> Run:
+class Fork(TypedDict, total=False):
+    """Where a What if…? run parts from its original (:mod:`lockviz.teaching.forks`)."""
+
+    parent: Run
+    diverged_seq: int
+    diverged_ms: float
+
+
+def create_run(scenario: Scenario, slug: str = "", owner: str = "", **fork: Unpack[Fork]) -> Run:
     """A queued run; ``fork`` (``parent``, ``diverged_seq``, ``diverged_ms``) for a What if…?"""
     return Run.objects.create(
         slug=slug,
@@ -65,7 +74,9 @@ def create_run(scenario: Scenario, slug: str = "", owner: str = "", **fork: Any)
         owner=owner,
         host=recovery.process_id(),
         alive_at=timezone.now(),
-        **{k: v for k, v in fork.items() if k in ("parent", "diverged_seq", "diverged_ms")},
+        parent=fork.get("parent"),
+        diverged_seq=fork.get("diverged_seq"),
+        diverged_ms=fork.get("diverged_ms"),
     )
 
 
@@ -96,7 +107,11 @@ def admit(owner: str, count: int = 1) -> None:
 
 
 def launch(
-    scenario: Scenario, slug: str = "", owner: str = "", open_ended: bool = False, **fork: Any
+    scenario: Scenario,
+    slug: str = "",
+    owner: str = "",
+    open_ended: bool = False,
+    **fork: Unpack[Fork],
 ) -> Run:
     """Admit, create and start one run (:class:`Busy` or :class:`TooMany` when it may not
     start now)."""
@@ -108,7 +123,7 @@ def launch_many(
     slug: str | list[str] = "",
     owner: str = "",
     open_ended: bool = False,
-    **fork: Any,
+    **fork: Unpack[Fork],
 ) -> list[Run]:
     """Admit, create and start runs as one step (:class:`Busy` or :class:`TooMany` when they may not
     start now);
@@ -144,19 +159,20 @@ def start(run: Run, scenario: Scenario, open_ended: bool = False) -> threading.T
     return thread
 
 
-def inject(run_id: str, data: dict[str, Any]) -> Step:
+def inject(run_id: str, data: JsonObject) -> Step:
     """Do one step now in a live run (a click), whichever app process runs it (lockviz.runs.
     relay). Raises ScenarioError naming a bad field, or NotLive."""
     if run_id not in _engines:
         answer = _relayed("inject", run_id, data)
-        if "problems" in answer:
+        problems = answer.get("problems")
+        if isinstance(problems, list):
             refusal: type[Refusal] = NotLive if answer.get("live") is False else ScenarioError
-            raise refusal(answer["problems"])
+            raise refusal([str(p) for p in problems])
         return Step.model_validate(answer["step"])
     return _inject_here(run_id, data)
 
 
-def _inject_here(run_id: str, data: dict[str, Any]) -> Step:
+def _inject_here(run_id: str, data: JsonObject) -> Step:
     engine = _engines.get(run_id)
     if engine is None or not engine.started.is_set():
         raise NotLive(NOT_LIVE)
@@ -196,7 +212,7 @@ def is_live(run_id: str) -> bool:
     return run_id in _engines
 
 
-def _relayed(op: str, run_id: str, data: dict[str, Any]) -> dict[str, Any]:
+def _relayed(op: str, run_id: str, data: JsonObject) -> JsonObject:
     """``op`` done by the app process that runs ``run_id``: its answer, or ``{"problems":
     [NOT_LIVE]}`` when no live process runs it (a dead one's run is marked interrupted)."""
     run = Run.objects.filter(pk=run_id, status__in=Run.LIVE).first()
@@ -209,16 +225,16 @@ def _relayed(op: str, run_id: str, data: dict[str, Any]) -> dict[str, Any]:
     return answer if answer is not None else _NOT_LIVE
 
 
-def _answer_inject(run_id: str, data: dict[str, Any]) -> dict[str, Any]:
+def _answer_inject(run_id: str, data: JsonObject) -> JsonObject:
     try:
         return {"step": _inject_here(run_id, data).to_json()}
     except NotLive:
         return _NOT_LIVE
     except ScenarioError as exc:
-        return {"problems": exc.problems}
+        return {"problems": [p for p in exc.problems]}
 
 
-def _answer_finish(run_id: str, data: dict[str, Any]) -> dict[str, Any]:
+def _answer_finish(run_id: str, data: JsonObject) -> JsonObject:
     if _finish_here(run_id, str(data.get("why") or "Finish was pressed")):
         return {"done": True}
     return _NOT_LIVE
@@ -236,19 +252,20 @@ def execute(
 
     narrator = Narrator(scenario.backend)
 
-    def sink(event: dict[str, Any]) -> None:
+    def sink(event: events.Event) -> None:
+        data = events.as_json(event)  # the store keeps, and viewers get, the event's JSON
         with transaction.atomic():
             RunEvent.objects.create(
                 run=run,
-                seq=event["seq"],
-                t_ms=event["t_ms"],
-                actor=event["actor"],
-                kind=event["kind"],
-                data=event,
+                seq=event.seq,
+                t_ms=event.t_ms,
+                actor=event.actor,
+                kind=event.kind,
+                data=data,
             )
-            if event["kind"] == "run_finished":
+            if isinstance(event, events.RunFinished):
                 _judged(run, event)
-        broadcast.publish(run.pk, {"type": "run.event", "event": narrator.narrate(event)})
+        broadcast.publish(run.pk, {"type": "run.event", "event": narrator.narrate(data)})
 
     def waiting(position: int) -> None:  # shared (external) servers: runs take turns
         broadcast.publish(
@@ -269,7 +286,7 @@ def execute(
     return result
 
 
-def scenario_from_run(run: Run) -> dict[str, Any]:
+def scenario_from_run(run: Run) -> dict[str, object]:
     """The steps a run actually took (a free-play session's clicks), as a scenario to replay.
 
     Each ``step`` event is the validated step itself, so every field of every verb is kept.
@@ -316,13 +333,13 @@ def _queued(run: Run, scenario: Scenario, open_ended: bool = False) -> None:
         close_old_connections()
 
 
-def _judged(run: Run, event: dict[str, Any]) -> None:
+def _judged(run: Run, event: events.RunFinished) -> None:
     """The run is finished the moment its verdict is told, stored with it before anyone hears
     of it: a page loaded between the verdict and the end of the cleanup (servers stopping) shows
     a finished run, with no fault menus. :func:`_finish` then stores the outcome as a whole."""
-    run.verdict = event["verdict"]
-    run.mismatches = event.get("mismatches") or []
-    run.expect_met = event.get("expect_met") if run.scenario.get("expect") else None
+    run.verdict = event.verdict
+    run.mismatches = event.mismatches
+    run.expect_met = event.expect_met if run.scenario.get("expect") else None
     run.status = Run.Status.FINISHED
     run.finished = timezone.now()
     run.save(update_fields=["verdict", "mismatches", "expect_met", "status", "finished"])

@@ -24,14 +24,13 @@ import threading
 import time
 from collections.abc import Callable
 from functools import cache
-from typing import Any
 
 from django.db import close_old_connections, transaction
 from django.db.models import Max
 from django.utils import timezone
 
 from lockviz import broadcast
-from lockviz.lab import procs
+from lockviz.lab import events, procs
 from lockviz.models import Run, RunEvent
 from lockviz.runs.narrator import narrate
 
@@ -108,13 +107,14 @@ def interrupt(run: Run, why: str, status: str = Run.Status.INTERRUPTED) -> None:
     last = run.events.aggregate(last=Max("seq"))["last"] or 0
     t_ms = run.events.aggregate(t=Max("t_ms"))["t"] or 0.0
     kind = "run_interrupted" if status == Run.Status.INTERRUPTED else "run_cancelled"
-    data = {"seq": last + 1, "t_ms": t_ms, "actor": "lab", "kind": kind, "why": why}
+    event = events.parse({"seq": last + 1, "t_ms": t_ms, "actor": "lab", "kind": kind, "why": why})
+    data = events.as_json(event)
     RunEvent.objects.create(run=run, seq=last + 1, t_ms=t_ms, actor="lab", kind=kind, data=data)
     told = narrate([data], run.scenario.get("backend"))[0]
     transaction.on_commit(lambda: _tell(run.pk, told, status))
 
 
-def _tell(run_id: str, event: dict[str, Any], status: str) -> None:
+def _tell(run_id: str, event: dict[str, object], status: str) -> None:
     broadcast.publish(run_id, {"type": "run.event", "event": event})
     broadcast.publish(run_id, {"type": "run.status", "status": status, "position": None})
 

@@ -28,17 +28,18 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import redis
 from django.conf import settings
 from django.db import close_old_connections
 
+from lockviz.jsontypes import JsonObject
+
 log = logging.getLogger(__name__)
 
 ASK_TIMEOUT_S = 5.0  # an owner that answers nothing in this long is gone or frozen
 REPLY_TTL_S = 30
-Handler = Callable[[str, dict[str, Any]], dict[str, Any]]
+Handler = Callable[[str, JsonObject], JsonObject]  # (run id, the request's data) -> answer
 
 _listening: threading.Thread | None = None
 _listen_lock = threading.Lock()
@@ -59,7 +60,7 @@ def _client(timeout_s: float) -> redis.Redis:
     )
 
 
-def ask(process: str, op: str, run_id: str, data: dict[str, Any]) -> dict[str, Any] | None:
+def ask(process: str, op: str, run_id: str, data: JsonObject) -> JsonObject | None:
     """``op`` on ``run_id`` done by ``process``, which runs it: its answer, or None when it did
     not answer within :data:`ASK_TIMEOUT_S` (or Redis is away)."""
     reply = f"lockviz:relay:reply:{secrets.token_urlsafe(12)}"
@@ -82,8 +83,8 @@ def ask(process: str, op: str, run_id: str, data: dict[str, Any]) -> dict[str, A
         return None
     if got is None:
         return None
-    answer: dict[str, Any] = json.loads(got[1])
-    return answer
+    answer = json.loads(got[1])
+    return answer if isinstance(answer, dict) else None
 
 
 def listen(process: str, handlers: dict[str, Handler]) -> None:
@@ -130,5 +131,5 @@ def _answer(client: redis.Redis, raw: bytes | str, handlers: dict[str, Handler])
         close_old_connections()
 
 
-def _what(request: dict[str, Any]) -> tuple[str, str]:
+def _what(request: JsonObject) -> tuple[str, str]:
     return str(request.get("op")), str(request.get("run"))

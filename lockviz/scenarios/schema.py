@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import ErrorDetails
 
 from lockviz.catalogue import BACKENDS, STORAGE, STORAGE_KINDS, Backend
 from lockviz.errors import ScenarioError
+from lockviz.jsontypes import JsonObject
 from lockviz.scenarios import rules
 from lockviz.scenarios.rules import MAX_RUN_MS
 from lockviz.scenarios.verbs import VERBS, WORDS, Target
@@ -48,7 +50,7 @@ class Expect(_Strict):
     stuck_clients: list[Name] | None = Field(default=None, max_length=MAX_CLIENTS)
     wakeups: int | None = Field(default=None, ge=0)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return self.model_dump(exclude_none=True)
 
 
@@ -91,8 +93,9 @@ class Step(_Strict):
         """Whether the client's own process runs it (acquire, write...), not the lab."""
         return VERBS[self.do].command
 
-    def to_json(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_none=True)
+    def to_json(self) -> JsonObject:
+        found: JsonObject = self.model_dump(mode="json", exclude_none=True)
+        return found
 
 
 class Scenario(_Strict):
@@ -163,17 +166,20 @@ class Scenario(_Strict):
             default=0,
         )
 
-    def to_json(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_none=True, exclude_defaults=False)
+    def to_json(self) -> JsonObject:
+        found: JsonObject = self.model_dump(mode="json", exclude_none=True, exclude_defaults=False)
+        return found
 
-    def script(self) -> dict[str, Any]:
+    def script(self) -> JsonObject:
         """What a run of it does on the servers: the scenario without its words."""
         data = {k: v for k, v in self.to_json().items() if k not in STORY}
-        data["steps"] = [{k: v for k, v in st.items() if k not in WORDS} for st in data["steps"]]
+        data["steps"] = [
+            {k: v for k, v in step.to_json().items() if k not in WORDS} for step in self.steps
+        ]
         return data
 
 
-def parse(data: Any, allow_empty: bool = False) -> Scenario:
+def parse(data: object, allow_empty: bool = False) -> Scenario:
     """A valid :class:`Scenario` from decoded JSON, or :class:`ScenarioError`.
 
     ``allow_empty`` admits a scenario without steps: a free-play session, whose steps are the
@@ -196,7 +202,7 @@ def parse(data: Any, allow_empty: bool = False) -> Scenario:
     return scenario.model_copy(update={"storage": kind, "fencing": kind == "fenced"})
 
 
-def check_step(scenario: Scenario, data: Any, at_ms: int = 0) -> Step:
+def check_step(scenario: Scenario, data: object, at_ms: int = 0) -> Step:
     """One step for a live run of ``scenario`` (a click), validated like a scenario's steps."""
     if not isinstance(data, dict):
         raise ScenarioError(["step: must be a JSON object"])
@@ -236,7 +242,7 @@ def _part(part: int | str) -> str:
     return f"[{json.dumps(part if len(part) <= 40 else part[:39] + '…')}]"
 
 
-def _describe(error: Any) -> str:
+def _describe(error: ErrorDetails) -> str:
     where = "".join(_part(part) for part in error["loc"])
     where = where.lstrip(".") or "scenario"
     kind, message = error["type"], error["msg"]

@@ -108,7 +108,7 @@ class CompareForm(forms.Form):
         self.variants: list[Scenario] = []
         self.slugs: list[str] = []
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[dict[str, object]]:
         """The variant rows for the template: number, bound fields, errors."""
         return [
             {
@@ -120,7 +120,7 @@ class CompareForm(forms.Form):
             for n in ROWS
         ]
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, object]:
         data = super().clean() or {}
         slug = data.get("scenario")
         if not slug:

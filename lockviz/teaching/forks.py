@@ -70,10 +70,12 @@ class Split:
 
 def moments(run: Run) -> list[Moment]:
     """Every event of the run, in words: where a fork may part from it."""
-    return [
-        Moment(int(e["seq"]), float(e["t_ms"]), f"{e['actor']}: {e['said']['text']}")
-        for e in run.said_after(0)
-    ]
+    found = []
+    for e in run.said_after(0):  # stored events: each has its seq, its time and its words
+        seq, t_ms, said = e["seq"], e["t_ms"], e["said"]
+        if isinstance(seq, int) and isinstance(t_ms, int | float) and isinstance(said, dict):
+            found.append(Moment(seq, float(t_ms), f"{e['actor']}: {said['text']}"))
+    return found
 
 
 def split(run: Run, seq: int) -> Split | None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from lockviz.errors import ScenarioError
 from lockviz.scenarios.library import builtin
@@ -270,7 +269,7 @@ def minutes(scenario: Scenario) -> int:
     return max(2, min(4, round(estimate)))
 
 
-def same_script(run_scenario: dict[str, Any], lesson_: Lesson) -> bool:
+def same_script(run_scenario: dict[str, object], lesson_: Lesson) -> bool:
     """Whether a run played the lesson's scenario as written (so its questions fit the run):
     the same on the servers, whatever the words."""
     try:

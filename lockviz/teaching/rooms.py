@@ -128,7 +128,7 @@ def followed_by(browser: str) -> Room | None:
     return found.room if found is not None else None
 
 
-def share(room: Room, run: Run, browser: str) -> dict[str, Any]:
+def share(room: Room, run: Run, browser: str) -> dict[str, object]:
     """A student puts a fork of theirs on the presenter's list (nobody else sees it)."""
     member = Member.objects.filter(room=room, browser=browser).first()
     if member is None:
@@ -144,14 +144,14 @@ def share(room: Room, run: Run, browser: str) -> dict[str, Any]:
     return shown
 
 
-def shared(room: Room) -> list[dict[str, Any]]:
+def shared(room: Room) -> list[dict[str, object]]:
     """The forks shared with this room's presenter, newest first."""
     names = dict(room.members.values_list("browser", "name"))
     forks = Run.objects.filter(shared_with=room.code).order_by("-created")[:20]
     return [shared_fork(run, names.get(run.owner, "")) for run in forks]
 
 
-def shared_fork(run: Run, name: str) -> dict[str, Any]:
+def shared_fork(run: Run, name: str) -> dict[str, object]:
     """A shared fork as the presenter's page lists it: who, what, and the comparison to open."""
     return {
         "run": run.pk,
@@ -228,16 +228,16 @@ def counts(poll: Poll) -> dict[str, int]:
     return {choice: int(found.get(choice, 0)) for choice in poll.choices}
 
 
-def tally(poll: Poll) -> dict[str, Any]:
+def tally(poll: Poll) -> dict[str, object]:
     """What the presenter sees while the class answers: counts only, never who."""
     tallied = counts(poll)
     return {"poll": poll.pk, "counts": tallied, "answered": sum(tallied.values()),
             "present": present(poll.room)}  # fmt: skip
 
 
-def public(poll: Poll, browser: str = "") -> dict[str, Any]:
+def public(poll: Poll, browser: str = "") -> dict[str, object]:
     """The poll as a follower sees it: the answer and the class's counts after the reveal."""
-    shown: dict[str, Any] = {
+    shown: dict[str, object] = {
         "id": poll.pk,
         "question": poll.question,
         "choices": poll.choices,

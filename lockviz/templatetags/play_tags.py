@@ -6,8 +6,6 @@ The same controls serve the run page, as menus that open from the diagram's life
 
 from __future__ import annotations
 
-from typing import Any
-
 from django import template
 
 from lockviz.catalogue import STORAGE, server_kind
@@ -20,7 +18,7 @@ register = template.Library()
 @register.inclusion_tag("lockviz/_play_controls.html", takes_context=True)
 def fault_controls(
     context: template.Context, run: Run, scenario: Scenario | None, layout: str = "panels"
-) -> dict[str, Any]:
+) -> dict[str, object]:
     names = scenario.servers if scenario else []
     return {
         "csrf_token": context.get("csrf_token"),

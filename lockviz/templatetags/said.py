@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from django import template
 
@@ -22,14 +21,14 @@ from lockviz.scenarios.schema import Scenario
 register = template.Library()
 
 
-def _json(scenario: Scenario | Mapping[str, Any] | None) -> Mapping[str, Any]:
+def _json(scenario: Scenario | Mapping[str, object] | None) -> Mapping[str, object]:
     if isinstance(scenario, Scenario):
         return scenario.to_json()
     return scenario if isinstance(scenario, Mapping) else {}
 
 
 @register.filter
-def story(scenario: Scenario | Mapping[str, Any] | None) -> list[dict[str, Any]]:
+def story(scenario: Scenario | Mapping[str, object] | None) -> list[dict[str, object]]:
     steps = _json(scenario).get("steps")
     return (
         narrator.story(s for s in steps if isinstance(s, Mapping))
@@ -39,12 +38,12 @@ def story(scenario: Scenario | Mapping[str, Any] | None) -> list[dict[str, Any]]
 
 
 @register.filter
-def setup(scenario: Scenario | Mapping[str, Any] | None) -> str:
+def setup(scenario: Scenario | Mapping[str, object] | None) -> str:
     return narrator.setup(_json(scenario))
 
 
 @register.filter
-def damage(verdict: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+def damage(verdict: Mapping[str, object] | None) -> list[dict[str, object]]:
     return narrator.damage(verdict if isinstance(verdict, Mapping) else None)
 
 

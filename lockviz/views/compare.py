@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
 
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -30,7 +29,7 @@ def compare(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "POST":
         return _start(request)
     kinds = request.GET.get("lanes", "")
-    context: dict[str, Any] = {"form": _blank_form(request.GET.get("scenario", ""), kinds)}
+    context: dict[str, object] = {"form": _blank_form(request.GET.get("scenario", ""), kinds)}
     if "runs" in request.GET:
         ids, problems = read_run_ids(request.GET["runs"])
         found = {run.pk: run for run in Run.objects.filter(pk__in=ids)}
@@ -77,7 +76,8 @@ def _told(scenario: Scenario, base: Scenario) -> Scenario:
         return scenario
     data = scenario.to_json()
     data["steps"] = [
-        {k: v for k, v in step.items() if k not in ("say", "ask")} for step in data["steps"]
+        {k: v for k, v in step.to_json().items() if k not in ("say", "ask")}
+        for step in scenario.steps
     ]
     data.pop("description", None)
     data.pop("takeaway", None)
@@ -121,10 +121,10 @@ class Lane:
     clients: list[str]
     nodes: list[str]
     duration_ms: int
-    marks: tuple[dict[str, Any], ...] = ()  # moments drawn across the lane (where a fork parts)
+    marks: tuple[dict[str, object], ...] = ()  # moments drawn across the lane (where a fork parts)
     share_room: str = ""  # a room whose presenter this browser may share this fork with
 
-    def data(self) -> dict[str, Any]:
+    def data(self) -> dict[str, object]:
         """What pages/compare.js needs to draw and stream this lane."""
         return {
             "run": self.run.pk,
@@ -141,7 +141,7 @@ def _forks_beside_originals(lanes: list[Lane], viewer: str) -> list[Lane]:
     """A fork shown with its original: both lanes marked where it parts, the fork labelled as
     one (and shareable with the presenter when it is this browser's and it follows a room)."""
     shown = {lane.run.pk for lane in lanes}
-    marks: dict[str, list[dict[str, Any]]] = {}
+    marks: dict[str, list[dict[str, object]]] = {}
     for lane in lanes:
         fork = lane.run
         if fork.parent_id in shown and fork.diverged_ms is not None:

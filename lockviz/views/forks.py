@@ -8,8 +8,6 @@ are in :mod:`lockviz.teaching.forks`.
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -30,7 +28,7 @@ from lockviz.views.refusals import respond
 @require_http_methods(["GET", "POST"])
 def fork(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
-    context: dict[str, Any] = {"run": run}
+    context: dict[str, object] = {"run": run}
     if run.live:
         context["problems"] = ["This run is still going: fork it once it has ended."]
         return render(request, "lockviz/fork.html", context, status=409)
@@ -75,7 +73,7 @@ def _seq(text: str) -> int | None:
         return None
 
 
-def _editor(run: Run, scenario: Scenario, at: forks.Split) -> dict[str, Any]:
+def _editor(run: Run, scenario: Scenario, at: forks.Split) -> dict[str, object]:
     return {
         "at": at,
         "moments": forks.moments(run),

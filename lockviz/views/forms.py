@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django import forms
 
 from lockviz.catalogue import STORAGE_KINDS
@@ -24,7 +22,7 @@ class RunForm(forms.Form):
         required=False, min_value=100, max_value=60_000, label="Lease (TTL, ms)"
     )
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, object]:
         data = super().clean() or {}
         slug, source = data.get("scenario") or "", data.get("from_run") or ""
         if source:
@@ -41,7 +39,7 @@ class RunForm(forms.Form):
         data["built"] = self._apply(base, data)
         return data
 
-    def _apply(self, base: dict[str, Any], data: dict[str, Any]) -> Scenario:
+    def _apply(self, base: dict[str, object], data: dict[str, object]) -> Scenario:
         changed = dict(base)
         changed.pop("fencing", None)  # the storage says it all; fencing follows from it
         changed["storage"] = data.get("storage") or ("fenced" if data.get("fencing") else "plain")

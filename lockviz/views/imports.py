@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
@@ -22,6 +21,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 
 from lockviz.errors import ImportRefused, NotAdmitted
+from lockviz.lab import events
 from lockviz.models import Run, RunEvent
 from lockviz.runs import imports, recorder
 from lockviz.runs.imports import ImportedRun, ImportedScenario
@@ -139,7 +139,7 @@ def _as_text(data: bytes | str) -> str:
 def _answer(
     request: HtmxHttpRequest,
     partial: str,
-    context: dict[str, Any],
+    context: dict[str, object],
     text: str,
     status: int = 400,
 ) -> HttpResponse:
@@ -181,10 +181,9 @@ def _store(found: ImportedRun) -> Run:
     )
     RunEvent.objects.bulk_create(
         (
-            RunEvent(
-                run=run, seq=e["seq"], t_ms=e["t_ms"], actor=e["actor"], kind=e["kind"], data=e
-            )
+            RunEvent(run=run, seq=m.seq, t_ms=m.t_ms, actor=m.actor, kind=m.kind, data=e)
             for e in found.events
+            if (m := events.parse(e))
         ),
         batch_size=500,
     )

@@ -10,8 +10,6 @@ its question, never by its narration (which gives the answer away).
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -86,11 +84,11 @@ def walkthrough(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 
 def _checkpoints(lesson: lessons.Lesson) -> dict[str, dict[str, str]]:
     """Each checkpoint step's words before it is answered, by step index."""
-    steps = lesson.scenario.to_json()["steps"]
+    steps = [step.to_json() for step in lesson.scenario.steps]
     return {str(i): narrator.checkpoint(step, i) for i, step in enumerate(steps) if step.get("ask")}
 
 
-def _unspoilt(event: dict[str, Any], hidden: dict[str, dict[str, str]]) -> dict[str, Any]:
+def _unspoilt(event: dict[str, object], hidden: dict[str, dict[str, str]]) -> dict[str, object]:
     """A checkpoint's step event without its narration (pages/lesson.js does the same to events
     that arrive on the live stream)."""
     words = hidden.get(str(event.get("index"))) if event.get("kind") == "step" else None

@@ -9,8 +9,6 @@ its field. htmx gets it with status 200 (so it is swapped in) and an ``X-Fault``
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -121,7 +119,7 @@ def again(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     return _go(request, reverse("run", args=[again_run.pk]))
 
 
-def _session_context(request: HtmxHttpRequest, run: Run) -> dict[str, Any]:
+def _session_context(request: HtmxHttpRequest, run: Run) -> dict[str, object]:
     scenario = _scenario(run)
     data = {
         "run": run.pk,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
@@ -11,6 +9,7 @@ from django.views.decorators.http import require_GET
 from lockviz.catalogue import BACKENDS
 from lockviz.models import Run
 from lockviz.runs import exports, narrator
+from lockviz.runs.narrator.words import number
 from lockviz.views import HtmxHttpRequest
 
 
@@ -23,7 +22,7 @@ def replay(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     return render(request, "lockviz/replay.html", context)
 
 
-def _story(run: Run, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _story(run: Run, events: list[dict[str, object]]) -> list[dict[str, object]]:
     """Every step of the script, numbered once, with the seq of the moment it was taken (None
     for a step the run never reached)."""
     taken = {e.get("index"): e for e in events if e["kind"] == "step"}
@@ -32,7 +31,7 @@ def _story(run: Run, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for item in told:
         event = taken.get(item["index"])
         item["seq"] = event["seq"] if event else None
-        item["t_s"] = event["t_ms"] / 1000 if event else item["t_s"]
+        item["t_s"] = number(event["t_ms"]) / 1000 if event else item["t_s"]
     return told
 
 

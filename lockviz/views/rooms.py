@@ -214,7 +214,7 @@ def run_for_followers(request: HtmxHttpRequest, run_id: str) -> JsonResponse:
     )
 
 
-def room_bar(request: HtmxHttpRequest) -> dict[str, Any]:
+def room_bar(request: HtmxHttpRequest) -> dict[str, object]:
     """Context for every page: the room this browser presents, or follows from a replay."""
     code = request.session.get("presenting") if hasattr(request, "session") else None
     return {"presenting": code} if isinstance(code, str) else {}

@@ -82,6 +82,11 @@ async def until(condition: Any, timeout_s: float = 20) -> bool:
 
 
 @pytest.mark.live
+def status(position: int) -> dict[str, Any]:
+    """A run.status message as the app publishes it (the layer's feed checks each message)."""
+    return {"type": "run.status", "status": "queued", "position": position}
+
+
 def test_viewers_are_resynced_when_the_layers_redis_comes_back(tmp_path: Any) -> None:
     """The layer's redis-server killed and started again on its port: the group's subscription
     comes back by itself, its viewers are told to read back what they missed, live messages
@@ -100,7 +105,7 @@ def test_viewers_are_resynced_when_the_layers_redis_comes_back(tmp_path: Any) ->
         listeners = audience.Audience(layer)
         early, late = Resyncing(), Resyncing()
         await listeners.join("run.blip", early)
-        await layer.group_send("run.blip", {"type": "run.status", "n": 1})
+        await layer.group_send("run.blip", status(1))
         assert await until(lambda: len(early.got) == 1)
         server.kill()  # kill -9: every connection to the layer's Redis drops
         steps = ["killed"]
@@ -115,8 +120,8 @@ def test_viewers_are_resynced_when_the_layers_redis_comes_back(tmp_path: Any) ->
         server.wait_ready()
         steps.append("restarted")
         assert await until(lambda: early.resynced >= 1 and late.resynced >= 1)
-        await layer.group_send("run.blip", {"type": "run.status", "n": 2})
-        await layer.group_send("run.blip-late", {"type": "run.status", "n": 3})
+        await layer.group_send("run.blip", status(2))
+        await layer.group_send("run.blip-late", status(3))
         assert await until(lambda: len(early.got) == 2 and len(late.got) == 1)
         listeners.leave("run.blip", early)
         listeners.leave("run.blip-late", late)
@@ -128,7 +133,7 @@ def test_viewers_are_resynced_when_the_layers_redis_comes_back(tmp_path: Any) ->
             early, late, steps = pool.submit(asyncio.run, scenario()).result(timeout=60)
     finally:
         server.stop()
-    assert [m["n"] for m in early.got] == [1, 2]
-    assert [m["n"] for m in late.got] == [3]
+    assert [m["position"] for m in early.got] == [1, 2]
+    assert [m["position"] for m in late.got] == [3]
     late_join = float(steps[1].split("after ")[1].split(" s")[0])
     assert late_join < audience.JOIN_WAIT_S + 2, steps

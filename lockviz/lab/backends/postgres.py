@@ -12,9 +12,8 @@ not through their per-client network links: a partition of ``pg-1`` does not cut
 
 from __future__ import annotations
 
-from typing import Any
-
 import psycopg
+from psycopg.rows import TupleRow
 
 from algorithms.clock import Clock
 from algorithms.errors import InvalidScenarioUse
@@ -54,7 +53,7 @@ def make_lock(config: ClientConfig, clock: Clock, emit: EventSink) -> PostgresLo
     if pooled:
         host, port = pooler_address(host, port, timeout_ms, password)
 
-    def session() -> psycopg.Connection[tuple[Any, ...]]:
+    def session() -> psycopg.Connection[TupleRow]:
         return connect(
             host,
             port,
@@ -84,7 +83,7 @@ def make_check(config: StorageServiceConfig, report: Reporter) -> PostgresCheck:
     node = config.nodes[0]
     host, port = config.address(node)
 
-    def session() -> psycopg.Connection[tuple[Any, ...]]:
+    def session() -> psycopg.Connection[TupleRow]:
         return connect(
             host,
             port,

@@ -43,7 +43,7 @@ import struct
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from lockviz.lab.ports import split_address
 from lockviz.lab.procs import die_with_parent
@@ -159,7 +159,23 @@ def _reset(writer: asyncio.StreamWriter) -> None:
     writer.transport.abort()
 
 
-async def serve(config: dict[str, Any]) -> None:
+class Config(TypedDict):
+    """The first line the proxy reads: every link's server, and which links are patient."""
+
+    links: dict[str, str]  # link name -> the server's address
+    patient: list[str]
+
+
+class Answer(TypedDict, total=False):
+    """A line the proxy writes: ready (with each link's port), or a command's outcome."""
+
+    ready: bool
+    ports: dict[str, int]
+    ok: bool
+    error: str
+
+
+async def serve(config: Config) -> None:
     links: dict[str, Link] = {}
     ports: dict[str, int] = {}
     patient = set(config.get("patient", ()))
@@ -185,7 +201,7 @@ async def serve(config: dict[str, Any]) -> None:
             _say({"ok": False, "error": str(exc)})
 
 
-def _say(message: dict[str, Any]) -> None:
+def _say(message: Answer) -> None:
     sys.stdout.write(json.dumps(message) + "\n")
     sys.stdout.flush()
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import Any
+from collections.abc import Mapping
 
 from algorithms.events import Reporter, json_line
 from algorithms.fenced_storage import FencedStorage
@@ -31,7 +31,7 @@ from lockviz.lab.procs import die_with_parent
 _out = threading.Lock()
 
 
-def emit(kind: str, details: dict[str, Any]) -> None:
+def emit(kind: str, details: Mapping[str, object]) -> None:
     line = json_line(time.monotonic_ns(), kind, details)
     with _out:
         sys.stdout.write(line + "\n")

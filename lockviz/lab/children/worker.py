@@ -26,7 +26,7 @@ import json
 import sys
 import threading
 import time
-from typing import Any
+from collections.abc import Mapping
 
 from algorithms.clock import SkewedClock, SystemClock
 from algorithms.errors import LockError
@@ -42,6 +42,8 @@ from lockviz.lab.backends import lock_factory
 from lockviz.lab.config import ClientConfig
 from lockviz.lab.procs import die_with_parent
 from lockviz.scenarios.verbs import DEFAULT_ACQUIRE_TIMEOUT_MS
+
+Command = Mapping[str, object]  # a validated step of a command verb, as JSON (Step.to_json())
 
 
 class Worker:
@@ -60,7 +62,7 @@ class Worker:
         )
         self.storage = make_storage(config, self.emit)
 
-    def emit(self, kind: str, details: dict[str, Any]) -> None:
+    def emit(self, kind: str, details: Mapping[str, object]) -> None:
         line = json_line(time.monotonic_ns(), kind, details)  # json.dumps's text, faster
         with self._out:
             sys.stdout.write(line + "\n")
@@ -69,7 +71,7 @@ class Worker:
     def note(self, text: str) -> None:
         self.emit("note", {"text": text})
 
-    def handle(self, command: dict[str, Any]) -> None:
+    def handle(self, command: Command) -> None:
         """Run one command (a scenario step whose verb is a client command)."""
         handler = {
             "acquire": self.acquire,
@@ -83,12 +85,14 @@ class Worker:
         else:
             handler(command)
 
-    def acquire(self, command: dict[str, Any]) -> None:
+    def acquire(self, command: Command) -> None:
         if self.lock.grant is not None:
             return self.note(f"{self.name} already holds the lock")
-        timeout_ms = command.get("timeout_ms", DEFAULT_ACQUIRE_TIMEOUT_MS)
+        timeout_ms = command.get("timeout_ms")
+        if not isinstance(timeout_ms, int):
+            timeout_ms = DEFAULT_ACQUIRE_TIMEOUT_MS
         with self._mutex:
-            grant = self.lock.acquire(timeout_ms=int(timeout_ms))
+            grant = self.lock.acquire(timeout_ms=timeout_ms)
         if grant is not None and grant.token is not None:
             self.last_token = grant.token
         if grant is not None:
@@ -97,7 +101,7 @@ class Worker:
             self.renewer.start()
         return None
 
-    def release(self, command: dict[str, Any]) -> None:
+    def release(self, command: Command) -> None:
         if self.lock.grant is None:
             return self.note(f"{self.name} holds no lock to release")
         if self.renewer is not None:
@@ -107,14 +111,15 @@ class Worker:
             self.lock.release()
         return None
 
-    def extend(self, command: dict[str, Any]) -> None:
+    def extend(self, command: Command) -> None:
         if self.lock.grant is None:
             return self.note(f"{self.name} holds no lock to extend")
+        ttl_ms = command.get("ttl_ms")
         with self._mutex:
-            self.lock.extend(command.get("ttl_ms"))
+            self.lock.extend(ttl_ms if isinstance(ttl_ms, int) else None)
         return None
 
-    def write(self, command: dict[str, Any]) -> None:
+    def write(self, command: Command) -> None:
         grant = self.lock.grant
         if command.get("check_lease") and grant is not None:
             left = self.lease_left_ms(grant)
@@ -127,6 +132,7 @@ class Worker:
         # after the lock is gone: that stale token is exactly what a fencing storage refuses.
         token = grant.token if grant is not None and grant.token is not None else self.last_token
         value, key = str(command["value"]), command.get("key")
+        key = key if isinstance(key, str) else None
         if isinstance(self.storage, ServiceStorage):
             result = self.storage.write(
                 value, token, read=self.last_read, key=key, sequencer=self.last_sequencer
@@ -136,7 +142,7 @@ class Worker:
         if result.accepted and result.version is not None:
             self.last_read = result.version  # its own write: the latest version it knows
 
-    def read(self, command: dict[str, Any]) -> None:
+    def read(self, command: Command) -> None:
         self.last_read = self.storage.read_versioned().version
 
     def lease_left_ms(self, grant: Grant) -> float:

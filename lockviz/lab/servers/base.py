@@ -25,7 +25,7 @@ import subprocess
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TypedDict
 
 from lockviz.catalogue import ServerKind, server_kind
 from lockviz.lab import procs
@@ -232,13 +232,20 @@ class ExternalServer(Server):
         """Not ours to stop."""
 
 
+class ServerOptions(TypedDict, total=False):
+    """What a scenario asks of its servers (each kind reads what concerns it)."""
+
+    persistence: str  # Redis and ZooKeeper: "none" (a restart comes back empty) or "fsync"
+    idle_session_timeout_ms: int | None  # PostgreSQL: ends an idle session, freeing its locks
+
+
 class ServerModule(Protocol):
     """A module of :mod:`lockviz.lab.servers`: how to start, and wipe, one kind of server."""
 
     def requirements(self) -> list[Requirement]: ...
 
     def create(
-        self, names: list[str], workdir: str, options: dict[str, Any]
+        self, names: list[str], workdir: str, options: ServerOptions
     ) -> Sequence[Server]: ...
 
     def wipe(self, host: str, port: int) -> None: ...

@@ -27,14 +27,20 @@ import subprocess
 import time
 import urllib.request
 from dataclasses import dataclass, field
-from typing import Any
 
+from lockviz.jsontypes import JsonObject
 from lockviz.lab import procs
 from lockviz.lab.backends.etcd import LAB_PREFIX
 from lockviz.lab.errors import LabError
 from lockviz.lab.ports import free_port
 from lockviz.lab.procs import wait_until
-from lockviz.lab.servers.base import ForeignServer, LocalServer, Requirement, Spawn
+from lockviz.lab.servers.base import (
+    ForeignServer,
+    LocalServer,
+    Requirement,
+    ServerOptions,
+    Spawn,
+)
 
 ETCD_BINARY = "etcd"
 START_TIMEOUT_S = 20.0
@@ -44,7 +50,7 @@ def requirements() -> list[Requirement]:
     return [Requirement("etcd", shutil.which(ETCD_BINARY), "etcd-server")]
 
 
-def create(names: list[str], workdir: str, options: dict[str, Any]) -> list[EtcdServer]:
+def create(names: list[str], workdir: str, options: ServerOptions) -> list[EtcdServer]:
     if len(names) != 1:
         raise LabError(f"the lab runs one etcd member, not {len(names)} ({', '.join(names)})")
     return [EtcdServer(name, os.path.join(workdir, name)) for name in names]
@@ -59,7 +65,7 @@ def prefix_end(prefix: str) -> str:
     return prefix[:-1] + chr(ord(prefix[-1]) + 1)
 
 
-def post(host: str, port: int, path: str, body: dict[str, Any], timeout_s: float = 2.0) -> Any:
+def post(host: str, port: int, path: str, body: JsonObject, timeout_s: float = 2.0) -> JsonObject:
     """One request to the JSON gateway; the decoded answer."""
     request = urllib.request.Request(
         f"http://{host}:{port}{path}",
@@ -67,7 +73,8 @@ def post(host: str, port: int, path: str, body: dict[str, Any], timeout_s: float
         headers={"Content-Type": "application/json"},
     )
     with urllib.request.urlopen(request, timeout=timeout_s) as response:
-        return json.loads(response.read() or b"{}")
+        answer = json.loads(response.read() or b"{}")
+    return answer if isinstance(answer, dict) else {}
 
 
 MARKER = "lockviz-marker"  # a server set aside for lockviz carries this key (see wipe)
@@ -82,7 +89,7 @@ def wipe(host: str, port: int) -> None:
             f"deletes what earlier runs left, so it only uses a server set aside for it: "
             f"etcdctl put {MARKER} 1"
         )
-    body = {"key": _b64(LAB_PREFIX), "range_end": _b64(prefix_end(LAB_PREFIX))}
+    body: JsonObject = {"key": _b64(LAB_PREFIX), "range_end": _b64(prefix_end(LAB_PREFIX))}
     post(host, port, "/v3/kv/deleterange", body)
 
 
@@ -175,8 +182,13 @@ class EtcdServer(LocalServer):
         url = f"http://{self.host}:{self.port}/debug/vars"
         with urllib.request.urlopen(url, timeout=2) as response:
             cmdline = [str(arg) for arg in json.loads(response.read()).get("cmdline", [])]
-        me = members.get("header", {}).get("member_id")
-        names = [str(m.get("name")) for m in members.get("members", []) if m.get("ID") == me]
+        header, listed = members.get("header"), members.get("members")
+        me = header.get("member_id") if isinstance(header, dict) else None
+        names = [
+            str(m.get("name"))
+            for m in (listed if isinstance(listed, list) else [])
+            if isinstance(m, dict) and m.get("ID") == me
+        ]
         return names, _flag(cmdline, "--data-dir")
 
     def _compare(self, names: list[str], data_dir: str | None) -> None:

@@ -44,7 +44,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 import psycopg
 
@@ -53,7 +53,14 @@ from lockviz.lab import procs
 from lockviz.lab.errors import LabError
 from lockviz.lab.ports import free_port
 from lockviz.lab.procs import children, wait_until
-from lockviz.lab.servers.base import ForeignServer, PrivateServer, Requirement, Spawn, write_private
+from lockviz.lab.servers.base import (
+    ForeignServer,
+    PrivateServer,
+    Requirement,
+    ServerOptions,
+    Spawn,
+    write_private,
+)
 
 OS_USER = "postgres"
 START_TIMEOUT_S = 20.0
@@ -130,7 +137,7 @@ def requirements() -> list[Requirement]:
     return needs
 
 
-def create(names: list[str], workdir: str, options: dict[str, Any]) -> list[PostgresServer]:
+def create(names: list[str], workdir: str, options: ServerOptions) -> list[PostgresServer]:
     extra = {}
     if options.get("idle_session_timeout_ms"):  # the setting that frees a ghost holder's lock
         extra["idle_session_timeout"] = str(options["idle_session_timeout_ms"])
@@ -158,7 +165,13 @@ def wipe(host: str, port: int, password: str | None = None) -> None:
         conn.execute(SETUP_SQL)
 
 
-def _as_os_user() -> dict[str, Any]:
+class _AsUser(TypedDict, total=False):
+    user: str
+    group: int
+    extra_groups: list[int]
+
+
+def _as_os_user() -> _AsUser:
     """Popen arguments to run as ``postgres`` when we are root (it refuses to run as root)."""
     if os.geteuid() != 0:
         return {}

@@ -21,7 +21,6 @@ import os
 import shutil
 import subprocess
 from dataclasses import dataclass
-from typing import Any
 
 import redis
 
@@ -30,7 +29,14 @@ from lockviz.lab import procs
 from lockviz.lab.errors import LabError
 from lockviz.lab.ports import free_port
 from lockviz.lab.procs import wait_until
-from lockviz.lab.servers.base import ForeignServer, PrivateServer, Requirement, Spawn, write_private
+from lockviz.lab.servers.base import (
+    ForeignServer,
+    PrivateServer,
+    Requirement,
+    ServerOptions,
+    Spawn,
+    write_private,
+)
 
 REDIS_BINARY = "redis-server"
 START_TIMEOUT_S = 10.0
@@ -54,7 +60,7 @@ def requirements() -> list[Requirement]:
     ]
 
 
-def create(names: list[str], workdir: str, options: dict[str, Any]) -> list[RedisServer]:
+def create(names: list[str], workdir: str, options: ServerOptions) -> list[RedisServer]:
     persistence = options.get("persistence", "none")
     return [
         RedisServer(name, os.path.join(workdir, name), persistence=persistence) for name in names

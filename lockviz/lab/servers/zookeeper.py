@@ -33,7 +33,6 @@ import shutil
 import socket
 import subprocess
 from dataclasses import dataclass, field
-from typing import Any
 
 from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException, NoNodeError
@@ -44,7 +43,13 @@ from lockviz.lab.errors import LabError
 from lockviz.lab.links import Links
 from lockviz.lab.ports import free_port, split_address
 from lockviz.lab.procs import wait_until
-from lockviz.lab.servers.base import ForeignServer, LocalServer, Requirement, Spawn
+from lockviz.lab.servers.base import (
+    ForeignServer,
+    LocalServer,
+    Requirement,
+    ServerOptions,
+    Spawn,
+)
 
 JAVA = "java"
 ZK_JAR = "/usr/share/java/zookeeper.jar"
@@ -74,7 +79,7 @@ def classpath() -> str:
     return ":".join([ZK_JAR, *(jar for jar in LOG_BINDING_JARS if glob.glob(jar))])
 
 
-def create(names: list[str], workdir: str, options: dict[str, Any]) -> list[ZooKeeperServer]:
+def create(names: list[str], workdir: str, options: ServerOptions) -> list[ZooKeeperServer]:
     """One standalone server, or an ensemble of all ``names`` (each knows every peer)."""
     fsync = options.get("persistence", "none") == "fsync"
     servers = [

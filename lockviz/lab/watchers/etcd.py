@@ -28,11 +28,40 @@ import json
 import socket
 import threading
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import TypedDict
 
+from lockviz.jsontypes import JsonObject
 from lockviz.lab.backends.etcd import LAB_PREFIX, LOCK_PREFIX, OWNERS
+from lockviz.lab.events import Record
 from lockviz.lab.servers.etcd import prefix_end
 from lockviz.lab.watchers.base import ServerWatcher
+
+
+# etcd's JSON gateway, as a watch stream answers (numbers are strings, keys and values base64).
+class _KeyValue(TypedDict, total=False):
+    key: str
+    value: str
+    create_revision: str
+    mod_revision: str
+
+
+class _Change(TypedDict, total=False):
+    type: str  # "PUT" (absent: etcd leaves out defaults) or "DELETE"
+    kv: _KeyValue
+
+
+class _Header(TypedDict, total=False):
+    revision: str
+
+
+class Answer(TypedDict, total=False):
+    """One ``result`` of a watch stream: the watch created, or the changes of revisions."""
+
+    header: _Header
+    created: bool
+    events: list[_Change]
+
 
 READ_TIMEOUT_S = 30.0  # a safety net only: a killed etcd on loopback closes the stream at once
 MAX_BACKOFF_S = 0.5
@@ -45,8 +74,17 @@ def _text(value: str | None) -> str:
 class LockWatcher(ServerWatcher):
     transient = (OSError, http.client.HTTPException, ValueError, KeyError)
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        node: str,
+        record: Record,
+        *,
+        password: str | None = None,
+        retired: Callable[[], bool] | None = None,
+    ) -> None:
+        super().__init__(host, port, node, record, password=password, retired=retired)
         self.revision = 0  # everything up to here was handled: a reconnect resumes after it
         self.queue: dict[str, int] = {}  # lock key -> create revision
         self.owners: dict[str, str] = {}  # lease (hex) -> owner name
@@ -63,7 +101,7 @@ class LockWatcher(ServerWatcher):
         return min(MAX_BACKOFF_S, 0.025 * 2.0**failures)  # etcd is down (killed): until it is back
 
     def watch(self) -> None:
-        request: dict[str, Any] = {
+        request: JsonObject = {
             "key": base64.b64encode(LAB_PREFIX.encode()).decode(),
             "range_end": base64.b64encode(prefix_end(LAB_PREFIX).encode()).decode(),
             "prev_kv": True,
@@ -90,21 +128,21 @@ class LockWatcher(ServerWatcher):
                 self._conn = None
             conn.close()
 
-    def _handle(self, result: dict[str, Any], t_ns: int) -> None:
+    def _handle(self, result: Answer, t_ns: int) -> None:
         revision = int(result["header"]["revision"])
         if result.get("created"):
             if not self.revision:  # the first watch: nothing before now concerns this run
                 self.revision = revision
             self.ready()
             return
-        by_revision: dict[int, list[dict[str, Any]]] = {}
+        by_revision: dict[int, list[_Change]] = {}
         for event in result.get("events", []):
             by_revision.setdefault(int(event["kv"]["mod_revision"]), []).append(event)
         for _, group in sorted(by_revision.items()):
             self._apply(group, t_ns)
         self.revision = max(self.revision, revision)
 
-    def _apply(self, group: list[dict[str, Any]], t_ns: int) -> None:
+    def _apply(self, group: list[_Change], t_ns: int) -> None:
         """The events of one revision (one transaction, or one lease ending)."""
         ended = {
             key.removeprefix(OWNERS)

@@ -13,11 +13,13 @@ pooler, the shared server session carries the name of the client that used it la
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Callable
 
 import psycopg
+from psycopg.rows import TupleRow
 
 from algorithms.postgres_lock import connect
+from lockviz.lab.events import Record
 from lockviz.lab.watchers.base import ServerWatcher
 
 POLL_S = 0.05
@@ -35,8 +37,17 @@ class LockTableWatcher(ServerWatcher):
 
     transient = (psycopg.Error,)
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        node: str,
+        record: Record,
+        *,
+        password: str | None = None,
+        retired: Callable[[], bool] | None = None,
+    ) -> None:
+        super().__init__(host, port, node, record, password=password, retired=retired)
         self.held: dict[tuple[int, int], str] = {}  # (backend pid, key) -> holder's name
         self.lost_ns: int | None = None  # when the connection to the server was lost
 
@@ -65,7 +76,7 @@ class LockTableWatcher(ServerWatcher):
             self.record(self.name, "deleted", {"key": key, "holder": holder}, t_ns)
         self.held = {}
 
-    def _poll(self, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+    def _poll(self, conn: psycopg.Connection[TupleRow]) -> None:
         t_ns = time.monotonic_ns()
         now = {(int(pid), int(key)): name for pid, key, name in conn.execute(LOCKS_SQL)}
         for (pid, key), holder in self.held.items():

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from typing import Any
+from collections.abc import Mapping
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
@@ -27,6 +27,8 @@ from lockviz.lab.errors import LabError
 from lockviz.lab.servers import install_hint, missing, requirements
 from lockviz.lab.servers.redis import RedisServer
 
+Options = Mapping[str, object]  # the command line, as argparse parsed it
+
 
 class Command(BaseCommand):
     help = "Check, start, inspect or stop the local lab's servers."
@@ -35,10 +37,12 @@ class Command(BaseCommand):
         parser.add_argument("action", choices=["check", "up", "status", "down"])
         parser.add_argument("--nodes", type=int, default=5, help="Redis lock nodes for `up` (1-7)")
 
-    def handle(self, *args: Any, **options: Any) -> None:
-        getattr(self, f"do_{options['action']}")(options)
+    def handle(self, *args: object, **options: object) -> None:
+        actions = {"check": self.do_check, "up": self.do_up, "status": self.do_status,
+                   "down": self.do_down}  # fmt: skip
+        actions[str(options["action"])](options)
 
-    def do_check(self, options: dict[str, Any]) -> None:
+    def do_check(self, options: Options) -> None:
         for req in requirements():
             mark = self.style.SUCCESS("ok     ") if req.found else self.style.ERROR("MISSING")
             self.stdout.write(
@@ -52,15 +56,16 @@ class Command(BaseCommand):
         if missing(REDIS):  # the spine: without Redis no scenario can run at all
             raise CommandError(f"the lab cannot start servers; {install_hint(missing(REDIS))}")
 
-    def do_up(self, options: dict[str, Any]) -> None:
-        if not 1 <= options["nodes"] <= 7:
+    def do_up(self, options: Options) -> None:
+        nodes = options["nodes"]
+        if not isinstance(nodes, int) or not 1 <= nodes <= 7:
             raise CommandError("--nodes must be between 1 and 7")
         self.do_check(options)
         try:
             workdir = registry.new_run_dir("lockviz-lab-")
         except LabError as exc:
             raise CommandError(str(exc)) from None
-        names = [f"redis-{i}" for i in range(1, options["nodes"] + 1)] + ["storage"]
+        names = [f"redis-{i}" for i in range(1, nodes + 1)] + ["storage"]
         servers = [RedisServer(name, os.path.join(workdir, name)) for name in names]
         started = time.monotonic()
         try:
@@ -74,7 +79,7 @@ class Command(BaseCommand):
             shutil.rmtree(workdir, ignore_errors=True)
             raise CommandError(str(exc)) from None
         pids = {s.name: s.proc.pid for s in servers if s.proc}
-        registry.record(workdir, pids, standing=True, ports={s.name: s.port for s in servers})
+        registry.record(workdir, pids, ports={s.name: s.port for s in servers}, standing=True)
         elapsed = (time.monotonic() - started) * 1000
         self.stdout.write(self.style.SUCCESS(f"{len(servers)} servers up in {elapsed:.0f} ms"))
         first = servers[0]
@@ -87,7 +92,7 @@ class Command(BaseCommand):
         )
         self.stdout.write("Stop them with: python manage.py lab down")
 
-    def do_status(self, options: dict[str, Any]) -> None:
+    def do_status(self, options: Options) -> None:
         entries = self._entries()
         if not entries:
             self.stdout.write("No lab servers are running.")
@@ -103,11 +108,11 @@ class Command(BaseCommand):
                 port = f" port {ports[server]}" if server in ports else ""
                 self.stdout.write(f"  {name:<8} pid {pid:<7}{port} {state}")
 
-    def do_down(self, options: dict[str, Any]) -> None:
+    def do_down(self, options: Options) -> None:
         stopped = sum(registry.remove(entry) for entry in self._entries())
         self.stdout.write(f"Stopped {stopped} server{'s' * (stopped != 1)}.")
 
-    def _entries(self) -> list[dict[str, Any]]:
+    def _entries(self) -> list[registry.Entry]:
         try:
             return registry.entries()
         except LabError as exc:

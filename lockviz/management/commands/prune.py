@@ -6,8 +6,6 @@ default). Runs still live are never removed. Expired sessions go with them.
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
 from django.contrib.sessions.models import Session
 from django.core.management.base import BaseCommand, CommandParser
@@ -22,9 +20,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--days", type=int, default=settings.LOCKVIZ_RETENTION_DAYS)
 
-    def handle(self, *args: Any, **options: Any) -> None:
-        removed = recovery.prune(max(0, options["days"]))
+    def handle(self, *args: object, **options: object) -> None:
+        days = options["days"]
+        assert isinstance(days, int)  # argparse made it one
+        removed = recovery.prune(max(0, days))
         Session.objects.filter(expire_date__lt=timezone.now()).delete()
-        if options["verbosity"] >= 1:
+        if options["verbosity"] != 0:
             runs = f"{removed} run{'s' * (removed != 1)}"
             self.stdout.write(f"Removed {runs} older than {options['days']} days.")

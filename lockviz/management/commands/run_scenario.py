@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
 
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
@@ -28,9 +27,9 @@ class Command(BaseCommand):
         parser.add_argument("scenario", help="a built-in scenario's slug, or a path to a JSON file")
         parser.add_argument("--json", action="store_true", help="print the run as JSON")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: object) -> None:
         try:
-            slug, scenario = load(options["scenario"])
+            slug, scenario = load(str(options["scenario"]))
         except ScenarioError as exc:
             self.stderr.write("Invalid scenario:\n" + "\n".join(f"  {p}" for p in exc.problems))
             sys.exit(2)

@@ -45,7 +45,7 @@ class Command(BaseCommand):
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=8000)
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: object) -> None:
         self.step("database", migrate_once)
         self.step("static files", staticfiles.collect)
         interrupted = recovery.recover()
@@ -78,7 +78,7 @@ class Command(BaseCommand):
                 self.style.SUCCESS(f"lockviz is at {url}  (Ctrl-C stops it and every server)")
             )
             CommandLineInterface().run(
-                ["-b", options["host"], "-p", str(options["port"]), "lockviz.asgi:application"]
+                ["-b", str(options["host"]), "-p", str(options["port"]), "lockviz.asgi:application"]
             )
         except KeyboardInterrupt:  # the check stopped us before Daphne took over Ctrl-C
             if lab.failed is None:
@@ -86,7 +86,7 @@ class Command(BaseCommand):
         if lab.failed is not None:
             raise CommandError(f"the lab does not work here, so lockviz stopped: {lab.failed}")
 
-    def step(self, what: str, action: Any) -> None:
+    def step(self, what: str, action: Callable[[], object]) -> None:
         self.stdout.write(f"  {what} …", ending="")
         self.stdout.flush()
         started = time.monotonic()

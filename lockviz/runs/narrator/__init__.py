@@ -56,11 +56,12 @@ from lockviz.runs.narrator.verdicts import (
     fork_label,
     headline,
 )
-from lockviz.runs.narrator.words import Said, plain_error
+from lockviz.runs.narrator.words import Said, Told, plain_error
 
 __all__ = [
     "Narrator",
     "Said",
+    "Told",
     "checkpoint",
     "click",
     "damage",

@@ -10,12 +10,11 @@ every event that is not a message (the words only its own fields decide are in
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from lockviz.runs.narrator.messages import Messages
 from lockviz.runs.narrator.phrases import PHRASES, link_phrase
 from lockviz.runs.narrator.steps import click, step_number
-from lockviz.runs.narrator.words import Event, Said, duration, seconds
+from lockviz.runs.narrator.words import Event, Said, Told, duration, items, seconds
 
 
 class Narrator(Messages):
@@ -30,15 +29,16 @@ class Narrator(Messages):
             kind = str(e.get("kind"))
             return Said(kind, f"{e.get('actor', '?')} {kind}")
 
-    def narrate(self, e: Event) -> dict[str, Any]:
+    def narrate(self, e: Event) -> Told:
         """The event as the browser gets it: its fields and, under ``said``, its words."""
         return {**e, "said": self.said(e).as_data()}
 
     def _said(self, e: Event) -> Said:
         kind, who = e["kind"], str(e.get("actor", "?"))
         if kind == "run_started":
-            self.backend = e.get("backend") or self.backend
-            self.nodes = [str(n) for n in e.get("nodes") or []]
+            backend = e.get("backend")
+            self.backend = str(backend) if backend else self.backend
+            self.nodes = [str(n) for n in items(e.get("nodes") or [])]
         if kind == "request":
             return self._request(e, who)
         if kind == "reply":
@@ -79,7 +79,7 @@ class Narrator(Messages):
     def _granted_label(self, e: Event) -> tuple[str, str]:
         ttl = e.get("ttl_ms")
         if self.backend == "redlock" or e.get("nodes"):
-            nodes = e.get("nodes") or []
+            nodes = items(e.get("nodes") or [])
             got = f"{len(nodes)} of {len(self.nodes) or '?'}"
             return f"lease {duration(ttl)} on {got}\nno fencing token", got
         lease = "session" if self.backend == "zookeeper" else "lease"
@@ -151,11 +151,11 @@ class Narrator(Messages):
 
     def _finished(self, e: Event) -> Said:
         found = e.get("verdict")
-        verdict: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+        verdict: Mapping[str, object] = found if isinstance(found, Mapping) else {}
         overlaps = [
             f"two holders: {' & '.join(map(str, o.get('clients') or []))} "
             f"({seconds(float(o['end_ms']) - float(o['start_ms']))})"
-            for o in verdict.get("overlaps") or []
+            for o in items(verdict.get("overlaps") or [])
             if isinstance(o, Mapping)
         ]
         end = f"run end {seconds(e.get('t_ms'))}"
@@ -175,7 +175,7 @@ def _granted(e: Event, narrator: Narrator) -> str:
     return f"believes it holds the lock ({token}, {lease}{valid})"
 
 
-def narrate(events: Iterable[Event], backend: str | None = None) -> list[dict[str, Any]]:
+def narrate(events: Iterable[Event], backend: str | None = None) -> list[Told]:
     """Every event of a run with its words (``said``), in order."""
     narrator = Narrator(backend)
     return [narrator.narrate(e) for e in events if isinstance(e, Mapping)]

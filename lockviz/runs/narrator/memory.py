@@ -13,10 +13,9 @@ the diagram folds.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from lockviz.catalogue import BACKENDS, server_kind
-from lockviz.runs.narrator.words import Event
+from lockviz.runs.narrator.words import Event, items, number
 
 # What each lock service's fencing token is, as its own documentation names it.
 TOKEN_NAMES = {"zookeeper": "czxid", "etcd": "revision"}
@@ -29,7 +28,7 @@ class Memory:
     def __init__(self, backend: str | None = None) -> None:
         self.backend = backend
         self.nodes: list[str] = []
-        self.requests: dict[tuple[Any, Any], Event] = {}
+        self.requests: dict[tuple[str, object], Event] = {}  # (actor, call): the request
         self.holders: dict[str, str] = {}  # lock node -> the client whose key it holds
         self.stored: Event | None = None  # the write request whose value the storage holds
         self.judged: list[Event] = []  # run_started, grants, versioned writes: a write's judges
@@ -51,7 +50,7 @@ class Memory:
         """A lock asked of every server at once (Redlock): each reply names its server."""
         return self.backend == "redlock"
 
-    def token(self, value: Any) -> str:
+    def token(self, value: object) -> str:
         """A fencing token by its service's own name: ``token 3``, ``czxid 8``, ``revision 7``."""
         if value is None or not self.fences:
             return "no token"
@@ -65,7 +64,7 @@ class Memory:
         elif kind == "granted":
             self.judged.append(e)
             self.expired.pop(who, None)
-            for node in e.get("nodes") or [e.get("node")]:
+            for node in items(e.get("nodes") or [e.get("node")]):
                 self.holders[str(node)] = who
             self.releasing.discard(who)
         if kind in ("granted", "acquire_failed"):
@@ -78,14 +77,14 @@ class Memory:
             if e.get("persistence") != "fsync":  # a crash or an empty restart forgets its keys
                 self.holders.pop(who, None)
         elif kind == "step" and e.get("client") and e.get("do") in ("partition", "heal", "delay"):
-            self.linking[str(e["client"])] = [str(n) for n in e.get("nodes") or []]
+            self.linking[str(e["client"])] = [str(n) for n in items(e.get("nodes") or [])]
 
     def _ended(self, e: Event, node: str) -> None:
         """A server ended a holder's key (expired or deleted)."""
         if self.holders.get(node) == e.get("holder"):
             del self.holders[node]
         if e["kind"] == "expired" and e.get("holder") is not None:
-            self.expired[str(e["holder"])] = float(e.get("t_ms") or 0)
+            self.expired[str(e["holder"])] = number(e.get("t_ms") or 0)
 
     # -- rounds: an acquire refused and tried again ------------------------------------------
 

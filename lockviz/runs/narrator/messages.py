@@ -12,7 +12,6 @@ idempotency keys) are said here too.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from algorithms import checker
 from lockviz.runs.narrator.memory import TOKEN_NAMES, Memory
@@ -163,7 +162,7 @@ class Messages(Memory):
         return f"✖ {node} said no: {why or 'no'}", f"✖ {node}"
 
     @staticmethod
-    def _queue(children: Any) -> str:
+    def _queue(children: object) -> str:
         names = [queue_name(c) for c in children] if isinstance(children, list) else []
         if not names:
             return "queue: empty"
@@ -198,7 +197,7 @@ class Messages(Memory):
             return f"{mine} stored after {judged.superseded_by} took the lock", "damage"
         return f"{mine} stored without holding the lock", "damage"
 
-    def _paren_token(self, token: Any) -> str:
+    def _paren_token(self, token: object) -> str:
         return f" ({self.token(token)})" if token is not None and self.fences else ""
 
     def _judge(self, request: Event, e: Event) -> checker.Write | None:

@@ -6,14 +6,13 @@ before (a grant, a lost lock, a key a server ended, a note) and reads these for 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from lockviz.catalogue import server_kind
 from lockviz.runs.narrator.steps import step_number
-from lockviz.runs.narrator.words import Event, plain_error, signed_ms
+from lockviz.runs.narrator.words import Event, items, number, plain_error, signed_ms
 
 
-def _reason(reason: Any) -> str:
+def _reason(reason: object) -> str:
     """A client's own reason as it is, a library's error in plain words."""
     text = str(reason or "?")
     return plain_error(text) if "connection" in text or "Error" in text else text
@@ -52,13 +51,13 @@ def _restarted(e: Event) -> tuple[str, str]:
 
 
 def _shifted(e: Event) -> tuple[str, str]:
-    late = f"{float(e.get('late_ms') or 0):.0f} ms"
+    late = f"{number(e.get('late_ms') or 0):.0f} ms"
     behind = f"the machine fell behind by {late} at {e.get('what')}"
     if e.get("kept") is not False:
         return f"{behind}: the rest of the schedule moves {late} later, keeping its intervals", (
             f"schedule +{late}"
         )
-    at = f"{float(e.get('fixed_ms') or 0):.0f} ms"
+    at = f"{number(e.get('fixed_ms') or 0):.0f} ms"
     fixed = {
         "lease": f"{e.get('fixed_by')}'s lease ends at {at}",
         "wait": f"{e.get('fixed_by')}'s wait for the lock ends at {at}",
@@ -66,7 +65,7 @@ def _shifted(e: Event) -> tuple[str, str]:
     }.get(str(e.get("fixed")), f"something came at {at}")
     return (
         f"{behind}: the schedule moves {late} later, but {fixed}, and {e.get('moved')} now "
-        f"comes after it ({float(e.get('moved_to_ms') or 0):.0f} ms): this run cannot keep its "
+        f"comes after it ({number(e.get('moved_to_ms') or 0):.0f} ms): this run cannot keep its "
         "story",
         "story lost",
     )
@@ -75,7 +74,8 @@ def _shifted(e: Event) -> tuple[str, str]:
 def link_phrase(e: Event) -> tuple[str, str]:
     who, mode = e.get("actor"), e.get("mode")
     if e.get("peers"):
-        return f"links to its peers {', '.join(map(str, e['peers']))}: {mode}", f"cut off ({mode})"
+        peers = ", ".join(map(str, items(e["peers"])))
+        return f"links to its peers {peers}: {mode}", f"cut off ({mode})"
     node = e.get("node")
     if mode == "pass":
         return f"link to {node} healed", f"{who} ⇹ {node} healed"

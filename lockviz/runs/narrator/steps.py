@@ -5,22 +5,22 @@ setting, and a checkpoint's question. A run's ``step`` events are said with the 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from lockviz.catalogue import BACKENDS
-from lockviz.runs.narrator.words import duration, signed_ms
+from lockviz.runs.narrator.words import duration, items, number, signed_ms
 
 
-def step_number(index: Any) -> str:
+def step_number(index: object) -> str:
     """Step ``index`` (0-based in the script) as every page numbers it: 1, 2, 3 …"""
     return str(index + 1) if isinstance(index, int) and not isinstance(index, bool) else "?"
 
 
-def click(step: Mapping[str, Any]) -> str:
+def click(step: Mapping[str, object]) -> str:
     """A step (a click, or a scenario's step) in words: "alice paused for 500 ms (SIGSTOP)"."""
     who = step.get("client") or step.get("node") or "?"
     verb, ms = step.get("do"), step.get("ms")
-    links = f"{who} ⇹ {', '.join(step.get('nodes') or []) or 'every server'}"
+    nodes = ", ".join(str(n) for n in items(step.get("nodes") or []))
+    links = f"{who} ⇹ {nodes or 'every server'}"
     if step.get("node") and verb in ("partition", "heal"):
         links = f"{who} ⇹ its peers"
     words = {
@@ -42,7 +42,7 @@ def click(step: Mapping[str, Any]) -> str:
     return words.get(str(verb), str(verb))
 
 
-def story(steps: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def story(steps: Iterable[Mapping[str, object]]) -> list[dict[str, object]]:
     """Every step of a script, numbered once: its number, time, click and narration.
 
     The story panels list all steps, narrated or not, so that step 5 is step 5 everywhere.
@@ -52,7 +52,7 @@ def story(steps: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "index": i,
             "number": step_number(i),
             "at_ms": step.get("at_ms"),
-            "t_s": (step.get("at_ms") or 0) / 1000,
+            "t_s": number(step.get("at_ms") or 0) / 1000,
             "click": click(step),
             "say": step.get("say") or "",
         }
@@ -60,13 +60,20 @@ def story(steps: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def setup(scenario: Mapping[str, Any]) -> str:
+def setup(scenario: Mapping[str, object]) -> str:
     """The scenario's setting, before anything has happened: who, on what, with which lease and
     storage. It never says how the run turns out (a lesson shows it before the run)."""
     service = BACKENDS.get(str(scenario.get("backend")))
     count = scenario.get(service.node_count_field) if service and service.node_count_field else None
-    on = service.describe(scenario.get("variant"), count) if service else "?"
-    clients = [str(c) for c in scenario.get("clients") or []]
+    variant = scenario.get("variant")
+    on = (
+        service.describe(
+            variant if isinstance(variant, str) else None, count if isinstance(count, int) else None
+        )
+        if service
+        else "?"
+    )
+    clients = [str(c) for c in items(scenario.get("clients") or [])]
     who = ", ".join(clients[:-1]) + f" and {clients[-1]}" if len(clients) > 1 else "".join(clients)
     kind = scenario.get("storage") or ("fenced" if scenario.get("fencing", True) else "plain")
     checks = _SETUP_STORAGE.get(str(kind), "the storage does not check tokens")
@@ -86,7 +93,7 @@ _SETUP_STORAGE = {  # what the storage checks, as a scenario's setting says it
 }
 
 
-def checkpoint(step: Mapping[str, Any], index: int) -> dict[str, str]:
+def checkpoint(step: Mapping[str, object], index: int) -> dict[str, str]:
     """A checkpoint's step as a lesson shows it before it is answered: the click and the
     question, never the narration (which tells the answer)."""
     ask = step.get("ask") or {}

@@ -3,9 +3,9 @@ then its verdict."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
+from lockviz.lab.events import VerdictJson
 from lockviz.runs.narrator.events import Narrator
 from lockviz.runs.narrator.verdicts import headline
 from lockviz.runs.narrator.words import Event
@@ -21,7 +21,7 @@ def render(events: Iterable[Event]) -> str:
 
 
 def verdict_text(
-    verdict: Mapping[str, Any] | None, mismatches: list[str], storage: str = "fenced"
+    verdict: VerdictJson | None, mismatches: list[str], storage: str = "fenced"
 ) -> str:
     if verdict is None:
         return "No verdict: the run did not complete."

@@ -5,7 +5,8 @@ beside its original."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+
+from lockviz.runs.narrator.words import items, number
 
 # What stopped a stale write, by the kind of storage (see lockviz.catalogue.STORAGE_KINDS).
 SAVED_BY = {
@@ -16,7 +17,7 @@ SAVED_BY = {
 }
 
 
-def no_lock_headline(verdict: Mapping[str, Any], storage: str) -> tuple[str, str]:
+def no_lock_headline(verdict: Mapping[str, object], storage: str) -> tuple[str, str]:
     """A run without a lock service: did an update get lost?"""
     if verdict.get("data_corrupted"):
         return "✖ No lock, and an update was lost", "bad"
@@ -50,7 +51,7 @@ _NOT_JUDGED = {
 
 
 def headline(
-    verdict: Mapping[str, Any] | None, error: str = "", status: str = "", storage: str = "fenced"
+    verdict: Mapping[str, object] | None, error: str = "", status: str = "", storage: str = "fenced"
 ) -> tuple[str, str]:
     """A run's outcome in one line, and its tone (good, warn, bad, pending); ``storage`` is the
     kind of storage the run wrote to (what saved the data, when something did)."""
@@ -77,7 +78,7 @@ def headline(
 
 
 def expectation(
-    verdict: Mapping[str, Any] | None, expect_met: bool | None, mismatches: list[str]
+    verdict: Mapping[str, object] | None, expect_met: bool | None, mismatches: list[str]
 ) -> tuple[str, str] | None:
     """What became of the scenario's prediction, and its tone (met, missed, unjudged); None
     when there is nothing to say (no verdict, or no prediction)."""
@@ -94,11 +95,13 @@ def expectation(
     return f"✖ Not what the scenario predicted: {'; '.join(mismatches)}", "missed"
 
 
-def facts(verdict: Mapping[str, Any], storage: str = "fenced") -> list[tuple[str, str]]:
+def facts(verdict: Mapping[str, object], storage: str = "fenced") -> list[tuple[str, str]]:
     """The verdict's findings, each as (what, how much), in the order the pages list them."""
     overlaps = "; ".join(
-        f"{' & '.join(o['clients'])} from {o['start_ms']:.0f} to {o['end_ms']:.0f} ms"
-        for o in verdict.get("overlaps") or []
+        f"{' & '.join(map(str, items(o['clients'])))} from {number(o['start_ms']):.0f} to "
+        f"{number(o['end_ms']):.0f} ms"
+        for o in items(verdict.get("overlaps") or [])
+        if isinstance(o, Mapping)
     )
     found = [
         ("Two holders at once", overlaps or "never"),
@@ -111,16 +114,17 @@ def facts(verdict: Mapping[str, Any], storage: str = "fenced") -> list[tuple[str
     if verdict.get("acquire_failures"):
         found.append(("Acquires that gave up", str(verdict["acquire_failures"])))
     if verdict.get("stuck_clients"):
-        found.append(("Stuck behind a crashed holder", ", ".join(verdict["stuck_clients"])))
+        stuck = ", ".join(map(str, items(verdict["stuck_clients"])))
+        found.append(("Stuck behind a crashed holder", stuck))
     if verdict.get("wakeups"):
         found.append(("Wake-ups of waiting clients", str(verdict["wakeups"])))
     return found
 
 
-def damage(verdict: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+def damage(verdict: Mapping[str, object] | None) -> list[dict[str, object]]:
     """Each stale write the storage accepted, as a link to the moment it landed."""
-    found = []
-    for w in (verdict or {}).get("writes") or []:
+    found: list[dict[str, object]] = []
+    for w in items((verdict or {}).get("writes") or []):
         if isinstance(w, Mapping) and w.get("stale") and w.get("accepted"):
             after = f" after {w['superseded_by']} took the lock" if w.get("superseded_by") else ""
             found.append(

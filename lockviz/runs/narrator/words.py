@@ -5,11 +5,11 @@ error, a ZooKeeper queue node."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
-Event = Mapping[str, Any]
+Event = Mapping[str, object]  # an event's JSON: from the store, a stream or an import
+Told = dict[str, object]  # an event as viewers get it: its fields and its words (``said``)
 
 
 @dataclass(frozen=True)
@@ -23,16 +23,31 @@ class Said:
     round: int = 0  # the acquire round this event belongs to (0: none)
     fold: str = ""  # on the event that settles a refused round: what the diagram folds
 
-    def as_data(self) -> dict[str, Any]:
+    def as_data(self) -> dict[str, str | int]:
         """What the browser gets with each event (optional words only when there are some)."""
-        data: dict[str, Any] = {"text": self.text, "label": self.label, "mark": self.mark}
+        data: dict[str, str | int] = {"text": self.text, "label": self.label, "mark": self.mark}
         for key in ("short", "tone", "round", "fold"):
             if getattr(self, key):
                 data[key] = getattr(self, key)
         return data
 
 
-def signed_ms(ms: Any) -> str:
+def items(value: object) -> list[object]:
+    """A list an event holds (``nodes``, ``peers``), as it is iterated: an imported event's odd
+    value raises TypeError here, which the narrator says as plainly as it can."""
+    if isinstance(value, Iterable):
+        return list(value)
+    raise TypeError(f"not a list: {value!r}")
+
+
+def number(value: object) -> float:
+    """A number an event holds (a time, a lease), as ``float`` reads it."""
+    if isinstance(value, int | float | str):
+        return float(value)
+    raise TypeError(f"not a number: {value!r}")
+
+
+def signed_ms(ms: object) -> str:
     """``+20 s``, ``−500 ms``: a clock jump's size as a learner reads it."""
     if not isinstance(ms, int | float):
         return "?"
@@ -40,18 +55,18 @@ def signed_ms(ms: Any) -> str:
     return f"{sign}{abs(ms) / 1000:g} s" if abs(ms) >= 1000 else f"{sign}{abs(ms):g} ms"
 
 
-def duration(ms: Any) -> str:
+def duration(ms: object) -> str:
     """``2 s``, ``1.5 s``, ``500 ms``: a lease or a pause as a learner reads it."""
     if not isinstance(ms, int | float):
         return "?"
     return f"{ms / 1000:g} s" if abs(ms) >= 1000 else f"{ms:g} ms"
 
 
-def seconds(ms: Any) -> str:
+def seconds(ms: object) -> str:
     return f"{ms / 1000:.2f} s" if isinstance(ms, int | float) else "?"
 
 
-def plain_error(error: Any) -> str:
+def plain_error(error: object) -> str:
     """A client library's error as a learner reads it: "connection reset", not errno 104."""
     raw = str(error or "").strip()
     low = raw.lower()
@@ -75,7 +90,7 @@ def plain_error(error: Any) -> str:
     return raw[:80] or "error"
 
 
-def queue_name(name: Any) -> str:
+def queue_name(name: object) -> str:
     """``alice.d5ad8ba2.lock-0000000003`` as a learner reads it: ``alice #3``."""
     text = str(name).rsplit("/", 1)[-1]
     found = re.match(r"([^.]+)\..*lock-0*(\d+)$", text)

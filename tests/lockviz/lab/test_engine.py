@@ -9,6 +9,7 @@ import pytest
 
 from lockviz.lab import procs, registry
 from lockviz.lab.engine import RunEngine, RunResult
+from lockviz.lab.events import Event
 from lockviz.lab.labs import LocalLab
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import Scenario, parse
@@ -64,8 +65,8 @@ def test_a_frozen_client_is_really_stopped_while_its_lease_expires() -> None:
     states: dict[str, str] = {}
     engine: RunEngine
 
-    def sink(event: dict[str, Any]) -> None:
-        if event["kind"] == "expired":  # observed on the server, in the watcher's thread
+    def sink(event: Event) -> None:
+        if event.kind == "expired":  # observed on the server, in the watcher's thread
             pid = lab_of(engine).clients["alice"].proc.pid  # type: ignore[union-attr]
             with open(f"/proc/{pid}/stat") as f:
                 states["at_expiry"] = f.read().rsplit(")", 1)[1].split()[0]

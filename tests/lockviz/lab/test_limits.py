@@ -77,7 +77,7 @@ def test_finish_ends_a_session_at_once_even_during_a_long_pause() -> None:
     engine.inject(parse_step(engine, {"do": "acquire", "client": "alice"}))
     engine.inject(parse_step(engine, {"do": "pause", "client": "alice", "ms": longest}))
     deadline = time.monotonic() + 20
-    while "paused" not in kinds(engine.events, "alice"):
+    while "paused" not in kinds(engine.events_json(), "alice"):
         assert time.monotonic() < deadline
         time.sleep(0.05)
     asked = time.monotonic()

@@ -17,6 +17,7 @@ import pytest
 from algorithms.postgres_lock import connect
 from lockviz.lab import procs
 from lockviz.lab.engine import RunEngine
+from lockviz.lab.events import Event
 from lockviz.lab.labs import LocalLab, ServerSet
 from lockviz.scenarios.library import builtin
 
@@ -104,8 +105,8 @@ def test_no_password_shows_in_any_command_line_or_environment(slug: str) -> None
     lab = SpyLab()
     seen: dict[str, Any] = {}
 
-    def sink(event: dict[str, Any]) -> None:
-        if event["kind"] != "run_started":
+    def sink(event: Event) -> None:
+        if event.kind != "run_started":
             return
         assert lab.seen is not None
         passwords = [p.encode() for p in lab.seen.passwords().values()]

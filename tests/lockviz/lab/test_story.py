@@ -4,13 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from lockviz.lab import events
 from lockviz.lab.story import Mark, Story
 
+# What each kind must carry besides what a test says (lockviz/lab/events.py), filled in.
+FILLED: dict[str, dict[str, Any]] = {
+    "granted": {"node": "redis-1", "token": None, "ttl_ms": None, "value": "v"},
+    "extended": {"ttl_ms": None},
+    "expired": {"key": "lockviz:lock", "holder": None},
+    "step": {"index": 0},
+}
 
-def told(*events: dict[str, Any]) -> Story:
+
+def told(*seen: dict[str, Any]) -> Story:
     story = Story()
-    for seq, event in enumerate(events, 1):
-        story.see({"seq": seq, **event})
+    for seq, event in enumerate(seen, 1):
+        story.see(events.parse({"seq": seq, **FILLED.get(event["kind"], {}), **event}))
     return story
 
 

@@ -164,3 +164,17 @@ def test_every_built_in_run_recorded_on_the_lab_imports() -> None:
     for path in sorted(runs.glob("*.json")):
         found = read(path.read_text())  # a PostgreSQL run's lock key is a number
         assert isinstance(found, ImportedRun) and found.finished, path.stem
+
+
+def test_each_events_fields_are_checked_as_its_kind_declares_them() -> None:
+    run = exported()
+    run["events"][1]["index"] = "first"  # a step's index (lockviz/lab/events.py: Step)
+    run["events"][2]["colour"] = "red"  # no request has one
+    del run["events"][4]["token"]  # every grant has one (null for Redlock)
+    run["events"][6]["kind"] = "evaporated"
+    assert refused(run) == [
+        'events[1].index: must be a whole number, not text ("first")',
+        "events[2].colour: a request event has no such field",
+        "events[4].token: required field is missing (every granted event has it)",
+        'events[6].kind: "evaporated" is not a kind of event',
+    ]
