@@ -9,6 +9,7 @@
 //
 // startRoomBar() does all this on a page with the room bar (site.js calls it on every page).
 
+import { pageData } from "./page-data.js";
 import { checkpoint as checkpointHere, showing } from "./showing.js";
 import { dataOf, socketUrl } from "./sockets.js";
 
@@ -166,7 +167,7 @@ export function startRoomBar() {
   // ---- the room's stream ---------------------------------------------------------------
 
   function connect() {
-    const socket = new WebSocket(socketUrl(`/ws/rooms/${code}/`));
+    const socket = new WebSocket(socketUrl(pageData().presenting.ws));
     socket.onmessage = (message) => {
       const data = dataOf(message);
       if (!data) return;
