@@ -21,7 +21,16 @@ FILE = re.compile(
     r"(?<![\w./<>-])((?:[\w-]+/)+[\w.-]+\.(?:py|md|js|html|css|sh|json|toml))\b(?::(\w+))?"
 )
 # Short paths in the docs are written from where the reader already is.
-BASES = ["", "lockviz/", "lockviz/lab/", "tests/", "tests/lockviz/lab/", "templates/", "static/", "static/lockviz/"]
+BASES = [
+    "",
+    "lockviz/",
+    "lockviz/lab/",
+    "tests/",
+    "tests/lockviz/lab/",
+    "templates/",
+    "static/",
+    "static/lockviz/",
+]
 NOT_MODULES = {
     "lockviz.sqlite3": "the default database file",
     "lockviz.pooler": "the PostgreSQL setting where the lab publishes PgBouncer's address",

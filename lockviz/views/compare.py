@@ -13,12 +13,14 @@ from django_htmx.http import HttpResponseClientRedirect
 from lockviz.catalogue import STORAGE_KINDS
 from lockviz.errors import NotAdmitted, ScenarioError
 from lockviz.models import Run
+from lockviz.routing import run_stream
 from lockviz.runs import narrator, recorder
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import Scenario, parse
 from lockviz.teaching import rooms
 from lockviz.teaching.compare import MAX_LANES, SAME, CompareForm, describe, read_run_ids
 from lockviz.views import HtmxHttpRequest, browser
+from lockviz.views.pagedata import page_data
 from lockviz.views.refusals import respond
 
 DEFAULT_SCENARIO = "gc-pause-fenced"
@@ -36,7 +38,11 @@ def compare(request: HtmxHttpRequest) -> HttpResponse:
         problems += [f"There is no run {run_id!r}." for run_id in ids if run_id not in found]
         lanes = [_lane(found[run_id]) for run_id in ids if run_id in found]
         lanes = _forks_beside_originals(lanes, browser(request))
-        context.update(problems=problems, lanes=lanes, data=[lane.data() for lane in lanes])
+        context.update(
+            problems=problems,
+            lanes=lanes,
+            page=page_data(request, lanes=[lane.data() for lane in lanes]),
+        )
         context["form"] = _again(lanes) or context["form"]
         status = 200 if lanes or not problems else 404
         return render(request, "lockviz/compare.html", context, status=status)
@@ -132,7 +138,7 @@ class Lane:
             "clients": self.clients,
             "nodes": self.nodes,
             "duration_ms": self.duration_ms,
-            "ws": f"/ws/runs/{self.run.pk}/",
+            "ws": run_stream(self.run.pk),
             "marks": list(self.marks),
         }
 

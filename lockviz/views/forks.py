@@ -22,6 +22,7 @@ from lockviz.scenarios.schema import Scenario, parse
 from lockviz.scenarios.verbs import VERBS
 from lockviz.teaching import forks
 from lockviz.views import HtmxHttpRequest, browser
+from lockviz.views.pagedata import page_data
 from lockviz.views.refusals import respond
 
 
@@ -39,7 +40,7 @@ def fork(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     if at is None:
         context["problems"] = [f"Run {run.pk} has no event {asked[:20]!r}."]
         return render(request, "lockviz/fork.html", context, status=404)
-    context.update(_editor(run, scenario, at))
+    context.update(_editor(request, run, scenario, at))
     if request.method == "GET":
         context["rows"] = forks.rows(at)
         return render(request, "lockviz/fork.html", context)
@@ -73,14 +74,17 @@ def _seq(text: str) -> int | None:
         return None
 
 
-def _editor(run: Run, scenario: Scenario, at: forks.Split) -> dict[str, object]:
+def _editor(
+    request: HtmxHttpRequest, run: Run, scenario: Scenario, at: forks.Split
+) -> dict[str, object]:
+    verb_fields = {name: sorted(verb.fields & forks.EDITED) for name, verb in VERBS.items()}
     return {
         "at": at,
         "moments": forks.moments(run),
         "fixed": [{"step": step, "said": narrator.click(step)} for step in at.fixed],
         "first": len(at.fixed),
         "verbs": list(VERBS),
-        "verb_fields": {name: sorted(verb.fields & forks.EDITED) for name, verb in VERBS.items()},
+        "page": page_data(request, run=run, verbs=verb_fields),
         "actors": [*scenario.clients, *scenario.servers],
         "storage_kinds": list(STORAGE_KINDS.values()),
         "storage": run.storage_kind,

@@ -20,6 +20,7 @@ from lockviz.models import Run
 from lockviz.runs import narrator, recorder, recovery
 from lockviz.teaching import lessons
 from lockviz.views import HtmxHttpRequest, browser
+from lockviz.views.pagedata import page_data
 from lockviz.views.refusals import respond
 
 COOKIE_DAYS = 30
@@ -67,18 +68,17 @@ def walkthrough(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         return render(request, "lockviz/lesson.html", context, status=400)
     context["run"] = run
     hidden = _checkpoints(lesson)
-    context["data"] = {
-        "run": run.pk,
-        "slug": lesson.slug,
-        "status": run.status,
-        "error": run.error,
-        "created": run.created.isoformat(),
-        "ws": f"/ws/runs/{run.pk}/",
-        "scenario": lesson.scenario.to_json(),
-        "nodes": lesson.scenario.nodes,
-        "hidden": hidden,
-        "events": [_unspoilt(e, hidden) for e in run.said_after(0)],
-    }
+    context["page"] = page_data(
+        request,
+        run=run,
+        slug=lesson.slug,
+        error=run.error,
+        created=run.created.isoformat(),
+        scenario=lesson.scenario.to_json(),
+        nodes=lesson.scenario.nodes,
+        hidden=hidden,
+        events=[_unspoilt(e, hidden) for e in run.said_after(0)],
+    )
     return render(request, "lockviz/lesson.html", context)
 
 

@@ -21,6 +21,7 @@ from lockviz.runs import narrator, recorder, recovery
 from lockviz.scenarios.schema import Scenario, parse
 from lockviz.teaching import play as free_play
 from lockviz.views import HtmxHttpRequest, browser, owns
+from lockviz.views.pagedata import page_data
 from lockviz.views.refusals import not_yours, respond
 
 RESULT = "lockviz/_play_result.html"
@@ -121,20 +122,19 @@ def again(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 
 def _session_context(request: HtmxHttpRequest, run: Run) -> dict[str, object]:
     scenario = _scenario(run)
-    data = {
-        "run": run.pk,
-        "status": run.status,
-        "ws": f"/ws/runs/{run.pk}/",
-        "clients": list(scenario.clients) if scenario else [],
-        "nodes": list(scenario.nodes) if scenario else [],
-        "backend": run.scenario.get("backend"),
-    }
+    page = page_data(
+        request,
+        run=run,
+        clients=list(scenario.clients) if scenario else [],
+        nodes=list(scenario.nodes) if scenario else [],
+        backend=run.scenario.get("backend"),
+    )
     return {
         "run": run,
         "scenario": scenario,
         "live": run.live,
         "yours": owns(request, run),
-        "data": data,
+        "page": page,
     }
 
 

@@ -11,14 +11,15 @@ from lockviz.models import Run
 from lockviz.runs import exports, narrator
 from lockviz.runs.narrator.words import number
 from lockviz.views import HtmxHttpRequest
+from lockviz.views.pagedata import page_data
 
 
 @require_GET
 def replay(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
     events = run.said_after(0)
-    data = {"run": run.pk, "scenario": run.scenario, "nodes": _nodes(run), "events": events}
-    context = {"run": run, "scenario": run.scenario, "data": data, "story": _story(run, events)}
+    page = page_data(request, run=run, scenario=run.scenario, nodes=_nodes(run), events=events)
+    context = {"run": run, "scenario": run.scenario, "page": page, "story": _story(run, events)}
     return render(request, "lockviz/replay.html", context)
 
 

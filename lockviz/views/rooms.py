@@ -24,6 +24,7 @@ from lockviz.teaching import rooms
 from lockviz.teaching.lessons import course
 from lockviz.teaching.rooms import State
 from lockviz.views import HtmxHttpRequest, absolute, browser
+from lockviz.views.pagedata import page_data, presenting
 from lockviz.views.refusals import respond
 
 
@@ -113,8 +114,8 @@ def follow(request: HtmxHttpRequest, code: str) -> HttpResponse:
     if _presenting(request, room):
         return redirect("room", code=room.code)
     member = rooms.join(room, browser(request))
-    data = {"room": room.code, "ws": f"/ws/rooms/{room.code}/", "state": room.state}
-    return render(request, "lockviz/follow.html", {"room": room, "member": member, "data": data})
+    page = page_data(request, room=room, state=room.state)
+    return render(request, "lockviz/follow.html", {"room": room, "member": member, "page": page})
 
 
 @require_POST
@@ -202,22 +203,24 @@ def run_for_followers(request: HtmxHttpRequest, run_id: str) -> JsonResponse:
     scenario["steps"] = steps
     scenario.pop("expect", None)
     return JsonResponse(
-        {
-            "run": run.pk,
-            "title": run.title,
-            "status": run.status,
-            "scenario": scenario,
-            "ws": f"/ws/runs/{run.pk}/",
-            "replay": reverse("replay", args=[run.pk]),
-            "verdict": reverse("verdict", args=[run.pk]),
-        }
+        page_data(
+            request,
+            run=run,
+            title=run.title,
+            scenario=scenario,
+            replay=reverse("replay", args=[run.pk]),
+            verdict=reverse("verdict", args=[run.pk]),
+        )
     )
 
 
 def room_bar(request: HtmxHttpRequest) -> dict[str, object]:
-    """Context for every page: the room this browser presents, or follows from a replay."""
-    code = request.session.get("presenting") if hasattr(request, "session") else None
-    return {"presenting": code} if isinstance(code, str) else {}
+    """Context for every page: the room this browser presents, and the page data of a page
+    whose view hands its script nothing more (a view's own ``page`` replaces it)."""
+    code = presenting(request)
+    return (
+        {"presenting": code, "page": page_data(request)} if code else {"page": page_data(request)}
+    )
 
 
 def _json(request: HtmxHttpRequest) -> Any:

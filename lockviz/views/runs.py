@@ -17,6 +17,7 @@ from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import parse
 from lockviz.views import HtmxHttpRequest, browser, owns
 from lockviz.views.forms import RunForm
+from lockviz.views.pagedata import page_data
 from lockviz.views.refusals import not_yours, respond
 
 
@@ -87,6 +88,7 @@ def run_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         "story": story,
         "changed": _changes(run),
         "yours": owns(request, run),
+        "page": page_data(request, run=run, scenario=scenario.to_json(), nodes=scenario.nodes),
     }
     return render(request, "lockviz/run.html", context)
 

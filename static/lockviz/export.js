@@ -14,6 +14,7 @@
 
 import { LockDiagram } from "./diagram/diagram.js";
 import { SVG_NS, el } from "./diagram/svg.js";
+import { pageData } from "./page-data.js";
 
 const SLIDE = { width: 1920, height: 1080, margin: 48 };
 
@@ -93,13 +94,7 @@ function verdictLines() {
 }
 
 function subtitle(moment) {
-  const node = document.getElementById("scenario-data");
-  let s = {};
-  try {
-    s = node ? JSON.parse(node.textContent) : {};
-  } catch {
-    s = {};
-  }
+  const s = pageData().scenario || {};
   const run = document.querySelector("[data-export][data-name]");
   const id = run ? run.dataset.name.replace(/^lockviz-run-/, "") : "";
   const parts = [

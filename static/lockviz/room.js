@@ -9,6 +9,7 @@
 //
 // startRoomBar() does all this on a page with the room bar (site.js calls it on every page).
 
+import { pageData } from "./page-data.js";
 import { checkpoint as checkpointHere, showing } from "./showing.js";
 import { dataOf, socketUrl } from "./sockets.js";
 
@@ -19,6 +20,7 @@ export function startRoomBar() {
   if (!bar || started) return;
   started = true;
   const code = bar.dataset.room;
+  const stream = pageData().presenting; // {room, ws}: the room's stream path, from the server
   const csrf = (document.body.getAttribute("hx-headers") || "").match(/"X-CSRFToken": "([^"]*)"/);
   const headers = { "X-CSRFToken": csrf ? csrf[1] : "" };
   const $ = (id) => document.getElementById(id);
@@ -166,7 +168,8 @@ export function startRoomBar() {
   // ---- the room's stream ---------------------------------------------------------------
 
   function connect() {
-    const socket = new WebSocket(socketUrl(`/ws/rooms/${code}/`));
+    if (!stream) return;
+    const socket = new WebSocket(socketUrl(stream.ws));
     socket.onmessage = (message) => {
       const data = dataOf(message);
       if (!data) return;

@@ -93,7 +93,7 @@ def test_a_live_run_replays_back_and_forth_in_time(app_server: AppServer, page: 
     entry(page)
     at, after = page.evaluate(
         """() => { const r = window.entry.replay;
-                   const ev = JSON.parse(document.getElementById('replay-data').textContent).events;
+                   const ev = JSON.parse(document.getElementById('page-data').textContent).events;
                    return [ev[r.index].t_ms, (ev[r.index + 1] || {t_ms: Infinity}).t_ms]; }"""
     )
     assert at <= 3000 < after and rejected.count() == 0
@@ -164,7 +164,7 @@ def test_exports_parse_and_a_reimported_run_replays_the_same(
     page.get_by_role("button", name="Check and import").click()
     page.wait_for_url("**/replay/")
     assert exported["run_id"] not in page.url  # a new run
-    replayed = page.evaluate("JSON.parse(document.getElementById('replay-data').textContent)")
+    replayed = page.evaluate("JSON.parse(document.getElementById('page-data').textContent)")
     unsaid = [{k: v for k, v in e.items() if k != "said"} for e in replayed["events"]]
     assert unsaid == exported["events"] and all("said" in e for e in replayed["events"])
     page.keyboard.press("End")

@@ -5,13 +5,13 @@
 // Exports `compare` {views} when lanes are shown (the browser tests read it).
 
 import { LockDiagram } from "../diagram/diagram.js";
+import { pageData } from "../page-data.js";
 import { openStream } from "../runstream.js";
 import { pageTitle, tell } from "../showing.js";
 import { startSite } from "../site.js";
 
 startSite();
-const source = document.getElementById("compare-data");
-const lanes = source ? JSON.parse(source.textContent) : [];
+const lanes = pageData().lanes || [];
 const durationMs = Math.max(...lanes.map((lane) => lane.duration_ms || 4000)) + 800;
 const pxPerMs = Math.min(0.2, Math.max(0.05, 700 / durationMs));
 const container = document.getElementById("lanes");

@@ -10,13 +10,14 @@
 // Exports `follow` {state, poll, events, shown} (the browser tests read it).
 
 import { LockDiagram } from "../diagram/diagram.js";
+import { pageData } from "../page-data.js";
 import { presenter } from "../presenter.js";
 import { openStream } from "../runstream.js";
 import { startSite } from "../site.js";
 import { dataOf, socketUrl } from "../sockets.js";
 
 startSite();
-const data = JSON.parse(document.getElementById("follow-data").textContent);
+const data = pageData();
 const $ = (id) => document.getElementById(id);
 const csrf = document.querySelector("#vote-form input[name=csrfmiddlewaretoken]");
 const ui = {
@@ -205,7 +206,7 @@ function vote(choice) {
 // ---- the room's stream ---------------------------------------------------------------
 
 function connect() {
-  const socket = new WebSocket(socketUrl(data.ws));
+  const socket = new WebSocket(socketUrl(data.room_ws));
   socket.onopen = () => {
     ui.status.textContent = "following";
   };

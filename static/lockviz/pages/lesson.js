@@ -20,6 +20,7 @@ import { LockDiagram } from "../diagram/diagram.js";
 import { lessonKeys } from "../lesson-keys.js";
 import { LiveLine } from "../lesson-live.js";
 import { Question } from "../lesson-question.js";
+import { pageData } from "../page-data.js";
 import { mark } from "../progress.js";
 import { presenter } from "../presenter.js";
 import { openStream } from "../runstream.js";
@@ -28,8 +29,8 @@ import { startSite } from "../site.js";
 import { Telling } from "../telling.js";
 
 startSite();
-const source = document.getElementById("lesson-data");
-export const walkthrough = source ? startWalkthrough(JSON.parse(source.textContent)) : null;
+const data = pageData();
+export const walkthrough = data.run ? startWalkthrough(data) : null;
 
 function startWalkthrough(data) {
   const $ = (id) => document.getElementById(id);

@@ -7,6 +7,7 @@
 
 import { LockDiagram } from "../diagram/diagram.js";
 import { ENDED, NO_CONTROLS, faultControls } from "../fault-controls.js";
+import { pageData } from "../page-data.js";
 import { presenter } from "../presenter.js";
 import { openStream } from "../runstream.js";
 import { pageTitle, tell } from "../showing.js";
@@ -124,7 +125,6 @@ document.addEventListener("htmx:afterSettle", () => {
 });
 
 const controlsRoot = document.getElementById("fault-controls");
-const pageData = document.getElementById("play-data");
-const data = pageData ? JSON.parse(pageData.textContent) : null;
+const data = pageData().run ? pageData() : null;
 export const session = data ? startSession(controlsRoot ? faultControls(controlsRoot) : NO_CONTROLS, data) : null;
 if (data) tell({ showing: () => ({ view: "run", run: data.run, at: null, title: pageTitle() }) });

@@ -1,6 +1,6 @@
 // The replay page: time travel through a stored run, without any backend.
 //
-// All events are in the page (json_script "replay-data"), each with its words (``said``, made
+// All events are in the page (page data, #page-data), each with its words (``said``, made
 // by the server's narrator). The diagram draws them all once; the cursor is an index into them,
 // and the diagram shows the run as it was after that event (showUpTo, which costs the same at
 // any cursor, so stepping and scrubbing stay smooth at 20,000 events) and marks it (highlight).
@@ -14,6 +14,7 @@
 
 import { LockDiagram } from "../diagram/diagram.js";
 import { startExports } from "../export.js";
+import { pageData } from "../page-data.js";
 import { presenter } from "../presenter.js";
 import { replayKeys } from "../replay-keys.js";
 import { Player } from "../replay-player.js";
@@ -22,7 +23,7 @@ import { pageTitle, tell } from "../showing.js";
 import { startSite } from "../site.js";
 
 startSite();
-const data = JSON.parse(document.getElementById("replay-data").textContent);
+const data = pageData();
 const events = data.events;
 const scenario = data.scenario || {};
 const line = new Timeline(events, scenario);

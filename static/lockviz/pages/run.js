@@ -9,16 +9,17 @@
 import { LockDiagram } from "../diagram/diagram.js";
 import { startExports } from "../export.js";
 import { ENDED, faultControls } from "../fault-controls.js";
+import { pageData } from "../page-data.js";
 import { presenter } from "../presenter.js";
 import { openStream } from "../runstream.js";
 import { pageTitle, tell } from "../showing.js";
 import { startSite } from "../site.js";
 
 startSite();
-const script = document.querySelector("script[data-run]");
-const runId = script.dataset.run;
-const scenario = JSON.parse(document.getElementById("scenario-data").textContent);
-const nodes = JSON.parse(document.getElementById("nodes-data").textContent);
+const data = pageData();
+const runId = data.run;
+const scenario = data.scenario;
+const nodes = data.nodes;
 const statusEl = document.getElementById("run-status");
 const serversEl = document.getElementById("servers");
 const svg = document.getElementById("diagram");
@@ -78,7 +79,7 @@ function onEvent(event) {
   presenter.follow(diagram, finished);
 }
 
-const stream = openStream(script.dataset.ws, 0, {
+const stream = openStream(data.ws, 0, {
   onEvent,
   onStatus(status, position) {
     // The status comes after the verdict is stored: only then is it there to fetch.

@@ -145,8 +145,8 @@ def test_a_fork_is_exported_with_its_parent_and_opens_beside_it(client: Client) 
     exported = client.get(f"/runs/{fork.pk}/export.json").json()
     assert exported["fork"] == {"parent": parent.pk, "diverged_seq": 9, "diverged_ms": 2800.2}
     page = client.get(f"/compare/?runs={parent.pk},{fork.pk}").content.decode()
-    data = json.loads(page.split('id="compare-data" type="application/json">')[1].split("<")[0])
-    marks = [lane["marks"] for lane in data]
+    data = json.loads(page.split('id="page-data" type="application/json">')[1].split("<")[0])
+    marks = [lane["marks"] for lane in data["lanes"]]
     assert marks[0] == marks[1] == [{"t_ms": 2800.2, "label": "what if…? parts from here (2.80 s)"}]
     assert "What if…? (from 2.80 s)" in page
     assert f"/runs/{fork.pk}/fork/" in page  # forkable again

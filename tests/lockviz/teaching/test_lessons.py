@@ -189,7 +189,7 @@ def test_a_walkthrough_embeds_the_run_and_the_lesson(client: Client) -> None:
     response = client.get(f"/lessons/gc-pause-fenced/?run={run.pk}")
     assert response.status_code == 200
     page = response.content.decode()
-    match = re.search(r'<script id="lesson-data" type="application/json">(.*?)</script>', page)
+    match = re.search(r'<script id="page-data" type="application/json">(.*?)</script>', page)
     data = json.loads(match.group(1))
     assert [e["seq"] for e in data["events"]] == [1, 2, 3]
     assert data["scenario"]["steps"][5]["ask"]["question"].startswith("Alice wakes")

@@ -44,7 +44,7 @@ def test_students_join_by_link_or_code_and_joining_starts_nothing() -> None:
     joined = student.post(f"/r/{room.code}", {"name": "Ada"})
     assert joined["Location"] == f"/rooms/{room.code}/follow/"
     page = student.get(joined["Location"]).content.decode()
-    assert "follow-data" in page and f"/ws/rooms/{room.code}/" in page
+    assert "page-data" in page and f"/ws/rooms/{room.code}/" in page
     assert Member.objects.get(room=room).name == "Ada"
     assert not Run.objects.exists()  # joining never starts servers
 

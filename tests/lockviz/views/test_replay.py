@@ -45,7 +45,7 @@ def test_an_exported_run_imports_and_exports_the_same_events(client: Client) -> 
 def test_the_replay_embeds_every_event_with_its_words(client: Client) -> None:
     run = imported(client)
     page = client.get(f"/runs/{run.pk}/replay/").content.decode()
-    start = page.index('<script id="replay-data" type="application/json">') + 49
+    start = page.index('<script id="page-data" type="application/json">') + 47
     data = json.loads(page[start : page.index("</script>", start)])
     assert [e["seq"] for e in data["events"]] == list(range(1, 30))
     said = data["events"][23]["said"]

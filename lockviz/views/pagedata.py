@@ -1,0 +1,49 @@
+"""What a page hands its script, built in one place.
+
+Every page renders ``page_data(...)`` once, as ``{{ page|json_script:"page-data" }}`` in
+templates/base.html; its entry module (static/lockviz/pages/) reads it with ``pageData()`` from
+static/lockviz/page-data.js. The common keys are named here and nowhere else:
+
+- ``run``, ``status``, ``ws``: the run the page shows, its status, its event stream's path;
+- ``room``, ``room_ws``: the room the page follows and its stream's path;
+- ``presenting``: ``{"room", "ws"}`` for the room this browser presents (the room bar), or null.
+
+Anything else a page needs (its scenario, lifelines, events, lanes, verbs…) comes as extras.
+Stream paths come from lockviz.routing, never written by hand.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+
+from lockviz.models import Room, Run
+from lockviz.routing import room_stream, run_stream
+
+COMMON = ("run", "status", "ws", "room", "room_ws", "presenting")
+
+
+def page_data(
+    request: HttpRequest, *, run: Run | None = None, room: Room | None = None, **extra: Any
+) -> dict[str, Any]:
+    """The page's data for its script: the common keys (null when the page has none) and
+    ``extra``, which may not redefine them."""
+    clash = set(extra) & set(COMMON)
+    if clash:
+        raise TypeError(f"page_data: {sorted(clash)} are common keys, pass run= or room=")
+    data: dict[str, Any] = dict.fromkeys(COMMON)
+    if run is not None:
+        data.update(run=run.pk, status=run.status, ws=run_stream(run.pk))
+    if room is not None:
+        data.update(room=room.code, room_ws=room_stream(room.code))
+    code = presenting(request)
+    if code is not None:
+        data["presenting"] = {"room": code, "ws": room_stream(code)}
+    return {**data, **extra}
+
+
+def presenting(request: HttpRequest) -> str | None:
+    """The code of the room this browser presents, if any."""
+    code = request.session.get("presenting") if hasattr(request, "session") else None
+    return code if isinstance(code, str) else None
