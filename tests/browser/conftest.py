@@ -7,9 +7,16 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import CHROMIUM, FLAGS
+from tests.conftest import CHROMIUM, FLAGS, AppServer
 
 __all__ = ["CHROMIUM", "FLAGS"]  # the browser itself is tests/conftest.py's, one per process
+
+
+@pytest.fixture
+def app_server(shared_app: AppServer) -> AppServer:
+    """A page test uses the app as a learner does, from a browser context of its own: the tests
+    of a process share one app (tests/conftest.py), as a class shares one."""
+    return shared_app
 
 
 @pytest.fixture
