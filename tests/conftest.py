@@ -170,7 +170,17 @@ def postgres_database() -> Iterator[str]:
 
 @pytest.fixture
 def app_server(tmp_path: Path) -> Iterator[AppServer]:
+    """An app of the test's own: for tests that stop it, kill it or read its database."""
     server = AppServer(tmp_path)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def shared_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
+    """One app per test process for the tests that use it only as learners do, each from a
+    browser context (a session) of its own: starting one costs seconds of a busy machine."""
+    server = AppServer(tmp_path_factory.mktemp("shared-app"))
     yield server
     server.stop()
 

@@ -128,15 +128,32 @@ def test_the_recipe_wakes_one_waiter_per_release_the_herd_wakes_all(
 
     threads = []
     last_call = "children" if herd else "watch"  # a waiter's last call before it sleeps
-    for lock in waiters:  # one at a time: each is asleep on its watch before the next queues
+
+    def settled(woken: int) -> None:
+        """Wait until ``woken`` wake-ups have come in all and every waiter not yet granted is
+        asleep on its watch again (its last event: the reply to that call)."""
+
+        def quiet() -> bool:
+            total = sum(kind == "woken" for w in waiters for kind, _ in _events(w))
+            waiting = [w for w in waiters if not granted[w.owner].is_set() and _events(w)]
+            asleep = all(_calls(w)[-1] == ("reply", last_call) for w in waiting)
+            return total == woken and asleep
+
+        wait_for(quiet)
+
+    # A new node in the queue wakes the herd (every waiter before it), never the recipe's.
+    for n, lock in enumerate(waiters):  # one at a time: each asleep before the next queues
         threads.append(threading.Thread(target=wait_turn, args=(lock,)))
         threads[-1].start()
         wait_for(lambda lock=lock: ("reply", last_call) in _calls(lock))
-        time.sleep(0.2)  # let the herd's wake-ups settle before the next change
-    for previous, lock in zip([holder, *waiters], waiters, strict=False):
+        settled(n * (n + 1) // 2 if herd else 0)
+    # A release wakes every waiter left in the herd, one in the recipe.
+    woken = 3 if herd else 0
+    for n, (previous, lock) in enumerate(zip([holder, *waiters], waiters, strict=False)):
         assert previous.release() is True
         assert granted[lock.owner].wait(10)
-        time.sleep(0.2)
+        woken += len(waiters) - n if herd else 1
+        settled(woken)
     assert waiters[-1].release() is True
     for t in threads:
         t.join(5)
@@ -158,8 +175,12 @@ def _created(lock: ZooKeeperLock) -> str:
     return next(d["path"] for kind, d in events if kind == "reply" and d["op"] == "create")
 
 
+def _events(lock: ZooKeeperLock) -> list[tuple[str, dict[str, Any]]]:
+    return list(lock.events)  # type: ignore[attr-defined]
+
+
 def _calls(lock: ZooKeeperLock) -> list[tuple[str, str]]:
-    return [(kind, d.get("op", "")) for kind, d in lock.events]  # type: ignore[attr-defined]
+    return [(kind, d.get("op", "")) for kind, d in _events(lock)]
 
 
 def test_acquire_timeout_deletes_its_own_node(make: Any, zk: ServerSet) -> None:

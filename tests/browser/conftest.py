@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import CHROMIUM, FLAGS
+from tests.conftest import CHROMIUM, FLAGS, AppServer
 
 __all__ = ["CHROMIUM", "FLAGS", "entry"]  # the browser itself is tests/conftest.py's
 
@@ -23,6 +23,13 @@ def entry(page: Any) -> None:
         "async () => { window.entry = await import("
         "document.querySelector('script[type=module][src]').src); }"
     )
+
+
+@pytest.fixture
+def app_server(shared_app: AppServer) -> AppServer:
+    """A page test uses the app as a learner does, from a browser context of its own: the tests
+    of a process share one app (tests/conftest.py), as a class shares one."""
+    return shared_app
 
 
 @pytest.fixture

@@ -39,8 +39,8 @@ LEARNERS = 20
 AT_ONCE = 4  # browser contexts driven at the same time: a class arriving, on a 2-core machine
 FAULTS = 3  # clicks per learner before Finish
 # A run waits in the queue while the lab is full, and the lab counts fewer slots while the
-# machine is busy (lockviz/lab/capacity.py): on a loaded 2-core machine that can take a minute.
-LIVE_WITHIN_S = 120
+# machine is busy (lockviz/lab/capacity.py): on a loaded 2-core machine that can take minutes.
+QUEUE_PATIENCE_S = 180  # how long a run may wait in a busy machine's queue
 # Two clients taking turns for 40 s, a steady stream of events with no clicks needed.
 TURNS: dict[str, Any] = {
     "format": 1,
@@ -127,9 +127,7 @@ async def learn(browser: Browser, base: str, learner: Learner) -> None:
         learner.run = page.url.rstrip("/").rsplit("/", 1)[1]
         alice, bob = page.locator("#faults-alice"), page.locator("#faults-bob")
         acquire = alice.get_by_role("button", name="acquire", exact=True)
-        try:
-            await expect_async(acquire).to_be_enabled(timeout=LIVE_WITHIN_S * 1000)
-        except AssertionError:
+        if not await live(page, acquire):
             status = await page.locator("#run-status").text_content()
             learner.trouble = f"never live (the page says {status!r});"
             return
@@ -144,6 +142,21 @@ async def learn(browser: Browser, base: str, learner: Learner) -> None:
         learner.finish = await answer_of(page, finish, f"/runs/{learner.run}/finish")
     finally:
         await context.close()
+
+
+async def live(page: Page, acquire: Any) -> bool:
+    """Whether the run went live: within 40 s of leaving the queue. A run waits its turn in its
+    replica's queue while the machine is busy (lockviz/lab/capacity.py; other work on a shared
+    machine counts): in line, the page says so, and that is not trouble, for up to 3 minutes."""
+    deadline = time.monotonic() + QUEUE_PATIENCE_S
+    while True:
+        try:
+            await expect_async(acquire).to_be_enabled(timeout=40_000)
+            return True
+        except AssertionError:
+            status = await page.locator("#run-status").get_attribute("data-status")
+            if status != "queued" or time.monotonic() > deadline:
+                return False
 
 
 def drive(base: str, learners: list[Learner]) -> None:
@@ -406,8 +419,12 @@ def statuses_after(
 
 
 def live_soon(stack: Stack, run: str) -> None:
+    """Live within 40 s of leaving its replica's queue (where a busy machine keeps it waiting
+    its turn, up to :data:`QUEUE_PATIENCE_S`)."""
+    wait_for(f"run {run} out of the queue", lambda: stack.db.status(run) != "queued",
+             QUEUE_PATIENCE_S)  # fmt: skip
     started = "SELECT 1 FROM lockviz_runevent WHERE run_id = %s AND kind = 'run_started'"
-    wait_for(f"run {run} live", lambda: bool(stack.db.query(started, run)), LIVE_WITHIN_S)
+    wait_for(f"run {run} live", lambda: bool(stack.db.query(started, run)), 40)
 
 
 def new_runs(stack: Stack, count: int) -> list[str]:

@@ -24,9 +24,22 @@ def run(s: Scenario, sink: Any = None) -> tuple[RunEngine, RunResult]:
     return engine, engine.run()
 
 
+def told(s: Scenario, attempts: int = 3) -> RunResult:
+    """A run of ``s`` that told its story. Beside other tests (``make test`` runs several at
+    once, on a machine others share) the machine may fall behind at a moment the story cannot
+    be shifted past: the run then says so (inconclusive, its lateness the reason, never a wrong
+    verdict) and is played again. Three in a row that could not tell it are a failure."""
+    for _ in range(attempts):
+        _, result = run(s)
+        if not result.inconclusive:
+            break
+        assert result.inconclusive.startswith("the machine fell behind"), result.inconclusive
+    return result
+
+
 @pytest.mark.parametrize("slug", list(builtin()))
 def test_builtin_scenario_meets_its_expectation(slug: str) -> None:
-    _, result = run(builtin()[slug])
+    result = told(builtin()[slug])
     assert result.error is None
     assert result.mismatches == [], result.verdict
     assert result.expect_met is True, result.inconclusive  # not inconclusive: the story was told

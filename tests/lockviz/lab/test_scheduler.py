@@ -155,7 +155,7 @@ def test_a_shift_moves_what_is_pending_on_every_schedule_of_the_run() -> None:
     thawing.join(5)
     # The stall's shift (a loaded machine may add small ones of its own, later):
     shift = shifts[0]
-    assert shift.index == 1 and shift.late_ms >= 900
+    assert shift.index == 1 and shift.late_ms >= 800  # step 2 was due at 200: 1000 - 200
     assert all(later.late_ms < shift.late_ms / 2 for later in shifts[1:])
     assert ("400", "alice's thaw") in [(f"{d:.0f}", w) for d, w in shift.pending]
     step2, thaw = sorted(done, key=lambda d: d[1])
