@@ -119,6 +119,12 @@ class ServerWatcher(Watcher):
         super().__init__(node, record, retired=retired)
         self.host, self.port = host, port
         self.password = password
+        self.init_state()
+
+    def init_state(self) -> None:
+        """Set up a subclass's own state, once, at the end of ``__init__`` (so that no
+        subclass has to restate the constructor's signature)."""
+        return
 
     @classmethod
     def of(cls, server: Server, record: Record) -> Self:

@@ -28,12 +28,10 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Callable
 from typing import TypedDict
 
 from lockviz.jsontypes import JsonObject
 from lockviz.lab.backends.etcd import LAB_PREFIX, LOCK_PREFIX, OWNERS
-from lockviz.lab.events import Record
 from lockviz.lab.servers.etcd import prefix_end
 from lockviz.lab.watchers.base import ServerWatcher
 
@@ -74,17 +72,7 @@ def _text(value: str | None) -> str:
 class LockWatcher(ServerWatcher):
     transient = (OSError, http.client.HTTPException, ValueError, KeyError)
 
-    def __init__(
-        self,
-        host: str,
-        port: int,
-        node: str,
-        record: Record,
-        *,
-        password: str | None = None,
-        retired: Callable[[], bool] | None = None,
-    ) -> None:
-        super().__init__(host, port, node, record, password=password, retired=retired)
+    def init_state(self) -> None:
         self.revision = 0  # everything up to here was handled: a reconnect resumes after it
         self.queue: dict[str, int] = {}  # lock key -> create revision
         self.owners: dict[str, str] = {}  # lease (hex) -> owner name

@@ -13,13 +13,11 @@ pooler, the shared server session carries the name of the client that used it la
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 import psycopg
 from psycopg.rows import TupleRow
 
 from algorithms.postgres_lock import connect
-from lockviz.lab.events import Record
 from lockviz.lab.watchers.base import ServerWatcher
 
 POLL_S = 0.05
@@ -37,17 +35,7 @@ class LockTableWatcher(ServerWatcher):
 
     transient = (psycopg.Error,)
 
-    def __init__(
-        self,
-        host: str,
-        port: int,
-        node: str,
-        record: Record,
-        *,
-        password: str | None = None,
-        retired: Callable[[], bool] | None = None,
-    ) -> None:
-        super().__init__(host, port, node, record, password=password, retired=retired)
+    def init_state(self) -> None:
         self.held: dict[tuple[int, int], str] = {}  # (backend pid, key) -> holder's name
         self.lost_ns: int | None = None  # when the connection to the server was lost
 
