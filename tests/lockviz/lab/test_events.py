@@ -4,8 +4,6 @@ model and back to the same JSON, and the files generated from it are up to date.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from io import StringIO
 from pathlib import Path
 
@@ -15,6 +13,7 @@ from pydantic import ValidationError
 
 from lockviz.lab import events
 from tests.conftest import ROOT
+from tests.without_django import run_without_django
 
 RECORDED = sorted(
     [
@@ -114,6 +113,4 @@ def test_the_event_module_imports_without_django() -> None:
         "bad = sorted(n for n in sys.modules if n.split('.')[0] in ('django', 'channels'))\n"
         "assert not bad, bad\n"
     )
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}  # no DJANGO_SETTINGS_MODULE
-    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
+    run_without_django(code)

@@ -3,10 +3,7 @@ processes (lockviz/lab/children/) are modules a process can run."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
-from tests.conftest import ROOT
+from tests.without_django import run_without_django
 
 CODE = """
 import importlib, pkgutil, sys
@@ -28,7 +25,4 @@ print(len([n for n in sys.modules if n.startswith("lockviz.lab.")]))
 
 
 def test_the_lab_and_its_child_processes_import_without_django() -> None:
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}  # no DJANGO_SETTINGS_MODULE
-    result = subprocess.run([sys.executable, "-c", CODE], env=env, capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    assert int(result.stdout) >= 40  # every module was really imported
+    assert int(run_without_django(CODE)) >= 40  # every module was really imported
