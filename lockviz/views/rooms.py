@@ -9,7 +9,9 @@ name, and follow at ``/rooms/<code>/follow/``; joining never starts a server.
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from typing import Any
 
 import segno
@@ -48,6 +50,29 @@ def _forbidden(request: HtmxHttpRequest, what: str) -> HttpResponse:
 def _refused(request: HtmxHttpRequest, refusal: Refusal) -> HttpResponse:
     """A room's refusals are read by its scripts: plain text (lockviz.views.refusals)."""
     return respond(request, refusal, plain=True)
+
+
+View = Callable[..., HttpResponse]
+
+
+def _by_the_presenter(what: str) -> Callable[[View], View]:
+    """A view only the room's presenter may call (to ``what``): it receives the room, not its
+    code, and a :class:`RoomRefused` it raises is answered as a refusal."""
+
+    def decorate(view: View) -> View:
+        @functools.wraps(view)
+        def checked(request: HtmxHttpRequest, code: str, **kwargs: Any) -> HttpResponse:
+            room = _room(code)
+            if not _presenting(request, room):
+                return _forbidden(request, what)
+            try:
+                return view(request, room, **kwargs)
+            except RoomRefused as exc:
+                return _refused(request, exc)
+
+        return checked
+
+    return decorate
 
 
 @require_POST
@@ -119,42 +144,30 @@ def follow(request: HtmxHttpRequest, code: str) -> HttpResponse:
 
 
 @require_POST
-def show(request: HtmxHttpRequest, code: str) -> HttpResponse:
+@_by_the_presenter("say what the class sees")
+def show(request: HtmxHttpRequest, room: Room) -> HttpResponse:
     """The presenter's page says what it shows now (room.js, a few times a second at most)."""
-    room = _room(code)
-    if not _presenting(request, room):
-        return _forbidden(request, "say what the class sees")
-    try:
-        rooms.show(room, State.read(_json(request)))
-    except RoomRefused as exc:
-        return _refused(request, exc)
+    rooms.show(room, State.read(_json(request)))
     return HttpResponse(status=204)
 
 
 @require_POST
-def ask(request: HtmxHttpRequest, code: str) -> HttpResponse:
+@_by_the_presenter("ask the class")
+def ask(request: HtmxHttpRequest, room: Room) -> HttpResponse:
     """A poll: a lesson's checkpoint (``run`` and ``step``) or the presenter's own question."""
-    room = _room(code)
-    if not _presenting(request, room):
-        return _forbidden(request, "ask the class")
-    try:
-        if request.POST.get("step"):
-            run = get_object_or_404(Run, pk=str(request.POST.get("run", ""))[:16])
-            poll = rooms.ask_checkpoint(room, run, _whole(request.POST.get("step")))
-        else:
-            given = request.POST.getlist("choices")
-            choices = [line for item in given for line in item.splitlines()]
-            poll = rooms.ask(room, str(request.POST.get("question", "")), choices)
-    except RoomRefused as exc:
-        return _refused(request, exc)
+    if request.POST.get("step"):
+        run = get_object_or_404(Run, pk=str(request.POST.get("run", ""))[:16])
+        poll = rooms.ask_checkpoint(room, run, _whole(request.POST.get("step")))
+    else:
+        given = request.POST.getlist("choices")
+        choices = [line for item in given for line in item.splitlines()]
+        poll = rooms.ask(room, str(request.POST.get("question", "")), choices)
     return JsonResponse({"poll": rooms.public(poll), "tally": rooms.tally(poll)})
 
 
 @require_POST
-def reveal(request: HtmxHttpRequest, code: str, poll_id: int) -> HttpResponse:
-    room = _room(code)
-    if not _presenting(request, room):
-        return _forbidden(request, "reveal the answer")
+@_by_the_presenter("reveal the answer")
+def reveal(request: HtmxHttpRequest, room: Room, poll_id: int) -> HttpResponse:
     poll = get_object_or_404(Poll, pk=poll_id, room=room)
     rooms.reveal(poll)
     return JsonResponse({"poll": rooms.public(poll)})
