@@ -63,10 +63,10 @@ import math
 import threading
 from typing import Any
 
-from algorithms.clock import Clock, SystemClock
+from algorithms.clock import Clock
 from algorithms.errors import BackendUnavailable, NotHeld
 from algorithms.etcd_gateway import Gateway, b64, unb64
-from algorithms.events import EventSink, Reporter, discard
+from algorithms.events import EventSink, discard
 from algorithms.lock import Grant, LockBase
 from algorithms.sequencer import Sequencer
 
@@ -92,16 +92,13 @@ class EtcdLock(LockBase):
         clock: Clock | None = None,
         on_event: EventSink = discard,
     ) -> None:
+        super().__init__(owner, clock, on_event)
         self.gateway = gateway
         self.name = name
         self.owner_prefix = owner_prefix or f"{name}.owners/"
-        self.owner = owner
         self.ttl_s = effective_ttl_s(ttl_ms)
         self.node = gateway.node
-        self.clock = clock or SystemClock()
-        self.grant: Grant | None = None
         self.lease_id: str | None = None
-        self._report = Reporter(on_event)
 
     # -- acquire ------------------------------------------------------------------------------
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from algorithms.clock import Clock, SystemClock
+from algorithms.events import EventSink, Reporter
 from algorithms.sequencer import Sequencer
 
 
@@ -55,8 +57,15 @@ class Lock(Protocol):
 
 
 class LockBase:
-    """What most locks do for the optional parts of :class:`Lock`: nothing to prepare or
-    close, and a grant valid for its lease."""
+    """What every lock keeps (its owner, its clock, its grant, the reporter of its steps) and
+    what most do for the optional parts of :class:`Lock`: nothing to prepare or close, and a
+    grant valid for its lease."""
+
+    def __init__(self, owner: str, clock: Clock | None, on_event: EventSink) -> None:
+        self.owner = owner
+        self.clock: Clock = clock or SystemClock()
+        self.grant: Grant | None = None
+        self._report = Reporter(on_event)
 
     def prepare(self) -> None:
         return None

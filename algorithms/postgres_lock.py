@@ -76,10 +76,10 @@ from typing import Any, Literal
 import psycopg
 from psycopg import errors, pq
 
-from algorithms.clock import Clock, SystemClock
+from algorithms.clock import Clock
 from algorithms.deadlines import deadlines
 from algorithms.errors import BackendUnavailable, NotHeld
-from algorithms.events import EventSink, Reporter, discard
+from algorithms.events import EventSink, discard
 from algorithms.lock import Grant, LockBase
 from algorithms.sequencer import Sequencer
 
@@ -185,19 +185,16 @@ class PostgresLock(LockBase):
     ) -> None:
         if lease_ms is not None and scope != "xact":
             raise ValueError("only a transaction-scoped lock can have a lease (an idle timeout)")
+        super().__init__(owner, clock, on_event)
         self.conn = conn
         self.call_timeout_ms = call_timeout_ms
         self.reconnect = reconnect
         self.key = key
-        self.owner = owner
         self.scope = scope
         self.lease_ms = lease_ms
         self.node = node
-        self.clock = clock or SystemClock()
         self.retry_delay_ms = retry_delay_ms
-        self.grant: Grant | None = None
         self.session_pid = 0  # the server session that holds our grant (its backend pid)
-        self._report = Reporter(on_event)
         self._warnings: list[str] = []
         self._prepared: set[tuple[pq.abc.PGconn, bytes]] = set()  # statements, by libpq session
         self._guard = threading.Lock()  # a call's end and its deadline's abandon exclude each other

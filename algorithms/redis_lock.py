@@ -36,9 +36,9 @@ import secrets
 
 import redis
 
-from algorithms.clock import Clock, SystemClock
+from algorithms.clock import Clock
 from algorithms.errors import BackendUnavailable, NotHeld
-from algorithms.events import EventSink, Reporter, discard
+from algorithms.events import EventSink, discard
 from algorithms.lock import Grant, LockBase
 from algorithms.resp import ReplyError, RespConnection, pack
 from algorithms.sequencer import Sequencer
@@ -96,18 +96,15 @@ class RedisLock(LockBase):
         expire: bool = True,
         retry_delay_ms: int = 100,
     ) -> None:
+        super().__init__(owner, clock, on_event)
         self.client = client
         self.name = name
         self.fence_key = f"{name}:fence"
-        self.owner = owner
         self.ttl_ms = ttl_ms
         self.node = node
-        self.clock = clock or SystemClock()
         self.unsafe_release = unsafe_release
         self.expire = expire
         self.retry_delay_ms = retry_delay_ms
-        self.grant: Grant | None = None
-        self._report = Reporter(on_event)
         # The lock's own connection to the client's node (see algorithms.resp: redis-py's
         # per-command overhead was as large as the round trip), with the client's timeout.
         kwargs = client.connection_pool.connection_kwargs

@@ -53,9 +53,9 @@ import select
 from collections.abc import Mapping
 from typing import Any
 
-from algorithms.clock import Clock, SystemClock
+from algorithms.clock import Clock
 from algorithms.errors import BackendUnavailable, NotHeld
-from algorithms.events import EventSink, Reporter, discard
+from algorithms.events import EventSink, discard
 from algorithms.lock import Grant, LockBase
 from algorithms.redis_lock import EXTEND_SCRIPT, RELEASE_SCRIPT
 from algorithms.resp import ReplyError, RespConnection, pack
@@ -115,18 +115,15 @@ class Redlock(LockBase):
         node_timeout_ms: int = DEFAULT_NODE_TIMEOUT_MS,
         retry_delay_ms: int = DEFAULT_RETRY_DELAY_MS,
     ) -> None:
+        super().__init__(owner, clock, on_event)
         self.nodes = dict(nodes)
         self.name = name
-        self.owner = owner
         self.ttl_ms = ttl_ms
-        self.clock = clock or SystemClock()
         self.node_timeout_ms = node_timeout_ms
         self.retry_delay_ms = retry_delay_ms
         self.quorum = len(self.nodes) // 2 + 1
-        self.grant: Grant | None = None
         self.validity_ms = 0.0
         self._valid_until_ns = 0
-        self._report = Reporter(on_event)
 
     # -- the verbs ----------------------------------------------------------------------------
 

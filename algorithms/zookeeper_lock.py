@@ -61,9 +61,9 @@ from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import EventType, WatchedEvent
 from kazoo.retry import KazooRetry
 
-from algorithms.clock import Clock, SystemClock
+from algorithms.clock import Clock
 from algorithms.errors import BackendUnavailable, NotHeld
-from algorithms.events import EventSink, Reporter, discard
+from algorithms.events import EventSink, discard
 from algorithms.lock import Grant, LockBase
 from algorithms.sequencer import Sequencer
 
@@ -143,18 +143,15 @@ class ZooKeeperLock(LockBase):
         call_timeout_ms: int = 1000,
         retry_delay_ms: int = 100,
     ) -> None:
+        super().__init__(owner, clock, on_event)
         self.client = client
         self.path = path
-        self.owner = owner
         self.ttl_ms = ttl_ms  # the session timeout the client asked for: ZooKeeper's lease
         self.node = node  # the home server; ``addresses`` ("host:port" -> name) names the others
         self.addresses = dict(addresses or {})
-        self.clock = clock or SystemClock()
         self.herd = herd
         self.call_timeout_s = call_timeout_ms / 1000
         self.retry_delay_ms = retry_delay_ms
-        self.grant: Grant | None = None
-        self._report = Reporter(on_event)
         # kazoo calls _on_state from its connection thread: grant changes happen under this lock.
         self._guard = threading.RLock()
         self._abandoned: str | None = None  # our node, to delete once reconnected

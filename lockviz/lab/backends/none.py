@@ -8,7 +8,7 @@ never holds anything, and says so if asked anyway.
 from __future__ import annotations
 
 from algorithms.clock import Clock
-from algorithms.events import EventSink, Reporter
+from algorithms.events import EventSink
 from algorithms.lock import Grant, LockBase
 from algorithms.sequencer import Sequencer
 from lockviz.lab.config import ClientConfig
@@ -16,10 +16,6 @@ from lockviz.lab.config import ClientConfig
 
 class NoLock(LockBase):
     """A lock that nobody can take: there is no lock service."""
-
-    def __init__(self, on_event: EventSink) -> None:
-        self.grant: Grant | None = None
-        self._report = Reporter(on_event)
 
     def acquire(self, timeout_ms: int = 0) -> Grant | None:
         self._report.emit("note", text="there is no lock service to ask")
@@ -36,4 +32,4 @@ class NoLock(LockBase):
 
 
 def make_lock(config: ClientConfig, clock: Clock, emit: EventSink) -> NoLock:
-    return NoLock(emit)
+    return NoLock(config.name, clock, emit)
