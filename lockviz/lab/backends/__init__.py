@@ -20,7 +20,7 @@ sequencers name it; :func:`check_factory` finds them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypedDict, runtime_checkable
 
 from algorithms.clock import Clock
 from algorithms.events import EventSink, Reporter
@@ -30,6 +30,20 @@ from lockviz.lab.config import ClientConfig, StorageServiceConfig
 
 LockFactory = Callable[[ClientConfig, Clock, EventSink], Lock]
 CheckFactory = Callable[[StorageServiceConfig, Reporter], Check]
+
+
+class LockParts(TypedDict):
+    """What every backend's lock takes from its client process, whatever the backend."""
+
+    owner: str  # the client's name
+    clock: Clock  # the client's clock, which the lab may skew
+    on_event: EventSink
+
+
+def lock_parts(config: ClientConfig, clock: Clock, emit: EventSink) -> LockParts:
+    """The arguments every ``make_lock`` passes to its lock: one place, so that no backend
+    forgets the client's clock."""
+    return {"owner": config.name, "clock": clock, "on_event": emit}
 
 
 class Backend(Protocol):

@@ -12,6 +12,7 @@ from algorithms.etcd_gateway import Gateway
 from algorithms.etcd_lock import EtcdLock
 from algorithms.events import EventSink, Reporter
 from algorithms.sequencer import EtcdCheck
+from lockviz.lab.backends import lock_parts
 from lockviz.lab.config import ClientConfig, StorageServiceConfig
 
 LAB_PREFIX = "lockviz/"  # every key the lab's etcd locks write lives under this prefix
@@ -27,10 +28,9 @@ def make_lock(config: ClientConfig, clock: Clock, emit: EventSink) -> EtcdLock:
     return EtcdLock(
         Gateway(host, port, node=node, timeout_ms=config.call_timeout_ms),
         LOCK_NAME,
-        owner=config.name,
+        **lock_parts(config, clock, emit),
         ttl_ms=config.ttl_ms,
         owner_prefix=OWNERS,
-        on_event=emit,
     )
 
 

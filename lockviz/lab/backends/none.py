@@ -11,6 +11,7 @@ from algorithms.clock import Clock
 from algorithms.events import EventSink
 from algorithms.lock import Grant, LockBase
 from algorithms.sequencer import Sequencer
+from lockviz.lab.backends import lock_parts
 from lockviz.lab.config import ClientConfig
 
 
@@ -32,4 +33,4 @@ class NoLock(LockBase):
 
 
 def make_lock(config: ClientConfig, clock: Clock, emit: EventSink) -> NoLock:
-    return NoLock(config.name, clock, emit)
+    return NoLock(**lock_parts(config, clock, emit))

@@ -20,6 +20,7 @@ from algorithms.errors import InvalidScenarioUse
 from algorithms.events import EventSink, Reporter
 from algorithms.postgres_lock import PostgresLock, connect
 from algorithms.sequencer import PostgresCheck
+from lockviz.lab.backends import lock_parts
 from lockviz.lab.config import ClientConfig, StorageServiceConfig
 from lockviz.lab.ports import split_address
 
@@ -67,11 +68,10 @@ def make_lock(config: ClientConfig, clock: Clock, emit: EventSink) -> PostgresLo
     return PostgresLock(
         session(),
         LOCK_KEY,
-        owner=config.name,
+        **lock_parts(config, clock, emit),
         scope="xact" if xact else "session",
         lease_ms=config.ttl_ms if xact else None,
         node=node,
-        on_event=emit,
         call_timeout_ms=timeout_ms,
         reconnect=session,
     )

@@ -9,6 +9,7 @@ from algorithms.redis_client import connect
 from algorithms.redis_lock import RedisLock
 from algorithms.resp import RespConnection
 from algorithms.sequencer import RedisCheck
+from lockviz.lab.backends import lock_parts
 from lockviz.lab.config import ClientConfig, StorageServiceConfig
 
 LOCK_KEY = "lockviz:lock"
@@ -21,11 +22,9 @@ def make_lock(config: ClientConfig, clock: Clock, emit: EventSink) -> RedisLock:
     return RedisLock(
         connect(host, port, timeout_ms=config.call_timeout_ms, password=config.password(node)),
         LOCK_KEY,
-        owner=config.name,
+        **lock_parts(config, clock, emit),
         ttl_ms=config.ttl_ms,
         node=node,
-        clock=clock,
-        on_event=emit,
         unsafe_release=config.variant == "unsafe_release",
         expire=config.variant != "no_ttl",
     )

@@ -15,6 +15,7 @@ from algorithms.errors import BackendUnavailable
 from algorithms.events import EventSink, Reporter
 from algorithms.redlock import Redlock, connect_node
 from algorithms.sequencer import RedlockCheck
+from lockviz.lab.backends import lock_parts
 from lockviz.lab.backends.redis import LOCK_KEY
 from lockviz.lab.config import ClientConfig, StorageServiceConfig
 
@@ -44,10 +45,8 @@ def make_lock(config: ClientConfig, clock: Clock, emit: EventSink) -> Redlock:
     return Redlock(
         nodes,
         LOCK_KEY,
-        owner=config.name,
+        **lock_parts(config, clock, emit),
         ttl_ms=config.ttl_ms,
-        clock=clock,
-        on_event=emit,
         node_timeout_ms=timeout,
     )
 

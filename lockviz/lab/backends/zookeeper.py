@@ -16,6 +16,7 @@ from algorithms.clock import Clock
 from algorithms.events import EventSink, Reporter
 from algorithms.sequencer import ZooKeeperCheck
 from algorithms.zookeeper_lock import LOCK_PATH, ZooKeeperLock, connect
+from lockviz.lab.backends import lock_parts
 from lockviz.lab.config import ClientConfig, StorageServiceConfig
 
 CONNECT_TIMEOUT_MS = 5_000  # a JVM on a busy machine can take a while to answer a new session
@@ -40,12 +41,10 @@ def make_lock(config: ClientConfig, clock: Clock, emit: EventSink) -> ZooKeeperL
     return ZooKeeperLock(
         client,
         LOCK_PATH,
-        owner=config.name,
+        **lock_parts(config, clock, emit),
         ttl_ms=config.ttl_ms,
         node=home,
         addresses={config.servers[node]: node for node in config.nodes},
-        clock=clock,
-        on_event=emit,
         herd=config.variant == "herd",
         call_timeout_ms=config.call_timeout_ms,
     )
