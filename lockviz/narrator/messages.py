@@ -1,5 +1,5 @@
 """Protocol messages in words: the second layer of the
-:class:`~lockviz.runs.narrator.events.Narrator` (:class:`Messages`).
+:class:`~lockviz.narrator.events.Narrator` (:class:`Messages`).
 
 A request is said with its arguments, and labelled as a Redis user recognises the real command
 (``SET NX PX 2000``) or in its backend's own verbs; a reply says OK with the fencing token, or a
@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from algorithms import checker
-from lockviz.runs.narrator.memory import TOKEN_NAMES, Memory
-from lockviz.runs.narrator.words import Event, Said, duration, plain_error, queue_name
+from lockviz.narrator.memory import TOKEN_NAMES, Memory
+from lockviz.narrator.words import Event, Said, duration, plain_error, queue_name
 
 
 class Messages(Memory):

@@ -1,20 +1,20 @@
 """The :class:`Narrator`: says one run's events in order, each as a
-:class:`~lockviz.runs.narrator.words.Said`.
+:class:`~lockviz.narrator.words.Said`.
 
-It is the last of three layers: :mod:`~lockviz.runs.narrator.memory` remembers the run so far,
-:mod:`~lockviz.runs.narrator.messages` says requests and replies; here are the entry points and
+It is the last of three layers: :mod:`~lockviz.narrator.memory` remembers the run so far,
+:mod:`~lockviz.narrator.messages` says requests and replies; here are the entry points and
 every event that is not a message (the words only its own fields decide are in
-:mod:`~lockviz.runs.narrator.phrases`), and :func:`narrate`, a whole run at once.
+:mod:`~lockviz.narrator.phrases`), and :func:`narrate`, a whole run at once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from lockviz.runs.narrator.messages import Messages
-from lockviz.runs.narrator.phrases import PHRASES, link_phrase
-from lockviz.runs.narrator.steps import click, step_number
-from lockviz.runs.narrator.words import Event, Said, Told, duration, items, seconds
+from lockviz.narrator.messages import Messages
+from lockviz.narrator.phrases import PHRASES, link_phrase
+from lockviz.narrator.steps import click, step_number
+from lockviz.narrator.words import Event, Said, Told, duration, items, seconds
 
 
 class Narrator(Messages):

@@ -1,10 +1,10 @@
 """What a narrator remembers of one run so far: the first layer of the
-:class:`~lockviz.runs.narrator.events.Narrator` (:class:`Memory`).
+:class:`~lockviz.narrator.events.Narrator` (:class:`Memory`).
 
 It knows the backend and its servers, who holds which key, whose lease a server ended, which
 write the storage holds and the writes' judges, and each client's acquire round by round.
 :meth:`Memory._follow` takes in each event that is not a message; the message layer
-(:mod:`lockviz.runs.narrator.messages`) keeps its part as it speaks. An acquire that is refused
+(:mod:`lockviz.narrator.messages`) keeps its part as it speaks. An acquire that is refused
 and tried again is a series of rounds (``round`` and ``fold``, see the package docstring):
 :meth:`Memory._round_of` numbers them, :meth:`Memory._settle` closes a refused one and says what
 the diagram folds.
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lockviz.catalogue import BACKENDS, server_kind
-from lockviz.runs.narrator.words import Event, items, number
+from lockviz.narrator.words import Event, items, number
 
 # What each lock service's fencing token is, as its own documentation names it.
 TOKEN_NAMES = {"zookeeper": "czxid", "etcd": "revision"}

@@ -1,6 +1,6 @@
 """Events that are not messages, in the words their own fields decide: ``(phrase, label)`` by
 kind in :data:`PHRASES`, and a link's in :func:`link_phrase`. The
-:class:`~lockviz.runs.narrator.events.Narrator` says the events whose words need what came
+:class:`~lockviz.narrator.events.Narrator` says the events whose words need what came
 before (a grant, a lost lock, a key a server ended, a note) and reads these for the rest."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from lockviz.catalogue import server_kind
-from lockviz.runs.narrator.steps import step_number
-from lockviz.runs.narrator.words import Event, items, number, plain_error, signed_ms
+from lockviz.narrator.steps import step_number
+from lockviz.narrator.words import Event, items, number, plain_error, signed_ms
 
 
 def _reason(reason: object) -> str:

@@ -22,7 +22,7 @@ names who holds the key, a stale write names what it overwrote), so a :class:`Na
 one run's events in order. Nothing here trusts an event: an import may carry any JSON, and a
 missing field is said as "?", never raised. Steps are numbered once, 1 to n in script order,
 narrated or not: the story, the diagram's badges, the replay and the exports all use
-:func:`~lockviz.runs.narrator.steps.step_number`.
+:func:`~lockviz.narrator.steps.step_number`.
 
 Every word about a run lives in this package and nowhere else, so a wording is changed once and
 reaches every page, export and the terminal. Its parts, by what they say:
@@ -45,10 +45,10 @@ The names below are the package's API: other modules import them from here.
 
 from __future__ import annotations
 
-from lockviz.runs.narrator.events import Narrator, narrate
-from lockviz.runs.narrator.steps import checkpoint, click, setup, story
-from lockviz.runs.narrator.terminal import render, verdict_text
-from lockviz.runs.narrator.verdicts import (
+from lockviz.narrator.events import Narrator, narrate
+from lockviz.narrator.steps import checkpoint, click, setup, story
+from lockviz.narrator.terminal import render, verdict_text
+from lockviz.narrator.verdicts import (
     damage,
     divergence,
     expectation,
@@ -56,7 +56,7 @@ from lockviz.runs.narrator.verdicts import (
     fork_label,
     headline,
 )
-from lockviz.runs.narrator.words import Said, Told, plain_error
+from lockviz.narrator.words import Said, Told, plain_error
 
 __all__ = [
     "Narrator",
