@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from lockviz.lab.events import VerdictJson
-from lockviz.narrator.events import Narrator
+from lockviz.narrator.telling import Narrator
 from lockviz.narrator.verdicts import headline
 from lockviz.narrator.words import Event
 
