@@ -1,8 +1,9 @@
-"""The narrator's shape: one sayer per declared kind, sayers that only read the memory, and a
-memory that changes only in ``Memory.see``."""
+"""The narrator's shape: a layer below the app's features, one sayer per declared kind, sayers
+that only read the memory, and a memory that changes only in ``Memory.see``."""
 
 from __future__ import annotations
 
+import ast
 import copy
 import json
 from pathlib import Path
@@ -15,7 +16,26 @@ from lockviz.narrator.memory import Memory
 from lockviz.narrator.phrases import unknown
 from lockviz.narrator.sayers import SAYERS
 
+PACKAGE = Path(__file__).parents[3] / "lockviz" / "narrator"
+# What the narrator may read of the app: its own modules, the backends, the events' declaration.
+BELOW = ("lockviz.narrator", "lockviz.catalogue", "lockviz.lab.events")
 RUNS = sorted((Path(__file__).parents[2] / "browser" / "data" / "runs").glob("*.json"))
+
+
+def test_the_narrator_imports_nothing_above_it() -> None:
+    """models.py imports the narrator, so the narrator must not import runs/, views, teaching…"""
+    upward = []
+    for path in sorted(PACKAGE.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            upward += [
+                f"{path.name}: {name}"
+                for name in names
+                if name.startswith("lockviz") and not name.startswith(BELOW)
+            ]
+    assert upward == []
 
 
 def test_every_declared_kind_has_one_sayer_and_no_other_kind_has_one() -> None:
