@@ -6,7 +6,7 @@ import secrets
 
 from django.db import models
 
-from lockviz.runs import narrator
+from lockviz import narrator
 
 
 def new_run_id() -> str:

@@ -36,8 +36,8 @@ from lockviz import broadcast
 from lockviz.audience import audience
 from lockviz.broadcast import EventMessage, Message
 from lockviz.models import Run
+from lockviz.narrator import Told
 from lockviz.ops import metrics
-from lockviz.runs.narrator import Told
 from lockviz.runs.recorder import queue_position
 
 RESUME_EVERY_S = 0.5  # a viewer's resumes: at most one per this long

@@ -34,7 +34,7 @@ EXAMPLE = {"seq": 7, "t_ms": 2512.4, "actor": "bob", "kind": "granted", "node": 
 
 SAID = """\
 Viewers (the live stream, replays, lessons) get each event with one more field, `said`: its words
-from `lockviz/runs/narrator/` — `text` (a sentence), `label` (the diagram's label, `\\n` between
+from `lockviz/narrator/` — `text` (a sentence), `label` (the diagram's label, `\\n` between
 lines) and `mark` (the words of a second mark: what the storage did with a write, what a lease's
 end leaves beside a holder that still believes, the verdict's overlaps on `run_finished`); and,
 only when they apply, `short` (the label cut to what matters, where the label does not fit),

@@ -34,8 +34,8 @@ from lockviz.lab import capacity, events
 from lockviz.lab.engine import RunEngine, RunResult
 from lockviz.lab.labs import Lab, make_lab
 from lockviz.models import Run, RunEvent
+from lockviz.narrator import Narrator
 from lockviz.runs import recovery, relay
-from lockviz.runs.narrator import Narrator
 from lockviz.scenarios.schema import MAX_STEPS, Scenario, Step, check_step
 
 log = logging.getLogger(__name__)

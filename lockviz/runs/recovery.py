@@ -32,7 +32,7 @@ from django.utils import timezone
 from lockviz import broadcast
 from lockviz.lab import events, procs
 from lockviz.models import Run, RunEvent
-from lockviz.runs.narrator import narrate
+from lockviz.narrator import narrate
 
 log = logging.getLogger(__name__)
 

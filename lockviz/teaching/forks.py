@@ -28,10 +28,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from lockviz import narrator
 from lockviz.catalogue import STORAGE_KINDS
 from lockviz.errors import ScenarioError
 from lockviz.models import Run
-from lockviz.runs import narrator
 from lockviz.scenarios.schema import STEP_PATH, Scenario, Step, parse
 from lockviz.teaching.play import step_from_form
 

@@ -1,4 +1,4 @@
-"""``{% load said %}``: the narrator's words (lockviz/runs/narrator/) where templates need them.
+"""``{% load said %}``: the narrator's words (lockviz/narrator/) where templates need them.
 
 * ``scenario|story``: every step, numbered once (1, 2, 3 … narrated or not), with its click and
   its narration, for the story panels;
@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from django import template
 
-from lockviz.runs import narrator
+from lockviz import narrator
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import Scenario
 

@@ -14,10 +14,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
 
+from lockviz import narrator
 from lockviz.catalogue import STORAGE_KINDS
 from lockviz.errors import NotAdmitted, ScenarioError
 from lockviz.models import Run
-from lockviz.runs import narrator, recorder
+from lockviz.runs import recorder
 from lockviz.scenarios.schema import Scenario, parse
 from lockviz.scenarios.verbs import VERBS
 from lockviz.teaching import forks

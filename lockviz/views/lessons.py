@@ -15,9 +15,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from lockviz import narrator
 from lockviz.errors import NotAdmitted
 from lockviz.models import Run
-from lockviz.runs import narrator, recorder, recovery
+from lockviz.runs import recorder, recovery
 from lockviz.teaching import lessons
 from lockviz.views import HtmxHttpRequest, browser
 from lockviz.views.pagedata import page_data

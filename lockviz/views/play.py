@@ -15,9 +15,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
+from lockviz import narrator
 from lockviz.errors import NotAdmitted, NotLive, ScenarioError
 from lockviz.models import Run
-from lockviz.runs import narrator, recorder, recovery
+from lockviz.runs import recorder, recovery
 from lockviz.scenarios.schema import Scenario, parse
 from lockviz.teaching import play as free_play
 from lockviz.views import HtmxHttpRequest, browser, owns

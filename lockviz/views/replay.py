@@ -6,10 +6,11 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
+from lockviz import narrator
 from lockviz.catalogue import BACKENDS
 from lockviz.models import Run
-from lockviz.runs import exports, narrator
-from lockviz.runs.narrator.words import number
+from lockviz.narrator.words import number
+from lockviz.runs import exports
 from lockviz.views import HtmxHttpRequest
 from lockviz.views.pagedata import page_data
 

@@ -19,7 +19,7 @@ from lockviz.jsontypes import JsonValue
 from lockviz.lab import events
 from lockviz.lab.eventdoc import markdown
 
-# What the narrator adds to every event the browser gets (lockviz.runs.narrator.words.Said's
+# What the narrator adds to every event the browser gets (lockviz.narrator.words.Said's
 # ``as_data``): the words are part of what the front end reads, so part of its schema.
 SAID: dict[str, JsonValue] = {
     "type": "object",

@@ -14,9 +14,10 @@ import sys
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
+from lockviz import narrator
 from lockviz.errors import ScenarioError
 from lockviz.lab.errors import LabError
-from lockviz.runs import narrator, recorder
+from lockviz.runs import recorder
 from lockviz.scenarios.library import load
 
 

@@ -95,7 +95,7 @@ RARE = [
 
 def test_the_narrator_has_words_of_its_own_for_every_kind() -> None:
     """A kind declared here and not said by the narrator falls back to its bare name."""
-    from lockviz.runs.narrator import Narrator
+    from lockviz.narrator import Narrator
 
     samples = {e["kind"]: e for path in RECORDED for e in json.loads(path.read_text())["events"]}
     samples.update({e["kind"]: {"seq": 1, "t_ms": 0.0, **e} for e in RARE})

@@ -15,8 +15,9 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from lockviz import narrator
 from lockviz.errors import ImportRefused
-from lockviz.runs import exports, narrator
+from lockviz.runs import exports
 from lockviz.runs.imports import MAX_PROBLEMS, ImportedRun, read
 from tests.strategies import EXPORTED, FUZZ, hostile_runs, hostile_scenarios, unnamed
 

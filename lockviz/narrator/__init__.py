@@ -22,7 +22,11 @@ names who holds the key, a stale write names what it overwrote), so a :class:`Na
 one run's events in order. Nothing here trusts an event: an import may carry any JSON, and a
 missing field is said as "?", never raised. Steps are numbered once, 1 to n in script order,
 narrated or not: the story, the diagram's badges, the replay and the exports all use
-:func:`~lockviz.runs.narrator.steps.step_number`.
+:func:`~lockviz.narrator.steps.step_number`.
+
+The narrator sits below the app's features (``runs/``, ``teaching/``, the views) and beside
+``models.py``, which imports it: it reads only the catalogue, the events' declaration
+(``lab/events.py``) and the checker, never a feature.
 
 Every word about a run lives in this package and nowhere else, so a wording is changed once and
 reaches every page, export and the terminal. Its parts, by what they say:
@@ -31,11 +35,13 @@ reaches every page, export and the terminal. Its parts, by what they say:
   lease, a clock jump, a time, a client library's error, a ZooKeeper queue node;
 * :mod:`.steps`: a scenario before it runs: a click, a step's number, the story panels, the
   setting, a checkpoint's question;
-* :mod:`.phrases`: an event that is not a message, in the words its own fields decide;
-* the :class:`Narrator`, one class in three layers: :mod:`.memory` (what the run has done so
-  far: who holds which key, whose lease ended, each acquire's rounds), :mod:`.messages`
-  (requests and replies, and what the storage did with a write) and :mod:`.events` (the entry
-  points and every other event, and :func:`narrate`, a whole run at once);
+* how a run is followed and said: :mod:`.memory` (:class:`~.memory.Memory`, all that the run
+  has done so far, which changes in one place, ``Memory.see``), the sayers, plain functions
+  ``(memory, event) -> Said`` that read it (:mod:`.messages` for requests and replies,
+  :mod:`.storage` for what the storage did with a write, :mod:`.events` for the other events whose
+  words need the past, :mod:`.phrases` for those whose own fields decide), :mod:`.sayers` (the one
+  table of sayers by kind) and :mod:`.telling` (the thin :class:`Narrator` that, for each event,
+  asks its kind's sayer and lets its memory follow; and :func:`narrate`, a whole run at once);
 * :mod:`.verdicts`: a run's outcome (its headline, the prediction met or missed, the findings,
   the damage) and the labels of a What if…? fork beside its original;
 * :mod:`.terminal`: a run and its verdict as text, for ``manage.py run_scenario``.
@@ -45,10 +51,10 @@ The names below are the package's API: other modules import them from here.
 
 from __future__ import annotations
 
-from lockviz.runs.narrator.events import Narrator, narrate
-from lockviz.runs.narrator.steps import checkpoint, click, setup, story
-from lockviz.runs.narrator.terminal import render, verdict_text
-from lockviz.runs.narrator.verdicts import (
+from lockviz.narrator.steps import checkpoint, click, setup, story
+from lockviz.narrator.telling import Narrator, narrate
+from lockviz.narrator.terminal import render, verdict_text
+from lockviz.narrator.verdicts import (
     damage,
     divergence,
     expectation,
@@ -56,7 +62,7 @@ from lockviz.runs.narrator.verdicts import (
     fork_label,
     headline,
 )
-from lockviz.runs.narrator.words import Said, Told, plain_error
+from lockviz.narrator.words import Said, Told, plain_error
 
 __all__ = [
     "Narrator",

@@ -1,15 +1,37 @@
-"""Events that are not messages, in the words their own fields decide: ``(phrase, label)`` by
-kind in :data:`PHRASES`, and a link's in :func:`link_phrase`. The
-:class:`~lockviz.runs.narrator.events.Narrator` says the events whose words need what came
-before (a grant, a lost lock, a key a server ended, a note) and reads these for the rest."""
+"""Events that are not messages, in the words their own fields decide: each is a
+:data:`~lockviz.narrator.memory.Sayer` made by :func:`phrased` from ``(phrase, label)``, listed
+by kind in :data:`~lockviz.narrator.sayers.SAYERS`; a link's words are :func:`link_phrase`, which
+:mod:`.events` adds to when one click cut several links. The events whose words need what came
+before (a grant, a lost lock, a key a server ended, a note) are said by :mod:`.events`."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from lockviz.catalogue import server_kind
-from lockviz.runs.narrator.steps import step_number
-from lockviz.runs.narrator.words import Event, items, number, plain_error, signed_ms
+from lockviz.narrator.memory import Memory, Sayer
+from lockviz.narrator.steps import step_number
+from lockviz.narrator.words import Event, Said, items, number, plain_error, signed_ms
+
+Phrase = Callable[[Event], tuple[str, str]]  # (what happened, its diagram label)
+
+
+def phrased(words: Phrase) -> Sayer:
+    """A sayer from an event's own words: the actor is the sentence's subject, but the lab's."""
+
+    def say(memory: Memory, e: Event) -> Said:
+        phrase, label = words(e)
+        who = str(e.get("actor", "?"))
+        return Said(phrase, phrase if who == "lab" else f"{who} {phrase}", label)
+
+    say.__doc__ = words.__doc__
+    return say
+
+
+@phrased
+def unknown(e: Event) -> tuple[str, str]:
+    """A kind this narrator does not know (an import's): its name, and no label."""
+    return str(e["kind"]), ""
 
 
 def _reason(reason: object) -> str:
@@ -18,30 +40,35 @@ def _reason(reason: object) -> str:
     return plain_error(text) if "connection" in text or "Error" in text else text
 
 
-def _released(e: Event) -> tuple[str, str]:
+@phrased
+def released(e: Event) -> tuple[str, str]:
     if e.get("ok"):
         return "released", ""
     return f"released, but {e.get('reason', 'the lock was not ours')}", ""
 
 
-def _paused(e: Event) -> tuple[str, str]:
+@phrased
+def paused(e: Event) -> tuple[str, str]:
     ms = f" {e['ms']} ms" if e.get("ms") is not None else ""
     return f"FROZEN (SIGSTOP) for {e.get('ms')} ms", f"GC pause (SIGSTOP){ms}"
 
 
-def _crashed(e: Event) -> tuple[str, str]:
+@phrased
+def crashed(e: Event) -> tuple[str, str]:
     server = server_kind(str(e.get("actor"))) is not None
     return "CRASHED (kill -9)", "kill -9" if server else "crashed (SIGKILL)"
 
 
-def _clock_jumped(e: Event) -> tuple[str, str]:
+@phrased
+def clock_jumped(e: Event) -> tuple[str, str]:
     total = signed_ms(e.get("offset_ms"))
     return f"wall clock jumped {signed_ms(e.get('ms'))} (offset now {total})", (
         f"clock {signed_ms(e.get('ms') or 0)}"
     )
 
 
-def _restarted(e: Event) -> tuple[str, str]:
+@phrased
+def restarted(e: Event) -> tuple[str, str]:
     persistence = e.get("persistence")
     if persistence is None:
         return "restarted", "restarted"
@@ -50,7 +77,8 @@ def _restarted(e: Event) -> tuple[str, str]:
     return "restarted (no fsync: empty)", "restarted (no fsync: empty)"
 
 
-def _shifted(e: Event) -> tuple[str, str]:
+@phrased
+def shifted(e: Event) -> tuple[str, str]:
     late = f"{number(e.get('late_ms') or 0):.0f} ms"
     behind = f"the machine fell behind by {late} at {e.get('what')}"
     if e.get("kept") is not False:
@@ -88,7 +116,8 @@ def link_phrase(e: Event) -> tuple[str, str]:
     return f"link to {node} cut ({mode}): {held}", f"{who} ⇹ {node} cut ({mode})"
 
 
-def _session(e: Event) -> tuple[str, str]:
+@phrased
+def session(e: Event) -> tuple[str, str]:
     state = str(e.get("state"))
     words = {
         "SUSPENDED": ("ZooKeeper connection suspended", "suspended"),
@@ -98,36 +127,64 @@ def _session(e: Event) -> tuple[str, str]:
     return words.get(state, (f"ZooKeeper session {state}", state.lower()))
 
 
-PHRASES: dict[str, Callable[[Event], tuple[str, str]]] = {
-    "acquire_failed": lambda e: (
-        f"gave up acquiring: {e.get('reason')}",
-        f"gave up: {_reason(e.get('reason'))}",
-    ),
-    "released": _released,
-    "extended": lambda e: (
-        f"extended to {e.get('ttl_ms')} ms" if e.get("ok") else "extend failed",
-        "",
-    ),
-    "paused": _paused,
-    "resumed": lambda e: (
-        "thawed (SIGCONT)" + (f": {e['why']}" if e.get("why") else ""),
-        "resumed (SIGCONT)",
-    ),
-    "step_refused": lambda e: (
+@phrased
+def acquire_failed(e: Event) -> tuple[str, str]:
+    return f"gave up acquiring: {e.get('reason')}", f"gave up: {_reason(e.get('reason'))}"
+
+
+@phrased
+def extended(e: Event) -> tuple[str, str]:
+    return f"extended to {e.get('ttl_ms')} ms" if e.get("ok") else "extend failed", ""
+
+
+@phrased
+def resumed(e: Event) -> tuple[str, str]:
+    return "thawed (SIGCONT)" + (f": {e['why']}" if e.get("why") else ""), "resumed (SIGCONT)"
+
+
+@phrased
+def step_refused(e: Event) -> tuple[str, str]:
+    return (
         f"could not take step {step_number(e.get('index'))}: {e.get('why')}",
         f"refused: {e.get('why')}",
-    ),
-    "ending": lambda e: (f"the run ends now: {e.get('why')}", f"ending: {e.get('why')}"),
-    "crashed": _crashed,
-    "restarted": _restarted,
-    "clock_jumped": _clock_jumped,
-    "clock_rate": lambda e: (f"own clock now runs at ×{e.get('rate')}", f"clock ×{e.get('rate')}"),
-    "run_started": lambda e: (f"run started: {e.get('title')}", ""),
-    "run_failed": lambda e: (f"run FAILED: {e.get('error')}", f"run failed: {e.get('error')}"),
-    "run_interrupted": lambda e: (f"run INTERRUPTED: {e.get('why')}", ""),
-    "run_cancelled": lambda e: (f"run cancelled: {e.get('why')}", ""),
-    "releasing": lambda e: ("leaves its critical section and releases", ""),
-    "session": _session,
-    "renewal_started": lambda e: (f"watchdog renews every {e.get('interval_ms')} ms", ""),
-    "schedule_shifted": _shifted,
-}
+    )
+
+
+@phrased
+def ending(e: Event) -> tuple[str, str]:
+    return f"the run ends now: {e.get('why')}", f"ending: {e.get('why')}"
+
+
+@phrased
+def clock_rate(e: Event) -> tuple[str, str]:
+    return f"own clock now runs at ×{e.get('rate')}", f"clock ×{e.get('rate')}"
+
+
+@phrased
+def run_started(e: Event) -> tuple[str, str]:
+    return f"run started: {e.get('title')}", ""
+
+
+@phrased
+def run_failed(e: Event) -> tuple[str, str]:
+    return f"run FAILED: {e.get('error')}", f"run failed: {e.get('error')}"
+
+
+@phrased
+def run_interrupted(e: Event) -> tuple[str, str]:
+    return f"run INTERRUPTED: {e.get('why')}", ""
+
+
+@phrased
+def run_cancelled(e: Event) -> tuple[str, str]:
+    return f"run cancelled: {e.get('why')}", ""
+
+
+@phrased
+def releasing(e: Event) -> tuple[str, str]:
+    return "leaves its critical section and releases", ""
+
+
+@phrased
+def renewal_started(e: Event) -> tuple[str, str]:
+    return f"watchdog renews every {e.get('interval_ms')} ms", ""

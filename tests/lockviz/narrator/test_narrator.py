@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from lockviz.runs.narrator import (
+from lockviz.narrator import (
     Narrator,
     checkpoint,
     click,

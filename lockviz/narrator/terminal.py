@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from lockviz.lab.events import VerdictJson
-from lockviz.runs.narrator.events import Narrator
-from lockviz.runs.narrator.verdicts import headline
-from lockviz.runs.narrator.words import Event
+from lockviz.narrator.telling import Narrator
+from lockviz.narrator.verdicts import headline
+from lockviz.narrator.words import Event
 
 
 def render(events: Iterable[Event]) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from lockviz.catalogue import BACKENDS
-from lockviz.runs.narrator.words import duration, items, number, signed_ms
+from lockviz.narrator.words import duration, items, number, signed_ms
 
 
 def step_number(index: object) -> str:

@@ -1,0 +1,140 @@
+"""Events that are not messages and whose words need what came before: a grant (its lease and
+token by the backend's own names), a lost lock (when the server ended the session), a key a
+server ended (whose, and whether its own release did it), a note that undoes a refused round, a
+click that cut several links, and the run's end. Each is a
+:data:`~lockviz.narrator.memory.Sayer`; the events whose own fields decide their words are in
+:mod:`.phrases`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from lockviz.narrator.memory import Memory
+from lockviz.narrator.phrases import link_phrase
+from lockviz.narrator.steps import click, step_number
+from lockviz.narrator.words import Event, Said, duration, items, seconds
+
+
+def say_granted(memory: Memory, e: Event) -> Said:
+    who = str(e.get("actor", "?"))
+    label, short = _granted_label(memory, e)
+    return Said(_granted(memory, e), f"{who} {_granted(memory, e)}", label, short=short)
+
+
+def _granted(memory: Memory, e: Event) -> str:
+    token = memory.token(e.get("token"))
+    token = "no fencing token" if token == "no token" else token
+    lease = f"lease {e['ttl_ms']} ms" if e.get("ttl_ms") else "no lease"
+    valid = f", valid {e['validity_ms']} ms" if e.get("validity_ms") else ""
+    return f"believes it holds the lock ({token}, {lease}{valid})"
+
+
+def _granted_label(memory: Memory, e: Event) -> tuple[str, str]:
+    ttl = e.get("ttl_ms")
+    if memory.backend == "redlock" or e.get("nodes"):
+        nodes = items(e.get("nodes") or [])
+        got = f"{len(nodes)} of {len(memory.nodes) or '?'}"
+        return f"lease {duration(ttl)} on {got}\nno fencing token", got
+    lease = "session" if memory.backend == "zookeeper" else "lease"
+    held = f"{lease} {duration(ttl)}" if ttl else "no lease"
+    token = memory.token(e.get("token"))
+    return f"{held} · {token}", token if token != "no token" else held
+
+
+def say_woken(memory: Memory, e: Event) -> Said:
+    text = f"woken by its watch: {e.get('by')}"
+    who = str(e.get("actor", "?"))
+    return Said(text, f"{who} {text}", f"watch fired: {e.get('by')}", short="watch fired")
+
+
+def say_step(memory: Memory, e: Event) -> Said:
+    words = click(e)
+    text = f"step {step_number(e.get('index'))}: {words}"
+    if e.get("say"):
+        text += f" — {e['say']}"
+    return Said(text, text, words)
+
+
+def say_note(memory: Memory, e: Event) -> Said:
+    """A client's note; the one that undoes a refused round says why it was refused."""
+    text, who = str(e.get("text")), str(e.get("actor", "?"))
+    state = memory.rounds.get(who)
+    if state is None or not state.open or "undoing" not in text:
+        return Said(text, f"{who}: {text}", text)
+    nodes = len(memory.nodes)
+    quorum = nodes // 2 + 1 if memory.nodes else 0
+    label = (
+        f"{state.yes} of {nodes} said yes, {quorum} needed: undo everywhere"
+        if state.yes < quorum
+        else "a majority said yes, too late: undo everywhere"
+    )
+    return Said(text, f"{who}: {text}", label, short=f"{state.yes} of {nodes}",
+                round=state.number, fold=memory.fold(e, who))  # fmt: skip
+
+
+def say_lost(memory: Memory, e: Event) -> Said:
+    who = str(e.get("actor", "?"))
+    reason = str(e.get("reason") or "lock gone")
+    ended = memory.expired.get(who)
+    if memory.backend == "zookeeper" and ended is not None:
+        text = (
+            f"learned it lost the lock: ZooKeeper had expired its session at "
+            f"{seconds(ended)} (it noticed when its connection was {reason.split(':')[0]})"
+        )
+        return Said(text, f"{who} {text}", "lost: session expired", short="lost")
+    if "suspended" in reason:
+        label = "lost: connection suspended"
+    elif "expired" in reason:
+        label = "lost: " + ("session expired" if "session" in reason else "lease expired")
+    else:
+        label = f"lost: {reason.split(':')[0]}"
+    text = f"learned it lost the lock: {reason}"
+    return Said(text, f"{who} {text}", label, short="lost")
+
+
+def say_server_end(memory: Memory, e: Event) -> Said:
+    """A server ended a holder's key: ``expired`` or ``deleted``."""
+    who, holder = str(e.get("actor", "?")), str(e.get("holder") or "?")
+    gap = "believes it holds\n(lease gone)"
+    state = memory.rounds.get(holder)  # a key left by a round of an acquire still going on
+    rounds = state.number if state is not None else 0
+    if e["kind"] == "expired":
+        what = "session" if memory.backend == "zookeeper" else "lease"
+        phrase = f"{what} of {holder} EXPIRED on the server"
+        return Said(phrase, f"{who}: {phrase}", f"{holder}'s {what} expired", gap, round=rounds)
+    node = "lock node" if memory.backend == "zookeeper" else "key"
+    phrase = f"lock {node} of {holder} deleted"
+    mine = holder in memory.releasing  # its own release: the mark is enough
+    label = "" if mine else f"deleted {holder}'s {node}"
+    return Said(phrase, f"{who}: {phrase}", label, gap, round=rounds)
+
+
+def say_link(memory: Memory, e: Event) -> Said:
+    """A link changed; one click that cut (or healed) several is labelled once, with them all."""
+    who = str(e.get("actor", "?"))
+    phrase, label = link_phrase(e)
+    nodes = memory.linking.get(who) or []
+    node, mode = e.get("node"), e.get("mode")
+    if not e.get("peers") and node in nodes and len(nodes) > 1:  # one click, several links
+        names = ", ".join(nodes)
+        label = {
+            "pass": f"{who} ⇹ {names} healed",
+            "delay": f"{who} ⇹ {names} delayed {e.get('ms')} ms",
+        }.get(str(mode), f"✂ {who} ⇹ {names} cut ({mode})")
+    elif mode in ("blackhole", "reset") and not e.get("peers"):
+        label = "✂ " + label
+    return Said(phrase, f"{who} {phrase}", label)
+
+
+def say_finished(memory: Memory, e: Event) -> Said:
+    """The run's end; its verdict's overlaps, one line each, beside it."""
+    found = e.get("verdict")
+    verdict: Mapping[str, object] = found if isinstance(found, Mapping) else {}
+    overlaps = [
+        f"two holders: {' & '.join(map(str, o.get('clients') or []))} "
+        f"({seconds(float(o['end_ms']) - float(o['start_ms']))})"
+        for o in items(verdict.get("overlaps") or [])
+        if isinstance(o, Mapping)
+    ]
+    end = f"run end {seconds(e.get('t_ms'))}"
+    return Said("run finished", "run finished", end, "\n".join(overlaps))

@@ -1,0 +1,197 @@
+"""Protocol messages in words: :func:`say_request` and :func:`say_reply`, the sayers of the
+``request`` and ``reply`` kinds.
+
+A request is said with its arguments, and labelled as a Redis user recognises the real command
+(``SET NX PX 2000``) or in its backend's own verbs; a reply says OK with the fencing token, or a
+refusal naming who holds the key, or, in a fan-out (Redlock), each node's ✔ or ✖. What the
+storage did with a write, and the storage's other kinds, are said by :mod:`.storage`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from lockviz.narrator.memory import STORAGE_OPS, Memory
+from lockviz.narrator.storage import (
+    STORAGE_REQUESTS,
+    STORAGE_RESULTS,
+    check_subject,
+    compared,
+    duplicate,
+    write_basis,
+    write_mark,
+)
+from lockviz.narrator.words import Event, Said, duration, plain_error, queue_name
+
+
+def say_request(memory: Memory, e: Event) -> Said:
+    who = str(e.get("actor", "?"))
+    rounds = memory.round_of(e, who)
+    phrase = f"→ {e.get('to')}  {e.get('op')}{_args(memory, e)}"
+    text = f"{who} → {e.get('to')}: {e.get('op')}{_args(memory, e)}"
+    label = _request_label(memory, e)
+    if memory.fan_out and e.get("op") not in STORAGE_OPS:  # one label per fan-out
+        first = memory.burst.get(who) != e.get("op")
+        label = f"{label} → all {len(memory.nodes)}" if first and memory.nodes else ""
+    return Said(phrase, text, label, round=rounds)
+
+
+def say_reply(memory: Memory, e: Event) -> Said:
+    who = str(e.get("actor", "?"))
+    rounds = memory.round_of(e, who)
+    result = _result(memory, e)
+    phrase = f"← {e.get('from')}  {e.get('op')}: {result}"
+    text = f"{who} ← {e.get('from')}: {e.get('op')} {result}"
+    label, short = _reply_label(memory, e)
+    if e.get("op") == "write" and not e.get("error"):
+        mark, tone = write_mark(memory, memory.request_of(e), e)
+        return Said(phrase, text, label, mark, short, tone)
+    fold = memory.fold(e, who) if e.get("op") == "acquire" and not memory.fan_out else ""
+    return Said(phrase, text, label, "", short, "", rounds, fold)
+
+
+def _args(memory: Memory, e: Event) -> str:
+    args = []
+    if e.get("op") == "write":
+        args.append(f"value {e.get('value')!r} with {memory.token(e.get('token'))}")
+        args.extend(write_basis(e))
+    elif e.get("op") == "check":
+        args.append(check_subject(e))
+    elif e.get("ttl_ms") is not None:
+        args.append(f"lease {e['ttl_ms']} ms")
+    if e.get("unsafe"):
+        args.append("plain DEL")
+    if e.get("path") and e.get("op") in ("watch", "delete"):
+        args.append(queue_name(e["path"]))
+    return f" ({', '.join(args)})" if args else ""
+
+
+def _request_label(memory: Memory, e: Event) -> str:
+    """Redis users recognise the real command; other backends get their own verbs."""
+    ttl, op = e.get("ttl_ms"), str(e.get("op") or "request")
+    if op == "acquire":
+        if memory.backend in (None, "redis", "redlock"):
+            return "SET NX" + (f" PX {ttl}" if ttl is not None else "")
+        if memory.backend == "postgres":
+            return "try advisory lock" if ttl is None else f"advisory lock ({duration(ttl)})"
+        return "acquire" + (f" ttl {ttl} ms" if ttl is not None else "")
+    if op == "write":
+        value = e.get("value") if e.get("value") is not None else ""
+        return f"write {value} ({memory.token(e.get('token'))})" + "".join(
+            f" · {basis}" for basis in write_basis(e)
+        )
+    if op in STORAGE_REQUESTS:
+        return STORAGE_REQUESTS[op](e)
+    if op == "release" and memory.fan_out:
+        return "undo: DEL if ours" if memory.undoing(e) else "DEL if ours"
+    words = _REQUESTS.get(op)
+    if words is not None:
+        return words(e)
+    return op.replace("_", " ") + (" (plain DEL)" if e.get("unsafe") else "")
+
+
+def _result(memory: Memory, e: Event) -> str:
+    if e.get("op") in STORAGE_RESULTS and e.get("ok"):
+        return STORAGE_RESULTS[str(e["op"])](e)
+    if e.get("op") == "write" and "accepted" in e:
+        if e.get("duplicate"):
+            return duplicate(e)
+        return "accepted" if e["accepted"] else f"REJECTED ({e.get('reason')})"
+    if e.get("error"):
+        return f"failed: {plain_error(e['error'])}"
+    if e.get("ok"):
+        return f"OK {memory.token(e['token'])}" if e.get("token") is not None else "OK"
+    refused = _refusal(memory, e)
+    return refused or str(e.get("reason") or "no")
+
+
+def _refusal(memory: Memory, e: Event) -> str:
+    """Why a server said no, with whom it is holding the key for when we know."""
+    if e.get("op") not in ("acquire", "release") or e.get("ok") or e.get("error"):
+        return ""
+    holder = memory.holders.get(str(e.get("from")))
+    if e.get("op") == "release":
+        mine = holder is None or holder == e.get("actor")
+        return "our key is gone" if mine else f"key held by {holder}"
+    return f"key held by {holder}" if holder else "key held by another client"
+
+
+def _reply_label(memory: Memory, e: Event) -> tuple[str, str]:
+    """(label, short) for a reply arrow."""
+    op = e.get("op")
+    if op in ("write", *STORAGE_RESULTS) and not e.get("error"):
+        return _storage_label(memory, e)
+    if memory.fan_out:
+        return _node_reply(memory, e)
+    if e.get("error"):
+        return f"error: {plain_error(e['error'])}", "error"
+    if op == "acquire" and not e.get("ok"):
+        nil = "nil" if memory.backend in (None, "redis") else "no"
+        return f"{nil}: {_refusal(memory, e)}", nil
+    if not e.get("ok"):
+        reason = e.get("reason")
+        return "failed" + (f": {reason}" if reason else ""), "failed"
+    words = _REPLIES.get(str(op))
+    if words is not None:
+        return words(memory, e)
+    if e.get("token") is not None and memory.token(e["token"]) != "no token":
+        return f"OK · {memory.token(e['token'])}", "OK"
+    return "OK", ""
+
+
+def _storage_label(memory: Memory, e: Event) -> tuple[str, str]:
+    """(label, short) for the storage's answer, or the lock service's to its check."""
+    if e.get("op") in STORAGE_RESULTS:
+        return STORAGE_RESULTS[str(e["op"])](e), ""
+    if e.get("duplicate"):
+        return duplicate(e), ""
+    if e.get("accepted") is False:
+        return f"REJECTED {compared(memory, e)}".strip(), "REJECTED"
+    return "accepted", ""
+
+
+def _node_reply(memory: Memory, e: Event) -> tuple[str, str]:
+    """One node's answer in a fan-out: named, with ✔ or ✖ and why not."""
+    node = str(e.get("from"))
+    if e.get("error"):
+        return f"✖ {node} unreachable: {plain_error(e['error'])}", f"✖ {node}"
+    if e.get("op") == "release" and memory.undoing(e):
+        return "", ""  # the undo of a refused round: its replies are in the tooltips
+    if e.get("ok"):
+        return f"✔ {node}", ""
+    why = _refusal(memory, e) or e.get("reason")
+    return f"✖ {node} said no: {why or 'no'}", f"✖ {node}"
+
+
+def _queue(children: object) -> str:
+    names = [queue_name(c) for c in children] if isinstance(children, list) else []
+    if not names:
+        return "queue: empty"
+    shown = ", ".join(names[:3]) + (f" +{len(names) - 3}" if len(names) > 3 else "")
+    return f"queue: {shown}"
+
+
+# Request labels by op, for the ops whose words need no more than the event.
+_REQUESTS: dict[str, Callable[[Event], str]] = {
+    "extend": lambda e: "extend" + (f" {e['ttl_ms']} ms" if e.get("ttl_ms") is not None else ""),
+    "create": lambda e: "create sequential node",
+    "children": lambda e: "list the queue" + (" + watch it" if e.get("watch") else ""),
+    "watch": lambda e: f"watch {queue_name(e.get('path'))}",
+    "delete": lambda e: f"delete {queue_name(e.get('path'))}",
+}
+
+# (label, short) of a yes, by op, where the yes carries more than "OK".
+_REPLIES: dict[str, Callable[[Memory, Event], tuple[str, str]]] = {
+    "create": lambda m, e: (
+        f"created {queue_name(e.get('path'))} · {m.token(e.get('token'))}",
+        "created",
+    ),
+    "children": lambda m, e: (_queue(e.get("children")), "queue"),
+    "watch": lambda m, e: ("watching" if e.get("exists") else "already gone", ""),
+    "delete": lambda m, e: ("deleted", ""),
+    "lock": lambda m, e: (
+        ("queued: waits its turn", "queued")
+        if e.get("token") is None
+        else (f"OK · {m.token(e['token'])}", "OK")
+    ),
+}

@@ -1,0 +1,61 @@
+"""The narrator's shape: a layer below the app's features, one sayer per declared kind, sayers
+that only read the memory, and a memory that changes only in ``Memory.see``."""
+
+from __future__ import annotations
+
+import ast
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from lockviz.lab.events import KINDS
+from lockviz.narrator import Narrator
+from lockviz.narrator.memory import Memory
+from lockviz.narrator.phrases import unknown
+from lockviz.narrator.sayers import SAYERS
+
+PACKAGE = Path(__file__).parents[3] / "lockviz" / "narrator"
+# What the narrator may read of the app: its own modules, the backends, the events' declaration.
+BELOW = ("lockviz.narrator", "lockviz.catalogue", "lockviz.lab.events")
+RUNS = sorted((Path(__file__).parents[2] / "browser" / "data" / "runs").glob("*.json"))
+
+
+def test_the_narrator_imports_nothing_above_it() -> None:
+    """models.py imports the narrator, so the narrator must not import runs/, views, teaching…"""
+    upward = []
+    for path in sorted(PACKAGE.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            upward += [
+                f"{path.name}: {name}"
+                for name in names
+                if name.startswith("lockviz") and not name.startswith(BELOW)
+            ]
+    assert upward == []
+
+
+def test_every_declared_kind_has_one_sayer_and_no_other_kind_has_one() -> None:
+    assert sorted(SAYERS) == sorted(KINDS)
+
+
+def test_a_kind_without_a_sayer_is_said_by_its_name() -> None:
+    said = Narrator().said({"kind": "teleported", "actor": "alice"})
+    assert (said.phrase, said.text, said.label) == ("teleported", "alice teleported", "")
+    assert unknown(Memory(), {"kind": "teleported", "actor": "lab"}).text == "teleported"
+
+
+@pytest.mark.parametrize("path", RUNS, ids=lambda p: p.stem)
+def test_sayers_read_the_memory_and_only_see_changes_it(path: Path) -> None:
+    """Each recorded run, event by event: the sayer leaves the memory as it found it, and the
+    narrator says what the sayer says on the memory so far."""
+    run = json.loads(path.read_text())
+    narrator = Narrator(run["scenario"].get("backend"))
+    for e in run["events"]:
+        before = copy.deepcopy(narrator.memory)
+        words = SAYERS[e["kind"]](narrator.memory, e)
+        assert narrator.memory == before, f"the {e['kind']} sayer changed the memory"
+        assert narrator.said(e) == words
