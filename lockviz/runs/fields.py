@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 import types
 from collections.abc import Callable, Mapping
 from typing import Annotated, Literal, TypeGuard, Union, get_args, get_origin
@@ -220,9 +221,13 @@ def event(where: str, data: Mapping[str, object]) -> list[str]:
     return problems
 
 
+PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def _path(name: str) -> str:
-    """A field's name as a path: quoted when it could be read as something else."""
-    plain = name.isidentifier() and len(name) <= 40
+    """A field's name as a path: quoted when it could be read as something else (any name
+    that is not plain ASCII: "Àttl_ms" must not pass for ttl_ms at a glance)."""
+    plain = PLAIN_NAME.fullmatch(name) is not None and len(name) <= 40
     return f".{name}" if plain else f"[{json.dumps(name[:40])}]"
 
 

@@ -48,6 +48,7 @@ def accepted_or_named(data: bytes | str, decoded: Any, where: str = "file") -> N
 @example({**RUN, "scenario": [1]})
 @example({**RUN, "verdict": {**RUN["verdict"], "stuck_clients": [1, None]}})
 @example({**RUN, "events": [{**RUN["events"][0], "servers": {"x" * 5000: 1}}]})
+@example({**RUN, "events": [{**RUN["events"][0], "Àttl_ms": 1}]})  # a name that is not ASCII
 def test_every_exported_run_is_accepted_or_refused_by_its_fields(data: Any) -> None:
     accepted_or_named(json.dumps(data), data)
 
