@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import functools
 import json
 import os
@@ -66,6 +67,36 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     finally:
         if hidden and current is not None and not current.is_closed():
             asyncio._set_running_loop(current)
+
+
+@pytest.fixture(scope="session")
+def _machine_locks(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path] | None:
+    """Under ``-n``: two lock files all the workers of this run share (None without ``-n``)."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return None
+    shared = tmp_path_factory.getbasetemp().parent  # each worker's base temp is below it
+    return shared / "machine.turnstile", shared / "machine.lock"
+
+
+@pytest.fixture(autouse=True)
+def _the_machine(request: pytest.FixtureRequest, _machine_locks: Any) -> Iterator[None]:
+    """Under ``-n``, a test marked ``alone`` (it loads the machine on purpose: CPU hogs, a class
+    of browsers) runs while no other test does, and so disturbs none; every other test shares
+    the machine. A readers-writer lock over files: a turnstile makes the next ``alone`` test
+    wait only for the tests already running, not for every test that comes after it."""
+    if _machine_locks is None:
+        yield
+        return
+    turnstile_path, room_path = _machine_locks
+    alone = request.node.get_closest_marker("alone") is not None
+    with open(turnstile_path, "a") as turnstile, open(room_path, "a") as room:
+        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        fcntl.flock(room, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        fcntl.flock(turnstile, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(room, fcntl.LOCK_UN)
 
 
 @pytest.fixture

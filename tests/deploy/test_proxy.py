@@ -196,6 +196,7 @@ def final_statuses(reader: Visitor, learners: list[Learner], timeout_s: float = 
         time.sleep(0.25)
 
 
+@pytest.mark.alone  # a class arriving at once: its load is the point, and only its own
 def test_twenty_fresh_learners_each_drive_their_own_run_through_nginx(stack: Stack) -> None:
     learners = [Learner(n) for n in range(1, LEARNERS + 1)]
     drive(stack.url, learners)
@@ -438,6 +439,8 @@ def new_runs(stack: Stack, count: int) -> list[str]:
         except AssertionError as exc:
             findings.append(f"new run {n} through the proxy: {exc}")
             continue
+        # Watched, as its page would watch it: a queued run that nobody watches is cancelled.
+        Viewer(f"new run {n}", stack.url, run).start(timeout_s=QUEUE_PATIENCE_S + 60)
         live_soon(stack, run)
         got = [
             newcomer.click(run, do="acquire", client="alice"),

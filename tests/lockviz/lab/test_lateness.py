@@ -155,6 +155,16 @@ def stall_client(engine: RunEngine, name: str, seconds: float) -> None:
     engine._play = started  # type: ignore[method-assign]
 
 
+def alices_shift(result: RunResult) -> dict[str, Any]:
+    """The shift alice's stall caused (a loaded machine may add a small one of its own first,
+    when the engine itself sends step 1 late)."""
+    why = "step 1 (acquire), as alice took it"
+    shifts = [e for e in result.events if e["kind"] == "schedule_shifted"]
+    hers = [e for e in shifts if e["what"] == why]
+    assert hers, [e["what"] for e in shifts]
+    return hers[0]
+
+
 def run_stalled(seconds: float) -> RunResult:
     engine = RunEngine(TURNS, LocalLab())
     stall_client(engine, "alice", seconds)
@@ -163,8 +173,8 @@ def run_stalled(seconds: float) -> RunResult:
 
 def test_a_client_that_takes_its_command_late_shifts_the_rest_and_keeps_the_story() -> None:
     result = run_stalled(0.2)  # alice's acquire begins ~200 ms late; bob's is not due yet
-    shift = first(result.events, "schedule_shifted")
-    assert shift["what"] == "step 1 (acquire), as alice took it" and shift["kept"] is True
+    shift = alices_shift(result)
+    assert shift["kept"] is True
     assert shift["late_ms"] >= 150
     bob = first(result.events, "step", index=1)
     assert bob["t_ms"] >= 300 + shift["late_ms"] - TOLERANCE_MS  # moved with the schedule
@@ -173,8 +183,8 @@ def test_a_client_that_takes_its_command_late_shifts_the_rest_and_keeps_the_stor
 
 def test_a_client_that_takes_its_command_after_a_later_step_makes_the_run_inconclusive() -> None:
     result = run_stalled(0.7)  # bob asks (at 300 ms) before alice's acquire has even begun
-    shift = first(result.events, "schedule_shifted")
-    assert shift["what"] == "step 1 (acquire), as alice took it" and shift["kept"] is False
+    shift = alices_shift(result)
+    assert shift["kept"] is False
     assert (shift["fixed"], shift["fixed_by"]) == ("step", "step 2 (acquire)")
     assert result.inconclusive.endswith("ms at step 1")
     assert result.expect_met is None and result.mismatches == []

@@ -129,6 +129,7 @@ def hog() -> subprocess.Popen[bytes]:
 
 
 @pytest.mark.live
+@pytest.mark.alone  # its hogs would make every other test's runs late too
 def test_under_a_real_cpu_hog_a_run_meets_expect_or_says_it_is_inconclusive(
     tmp_path: Path,
 ) -> None:
