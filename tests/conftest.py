@@ -8,7 +8,9 @@ import fcntl
 import functools
 import json
 import os
+import re
 import shutil
+import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -67,6 +69,31 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     finally:
         if hidden and current is not None and not current.is_closed():
             asyncio._set_running_loop(current)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """No run outlives the test that started it: before its fixtures end (its database
+    emptied), a run still executing is failed and its thread waited for. Left running, it
+    would write to the next test's database, or be refused it and die noisily."""
+    stop_runs(why=f"{item.name} ended")
+    return (yield)
+
+
+RUN_THREAD = re.compile(r"run-[0-9a-f]{10}")  # recorder.start's, not the keeper's or timers'
+
+
+def stop_runs(why: str, timeout_s: float = 30) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        left = [t for t in threading.enumerate() if RUN_THREAD.fullmatch(t.name) and t.is_alive()]
+        if not left:
+            return
+        for thread in left:  # a queued run has no engine yet: it gets one, then this ends it
+            engine = recorder._engines.get(thread.name.removeprefix("run-"))
+            if engine is not None:
+                engine.abort(why)
+        time.sleep(0.05)
 
 
 @pytest.fixture(scope="session")

@@ -13,12 +13,14 @@ by the step's target (:mod:`lockviz.scenarios.verbs`):
 * a link: partition, heal and delay are done by the proxy process (lockviz.lab.links), between
   a client and servers or between the servers of an ensemble.
 
-Each fault is recorded as an event where it happens. :meth:`Faults.undo_all` heals every link
-and resets every clock, so nothing leaks past the run.
+Each fault is recorded as an event where it happens; a kill at the moment its signal is sent (a
+holder's crash reaped late must not end its belief after the next holder's grant).
+:meth:`Faults.undo_all` heals every link and resets every clock, so nothing leaks past the run.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from algorithms.clock import ClockFile
@@ -66,8 +68,9 @@ class Faults:
             self.record(name, "paused", {"ms": step.ms})
             self.timers.after(step.ms or 0, lambda: self.thaw(client, late=True), f"{name}'s thaw")
         elif step.do == "crash":
+            killed_ns = time.monotonic_ns()  # the moment of the kill, not of its reaping
             client.crash()
-            self.record(name, "crashed", {})
+            self.record(name, "crashed", {}, killed_ns)
         elif step.do == "clock_jump":
             total = self.clocks[name].jump(step.ms or 0)
             self.record(name, "clock_jumped", {"ms": step.ms, "offset_ms": total})
@@ -141,9 +144,10 @@ class Faults:
             total = server.jump_clock(step.ms or 0)
             self.record(name, "clock_jumped", {"ms": step.ms, "offset_ms": total})
         elif step.do == "crash":
+            killed_ns = time.monotonic_ns()
             server.kill()
             self.crashed.add(name)
-            self.record(name, "crashed", {})
+            self.record(name, "crashed", {}, killed_ns)
         elif step.do == "restart":
             if name not in self.crashed:
                 server.kill()
