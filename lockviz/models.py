@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 
 from django.db import models
+from django.utils import timezone
 
 from lockviz import narrator
 
@@ -155,6 +156,14 @@ class Room(models.Model):
     # What the presenter shows now (lockviz.teaching.rooms.State as JSON): every follower's
     # page shows the same, and a late joiner starts from it.
     state = models.JSONField(default=dict)
+    # The presenter's control (lockviz.teaching.control): whether new students may join,
+    # whether they give a name, when the room was closed, when its presenter was last there
+    # (a room idle for LOCKVIZ_ROOM_IDLE_HOURS is gone), and the presenter key's hash.
+    joins_open = models.BooleanField(default=True)
+    names = models.BooleanField(default=True)
+    closed = models.DateTimeField(null=True, blank=True)
+    presenter_seen = models.DateTimeField(default=timezone.now, db_index=True)
+    key_hash = models.CharField(max_length=64, blank=True)
 
     def __str__(self) -> str:
         return f"room {self.code}"
@@ -168,6 +177,7 @@ class Member(models.Model):
     name = models.CharField(max_length=40, blank=True)
     joined = models.DateTimeField(auto_now_add=True)
     connections = models.IntegerField(default=0)  # its follow pages open now
+    removed = models.BooleanField(default=False)  # by the presenter: it may not come back
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["room", "browser"], name="one_member")]
@@ -186,6 +196,10 @@ class Poll(models.Model):
     answer = models.CharField(max_length=200, blank=True)  # a checkpoint's: kept until revealed
     explain = models.TextField(blank=True)
     origin = models.CharField(max_length=120, blank=True)  # "<lesson slug>#<step index>"
+    # A checkpoint's: the lesson run it asks about and the step (its answer, explanation and
+    # narration are withheld from the class until this poll is revealed: teaching.reveals).
+    run = models.CharField(max_length=16, blank=True, db_index=True)
+    step = models.IntegerField(null=True, blank=True)
     state = models.CharField(max_length=10, choices=State.choices, default=State.OPEN)
     created = models.DateTimeField(auto_now_add=True)
 
@@ -202,3 +216,21 @@ class Vote(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["poll", "browser"], name="one_vote")]
+
+
+class Share(models.Model):
+    """A student's What if…? fork shared with a room: listed for the presenter once approved."""
+
+    class State(models.TextChoices):
+        WAITING = "waiting"  # for the presenter's approval
+        LISTED = "listed"
+        HIDDEN = "hidden"
+
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="shares")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="shares")
+    state = models.CharField(max_length=8, choices=State.choices, default=State.WAITING)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created"]
+        constraints = [models.UniqueConstraint(fields=["room", "run"], name="one_share")]

@@ -8,20 +8,29 @@ shows something else, ``{"type": "poll", ...}`` when a question is asked or reve
 the presenter only, ``{"type": "tally", ...}`` and ``{"type": "present", ...}``. A student's
 page counts as present while it is connected. Nothing a client sends is understood: answers are
 POSTed (lockviz.views.rooms), so they go through the same checks as every form.
+
+A follower never runs ahead of the presenter: the events of a lesson or a replay the presenter
+walks through come on this stream, ``{"type": "events", "run": id, "upto": seq, "events":
+[...]}``, only up to the presenter's position (:func:`lockviz.teaching.rooms.reach`) and without
+the answers not yet revealed (lockviz.teaching.reveals). When the presenter steps back, ``upto``
+is lower than what the follower holds: it drops the rest, and gets it again when the presenter
+passes it. A live run page (``at`` null) is followed on the run's own stream, as it plays.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from lockviz.audience import audience
 from lockviz.broadcast import EventMessage, Message
-from lockviz.models import Room
+from lockviz.models import Room, Run
 from lockviz.ops import metrics
-from lockviz.teaching import rooms
+from lockviz.teaching import reveals, rooms
 
 
 class RoomConsumer(AsyncWebsocketConsumer):
@@ -30,6 +39,9 @@ class RoomConsumer(AsyncWebsocketConsumer):
 
     async def connect(self) -> None:
         code = str(self.scope["url_route"]["kwargs"]["code"])
+        self.shown_run: str | None = None  # the run whose events this follower has
+        self.upto = 0  # ... up to this seq
+        self.sending = asyncio.Lock()  # one catch-up at a time, in the order states came
         self.browser = await database_sync_to_async(self._browser)()
         self.room: Room | None = await database_sync_to_async(rooms.find)(code)
         await self.accept()
@@ -46,6 +58,8 @@ class RoomConsumer(AsyncWebsocketConsumer):
             await audience().join(name, self)
         first = await database_sync_to_async(self._now)()
         await self.send(text_data=json.dumps(first))
+        if not self.presenter:
+            await self._events_to(first["state"])
         if not self.presenter and self.browser:
             await database_sync_to_async(rooms.connected)(self.room, self.browser, +1)
             self.counted = True
@@ -70,6 +84,38 @@ class RoomConsumer(AsyncWebsocketConsumer):
         """A message to the room (see lockviz.audience.Audience), already serialised."""
         if message["type"] == "frame":
             await self.send(text_data=message["text"])
+            frame = json.loads(message["text"]) if not self.presenter else {}
+            if frame.get("type") == "state":  # not in the audience's loop: a task of its own
+                asyncio.ensure_future(self._events_to(frame["state"]))
+
+    async def _events_to(self, state: Any) -> None:
+        """Send this follower the events of the presenter's run up to their position."""
+        async with self.sending:
+            run_id, reach = rooms.reach(state)
+            if run_id != self.shown_run:
+                self.shown_run, self.upto = run_id, 0
+            if run_id is None or reach is None:
+                return  # nothing on screen, or a live run page: followed on the run's stream
+            if reach <= self.upto:
+                if reach < self.upto:  # the presenter stepped back: so does the follower
+                    self.upto = reach
+                    await self._send_events(run_id, [])
+                return
+            told = await database_sync_to_async(self._told)(run_id, self.upto, reach)
+            if told:
+                self.upto = max(int(e["seq"]) for e in told)
+                await self._send_events(run_id, told)
+
+    async def _send_events(self, run_id: str, told: list[dict[str, Any]]) -> None:
+        frame = {"type": "events", "run": run_id, "upto": self.upto, "events": told}
+        await self.send(text_data=json.dumps(frame))
+
+    def _told(self, run_id: str, after: int, reach: int) -> list[dict[str, Any]]:
+        run = Run.objects.filter(pk=run_id).first()
+        if run is None:
+            return []
+        told = reveals.told(run, reveals.hidden(run, self.browser), after)
+        return [e for e in told if isinstance(e["seq"], int) and e["seq"] <= reach]
 
     async def deliver_events(self, messages: list[EventMessage], text: str) -> None:
         for message in messages:
@@ -78,7 +124,10 @@ class RoomConsumer(AsyncWebsocketConsumer):
     async def resync(self) -> None:
         """Messages may have been lost (the layer's Redis was away): the room as it is now."""
         if self.room is not None:
-            await self.send(text_data=json.dumps(await database_sync_to_async(self._now)()))
+            now = await database_sync_to_async(self._now)()
+            await self.send(text_data=json.dumps(now))
+            if not self.presenter:
+                await self._events_to(now["state"])
 
     def _browser(self) -> str:
         """Which browser this is (its session names it; the database holds the session)."""

@@ -18,6 +18,9 @@ A live event arrives already serialised and is forwarded as it is. While the str
 database (the catch-up, a resume) live messages are held, and sent after it unless it already
 sent them. When a live seq skips one (a message lost on the way), the gap is read back from the
 database before the stream goes on.
+
+A lesson's run streams to anyone but its owner without the answers of the checkpoints not yet
+revealed (lockviz.teaching.reveals): those step events come without their narration.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from lockviz.models import Run
 from lockviz.narrator import Told
 from lockviz.ops import metrics
 from lockviz.runs.recorder import queue_position
+from lockviz.teaching import reveals
 
 RESUME_EVERY_S = 0.5  # a viewer's resumes: at most one per this long
 PAGE = 500  # events sent in one go before the stream lets others' messages through
@@ -62,6 +66,12 @@ class RunConsumer(AsyncWebsocketConsumer):
             await self._error(f"there is no run {self.run_id!r}")
             await self.close(code=4404)
             return
+        session = self.scope.get("session")
+        browser = await database_sync_to_async(
+            lambda: str(session.get("browser") or "") if session is not None else ""
+        )()
+        self.scenario = run.scenario
+        self.hidden = await database_sync_to_async(reveals.hidden)(run, browser)
         after = _read_after(parse_qs(self.scope.get("query_string", b"").decode()).get("after"))
         if isinstance(after, str):
             await self._error(after)
@@ -130,7 +140,7 @@ class RunConsumer(AsyncWebsocketConsumer):
         """Consecutive live events, and ``text``: them as one ``events`` frame."""
         first, last = messages[0]["seq"], messages[-1]["seq"]
         in_order = first == self.sent + 1 and last - first + 1 == len(messages)
-        if self.holding or self.held or not in_order:
+        if self.holding or self.held or not in_order or self.hidden:
             for message in messages:  # the careful way, one by one
                 await self.deliver(message)
         else:
@@ -150,13 +160,13 @@ class RunConsumer(AsyncWebsocketConsumer):
             await self._send_status(message["status"], message["position"])
         elif message["type"] == "run.event" and message["seq"] > self.sent:
             self.sent = message["seq"]
-            await self.send(text_data=message["text"])
+            await self.send(text_data=self._withheld(message["text"]))
 
     async def _catch_up(self, after: int) -> None:
         self.holding += 1
         try:
             run = await database_sync_to_async(Run.objects.get)(pk=self.run_id)
-            told = await database_sync_to_async(run.said_after)(after)
+            told = await database_sync_to_async(reveals.told)(run, self.hidden, after)
             for start in range(0, len(told), PAGE):  # a long run goes in pages: others' turn
                 for event in told[start : start + PAGE]:
                     await self._send_event(event)
@@ -175,6 +185,14 @@ class RunConsumer(AsyncWebsocketConsumer):
             return
         self.sent = seq
         await self.send(text_data=json.dumps({"type": "event", "event": event}))
+
+    def _withheld(self, text: str) -> str:
+        """A live event's frame, without a withheld checkpoint's narration."""
+        if not self.hidden or '"step"' not in text:
+            return text
+        frame = json.loads(text)
+        frame["event"] = reveals.event(frame["event"], self.hidden, self.scenario)
+        return json.dumps(frame)
 
     async def _send_status(self, status: str, position: int | None) -> None:
         await self.send(

@@ -65,6 +65,18 @@ class State:
         return cls(view, run, lesson, at, narration[:1000], title[:120])
 
 
+def reach(state: Any) -> tuple[str | None, int | None]:
+    """How far into which run the class may see, by the presenter's state: a lesson or a replay
+    up to the event the presenter shows (nothing while a lesson's run still plays live: the
+    telling has not begun), a live run page all of it, as it plays (None)."""
+    if not isinstance(state, dict) or not isinstance(state.get("run"), str):
+        return None, None
+    at = state.get("at")
+    if state.get("view") in ("lesson", "replay"):
+        return state["run"], at if isinstance(at, int) and not isinstance(at, bool) else 0
+    return state["run"], None
+
+
 def group(room: Room) -> str:
     return f"room.{room.code}"
 
@@ -177,6 +189,8 @@ def ask(
     answer: str = "",
     explain: str = "",
     origin: str = "",
+    run: str = "",
+    step: int | None = None,
 ) -> Poll:
     """Put a question to the room (the one before it is over)."""
     question = question.strip()
@@ -189,7 +203,7 @@ def ask(
         raise RoomRefused(f"choices: give 2 to {MAX_CHOICES} different answers to choose from")
     poll = Poll.objects.create(
         room=room, question=question, choices=cleaned, answer=answer,
-        explain=explain, origin=origin,
+        explain=explain, origin=origin, run=run, step=step,
     )  # fmt: skip
     broadcast.publish_frame(group(room), {"type": "poll", "poll": public(poll)})
     broadcast.publish_frame(presenter_group(room), {"type": "tally", **tally(poll)})
@@ -203,7 +217,8 @@ def ask_checkpoint(room: Room, run: Run, index: int) -> Poll:
     if step is None or step.ask is None:
         raise RoomRefused(f"step: step {index + 1} of this lesson asks nothing")
     a = step.ask
-    return ask(room, a.question, list(a.choices), a.answer, a.explain, f"{run.slug}#{index}")
+    origin = f"{run.slug}#{index}"
+    return ask(room, a.question, list(a.choices), a.answer, a.explain, origin, run.pk, index)
 
 
 def vote(poll: Poll, browser: str, choice: str) -> None:
@@ -246,6 +261,8 @@ def public(poll: Poll, browser: str = "") -> dict[str, object]:
     if browser:
         mine = poll.votes.filter(browser=browser).values_list("choice", flat=True).first()
         shown["mine"] = mine
+    if poll.run and poll.step is not None:  # a lesson's checkpoint: which (not its answer)
+        shown.update(run=poll.run, step=poll.step)
     if poll.state == Poll.State.REVEALED:
         shown.update(answer=poll.answer, explain=poll.explain, counts=counts(poll))
     return shown

@@ -12,6 +12,7 @@ from django.http import HttpRequest
 from django_htmx.middleware import HtmxDetails
 
 from lockviz.models import Run
+from lockviz.teaching import reveals
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -44,3 +45,14 @@ def absolute(request: HttpRequest, path: str) -> str:
 def owns(request: HttpRequest, run: Run) -> bool:
     """Whether this browser may change ``run``: it started it."""
     return bool(run.owner) and run.owner == request.session.get("browser")
+
+
+def withheld(request: HttpRequest, run: Run) -> frozenset[int]:
+    """The checkpoints of ``run`` whose answers this browser may not read yet (see
+    lockviz.teaching.reveals); never makes a session."""
+    return reveals.hidden(run, str(request.session.get("browser") or ""))
+
+
+def outcome_confirmed(request: HttpRequest) -> bool:
+    """Whether a student said they want to see how a lesson's run ends before the reveal."""
+    return request.GET.get(reveals.OUTCOME) == "shown"

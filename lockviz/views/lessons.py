@@ -20,7 +20,7 @@ from lockviz.errors import NotAdmitted
 from lockviz.models import Run
 from lockviz.runs import recorder, recovery
 from lockviz.teaching import lessons
-from lockviz.views import HtmxHttpRequest, browser
+from lockviz.views import HtmxHttpRequest, browser, withheld
 from lockviz.views.pagedata import page_data
 from lockviz.views.refusals import respond
 
@@ -67,6 +67,13 @@ def walkthrough(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         )
         context["other_run"] = run
         return render(request, "lockviz/lesson.html", context, status=400)
+    if withheld(request, run):  # the walkthrough holds every answer, to tell after each asks
+        context["problem"] = (
+            f"Run {run.pk} is another browser's: its questions are answered by whoever started "
+            "it (a class's presenter reveals them to the class). Run the lesson yourself to "
+            "answer them on your own."
+        )
+        return render(request, "lockviz/lesson.html", context, status=403)
     context["run"] = run
     hidden = _checkpoints(lesson)
     context["page"] = page_data(

@@ -25,7 +25,8 @@ from lockviz.models import Poll, Room, Run
 from lockviz.teaching import rooms
 from lockviz.teaching.lessons import course
 from lockviz.teaching.rooms import State
-from lockviz.views import HtmxHttpRequest, absolute, browser
+from lockviz.teaching import reveals
+from lockviz.views import HtmxHttpRequest, absolute, browser, withheld
 from lockviz.views.pagedata import page_data, presenting
 from lockviz.views.refusals import respond
 
@@ -91,6 +92,7 @@ def room_page(request: HtmxHttpRequest, code: str) -> HttpResponse:
     link = absolute(request, reverse("join_room", args=[room.code]))
     qr = segno.make(link, error="m").svg_inline(scale=10, border=2, dark="#111", light="#fff")
     poll = rooms.current(room)
+    counts = rooms.counts(poll) if poll and poll.state == Poll.State.REVEALED else {}
     context = {
         "room": room,
         "link": link,
@@ -98,6 +100,8 @@ def room_page(request: HtmxHttpRequest, code: str) -> HttpResponse:
         "present": rooms.present(room),
         "poll": poll,
         "tally": rooms.tally(poll) if poll else None,
+        "counts": counts,
+        "most": max([1, *counts.values()]),
         "lessons": course(),
         "recent": Run.objects.filter(owner=room.presenter)[:8],
         "shared": rooms.shared(room),
@@ -206,7 +210,7 @@ def share(request: HtmxHttpRequest, code: str) -> HttpResponse:
 def run_for_followers(request: HtmxHttpRequest, run_id: str) -> JsonResponse:
     """What a follower's page needs to show a run: a checkpoint's question, never its answer."""
     run = get_object_or_404(Run, pk=run_id)
-    scenario = dict(run.scenario)
+    scenario = reveals.scenario(run.scenario, withheld(request, run))
     steps = []
     for step in scenario.get("steps") or []:
         shown = dict(step)

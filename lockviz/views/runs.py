@@ -15,10 +15,12 @@ from lockviz.models import Run
 from lockviz.runs import recorder, recovery
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import parse
-from lockviz.views import HtmxHttpRequest, browser, owns
+from lockviz.teaching import reveals
+from lockviz.views import HtmxHttpRequest, browser, outcome_confirmed, owns, withheld
 from lockviz.views.forms import RunForm
 from lockviz.views.pagedata import page_data
 from lockviz.views.refusals import not_yours, respond
+from lockviz.views.replay import ask_for_outcome
 
 
 def run_page_assets() -> tuple[str, ...]:
@@ -74,21 +76,28 @@ def start_run(request: HtmxHttpRequest) -> HttpResponse:
 @require_GET
 def run_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = recovery.settle(get_object_or_404(Run, pk=run_id))
+    hidden = withheld(request, run)
+    if hidden and not outcome_confirmed(request):
+        return ask_for_outcome(request, run, hidden, "run page")
     scenario = parse(run.scenario, allow_empty=True)  # a free-play session has no steps
     initial = {"from_run": run.pk, "storage": run.storage_kind, "ttl_ms": scenario.ttl_ms}
     form = RunForm(initial=initial)
-    story = [
-        {"index": i, "at_ms": s.at_ms, "say": s.say} for i, s in enumerate(scenario.steps) if s.say
-    ]
+    shown = reveals.scenario(scenario.to_json(), hidden)  # before the reveal: not its answers
     context = {
         "run": run,
         "scenario": scenario,
         "form": form,
         "from_run": run.pk,
-        "story": story,
+        "shown": shown,
+        "withheld": hidden,
         "changed": _changes(run),
         "yours": owns(request, run),
-        "page": page_data(request, run=run, scenario=scenario.to_json(), nodes=scenario.nodes),
+        "page": page_data(
+            request,
+            run=run,
+            scenario=shown,
+            nodes=scenario.nodes,
+        ),
     }
     return render(request, "lockviz/run.html", context)
 
@@ -117,6 +126,7 @@ def export_json(request: HtmxHttpRequest, run_id: str) -> JsonResponse:
     run = Run.objects.filter(pk=run_id).first()
     if run is None:
         raise Http404(f"no run {run_id}")
-    response = JsonResponse(run.as_export(), json_dumps_params={"indent": 1})
+    exported = reveals.export(run, withheld(request, run))
+    response = JsonResponse(exported, json_dumps_params={"indent": 1})
     response["Content-Disposition"] = f'attachment; filename="lockviz-run-{run.pk}.json"'
     return response

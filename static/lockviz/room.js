@@ -7,10 +7,15 @@
 // "Ask the class" form too. What the page shows is what its entry module tells showing.js: the
 // pages need not know about rooms.
 //
+// After Reveal, the presenter's own screen (the projector) shows what the class sees: the
+// answer, its explanation and how the class answered, until the presenter moves on; a lesson at
+// that checkpoint takes the class's reveal as its own answer and goes on to the outcome, so the
+// presenter never answers the lesson's prediction box.
+//
 // startRoomBar() does all this on a page with the room bar (site.js calls it on every page).
 
 import { pageData } from "./page-data.js";
-import { checkpoint as checkpointHere, showing } from "./showing.js";
+import { checkpoint as checkpointHere, revealed, showing } from "./showing.js";
 import { dataOf, socketUrl } from "./sockets.js";
 
 let started = false;
@@ -70,11 +75,7 @@ export function startRoomBar() {
   const reveal = $("room-reveal");
   reveal.addEventListener("click", () => {
     // An empty multipart body is not one Django parses: send an empty form instead.
-    if (poll)
-      post(`/rooms/${code}/polls/${poll.id}/reveal`, new URLSearchParams()).then((a) => {
-        poll = a.poll;
-        showTally(null);
-      });
+    if (poll) post(`/rooms/${code}/polls/${poll.id}/reveal`, new URLSearchParams()).then((a) => showRevealed(a.poll));
   });
 
   for (const askForm of [$("ask-form"), $("bar-ask-form")]) {
@@ -100,13 +101,62 @@ export function startRoomBar() {
     const form = event.target;
     if (!form.classList || !form.classList.contains("reveal-form")) return;
     event.preventDefault();
-    post(form.action, new FormData(form)).then((a) => {
-      poll = a.poll;
-      showTally(null);
-    });
+    post(form.action, new FormData(form)).then((a) => showRevealed(a.poll));
   });
 
-  // The tally: counts per choice and how many answered, for the presenter's eyes only.
+  // ---- the reveal, on the presenter's screen too -----------------------------------------
+
+  const panel = $("room-revealed");
+  let foldFrom = null; // where the presenter was when the answer was revealed
+
+  function showRevealed(p) {
+    if (!p || p.state !== "revealed") return;
+    const already = poll && poll.id === p.id && poll.state === "revealed";
+    poll = p;
+    showTally(null);
+    if (already) return;
+    if (p.run && p.step != null) revealed(p.run, p.step); // a lesson at it goes on to the outcome
+    if (!panel || $("tally")) return; // the room page shows it in its own box
+    panel.querySelector(".poll-question").textContent = p.question;
+    panel.querySelector(".poll-answer").textContent = p.answer || "";
+    panel.querySelector(".poll-answer-line").hidden = !p.answer;
+    panel.querySelector(".poll-explain").textContent = p.explain || "";
+    fillBars(panel.querySelector(".bars"), p.choices, p.counts || {}, p.answer);
+    panel.querySelector(".answered-n").textContent = String(
+      Object.values(p.counts || {}).reduce((a, b) => a + b, 0),
+    );
+    panel.hidden = false;
+    const here = showing();
+    foldFrom = here ? JSON.stringify([here.run, here.at]) : null;
+  }
+
+  function foldWhenMovedOn() {
+    if (!panel || panel.hidden || foldFrom == null) return;
+    const here = showing();
+    if (here && JSON.stringify([here.run, here.at]) !== foldFrom) panel.hidden = true;
+  }
+  if (panel) panel.querySelector(".fold").addEventListener("click", () => (panel.hidden = true));
+
+  // Bars for each choice; the right one says so in words (✔ and the class "right").
+  function fillBars(ol, choices, counts, answer) {
+    ol.textContent = "";
+    const most = Math.max(1, ...Object.values(counts));
+    for (const choice of choices) {
+      const n = counts[choice] || 0;
+      const li = document.createElement("li");
+      li.dataset.choice = choice;
+      if (choice === answer) li.className = "right";
+      li.innerHTML =
+        '<span class="bar-label"></span> <span class="bar"><span class="fill"></span></span> <span class="n"></span>';
+      li.querySelector(".bar-label").textContent = choice;
+      li.querySelector(".fill").style.width = `${(100 * n) / most}%`;
+      li.querySelector(".n").textContent = String(n);
+      ol.appendChild(li);
+    }
+  }
+
+  // The tally: counts per choice and how many answered, for the presenter's eyes only; once
+  // revealed, the counts the class sees and no more "answered" (it stopped counting).
   function showTally(tally, fresh) {
     const open = poll && poll.state === "open";
     reveal.hidden = !open;
@@ -115,10 +165,24 @@ export function startRoomBar() {
       line.textContent = "";
       return;
     }
-    if (tally) {
+    if (!open) {
+      line.textContent = `“${poll.question}”: ${bar.dataset.revealedWord}`;
+      renderRevealed();
+    } else if (tally) {
       line.textContent = `“${poll.question}”: ${tally.answered} of ${tally.present} answered`;
       renderBars(tally, fresh);
-    } else if (!open) line.textContent = `“${poll.question}”: revealed`;
+    }
+  }
+
+  function renderRevealed() {
+    const box = $("tally");
+    if (!box || !poll.counts) return;
+    renderBars({ counts: poll.counts, answered: 0, present: 0 }, false);
+    const now = box.querySelector(".poll-now");
+    fillBars(now.querySelector(".bars"), poll.choices, poll.counts, poll.answer);
+    now.querySelector(".answered").textContent = box.dataset.revealedLine;
+    const form = now.querySelector(".reveal-form");
+    if (form) form.remove();
   }
 
   function renderBars(tally, fresh) {
@@ -181,8 +245,11 @@ export function startRoomBar() {
       else if (data.type === "tally") {
         if (poll && poll.id === data.poll) showTally(data);
       } else if (data.type === "poll") {
-        poll = data.poll;
-        showTally(null);
+        if (data.poll.state === "revealed") showRevealed(data.poll);
+        else {
+          poll = data.poll;
+          showTally(null);
+        }
       } else if (data.type === "shared") sharedFork(data.fork);
     };
     socket.onclose = () => setTimeout(connect, 1000);
@@ -212,6 +279,7 @@ export function startRoomBar() {
   connect();
   setInterval(() => {
     report();
+    foldWhenMovedOn();
     askButton.hidden = !checkpointHere();
   }, 300);
 }

@@ -5,7 +5,8 @@
 let page = null;
 
 /** `source.showing()`: {view: "run"|"lesson"|"replay", run, at, title, …} or null;
- * `source.checkpoint()` (a lesson): {run, step} while a checkpoint's question is on screen. */
+ * `source.checkpoint()` (a lesson): {run, step} while a checkpoint's question is on screen;
+ * `source.revealed(run, step)` (a lesson): the class's poll on that checkpoint was revealed. */
 export function tell(source) {
   page = source;
 }
@@ -16,6 +17,10 @@ export function showing() {
 
 export function checkpoint() {
   return page && page.checkpoint ? page.checkpoint() : null;
+}
+
+export function revealed(run, step) {
+  if (page && page.revealed) page.revealed(run, step);
 }
 
 /** The page's title without the site's name, as the class sees it. */

@@ -1,11 +1,14 @@
-// A student's page in a room: it shows what the presenter shows, as they show it.
+// A student's page in a room: it shows what the presenter shows, as they show it, never more.
 //
 // The room's stream (/ws/rooms/<code>/) says what is on screen — a run, a lesson at its current
-// event, a replay at its position — and the current question. The run's own stream
-// (/ws/runs/<id>/, runstream.js) brings its events; the diagram holds exactly those up to the
-// presenter's position (all of them while a run streams live). A late joiner starts from the
-// room's state at once. "Explore alone" opens a read-only replay of the same run; the replay
-// page links back ("Rejoin the class").
+// event, a replay at its position — and the current question. For a lesson or a replay it also
+// brings the run's events, only up to the presenter's position ({type: "events", upto}: when
+// the presenter steps back, the events past `upto` are dropped); while a lesson's run still
+// plays live, nothing (the projector shows nothing of it either). A live run page is followed
+// on the run's own stream (/ws/runs/<id>/, runstream.js), as the presenter sees it. A late
+// joiner starts from the room's state at once. "Explore alone" opens a read-only replay of the
+// same run (which asks first, before the reveal); the replay page links back ("Rejoin the
+// class"). A revealed question folds away once the presenter moves on.
 //
 // Exports `follow` {state, poll, events, shown} (the browser tests read it).
 
@@ -27,16 +30,19 @@ const ui = {
   explore: $("explore"),
   whatIf: $("what-if"),
   verdict: $("follow-verdict"),
+  waiting: $("follow-waiting"),
   svg: $("diagram"),
   poll: $("follow-poll"),
   question: document.querySelector("#follow-poll .poll-question"),
   choices: document.querySelector("#follow-poll .choices"),
   note: document.querySelector("#follow-poll .poll-note"),
   reveal: document.querySelector("#follow-poll .poll-reveal"),
+  again: $("poll-again"),
 };
 let state = data.state || {};
 let run = null; // {id, meta, events, stream, diagram, held, ended}
 let poll = null;
+let foldFrom = null; // where the presenter was when the question was revealed
 
 // ---- the run on screen ---------------------------------------------------------------
 
@@ -45,14 +51,20 @@ function durationOf(s) {
   return Math.max(0, ...steps.map((st) => (st.at_ms || 0) + (st.do === "pause" ? st.ms || 0 : 0))) + 800;
 }
 
+// Followed live on the run's own stream (a run page), or up to the presenter's position on
+// the room's stream (a lesson, a replay).
+const streamed = (s) => s.view === "run" && s.at == null;
+
 function open(id) {
-  if (run && run.id === id) return;
+  const mode = streamed(state) ? "stream" : "room";
+  if (run && run.id === id && run.mode === mode) return;
   if (run && run.stream) run.stream.close();
   ui.verdict.innerHTML = "";
+  delete ui.verdict.dataset.run;
   const svg = ui.svg.cloneNode(false); // a fresh diagram for another run
   ui.svg.replaceWith(svg);
   ui.svg = svg;
-  run = { id, meta: null, events: [], stream: null, diagram: null, held: -1, ended: false };
+  run = { id, mode, meta: null, events: [], stream: null, diagram: null, held: -1, ended: false };
   if (!id) return;
   const mine = run;
   fetch(`/runs/${id}/follow.json`)
@@ -71,23 +83,47 @@ function open(id) {
         fit: presenter.on ? svg.parentElement : null,
       });
       presenter.adopt(mine.diagram, svg.parentElement);
-      const steps = (meta.scenario || {}).steps || [];
-      mine.stream = openStream(meta.ws, 0, {
-        onEvent(ev) {
-          mine.events.push(spoilerFree(ev, steps));
-          if (ev.kind === "run_finished" || ev.kind === "run_failed") mine.ended = true;
-          render();
-        },
-        onStatus(status) {
-          ui.status.textContent = `following · the run is ${status}`;
-        },
-        onDone() {
-          mine.ended = true;
-          render();
-        },
-      });
+      if (mode === "stream") {
+        mine.stream = openStream(meta.ws, 0, {
+          onEvent(ev) {
+            take(mine, [ev]);
+          },
+          onStatus(status) {
+            ui.status.textContent = `following · the run is ${status}`;
+          },
+          onDone() {
+            mine.ended = true;
+            render();
+          },
+        });
+      }
       render();
     });
+}
+
+// Events for the run on screen: appended in order, each once.
+function take(r, evs) {
+  const steps = ((r.meta || {}).scenario || {}).steps || [];
+  for (const ev of evs) {
+    const last = r.events.length ? r.events[r.events.length - 1].seq : 0;
+    if (ev.seq <= last) continue;
+    r.events.push(spoilerFree(ev, steps));
+    if (ev.kind === "run_finished" || ev.kind === "run_failed") r.ended = true;
+  }
+  render();
+}
+
+// The room's stream: the events up to the presenter's position, and no further.
+function heldUpTo(m) {
+  if (!run || run.id !== m.run || run.mode !== "room") return;
+  const last = run.events.length ? run.events[run.events.length - 1].seq : 0;
+  if (m.upto < last) {
+    run.events = run.events.filter((e) => e.seq <= m.upto);
+    run.ended = run.events.some((e) => e.kind === "run_finished" || e.kind === "run_failed");
+    if (run.diagram) run.diagram.reset();
+    run.held = -1;
+  }
+  take(run, m.events || []);
 }
 
 // A checkpoint step's narration gives its answer away: its words are the question instead
@@ -102,6 +138,11 @@ function spoilerFree(ev, steps) {
 // The diagram draws every event once and shows the run up to the presenter's position
 // (showUpTo: forward or back, it costs the same, as in the replay).
 function render() {
+  ui.waiting.hidden = !(state.view === "lesson" && !state.at);
+  if (movedOn()) {
+    foldFrom = null;
+    foldPoll(true);
+  }
   if (!run || !run.diagram) return;
   const upTo = state.at == null ? Infinity : state.at;
   const shown = run.events.filter((e) => e.seq <= upTo);
@@ -129,6 +170,23 @@ function render() {
   ui.whatIf.href = `/runs/${run.id}/fork/?at=${at}`;
 }
 
+// A revealed question folds away once the presenter moves on (one click brings it back).
+function foldPoll(folded) {
+  ui.poll.hidden = folded;
+  ui.again.hidden = !folded;
+  ui.again.setAttribute("aria-expanded", String(!folded));
+}
+
+// Moved on: for a lesson's checkpoint, once the presenter shows the next step (the reveal
+// itself takes them to the checkpoint's outcome); for a typed question, at any change.
+function movedOn() {
+  if (!poll || poll.state !== "revealed" || foldFrom == null) return false;
+  if (poll.step == null || !poll.run) return JSON.stringify([state.run, state.at, state.view]) !== foldFrom;
+  if (state.run !== poll.run) return true;
+  const upTo = state.at == null ? Infinity : state.at;
+  return !!run && run.events.some((e) => e.kind === "step" && e.index > poll.step && e.seq <= upTo);
+}
+
 function apply(next) {
   state = next || {};
   ui.title.textContent = state.view === "idle" || !state.view ? "Waiting for the presenter" : state.title || "";
@@ -145,9 +203,12 @@ function apply(next) {
 // ---- the question --------------------------------------------------------------------
 
 function showPoll(p) {
+  const fresh = !poll || !p || poll.id !== p.id || poll.state !== p.state;
   poll = p;
+  ui.again.hidden = true;
   ui.poll.hidden = !p;
   if (!p) return;
+  if (fresh && p.state === "revealed") foldFrom = JSON.stringify([state.run, state.at, state.view]);
   ui.question.textContent = p.question;
   ui.choices.innerHTML = "";
   const open = p.state === "open";
@@ -217,6 +278,7 @@ function connect() {
       apply(m.state);
       showPoll(m.poll);
     } else if (m.type === "state") apply(m.state);
+    else if (m.type === "events") heldUpTo(m);
     else if (m.type === "poll")
       showPoll(Object.assign({}, m.poll, { mine: poll && poll.id === m.poll.id ? poll.mine : null }));
   };
@@ -226,6 +288,7 @@ function connect() {
   };
 }
 
+ui.again.addEventListener("click", () => foldPoll(false));
 apply(state);
 connect();
 

@@ -296,11 +296,22 @@ function startWalkthrough(data) {
   // For a presenter's room (showing.js): the lesson at its current event.
   const slug = location.pathname.split("/").filter(Boolean)[1];
   tell({
+    // Until the telling begins the class sees nothing of the run (at 0), as the projector.
     showing: () => {
-      const at = events[pos] ? events[pos].seq : null;
-      return { view: "lesson", run: data.run, lesson: slug, at, narration: told.classSees(pos), title: pageTitle() };
+      const at = telling && events[pos] ? events[pos].seq : 0;
+      const narration = telling ? told.classSees(pos) : "";
+      return { view: "lesson", run: data.run, lesson: slug, at, narration, title: pageTitle() };
     },
     checkpoint: () => (told.askAt(pos) ? { run: data.run, step: events[pos].index } : null),
+    // The class's poll on a checkpoint was revealed: that is this page's answer too (the
+    // presenter does not answer the prediction box), and at that checkpoint the telling goes on.
+    revealed: (run, step) => {
+      if (run !== data.run || answers[step]) return;
+      answers[step] = { skipped: true, byClass: true };
+      save();
+      if (telling && askAt(pos) && events[pos].index === step) go(told.outcomeEnd(pos));
+      else if (telling) render();
+    },
   });
   return {
     diagram,

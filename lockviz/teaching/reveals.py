@@ -1,0 +1,105 @@
+"""Nothing before the reveal: what of a lesson's run a browser may read before its answers are out.
+
+A lesson's checkpoint has a question, choices, an answer and an explanation, and the step's
+narration (``say``) tells the answer too. Whoever started the run (its owner: the learner alone,
+or the presenter of a room) has them all: the lesson page asks before it tells. Anyone else (a
+student of the room, anyone with a link) gets a checkpoint's answer, explanation and narration
+only once a room poll on that checkpoint of that run has been revealed; until then
+:func:`hidden` names the checkpoint and every page, export and stream that carries the run goes
+through :func:`scenario` and :func:`event` (or :func:`told`), which leave the question and the
+choices and drop the rest. What the events themselves show (how the run ends) is the page's
+business: the replay and the run page ask a student to confirm that they want the outcome
+(``OUTCOME`` in the query), and a room's followers get events only up to the presenter's
+position (lockviz.consumers.rooms).
+
+Only runs of a built-in lesson are withheld: an imported run's scenario is its importer's file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from lockviz import narrator
+from lockviz.models import Poll, Run
+from lockviz.narrator import Told
+from lockviz.scenarios.library import builtin
+
+OUTCOME = "outcome"  # ?outcome=shown: the student confirmed they want to see how the run ends
+
+
+def checkpoints(scenario: Mapping[str, Any]) -> frozenset[int]:
+    """The indexes of the scenario's steps that ask something."""
+    steps = scenario.get("steps")
+    if not isinstance(steps, list):
+        return frozenset()
+    return frozenset(i for i, s in enumerate(steps) if isinstance(s, dict) and s.get("ask"))
+
+
+def hidden(run: Run, browser: str) -> frozenset[int]:
+    """The checkpoints of ``run`` whose answers ``browser`` may not read yet (none: all of it)."""
+    if run.owner and run.owner == browser:
+        return frozenset()
+    if run.slug not in builtin():
+        return frozenset()
+    asks = checkpoints(run.scenario)
+    if not asks:
+        return asks
+    revealed = Poll.objects.filter(run=run.pk, state=Poll.State.REVEALED, step__isnull=False)
+    return asks - frozenset(revealed.values_list("step", flat=True))
+
+
+def scenario(data: Mapping[str, Any], withheld: frozenset[int]) -> dict[str, Any]:
+    """The scenario without the answers, explanations and narrations of ``withheld`` steps, and
+    without its expectation (the outcome in a word) while any is withheld."""
+    shown = dict(data)
+    if not withheld:
+        return shown
+    steps = shown.get("steps") if isinstance(shown.get("steps"), list) else []
+    shown["steps"] = [_step(s, i in withheld) for i, s in enumerate(steps)]
+    shown.pop("expect", None)
+    return shown
+
+
+def _step(step: Any, withheld: bool) -> Any:
+    if not withheld or not isinstance(step, dict):
+        return step
+    ask = step.get("ask") if isinstance(step.get("ask"), dict) else {}
+    kept = {k: v for k, v in step.items() if k not in ("say", "ask")}
+    kept["ask"] = {"question": ask.get("question", ""), "choices": ask.get("choices", [])}
+    return kept
+
+
+def event(
+    e: Mapping[str, Any], withheld: frozenset[int], data: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A stored or told event of the run whose scenario is ``data``; a withheld checkpoint's
+    ``step`` event loses its narration and is said by its click and its question (as the lesson
+    page says it before it is answered)."""
+    index = e.get("index")
+    if e.get("kind") != "step" or index not in withheld or not isinstance(index, int):
+        return dict(e)
+    kept = {k: v for k, v in e.items() if k != "say"}
+    if "said" in e:
+        steps = data.get("steps") if isinstance(data.get("steps"), list) else []
+        step = steps[index] if index < len(steps) and isinstance(steps[index], dict) else {}
+        kept["said"] = narrator.checkpoint({**kept, "ask": step.get("ask")}, index)
+    return kept
+
+
+def told(run: Run, withheld: frozenset[int], after: int = 0) -> list[Told]:
+    """The events after ``after`` with their words, as a browser that may not read the
+    ``withheld`` checkpoints' answers gets them."""
+    events = run.said_after(after)
+    return [event(e, withheld, run.scenario) for e in events] if withheld else events
+
+
+def export(run: Run, withheld: frozenset[int]) -> dict[str, object]:
+    """``/runs/<id>/export.json`` for a browser that may not read the ``withheld`` answers."""
+    exported = run.as_export()
+    if withheld:
+        exported["scenario"] = scenario(run.scenario, withheld)
+        events = exported["events"]
+        assert isinstance(events, list)
+        exported["events"] = [event(e, withheld, run.scenario) for e in events]
+    return exported
