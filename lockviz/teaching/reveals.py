@@ -8,11 +8,12 @@ only once a room poll on that checkpoint of that run has been revealed; until th
 :func:`hidden` names the checkpoint and every page, export and stream that carries the run goes
 through :func:`scenario` and :func:`event` (or :func:`told`), which leave the question and the
 choices and drop the rest. What the events themselves show (how the run ends) is the page's
-business: the replay and the run page ask a student to confirm that they want the outcome
-(``OUTCOME`` in the query), and a room's followers get events only up to the presenter's
-position (lockviz.consumers.rooms).
+business: the replay and the run page ask a student of the presenter's class (:func:`in_class`)
+to confirm that they want the outcome (``OUTCOME`` in the query), and a room's followers get
+events only up to the presenter's position (lockviz.consumers.rooms).
 
-Only runs of a built-in lesson are withheld: an imported run's scenario is its importer's file.
+Only runs of a built-in lesson that a browser started are withheld: an imported run's scenario
+is its importer's file, and a run nobody owns (``manage.py run_scenario``) was no class's.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lockviz import narrator
-from lockviz.models import Poll, Run
+from lockviz.models import Member, Poll, Run
 from lockviz.narrator import Told
 from lockviz.scenarios.library import builtin
 
@@ -38,7 +39,7 @@ def checkpoints(scenario: Mapping[str, Any]) -> frozenset[int]:
 
 def hidden(run: Run, browser: str) -> frozenset[int]:
     """The checkpoints of ``run`` whose answers ``browser`` may not read yet (none: all of it)."""
-    if run.owner and run.owner == browser:
+    if not run.owner or run.owner == browser:  # nobody's (a script's) or this browser's own
         return frozenset()
     if run.slug not in builtin():
         return frozenset()
@@ -47,6 +48,13 @@ def hidden(run: Run, browser: str) -> frozenset[int]:
         return asks
     revealed = Poll.objects.filter(run=run.pk, state=Poll.State.REVEALED, step__isnull=False)
     return asks - frozenset(revealed.values_list("step", flat=True))
+
+
+def in_class(run: Run, browser: str) -> bool:
+    """Whether ``browser`` follows a room whose presenter started ``run`` (a student of it)."""
+    if not browser or not run.owner or run.owner == browser:
+        return False
+    return Member.objects.filter(browser=browser, room__presenter=run.owner).exists()
 
 
 def scenario(data: Mapping[str, Any], withheld: frozenset[int]) -> dict[str, Any]:

@@ -53,6 +53,9 @@ def withheld(request: HttpRequest, run: Run) -> frozenset[int]:
     return reveals.hidden(run, str(request.session.get("browser") or ""))
 
 
-def outcome_confirmed(request: HttpRequest) -> bool:
-    """Whether a student said they want to see how a lesson's run ends before the reveal."""
-    return request.GET.get(reveals.OUTCOME) == "shown"
+def ask_first(request: HttpRequest, run: Run, hidden: frozenset[int]) -> bool:
+    """Whether a page showing how ``run`` ends asks first: to a student of the class its presenter
+    teaches with it, before the reveal, unless they said they want the outcome."""
+    if not hidden or request.GET.get(reveals.OUTCOME) == "shown":
+        return False
+    return reveals.in_class(run, str(request.session.get("browser") or ""))

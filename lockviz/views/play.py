@@ -21,7 +21,8 @@ from lockviz.models import Run
 from lockviz.runs import recorder, recovery
 from lockviz.scenarios.schema import Scenario, parse
 from lockviz.teaching import play as free_play
-from lockviz.views import HtmxHttpRequest, browser, owns
+from lockviz.teaching import reveals
+from lockviz.views import HtmxHttpRequest, browser, owns, withheld
 from lockviz.views.pagedata import page_data
 from lockviz.views.refusals import not_yours, respond
 
@@ -92,7 +93,8 @@ def finish(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 @require_GET
 def scenario_json(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
-    response = JsonResponse(recorder.scenario_from_run(run), json_dumps_params={"indent": 1})
+    scenario = reveals.scenario(recorder.scenario_from_run(run), withheld(request, run))
+    response = JsonResponse(scenario, json_dumps_params={"indent": 1})
     response["Content-Disposition"] = f'attachment; filename="lockviz-play-{run.pk}.json"'
     return response
 

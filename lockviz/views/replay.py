@@ -15,7 +15,7 @@ from lockviz.models import Run
 from lockviz.narrator.words import number
 from lockviz.runs import exports
 from lockviz.teaching import reveals
-from lockviz.views import HtmxHttpRequest, outcome_confirmed, withheld
+from lockviz.views import HtmxHttpRequest, ask_first, withheld
 from lockviz.views.pagedata import page_data
 
 ROOM_CODE = re.compile(r"^[A-Za-z0-9]{3,8}$")
@@ -25,7 +25,7 @@ ROOM_CODE = re.compile(r"^[A-Za-z0-9]{3,8}$")
 def replay(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
     hidden = withheld(request, run)
-    if hidden and not outcome_confirmed(request):
+    if ask_first(request, run, hidden):
         return ask_for_outcome(request, run, hidden, "replay")
     scenario = reveals.scenario(run.scenario, hidden)
     events = reveals.told(run, hidden)

@@ -16,7 +16,7 @@ from lockviz.runs import recorder, recovery
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import parse
 from lockviz.teaching import reveals
-from lockviz.views import HtmxHttpRequest, browser, outcome_confirmed, owns, withheld
+from lockviz.views import HtmxHttpRequest, ask_first, browser, owns, withheld
 from lockviz.views.forms import RunForm
 from lockviz.views.pagedata import page_data
 from lockviz.views.refusals import not_yours, respond
@@ -77,7 +77,7 @@ def start_run(request: HtmxHttpRequest) -> HttpResponse:
 def run_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = recovery.settle(get_object_or_404(Run, pk=run_id))
     hidden = withheld(request, run)
-    if hidden and not outcome_confirmed(request):
+    if ask_first(request, run, hidden):
         return ask_for_outcome(request, run, hidden, "run page")
     scenario = parse(run.scenario, allow_empty=True)  # a free-play session has no steps
     initial = {"from_run": run.pk, "storage": run.storage_kind, "ttl_ms": scenario.ttl_ms}

@@ -21,6 +21,7 @@ from lockviz.models import Room
 from lockviz.routing import websocket_urlpatterns
 from lockviz.teaching import rooms
 from lockviz.teaching.rooms import State
+from tests.lockviz.teaching.test_reveals import teachers_run
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 app = SessionMiddlewareStack(URLRouter(websocket_urlpatterns))
@@ -99,3 +100,52 @@ async def test_an_unknown_room_says_so_and_closes() -> None:
     await ws.connect()
     assert json.loads(await ws.receive_from()) == {"type": "error", "message": "no room QQQQQ"}
     assert await database_sync_to_async(Room.objects.count)() == 0
+
+
+async def test_a_follower_gets_a_lessons_events_only_up_to_the_presenters_position() -> None:
+    """Nothing while the lesson's run plays (the telling has not begun), then each event as the
+    presenter reaches it, without the answer of a checkpoint not revealed; a step back is
+    followed; and the run's own stream gives the student no answer either."""
+    teacher, ada = Client(), Client()
+    presenter = await database_sync_to_async(browser)(teacher)
+    room = await database_sync_to_async(rooms.open_room)(presenter)
+    run = await database_sync_to_async(teachers_run)(teacher)
+    student = await database_sync_to_async(browser)(ada)
+    await database_sync_to_async(rooms.join)(room, student)
+
+    def at(seq: int) -> State:
+        return State(view="lesson", run=run.pk, lesson="gc-pause-fenced", at=seq, title="GC")
+
+    await database_sync_to_async(rooms.show)(room, at(0))
+    follower = await connect(ada, room.code)
+    assert (await next_of(follower, "room"))["state"]["at"] == 0
+    assert "events" not in await kinds_for(follower, 0.5)  # the run plays: nothing of it
+
+    await database_sync_to_async(rooms.show)(room, at(9))  # step 3 (a checkpoint) is seq 9
+    got = await next_of(follower, "events")
+    assert [e["seq"] for e in got["events"]] == list(range(1, 10)) and got["upto"] == 9
+    checkpoint = got["events"][-1]
+    assert checkpoint["kind"] == "step" and checkpoint["index"] == 2 and "say" not in checkpoint
+    assert "Bob is granted" not in json.dumps(got)  # its narration, which tells the answer
+
+    await database_sync_to_async(rooms.show)(room, at(12))
+    assert [e["seq"] for e in (await next_of(follower, "events"))["events"]] == [10, 11, 12]
+    await database_sync_to_async(rooms.show)(room, at(5))  # the presenter steps back
+    back = await next_of(follower, "events")
+    assert back["upto"] == 5 and back["events"] == []
+    await database_sync_to_async(rooms.show)(room, at(7))
+    assert [e["seq"] for e in (await next_of(follower, "events"))["events"]] == [6, 7]
+    await follower.disconnect()
+
+    cookie = f"sessionid={ada.cookies['sessionid'].value}".encode()
+    stream = WebsocketCommunicator(app, f"/ws/runs/{run.pk}/", headers=[(b"cookie", cookie)])
+    assert (await stream.connect())[0]
+    steps = []
+    while not await stream.receive_nothing(timeout=1):
+        message = json.loads(await stream.receive_from())
+        if message["type"] == "event" and message["event"]["kind"] == "step":
+            steps.append(message["event"])
+    await stream.disconnect()
+    checkpoints = [s for s in steps if s["index"] in (2, 5)]  # the lesson's two questions
+    assert len(checkpoints) == 2 and not any("say" in s for s in checkpoints)
+    assert any("say" in s for s in steps)  # the other steps keep their narration
