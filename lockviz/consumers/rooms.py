@@ -42,6 +42,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
         self.shown_run: str | None = None  # the run whose events this follower has
         self.upto = 0  # ... up to this seq
         self.sending = asyncio.Lock()  # one catch-up at a time, in the order states came
+        self.tasks: set[asyncio.Future[None]] = set()
         self.browser = await database_sync_to_async(self._browser)()
         self.room: Room | None = await database_sync_to_async(rooms.find)(code)
         await self.accept()
@@ -86,7 +87,9 @@ class RoomConsumer(AsyncWebsocketConsumer):
             await self.send(text_data=message["text"])
             frame = json.loads(message["text"]) if not self.presenter else {}
             if frame.get("type") == "state":  # not in the audience's loop: a task of its own
-                asyncio.ensure_future(self._events_to(frame["state"]))
+                task = asyncio.ensure_future(self._events_to(frame["state"]))
+                self.tasks.add(task)
+                task.add_done_callback(self.tasks.discard)
 
     async def _events_to(self, state: Any) -> None:
         """Send this follower the events of the presenter's run up to their position."""

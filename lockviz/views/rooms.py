@@ -22,10 +22,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from lockviz.errors import NotYours, Refusal, RoomRefused
 from lockviz.models import Poll, Room, Run
-from lockviz.teaching import rooms
+from lockviz.teaching import reveals, rooms
 from lockviz.teaching.lessons import course
 from lockviz.teaching.rooms import State
-from lockviz.teaching import reveals
 from lockviz.views import HtmxHttpRequest, absolute, browser, withheld
 from lockviz.views.pagedata import page_data, presenting
 from lockviz.views.refusals import respond

@@ -1,8 +1,10 @@
-"""A class in four browsers: one presenter, three students — join, follow, poll, reveal, late
-join, detach and rejoin, and a student who tries to break the presenter's run."""
+"""A class in four browsers: one presenter, three students — join, follow (never ahead of the
+presenter: read in each follower's DOM and WebSocket frames), poll, a reveal on the projector
+too, late join, detach and rejoin, and a student who tries to break the presenter's run."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -45,25 +47,66 @@ def join(page: Any, server: AppServer, code: str, name: str) -> None:
     page.locator("#follow-status", has_text="following").wait_for()
 
 
-def follows(page: Any, events_at_least: int) -> None:
-    entry(page)
-    page.wait_for_function(f"() => window.entry.follow.shown >= {events_at_least}", timeout=40_000)
+def listen(page: Any) -> list[str]:
+    """Every WebSocket frame ``page`` receives from now on, as text."""
+    frames: list[str] = []
+
+    def on_socket(ws: Any) -> None:
+        ws.on("framereceived", lambda p: frames.append(p if isinstance(p, str) else p.decode()))
+
+    page.on("websocket", on_socket)
+    return frames
+
+
+def seqs_in_frames(frames: list[str]) -> list[int]:
+    """The seq of every run event the frames carried (room stream or run stream)."""
+    found: list[int] = []
+    for text in frames:
+        message = json.loads(text)
+        if message.get("type") == "events" and "events" in message:
+            found += [e["seq"] for e in message["events"]]
+        elif message.get("type") == "events":
+            found += [f["event"]["seq"] for f in message.get("frames", [])]
+        elif message.get("type") == "event":
+            found.append(message["event"]["seq"])
+    return found
+
+
+def presenter_at(teacher: Any) -> int:
+    """The seq of the event the presenter's walkthrough shows (0 before the telling)."""
+    entry(teacher)
+    return int(teacher.evaluate("(w => w.events[w.pos].seq)(window.entry.walkthrough)"))
 
 
 def settled_at(page: Any, at: int) -> int:
-    """Once the page holds the whole run and shows it up to ``at``: how many events it shows."""
+    """Once the follower shows the run up to ``at``: how many events it shows."""
     entry(page)
     page.wait_for_function(
         """(at) => { const f = window.entry.follow;
-             return f.state.at === at && f.events.some((e) => e.kind === "run_finished")
-               && f.shown === f.events.filter((e) => e.seq <= at).length; }""",
+             return f.state.at === at && f.events.length && f.events[f.events.length - 1].seq === at
+               && f.shown === f.events.length; }""",
         arg=at,
         timeout=20_000,
     )
     return int(page.evaluate("window.entry.follow.shown"))
 
 
-def test_a_class_follows_its_presenter(app_server: AppServer, people: dict[str, Any]) -> None:
+def nothing_beyond(student: Any, frames: list[str], at: int) -> None:
+    """The follower holds no event past the presenter's position ``at``: not in its diagram's
+    DOM, not in its page's memory, not in any frame it has received."""
+    in_dom = student.evaluate(
+        "() => [...document.querySelectorAll('#diagram [data-seq]')].map(g => +g.dataset.seq)"
+    )
+    entry(student)
+    held = student.evaluate(
+        "() => window.entry.follow ? window.entry.follow.events.map(e => e.seq) : []"
+    )
+    assert max([0, *in_dom, *held, *seqs_in_frames(frames)]) <= at, (at, in_dom[-3:], held[-3:])
+
+
+def test_a_class_follows_its_presenter_never_ahead_and_sees_the_reveal(
+    app_server: AppServer, people: dict[str, Any]
+) -> None:
     teacher, ada, bob, cy = people["teacher"], people["ada"], people["bob"], people["cy"]
     teacher.goto(app_server.url + "/")
     teacher.get_by_role("button", name="Teach a class").click()
@@ -72,70 +115,93 @@ def test_a_class_follows_its_presenter(app_server: AppServer, people: dict[str, 
     assert teacher.locator(".join-code").text_content() == code
     assert teacher.locator(".join-qr svg").count() == 1
 
+    frames = {name: listen(people[name]) for name in ("ada", "bob", "cy")}
     join(ada, app_server, code, "Ada")
-    page_code = re.sub(r"\s", "", teacher.locator("body").inner_text())
-    assert code in page_code
     teacher.locator("#present", has_text="1").wait_for()
     join(bob, app_server, code, "Bob")
     teacher.locator("#present", has_text="2").wait_for()
+    two = (("ada", ada), ("bob", bob))
 
-    # The presenter starts a lesson: the class sees its run stream in, live.
+    # The presenter starts a lesson: while its run plays live the projector shows nothing of
+    # it, and neither does any follower (its events are not even sent to them).
     teacher.goto(app_server.url + "/lessons/gc-pause-fenced/")
     teacher.get_by_role("button", name="Start the lesson on live servers").click()
     teacher.wait_for_url("**/lessons/gc-pause-fenced/?run=*")
+    for _, student in two:
+        student.locator("#follow-waiting", has_text="the telling starts when it ends").wait_for()
     teacher.locator("#live[data-status=finished]").wait_for(timeout=40_000)
-    for student in (ada, bob):
+    for name, student in two:
         student.locator("#follow-title", has_text="Lesson").wait_for()
+        nothing_beyond(student, frames[name], presenter_at(teacher))
 
-    # At a checkpoint, the presenter asks the class; each answers on their own device.
+    # The presenter steps to the first checkpoint: the class follows, event by event, no further.
     jump_to_question(teacher, "Alice is frozen", key="ArrowRight")
-    teacher.keyboard.press("2")  # the presenter answers the first one alone
-    teacher.keyboard.press("Enter")
-    jump_to_question(teacher, "Alice wakes and writes with token 1")
-    entry(teacher)  # where the presenter is: the walkthrough's current event
-    at = teacher.evaluate("(w => w.events[w.pos].seq)(window.entry.walkthrough)")
-    for student in (ada, bob):  # they follow the walkthrough's position, not the live end
-        follows(student, 5)
-    shown = settled_at(ada, at)
-    narration = ada.locator("#follow-narration")
-    narration.filter(has_text="Alice wakes and writes with token 1").wait_for()  # the question,
-    assert "rejects" not in narration.text_content()  # never the narration that answers it
-    assert settled_at(bob, at) == shown
-    assert shown < ada.evaluate("window.entry.follow.events.length")  # no spoiler
+    at = presenter_at(teacher)
+    for name, student in two:
+        settled_at(student, at)
+        nothing_beyond(student, frames[name], at)
+        assert student.locator("#follow-verdict").inner_text() == ""  # no verdict yet
+    ada.locator("#follow-narration").filter(has_text="Alice is frozen").wait_for()  # the question
+    assert "higher token" not in ada.locator("body").inner_text()  # never the narration
+
     teacher.get_by_role("button", name="Ask the class this checkpoint").click()
-    for student in (ada, bob):
-        student.locator("#follow-poll .poll-question", has_text="Alice wakes").wait_for()
-    ada.get_by_role("button", name=re.compile("It rejects the write")).click()
-    bob.get_by_role("button", name=re.compile("It accepts")).click()
+    for _, student in two:
+        student.locator("#follow-poll .poll-question", has_text="Alice is frozen").wait_for()
+    ada.get_by_role("button", name=re.compile("Bob gets the lock")).click()
+    bob.get_by_role("button", name=re.compile("Alice still holds")).click()
     teacher.locator(".room-tally", has_text="2 of 2 answered").wait_for()
     assert ada.locator(".poll-reveal").is_hidden()  # nobody sees the tally before the reveal
 
     # A late joiner lands on the current moment: the same question, the same position.
     join(cy, app_server, code, "Cy")
-    cy.locator("#follow-poll .poll-question", has_text="Alice wakes").wait_for()
-    assert settled_at(cy, at) == shown
+    cy.locator("#follow-poll .poll-question", has_text="Alice is frozen").wait_for()
+    settled_at(cy, at)
+    nothing_beyond(cy, frames["cy"], at)
 
-    teacher.get_by_role("button", name="Reveal").click()
+    # Reveal: the projector shows the answer, the explanation and the class's distribution;
+    # the lesson takes the class's answer as its own and goes on to the outcome.
+    teacher.locator("#room-reveal").click()
+    shown = teacher.locator("#room-revealed")
+    shown.wait_for()
+    assert "OK: Bob gets the lock" in shown.locator(".poll-answer").text_content()
+    assert "Redis knows nothing about Alice" in shown.locator(".poll-explain").text_content()
+    right = shown.locator(".bars li.right")
+    assert "Bob gets the lock" in right.locator(".bar-label").text_content()
+    assert right.locator(".n").text_content() == "1"
+    assert shown.locator(".bars li").count() == 3
+    assert shown.bounding_box()["y"] < 720  # on the projector's first screen
+    teacher.locator(".room-tally", has_text="revealed ✔").wait_for()
     for student in (ada, bob, cy):
         answer = student.locator(".poll-answer")
         answer.wait_for()
-        assert "It rejects the write" in answer.text_content()
+        assert "OK: Bob gets the lock" in answer.text_content()
     assert bob.locator(".poll-reveal li.right .n").text_content() == "1"
-    # On Bob's phone each of the follower's link-buttons is one box, even where its line wraps.
-    buttons = bob.locator(".follow-actions a.button:visible")
-    assert buttons.count() == 2
-    assert buttons.evaluate_all("els => els.map((e) => e.getClientRects().length)") == [1, 1]
+    # The presenter moves on without touching the lesson's own prediction box.
+    assert teacher.locator("#check").is_hidden()
+    assert teacher.locator("#next-say").get_attribute("aria-disabled") == "false"
+    jump_to_question(teacher, "Alice wakes")
+    teacher.wait_for_function("() => document.getElementById('room-revealed').hidden")
+    at = presenter_at(teacher)
+    for name, student in (*two, ("cy", cy)):
+        settled_at(student, at)
+        nothing_beyond(student, frames[name], at)
+        student.locator("#poll-again").wait_for()  # the revealed question folded away
+        assert student.locator("#follow-poll").is_hidden()
 
-    # Ada explores alone (a read-only replay of the same run), then rejoins with one click.
+    # Ada explores alone: before the reveal the replay asks first; she goes back, no spoilers.
     ada.get_by_role("link", name="Explore alone ▸").click()
     ada.wait_for_url("**/replay/?room=*")
-    ada.get_by_role("link", name="← Rejoin the class").click()
+    assert "This shows how the run ends" in ada.locator("h1").text_content()
+    assert seqs_in_frames(frames["ada"]) and max(seqs_in_frames(frames["ada"])) <= at
+    ada.get_by_role("link", name="← Back to the class, no spoilers").click()
     ada.wait_for_url(f"**/rooms/{code}/follow/")
-    ada.locator("#follow-poll .poll-answer").wait_for()
+    settled_at(ada, at)
+    nothing_beyond(ada, frames["ada"], at)
 
-    # Bob opens the presenter's run page: no menus, and a click is refused with a reason.
+    # Bob opens the presenter's run page (saying he wants the outcome): no menus, and a click
+    # is refused with a reason.
     run_id = teacher.url.split("run=")[1]
-    bob.goto(f"{app_server.url}/runs/{run_id}/")
+    bob.goto(f"{app_server.url}/runs/{run_id}/?outcome=shown")
     assert bob.locator(".fault-menu, #faults-alice").count() == 0
     assert (
         "only the browser that started it can change it" in bob.locator(".watching").text_content()

@@ -125,4 +125,3 @@ def test_the_walkthrough_of_anothers_run_is_refused_to_a_student() -> None:
     refused = student.get(f"/lessons/gc-pause-fenced/?run={run.pk}")
     assert refused.status_code == 403 and "another browser" in refused.content.decode()
     assert teacher.get(f"/lessons/gc-pause-fenced/?run={run.pk}").status_code == 200
-
