@@ -11,6 +11,8 @@ LOCKVIZ_MAX_RUNS      the most runs executing at once (default 24): fewer while 
 LOCKVIZ_MAX_QUEUE     runs waiting for a slot before new ones are refused, 503 (default 64)
 LOCKVIZ_MAX_PER_BROWSER  one browser's queued + running runs before it is refused, 429 (4)
 LOCKVIZ_RETENTION_DAYS   runs and imports older than this are removed (default 30; prune)
+LOCKVIZ_ROOM_IDLE_HOURS  a room whose presenter has been away this long is gone, and deleted
+                      with its polls by prune (default 12)
 LOCKVIZ_MAX_BODY      the largest request body accepted, in bytes (default 8 MiB)
 LOCKVIZ_DEBUG         "1" for Django's debug pages
 LOCKVIZ_SECRET_KEY    signs the session cookies that say who started a run; when unset, a key is
@@ -190,6 +192,7 @@ LOCKVIZ_MAX_RUNS = int(os.environ.get("LOCKVIZ_MAX_RUNS", "24"))  # a ceiling: s
 LOCKVIZ_MAX_QUEUE = int(os.environ.get("LOCKVIZ_MAX_QUEUE", "64"))
 LOCKVIZ_MAX_PER_BROWSER = int(os.environ.get("LOCKVIZ_MAX_PER_BROWSER", "4"))
 LOCKVIZ_RETENTION_DAYS = int(os.environ.get("LOCKVIZ_RETENTION_DAYS", "30"))
+LOCKVIZ_ROOM_IDLE_HOURS = float(os.environ.get("LOCKVIZ_ROOM_IDLE_HOURS", "12"))
 
 # /metrics (lockviz.ops.access): from these addresses, straight; or anywhere, with the token.
 LOCKVIZ_METRICS_FROM = networks(

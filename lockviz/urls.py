@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from lockviz.views import compare, forks, health, lessons, play, replay, rooms, runs
+from lockviz.views import compare, forks, health, lessons, play, replay, room_control, rooms, runs
 from lockviz.views import imports as import_views
 
 urlpatterns = [
@@ -46,6 +46,19 @@ urlpatterns = [
     path("rooms/<str:code>/share", rooms.share, name="room_share"),
     path("rooms/<str:code>/polls/<int:poll_id>/reveal", rooms.reveal, name="room_reveal"),
     path("rooms/<str:code>/polls/<int:poll_id>/vote", rooms.vote, name="room_vote"),
+    # The presenter in control: settings, close, remove, approve shares, the presenter key.
+    path("rooms/<str:code>/settings", room_control.configure, name="room_settings"),
+    path("rooms/<str:code>/close", room_control.close, name="room_close"),
+    path(
+        "rooms/<str:code>/members/<int:member_id>/remove", room_control.remove, name="room_remove"
+    ),  # fmt: skip
+    path(
+        "rooms/<str:code>/shares/<str:run_id>/<str:state>",
+        room_control.decide,
+        name="room_share_decide",
+    ),  # fmt: skip
+    path("rooms/<str:code>/key", room_control.new_key, name="room_new_key"),
+    path("rooms/<str:code>/take/<str:key>", room_control.take_back, name="room_take"),
     path("r/<str:code>", rooms.join_room, name="join_room"),
     path("join", rooms.join_by_code, name="join"),
     path("runs/<str:run_id>/follow.json", rooms.run_for_followers, name="run_follow"),

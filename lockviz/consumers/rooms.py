@@ -28,9 +28,9 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 
 from lockviz.audience import audience
 from lockviz.broadcast import EventMessage, Message
-from lockviz.models import Room, Run
+from lockviz.models import Member, Room, Run
 from lockviz.ops import metrics
-from lockviz.teaching import reveals, rooms
+from lockviz.teaching import control, reveals, rooms
 
 
 class RoomConsumer(AsyncWebsocketConsumer):
@@ -50,8 +50,18 @@ class RoomConsumer(AsyncWebsocketConsumer):
             await self.send(text_data=json.dumps({"type": "error", "message": f"no room {code}"}))
             await self.close(code=4404)
             return
-        metrics.viewers("room", +1)  # and -1 in disconnect: every found room's stream counts
         self.presenter = bool(self.browser) and self.browser == self.room.presenter
+        self.member = await database_sync_to_async(self._member)()
+        gone = self.room.closed is not None or (self.member is not None and self.member.removed)
+        if gone and not self.presenter:
+            ended = "closed" if self.room.closed is not None else "removed"
+            await self.send(text_data=json.dumps({"type": ended}))
+            self.room = None  # nothing to leave in disconnect
+            await self.close(code=4403)
+            return
+        metrics.viewers("room", +1)  # and -1 in disconnect: every found room's stream counts
+        if self.presenter:
+            await database_sync_to_async(control.seen)(self.room)
         self.groups_joined = [rooms.group(self.room)]
         if self.presenter:
             self.groups_joined.append(rooms.presenter_group(self.room))
@@ -84,9 +94,16 @@ class RoomConsumer(AsyncWebsocketConsumer):
     async def deliver(self, message: Message) -> None:
         """A message to the room (see lockviz.audience.Audience), already serialised."""
         if message["type"] == "frame":
+            frame = json.loads(message["text"])
+            if frame.get("type") == "removed":  # for that member's pages alone
+                if self.member is not None and frame.get("member") == self.member.pk:
+                    await self.send(text_data=message["text"])
+                    await self.close(code=4403)
+                return
             await self.send(text_data=message["text"])
-            frame = json.loads(message["text"]) if not self.presenter else {}
-            if frame.get("type") == "state":  # not in the audience's loop: a task of its own
+            if frame.get("type") == "closed" and not self.presenter:
+                await self.close(code=4410)
+            elif frame.get("type") == "state" and not self.presenter:  # a task of its own:
                 task = asyncio.ensure_future(self._events_to(frame["state"]))
                 self.tasks.add(task)
                 task.add_done_callback(self.tasks.discard)
@@ -131,6 +148,11 @@ class RoomConsumer(AsyncWebsocketConsumer):
             await self.send(text_data=json.dumps(now))
             if not self.presenter:
                 await self._events_to(now["state"])
+
+    def _member(self) -> Member | None:
+        assert self.room is not None
+        found = Member.objects.filter(room=self.room, browser=self.browser).first()
+        return found if self.browser else None
 
     def _browser(self) -> str:
         """Which browser this is (its session names it; the database holds the session)."""

@@ -22,8 +22,9 @@ from django.db.models import Count, F
 
 from lockviz import broadcast
 from lockviz.errors import NotYours, RoomRefused
-from lockviz.models import Member, Poll, Room, Run, Vote
+from lockviz.models import Member, Poll, Room, Run, Share, Vote
 from lockviz.scenarios.library import builtin
+from lockviz.teaching import control
 
 VIEWS = ("idle", "run", "lesson", "replay")
 RUN_ID = re.compile(r"^[A-Za-z0-9_-]{1,16}$")
@@ -86,8 +87,9 @@ def presenter_group(room: Room) -> str:
 
 
 def find(code: str) -> Room | None:
+    """The room of this code, unless it has expired (lockviz.teaching.control)."""
     code = code.strip().upper()
-    return Room.objects.filter(pk=code).first() if 3 <= len(code) <= 8 else None
+    return control.live_rooms().filter(pk=code).first() if 3 <= len(code) <= 8 else None
 
 
 def open_room(presenter: str) -> Room:
@@ -111,7 +113,11 @@ def show(room: Room, state: State) -> None:
 
 
 def join(room: Room, browser: str, name: str = "") -> Member:
+    """``browser`` follows ``room`` (as it allows: lockviz.teaching.control.admit)."""
+    control.admit(room, Member.objects.filter(room=room, browser=browser).first())
     member, _ = Member.objects.get_or_create(room=room, browser=browser)
+    if not room.names:
+        name = ""
     if name.strip() and member.name != name.strip()[:40]:
         member.name = name.strip()[:40]
         member.save(update_fields=["name"])
@@ -145,22 +151,25 @@ def share(room: Room, run: Run, browser: str) -> dict[str, object]:
     member = Member.objects.filter(room=room, browser=browser).first()
     if member is None:
         raise NotYours("room: join this room before sharing with its presenter")
+    control.admit(room, member)
     if not run.owner or run.owner != browser:
         raise NotYours("run: only the browser that started a run can share it")
     if run.parent_id is None:
         raise RoomRefused("run: only a What if…? fork is shared beside its original")
     run.shared_with = room.code
     run.save(update_fields=["shared_with"])
+    Share.objects.get_or_create(room=room, run=run)  # waiting for the presenter's approval
     shown = shared_fork(run, member.name)
     broadcast.publish_frame(presenter_group(room), {"type": "shared", "fork": shown})
     return shown
 
 
-def shared(room: Room) -> list[dict[str, object]]:
-    """The forks shared with this room's presenter, newest first."""
+def shared(room: Room, state: str = Share.State.LISTED) -> list[dict[str, object]]:
+    """The forks shared with this room's presenter in ``state`` (listed: approved), newest
+    first."""
     names = dict(room.members.values_list("browser", "name"))
-    forks = Run.objects.filter(shared_with=room.code).order_by("-created")[:20]
-    return [shared_fork(run, names.get(run.owner, "")) for run in forks]
+    shares = room.shares.filter(state=state).select_related("run")[:20]
+    return [shared_fork(s.run, names.get(s.run.owner, "")) for s in shares]
 
 
 def shared_fork(run: Run, name: str) -> dict[str, object]:

@@ -21,8 +21,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from lockviz.errors import NotYours, Refusal, RoomRefused
-from lockviz.models import Poll, Room, Run
-from lockviz.teaching import reveals, rooms
+from lockviz.models import Member, Poll, Room, Run, Share
+from lockviz.teaching import control, reveals, rooms
 from lockviz.teaching.lessons import course
 from lockviz.teaching.rooms import State
 from lockviz.views import HtmxHttpRequest, absolute, browser, withheld
@@ -79,6 +79,8 @@ def _by_the_presenter(what: str) -> Callable[[View], View]:
 def open_room(request: HtmxHttpRequest) -> HttpResponse:
     room = rooms.open_room(browser(request))
     request.session["presenting"] = room.code
+    # Its presenter key, shown once on the room page (lockviz.views.room_control).
+    request.session["room_key"] = {"room": room.code, "key": control.new_key(room)}
     return redirect("room", code=room.code)
 
 
@@ -88,10 +90,12 @@ def room_page(request: HtmxHttpRequest, code: str) -> HttpResponse:
     if not _presenting(request, room):
         return redirect("join_room", code=room.code)
     request.session["presenting"] = room.code
+    control.seen(room)
     link = absolute(request, reverse("join_room", args=[room.code]))
     qr = segno.make(link, error="m").svg_inline(scale=10, border=2, dark="#111", light="#fff")
     poll = rooms.current(room)
     counts = rooms.counts(poll) if poll and poll.state == Poll.State.REVEALED else {}
+    key = _key_once(request, room)
     context = {
         "room": room,
         "link": link,
@@ -104,6 +108,11 @@ def room_page(request: HtmxHttpRequest, code: str) -> HttpResponse:
         "lessons": course(),
         "recent": Run.objects.filter(owner=room.presenter)[:8],
         "shared": rooms.shared(room),
+        "waiting": rooms.shared(room, Share.State.WAITING),
+        "members": control.members(room),
+        "idle_hours": control.idle_limit().total_seconds() / 3600,
+        "key": key,
+        "key_link": absolute(request, reverse("room_take", args=[room.code, key])) if key else "",
     }
     return render(request, "lockviz/room.html", context)
 
@@ -130,10 +139,21 @@ def join_room(request: HtmxHttpRequest, code: str) -> HttpResponse:
     room = _room(code)
     if _presenting(request, room):
         return redirect("room", code=room.code)
-    if request.method == "POST":
-        rooms.join(room, browser(request), str(request.POST.get("name", "")))
-        return redirect("follow_room", code=room.code)
+    try:
+        control.admit(room, Member.objects.filter(room=room, browser=browser(request)).first())
+        if request.method == "POST":
+            rooms.join(room, browser(request), str(request.POST.get("name", "")))
+            return redirect("follow_room", code=room.code)
+    except RoomRefused as exc:
+        return _closed(request, room, exc)
     return render(request, "lockviz/join.html", {"room": room, "code": room.code})
+
+
+def _closed(request: HtmxHttpRequest, room: Room, refused: RoomRefused) -> HttpResponse:
+    """A room that will not have this browser (ended, removed it, no new joins): a page."""
+    why = refused.message.removeprefix("room: ")
+    context = {"room": room, "why": why[:1].upper() + why[1:] + "."}
+    return render(request, "lockviz/room_closed.html", context, status=410 if room.closed else 403)
 
 
 @require_GET
@@ -141,7 +161,10 @@ def follow(request: HtmxHttpRequest, code: str) -> HttpResponse:
     room = _room(code)
     if _presenting(request, room):
         return redirect("room", code=room.code)
-    member = rooms.join(room, browser(request))
+    try:
+        member = rooms.join(room, browser(request))
+    except RoomRefused as exc:
+        return _closed(request, room, exc)
     page = page_data(request, room=room, state=room.state)
     return render(request, "lockviz/follow.html", {"room": room, "member": member, "page": page})
 
@@ -150,6 +173,7 @@ def follow(request: HtmxHttpRequest, code: str) -> HttpResponse:
 @_by_the_presenter("say what the class sees")
 def show(request: HtmxHttpRequest, room: Room) -> HttpResponse:
     """The presenter's page says what it shows now (room.js, a few times a second at most)."""
+    control.seen(room)
     rooms.show(room, State.read(_json(request)))
     return HttpResponse(status=204)
 
@@ -182,8 +206,8 @@ def vote(request: HtmxHttpRequest, code: str, poll_id: int) -> HttpResponse:
     poll = get_object_or_404(Poll, pk=poll_id, room=room)
     if _presenting(request, room):
         return _forbidden(request, "answer: the presenter asks")
-    rooms.join(room, browser(request))
     try:
+        rooms.join(room, browser(request))
         rooms.vote(poll, browser(request), str(request.POST.get("choice", ""))[:200])
     except RoomRefused as exc:
         return _refused(request, exc)
@@ -228,6 +252,15 @@ def run_for_followers(request: HtmxHttpRequest, run_id: str) -> JsonResponse:
             verdict=reverse("verdict", args=[run.pk]),
         )
     )
+
+
+def _key_once(request: HtmxHttpRequest, room: Room) -> str:
+    """The presenter key just made for ``room``, once: the session forgets it as it is shown."""
+    note = request.session.get("room_key")
+    if not isinstance(note, dict) or note.get("room") != room.code:
+        return ""
+    del request.session["room_key"]
+    return str(note.get("key") or "")
 
 
 def room_bar(request: HtmxHttpRequest) -> dict[str, object]:

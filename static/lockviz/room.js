@@ -255,17 +255,21 @@ export function startRoomBar() {
     socket.onclose = () => setTimeout(connect, 1000);
   }
 
-  // A student shared a What if…? fork: it goes on top of the presenter's list (room page only).
+  // A student shared a What if…? fork: it waits on top of the presenter's approval list (room
+  // page only), with the buttons the page's template has.
   function sharedFork(fork) {
-    const list = $("shared-forks");
-    if (!list || !fork) return;
+    const list = $("shares-waiting");
+    const template = $("share-template");
+    if (!list || !template || !fork || list.querySelector(`[data-run="${CSS.escape(fork.run)}"]`)) return;
     const none = list.querySelector(".none");
     if (none) none.remove();
-    const li = document.createElement("li");
-    const a = document.createElement("a");
+    const li = template.content.firstElementChild.cloneNode(true);
+    li.dataset.run = fork.run;
+    const a = li.querySelector("a");
     a.href = fork.compare;
     a.textContent = `${fork.name}: ${fork.title}`;
-    li.appendChild(a);
+    for (const form of li.querySelectorAll("form"))
+      form.action = form.getAttribute("action").replace("/RUN/", `/${encodeURIComponent(fork.run)}/`);
     list.prepend(li);
   }
 

@@ -1,7 +1,9 @@
 """``manage.py prune [--days N]``: remove runs and imported runs older than the retention period.
 
 The app does this at every start-up too (``serve``), with ``LOCKVIZ_RETENTION_DAYS`` (30 by
-default). Runs still live are never removed. Expired sessions go with them.
+default). Runs still live are never removed. Expired sessions go with them, and rooms whose
+presenter has been away longer than ``LOCKVIZ_ROOM_IDLE_HOURS`` with their polls
+(lockviz.teaching.control).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.utils import timezone
 
 from lockviz.runs import recovery
+from lockviz.teaching import control
 
 
 class Command(BaseCommand):
@@ -25,6 +28,9 @@ class Command(BaseCommand):
         assert isinstance(days, int)  # argparse made it one
         removed = recovery.prune(max(0, days))
         Session.objects.filter(expire_date__lt=timezone.now()).delete()
+        rooms = control.prune()
         if options["verbosity"] != 0:
             runs = f"{removed} run{'s' * (removed != 1)}"
             self.stdout.write(f"Removed {runs} older than {options['days']} days.")
+            idle = f"{settings.LOCKVIZ_ROOM_IDLE_HOURS:g} h"
+            self.stdout.write(f"Removed {rooms} room{'s' * (rooms != 1)} idle for over {idle}.")

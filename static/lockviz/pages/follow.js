@@ -279,13 +279,25 @@ function connect() {
       showPoll(m.poll);
     } else if (m.type === "state") apply(m.state);
     else if (m.type === "events") heldUpTo(m);
+    else if (m.type === "closed" || m.type === "removed") end(m.type);
     else if (m.type === "poll")
       showPoll(Object.assign({}, m.poll, { mine: poll && poll.id === m.poll.id ? poll.mine : null }));
   };
   socket.onclose = () => {
+    if (ended) return;
     ui.status.textContent = "reconnecting…";
     setTimeout(connect, 1000);
   };
+}
+
+// The presenter closed the room, or removed this student: said once, and no reconnecting.
+let ended = null;
+function end(why) {
+  ended = why;
+  $(why === "closed" ? "follow-ended" : "follow-removed").hidden = false;
+  ui.status.textContent = why;
+  ui.poll.hidden = true;
+  ui.again.hidden = true;
 }
 
 ui.again.addEventListener("click", () => foldPoll(false));

@@ -1,0 +1,145 @@
+"""The presenter in control of their room: who may come in, what is listed, when it ends.
+
+- **Shares** a student makes (a What if…? fork) wait for the presenter's approval
+  (:class:`~lockviz.models.Share`, ``waiting``); approved ones are listed, and may be hidden again.
+- **Members** can be removed: told so on their page, refused from then on (``removed``).
+- **Joins** can be stopped (``joins_open``); **names** are asked for only if the room says so.
+- **Closing** the room ends the class: every follower's page says "this class has ended", and
+  nobody joins, votes or shares any more.
+- **Expiry**: a room whose presenter has not been there for ``LOCKVIZ_ROOM_IDLE_HOURS`` is gone
+  (:func:`live_rooms` leaves it out at once; :func:`prune` deletes it with its polls, votes,
+  members and shares, where the app prunes old runs: ``manage.py prune``, run at start-up).
+- **The presenter key**: a secret shown once as a link (:func:`new_key`; only its hash is kept);
+  opening it on another device, or after the cookie expired, takes the room back
+  (:func:`take_back`). A new key replaces the old one.
+
+Messages to the room (lockviz.broadcast): ``{"type": "closed"}`` to everyone, and ``{"type":
+"removed", "member": id}``, which the room stream passes only to that member's pages.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+import secrets
+
+from django.conf import settings
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from lockviz import broadcast
+from lockviz.errors import RoomRefused
+from lockviz.models import Member, Room, Share
+
+SEEN_EVERY = dt.timedelta(minutes=1)  # the presenter's presence is written at most this often
+
+
+# -- presence and expiry -------------------------------------------------------------------
+
+
+def idle_limit() -> dt.timedelta:
+    return dt.timedelta(hours=settings.LOCKVIZ_ROOM_IDLE_HOURS)
+
+
+def live_rooms() -> QuerySet[Room]:
+    """Rooms whose presenter was there within the idle limit (the others are gone)."""
+    return Room.objects.filter(presenter_seen__gte=timezone.now() - idle_limit())
+
+
+def seen(room: Room) -> None:
+    """The presenter is here (their room page, a page they present, their room stream)."""
+    now = timezone.now()
+    if now - room.presenter_seen < SEEN_EVERY:
+        return
+    room.presenter_seen = now
+    Room.objects.filter(pk=room.pk).update(presenter_seen=now)
+
+
+def prune() -> int:
+    """Delete the rooms idle for longer than the limit, with their polls, votes, members and
+    shares; how many rooms."""
+    old = Room.objects.filter(presenter_seen__lt=timezone.now() - idle_limit())
+    count = old.count()
+    old.delete()
+    return count
+
+
+# -- who may come in -----------------------------------------------------------------------
+
+
+def admit(room: Room, member: Member | None) -> None:
+    """Refuse ``member`` (None: a browser that never joined) what this room does not allow."""
+    if room.closed is not None:
+        raise RoomRefused("room: this class has ended")
+    if member is not None and member.removed:
+        raise RoomRefused("room: the presenter removed you from this class")
+    if member is None and not room.joins_open:
+        raise RoomRefused("room: the presenter has stopped new students joining")
+
+
+def configure(room: Room, *, joins_open: bool, names: bool) -> None:
+    room.joins_open, room.names = joins_open, names
+    room.save(update_fields=["joins_open", "names"])
+    if not names:
+        room.members.update(name="")  # names the room no longer shows are not kept
+
+
+def remove(room: Room, member_id: int) -> None:
+    member = room.members.filter(pk=member_id, removed=False).first()
+    if member is None:
+        raise RoomRefused("member: not a member of this room")
+    member.removed = True
+    member.save(update_fields=["removed"])
+    frame = {"type": "removed", "member": member.pk}
+    broadcast.publish_frame(f"room.{room.code}", frame)
+
+
+def close(room: Room) -> None:
+    if room.closed is None:
+        room.closed = timezone.now()
+        room.save(update_fields=["closed"])
+    broadcast.publish_frame(f"room.{room.code}", {"type": "closed"})
+
+
+def members(room: Room) -> QuerySet[Member]:
+    return room.members.filter(removed=False).order_by("joined")
+
+
+# -- shares --------------------------------------------------------------------------------
+
+
+def decide(room: Room, run_id: str, state: str) -> Share:
+    """The presenter approves (``listed``) or hides a share."""
+    if state not in (Share.State.LISTED, Share.State.HIDDEN):
+        raise RoomRefused(f"state: {state[:20]!r} is neither listed nor hidden")
+    share = room.shares.filter(run_id=run_id).first()
+    if share is None:
+        raise RoomRefused("run: nothing of that id was shared with this room")
+    share.state = state
+    share.save(update_fields=["state"])
+    return share
+
+
+# -- the presenter key ---------------------------------------------------------------------
+
+
+def _hash(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def new_key(room: Room) -> str:
+    """A new presenter key for ``room`` (the old one stops working); shown once, kept hashed."""
+    key = secrets.token_urlsafe(24)
+    room.key_hash = _hash(key)
+    room.save(update_fields=["key_hash"])
+    return key
+
+
+def take_back(room: Room, key: str, browser: str) -> None:
+    """``browser`` presents ``room`` from now on, if ``key`` is its presenter key."""
+    if not room.key_hash or not hmac.compare_digest(_hash(key), room.key_hash):
+        raise RoomRefused("key: this is not the room's presenter key (a newer one replaced it?)")
+    room.presenter = browser
+    room.presenter_seen = timezone.now()
+    room.save(update_fields=["presenter", "presenter_seen"])
