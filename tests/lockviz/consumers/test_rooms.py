@@ -17,9 +17,9 @@ from channels.sessions import SessionMiddlewareStack
 from channels.testing import WebsocketCommunicator
 from django.test import Client
 
-from lockviz.models import Room
+from lockviz.models import Member, Room
 from lockviz.routing import websocket_urlpatterns
-from lockviz.teaching import rooms
+from lockviz.teaching import control, rooms
 from lockviz.teaching.rooms import State
 from tests.lockviz.teaching.test_reveals import teachers_run
 
@@ -149,3 +149,30 @@ async def test_a_follower_gets_a_lessons_events_only_up_to_the_presenters_positi
     checkpoints = [s for s in steps if s["index"] in (2, 5)]  # the lesson's two questions
     assert len(checkpoints) == 2 and not any("say" in s for s in checkpoints)
     assert any("say" in s for s in steps)  # the other steps keep their narration
+
+
+async def test_a_closed_room_tells_its_followers_and_a_removed_member_alone_hears_it() -> None:
+    teacher, ada, bob = Client(), Client(), Client()
+    presenter = await database_sync_to_async(browser)(teacher)
+    room = await database_sync_to_async(rooms.open_room)(presenter)
+    ids = [await database_sync_to_async(browser)(client) for client in (ada, bob)]
+    for student in ids:
+        await database_sync_to_async(rooms.join)(room, student)
+    lead, ada_ws, bob_ws = [await connect(c, room.code) for c in (teacher, ada, bob)]
+    for ws in (lead, ada_ws, bob_ws):
+        await next_of(ws, "room")
+    member = await database_sync_to_async(Member.objects.get)(room=room, browser=ids[0])
+
+    await database_sync_to_async(control.remove)(room, member.pk)
+    assert (await next_of(ada_ws, "removed"))["member"] == member.pk
+    assert "removed" not in await kinds_for(bob_ws, 0.5)  # nobody else hears of it
+    again = await connect(ada, room.code)
+    assert json.loads(await again.receive_from(timeout=5)) == {"type": "removed"}
+
+    await database_sync_to_async(control.close)(room)
+    assert (await next_of(bob_ws, "closed")) == {"type": "closed"}
+    assert (await bob_ws.receive_output(timeout=5))["type"] == "websocket.close"
+    late = await connect(bob, room.code)
+    assert json.loads(await late.receive_from(timeout=5)) == {"type": "closed"}
+    assert (await next_of(lead, "closed")) == {"type": "closed"}  # the presenter stays connected
+    await lead.disconnect()

@@ -1,0 +1,154 @@
+"""The presenter in control of the room: shares wait for approval, members can be removed, joins
+stopped, names not asked, the room closed; an idle room expires and is pruned with its polls; a
+presenter key takes the room back from another browser."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+from django.utils import timezone
+
+from lockviz.models import Member, Poll, Room, Run, Share, Vote
+from lockviz.teaching import rooms
+from tests.conftest import browser_of
+
+pytestmark = pytest.mark.django_db
+
+
+def open_room(teacher: Client) -> Room:
+    code = teacher.post("/rooms/")["Location"].split("/")[2]
+    return Room.objects.get(pk=code)
+
+
+def joined(room: Room, name: str = "Ada") -> Client:
+    student = Client()
+    assert student.post(f"/r/{room.code}", {"name": name}).status_code == 302
+    return student
+
+
+def a_fork_of(student: Client) -> Run:
+    parent = Run.objects.create(title="t", scenario={}, status=Run.Status.FINISHED, owner="p")
+    return Run.objects.create(
+        title="What if…? Bob waits", scenario={}, status=Run.Status.FINISHED, parent=parent,
+        diverged_seq=3, diverged_ms=100.0, owner=browser_of(student),
+    )  # fmt: skip
+
+
+def test_a_students_share_is_listed_only_once_the_presenter_approves_it() -> None:
+    teacher = Client()
+    room = open_room(teacher)
+    student = joined(room)
+    fork = a_fork_of(student)
+    assert student.post(f"/rooms/{room.code}/share", {"run": fork.pk}).status_code == 200
+    page = teacher.get(f"/rooms/{room.code}/").content.decode()
+    waiting = page[page.index('id="shares-waiting"') : page.index('id="share-template"')]
+    listed = page[page.index('id="shares-listed"') :]
+    assert "Bob waits" in waiting and "Bob waits" not in listed[: listed.index("</details>")]
+    assert '<details id="shares-listed">' in page  # the list is folded: off the projector
+    assert rooms.shared(room) == []
+
+    approve = f"/rooms/{room.code}/shares/{fork.pk}/listed"
+    assert student.post(approve).status_code == 403  # the presenter's alone
+    assert teacher.post(approve).status_code == 302
+    assert [s["run"] for s in rooms.shared(room)] == [fork.pk]
+    assert teacher.post(f"/rooms/{room.code}/shares/{fork.pk}/hidden").status_code == 302
+    assert rooms.shared(room) == [] and rooms.shared(room, Share.State.HIDDEN)
+    assert teacher.post(f"/rooms/{room.code}/shares/nope/listed").status_code == 400
+
+
+def test_a_closed_room_refuses_joins_votes_and_shares_and_tells_its_members() -> None:
+    teacher = Client()
+    room = open_room(teacher)
+    student = joined(room)
+    poll = rooms.ask(room, "Next?", ["Bob", "Alice"])
+    assert student.post(f"/rooms/{room.code}/close").status_code == 403
+    assert teacher.post(f"/rooms/{room.code}/close").status_code == 302
+    ended = student.get(f"/rooms/{room.code}/follow/")
+    assert ended.status_code == 410 and "This class has ended" in ended.content.decode()
+    late = Client().get(f"/r/{room.code}")
+    assert late.status_code == 410 and "This class has ended" in late.content.decode()
+    assert Client().post(f"/r/{room.code}", {"name": "Cy"}).status_code == 410
+    vote = student.post(f"/rooms/{room.code}/polls/{poll.pk}/vote", {"choice": "Bob"})
+    assert vote.status_code == 400 and "ended" in vote.content.decode()
+    assert not Vote.objects.exists() and Member.objects.count() == 1
+    assert "This room is closed" in teacher.get(f"/rooms/{room.code}/").content.decode()
+
+
+def test_stopping_joins_keeps_the_class_and_refuses_newcomers() -> None:
+    teacher = Client()
+    room = open_room(teacher)
+    ada = joined(room)
+    teacher.post(f"/rooms/{room.code}/settings", {"names": "on"})  # joins_open unticked
+    newcomer = Client().get(f"/r/{room.code}")
+    assert newcomer.status_code == 403 and "stopped new students" in newcomer.content.decode()
+    assert ada.get(f"/rooms/{room.code}/follow/").status_code == 200  # already in
+    teacher.post(f"/rooms/{room.code}/settings", {"joins_open": "on", "names": "on"})
+    assert Client().get(f"/r/{room.code}").status_code == 200
+
+
+def test_names_are_asked_for_only_when_the_room_wants_them() -> None:
+    teacher = Client()
+    room = open_room(teacher)
+    joined(room, "Ada")
+    teacher.post(f"/rooms/{room.code}/settings", {"joins_open": "on"})  # names unticked
+    assert list(Member.objects.values_list("name", flat=True)) == [""]  # not kept either
+    assert 'name="name"' not in Client().get(f"/r/{room.code}").content.decode()
+    joined(room, "Mallory wrote this on the projector")
+    assert set(Member.objects.values_list("name", flat=True)) == {""}
+
+
+def test_a_removed_member_is_told_and_cannot_come_back() -> None:
+    teacher = Client()
+    room = open_room(teacher)
+    ada, bob = joined(room, "Ada"), joined(room, "Bob")
+    member = Member.objects.get(room=room, name="Ada")
+    remove = f"/rooms/{room.code}/members/{member.pk}/remove"
+    assert bob.post(remove).status_code == 403
+    assert teacher.post(remove).status_code == 302
+    gone = ada.get(f"/rooms/{room.code}/follow/")
+    assert gone.status_code == 403 and "removed you" in gone.content.decode()
+    assert ada.post(f"/r/{room.code}", {"name": "Ada"}).status_code == 403
+    assert bob.get(f"/rooms/{room.code}/follow/").status_code == 200
+    assert "Ada" not in teacher.get(f"/rooms/{room.code}/").content.decode()
+
+
+def test_an_idle_room_expires_and_is_pruned_with_its_polls() -> None:
+    teacher = Client()
+    old, fresh = open_room(teacher), open_room(Client())
+    joined(old)
+    poll = rooms.ask(old, "Next?", ["Bob", "Alice"])
+    Vote.objects.create(poll=poll, browser="b", choice="Bob")
+    Room.objects.filter(pk=old.pk).update(presenter_seen=timezone.now() - dt.timedelta(hours=13))
+    assert Client().get(f"/r/{old.code}").status_code == 404  # gone at once
+    assert Client().get(f"/r/{fresh.code}").status_code == 200
+    call_command("prune", verbosity=0)
+    assert list(Room.objects.values_list("pk", flat=True)) == [fresh.pk]
+    assert not Poll.objects.exists() and not Vote.objects.exists()
+    assert not Member.objects.exists()
+
+
+def test_a_presenter_key_shown_once_takes_the_room_to_another_browser() -> None:
+    teacher, laptop = Client(), Client()
+    room = open_room(teacher)
+    first = teacher.get(f"/rooms/{room.code}/").content.decode()
+    link = re.search(r'id="room-key-link">([^<]+)<', first)
+    assert link is not None
+    path = link.group(1).removeprefix("http://testserver")
+    assert f"/rooms/{room.code}/take/" in path
+    assert 'id="room-key-link"' not in teacher.get(f"/rooms/{room.code}/").content.decode()
+
+    assert laptop.get(f"/rooms/{room.code}/")["Location"] == f"/r/{room.code}"
+    asked = laptop.get(path)
+    assert asked.status_code == 200 and 'id="take-back"' in asked.content.decode()
+    assert Room.objects.get(pk=room.pk).presenter == browser_of(teacher)  # a GET changes nothing
+    assert laptop.post(path)["Location"] == f"/rooms/{room.code}/"
+    assert 'id="room-bar"' in laptop.get(f"/rooms/{room.code}/").content.decode()
+    assert teacher.get(f"/rooms/{room.code}/")["Location"] == f"/r/{room.code}"
+
+    laptop.post(f"/rooms/{room.code}/key")  # a new key: the old link stops working
+    assert teacher.post(path).status_code == 403
+    assert Room.objects.get(pk=room.pk).presenter == browser_of(laptop)
