@@ -51,12 +51,12 @@ urlpatterns = [
     path("rooms/<str:code>/close", room_control.close, name="room_close"),
     path(
         "rooms/<str:code>/members/<int:member_id>/remove", room_control.remove, name="room_remove"
-    ),  # fmt: skip
+    ),
     path(
         "rooms/<str:code>/shares/<str:run_id>/<str:state>",
         room_control.decide,
         name="room_share_decide",
-    ),  # fmt: skip
+    ),
     path("rooms/<str:code>/key", room_control.new_key, name="room_new_key"),
     path("rooms/<str:code>/take/<str:key>", room_control.take_back, name="room_take"),
     path("r/<str:code>", rooms.join_room, name="join_room"),

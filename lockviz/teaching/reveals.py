@@ -63,16 +63,21 @@ def scenario(data: Mapping[str, Any], withheld: frozenset[int]) -> dict[str, Any
     shown = dict(data)
     if not withheld:
         return shown
-    steps = shown.get("steps") if isinstance(shown.get("steps"), list) else []
-    shown["steps"] = [_step(s, i in withheld) for i, s in enumerate(steps)]
+    shown["steps"] = [_step(s, i in withheld) for i, s in enumerate(_steps(shown))]
     shown.pop("expect", None)
     return shown
+
+
+def _steps(data: Mapping[str, Any]) -> list[Any]:
+    found = data.get("steps")
+    return found if isinstance(found, list) else []
 
 
 def _step(step: Any, withheld: bool) -> Any:
     if not withheld or not isinstance(step, dict):
         return step
-    ask = step.get("ask") if isinstance(step.get("ask"), dict) else {}
+    found = step.get("ask")
+    ask: dict[str, Any] = found if isinstance(found, dict) else {}
     kept = {k: v for k, v in step.items() if k not in ("say", "ask")}
     kept["ask"] = {"question": ask.get("question", ""), "choices": ask.get("choices", [])}
     return kept
@@ -89,7 +94,7 @@ def event(
         return dict(e)
     kept = {k: v for k, v in e.items() if k != "say"}
     if "said" in e:
-        steps = data.get("steps") if isinstance(data.get("steps"), list) else []
+        steps = _steps(data)
         step = steps[index] if index < len(steps) and isinstance(steps[index], dict) else {}
         kept["said"] = narrator.checkpoint({**kept, "ask": step.get("ask")}, index)
     return kept

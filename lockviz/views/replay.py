@@ -54,7 +54,8 @@ def _story(
     """Every step of the script, numbered once, with the seq of the moment it was taken (None
     for a step the run never reached)."""
     taken = {e.get("index"): e for e in events if e["kind"] == "step"}
-    steps = scenario.get("steps") if isinstance(scenario.get("steps"), list) else []
+    found = scenario.get("steps")
+    steps = found if isinstance(found, list) else []
     told = narrator.story(s for s in steps if isinstance(s, dict))
     for item in told:
         event = taken.get(item["index"])

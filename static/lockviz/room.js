@@ -122,9 +122,7 @@ export function startRoomBar() {
     panel.querySelector(".poll-answer-line").hidden = !p.answer;
     panel.querySelector(".poll-explain").textContent = p.explain || "";
     fillBars(panel.querySelector(".bars"), p.choices, p.counts || {}, p.answer);
-    panel.querySelector(".answered-n").textContent = String(
-      Object.values(p.counts || {}).reduce((a, b) => a + b, 0),
-    );
+    panel.querySelector(".answered-n").textContent = String(Object.values(p.counts || {}).reduce((a, b) => a + b, 0));
     panel.hidden = false;
     const here = showing();
     foldFrom = here ? JSON.stringify([here.run, here.at]) : null;
