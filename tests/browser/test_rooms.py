@@ -217,6 +217,15 @@ def test_a_class_follows_its_presenter_never_ahead_and_sees_the_reveal(
         f"{app_server.url}/runs/{run_id}/do",
     )
     assert status[0] == 403 and "Only the browser that started run" in status[1]
+
+    # The presenter closes the room: the class is told, live, and nobody joins any more.
+    teacher.goto(f"{app_server.url}/rooms/{code}/")
+    teacher.get_by_role("button", name="Close the room").click()
+    teacher.locator(".room-ended", has_text="This room is closed").wait_for()
+    for student in (ada, cy):
+        student.locator("#follow-ended", has_text="This class has ended").wait_for()
+    bob.goto(f"{app_server.url}/r/{code}")
+    assert "This class has ended" in bob.locator("h1").text_content()
     for name, page in people.items():
         assert page.errors == [], name
 
