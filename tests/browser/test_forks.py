@@ -105,12 +105,19 @@ def test_a_student_shares_a_private_fork_with_the_presenter(
         ada.get_by_role("button", name="Run the fork live, beside the original").click()
         ada.wait_for_url(re.compile(rf".*/compare/\?runs={original},\w+$"))
         fork_id = ada.url.rsplit(",", 1)[1]
+        teacher.goto(f"{app_server.url}/rooms/{code}/")
+        teacher.locator("#shares-waiting .none").wait_for()
+        teacher.wait_for_function(  # its room stream is open: the bar counts who follows
+            "() => document.querySelector('.room-present').textContent !== '…'"
+        )
         ada.get_by_role("button", name=f"Share with the presenter of room {code}").click()
         ada.get_by_text(f"Shared with the presenter of room {code}.").wait_for()
-
-        teacher.goto(f"{app_server.url}/rooms/{code}/")
+        waiting = teacher.locator("#shares-waiting li", has_text="Ada:")
+        waiting.wait_for()  # live, and not listed until the presenter approves it
+        assert teacher.locator("#shared-forks a", has_text="Ada:").count() == 0
+        waiting.get_by_role("button", name="Approve").click()
+        teacher.locator("#shares-listed summary").click()  # the list is folded: off the projector
         shared = teacher.locator("#shared-forks a", has_text="Ada:")
-        shared.wait_for()
         shared.click()  # on the projector: the fork beside the original
         teacher.wait_for_url(f"**/compare/?runs={original},{fork_id}")
         assert teacher.locator(".lane").count() == 2
