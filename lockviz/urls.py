@@ -20,6 +20,7 @@ urlpatterns = [
     path("lessons/", lessons.index, name="lessons"),
     path("lessons/<slug:slug>/", lessons.walkthrough, name="lesson"),
     path("lessons/<slug:slug>/run/", lessons.rerun, name="lesson_rerun"),
+    path("lessons/<slug:slug>/answer", lessons.answer, name="lesson_answer"),
     path("compare/", compare.compare, name="compare"),
     path("compare/lanes/<str:run_id>/", compare.lane_verdict, name="compare_verdict"),
     # Replays (time travel through a stored run), exports and imports.

@@ -44,10 +44,22 @@ def hidden(run: Run, browser: str) -> frozenset[int]:
     if run.slug not in builtin():
         return frozenset()
     asks = checkpoints(run.scenario)
+    return asks - _revealed(run) if asks else asks
+
+
+def unanswered(run: Run, answered: set[int]) -> frozenset[int]:
+    """The checkpoints of ``run`` its owner has not answered yet (``answered``: those they did,
+    as their session remembers) and no class poll has revealed: their lesson page holds no
+    answer to them until they answer."""
+    asks = checkpoints(run.scenario) - answered
     if not asks:
         return asks
+    return asks - _revealed(run)
+
+
+def _revealed(run: Run) -> frozenset[int]:
     revealed = Poll.objects.filter(run=run.pk, state=Poll.State.REVEALED, step__isnull=False)
-    return asks - frozenset(revealed.values_list("step", flat=True))
+    return frozenset(i for i in revealed.values_list("step", flat=True) if i is not None)
 
 
 def in_class(run: Run, browser: str) -> bool:

@@ -5,22 +5,25 @@ afterwards. ``/lessons/<slug>/`` shows the lesson's setting (never its outcome) 
 starts the run by POST, or reuses the learner's last run of the lesson, remembered in a cookie,
 and redirects to ``?run=<id>``, so reloading the page does not start another run; "Re-run live"
 posts to start a fresh one. Until a checkpoint is answered, its step is told by its click and
-its question, never by its narration (which gives the answer away).
+its question, never by its narration (which gives the answer away), and the page holds neither
+its answer nor its explanation: answering (``POST /lessons/<slug>/answer``) fetches them, and the
+session remembers which checkpoints of which run this browser has answered (or its class has
+seen revealed: lockviz.teaching.reveals).
 """
 
 from __future__ import annotations
 
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from lockviz import narrator
-from lockviz.errors import NotAdmitted
+from lockviz.errors import NotAdmitted, NotYours
 from lockviz.models import Run
 from lockviz.runs import recorder, recovery
-from lockviz.teaching import lessons
-from lockviz.views import HtmxHttpRequest, browser, withheld
+from lockviz.teaching import lessons, reveals
+from lockviz.views import HtmxHttpRequest, browser, owns, withheld
 from lockviz.views.pagedata import page_data
 from lockviz.views.refusals import respond
 
@@ -76,13 +79,15 @@ def walkthrough(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         return render(request, "lockviz/lesson.html", context, status=403)
     context["run"] = run
     hidden = _checkpoints(lesson)
+    unanswered = reveals.unanswered(run, _answered(request, run))
     context["page"] = page_data(
         request,
         run=run,
         slug=lesson.slug,
         error=run.error,
         created=run.created.isoformat(),
-        scenario=lesson.scenario.to_json(),
+        scenario=reveals.scenario(lesson.scenario.to_json(), unanswered),
+        answer_url=reverse("lesson_answer", args=[lesson.slug]),
         nodes=lesson.scenario.nodes,
         hidden=hidden,
         events=[_unspoilt(e, hidden) for e in run.said_after(0)],
@@ -103,6 +108,38 @@ def _unspoilt(event: dict[str, object], hidden: dict[str, dict[str, str]]) -> di
     if words is None:
         return event
     return {**{k: v for k, v in event.items() if k != "say"}, "said": words}
+
+
+ANSWERED = "answered"  # the session's {run id: [checkpoint step indexes answered]}
+
+
+def _answered(request: HtmxHttpRequest, run: Run) -> set[int]:
+    found = request.session.get(ANSWERED)
+    steps = found.get(run.pk) if isinstance(found, dict) else None
+    return {i for i in steps if isinstance(i, int)} if isinstance(steps, list) else set()
+
+
+@require_POST
+def answer(request: HtmxHttpRequest, slug: str) -> HttpResponse:
+    """The learner answered (or skipped) a checkpoint of their run: its answer, explanation and
+    narration, which the page did not hold before."""
+    lesson = _lesson(slug)
+    run = Run.objects.filter(pk=str(request.POST.get("run", ""))[:16], slug=slug).first()
+    if run is None or not owns(request, run):
+        return respond(request, NotYours("run: only the browser that started it answers here"))
+    try:
+        index = int(str(request.POST.get("step", "")))
+        step = lesson.scenario.steps[index]
+    except (ValueError, IndexError):
+        step, index = None, -1
+    if step is None or step.ask is None or index < 0:
+        return JsonResponse({"problem": "step: that step asks nothing"}, status=400)
+    done = request.session.get(ANSWERED)
+    done = done if isinstance(done, dict) else {}
+    done[run.pk] = sorted(_answered(request, run) | {index})
+    request.session[ANSWERED] = dict(list(done.items())[-50:])  # the last 50 runs are enough
+    said = {"answer": step.ask.answer, "explain": step.ask.explain, "say": step.say or ""}
+    return JsonResponse({"step": index, **said})
 
 
 @require_POST

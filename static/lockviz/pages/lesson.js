@@ -8,8 +8,10 @@
 // sessionStorage: going back shows the checkpoint again with the answer given.
 //
 // Nothing tells the outcome before it has happened: a checkpoint's step is drawn and told by its
-// click and its question (data.hidden, from the narrator), and the scenario's description and
-// take-away appear only after the last checkpoint is answered (or at the end, without one).
+// click and its question (data.hidden, from the narrator), its answer, explanation and narration
+// are not on the page until the learner answers (lesson-answers.js fetches them; so does a
+// class's reveal, for a presenter), and the scenario's description and take-away appear only
+// after the last checkpoint is answered (or at the end, without one).
 // Progress is kept in this browser (progress.js): started when the telling begins, done at the end.
 // telling.js knows where each move goes; this module shows it. Without a run (before the lesson
 // starts, or a lesson that cannot run) the page has only what every page has.
@@ -17,6 +19,7 @@
 // Exports `walkthrough` {diagram, pos, events} while a run is told (the browser tests read it).
 
 import { LockDiagram } from "../diagram/diagram.js";
+import { known, learn } from "../lesson-answers.js";
 import { lessonKeys } from "../lesson-keys.js";
 import { LiveLine } from "../lesson-live.js";
 import { Question } from "../lesson-question.js";
@@ -122,6 +125,10 @@ function startWalkthrough(data) {
     pos = 0;
     mark(data.slug, "started");
     render();
+    // Answered before in this tab, with the answer not on this page (another session): fetch it.
+    for (const index of Object.keys(answers).map(Number)) {
+      if (!known(steps, index)) learn(data.answer_url, data.run, steps, index).then(render, () => {});
+    }
   }
 
   // The description and the take-away tell the outcome: shown once it has happened.
@@ -170,17 +177,37 @@ function startWalkthrough(data) {
 
   const prompt = (byKey) => question.prompt(byKey);
 
+  // The answer, once the server has told it: then the telling goes on to the outcome.
+  const asking = new Set(); // checkpoints whose answers are on their way
+  function answered(index, given, at) {
+    if (asking.has(index)) return Promise.resolve(false);
+    asking.add(index);
+    return learn(data.answer_url, data.run, steps, index)
+      .then(() => {
+        answers[index] = given;
+        save();
+        if (telling && pos === at && askAt(pos)) go(told.outcomeEnd(pos));
+        else if (telling) render();
+        return true;
+      })
+      .catch((e) => {
+        ui.live.textContent = e.message;
+        return false;
+      })
+      .finally(() => asking.delete(index));
+  }
+
   function answer(skipped) {
     const ask = askAt(pos);
     if (!ask || answers[events[pos].index]) return;
     const picked = question.picked();
     if (picked == null && !skipped) return prompt();
-    answers[events[pos].index] = skipped ? { skipped: true } : { choice: picked };
-    save();
-    go(told.outcomeEnd(pos));
-    if (ui.next.disabled) ui.back.focus({ preventScroll: true });
-    else ui.next.focus({ preventScroll: true });
-    ui.result.scrollIntoView({ block: "nearest" });
+    answered(events[pos].index, skipped ? { skipped: true } : { choice: picked }, pos).then((done) => {
+      if (!done) return;
+      if (ui.next.disabled) ui.back.focus({ preventScroll: true });
+      else ui.next.focus({ preventScroll: true });
+      ui.result.scrollIntoView({ block: "nearest" });
+    });
   }
 
   function render() {
@@ -307,10 +334,8 @@ function startWalkthrough(data) {
     // presenter does not answer the prediction box), and at that checkpoint the telling goes on.
     revealed: (run, step) => {
       if (run !== data.run || answers[step]) return;
-      answers[step] = { skipped: true, byClass: true };
-      save();
-      if (telling && askAt(pos) && events[pos].index === step) go(told.outcomeEnd(pos));
-      else if (telling) render();
+      const here = telling && askAt(pos) && events[pos].index === step ? pos : -1;
+      answered(step, { skipped: true, byClass: true }, here);
     },
   });
   return {

@@ -125,3 +125,21 @@ def test_the_walkthrough_of_anothers_run_is_refused_to_a_student() -> None:
     refused = student.get(f"/lessons/gc-pause-fenced/?run={run.pk}")
     assert refused.status_code == 403 and "another browser" in refused.content.decode()
     assert teacher.get(f"/lessons/gc-pause-fenced/?run={run.pk}").status_code == 200
+
+
+def test_a_learner_alone_gets_each_answer_only_by_answering() -> None:
+    learner, other = Client(), Client()
+    run = teachers_run(learner)  # their own run of the lesson
+    secrets = secrets_of(run)
+    page = learner.get(f"/lessons/gc-pause-fenced/?run={run.pk}").content.decode()
+    assert answer_keys(page) == 0
+    assert not any(found(page, s) for words in secrets.values() for s in words)
+    url = "/lessons/gc-pause-fenced/answer"
+    assert other.post(url, {"run": run.pk, "step": "2"}).status_code == 403  # not theirs
+    assert learner.post(url, {"run": run.pk, "step": "0"}).status_code == 400  # asks nothing
+    got = learner.post(url, {"run": run.pk, "step": "2"}).json()
+    assert got["answer"] == "OK: Bob gets the lock, with a higher token"
+    assert got["explain"].startswith(secrets[2][0]) and got["say"].startswith(secrets[2][1])
+    page = learner.get(f"/lessons/gc-pause-fenced/?run={run.pk}").content.decode()
+    assert all(found(page, s) for s in secrets[2]) and answer_keys(page) == 1
+    assert not any(found(page, s) for s in secrets[5])  # the next one is still to answer
