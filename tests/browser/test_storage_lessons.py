@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.browser.conftest import entry
-from tests.browser.test_walkthrough import jump_to_question
+from tests.browser.test_walkthrough import jump_to_question, told_answer
 from tests.conftest import AppServer
 
 pytestmark = [pytest.mark.live, pytest.mark.browser]
@@ -33,6 +33,7 @@ def to_the_end(page: Any) -> None:
         if checkpoint.is_visible() and page.locator("#checkpoint-actions").is_visible():
             checkpoint.locator("input").first.check()
             page.get_by_role("button", name="Check my answer").click()
+            told_answer(page)
         page.keyboard.press("ArrowRight")
     raise AssertionError("the walkthrough never reached its end")
 
@@ -46,6 +47,7 @@ def test_the_sequencer_lesson_asks_before_the_storage_asks_zookeeper(
     assert rejected.count() == 0  # the outcome waits for the answer
     page.get_by_text("The node is gone (her session expired): it rejects the write").click()
     page.get_by_role("button", name="Check my answer").click()
+    told_answer(page)
     assert page.locator("#mark").text_content().startswith("✔ Right")
     rejected.first.wait_for()
     # The storage's question to zk-1 is drawn as its own arrows, before the rejection.
@@ -73,6 +75,7 @@ def test_a_lesson_without_a_lock_service(app_server: AppServer, page: Any) -> No
     jump_to_question(page, "Bob's update was computed from version 0", key="ArrowRight")
     page.get_by_text("It rejects it: Bob must read version 1 and try again").click()
     page.get_by_role("button", name="Check my answer").click()
+    told_answer(page)
     to_the_end(page)
     page.locator("#end #verdict .headline").filter(
         has_text="No lock, but compare-and-set kept every update"

@@ -22,6 +22,11 @@ def jump_to_question(page: Any, start: str, key: str = "n") -> None:
     raise AssertionError(f"no checkpoint {start!r}; at: {page.locator('#event').text_content()}")
 
 
+def told_answer(page: Any) -> None:
+    """Wait for the answer to the checkpoint just answered: the page fetches it only then."""
+    page.locator("#result:not([hidden]) #mark:not(:empty)").wait_for()
+
+
 def visible_text(page: Any) -> str:
     return page.locator("body").inner_text()
 
@@ -58,6 +63,7 @@ def test_a_checkpoint_stops_before_the_outcome_and_back_hides_it_again(
     assert leases.count() == 1  # Bob's grant is not drawn yet
     page.keyboard.press("1")  # "nil: Alice still holds the lock" is wrong
     page.keyboard.press("Enter")
+    told_answer(page)
     assert page.locator("#mark").text_content().startswith("✖ Not quite.")
     assert leases.count() == 2  # now it is: token 2
 
@@ -69,6 +75,7 @@ def test_a_checkpoint_stops_before_the_outcome_and_back_hides_it_again(
     assert page.locator("#after").is_hidden()  # the outcome waits for the last answer
     page.get_by_text("It rejects the write: it has already seen token 2").click()
     page.get_by_role("button", name="Check my answer").click()
+    told_answer(page)
     assert page.locator("#after").is_visible()  # now it has happened: the take-away
     assert lesson.scenario.description in page.locator("#after").text_content()
     assert page.locator("#mark").text_content().startswith("✔ Right")
