@@ -33,6 +33,7 @@ from lockviz.catalogue import STORAGE_KINDS
 from lockviz.errors import ScenarioError
 from lockviz.models import Run
 from lockviz.scenarios.schema import STEP_PATH, Scenario, Step, parse
+from lockviz.teaching import reveals
 from lockviz.teaching.play import step_from_form
 
 FIELDS = ("at_ms", "do", "who", "ms", "value", "nodes", "timeout_ms", "key", "mode")
@@ -68,35 +69,37 @@ class Split:
         return min([self.moment.at_ms, *(int(step["at_ms"]) for step in self.rest)])
 
 
-def moments(run: Run) -> list[Moment]:
-    """Every event of the run, in words: where a fork may part from it."""
+def moments(run: Run, hidden: frozenset[int] = frozenset()) -> list[Moment]:
+    """Every event of the run, in words: where a fork may part from it (without the narration
+    of the ``hidden`` checkpoints: lockviz.teaching.reveals)."""
     found = []
-    for e in run.said_after(0):  # stored events: each has its seq, its time and its words
+    for e in reveals.told(run, hidden):  # stored events: each has its seq, time and words
         seq, t_ms, said = e["seq"], e["t_ms"], e["said"]
         if isinstance(seq, int) and isinstance(t_ms, int | float) and isinstance(said, dict):
             found.append(Moment(seq, float(t_ms), f"{e['actor']}: {said['text']}"))
     return found
 
 
-def split(run: Run, seq: int) -> Split | None:
-    """The run's steps at event ``seq`` (``None`` when it has no such event)."""
-    moment = next((m for m in moments(run) if m.seq == seq), None)
+def split(run: Run, seq: int, hidden: frozenset[int] = frozenset()) -> Split | None:
+    """The run's steps at event ``seq`` (``None`` when it has no such event), without the
+    answers and narration of the ``hidden`` checkpoints."""
+    moment = next((m for m in moments(run, hidden) if m.seq == seq), None)
     if moment is None:
         return None
     fixed: list[dict[str, Any]] = []
     rest: list[dict[str, Any]] = []
-    for dispatched, step in _steps_taken(run):
+    for dispatched, step in _steps_taken(run, hidden):
         (fixed if dispatched is not None and dispatched <= seq else rest).append(step)
     return Split(moment, fixed, sorted(rest, key=lambda step: int(step["at_ms"])))
 
 
-def _steps_taken(run: Run) -> list[tuple[int | None, dict[str, Any]]]:
+def _steps_taken(run: Run, hidden: frozenset[int]) -> list[tuple[int | None, dict[str, Any]]]:
     """Each step with the seq of its ``step`` event (``None``: never dispatched), by index.
 
     A step event is the validated step itself, so a free-play click is a step like a
     scripted one; a scripted step the run never reached (it ended early) is taken from the
     scenario."""
-    script = list(run.scenario.get("steps") or [])
+    script = list(reveals.scenario(run.scenario, hidden).get("steps") or [])
     taken: dict[int, tuple[int | None, dict[str, Any]]] = {}
     for e in run.events.filter(kind="step").order_by("seq"):
         index = int(e.data.get("index", len(taken)))
@@ -104,6 +107,8 @@ def _steps_taken(run: Run) -> list[tuple[int | None, dict[str, Any]]]:
         # checkpoint never travels on the stream), then what the event says was done.
         step = dict(script[index]) if 0 <= index < len(script) else {}
         step.update({k: v for k, v in e.data.items() if k in Step.model_fields})
+        if index in hidden:
+            step.pop("say", None)
         step.setdefault("at_ms", round(e.t_ms))
         taken[index] = (e.seq, step)
     for index, step in enumerate(script):

@@ -22,7 +22,7 @@ from lockviz.runs import recorder
 from lockviz.scenarios.schema import Scenario, parse
 from lockviz.scenarios.verbs import VERBS
 from lockviz.teaching import forks
-from lockviz.views import HtmxHttpRequest, browser
+from lockviz.views import HtmxHttpRequest, browser, withheld
 from lockviz.views.pagedata import page_data
 from lockviz.views.refusals import respond
 
@@ -36,12 +36,13 @@ def fork(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         return render(request, "lockviz/fork.html", context, status=409)
     asked = str(request.POST.get("at") or request.GET.get("at") or "1")
     seq = _seq(asked)
-    at = forks.split(run, seq) if seq is not None else None
+    hidden = withheld(request, run)  # a lesson's answers not revealed: not in its rows either
+    at = forks.split(run, seq, hidden) if seq is not None else None
     scenario = parse(run.scenario, allow_empty=True)
     if at is None:
         context["problems"] = [f"Run {run.pk} has no event {asked[:20]!r}."]
         return render(request, "lockviz/fork.html", context, status=404)
-    context.update(_editor(request, run, scenario, at))
+    context.update(_editor(request, run, scenario, at, hidden))
     if request.method == "GET":
         context["rows"] = forks.rows(at)
         return render(request, "lockviz/fork.html", context)
@@ -76,12 +77,12 @@ def _seq(text: str) -> int | None:
 
 
 def _editor(
-    request: HtmxHttpRequest, run: Run, scenario: Scenario, at: forks.Split
+    request: HtmxHttpRequest, run: Run, scenario: Scenario, at: forks.Split, hidden: frozenset[int]
 ) -> dict[str, object]:
     verb_fields = {name: sorted(verb.fields & forks.EDITED) for name, verb in VERBS.items()}
     return {
         "at": at,
-        "moments": forks.moments(run),
+        "moments": forks.moments(run, hidden),
         "fixed": [{"step": step, "said": narrator.click(step)} for step in at.fixed],
         "first": len(at.fixed),
         "verbs": list(VERBS),

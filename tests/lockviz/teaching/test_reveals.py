@@ -46,7 +46,7 @@ def everything(client: Client, run: Run, outcome: str = "?outcome=shown") -> str
     urls = [f"/runs/{run.pk}/export.json", f"/runs/{run.pk}/export.mmd",
             f"/runs/{run.pk}/{outcome}", f"/runs/{run.pk}/replay/{outcome}",
             f"/runs/{run.pk}/follow.json", f"/runs/{run.pk}/scenario.json",
-            f"/lessons/gc-pause-fenced/?run={run.pk}"]  # fmt: skip
+            f"/lessons/gc-pause-fenced/?run={run.pk}", f"/runs/{run.pk}/fork/?at=30"]  # fmt: skip
     texts = []
     for url in urls:
         response = client.get(url)
