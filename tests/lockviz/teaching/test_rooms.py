@@ -119,3 +119,19 @@ def test_a_poll_needs_a_question_and_two_to_six_different_choices() -> None:
     for choices in ("only one", "same\nsame", "\n".join("abcdefg")):
         response = teacher.post(url, {"question": "?", "choices": choices})
         assert response.status_code == 400 and response.content.startswith(b"choices:")
+
+
+def test_after_the_reveal_the_room_page_says_revealed_with_the_counts_and_no_stale_count() -> None:
+    teacher, ada = Client(), Client()
+    room = open_room(teacher)
+    teacher.post(f"/rooms/{room.code}/polls", {"question": "Next?", "choices": "Bob\nAlice"})
+    poll = Poll.objects.get(room=room)
+    ada.post(f"/rooms/{room.code}/polls/{poll.pk}/vote", {"choice": "Alice"})
+    before = teacher.get(f"/rooms/{room.code}/").content.decode()
+    assert "the class does not see this until you reveal" in before
+    teacher.post(f"/rooms/{room.code}/polls/{poll.pk}/reveal")
+    after = teacher.get(f"/rooms/{room.code}/").content.decode()
+    assert "Revealed ✔" in after and "until you reveal" not in after
+    assert 'class="reveal-form"' not in after  # no Reveal button, disabled or not
+    assert re.search(r'data-choice="Alice"><span class="bar-label">Alice</span>.*?"n">1<', after)
+    assert "after 12 h without you" in after  # the room's stated idle time
