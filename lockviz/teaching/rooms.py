@@ -141,8 +141,10 @@ def followed_by(browser: str) -> Room | None:
     """The room this browser joined last (where its forks may be shared), if any."""
     if not browser:
         return None
-    member = Member.objects.filter(browser=browser).select_related("room").order_by("-joined")
-    found = member.first()
+    member = Member.objects.filter(
+        browser=browser, removed=False, room__in=control.live_rooms(), room__closed__isnull=True
+    )  # a room that ended, or removed this browser, takes no share
+    found = member.select_related("room").order_by("-joined").first()
     return found.room if found is not None else None
 
 
