@@ -13,6 +13,7 @@
 // Exports `follow` {state, poll, events, shown} (the browser tests read it).
 
 import { LockDiagram } from "../diagram/diagram.js";
+import { ClassPoll } from "../follow-poll.js";
 import { pageData } from "../page-data.js";
 import { presenter } from "../presenter.js";
 import { openStream } from "../runstream.js";
@@ -22,7 +23,6 @@ import { dataOf, socketUrl } from "../sockets.js";
 startSite();
 const data = pageData();
 const $ = (id) => document.getElementById(id);
-const csrf = document.querySelector("#vote-form input[name=csrfmiddlewaretoken]");
 const ui = {
   status: $("follow-status"),
   title: $("follow-title"),
@@ -32,17 +32,10 @@ const ui = {
   verdict: $("follow-verdict"),
   waiting: $("follow-waiting"),
   svg: $("diagram"),
-  poll: $("follow-poll"),
-  question: document.querySelector("#follow-poll .poll-question"),
-  choices: document.querySelector("#follow-poll .choices"),
-  note: document.querySelector("#follow-poll .poll-note"),
-  reveal: document.querySelector("#follow-poll .poll-reveal"),
-  again: $("poll-again"),
 };
 let state = data.state || {};
 let run = null; // {id, meta, events, stream, diagram, held, ended}
-let poll = null;
-let foldFrom = null; // where the presenter was when the question was revealed
+const poll = new ClassPoll(data.room);
 
 // ---- the run on screen ---------------------------------------------------------------
 
@@ -139,10 +132,7 @@ function spoilerFree(ev, steps) {
 // (showUpTo: forward or back, it costs the same, as in the replay).
 function render() {
   ui.waiting.hidden = !(state.view === "lesson" && !state.at);
-  if (movedOn()) {
-    foldFrom = null;
-    foldPoll(true);
-  }
+  poll.follow(state, run ? run.events : []);
   if (!run || !run.diagram) return;
   const upTo = state.at == null ? Infinity : state.at;
   const shown = run.events.filter((e) => e.seq <= upTo);
@@ -170,23 +160,6 @@ function render() {
   ui.whatIf.href = `/runs/${run.id}/fork/?at=${at}`;
 }
 
-// A revealed question folds away once the presenter moves on (one click brings it back).
-function foldPoll(folded) {
-  ui.poll.hidden = folded;
-  ui.again.hidden = !folded;
-  ui.again.setAttribute("aria-expanded", String(!folded));
-}
-
-// Moved on: for a lesson's checkpoint, once the presenter shows the next step (the reveal
-// itself takes them to the checkpoint's outcome); for a typed question, at any change.
-function movedOn() {
-  if (!poll || poll.state !== "revealed" || foldFrom == null) return false;
-  if (poll.step == null || !poll.run) return JSON.stringify([state.run, state.at, state.view]) !== foldFrom;
-  if (state.run !== poll.run) return true;
-  const upTo = state.at == null ? Infinity : state.at;
-  return !!run && run.events.some((e) => e.kind === "step" && e.index > poll.step && e.seq <= upTo);
-}
-
 function apply(next) {
   state = next || {};
   ui.title.textContent = state.view === "idle" || !state.view ? "Waiting for the presenter" : state.title || "";
@@ -198,70 +171,6 @@ function apply(next) {
     ui.whatIf.hidden = true;
   }
   render();
-}
-
-// ---- the question --------------------------------------------------------------------
-
-function showPoll(p) {
-  const fresh = !poll || !p || poll.id !== p.id || poll.state !== p.state;
-  poll = p;
-  ui.again.hidden = true;
-  ui.poll.hidden = !p;
-  if (!p) return;
-  if (fresh && p.state === "revealed") foldFrom = JSON.stringify([state.run, state.at, state.view]);
-  ui.question.textContent = p.question;
-  ui.choices.innerHTML = "";
-  const open = p.state === "open";
-  for (const choice of p.choices) {
-    const button = document.createElement("button");
-    button.type = "button";
-    button.className = "choice" + (p.mine === choice ? " mine" : "");
-    button.textContent = choice;
-    button.disabled = !open;
-    button.setAttribute("aria-pressed", String(p.mine === choice));
-    button.addEventListener("click", () => vote(choice));
-    ui.choices.appendChild(button);
-  }
-  ui.note.textContent = open
-    ? p.mine
-      ? "Your answer is in; you can change it until the reveal."
-      : "Pick one: the class's answers stay hidden until the reveal."
-    : "";
-  ui.reveal.hidden = open;
-  if (!open) {
-    ui.reveal.querySelector(".poll-answer").textContent = p.answer ? `The answer: ${p.answer}` : "The class answered:";
-    ui.reveal.querySelector(".poll-explain").textContent = p.explain || "";
-    const bars = ui.reveal.querySelector(".bars");
-    bars.innerHTML = "";
-    const total = Math.max(1, ...Object.values(p.counts || {}));
-    for (const choice of p.choices) {
-      const n = (p.counts || {})[choice] || 0;
-      const li = document.createElement("li");
-      li.className = choice === p.answer ? "right" : "";
-      li.innerHTML =
-        '<span class="bar-label"></span> <span class="bar"><span class="fill"></span></span> <span class="n"></span>';
-      li.querySelector(".bar-label").textContent = choice;
-      li.querySelector(".fill").style.width = `${(100 * n) / total}%`;
-      li.querySelector(".n").textContent = String(n);
-      bars.appendChild(li);
-    }
-  }
-}
-
-function vote(choice) {
-  const form = new FormData();
-  form.append("choice", choice);
-  fetch(`/rooms/${data.room}/polls/${poll.id}/vote`, {
-    method: "POST",
-    body: form,
-    headers: { "X-CSRFToken": csrf ? csrf.value : "" },
-  }).then(async (r) => {
-    if (!r.ok) {
-      ui.note.textContent = await r.text();
-      return;
-    }
-    showPoll((await r.json()).poll);
-  });
 }
 
 // ---- the room's stream ---------------------------------------------------------------
@@ -276,12 +185,11 @@ function connect() {
     if (!m) return;
     if (m.type === "room") {
       apply(m.state);
-      showPoll(m.poll);
+      poll.show(m.poll, state);
     } else if (m.type === "state") apply(m.state);
     else if (m.type === "events") heldUpTo(m);
     else if (m.type === "closed" || m.type === "removed") end(m.type);
-    else if (m.type === "poll")
-      showPoll(Object.assign({}, m.poll, { mine: poll && poll.id === m.poll.id ? poll.mine : null }));
+    else if (m.type === "poll") poll.show(m.poll, state);
   };
   socket.onclose = () => {
     if (ended) return;
@@ -296,11 +204,9 @@ function end(why) {
   ended = why;
   $(why === "closed" ? "follow-ended" : "follow-removed").hidden = false;
   ui.status.textContent = why;
-  ui.poll.hidden = true;
-  ui.again.hidden = true;
+  poll.end();
 }
 
-ui.again.addEventListener("click", () => foldPoll(false));
 apply(state);
 connect();
 
@@ -309,7 +215,7 @@ export const follow = {
     return state;
   },
   get poll() {
-    return poll;
+    return poll.poll;
   },
   get events() {
     return run ? run.events : [];
