@@ -134,8 +134,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
         run = Run.objects.filter(pk=run_id).first()
         if run is None:
             return []
-        told = reveals.told(run, reveals.hidden(run, self.browser), after)
-        return [e for e in told if isinstance(e["seq"], int) and e["seq"] <= reach]
+        return rooms.told_between(run, reveals.hidden(run, self.browser), after, reach)
 
     async def deliver_events(self, messages: list[EventMessage], text: str) -> None:
         for message in messages:
