@@ -30,7 +30,7 @@ from django.utils import timezone
 
 from lockviz import broadcast
 from lockviz.errors import RoomRefused
-from lockviz.models import Member, Room, Share
+from lockviz.models import Member, Poll, Room, Share, Vote
 
 SEEN_EVERY = dt.timedelta(minutes=1)  # the presenter's presence is written at most this often
 
@@ -91,6 +91,10 @@ def remove(room: Room, member_id: int) -> None:
         raise RoomRefused("member: not a member of this room")
     member.removed = True
     member.save(update_fields=["removed"])
+    # Its answers to questions still open count no more (those revealed stay as the class saw).
+    Vote.objects.filter(
+        poll__room=room, poll__state=Poll.State.OPEN, browser=member.browser
+    ).delete()
     frame = {"type": "removed", "member": member.pk}
     broadcast.publish_frame(f"room.{room.code}", frame)
 

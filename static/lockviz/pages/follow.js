@@ -202,8 +202,9 @@ function connect() {
 let ended = null;
 function end(why) {
   ended = why;
-  $(why === "closed" ? "follow-ended" : "follow-removed").hidden = false;
-  ui.status.textContent = why;
+  const said = $(why === "closed" ? "follow-ended" : "follow-removed");
+  said.hidden = false;
+  ui.status.textContent = said.querySelector("strong").textContent;
   poll.end();
 }
 

@@ -106,9 +106,12 @@ def test_a_removed_member_is_told_and_cannot_come_back() -> None:
     room = open_room(teacher)
     ada, bob = joined(room, "Ada"), joined(room, "Bob")
     member = Member.objects.get(room=room, name="Ada")
+    poll = rooms.ask(room, "Next?", ["Bob", "Alice"])
+    ada.post(f"/rooms/{room.code}/polls/{poll.pk}/vote", {"choice": "Bob"})
     remove = f"/rooms/{room.code}/members/{member.pk}/remove"
     assert bob.post(remove).status_code == 403
     assert teacher.post(remove).status_code == 302
+    assert rooms.counts(poll) == {"Bob": 0, "Alice": 0}  # its answer counts no more
     gone = ada.get(f"/rooms/{room.code}/follow/")
     assert gone.status_code == 403 and "removed you" in gone.content.decode()
     assert ada.post(f"/r/{room.code}", {"name": "Ada"}).status_code == 403
