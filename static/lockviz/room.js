@@ -123,6 +123,7 @@ export function startRoomBar() {
     panel.querySelector(".poll-explain").textContent = p.explain || "";
     fillBars(panel.querySelector(".bars"), p.choices, p.counts || {}, p.answer);
     panel.querySelector(".answered-n").textContent = String(Object.values(p.counts || {}).reduce((a, b) => a + b, 0));
+    panel.style.top = `${bar.getBoundingClientRect().height}px`; // just below the bar, however tall
     panel.hidden = false;
     const here = showing();
     foldFrom = here ? JSON.stringify([here.run, here.at]) : null;

@@ -15,8 +15,8 @@ from tests.browser.conftest import (
     FLAGS,  # noqa: F401 (the same chromium, the same flags)
     entry,
 )
-from tests.browser.test_walkthrough import jump_to_question
-from tests.conftest import AppServer
+from tests.browser.test_walkthrough import jump_to_question, told_answer
+from tests.conftest import ROOT, AppServer
 
 pytestmark = [pytest.mark.live, pytest.mark.browser]
 
@@ -170,6 +170,7 @@ def test_a_class_follows_its_presenter_never_ahead_and_sees_the_reveal(
     assert right.locator(".n").text_content() == "1"
     assert shown.locator(".bars li").count() == 3
     assert shown.bounding_box()["y"] < 720  # on the projector's first screen
+    teacher.screenshot(path=str(ROOT / "screenshots" / "room-reveal-1280x720.png"))
     teacher.locator(".room-tally", has_text="revealed ✔").wait_for()
     for student in (ada, bob, cy):
         answer = student.locator(".poll-answer")
@@ -177,6 +178,7 @@ def test_a_class_follows_its_presenter_never_ahead_and_sees_the_reveal(
         assert "OK: Bob gets the lock" in answer.text_content()
     assert bob.locator(".poll-reveal li.right .n").text_content() == "1"
     # The presenter moves on without touching the lesson's own prediction box.
+    told_answer(teacher)  # the lesson took the class's reveal as its answer
     assert teacher.locator("#check").is_hidden()
     assert teacher.locator("#next-say").get_attribute("aria-disabled") == "false"
     jump_to_question(teacher, "Alice wakes")
@@ -222,8 +224,10 @@ def test_a_class_follows_its_presenter_never_ahead_and_sees_the_reveal(
     teacher.goto(f"{app_server.url}/rooms/{code}/")
     teacher.get_by_role("button", name="Close the room").click()
     teacher.locator(".room-ended", has_text="This room is closed").wait_for()
+    teacher.screenshot(path=str(ROOT / "screenshots" / "room-closed.png"), full_page=True)
     for student in (ada, cy):
         student.locator("#follow-ended", has_text="This class has ended").wait_for()
+    ada.screenshot(path=str(ROOT / "screenshots" / "follow-ended.png"))
     bob.goto(f"{app_server.url}/r/{code}")
     assert "This class has ended" in bob.locator("h1").text_content()
     for name, page in people.items():
