@@ -19,7 +19,7 @@
 // Exports `walkthrough` {diagram, pos, events} while a run is told (the browser tests read it).
 
 import { LockDiagram } from "../diagram/diagram.js";
-import { known, learn } from "../lesson-answers.js";
+import { Answers } from "../lesson-answers.js";
 import { lessonKeys } from "../lesson-keys.js";
 import { LiveLine } from "../lesson-live.js";
 import { Question } from "../lesson-question.js";
@@ -77,8 +77,8 @@ function startWalkthrough(data) {
   });
   presenter.adopt(diagram, svg.parentElement);
   const FINAL = new Set(["run_finished", "run_failed"]);
-  const storeKey = "lockviz-answers-" + data.run;
-  const answers = load();
+  const store = new Answers(data.run, data.answer_url, steps);
+  const answers = store.given;
   const events = (data.events || []).slice();
   const told = new Telling(steps, answers);
   told.events = events;
@@ -125,10 +125,7 @@ function startWalkthrough(data) {
     pos = 0;
     mark(data.slug, "started");
     render();
-    // Answered before in this tab, with the answer not on this page (another session): fetch it.
-    for (const index of Object.keys(answers).map(Number)) {
-      if (!known(steps, index)) learn(data.answer_url, data.run, steps, index).then(render, () => {});
-    }
+    store.refetch().then(render); // answered before in this tab, in another session
   }
 
   // The description and the take-away tell the outcome: shown once it has happened.
@@ -178,14 +175,11 @@ function startWalkthrough(data) {
   const prompt = (byKey) => question.prompt(byKey);
 
   // The answer, once the server has told it: then the telling goes on to the outcome.
-  const asking = new Set(); // checkpoints whose answers are on their way
   function answered(index, given, at) {
-    if (asking.has(index)) return Promise.resolve(false);
-    asking.add(index);
-    return learn(data.answer_url, data.run, steps, index)
-      .then(() => {
-        answers[index] = given;
-        save();
+    return store
+      .give(index, given)
+      .then((done) => {
+        if (!done) return false;
         if (telling && pos === at && askAt(pos)) go(told.outcomeEnd(pos));
         else if (telling) render();
         return true;
@@ -193,8 +187,7 @@ function startWalkthrough(data) {
       .catch((e) => {
         ui.live.textContent = e.message;
         return false;
-      })
-      .finally(() => asking.delete(index));
+      });
   }
 
   function answer(skipped) {
@@ -263,21 +256,6 @@ function startWalkthrough(data) {
   // One line for the current event, in the narrator's words (the tooltip has every field).
   function describe(ev) {
     return `#${ev.seq} · ${(ev.said && ev.said.text) || `${ev.actor} ${ev.kind}`}`;
-  }
-
-  function load() {
-    try {
-      return JSON.parse(sessionStorage.getItem(storeKey)) || {};
-    } catch {
-      return {};
-    }
-  }
-  function save() {
-    try {
-      sessionStorage.setItem(storeKey, JSON.stringify(answers));
-    } catch {
-      /* private mode */
-    }
   }
 
   // ---- wiring ----------------------------------------------------------------------------
