@@ -220,13 +220,16 @@ def test_a_class_follows_its_presenter_never_ahead_and_sees_the_reveal(
     )
     assert status[0] == 403 and "Only the browser that started run" in status[1]
 
-    # The presenter closes the room: the class is told, live, and nobody joins any more.
+    # The presenter removes Cy (told alone, live), then closes the room: the class is told,
+    # live, and nobody joins any more.
     teacher.goto(f"{app_server.url}/rooms/{code}/")
+    teacher.get_by_role("button", name="Remove Cy from the room").click()
+    cy.locator("#follow-removed", has_text="removed you").wait_for()
+    assert ada.locator("#follow-removed").is_hidden()
     teacher.get_by_role("button", name="Close the room").click()
     teacher.locator(".room-ended", has_text="This room is closed").wait_for()
     teacher.screenshot(path=str(ROOT / "screenshots" / "room-closed.png"), full_page=True)
-    for student in (ada, cy):
-        student.locator("#follow-ended", has_text="This class has ended").wait_for()
+    ada.locator("#follow-ended", has_text="This class has ended").wait_for()
     ada.screenshot(path=str(ROOT / "screenshots" / "follow-ended.png"))
     bob.goto(f"{app_server.url}/r/{code}")
     assert "This class has ended" in bob.locator("h1").text_content()
