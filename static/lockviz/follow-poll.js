@@ -6,6 +6,16 @@
 
 const $ = (id) => document.getElementById(id);
 
+/** Whether the presenter, at `state` (the page holding `events`), has moved on from revealed
+ * poll `p`, revealed while they were at `from` (JSON of [run, at, view]). */
+export function movedOn(p, from, state, events) {
+  if (!p || p.state !== "revealed" || from == null) return false;
+  if (p.step == null || !p.run) return JSON.stringify([state.run, state.at, state.view]) !== from;
+  if (state.run !== p.run) return true;
+  const upTo = state.at == null ? Infinity : state.at;
+  return events.some((e) => e.kind === "step" && e.index > p.step && e.seq <= upTo);
+}
+
 export class ClassPoll {
   /** `room`: the room's code (votes are POSTed to it). */
   constructor(room) {
@@ -99,16 +109,7 @@ export class ClassPoll {
 
   /** The presenter is at `state`, the page holds `events`: fold a revealed poll they left. */
   follow(state, events) {
-    const p = this.poll;
-    if (!p || p.state !== "revealed" || this.foldFrom == null) return;
-    let moved;
-    if (p.step == null || !p.run) moved = JSON.stringify([state.run, state.at, state.view]) !== this.foldFrom;
-    else if (state.run !== p.run) moved = true;
-    else {
-      const upTo = state.at == null ? Infinity : state.at;
-      moved = events.some((e) => e.kind === "step" && e.index > p.step && e.seq <= upTo);
-    }
-    if (!moved) return;
+    if (!movedOn(this.poll, this.foldFrom, state, events)) return;
     this.foldFrom = null;
     this.fold(true);
   }
