@@ -134,7 +134,7 @@ class RoomConsumer(AsyncWebsocketConsumer):
         run = Run.objects.filter(pk=run_id).first()
         if run is None:
             return []
-        return rooms.told_between(run, reveals.hidden(run, self.browser), after, reach)
+        return reveals.told_between(run, reveals.hidden(run, self.browser), after, reach)
 
     async def deliver_events(self, messages: list[EventMessage], text: str) -> None:
         for message in messages:

@@ -14,7 +14,6 @@ Messages go out on two groups of lockviz.broadcast: ``room.<code>`` (everyone in
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -25,7 +24,7 @@ from lockviz import broadcast
 from lockviz.errors import NotYours, RoomRefused
 from lockviz.models import Member, Poll, Room, Run, Share, Vote
 from lockviz.scenarios.library import builtin
-from lockviz.teaching import control, reveals
+from lockviz.teaching import control
 
 VIEWS = ("idle", "run", "lesson", "replay")
 RUN_ID = re.compile(r"^[A-Za-z0-9_-]{1,16}$")
@@ -77,31 +76,6 @@ def reach(state: Any) -> tuple[str | None, int | None]:
     if state.get("view") in ("lesson", "replay"):
         return state["run"], at if isinstance(at, int) and not isinstance(at, bool) else 0
     return state["run"], None
-
-
-_TOLD: OrderedDict[tuple[str, frozenset[int], int, int], list[dict[str, Any]]] = OrderedDict()
-TOLD_KEPT = 32  # stretches of finished runs kept: a class steps together, so few are live
-
-
-def told_between(run: Run, hidden: frozenset[int], after: int, reach: int) -> list[dict[str, Any]]:
-    """The events of ``run`` after ``after`` up to ``reach`` with their words, as a follower
-    that may not read the ``hidden`` answers gets them. The followers of a room ask for the
-    same stretch as the presenter steps: a finished run's is told once for all of them."""
-    key = (run.pk, hidden, after, reach)
-    if run.status == Run.Status.FINISHED and key in _TOLD:
-        _TOLD.move_to_end(key)
-        return _TOLD[key]
-    told = [e for e in reveals.told(run, hidden, after) if _seq(e) <= reach]
-    if run.status == Run.Status.FINISHED:  # its events will not change
-        _TOLD[key] = told
-        while len(_TOLD) > TOLD_KEPT:
-            _TOLD.popitem(last=False)
-    return told
-
-
-def _seq(event: dict[str, Any]) -> int:
-    seq = event.get("seq")
-    return seq if isinstance(seq, int) else 0
 
 
 def group(room: Room) -> str:
