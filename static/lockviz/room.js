@@ -115,7 +115,8 @@ export function startRoomBar() {
     poll = p;
     showTally(null);
     if (already) return;
-    if (p.run && p.step != null) revealed(p.run, p.step); // a lesson at it goes on to the outcome
+    // A lesson at it goes on to the outcome; the panel folds once the presenter moves on from there.
+    const moved = p.run && p.step != null ? revealed(p.run, p.step) : Promise.resolve();
     if (!panel || $("tally")) return; // the room page shows it in its own box
     panel.querySelector(".poll-question").textContent = p.question;
     panel.querySelector(".poll-answer").textContent = p.answer || "";
@@ -125,8 +126,11 @@ export function startRoomBar() {
     panel.querySelector(".answered-n").textContent = String(Object.values(p.counts || {}).reduce((a, b) => a + b, 0));
     panel.style.top = `${bar.getBoundingClientRect().height}px`; // just below the bar, however tall
     panel.hidden = false;
-    const here = showing();
-    foldFrom = here ? JSON.stringify([here.run, here.at]) : null;
+    foldFrom = null;
+    moved.then(() => {
+      const here = showing();
+      foldFrom = here ? JSON.stringify([here.run, here.at]) : null;
+    });
   }
 
   function foldWhenMovedOn() {

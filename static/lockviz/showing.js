@@ -6,7 +6,8 @@ let page = null;
 
 /** `source.showing()`: {view: "run"|"lesson"|"replay", run, at, title, …} or null;
  * `source.checkpoint()` (a lesson): {run, step} while a checkpoint's question is on screen;
- * `source.revealed(run, step)` (a lesson): the class's poll on that checkpoint was revealed. */
+ * `source.revealed(run, step)` (a lesson): the class's poll on that checkpoint was revealed (it
+ * may return a promise, resolved once the page has moved to the outcome). */
 export function tell(source) {
   page = source;
 }
@@ -19,8 +20,9 @@ export function checkpoint() {
   return page && page.checkpoint ? page.checkpoint() : null;
 }
 
+/** The class's poll on a checkpoint was revealed: resolves once the page has shown it. */
 export function revealed(run, step) {
-  if (page && page.revealed) page.revealed(run, step);
+  return Promise.resolve(page && page.revealed ? page.revealed(run, step) : null);
 }
 
 /** The page's title without the site's name, as the class sees it. */

@@ -179,6 +179,8 @@ def test_a_class_follows_its_presenter_never_ahead_and_sees_the_reveal(
     assert bob.locator(".poll-reveal li.right .n").text_content() == "1"
     # The presenter moves on without touching the lesson's own prediction box.
     told_answer(teacher)  # the lesson took the class's reveal as its answer
+    teacher.wait_for_timeout(1000)  # the room bar looks every 0.3 s: the reveal stays up
+    assert shown.is_visible()  # at the checkpoint's outcome, until the presenter moves on
     assert teacher.locator("#check").is_hidden()
     assert teacher.locator("#next-say").get_attribute("aria-disabled") == "false"
     jump_to_question(teacher, "Alice wakes")

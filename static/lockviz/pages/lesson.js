@@ -311,9 +311,9 @@ function startWalkthrough(data) {
     // The class's poll on a checkpoint was revealed: that is this page's answer too (the
     // presenter does not answer the prediction box), and at that checkpoint the telling goes on.
     revealed: (run, step) => {
-      if (run !== data.run || answers[step]) return;
+      if (run !== data.run || answers[step]) return null;
       const here = telling && askAt(pos) && events[pos].index === step ? pos : -1;
-      answered(step, { skipped: true, byClass: true }, here);
+      return answered(step, { skipped: true, byClass: true }, here);
     },
   });
   return {
