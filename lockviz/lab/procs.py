@@ -10,6 +10,7 @@ the app only, and the app tears its children down in order.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import os
@@ -66,13 +67,68 @@ _spawner = _Spawner()
 
 
 def spawn(args: list[str], **popen: Any) -> subprocess.Popen[Any]:
-    """``Popen`` a child that dies with this process and sits in its own process group."""
+    """``Popen`` a child that dies with this process and sits in its own process group; started
+    at :data:`LOW_NICENESS` when the calling thread's run yields (:func:`yielding`)."""
+    low = yielding()
+
+    def prepare() -> None:
+        die_with_parent()
+        if low:
+            os.nice(LOW_NICENESS)
 
     def start() -> subprocess.Popen[Any]:
-        return subprocess.Popen(args, preexec_fn=die_with_parent, process_group=0, **popen)
+        return subprocess.Popen(args, preexec_fn=prepare, process_group=0, **popen)
 
     proc: subprocess.Popen[Any] = _spawner.submit(start)
     return proc
+
+
+# -- priority -------------------------------------------------------------------------------------
+#
+# A presenter's run must keep its story while a class's runs play (the projector shows it): the
+# runs that yield to it have their processes at a lower CPU priority. Niceness, not cgroups: it
+# needs no privilege (a process may always lower its children's priority, never raise it back
+# without CAP_SYS_NICE), works in any container, and weighs ~10:1 at LOW_NICENESS against the
+# presenter's servers and clients, which stay at the app's own priority. A yielding run stays
+# low until it ends: taken back, its children could not be raised again unprivileged.
+
+LOW_NICENESS = 10
+_yielding: set[int] = set()  # the threads (a run's own) whose children start low
+
+
+def yielding() -> bool:
+    """Whether the run executing in this thread yields: what it starts starts low."""
+    return threading.get_ident() in _yielding
+
+
+def yield_from(thread: int, pids: list[int]) -> None:
+    """The run executing in ``thread`` yields from now on: its children started from now on
+    start low, and its processes ``pids`` (every thread of each) are lowered now."""
+    _yielding.add(thread)
+    for pid in pids:
+        lower(pid)
+
+
+def stop_yielding(thread: int) -> None:
+    """The run in ``thread`` has ended (the thread may execute another)."""
+    _yielding.discard(thread)
+
+
+def lower(pid: int) -> None:
+    """Every thread of ``pid`` at :data:`LOW_NICENESS` (a thread made later inherits it)."""
+    try:
+        tids = [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
+    except OSError:  # gone
+        return
+    for tid in tids:
+        with contextlib.suppress(OSError):
+            if os.getpriority(os.PRIO_PROCESS, tid) < LOW_NICENESS:
+                os.setpriority(os.PRIO_PROCESS, tid, LOW_NICENESS)
+
+
+def niceness(pid: int) -> int:
+    """The niceness of ``pid``'s main thread."""
+    return os.getpriority(os.PRIO_PROCESS, pid)
 
 
 def spawn_detached(args: list[str], **popen: Any) -> subprocess.Popen[Any]:

@@ -35,7 +35,8 @@ from lockviz.lab.engine import RunEngine, RunResult
 from lockviz.lab.labs import Lab, make_lab
 from lockviz.models import Run, RunEvent
 from lockviz.narrator import Narrator
-from lockviz.runs import recovery, relay
+from lockviz.runs import priority, recovery, relay
+from lockviz.runs.priority import Priorities
 from lockviz.scenarios.schema import MAX_STEPS, Scenario, Step, check_step
 
 log = logging.getLogger(__name__)
@@ -43,6 +44,7 @@ log = logging.getLogger(__name__)
 _lab: Lab | None = None
 _admission = threading.Lock()  # admit, then create: one step (launch_many)
 _engines: dict[str, RunEngine] = {}  # live runs, by id: where clicks are sent
+_priorities = Priorities(lambda run_id: _engines[run_id].pids() if run_id in _engines else [])
 NOT_LIVE = "this run is not live any more: start a new one"
 _NOT_LIVE: JsonObject = {"problems": [NOT_LIVE], "live": False}  # a relayed answer
 MAX_CLICKS = MAX_STEPS  # a live run takes at most as many clicks as a scenario has steps
@@ -87,12 +89,12 @@ def machine() -> capacity.Machine:
     return found
 
 
-def admit(owner: str, count: int = 1) -> None:
+def admit(owner: str, count: int = 1, first: bool = False) -> None:
     """Raise :class:`Busy` or :class:`TooMany` if ``owner`` may not start ``count`` more runs
-    now."""
+    now (a presenter's runs, ``first``, go ahead of the queue: never refused as busy)."""
     lab_now = machine()
     waiting, free = lab_now.waiting, lab_now.limit - len(lab_now.running)
-    if waiting + count > settings.LOCKVIZ_MAX_QUEUE + max(0, free):
+    if not first and waiting + count > settings.LOCKVIZ_MAX_QUEUE + max(0, free):
         raise Busy(
             f"The lab is busy: {waiting} runs are waiting for it already. Try again in a minute.",
             retry_after_s=60,
@@ -133,25 +135,32 @@ def launch_many(
     before either had created its run: admission and creation hold one lock.
     """
     slugs = slug if isinstance(slug, list) else [slug] * len(scenarios)
+    first = priority.presents(owner)
     with _admission:
-        admit(owner, len(scenarios))
+        admit(owner, len(scenarios), first)
         runs = [
             create_run(scenario, each, owner, **fork)
             for scenario, each in zip(scenarios, slugs, strict=True)
         ]
         for run, scenario in zip(runs, scenarios, strict=True):
-            start(run, scenario, open_ended)
+            start(run, scenario, open_ended, first=first)
     return runs
 
 
-def start(run: Run, scenario: Scenario, open_ended: bool = False) -> threading.Thread:
+def start(
+    run: Run, scenario: Scenario, open_ended: bool = False, first: bool = False
+) -> threading.Thread:
     """Execute the run in a background thread; returns at once.
 
     An open-ended run (the free-play lab) keeps its servers and clients until :func:`finish`,
-    taking steps from :func:`inject` as the learner clicks.
+    taking steps from :func:`inject` as the learner clicks. A run ``first`` (a presenter's)
+    goes ahead of the queue, and the other runs yield the CPU to it while it is queued or plays
+    (:mod:`lockviz.runs.priority`).
     """
     _keep()
-    machine().join(run.pk)  # waiting from now on, as the next admission counts it
+    if first:
+        _priorities.first(run.pk)
+    machine().join(run.pk, first=first)  # waiting from now on, as the next admission counts it
     thread = threading.Thread(
         target=_queued, args=(run, scenario, open_ended), name=f"run-{run.pk}", daemon=True
     )
@@ -306,6 +315,7 @@ def queue_position(run_id: str) -> int | None:
 
 def _queued(run: Run, scenario: Scenario, open_ended: bool = False) -> None:
     lab_now = machine()
+    _priorities.executing(run.pk)
     unwatched_since = asked = time.monotonic()
     told: int | None = None
     try:
@@ -330,6 +340,7 @@ def _queued(run: Run, scenario: Scenario, open_ended: bool = False) -> None:
         pass
     finally:
         lab_now.leave(run.pk)
+        _priorities.ended(run.pk)
         close_old_connections()
 
 
