@@ -4,10 +4,10 @@ In a class, the run the room watches on the projector is the presenter's, and it
 story when every student starts one too. For each try this starts a fresh app (``manage.py
 serve``, a fresh database), opens a room as the presenter (``POST /rooms/``: the presenter's
 browser presents it), then 20 students' browsers press Run at once on the same built-in, and
-the presenter's a second later, while the students' runs start; each run is watched by a WebSocket viewer to its end. It reports, over the
-tries, how the presenter's run came out (met its ``expect``, inconclusive: the machine fell
-behind its schedule, contradicted), how the students' runs did, and the presenter's run's
-lateness and time from its press to its verdict.
+the presenter's a second later, while the students' runs start; each run is watched by a
+WebSocket viewer to its end. It reports, over the tries, how the presenter's run came out (met
+its ``expect``, inconclusive: the machine fell behind its schedule, contradicted), how the
+students' runs did, and the presenter's run's lateness and time from its press to its verdict.
 
 The baseline is the same press with the same browser pressing as a student (no room opened):
 its run then waits its turn and shares the CPU alike.
@@ -128,8 +128,9 @@ def table(results: dict[str, Tally], tries: int, students: int) -> str:
             f"`bench/priority.py`, {when}, {machine} (other work on this shared machine "
             f"included). {tries} tries each way; each try a fresh app, {students} students' "
             f"browsers pressing Run on `{SLUG}` at once and one more {PRESENTER_AFTER_S:g} s "
-            "later, every run watched to its end. *Presenter*: that browser opened a room first, so its run goes ahead of the "
-            "queue into a slot kept for it and the students' runs yield the CPU to it "
+            "later, every run watched to its end. *Presenter*: that browser opened a room "
+            "first, so its run goes ahead of the queue into a slot kept for it and the "
+            "students' runs yield the CPU to it "
             "(lockviz/runs/priority.py). *Student*: the same browser with no room.",
             "",
             *rows,
