@@ -78,8 +78,9 @@ class Machine:
         """Put ``ticket`` in line now (admission counts it from here); :meth:`enter` waits.
 
         ``first`` (a presenter's run, which the class watches on the projector): ahead of every
-        ticket not first, and it may start past the limit by :data:`RESERVED` and on saturated
-        cores: its story is the one that must be kept."""
+        ticket not first, and it may start past the limit by :data:`RESERVED`, on saturated
+        cores and while another run starts (no run not first starts while it does): its story
+        is the one that must be kept."""
         with self._changed:
             if ticket in self._queue:
                 return
@@ -155,7 +156,7 @@ class Machine:
             return len(self.running) < self.limit + RESERVED
         return (
             len(self.running) < self.limit
-            and not self.starting
+            and not self.starting  # a presenter's run may be starting: this one waits too
             and (self.busy < FULL or len(self.running) < MIN_RUNS)
         )
 

@@ -89,28 +89,33 @@ def spawn(args: list[str], **popen: Any) -> subprocess.Popen[Any]:
 # runs that yield to it have their processes at a lower CPU priority. Niceness, not cgroups: it
 # needs no privilege (a process may always lower its children's priority, never raise it back
 # without CAP_SYS_NICE), works in any container, and weighs ~10:1 at LOW_NICENESS against the
-# presenter's servers and clients, which stay at the app's own priority. A yielding run stays
-# low until it ends: taken back, its children could not be raised again unprivileged.
+# presenter's servers and clients, which stay at the app's own priority. The yielding run's own
+# thread in the app (and the threads it starts) run low too: its engine, timers and readers
+# compete with the presenter's for the app's cores. A yielding run stays low until it ends:
+# taken back, its children could not be raised again unprivileged (its threads end with it).
 
 LOW_NICENESS = 10
-_yielding: set[int] = set()  # the threads (a run's own) whose children start low
+_yielding: set[int] = set()  # the threads (a run's own, by native id) whose children start low
 
 
 def yielding() -> bool:
     """Whether the run executing in this thread yields: what it starts starts low."""
-    return threading.get_ident() in _yielding
+    return threading.get_native_id() in _yielding
 
 
 def yield_from(thread: int, pids: list[int]) -> None:
-    """The run executing in ``thread`` yields from now on: its children started from now on
-    start low, and its processes ``pids`` (every thread of each) are lowered now."""
+    """The run executing in ``thread`` (a native thread id of this process) yields from now on:
+    that thread runs low, and so do the threads it starts later (its timers, its clients'
+    readers: a new thread inherits its creator's niceness) and the children it starts later;
+    its processes ``pids`` are lowered now, every thread of each."""
     _yielding.add(thread)
+    _lower_task(thread)
     for pid in pids:
         lower(pid)
 
 
 def stop_yielding(thread: int) -> None:
-    """The run in ``thread`` has ended (the thread may execute another)."""
+    """The run in ``thread`` has ended (the thread ends with it)."""
     _yielding.discard(thread)
 
 
@@ -121,9 +126,13 @@ def lower(pid: int) -> None:
     except OSError:  # gone
         return
     for tid in tids:
-        with contextlib.suppress(OSError):
-            if os.getpriority(os.PRIO_PROCESS, tid) < LOW_NICENESS:
-                os.setpriority(os.PRIO_PROCESS, tid, LOW_NICENESS)
+        _lower_task(tid)
+
+
+def _lower_task(tid: int) -> None:
+    with contextlib.suppress(OSError):  # gone, or (never here) not ours
+        if os.getpriority(os.PRIO_PROCESS, tid) < LOW_NICENESS:
+            os.setpriority(os.PRIO_PROCESS, tid, LOW_NICENESS)
 
 
 def niceness(pid: int) -> int:

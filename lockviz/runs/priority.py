@@ -1,12 +1,14 @@
-"""A presenter's run comes first: the class watches it on the projector, so its story is the
-one that must be kept when the lab is busy.
+"""A presenter's run comes first: the class watches it on the projector, so its story is the one
+that must be kept when the lab is busy.
 
 A run started by a room's presenter (:func:`presents`) is *first*: it goes ahead of the queue
 into a slot kept for it (:meth:`lockviz.lab.capacity.Machine.join`), and while one is queued or
-playing every other run *yields*: its processes (servers, proxy, clients) run at a lower CPU
-priority, those running when the first run arrived lowered then, those started later started
-low (:func:`lockviz.lab.procs.yield_from`). A yielding run stays low until it ends (see
-lockviz.lab.procs on why niceness, and why never raised back).
+playing every other run *yields*: its processes (servers, proxy, clients) and its own thread in
+the app run at a lower CPU priority, those running when the first run arrived lowered then,
+those started later started low (:func:`lockviz.lab.procs.yield_from`); and no other run starts
+(the burst of a start) while a first run starts (:meth:`lockviz.lab.capacity.Machine.join`). A
+yielding run stays low until it ends (see lockviz.lab.procs on why niceness, and why never
+raised back).
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ class Priorities:
     def executing(self, run_id: str) -> None:
         """In the run's own thread, before it waits for the lab: it yields if a first run is
         queued or playing."""
-        here = threading.get_ident()
+        here = threading.get_native_id()
         with self._lock:
             self._threads[run_id] = here
             yields = bool(self._firsts) and run_id not in self._firsts
@@ -57,7 +59,7 @@ class Priorities:
         with self._lock:
             self._threads.pop(run_id, None)
             self._firsts.discard(run_id)
-        procs.stop_yielding(threading.get_ident())
+        procs.stop_yielding(threading.get_native_id())
 
     def is_first(self, run_id: str) -> bool:
         with self._lock:
