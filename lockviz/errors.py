@@ -9,7 +9,8 @@
     ├── NotYours      403  only the browser that started a run (a room's presenter) may
     ├── NotLive       409  the run has ended, or no live process runs it any more
     ├── NotAdmitted        a run the lab will not take now (lockviz.runs.recorder.admit)
-    │   ├── TooMany   429  this browser has as many runs going as it may
+    │   ├── TooMany   429  this client has taken its share (runs, imports, rooms, joins,
+    │   │                  answers: lockviz.shares), with ``retry_after_s``
     │   └── Busy      503  the lab is full: try again after ``retry_after_s``
     └── LabError      503  the lab cannot provide what a run needs (lockviz.lab.errors):
                            recorded as the run's ``run_failed``, said as it is
@@ -74,9 +75,13 @@ class NotAdmitted(Refusal):
 
 
 class TooMany(NotAdmitted):
-    """This browser already has as many runs queued or running as it may."""
+    """This client has taken its share (lockviz.shares): try again after ``retry_after_s``."""
 
     status = 429
+
+    def __init__(self, problems: list[str] | str, retry_after_s: int = 30) -> None:
+        super().__init__(problems)
+        self.retry_after_s = retry_after_s
 
 
 class Busy(NotAdmitted):

@@ -7,9 +7,10 @@ nothing. Runs execute in background threads, as many at once as the machine can 
 wait in a queue whose position their viewers see.
 
 Admission (:func:`launch`): the queue is bounded (``LOCKVIZ_MAX_QUEUE``: beyond it a new run is
-refused, try again later), one browser may have at most ``LOCKVIZ_MAX_PER_BROWSER`` runs queued
-or running, and a queued run that nobody has watched for :data:`UNWATCHED_S` is cancelled. A
-keeper thread tells the database which runs this process runs (lockviz.runs.recovery).
+refused, try again later), each run takes a client's share (lockviz.shares.runs: a browser's,
+an address's, or a room's allowance), and a queued run that nobody has watched for
+:data:`UNWATCHED_S` is cancelled. A keeper thread tells the database which runs this process
+runs (lockviz.runs.recovery).
 
 One module past the usual ~300 lines, on purpose: admission, creation, the queue and the store-
 then-publish order are one transaction's worth of rules about a run's life, and splitting them
@@ -28,7 +29,7 @@ from django.db import close_old_connections, transaction
 from django.utils import timezone
 
 from lockviz import broadcast
-from lockviz.errors import Busy, NotLive, Refusal, ScenarioError, TooMany
+from lockviz.errors import Busy, NotLive, Refusal, ScenarioError
 from lockviz.jsontypes import JsonObject
 from lockviz.lab import capacity, events
 from lockviz.lab.engine import RunEngine, RunResult
@@ -37,6 +38,9 @@ from lockviz.models import Run, RunEvent
 from lockviz.narrator import Narrator
 from lockviz.runs import recovery, relay
 from lockviz.scenarios.schema import MAX_STEPS, Scenario, Step, check_step
+from lockviz.shares import UNKNOWN
+from lockviz.shares import runs as shares
+from lockviz.shares.runs import Charge
 
 log = logging.getLogger(__name__)
 
@@ -65,13 +69,24 @@ class Fork(TypedDict, total=False):
     diverged_ms: float
 
 
-def create_run(scenario: Scenario, slug: str = "", owner: str = "", **fork: Unpack[Fork]) -> Run:
-    """A queued run; ``fork`` (``parent``, ``diverged_seq``, ``diverged_ms``) for a What if…?"""
+def create_run(
+    scenario: Scenario,
+    slug: str = "",
+    owner: str = "",
+    charge: Charge | None = None,
+    open_ended: bool = False,
+    **fork: Unpack[Fork],
+) -> Run:
+    """A queued run, taking ``charge``'s share; ``fork`` (``parent``, ``diverged_seq``,
+    ``diverged_ms``) for a What if…?"""
     return Run.objects.create(
         slug=slug,
         title=scenario.title,
         scenario=scenario.to_json(),
         owner=owner,
+        address=charge.address if charge else "",
+        allowance=charge.allowance if charge else "",
+        open_ended=open_ended,
         host=recovery.process_id(),
         alive_at=timezone.now(),
         parent=fork.get("parent"),
@@ -87,9 +102,9 @@ def machine() -> capacity.Machine:
     return found
 
 
-def admit(owner: str, count: int = 1) -> None:
-    """Raise :class:`Busy` or :class:`TooMany` if ``owner`` may not start ``count`` more runs
-    now."""
+def admit(owner: str, count: int = 1, address: str = "", open_ended: bool = False) -> Charge:
+    """Whose share ``count`` more runs of ``owner`` (at ``address``) take (lockviz.shares.runs);
+    :class:`Busy` or :class:`TooMany` if they may not start now."""
     lab_now = machine()
     waiting, free = lab_now.waiting, lab_now.limit - len(lab_now.running)
     if waiting + count > settings.LOCKVIZ_MAX_QUEUE + max(0, free):
@@ -97,13 +112,7 @@ def admit(owner: str, count: int = 1) -> None:
             f"The lab is busy: {waiting} runs are waiting for it already. Try again in a minute.",
             retry_after_s=60,
         )
-    mine = Run.objects.filter(owner=owner, status__in=Run.LIVE).count() if owner else 0
-    most = settings.LOCKVIZ_MAX_PER_BROWSER
-    if mine + count > most:
-        raise TooMany(
-            f"You already have {mine} run{'s' * (mine != 1)} queued or running, and one "
-            f"browser may have {most} at a time: wait for one to end, or finish it.",
-        )
+    return shares.charge(owner, address or UNKNOWN, count, open_ended)
 
 
 def launch(
@@ -111,11 +120,12 @@ def launch(
     slug: str = "",
     owner: str = "",
     open_ended: bool = False,
+    address: str = "",
     **fork: Unpack[Fork],
 ) -> Run:
-    """Admit, create and start one run (:class:`Busy` or :class:`TooMany` when it may not
-    start now)."""
-    return launch_many([scenario], slug, owner, open_ended, **fork)[0]
+    """Admit, create and start one run of ``owner`` at ``address`` (:class:`Busy` or
+    :class:`TooMany` when it may not start now)."""
+    return launch_many([scenario], slug, owner, open_ended, address, **fork)[0]
 
 
 def launch_many(
@@ -123,6 +133,7 @@ def launch_many(
     slug: str | list[str] = "",
     owner: str = "",
     open_ended: bool = False,
+    address: str = "",
     **fork: Unpack[Fork],
 ) -> list[Run]:
     """Admit, create and start runs as one step (:class:`Busy` or :class:`TooMany` when they may not
@@ -134,9 +145,9 @@ def launch_many(
     """
     slugs = slug if isinstance(slug, list) else [slug] * len(scenarios)
     with _admission:
-        admit(owner, len(scenarios))
+        charge = admit(owner, len(scenarios), address, open_ended)
         runs = [
-            create_run(scenario, each, owner, **fork)
+            create_run(scenario, each, owner, charge, open_ended, **fork)
             for scenario, each in zip(scenarios, slugs, strict=True)
         ]
         for run, scenario in zip(runs, scenarios, strict=True):

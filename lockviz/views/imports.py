@@ -25,6 +25,7 @@ from lockviz.lab import events
 from lockviz.models import Run, RunEvent
 from lockviz.runs import imports, recorder
 from lockviz.runs.imports import ImportedRun, ImportedScenario
+from lockviz.shares import address_of
 from lockviz.views import HtmxHttpRequest, browser
 from lockviz.views.refusals import respond
 
@@ -79,7 +80,7 @@ def run_imported(request: HtmxHttpRequest) -> HttpResponse:
             request, "lockviz/_import_errors.html", {"problems": _split(exc.problems)}, ""
         )
     try:
-        run = recorder.launch(found.scenario, owner=browser(request))
+        run = recorder.launch(found.scenario, owner=browser(request), address=address_of(request))
     except NotAdmitted as refused:
         return respond(request, refused)
     return _go(request, reverse("run", args=[run.pk]))
