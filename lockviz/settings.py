@@ -109,6 +109,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "lockviz.views.refusals.Refusals",  # a refusal a view lets out: its sentence and status
 ]
 
 ROOT_URLCONF = "lockviz.urls"

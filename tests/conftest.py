@@ -19,6 +19,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from django.core.cache import cache
 from playwright.sync_api import sync_playwright
 
 from bench.app import App
@@ -124,6 +125,13 @@ def _the_machine(request: pytest.FixtureRequest, _machine_locks: Any) -> Iterato
             yield
         finally:
             fcntl.flock(room, fcntl.LOCK_UN)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_shares() -> None:
+    """Each test starts with every address's shares unspent (lockviz.shares counts in the
+    cache, which lives as long as the test process)."""
+    cache.clear()
 
 
 @pytest.fixture

@@ -10,12 +10,17 @@ a new one is undercounted from then on, never refused wrongly.
 
 from __future__ import annotations
 
+import json
 import logging
+from typing import Any, cast
 
+from asgiref.sync import sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.core.cache import cache
 
 from lockviz.errors import TooMany
+from lockviz.shares import SOCKET_REFUSED, address_in
 
 log = logging.getLogger(__name__)
 FORGET_S = 3 * 3600  # a lesson's length, and then some
@@ -64,3 +69,34 @@ def give_back(address: str) -> None:
 def held(address: str) -> int:
     """How many streams ``address`` holds open now, as counted."""
     return int(cache.get(_key(address), 0))
+
+
+class Counted:
+    """For a consumer (a live stream): takes one of its address's streams on connect, gives it
+    back on disconnect; refused, it says why and closes with :data:`SOCKET_REFUSED`."""
+
+    scope: Any
+    _share: str | None = None  # the address whose stream this holds, once taken
+
+    async def take_share(self) -> bool:
+        """Whether this stream may open (False: it has been told why and closed)."""
+        address = address_in(self.scope)
+        try:
+            await sync_to_async(take)(address)
+        except TooMany as refused:
+            await self.refuse(refused.message, SOCKET_REFUSED)
+            return False
+        self._share = address
+        return True
+
+    async def give_share(self) -> None:
+        if self._share is not None:
+            address, self._share = self._share, None
+            await sync_to_async(give_back)(address)
+
+    async def refuse(self, message: str, code: int) -> None:
+        """Accept (so the page can read it), say ``message``, close with ``code``."""
+        consumer = cast(AsyncWebsocketConsumer, self)
+        await consumer.accept()
+        await consumer.send(text_data=json.dumps({"type": "error", "message": message}))
+        await consumer.close(code=code)

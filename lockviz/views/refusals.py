@@ -10,12 +10,15 @@ The status is the refusal's own (400, 403, 409, 429, 503); what carries it depen
 
 htmx swaps only a 2xx into the page, so an htmx request gets 200 and the header ``X-Fault:
 refused`` says it was refused (lockviz's own words then win over the generic sentence of
-static/lockviz/request-problems.js). Each refusal is counted by reason on /metrics.
+static/lockviz/request-problems.js). Each refusal is counted by reason on /metrics. A refusal a
+view does not catch itself is answered here too (:class:`Refusals`, a middleware).
 """
 
 from __future__ import annotations
 
-from django.http import HttpResponse
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from lockviz.errors import Busy, Invalid, NotAdmitted, NotLive, NotYours, Refusal, TooMany
@@ -47,13 +50,13 @@ def respond(request: HtmxHttpRequest, refusal: Refusal, *, plain: bool = False) 
     elif isinstance(refusal, NotAdmitted):
         template = "lockviz/_refused.html" if htmx else "lockviz/refused.html"
         response = render(request, template, {"refused": refusal}, status=refusal.status)
-        if refusal.retry_after_s is not None:
-            response["Retry-After"] = str(refusal.retry_after_s)
         if htmx:
             response["HX-Retarget"] = "#refused"
             response["HX-Reswap"] = "innerHTML"
     else:
         response = render(request, RESULT, {"problems": refusal.problems}, status=refusal.status)
+    if isinstance(refusal, NotAdmitted) and refusal.retry_after_s is not None:
+        response["Retry-After"] = str(refusal.retry_after_s)
     response["X-Fault"] = "refused"
     if htmx:
         response.status_code = 200  # htmx swaps only a 2xx in; X-Fault says it was refused
@@ -69,6 +72,22 @@ def not_yours(request: HtmxHttpRequest, run_id: str, what: str) -> HttpResponse:
             "Start a run of your own to try things yourself."
         ),
     )
+
+
+class Refusals:
+    """Middleware: a refusal a view lets out (a share spent while it looked up a room code,
+    lockviz.teaching.codes) is answered as :func:`respond` answers any other."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, Refusal):
+            return respond(request, exception)  # type: ignore[arg-type]  # htmx or not: both
+        return None
 
 
 def csrf_failure(request: HtmxHttpRequest, reason: str = "") -> HttpResponse:

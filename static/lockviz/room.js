@@ -160,7 +160,9 @@ export function startRoomBar() {
       li.querySelector(".fill").style.width = `${(100 * n) / most}%`;
     }
     now.querySelector(".answered").textContent =
-      `${tally.answered} answered of ${tally.present} present · the class does not see this until you reveal`;
+      `${tally.answered} answered of ${tally.present} present` +
+      (tally.note ? ` (${tally.note})` : "") +
+      " · the class does not see this until you reveal";
     const button = now.querySelector(".reveal-form button");
     if (button) button.disabled = poll.state !== "open";
   }
