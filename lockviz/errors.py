@@ -7,6 +7,8 @@
     │   ├── ImportRefused      a file that cannot be imported (lockviz.runs.imports)
     │   └── RoomRefused        what a room will not take (lockviz.teaching.rooms)
     ├── NotYours      403  only the browser that started a run (a room's presenter) may
+    ├── NoRoom        404  no open room this browser may enter has this code: one answer
+                           for "none" and "not allowed" (lockviz.teaching.codes)
     ├── NotLive       409  the run has ended, or no live process runs it any more
     ├── NotAdmitted        a run the lab will not take now (lockviz.runs.recorder.admit)
     │   ├── TooMany   429  this client has taken its share (runs, imports, rooms, joins,
@@ -59,6 +61,12 @@ class NotYours(Refusal):
     """Only the browser that started the run (or the room's presenter) may do this."""
 
     status = 403
+
+
+class NoRoom(Refusal):
+    """No open room this browser may enter has this code (whether none has, or it may not)."""
+
+    status = 404
 
 
 class NotLive(Refusal):

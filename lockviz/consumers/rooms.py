@@ -95,6 +95,7 @@ class RoomConsumer(Counted, AsyncWebsocketConsumer):
             await self.refuse(
                 f"more than {MAX_MESSAGES} messages in {LISTEN_S:g} s: this stream only speaks",
                 SOCKET_REFUSED,
+                accepted=True,
             )
         else:
             await self.send(

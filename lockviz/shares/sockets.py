@@ -94,9 +94,11 @@ class Counted:
             address, self._share = self._share, None
             await sync_to_async(give_back)(address)
 
-    async def refuse(self, message: str, code: int) -> None:
-        """Accept (so the page can read it), say ``message``, close with ``code``."""
+    async def refuse(self, message: str, code: int, accepted: bool = False) -> None:
+        """Accept (so the page can read it) unless ``accepted``, say ``message``, close with
+        ``code``."""
         consumer = cast(AsyncWebsocketConsumer, self)
-        await consumer.accept()
+        if not accepted:
+            await consumer.accept()
         await consumer.send(text_data=json.dumps({"type": "error", "message": message}))
         await consumer.close(code=code)

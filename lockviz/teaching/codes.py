@@ -24,7 +24,7 @@ projector."
 
 def no_room(code: str) -> str:
     """The one sentence for a code that leads nowhere, whatever the reason."""
-    return NO_ROOM.format(code=repr(code.strip().upper()[:8]))
+    return NO_ROOM.format(code=code.strip().upper()[:8])
 
 
 def find(code: str, address: str) -> Room | None:

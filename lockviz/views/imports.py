@@ -25,7 +25,7 @@ from lockviz.lab import events
 from lockviz.models import Run, RunEvent
 from lockviz.runs import imports, recorder
 from lockviz.runs.imports import ImportedRun, ImportedScenario
-from lockviz.shares import address_of
+from lockviz.shares import address_of, rates
 from lockviz.views import HtmxHttpRequest, browser
 from lockviz.views.refusals import respond
 
@@ -34,6 +34,7 @@ from lockviz.views.refusals import respond
 def import_page(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "GET":
         return render(request, "lockviz/import.html", {"text": "", "paste_limit": _limit()})
+    rates.take(rates.IMPORTS, address_of(request))  # reading one is the cost: count it first
     text, data = "", b""
     data_in: bytes | str = data
     try:

@@ -6,7 +6,8 @@ The status is the refusal's own (400, 403, 409, 429, 503); what carries it depen
   for htmx its partial swapped into ``#refused``, with ``Retry-After`` when trying later helps;
 - anything else on a page's action (a click, Finish, Run again): the action's result partial,
   each problem a line;
-- a room's script (``plain=True``): the sentence as plain text.
+- a room's script (``plain=True``): the sentence as plain text;
+- a code that leads to no room (``NoRoom``, 404): the join page, saying so.
 
 htmx swaps only a 2xx into the page, so an htmx request gets 200 and the header ``X-Fault:
 refused`` says it was refused (lockviz's own words then win over the generic sentence of
@@ -21,7 +22,16 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from lockviz.errors import Busy, Invalid, NotAdmitted, NotLive, NotYours, Refusal, TooMany
+from lockviz.errors import (
+    Busy,
+    Invalid,
+    NoRoom,
+    NotAdmitted,
+    NotLive,
+    NotYours,
+    Refusal,
+    TooMany,
+)
 from lockviz.ops import metrics
 from lockviz.ops.metrics import Reason
 from lockviz.views import HtmxHttpRequest
@@ -53,6 +63,9 @@ def respond(request: HtmxHttpRequest, refusal: Refusal, *, plain: bool = False) 
         if htmx:
             response["HX-Retarget"] = "#refused"
             response["HX-Reswap"] = "innerHTML"
+    elif isinstance(refusal, NoRoom):  # the join page, saying so: try another code
+        context = {"problem": refusal.message, "code": ""}
+        response = render(request, "lockviz/join.html", context, status=refusal.status)
     else:
         response = render(request, RESULT, {"problems": refusal.problems}, status=refusal.status)
     if isinstance(refusal, NotAdmitted) and refusal.retry_after_s is not None:

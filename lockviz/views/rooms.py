@@ -15,12 +15,12 @@ from collections.abc import Callable
 from typing import Any
 
 import segno
-from django.http import Http404, HttpResponse, JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from lockviz.errors import NotYours, Refusal, RoomRefused
+from lockviz.errors import NoRoom, NotYours, Refusal, RoomRefused
 from lockviz.models import Poll, Room, Run
 from lockviz.shares import address_of, rates
 from lockviz.teaching import codes, members, rooms
@@ -33,10 +33,11 @@ from lockviz.views.refusals import respond
 
 def _room(request: HtmxHttpRequest, code: str) -> Room:
     """The room of this code, looked up as every code is (lockviz.teaching.codes): 404 with the
-    one sentence for every code that leads nowhere, 429 past this address's misses."""
+    one sentence for every code that leads nowhere, 429 past this address's misses (raised:
+    lockviz.views.refusals.Refusals answers them)."""
     room = codes.find(code, address_of(request))
     if room is None:
-        raise Http404(codes.no_room(code))
+        raise NoRoom(codes.no_room(code))  # answered by lockviz.views.refusals
     return room
 
 

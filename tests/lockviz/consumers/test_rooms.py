@@ -82,7 +82,11 @@ async def test_late_joiners_start_from_now_and_only_the_presenter_sees_the_tally
     tally = await next_of(lead, "tally")
     while tally["answered"] == 0:  # the tally sent when Ada arrived (present 1, answered 0)
         tally = await next_of(lead, "tally")
-    assert tally["present"] == 1 and tally["counts"] == {"Bob": 0, "Alice": 1} and tally["answered"] == 1
+    assert (
+        tally["present"] == 1
+        and tally["counts"] == {"Bob": 0, "Alice": 1}
+        and tally["answered"] == 1
+    )
     assert not {"tally", "present"} & await kinds_for(follower, 0.5)  # never the tally
 
     await database_sync_to_async(rooms.show)(room, State(view="run", run="r2", title="live"))
@@ -99,5 +103,8 @@ async def test_late_joiners_start_from_now_and_only_the_presenter_sees_the_tally
 async def test_an_unknown_room_says_so_and_closes() -> None:
     ws = WebsocketCommunicator(app, "/ws/rooms/QQQQQ/")
     await ws.connect()
-    assert json.loads(await ws.receive_from()) == {"type": "error", "message": codes.no_room("QQQQQ")}
+    assert json.loads(await ws.receive_from()) == {
+        "type": "error",
+        "message": codes.no_room("QQQQQ"),
+    }
     assert await database_sync_to_async(Room.objects.count)() == 0
