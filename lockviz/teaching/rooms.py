@@ -20,7 +20,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import Count, F
 
-from lockviz import broadcast
+from lockviz import broadcast, plaintext
 from lockviz.errors import NotYours, RoomRefused
 from lockviz.models import Member, Poll, Room, Run, Vote
 from lockviz.scenarios.library import builtin
@@ -111,6 +111,9 @@ def allow(room: Room, student_runs: bool, each: int, in_all: int) -> None:
 
 
 def join(room: Room, browser: str, name: str = "") -> Member:
+    said = plaintext.problem(name)
+    if said is not None:
+        raise RoomRefused(f"name: {said}")
     member, _ = Member.objects.get_or_create(room=room, browser=browser)
     if name.strip() and member.name != name.strip()[:40]:
         member.name = name.strip()[:40]
@@ -198,6 +201,10 @@ def ask(
     cleaned = [c.strip()[:200] for c in choices if isinstance(c, str) and c.strip()]
     if not question:
         raise RoomRefused("question: ask something")
+    for field, text in [("question", question), *(("choices", c) for c in cleaned)]:
+        said = plaintext.problem(text)
+        if said is not None:
+            raise RoomRefused(f"{field}: {said}")
     if len(question) > 300:
         raise RoomRefused(f"question: {len(question)} characters; the most is 300")
     if not 2 <= len(cleaned) <= MAX_CHOICES or len(set(cleaned)) != len(cleaned):

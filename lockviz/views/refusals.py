@@ -22,6 +22,7 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from lockviz import plaintext
 from lockviz.errors import (
     Busy,
     Invalid,
@@ -89,12 +90,20 @@ def not_yours(request: HtmxHttpRequest, run_id: str, what: str) -> HttpResponse:
 
 class Refusals:
     """Middleware: a refusal a view lets out (a share spent while it looked up a room code,
-    lockviz.teaching.codes) is answered as :func:`respond` answers any other."""
+    lockviz.teaching.codes) is answered as :func:`respond` answers any other; and an address
+    whose path or query holds a control character (an id with a NUL: lockviz.plaintext) is
+    refused before any view reads it."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        parts = [("the address", request.path)]
+        parts += [(f"?{key}", v) for key, values in request.GET.lists() for v in [key, *values]]
+        for where, text in parts:
+            said = plaintext.problem(text)
+            if said is not None:
+                return respond(request, Invalid(f"{where[:40]}: {said}"))  # type: ignore[arg-type]
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:

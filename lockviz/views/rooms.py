@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -57,6 +58,7 @@ def _refused(request: HtmxHttpRequest, refusal: Refusal) -> HttpResponse:
 
 
 View = Callable[..., HttpResponse]
+CODE_SHAPE = re.compile(r"[A-Z0-9]{3,8}")  # what a room code can look like, old or new
 
 
 def _by_the_presenter(what: str) -> Callable[[View], View]:
@@ -134,7 +136,11 @@ def join_room(request: HtmxHttpRequest, code: str) -> HttpResponse:
         return redirect("room", code=room.code)
     if request.method == "POST":
         name = str(request.POST.get("name", ""))
-        members.join(room, browser(request), address_of(request), request.session, name)
+        try:
+            members.join(room, browser(request), address_of(request), request.session, name)
+        except RoomRefused as exc:
+            context = {"room": room, "code": room.code, "problem": exc.message}
+            return render(request, "lockviz/join.html", context, status=400)
         return redirect("follow_room", code=room.code)
     return render(request, "lockviz/join.html", {"room": room, "code": room.code})
 
@@ -254,12 +260,18 @@ def run_for_followers(request: HtmxHttpRequest, run_id: str) -> JsonResponse:
 
 
 def room_bar(request: HtmxHttpRequest) -> dict[str, object]:
-    """Context for every page: the room this browser presents, and the page data of a page
-    whose view hands its script nothing more (a view's own ``page`` replaces it)."""
+    """Context for every page: the room this browser presents, the class a student exploring
+    alone may rejoin (``?room=<code>``: only a code's shape, anything else is ignored), and the
+    page data of a page whose view hands its script nothing more (a view's own ``page``
+    replaces it)."""
     code = presenting(request)
-    return (
-        {"presenting": code, "page": page_data(request)} if code else {"page": page_data(request)}
-    )
+    asked = str(request.GET.get("room", "")).strip().upper()
+    context: dict[str, object] = {"page": page_data(request)}
+    if code:
+        context["presenting"] = code
+    elif CODE_SHAPE.fullmatch(asked):
+        context["rejoin"] = asked
+    return context
 
 
 def _json(request: HtmxHttpRequest) -> Any:
