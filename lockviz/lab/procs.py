@@ -64,9 +64,25 @@ class _Spawner:
 
 _spawner = _Spawner()
 
+# What a lab process may see of the app's environment: where programs and the temporary
+# directory are, who and where it runs, its language. Nothing else: the app's own settings
+# (LOCKVIZ_SECRET_KEY, a database URL with its password, a metrics token) are none of a lock
+# server's or a client process's business, and a client process runs code a scenario drives.
+PASSED_ON = (
+    *("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"),
+    "JAVA_HOME",  # ZooKeeper's JVM, where Debian's is not on PATH
+)
+
+
+def environment(**extra: str) -> dict[str, str]:
+    """The environment of a lab process: :data:`PASSED_ON` from the app's, and ``extra``."""
+    return {**{k: os.environ[k] for k in PASSED_ON if k in os.environ}, **extra}
+
 
 def spawn(args: list[str], **popen: Any) -> subprocess.Popen[Any]:
-    """``Popen`` a child that dies with this process and sits in its own process group."""
+    """``Popen`` a child that dies with this process and sits in its own process group, with
+    only the environment it needs (:func:`environment`, unless given ``env``)."""
+    popen.setdefault("env", environment())
 
     def start() -> subprocess.Popen[Any]:
         return subprocess.Popen(args, preexec_fn=die_with_parent, process_group=0, **popen)
@@ -77,6 +93,7 @@ def spawn(args: list[str], **popen: Any) -> subprocess.Popen[Any]:
 
 def spawn_detached(args: list[str], **popen: Any) -> subprocess.Popen[Any]:
     """``Popen`` a child that outlives this process (for ``lab up``): a session of its own."""
+    popen.setdefault("env", environment())
     return subprocess.Popen(args, start_new_session=True, **popen)
 
 
