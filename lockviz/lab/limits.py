@@ -2,8 +2,9 @@
 
 No run can hold the lab hostage. Every run has a hard wall-clock limit; an open-ended run (free
 play) also ends after an idle spell without a click, a shorter one while other runs wait for the
-lab (a full lab frees the slots that idle sessions hold before it refuses anyone); and a run whose engine stops moving (one
-step that never returns) is failed, with the reason, and cleaned up. The watchdog is a thread of
+lab (a full lab frees the slots that idle sessions hold before it refuses anyone); and a run
+whose engine stops moving (one step that never returns) is failed, with the reason, and cleaned
+up. The watchdog is a thread of
 its own: it looks at the engine from outside, so nothing the engine is stuck in can stop it.
 
 What the watchdog does when a limit is reached is the engine's business (``on_limit``): an
