@@ -1,9 +1,15 @@
 """Lab processes get only the environment they need: a secret in the app's environment (its
-key, a database password) reaches no lock server, fork server, client process or proxy."""
+key, a database password) reaches no lock server, fork server, client process or proxy.
+
+A Python child's environment is read from /proc; redis-server writes its process title over
+that memory, so a server's is read from what it was started with."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,11 +38,23 @@ def test_no_lab_process_sees_the_apps_secrets(
 ) -> None:
     monkeypatch.setenv("LOCKVIZ_SECRET_KEY", CANARY)
     monkeypatch.setenv("LOCKVIZ_DATABASE_URL", f"postgresql://app:{CANARY}@db/lockviz")
-    with LocalLab(str(tmp_path)).servers(["redis-1", "storage"]) as started:
-        for name in ("redis-1", "storage"):
-            proc = started[name].proc
-            assert proc is not None
-            assert_clean(proc.pid, name)
+    given: list[tuple[str, dict[str, str]]] = []
+    original = subprocess.Popen
+
+    class Recorded(subprocess.Popen):  # type: ignore[type-arg]
+        def __init__(self, args: list[str], **popen: Any) -> None:
+            given.append((args[0], popen.get("env") or dict(os.environ)))
+            super().__init__(args, **popen)
+
+    monkeypatch.setattr(subprocess, "Popen", Recorded)
+    with LocalLab(str(tmp_path)).servers(["redis-1", "storage"]):
+        pass
+    monkeypatch.setattr(subprocess, "Popen", original)
+    servers = [env for program, env in given if program.endswith("redis-server")]
+    assert len(servers) == 2
+    for env in servers:
+        assert CANARY not in "".join(env.values())
+        assert {k for k in env if not k.startswith("FAKETIME_")} <= ALLOWED, sorted(env)
     forks = ForkServer()  # a fork server of its own, started now, with the secret about
     try:
         forks._ensure_started()

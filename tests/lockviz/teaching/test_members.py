@@ -103,6 +103,7 @@ async def test_a_stream_of_a_browser_that_never_joined_is_not_present() -> None:
     teacher, stranger = Client(), Client()
     room = await database_sync_to_async(open_room)(teacher)
     await database_sync_to_async(browser)(stranger)  # a session, never a member
+    await database_sync_to_async(stranger.get)(f"/rooms/{room.code}/follow/")  # without joining
     cookie = f"sessionid={stranger.cookies['sessionid'].value}".encode()
     ws = WebsocketCommunicator(app, f"/ws/rooms/{room.code}/", headers=[(b"cookie", cookie)])
     assert (await ws.connect())[0]

@@ -71,8 +71,8 @@ def test_a_room_in_the_query_is_never_a_server_error_on_any_page(
     index=st.integers(min_value=0),
     query=st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=8), st.text(max_size=30)),
 )
-@example(index=0, query={"room": "a/b"})
-@example(index=0, query={"run": "\x00"})
+@example(index=1, query={"room": "a/b"})  # /: the room bar builds a link from it
+@example(index=3, query={"run": "\x00"})
 def test_no_query_value_is_a_server_error(routes: list[str], index: int, query: Any) -> None:
     cache.clear()  # each example is a visitor of its own (lockviz.shares)
     path = routes[index % len(routes)]
