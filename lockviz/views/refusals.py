@@ -40,7 +40,8 @@ from lockviz.views import HtmxHttpRequest
 RESULT = "lockviz/_play_result.html"
 REASONS: dict[type[Refusal], Reason] = {
     Busy: "lab_busy",
-    TooMany: "too_many_runs",
+    TooMany: "over_share",
+    NoRoom: "no_room",
     NotYours: "not_owner",
     NotLive: "not_live",
     Invalid: "invalid",
