@@ -196,10 +196,22 @@ def live_processes(names: tuple[str, ...] = ("redis-server", "lockviz.lab.childr
     ]
 
 
+# Every learner of a test's app comes from this one machine, in no room, over a whole test
+# session: shares per address (lockviz.shares) that fit them all. tests/lockviz/shares/ and the
+# room tests check the shares themselves.
+ONE_MACHINE = {
+    "LOCKVIZ_MAX_PER_ADDRESS": "100",
+    "LOCKVIZ_PLAY_PER_ADDRESS": "100",
+    "LOCKVIZ_IMPORTS_PER_HOUR": "1000",
+    "LOCKVIZ_ROOMS_PER_HOUR": "1000",
+}
+
+
 class AppServer(App):
     """``manage.py serve`` for a test: its database and its log in the test's own directory."""
 
     def __init__(self, tmp: Path, env: dict[str, str] | None = None, name: str = "app") -> None:
+        env = {**ONE_MACHINE, **(env or {})}
         super().__init__(str(tmp / "app.sqlite3"), str(tmp / f"{name}.log"), env, timeout_s=60)
 
 
