@@ -10,7 +10,7 @@ Whose share:
 
 - a member of a room whose presenter lets students start runs: the room's allowance (so many
   each, so many for the class in all), whatever address the class comes from;
-- the presenter of a room: only the browser's own cap;
+- the presenter of a room: only the browser's own cap (its runs are not the class's);
 - anyone else, a visitor in no room: the address's share (``LOCKVIZ_MAX_PER_ADDRESS`` runs, of
   them ``LOCKVIZ_PLAY_PER_ADDRESS`` free-play sessions) and the browser's cap
   (``LOCKVIZ_MAX_PER_BROWSER``).
@@ -71,7 +71,7 @@ def charge(owner: str, address: str, count: int = 1, open_ended: bool = False) -
                 f"{'s' * (room.runs_each != 1)} going at a time (the presenter's choice): "
                 "wait for yours to end, or finish it."
             )
-        theirs = live.filter(allowance=room.code).count()
+        theirs = live.filter(allowance=room.code).exclude(owner=room.presenter).count()
         if theirs + count > room.runs_in_all:
             _refuse(
                 f"Room {room.code} has {theirs} runs going, as many as its presenter lets the "
