@@ -96,9 +96,10 @@ class Counted:
 
     async def refuse(self, message: str, code: int, accepted: bool = False) -> None:
         """Accept (so the page can read it) unless ``accepted``, say ``message``, close with
-        ``code``."""
+        ``code`` and the start of ``message`` as the reason."""
         consumer = cast(AsyncWebsocketConsumer, self)
         if not accepted:
             await consumer.accept()
         await consumer.send(text_data=json.dumps({"type": "error", "message": message}))
-        await consumer.close(code=code)
+        # The close frame says it too, as much as fits its 123 bytes.
+        await consumer.close(code=code, reason=message.encode()[:120].decode(errors="ignore"))
