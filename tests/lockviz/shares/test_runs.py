@@ -59,7 +59,11 @@ def test_thirty_members_of_one_room_behind_one_address_each_start_a_run() -> Non
     code = re.fullmatch(r"/rooms/(\w+)/", teacher.post("/rooms/")["Location"])
     assert code is not None
     room = Room.objects.get(pk=code[1])
+    assert "Students may start runs of their own" in teacher.get(f"/rooms/{room.code}/").text
     switch = {"student_runs": "on", "runs_each": "1", "runs_in_all": "30"}
+    too_many = teacher.post(f"/rooms/{room.code}/allowance", {**switch, "runs_in_all": "999"})
+    assert too_many.status_code == 400 and too_many.text.startswith("runs_in_all: from 1 to 200")
+    assert jar().post(f"/rooms/{room.code}/allowance", switch).status_code == 403  # presenter's
     assert teacher.post(f"/rooms/{room.code}/allowance", switch).status_code == 302
     students = [jar() for _ in range(31)]
     for student in students:
