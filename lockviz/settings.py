@@ -169,7 +169,8 @@ if LOCKVIZ_CHANNEL_REDIS and os.environ.get("LOCKVIZ_CHANNEL_REDIS_PASSWORD_FILE
     )
 # The cache fair shares are counted in (lockviz.shares): one count for every app process on the
 # channel layer's Redis (its password is in the URL by now); without one there is one process,
-# and its own memory is the whole count.
+# and its own memory is the whole count. django-ratelimit is used as a library, not installed as
+# an app: its system check knows only third-party Redis caches, not Django's own.
 CACHES: dict[str, dict[str, object]] = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     if not LOCKVIZ_CHANNEL_REDIS
