@@ -418,7 +418,8 @@ def measure(n: int, processes: int, args: argparse.Namespace) -> list[str]:
     lines = []
     label = args.label if processes == 1 else f"{args.label}, {processes} processes"
     with tempfile.TemporaryDirectory(prefix="lockviz-fanout-") as workdir:
-        env, layer = {}, None
+        # Every viewer comes from this machine: no share of streams per address (lockviz.shares).
+        env, layer = {"LOCKVIZ_SOCKETS_PER_ADDRESS": "0"}, None
         if processes > 1:  # as a class that outgrows one process would run it
             layer = shared_layer(workdir)
             env["LOCKVIZ_CHANNEL_REDIS"] = f"redis://:{layer.password}@127.0.0.1:{layer.port}/0"

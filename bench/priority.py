@@ -38,6 +38,8 @@ from bench.machine import MachineCpu
 DOC = os.path.join(ROOT, "docs", "performance.md")
 BEGIN, END = "<!-- bench/priority.py: begin -->", "<!-- bench/priority.py: end -->"
 SLUG = "redlock-clock-jump"
+# Every browser here comes from this machine's one address: its share must fit the class.
+ONE_ADDRESS = {"LOCKVIZ_MAX_PER_ADDRESS": "1000", "LOCKVIZ_PLAY_PER_ADDRESS": "1000"}
 PRESENTER_AFTER_S = 1.0  # the class has pressed; the presenter presses while their runs start
 OUTCOMES = ("met", "inconclusive", "contradicted", "failed", "refused", "cancelled", "unfinished")
 
@@ -81,7 +83,7 @@ async def press(url: str, presenter: Browser, students: int, timeout_s: float) -
 
 def one_try(presents: bool, students: int, tally: Tally, timeout_s: float) -> None:
     with tempfile.TemporaryDirectory(prefix="lockviz-priority-") as workdir:
-        app = App(workdir, {})
+        app = App(workdir, dict(ONE_ADDRESS))
         try:
             presenter = Browser(app.url)
             if presents:  # the room is opened: this browser is its presenter

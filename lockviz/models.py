@@ -52,6 +52,11 @@ class Run(models.Model):
     diverged_ms = models.FloatField(null=True, blank=True)
     # The room whose presenter its owner shared it with ("" when it is private).
     shared_with = models.CharField(max_length=8, blank=True, db_index=True)
+    # Whose share of the lab it takes while live (lockviz.shares.runs): the address it came
+    # from, or the room whose allowance it counts against ("" when none: the address's share).
+    address = models.CharField(max_length=45, blank=True, db_index=True)
+    allowance = models.CharField(max_length=8, blank=True, db_index=True)
+    open_ended = models.BooleanField(default=False)  # a free-play session
 
     class Meta:
         ordering = ["-created"]
@@ -139,8 +144,15 @@ class RunEvent(models.Model):
 
 
 def new_room_code() -> str:
-    """Five characters a class can read off a projector: no 0/O, 1/I/L, 2/Z, 5/S, 8/B, 6/G."""
-    return "".join(secrets.choice(ROOM_ALPHABET) for _ in range(5))
+    """Six characters a class can read off a projector: no 0/O, 1/I/L, 2/Z, 5/S, 8/B, 6/G.
+
+    23⁶ ≈ 148 M codes: with look-ups throttled per address (lockviz.teaching.codes), finding
+    one of 100 open rooms by guessing takes longer than a term (docs/reliability.md).
+    """
+    return "".join(secrets.choice(ROOM_ALPHABET) for _ in range(ROOM_CODE_LENGTH))
+
+
+ROOM_CODE_LENGTH = 6
 
 
 ROOM_ALPHABET = "ACDEFHJKMNPQRTUVWXY3479"
@@ -155,6 +167,12 @@ class Room(models.Model):
     # What the presenter shows now (lockviz.teaching.rooms.State as JSON): every follower's
     # page shows the same, and a late joiner starts from it.
     state = models.JSONField(default=dict)
+    # The room's allowance of the lab, set by its presenter: whether students may start runs of
+    # their own, how many each may have live, and how many the class may in all. A member's
+    # runs count against it instead of their address's share (a class behind one NAT).
+    student_runs = models.BooleanField(default=False)
+    runs_each = models.PositiveSmallIntegerField(default=1)
+    runs_in_all = models.PositiveSmallIntegerField(default=30)
 
     def __str__(self) -> str:
         return f"room {self.code}"
@@ -166,6 +184,7 @@ class Member(models.Model):
     room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="members")
     browser = models.CharField(max_length=64)
     name = models.CharField(max_length=40, blank=True)
+    address = models.CharField(max_length=45, blank=True)  # it joined from (lockviz.shares)
     joined = models.DateTimeField(auto_now_add=True)
     connections = models.IntegerField(default=0)  # its follow pages open now
 

@@ -44,6 +44,7 @@ urlpatterns = [
     path("rooms/<str:code>/show", rooms.show, name="room_show"),
     path("rooms/<str:code>/polls", rooms.ask, name="room_ask"),
     path("rooms/<str:code>/share", rooms.share, name="room_share"),
+    path("rooms/<str:code>/allowance", rooms.allowance, name="room_allowance"),
     path("rooms/<str:code>/polls/<int:poll_id>/reveal", rooms.reveal, name="room_reveal"),
     path("rooms/<str:code>/polls/<int:poll_id>/vote", rooms.vote, name="room_vote"),
     path("r/<str:code>", rooms.join_room, name="join_room"),

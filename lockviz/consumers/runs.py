@@ -39,16 +39,19 @@ from lockviz.models import Run
 from lockviz.narrator import Told
 from lockviz.ops import metrics
 from lockviz.runs.recorder import queue_position
+from lockviz.shares.sockets import Counted
 
 RESUME_EVERY_S = 0.5  # a viewer's resumes: at most one per this long
 PAGE = 500  # events sent in one go before the stream lets others' messages through
 
 
-class RunConsumer(AsyncWebsocketConsumer):
+class RunConsumer(Counted, AsyncWebsocketConsumer):
     # No layer channel of its own (lockviz.audience): Channels checks for None.
     channel_layer_alias = None  # type: ignore[assignment]
 
     async def connect(self) -> None:
+        if not await self.take_share():  # one of its address's streams (lockviz.shares)
+            return
         self.run_id: str = self.scope["url_route"]["kwargs"]["run_id"]
         self.sent = 0
         self.last_resume = 0.0
@@ -80,6 +83,7 @@ class RunConsumer(AsyncWebsocketConsumer):
         await self._release_held()
 
     async def disconnect(self, code: int) -> None:
+        await self.give_share()
         if getattr(self, "counted", False):
             await self._watching(-1)
         if hasattr(self, "group"):

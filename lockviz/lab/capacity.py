@@ -234,13 +234,19 @@ class Ticket:
     def started(self) -> None:
         self.machine.started(self.key)
 
+    def crowded(self) -> bool:
+        return self.machine.waiting > 0
+
 
 class Meter(Protocol):
-    """What a run engine tells the machine: how late it is, and when it has started."""
+    """What a run engine tells the machine: how late it is, and when it has started; and what
+    it asks: whether other runs wait for a slot (an idle free-play session then ends sooner)."""
 
     def late(self, ms: float) -> None: ...
 
     def started(self) -> None: ...
+
+    def crowded(self) -> bool: ...
 
 
 DEFAULT_CEILING = 24

@@ -275,6 +275,7 @@ class RunEngine:
             idle_s=lambda: time.monotonic() - self._last_click,
             busy_s=self.schedule.busy,
             on_limit=self._on_limit,
+            crowded=self.meter.crowded if self.meter is not None else lambda: False,
         )
         try:
             self._t0_ns = time.monotonic_ns()

@@ -111,7 +111,7 @@ def _cold(role: str) -> subprocess.Popen[str]:
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONPATH": ROOT, "PYTHONUNBUFFERED": "1"},
+        env=procs.environment(PYTHONPATH=ROOT, PYTHONUNBUFFERED="1"),
         cwd=ROOT,
     )
 
@@ -184,7 +184,7 @@ class ForkServer:
                 [sys.executable, "-m", children.FORK_SERVER, str(theirs.fileno())],
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
-                env={**os.environ, "PYTHONPATH": ROOT},
+                env=procs.environment(PYTHONPATH=ROOT),
                 cwd=ROOT,
             )
         finally:

@@ -65,10 +65,26 @@ class _Spawner:
 
 _spawner = _Spawner()
 
+# What a lab process may see of the app's environment: where programs and the temporary
+# directory are, who and where it runs, its language. Nothing else: the app's own settings
+# (LOCKVIZ_SECRET_KEY, a database URL with its password, a metrics token) are none of a lock
+# server's or a client process's business, and a client process runs code a scenario drives.
+PASSED_ON = (
+    *("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"),
+    "JAVA_HOME",  # ZooKeeper's JVM, where Debian's is not on PATH
+)
+
+
+def environment(**extra: str) -> dict[str, str]:
+    """The environment of a lab process: :data:`PASSED_ON` from the app's, and ``extra``."""
+    return {**{k: os.environ[k] for k in PASSED_ON if k in os.environ}, **extra}
+
 
 def spawn(args: list[str], **popen: Any) -> subprocess.Popen[Any]:
-    """``Popen`` a child that dies with this process and sits in its own process group; started
-    at :data:`LOW_NICENESS` when the calling thread's run yields (:func:`yielding`)."""
+    """``Popen`` a child that dies with this process and sits in its own process group, with
+    only the environment it needs (:func:`environment`, unless given ``env``); started at
+    :data:`LOW_NICENESS` when the calling thread's run yields (:func:`yielding`)."""
+    popen.setdefault("env", environment())
     low = yielding()
 
     def prepare() -> None:
@@ -142,6 +158,7 @@ def niceness(pid: int) -> int:
 
 def spawn_detached(args: list[str], **popen: Any) -> subprocess.Popen[Any]:
     """``Popen`` a child that outlives this process (for ``lab up``): a session of its own."""
+    popen.setdefault("env", environment())
     return subprocess.Popen(args, start_new_session=True, **popen)
 
 

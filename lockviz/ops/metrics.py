@@ -15,7 +15,9 @@ What an admin running a class watches, by name:
 ``lockviz_viewers{stream}``        gauge   live streams open on this process: ``run``
                                            (a run's events) and ``room`` (a class)
 ``lockviz_refusals_total{reason}`` counter requests refused: ``lab_busy`` (503),
-                                           ``too_many_runs`` (429, one browser's limit),
+                                           ``over_share`` (429, a client's share: runs,
+                                           imports, rooms, joins, answers, streams),
+                                           ``no_room`` (404, a code of no open room),
                                            ``not_owner`` (403, a click on another's run),
                                            ``not_live`` (409, a click on an ended run),
                                            ``invalid`` (400, input that cannot be used)
@@ -63,7 +65,7 @@ from lockviz.models import Run
 
 log = logging.getLogger(__name__)
 
-Reason = Literal["lab_busy", "too_many_runs", "not_owner", "not_live", "invalid"]
+Reason = Literal["lab_busy", "over_share", "no_room", "not_owner", "not_live", "invalid"]
 Stream = Literal["run", "room"]
 
 # No *_created series: they double the output and say nothing here (the call is untyped).
@@ -76,8 +78,8 @@ GCCollector(registry=REGISTRY)
 
 REFUSALS = Counter(
     "lockviz_refusals",
-    "Requests the app refused, by reason: lab_busy (503), too_many_runs (429), "
-    "not_owner (403), not_live (409), invalid (400)",
+    "Requests the app refused, by reason: lab_busy (503), over_share (429), "
+    "no_room (404), not_owner (403), not_live (409), invalid (400)",
     ["reason"],
     registry=REGISTRY,
 )

@@ -20,7 +20,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import Count, F
 
-from lockviz import broadcast
+from lockviz import broadcast, plaintext
 from lockviz.errors import NotYours, RoomRefused
 from lockviz.models import Member, Poll, Room, Run, Vote
 from lockviz.scenarios.library import builtin
@@ -28,6 +28,7 @@ from lockviz.scenarios.library import builtin
 VIEWS = ("idle", "run", "lesson", "replay")
 RUN_ID = re.compile(r"^[A-Za-z0-9_-]{1,16}$")
 MAX_CHOICES = 6
+MOST_EACH, MOST_IN_ALL = 4, 200  # a room's allowance: what a presenter may let the class run
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,21 @@ def show(room: Room, state: State) -> None:
     broadcast.publish_frame(group(room), {"type": "state", "state": room.state})
 
 
+def allow(room: Room, student_runs: bool, each: int, in_all: int) -> None:
+    """The presenter sets the room's allowance of the lab (lockviz.shares.runs): whether its
+    students may start runs of their own, how many each may have going, how many in all."""
+    if not 1 <= each <= MOST_EACH:
+        raise RoomRefused(f"runs_each: from 1 to {MOST_EACH} runs each")
+    if not 1 <= in_all <= MOST_IN_ALL:
+        raise RoomRefused(f"runs_in_all: from 1 to {MOST_IN_ALL} runs for the class at once")
+    room.student_runs, room.runs_each, room.runs_in_all = student_runs, each, in_all
+    room.save(update_fields=["student_runs", "runs_each", "runs_in_all"])
+
+
 def join(room: Room, browser: str, name: str = "") -> Member:
+    said = plaintext.problem(name)
+    if said is not None:
+        raise RoomRefused(f"name: {said}")
     member, _ = Member.objects.get_or_create(room=room, browser=browser)
     if name.strip() and member.name != name.strip()[:40]:
         member.name = name.strip()[:40]
@@ -110,6 +125,9 @@ def connected(room: Room, browser: str, change: int) -> None:
     """A follower's page opened (+1) or closed (-1): the presenter sees who is present."""
     Member.objects.filter(room=room, browser=browser).update(connections=F("connections") + change)
     broadcast.publish_frame(presenter_group(room), {"type": "present", "present": present(room)})
+    poll = current(room)
+    if poll is not None:  # who answered among those present changes with who is present
+        broadcast.publish_frame(presenter_group(room), {"type": "tally", **tally(poll)})
 
 
 def present(room: Room) -> int:
@@ -183,6 +201,10 @@ def ask(
     cleaned = [c.strip()[:200] for c in choices if isinstance(c, str) and c.strip()]
     if not question:
         raise RoomRefused("question: ask something")
+    for field, text in [("question", question), *(("choices", c) for c in cleaned)]:
+        said = plaintext.problem(text)
+        if said is not None:
+            raise RoomRefused(f"{field}: {said}")
     if len(question) > 300:
         raise RoomRefused(f"question: {len(question)} characters; the most is 300")
     if not 2 <= len(cleaned) <= MAX_CHOICES or len(set(cleaned)) != len(cleaned):
@@ -206,12 +228,17 @@ def ask_checkpoint(room: Room, run: Run, index: int) -> Poll:
     return ask(room, a.question, list(a.choices), a.answer, a.explain, f"{run.slug}#{index}")
 
 
-def vote(poll: Poll, browser: str, choice: str) -> None:
+def vote(poll: Poll, member: Member, choice: str) -> None:
+    """``member`` answers (lockviz.teaching.members: only a member who joined does), while its
+    page follows the room: so the answers never outnumber the students present."""
     if poll.state != Poll.State.OPEN:
         raise RoomRefused("choice: this question has been answered already: see the reveal")
     if choice not in poll.choices:
         raise RoomRefused(f"choice: {choice[:60]!r} is not one of the choices")
-    Vote.objects.update_or_create(poll=poll, browser=browser, defaults={"choice": choice})
+    member.refresh_from_db(fields=["connections"])
+    if member.connections <= 0:
+        raise RoomRefused("choice: open the class's page (it follows the presenter) to answer")
+    Vote.objects.update_or_create(poll=poll, browser=member.browser, defaults={"choice": choice})
     broadcast.publish_frame(presenter_group(poll.room), {"type": "tally", **tally(poll)})
 
 
@@ -229,10 +256,16 @@ def counts(poll: Poll) -> dict[str, int]:
 
 
 def tally(poll: Poll) -> dict[str, object]:
-    """What the presenter sees while the class answers: counts only, never who."""
+    """What the presenter sees while the class answers: counts only, never who. ``answered``
+    counts the answers of members present now, so it never exceeds ``present``; answers of
+    members who have left since are in the counts, and ``note`` says how many."""
     tallied = counts(poll)
-    return {"poll": poll.pk, "counts": tallied, "answered": sum(tallied.values()),
-            "present": present(poll.room)}  # fmt: skip
+    here = Member.objects.filter(room=poll.room, connections__gt=0).values("browser")
+    answered = poll.votes.filter(browser__in=here).count()
+    left = sum(tallied.values()) - answered
+    note = f"{left} more answered and then left" if left else ""
+    return {"poll": poll.pk, "counts": tallied, "answered": answered,
+            "present": present(poll.room), "note": note}  # fmt: skip
 
 
 def public(poll: Poll, browser: str = "") -> dict[str, object]:

@@ -21,6 +21,7 @@ from lockviz.models import Run
 from lockviz.runs import recorder
 from lockviz.scenarios.schema import Scenario, parse
 from lockviz.scenarios.verbs import VERBS
+from lockviz.shares import address_of
 from lockviz.teaching import forks
 from lockviz.views import HtmxHttpRequest, browser
 from lockviz.views.pagedata import page_data
@@ -59,7 +60,7 @@ def fork(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     moment = at.moment
     try:
         made = recorder.launch(
-            built, run.slug, browser(request),
+            built, run.slug, browser(request), address=address_of(request),
             parent=run, diverged_seq=moment.seq, diverged_ms=moment.t_ms,
         )  # fmt: skip
     except NotAdmitted as refused:

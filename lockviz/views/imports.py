@@ -25,6 +25,7 @@ from lockviz.lab import events
 from lockviz.models import Run, RunEvent
 from lockviz.runs import imports, recorder
 from lockviz.runs.imports import ImportedRun, ImportedScenario
+from lockviz.shares import address_of, rates
 from lockviz.views import HtmxHttpRequest, browser
 from lockviz.views.refusals import respond
 
@@ -33,6 +34,7 @@ from lockviz.views.refusals import respond
 def import_page(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "GET":
         return render(request, "lockviz/import.html", {"text": "", "paste_limit": _limit()})
+    rates.take(rates.IMPORTS, address_of(request))  # reading one is the cost: count it first
     text, data = "", b""
     data_in: bytes | str = data
     try:
@@ -79,7 +81,7 @@ def run_imported(request: HtmxHttpRequest) -> HttpResponse:
             request, "lockviz/_import_errors.html", {"problems": _split(exc.problems)}, ""
         )
     try:
-        run = recorder.launch(found.scenario, owner=browser(request))
+        run = recorder.launch(found.scenario, owner=browser(request), address=address_of(request))
     except NotAdmitted as refused:
         return respond(request, refused)
     return _go(request, reverse("run", args=[run.pk]))

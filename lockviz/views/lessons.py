@@ -19,6 +19,7 @@ from lockviz import narrator
 from lockviz.errors import NotAdmitted
 from lockviz.models import Run
 from lockviz.runs import recorder, recovery
+from lockviz.shares import address_of
 from lockviz.teaching import lessons
 from lockviz.views import HtmxHttpRequest, browser
 from lockviz.views.pagedata import page_data
@@ -114,7 +115,9 @@ def _lesson(slug: str) -> lessons.Lesson:
 
 def _start(request: HtmxHttpRequest, lesson: lessons.Lesson) -> HttpResponse:
     try:
-        run = recorder.launch(lesson.scenario, lesson.slug, browser(request))
+        run = recorder.launch(
+            lesson.scenario, lesson.slug, browser(request), address=address_of(request)
+        )
     except NotAdmitted as refused:
         return respond(request, refused)
     response = redirect(_url(lesson.slug, run.pk))

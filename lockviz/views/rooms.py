@@ -11,18 +11,20 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
 import segno
-from django.http import Http404, HttpResponse, JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from lockviz.errors import NotYours, Refusal, RoomRefused
+from lockviz.errors import NoRoom, NotYours, Refusal, RoomRefused
 from lockviz.models import Poll, Room, Run
-from lockviz.teaching import rooms
+from lockviz.shares import address_of, rates
+from lockviz.teaching import codes, members, rooms
 from lockviz.teaching.lessons import course
 from lockviz.teaching.rooms import State
 from lockviz.views import HtmxHttpRequest, absolute, browser
@@ -30,10 +32,13 @@ from lockviz.views.pagedata import page_data, presenting
 from lockviz.views.refusals import respond
 
 
-def _room(code: str) -> Room:
-    room = rooms.find(code)
+def _room(request: HtmxHttpRequest, code: str) -> Room:
+    """The room of this code, looked up as every code is (lockviz.teaching.codes): 404 with the
+    one sentence for every code that leads nowhere, 429 past this address's misses (raised:
+    lockviz.views.refusals.Refusals answers them)."""
+    room = codes.find(code, address_of(request))
     if room is None:
-        raise Http404(f"there is no room {code[:8]!r}: check the code on the projector")
+        raise NoRoom(codes.no_room(code))  # answered by lockviz.views.refusals
     return room
 
 
@@ -53,6 +58,7 @@ def _refused(request: HtmxHttpRequest, refusal: Refusal) -> HttpResponse:
 
 
 View = Callable[..., HttpResponse]
+CODE_SHAPE = re.compile(r"[A-Z0-9]{3,8}")  # what a room code can look like, old or new
 
 
 def _by_the_presenter(what: str) -> Callable[[View], View]:
@@ -62,7 +68,7 @@ def _by_the_presenter(what: str) -> Callable[[View], View]:
     def decorate(view: View) -> View:
         @functools.wraps(view)
         def checked(request: HtmxHttpRequest, code: str, **kwargs: Any) -> HttpResponse:
-            room = _room(code)
+            room = _room(request, code)
             if not _presenting(request, room):
                 return _forbidden(request, what)
             try:
@@ -77,6 +83,7 @@ def _by_the_presenter(what: str) -> Callable[[View], View]:
 
 @require_POST
 def open_room(request: HtmxHttpRequest) -> HttpResponse:
+    rates.take(rates.ROOMS, address_of(request))
     room = rooms.open_room(browser(request))
     request.session["presenting"] = room.code
     return redirect("room", code=room.code)
@@ -84,7 +91,7 @@ def open_room(request: HtmxHttpRequest) -> HttpResponse:
 
 @require_GET
 def room_page(request: HtmxHttpRequest, code: str) -> HttpResponse:
-    room = _room(code)
+    room = _room(request, code)
     if not _presenting(request, room):
         return redirect("join_room", code=room.code)
     request.session["presenting"] = room.code
@@ -115,30 +122,37 @@ def stop_presenting(request: HtmxHttpRequest, code: str) -> HttpResponse:
 def join_by_code(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "POST":
         code = str(request.POST.get("code", "")).strip().upper()[:8]
-        if rooms.find(code) is not None:
+        if code and codes.find(code, address_of(request)) is not None:
             return redirect("join_room", code=code)
-        problem = f"There is no room {code!r}: check the code on the projector." if code else ""
+        problem = codes.no_room(code) if code else ""
         return render(request, "lockviz/join.html", {"problem": problem, "code": code}, status=404)
     return render(request, "lockviz/join.html", {"code": ""})
 
 
 @require_http_methods(["GET", "POST"])
 def join_room(request: HtmxHttpRequest, code: str) -> HttpResponse:
-    room = _room(code)
+    room = _room(request, code)
     if _presenting(request, room):
         return redirect("room", code=room.code)
     if request.method == "POST":
-        rooms.join(room, browser(request), str(request.POST.get("name", "")))
+        name = str(request.POST.get("name", ""))
+        try:
+            members.join(room, browser(request), address_of(request), request.session, name)
+        except RoomRefused as exc:
+            context = {"room": room, "code": room.code, "problem": exc.message}
+            return render(request, "lockviz/join.html", context, status=400)
         return redirect("follow_room", code=room.code)
     return render(request, "lockviz/join.html", {"room": room, "code": room.code})
 
 
 @require_GET
 def follow(request: HtmxHttpRequest, code: str) -> HttpResponse:
-    room = _room(code)
+    room = _room(request, code)
     if _presenting(request, room):
         return redirect("room", code=room.code)
-    member = rooms.join(room, browser(request))
+    member = members.member(room, request.session)
+    if member is None:  # only a browser that joined follows: the join page, with its name
+        return redirect("join_room", code=room.code)
     page = page_data(request, room=room, state=room.state)
     return render(request, "lockviz/follow.html", {"room": room, "member": member, "page": page})
 
@@ -166,6 +180,19 @@ def ask(request: HtmxHttpRequest, room: Room) -> HttpResponse:
 
 
 @require_POST
+@_by_the_presenter("set what students may run")
+def allowance(request: HtmxHttpRequest, room: Room) -> HttpResponse:
+    """The switch on the room page: students may start runs of their own, and how many."""
+    rooms.allow(
+        room,
+        request.POST.get("student_runs") == "on",
+        _whole(request.POST.get("runs_each"), "runs_each"),
+        _whole(request.POST.get("runs_in_all"), "runs_in_all"),
+    )
+    return redirect("room", code=room.code)
+
+
+@require_POST
 @_by_the_presenter("reveal the answer")
 def reveal(request: HtmxHttpRequest, room: Room, poll_id: int) -> HttpResponse:
     poll = get_object_or_404(Poll, pk=poll_id, room=room)
@@ -175,22 +202,27 @@ def reveal(request: HtmxHttpRequest, room: Room, poll_id: int) -> HttpResponse:
 
 @require_POST
 def vote(request: HtmxHttpRequest, code: str, poll_id: int) -> HttpResponse:
-    room = _room(code)
+    room = _room(request, code)
     poll = get_object_or_404(Poll, pk=poll_id, room=room)
     if _presenting(request, room):
         return _forbidden(request, "answer: the presenter asks")
-    rooms.join(room, browser(request))
+    member = members.member(room, request.session)
+    if member is None:
+        return _refused(
+            request, NotYours(f"room: join room {room.code} (its link or code) to answer")
+        )
     try:
-        rooms.vote(poll, browser(request), str(request.POST.get("choice", ""))[:200])
-    except RoomRefused as exc:
+        rates.take(rates.VOTES, address_of(request), room.code)
+        rooms.vote(poll, member, str(request.POST.get("choice", ""))[:200])
+    except Refusal as exc:
         return _refused(request, exc)
-    return JsonResponse({"poll": rooms.public(poll, browser(request))})
+    return JsonResponse({"poll": rooms.public(poll, member.browser)})
 
 
 @require_POST
 def share(request: HtmxHttpRequest, code: str) -> HttpResponse:
     """A student shares a fork of theirs with the presenter (who alone sees the list)."""
-    room = _room(code)
+    room = _room(request, code)
     run = get_object_or_404(Run, pk=str(request.POST.get("run", ""))[:16])
     try:
         shown = rooms.share(room, run, browser(request))
@@ -228,12 +260,18 @@ def run_for_followers(request: HtmxHttpRequest, run_id: str) -> JsonResponse:
 
 
 def room_bar(request: HtmxHttpRequest) -> dict[str, object]:
-    """Context for every page: the room this browser presents, and the page data of a page
-    whose view hands its script nothing more (a view's own ``page`` replaces it)."""
+    """Context for every page: the room this browser presents, the class a student exploring
+    alone may rejoin (``?room=<code>``: only a code's shape, anything else is ignored), and the
+    page data of a page whose view hands its script nothing more (a view's own ``page``
+    replaces it)."""
     code = presenting(request)
-    return (
-        {"presenting": code, "page": page_data(request)} if code else {"page": page_data(request)}
-    )
+    asked = str(request.GET.get("room", "")).strip().upper()
+    context: dict[str, object] = {"page": page_data(request)}
+    if code:
+        context["presenting"] = code
+    elif CODE_SHAPE.fullmatch(asked):
+        context["rejoin"] = asked
+    return context
 
 
 def _json(request: HtmxHttpRequest) -> Any:
@@ -243,8 +281,8 @@ def _json(request: HtmxHttpRequest) -> Any:
         raise RoomRefused("state: not JSON") from None
 
 
-def _whole(value: Any) -> int:
+def _whole(value: Any, field: str = "step") -> int:
     try:
         return int(str(value))
     except ValueError:
-        raise RoomRefused(f"step: {str(value)[:20]!r} is not a step number") from None
+        raise RoomRefused(f"{field}: {str(value)[:20]!r} is not a whole number") from None

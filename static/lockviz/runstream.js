@@ -16,6 +16,7 @@
 import { dataOf, socketUrl } from "./sockets.js";
 
 const SETTLED = ["finished", "failed", "interrupted", "cancelled"];
+const SHARE_RETRY_MS = 30_000; // a stream refused for its address's share (4429) waits this long
 
 /** The order of a run's events, whatever order they arrive in: each seq once, none skipped. */
 export class Sequence {
@@ -118,7 +119,8 @@ export function openStream(wsPath, after, handlers, env = globalThis) {
         return;
       }
       on.onStatus("reconnecting", null);
-      env.setTimeout(connect, retryMs);
+      // 4429: this address has its share of streams open (the error said so): not every second.
+      env.setTimeout(connect, event.code === 4429 ? SHARE_RETRY_MS : retryMs);
       retryMs = Math.min(retryMs * 2, 4000);
     };
   }

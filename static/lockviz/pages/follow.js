@@ -207,22 +207,30 @@ function vote(choice) {
 
 function connect() {
   const socket = new WebSocket(socketUrl(data.room_ws));
+  let said = ""; // the server's sentence when it refuses the stream
   socket.onopen = () => {
     ui.status.textContent = "following";
   };
   socket.onmessage = (message) => {
     const m = dataOf(message);
     if (!m) return;
-    if (m.type === "room") {
+    if (m.type === "error") said = m.message;
+    else if (m.type === "room") {
       apply(m.state);
       showPoll(m.poll);
     } else if (m.type === "state") apply(m.state);
     else if (m.type === "poll")
       showPoll(Object.assign({}, m.poll, { mine: poll && poll.id === m.poll.id ? poll.mine : null }));
   };
-  socket.onclose = () => {
-    ui.status.textContent = "reconnecting…";
-    setTimeout(connect, 1000);
+  socket.onclose = (event) => {
+    // 4404: no open room has this code now: reconnecting would only count as guessing codes.
+    // 4429: this address has its share of streams open: try again later, not every second.
+    if (event.code === 4404) {
+      ui.status.textContent = said || "this class is not open any more";
+      return;
+    }
+    ui.status.textContent = event.code === 4429 && said ? said : "reconnecting…";
+    setTimeout(connect, event.code === 4429 ? 30_000 : 1000);
   };
 }
 

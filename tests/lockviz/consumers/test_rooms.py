@@ -17,9 +17,9 @@ from channels.sessions import SessionMiddlewareStack
 from channels.testing import WebsocketCommunicator
 from django.test import Client
 
-from lockviz.models import Room
+from lockviz.models import Member, Room
 from lockviz.routing import websocket_urlpatterns
-from lockviz.teaching import rooms
+from lockviz.teaching import codes, rooms
 from lockviz.teaching.rooms import State
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
@@ -64,8 +64,8 @@ async def test_late_joiners_start_from_now_and_only_the_presenter_sees_the_tally
     state = State(view="replay", run="r1", at=12, title="GC pause")
     await database_sync_to_async(rooms.show)(room, state)
     poll = await database_sync_to_async(rooms.ask)(room, "Next?", ["Bob", "Alice"])
-    student = await database_sync_to_async(browser)(ada)
-    await database_sync_to_async(rooms.join)(room, student)
+    await database_sync_to_async(ada.post)(f"/r/{room.code}")  # joins: a member token
+    student = await database_sync_to_async(Member.objects.get)(room=room)
 
     lead = await connect(teacher, room.code)
     first = await next_of(lead, "room")
@@ -80,7 +80,13 @@ async def test_late_joiners_start_from_now_and_only_the_presenter_sees_the_tally
 
     await database_sync_to_async(rooms.vote)(poll, student, "Alice")
     tally = await next_of(lead, "tally")
-    assert tally["counts"] == {"Bob": 0, "Alice": 1} and tally["answered"] == 1
+    while tally["answered"] == 0:  # the tally sent when Ada arrived (present 1, answered 0)
+        tally = await next_of(lead, "tally")
+    assert (
+        tally["present"] == 1
+        and tally["counts"] == {"Bob": 0, "Alice": 1}
+        and tally["answered"] == 1
+    )
     assert not {"tally", "present"} & await kinds_for(follower, 0.5)  # never the tally
 
     await database_sync_to_async(rooms.show)(room, State(view="run", run="r2", title="live"))
@@ -97,5 +103,8 @@ async def test_late_joiners_start_from_now_and_only_the_presenter_sees_the_tally
 async def test_an_unknown_room_says_so_and_closes() -> None:
     ws = WebsocketCommunicator(app, "/ws/rooms/QQQQQ/")
     await ws.connect()
-    assert json.loads(await ws.receive_from()) == {"type": "error", "message": "no room QQQQQ"}
+    assert json.loads(await ws.receive_from()) == {
+        "type": "error",
+        "message": codes.no_room("QQQQQ"),
+    }
     assert await database_sync_to_async(Room.objects.count)() == 0
