@@ -23,7 +23,7 @@ PLAY = {"backend": "redis", "clients": "2", "ttl_ms": "800"}
 
 @pytest.fixture(autouse=True)
 def _admitted_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(recorder, "start", lambda run, scenario, open_ended=False: None)
+    monkeypatch.setattr(recorder, "start", lambda run, scenario, open_ended=False, **_: None)
 
 
 def jar() -> Client:
