@@ -9,6 +9,7 @@
 //
 // Exports `follow` {state, poll, events, shown} (the browser tests read it).
 
+import { showBeside } from "../beside.js";
 import { LockDiagram } from "../diagram/diagram.js";
 import { pageData } from "../page-data.js";
 import { presenter } from "../presenter.js";
@@ -133,6 +134,7 @@ function apply(next) {
   state = next || {};
   ui.title.textContent = state.view === "idle" || !state.view ? "Waiting for the presenter" : state.title || "";
   ui.narration.textContent = state.narration || "";
+  showBeside(state.run ? state.beside : null); // a fork's original, beside it
   if (state.run) open(state.run);
   else {
     open(null);
