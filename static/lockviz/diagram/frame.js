@@ -126,7 +126,7 @@ export class Frame {
     const fn = options.onHeader;
     g.classList.toggle("actionable", !!fn);
     if (!fn) {
-      ["tabindex", "role", "aria-haspopup", "aria-label"].forEach((a) => g.removeAttribute(a));
+      ["tabindex", "role", "aria-haspopup", "aria-description"].forEach((a) => g.removeAttribute(a));
       g.act = g.key = null;
       return;
     }
@@ -140,7 +140,9 @@ export class Frame {
     g.setAttribute("tabindex", "0");
     g.setAttribute("role", "button");
     g.setAttribute("aria-haspopup", "dialog");
-    g.setAttribute("aria-label", `${col.name}: do something to this ${col.role === "client" ? "client" : "server"}`);
+    // Named by what it shows (its name and role, or its clock), as a sighted user would say it;
+    // what it does is its description.
+    g.setAttribute("aria-description", `do something to this ${col.role === "client" ? "client" : "server"}`);
     g.addEventListener("click", g.act);
     g.addEventListener("keydown", g.key);
   }

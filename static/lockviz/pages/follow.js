@@ -15,9 +15,11 @@ import { pageData } from "../page-data.js";
 import { presenter } from "../presenter.js";
 import { openStream } from "../runstream.js";
 import { startSite } from "../site.js";
+import { wireZoom } from "../zoom.js";
 import { dataOf, socketUrl } from "../sockets.js";
 
 startSite();
+wireZoom();
 const data = pageData();
 const $ = (id) => document.getElementById(id);
 const csrf = document.querySelector("#vote-form input[name=csrfmiddlewaretoken]");
