@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.browser.test_walkthrough import jump_to_question
 from tests.conftest import ROOT, AppServer
 
 pytestmark = [pytest.mark.live, pytest.mark.browser]
@@ -132,5 +133,33 @@ def test_redlock_on_a_720p_projector_fits_reads_and_keeps_still(
     captions = page.locator("svg#diagram text.say-short").all_text_contents()
     assert captions and not any("…" in caption for caption in captions)
     page.screenshot(path=str(SHOTS / "presenter-redlock-1280x720.png"))
+    assert page.errors == []
+    page.context.close()
+
+
+def test_a_lesson_on_a_720p_projector_leaves_the_diagram_60_percent(
+    app_server: AppServer, browser: Any
+) -> None:
+    page = presenter_page(browser, 1280, 720)
+    page.goto(app_server.url + "/lessons/gc-pause-unfenced/")
+    page.get_by_role("button", name="Start the lesson on live servers").click()
+    page.wait_for_url("**/lessons/gc-pause-unfenced/?run=*")
+    page.locator("#live[data-status=finished]").wait_for(timeout=40_000)
+    jump_to_question(page, "Alice is frozen")
+    page.wait_for_timeout(300)  # the page's scroll to the current moment
+    telling = page.locator("#telling").bounding_box()
+    diagram = page.locator(".walk .diagram-wrap").bounding_box()
+    assert telling["y"] + telling["height"] <= 720 + 1  # the telling, whole, at the bottom
+    shown = min(telling["y"], diagram["y"] + diagram["height"]) - max(0, diagram["y"])
+    assert shown >= 0.6 * 720
+    # The current moment (the step asked about) is on screen above the telling, whole.
+    current = page.locator("svg#diagram g.narration.current text.say-short").bounding_box()
+    assert current and 0 <= current["y"] and current["y"] + current["height"] <= telling["y"]
+    # Next waits for an answer: it looks as disabled as it is.
+    next_button = page.locator("#next")
+    assert next_button.get_attribute("aria-disabled") == "true"
+    assert float(next_button.evaluate("b => getComputedStyle(b).opacity")) < 0.7
+    assert next_button.evaluate("b => getComputedStyle(b).cursor") == "not-allowed"
+    page.screenshot(path=str(SHOTS / "presenter-lesson-1280x720.png"))
     assert page.errors == []
     page.context.close()
