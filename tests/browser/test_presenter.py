@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.browser.test_replay import run_live
 from tests.browser.test_walkthrough import jump_to_question
 from tests.conftest import ROOT, AppServer
 
@@ -161,5 +162,39 @@ def test_a_lesson_on_a_720p_projector_leaves_the_diagram_60_percent(
     assert float(next_button.evaluate("b => getComputedStyle(b).opacity")) < 0.7
     assert next_button.evaluate("b => getComputedStyle(b).cursor") == "not-allowed"
     page.screenshot(path=str(SHOTS / "presenter-lesson-1280x720.png"))
+    assert page.errors == []
+    page.context.close()
+
+
+def visible_height(page: Any, selector: str) -> float:
+    box = page.locator(selector).bounding_box()
+    return min(720, box["y"] + box["height"]) - max(0, box["y"])
+
+
+def test_a_replay_on_a_720p_projector_leaves_the_diagram_60_percent(
+    app_server: AppServer, browser: Any
+) -> None:
+    page = presenter_page(browser, 1280, 720)
+    run_id = run_live(app_server, page)
+    page.goto(f"{app_server.url}/runs/{run_id}/replay/")
+    page.locator("#rp-seq").filter(has_text="#").wait_for()
+    page.wait_for_timeout(300)
+    # The controls at the top, the diagram under them: 60% of the screen from the start…
+    assert page.locator(".replay-bar").bounding_box()["y"] < 60
+    assert visible_height(page, "svg#diagram") >= 0.6 * 720 - 1
+    for _ in range(8):
+        page.keyboard.press("ArrowRight")
+    page.wait_for_timeout(300)
+    assert visible_height(page, "svg#diagram") >= 0.6 * 720 - 1
+    # …to the end, with the verdict and the run's end on the same screen.
+    page.keyboard.press("End")
+    page.locator("#rp-verdict.shown .headline").wait_for()
+    page.wait_for_timeout(300)
+    assert visible_height(page, "svg#diagram") >= 0.6 * 720 - 1
+    end = page.locator("svg#diagram .run-end line").bounding_box()
+    verdict = page.locator(".verdict-slot").bounding_box()
+    assert verdict["y"] + verdict["height"] < end["y"] < 720
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+    page.screenshot(path=str(SHOTS / "presenter-replay-1280x720.png"))
     assert page.errors == []
     page.context.close()
