@@ -117,14 +117,21 @@ def join_by_code(request: HtmxHttpRequest) -> HttpResponse:
         code = str(request.POST.get("code", "")).strip().upper()[:8]
         if rooms.find(code) is not None:
             return redirect("join_room", code=code)
-        problem = f"There is no room {code!r}: check the code on the projector." if code else ""
-        return render(request, "lockviz/join.html", {"problem": problem, "code": code}, status=404)
+        return _no_such_room(request, code)
     return render(request, "lockviz/join.html", {"code": ""})
+
+
+def _no_such_room(request: HtmxHttpRequest, code: str) -> HttpResponse:
+    """The join page, saying so and ready for another try: a typed code and a link alike."""
+    problem = f"There is no room {code!r}: check the code on the projector." if code else ""
+    return render(request, "lockviz/join.html", {"problem": problem, "code": code}, status=404)
 
 
 @require_http_methods(["GET", "POST"])
 def join_room(request: HtmxHttpRequest, code: str) -> HttpResponse:
-    room = _room(code)
+    room = rooms.find(code)
+    if room is None:
+        return _no_such_room(request, code.strip().upper()[:8])
     if _presenting(request, room):
         return redirect("room", code=room.code)
     if request.method == "POST":

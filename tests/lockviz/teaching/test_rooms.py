@@ -41,6 +41,12 @@ def test_students_join_by_link_or_code_and_joining_starts_nothing() -> None:
     assert student.post("/join", {"code": room.code.lower()})["Location"] == f"/r/{room.code}"
     missing = student.post("/join", {"code": "QQQQQ"})
     assert missing.status_code == 404 and "There is no room" in missing.content.decode()
+    # A link with a bad code gets the same page: the sentence, and the form to try again.
+    for answer in (missing, student.get("/r/qqqqq"), student.post("/r/QQQQQ", {"name": "Ada"})):
+        page = answer.content.decode()
+        assert answer.status_code == 404
+        assert "There is no room &#x27;QQQQQ&#x27;: check the code on the projector." in page
+        assert 'id="join-code"' in page and 'value="QQQQQ"' in page
     joined = student.post(f"/r/{room.code}", {"name": "Ada"})
     assert joined["Location"] == f"/rooms/{room.code}/follow/"
     page = student.get(joined["Location"]).content.decode()
