@@ -56,6 +56,7 @@ export class Frame {
     marker("rep", "M1,1 L9,5 L1,9", "head head-reply");
     marker("bad", "M1,1 L9,5 L1,9", "head head-failed");
     marker("notify", "M0,1 L10,5 L0,9 z", "head head-notify");
+    marker("held", "M8,0 L8,10", "head head-held"); // a bar: it stops here
     const hatch = (id, cls, size, angle, cross) => {
       const p = el(
         "pattern",
