@@ -41,7 +41,8 @@ def import_page(request: HtmxHttpRequest) -> HttpResponse:
         found = imports.read(data_in, field)
     except ImportRefused as exc:
         kept = text or _as_text(data_in)  # without htmx, a file's text comes back to be fixed
-        context = {"problems": _split(exc.problems), **_where(request, text, kept)}
+        context: dict[str, object] = {"problems": _split(exc.problems)}
+        context.update(_where(request, text, kept))
         return _answer(request, "lockviz/_import_errors.html", context, kept)
     if isinstance(found, ImportedScenario):
         scenario = found.scenario

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from tests.browser.test_replay import run_live
 from tests.browser.test_rooms import join
 from tests.conftest import ROOT, AppServer
 
@@ -25,8 +24,8 @@ def violations(page: Any) -> list[str]:
     found = page.evaluate(
         """async (tags) => {
             const result = await axe.run(document, { runOnly: { type: "tag", values: tags } });
-            return result.violations.map((v) =>
-                `${v.id} (${v.nodes.length}): ` + v.nodes.slice(0, 4).map((n) => n.target.join(" ")).join(" | "));
+            const where = (v) => v.nodes.slice(0, 4).map((n) => n.target.join(" ")).join(" | ");
+            return result.violations.map((v) => `${v.id} (${v.nodes.length}): ${where(v)}`);
         }""",
         WCAG_22_A_AA,
     )

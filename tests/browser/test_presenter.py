@@ -124,7 +124,7 @@ def test_redlock_on_a_720p_projector_fits_reads_and_keeps_still(
     assert page.evaluate("document.documentElement.scrollWidth") <= 1280
     shown = min(720, diagram["y"] + diagram["height"]) - max(0, diagram["y"])
     assert shown >= 0.6 * 720
-    assert 0 <= verdict["y"] and verdict["y"] + verdict["height"] <= 720
+    assert verdict["y"] >= 0 and verdict["y"] + verdict["height"] <= 720
     end = page.locator("svg#diagram .run-end line").bounding_box()
     assert verdict["y"] + verdict["height"] < end["y"] < 720
     # Every word in the diagram at least 12 px (the per-node replies too), and no caption cut.
@@ -155,7 +155,7 @@ def test_a_lesson_on_a_720p_projector_leaves_the_diagram_60_percent(
     assert shown >= 0.6 * 720
     # The current moment (the step asked about) is on screen above the telling, whole.
     current = page.locator("svg#diagram g.narration.current text.say-short").bounding_box()
-    assert current and 0 <= current["y"] and current["y"] + current["height"] <= telling["y"]
+    assert current and current["y"] >= 0 and current["y"] + current["height"] <= telling["y"]
     # Next waits for an answer: it looks as disabled as it is.
     next_button = page.locator("#next")
     assert next_button.get_attribute("aria-disabled") == "true"

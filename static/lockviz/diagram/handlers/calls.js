@@ -23,7 +23,14 @@ export function request(d, ev) {
     "line",
     held
       ? { class: "arrow", x1: x1 + dir * 2, y1: y, x2: heldX, y2: y, "marker-end": pen.url("held") }
-      : { class: "arrow", x1: x1 + dir * 2, y1: y, x2: x2 - dir * 3, y2: y + G.pendingPx, "marker-end": pen.url("req") },
+      : {
+          class: "arrow",
+          x1: x1 + dir * 2,
+          y1: y,
+          x2: x2 - dir * 3,
+          y2: y + G.pendingPx,
+          "marker-end": pen.url("req"),
+        },
     g,
   );
   const key = ev.actor + "#" + ev.call;

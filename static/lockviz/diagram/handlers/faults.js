@@ -131,7 +131,14 @@ function released(d, client, node, t) {
     call.released = true;
     const line = el(
       "line",
-      { class: "arrow released", x1: call.x1 + call.dir * 2, y1: y, x2: call.x2 - call.dir * 3, y2: y, "marker-end": pen.url("req") },
+      {
+        class: "arrow released",
+        x1: call.x1 + call.dir * 2,
+        y1: y,
+        x2: call.x2 - call.dir * 3,
+        y2: y,
+        "marker-end": pen.url("req"),
+      },
       call.g,
     );
     el("line", { class: "held-wait", x1: call.heldX, x2: call.heldX, y1: call.y, y2: y }, call.g);
