@@ -17,7 +17,7 @@ const lanes = pageData().lanes || [];
 const durationMs = Math.max(...lanes.map((lane) => lane.duration_ms || 4000)) + 800;
 const pxPerMs = Math.min(0.2, Math.max(0.05, 700 / durationMs));
 const container = document.getElementById("lanes");
-const MIN_SCALE = 0.5; // below this the labels get too small to read: stack the lanes instead
+const MIN_SCALE = 0.5; // text on screen below half its size is too small to read: stack the lanes instead
 const hint = document.getElementById("lanes-hint");
 
 const views = lanes.map((lane) => {
@@ -81,7 +81,10 @@ function fit() {
   const natural = views.reduce((sum, v) => sum + v.diagram.width, 0);
   const width = container.parentElement.clientWidth;
   const room = width - gap * (views.length - 1) - 2 * views.length;
-  const stacked = views.length > 1 && room / natural < MIN_SCALE;
+  // What matters is the text's size on screen: the diagram's own scale (1.3 in the presenter
+  // view) times the lanes' shrinking.
+  const drawn = parseFloat(getComputedStyle(views[0].diagram.svg).getPropertyValue("--diagram-scale")) || 1;
+  const stacked = views.length > 1 && (drawn * room) / natural < MIN_SCALE;
   container.classList.toggle("stacked", stacked);
   const widest = Math.max(...views.map((v) => v.diagram.width));
   const scale = stacked ? Math.min(1, (width - 2) / widest) : Math.min(1, room / natural);
