@@ -125,7 +125,7 @@ def test_four_storages_fit_the_width_of_a_720p_projector(
         lanes = page.locator(".lane")
         assert lanes.count() == 4
         for n in range(4):
-            lanes.nth(n).locator(".lane-headline").wait_for(timeout=60_000)
+            page.locator(f".lane[data-done] >> nth={n}").wait_for(timeout=60_000)
         assert page.evaluate("document.documentElement.scrollWidth") <= 1280
         for n in range(4):
             box = lanes.nth(n).bounding_box()
