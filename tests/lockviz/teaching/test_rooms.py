@@ -67,6 +67,15 @@ def test_only_the_presenter_says_what_the_class_sees() -> None:
     assert refused.status_code == 403 and "Only the presenter" in refused.content.decode()
     bad = teacher.post(f"/rooms/{room.code}/show", '{"view": "tv", "at": -1}', content_type="x")
     assert bad.status_code == 400 and bad.content.decode().startswith("view:")
+    # A fork shown beside its original: the class is told both runs.
+    beside = {"view": "run", "run": "fork1", "beside": "orig1", "title": "Side by side"}
+    ok = teacher.post(f"/rooms/{room.code}/show", json.dumps(beside), content_type="text/plain")
+    assert ok.status_code == 204
+    room.refresh_from_db()
+    assert (room.state["run"], room.state["beside"]) == ("fork1", "orig1")
+    odd = json.dumps({**beside, "beside": "../x"})
+    bad = teacher.post(f"/rooms/{room.code}/show", odd, content_type="text/plain")
+    assert bad.status_code == 400 and bad.content.decode().startswith("beside:")
 
 
 def test_a_poll_is_answered_once_each_tallied_for_the_presenter_and_revealed_to_all() -> None:
