@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from tests.browser.test_rooms import join
+from tests.browser.test_walkthrough import jump_to_question
 from tests.conftest import ROOT, AppServer
 
 pytestmark = [pytest.mark.live, pytest.mark.browser]
@@ -52,6 +53,14 @@ def test_every_page_passes_axe_with_wcag_22_a_and_aa(app_server: AppServer, brow
             page.wait_for_load_state("networkidle")
             check(name)
 
+        # A lesson being told: its run ended, the telling at a checkpoint.
+        page.goto(url + "/lessons/gc-pause-unfenced/")
+        page.get_by_role("button", name="Start the lesson on live servers").click()
+        page.wait_for_url("**/lessons/gc-pause-unfenced/?run=*")
+        page.locator("#live[data-status=finished]").wait_for(timeout=40_000)
+        jump_to_question(page, "Alice is frozen")
+        check("a lesson, told")
+
         # A live run, while it plays; then the same run finished.
         page.goto(url + "/")
         page.locator("#scenario-gc-pause-fenced").get_by_role(
@@ -71,6 +80,11 @@ def test_every_page_passes_axe_with_wcag_22_a_and_aa(app_server: AppServer, brow
         page.goto(f"{url}/compare/?runs={run_id}")
         page.locator(".lane[data-done]").wait_for(timeout=30_000)
         check("compare")
+        page.goto(f"{url}/runs/{run_id}/fork/?at=3")  # a fork, beside its original
+        page.get_by_role("button", name="Run the fork live, beside the original").click()
+        page.wait_for_url(re.compile(r".*/compare/\?runs=\w+,\w+$"))
+        page.locator(".lane[data-done]").nth(1).wait_for(timeout=40_000)
+        check("compare, a fork beside its original")
 
         # A room: its presenter's page and a student's, on a phone.
         page.goto(url + "/")
