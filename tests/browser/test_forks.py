@@ -194,9 +194,11 @@ def test_a_free_play_fork_runs_as_prefilled_and_opens_where_it_parts(
             assert lane and lane["x"] >= 0 and lane["x"] + lane["width"] <= 1280 + 0.5
         # The start is one click away.
         page.get_by_role("button", name="Back to the start").click()
-        page.wait_for_function(
-            "() => document.querySelector('.lane-head').getBoundingClientRect().top >= 0"
+        page.wait_for_function(  # the lanes' heads in view, under the bar that stays
+            """() => document.querySelector('.lane-head').getBoundingClientRect().top
+                 >= document.getElementById('lanes-tools').getBoundingClientRect().bottom"""
         )
+        assert page.locator(".lane svg .lifeline-header").first.bounding_box()["y"] < 720
         page.locator(".lane[data-done]").nth(1).wait_for(timeout=40_000)
         assert errors == []
     finally:

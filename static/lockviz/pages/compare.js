@@ -124,7 +124,9 @@ function wireTools() {
   if (start)
     start.addEventListener("click", () => {
       keepParting = false;
-      container.scrollIntoView({ block: "start" });
+      const bar = document.getElementById("lanes-tools");
+      const top = container.getBoundingClientRect().top + window.scrollY - bar.offsetHeight - 8;
+      window.scrollTo({ top: Math.max(0, top) });
     });
 }
 
@@ -134,7 +136,8 @@ if (views.length) {
   window.addEventListener("resize", fit);
   // side by side: the class follows the last lane (a fork shown), its original beside it
   const last = lanes[lanes.length - 1];
-  const beside = lanes.length > 1 ? lanes[0].run : null;
+  const forked = lanes.length > 1 && (last.marks || []).length > 0; // a fork and its original
+  const beside = forked ? lanes[0].run : null;
   tell({ showing: () => ({ view: "run", run: last.run, beside, at: null, title: pageTitle() }) });
 }
 
