@@ -120,7 +120,7 @@ function show(i) {
     const above = presenter.on ? ui.verdict.closest(".verdict-slot") : ui.bar;
     const top = above.getBoundingClientRect().bottom + 16;
     if (at > window.innerHeight - 40) by = at - window.innerHeight + 160;
-    else if (at < top) by = at - top - 80;
+    else if (at < top) by = at - top - (presenter.on ? 24 : 80); // a projector keeps its rows for the diagram
   }
   diagram.showUpTo(events[i].seq, by);
   if (by) window.scrollBy(0, by);
@@ -169,7 +169,7 @@ function reveal(marked) {
   const above = presenter.on ? ui.verdict.closest(".verdict-slot") : ui.bar;
   const top = above.getBoundingClientRect().bottom + 16;
   if (box.bottom > window.innerHeight - 16) window.scrollBy(0, box.bottom - window.innerHeight + 120);
-  else if (box.top < top) window.scrollBy(0, box.top - top - 60);
+  else if (box.top < top) window.scrollBy(0, box.top - top - (presenter.on ? 12 : 60));
 }
 
 // The address follows the cursor a moment after it stops: replaceState costs several ms on a
@@ -293,6 +293,9 @@ if (!N) {
   ui.desc.textContent = "This run has no events yet.";
   showVerdict(false);
 } else openHash();
+// On a projector the replay is the page: its controls at the top of the screen, the diagram
+// under them, the title above (one scroll up).
+if (presenter.on && window.scrollY === 0) window.scrollTo({ top: ui.bar.getBoundingClientRect().top });
 
 export const replay = {
   diagram,
