@@ -3,8 +3,15 @@
 Connect to ``/ws/runs/<id>/?after=N`` to receive every event with ``seq > N``: first those
 already stored, then live ones, each exactly once. A viewer that reconnects passes the last
 ``seq`` it has and resumes where it stopped. It may also send ``{"type": "resume", "after": N}``
-at any time to be sent again what follows N. Anything else it sends gets an error message that
-says what was wrong; the stream goes on.
+at any time to be sent again what follows N (at most once every :data:`RESUME_EVERY_S`, and
+:data:`RESUMES` times per connection). Anything else it sends gets an error message that says
+what was wrong; the stream goes on.
+
+What a viewer costs is bounded. A catch-up reads the stored events it sends, with their stored
+words (``Run.said_after``), :data:`PAGE` at a time: never the run from its start. A viewer whose
+frames not yet sent pass ``LOCKVIZ_MAX_UNSENT`` (it does not read, or reads too slowly: see
+lockviz.unsent) is dropped, closed with :data:`BEHIND` and a reason; the page reconnects from
+the last event it has.
 
 Server messages: ``{"type": "event", "event": {...}}`` (live ones also carry ``published_ns``,
 see lockviz.broadcast), ``{"type": "events", "frames": [<event message>, ...]}`` (consecutive
@@ -24,12 +31,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import Sequence
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 from django.db.models import F
 
 from lockviz import broadcast
@@ -39,9 +48,14 @@ from lockviz.models import Run
 from lockviz.narrator import Told
 from lockviz.ops import metrics
 from lockviz.runs.recorder import queue_position
+from lockviz.unsent import unsent
+
+log = logging.getLogger(__name__)
 
 RESUME_EVERY_S = 0.5  # a viewer's resumes: at most one per this long
-PAGE = 500  # events sent in one go before the stream lets others' messages through
+RESUMES = 20  # and at most this many per connection (the page resumes only on a gap)
+PAGE = 500  # events read and sent in one go before the stream lets others' messages through
+BEHIND = 4008  # the close code of a viewer dropped for not reading what it was sent
 
 
 class RunConsumer(AsyncWebsocketConsumer):
@@ -52,6 +66,8 @@ class RunConsumer(AsyncWebsocketConsumer):
         self.run_id: str = self.scope["url_route"]["kwargs"]["run_id"]
         self.sent = 0
         self.last_resume = 0.0
+        self.resumes = 0
+        self.dropped = False
         self.holding = 0  # catch-ups reading the database; live messages wait in held
         self.held: list[Message] = []
         self.repair: asyncio.Future[None] | None = None
@@ -107,17 +123,26 @@ class RunConsumer(AsyncWebsocketConsumer):
             await self._error(after)
             return
         now = time.monotonic()
-        if now - self.last_resume < RESUME_EVERY_S:  # a resume re-reads the run: bounded
+        if self.resumes >= RESUMES:  # a resume re-reads the run: bounded per connection
+            await self._error(
+                f"this connection has resumed {RESUMES} times, the most it may; reconnect "
+                "with ?after=N to go on"
+            )
+            return
+        if now - self.last_resume < RESUME_EVERY_S:
             await self._error(
                 f"resume at most once every {RESUME_EVERY_S:g} s; wait and send it again"
             )
             return
         self.last_resume = now
+        self.resumes += 1
         self.sent = min(self.sent, after)
         await self._catch_up(after)
 
     async def deliver(self, message: Message) -> None:
         """A live message from the run's group (see lockviz.audience.Audience)."""
+        if self.dropped:
+            return
         if self.holding or self.held:
             self.held.append(message)
         elif message["type"] == "run.event" and message["seq"] > self.sent + 1:
@@ -130,12 +155,15 @@ class RunConsumer(AsyncWebsocketConsumer):
         """Consecutive live events, and ``text``: them as one ``events`` frame."""
         first, last = messages[0]["seq"], messages[-1]["seq"]
         in_order = first == self.sent + 1 and last - first + 1 == len(messages)
+        if self.dropped:
+            return
         if self.holding or self.held or not in_order:
             for message in messages:  # the careful way, one by one
                 await self.deliver(message)
         else:
             self.sent = last
             await self.send(text_data=text)
+            await self._keeping_up()
 
     async def resync(self) -> None:
         """Live messages may have been lost (the layer's Redis was away): what the database
@@ -151,22 +179,44 @@ class RunConsumer(AsyncWebsocketConsumer):
         elif message["type"] == "run.event" and message["seq"] > self.sent:
             self.sent = message["seq"]
             await self.send(text_data=message["text"])
+            await self._keeping_up()
 
     async def _catch_up(self, after: int) -> None:
+        """Send the stored events after ``after``, read :data:`PAGE` at a time with their
+        words, until there are no more or the viewer falls :func:`_keeping_up` behind."""
         self.holding += 1
         try:
             run = await database_sync_to_async(Run.objects.get)(pk=self.run_id)
-            told = await database_sync_to_async(run.said_after)(after)
-            for start in range(0, len(told), PAGE):  # a long run goes in pages: others' turn
-                for event in told[start : start + PAGE]:
+            while not self.dropped:
+                told = await database_sync_to_async(run.said_after)(after, PAGE)
+                for event in told:
                     await self._send_event(event)
-                await asyncio.sleep(0)
+                if len(told) < PAGE or not await self._keeping_up():
+                    break
+                after = int(str(told[-1]["seq"]))
+                await asyncio.sleep(0)  # a long run goes in pages: others' turn between them
         finally:
             self.holding -= 1
         await self._release_held()
 
+    async def _keeping_up(self) -> bool:
+        """Whether the viewer reads what it is sent; if it is ``LOCKVIZ_MAX_UNSENT`` behind, it
+        is dropped (closed with :data:`BEHIND`) and nothing more is read or sent for it."""
+        if self.dropped:
+            return False
+        behind = unsent(self.scope)
+        if behind <= settings.LOCKVIZ_MAX_UNSENT:
+            return True
+        self.dropped = True
+        self.held.clear()
+        metrics.dropped("run")
+        log.warning("dropped a viewer of run %s: %d bytes sent to it unread", self.run_id, behind)
+        mb = settings.LOCKVIZ_MAX_UNSENT / 1024 / 1024
+        await self.close(code=BEHIND, reason=f"too far behind: over {mb:g} MB unread; reconnect")
+        return False
+
     async def _release_held(self) -> None:
-        while self.held and not self.holding:
+        while self.held and not self.holding and not self.dropped:
             await self._forward(self.held.pop(0))
 
     async def _send_event(self, event: Told) -> None:

@@ -39,6 +39,7 @@ FIELDS = ("at_ms", "do", "who", "ms", "value", "nodes", "timeout_ms", "key", "mo
 EDITED = frozenset(FIELDS) - {"at_ms", "do", "who"}  # a verb's own fields that a row can edit
 NEW_ROWS = 2  # blank rows the editor offers for added steps
 MAX_ROWS = 200
+MOMENTS = 200  # moments the fork page offers at once, around the one chosen
 
 
 @dataclass(frozen=True)
@@ -68,19 +69,21 @@ class Split:
         return min([self.moment.at_ms, *(int(step["at_ms"]) for step in self.rest)])
 
 
-def moments(run: Run) -> list[Moment]:
-    """Every event of the run, in words: where a fork may part from it."""
+def moments(run: Run, around: int = 0, most: int = MOMENTS) -> list[Moment]:
+    """The run's events near event ``around`` (at most ``most``, from up to half of them
+    before it), in words: where a fork may part from it. A long run's other moments are a
+    page away, not read at every request."""
     found = []
-    for e in run.said_after(0):  # stored events: each has its seq, its time and its words
+    for e in run.said_after(max(0, around - most // 2 - 1), most):  # stored, with their words
         seq, t_ms, said = e["seq"], e["t_ms"], e["said"]
         if isinstance(seq, int) and isinstance(t_ms, int | float) and isinstance(said, dict):
-            found.append(Moment(seq, float(t_ms), f"{e['actor']}: {said['text']}"))
+            found.append(Moment(seq, float(t_ms), f"{e['actor']}: {said.get('text', '')}"))
     return found
 
 
 def split(run: Run, seq: int) -> Split | None:
     """The run's steps at event ``seq`` (``None`` when it has no such event)."""
-    moment = next((m for m in moments(run) if m.seq == seq), None)
+    moment = next((m for m in moments(run, seq, 1) if m.seq == seq), None) if seq > 0 else None
     if moment is None:
         return None
     fixed: list[dict[str, Any]] = []
