@@ -85,7 +85,7 @@ def _editor(
         "moments": near,
         # a long run's other moments, a page away
         "earlier": near[0].seq - 1 if near and near[0].seq > 1 else None,
-        "later": near[-1].seq + 1 if run.events.filter(seq__gt=near[-1].seq).exists() else None,
+        "after": near[-1].seq + 1 if run.events.filter(seq__gt=near[-1].seq).exists() else None,
         "fixed": [{"step": step, "said": narrator.click(step)} for step in at.fixed],
         "first": len(at.fixed),
         "verbs": list(VERBS),
@@ -93,4 +93,5 @@ def _editor(
         "actors": [*scenario.clients, *scenario.servers],
         "storage_kinds": list(STORAGE_KINDS.values()),
         "storage": run.storage_kind,
+        "later": len(forks.later(at)),
     }

@@ -16,10 +16,13 @@ from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
 from lockviz import broadcast
+from lockviz.consumers import runs
 from lockviz.models import Run, RunEvent
+from lockviz.narrator import Narrator
 from lockviz.routing import websocket_urlpatterns
 from lockviz.runs import recorder
 from lockviz.scenarios.library import builtin
+from tests.lockviz.teaching.test_forks import stored
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 app = URLRouter(websocket_urlpatterns)
@@ -166,3 +169,51 @@ async def test_a_live_message_lost_on_the_way_is_read_back_from_the_database() -
     await ws.disconnect()
     unsaid = [{k: v for k, v in e.items() if k != "said"} for e in got]
     assert unsaid == events  # 1, then 2 to 4 read back, and the live 3 and 4 not sent again
+
+
+async def test_a_finished_runs_catch_up_and_resumes_read_its_stored_words(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    run = await database_sync_to_async(stored)()
+    await database_sync_to_async(run.narrate)()  # as a finished run is stored: with its words
+    said = [0]
+    original = Narrator.said
+
+    def counted(self: Narrator, e: dict[str, object]) -> object:
+        said[0] += 1
+        return original(self, e)
+
+    monkeypatch.setattr(Narrator, "said", counted)
+    ws = WebsocketCommunicator(app, f"/ws/runs/{run.pk}/")
+    await ws.connect()
+    first = await events_until_finished(ws)
+    await ws.send_to(text_data=json.dumps({"type": "resume", "after": 20}))
+    again = [json.loads(await ws.receive_from(timeout=5)) for _ in range(9)]
+    await ws.disconnect()
+    assert [e["seq"] for e in first] == list(range(1, 30))
+    assert [m["event"]["seq"] for m in again] == list(range(21, 30))
+    assert first[23]["said"]["text"] == "alice ← storage: write REJECTED (1 < 2)"
+    assert said[0] == 0  # a connect and a resume: words read, not said again
+
+
+async def test_resumes_are_limited_per_connection(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runs, "RESUME_EVERY_S", 0.0)
+    monkeypatch.setattr(runs, "RESUMES", 3)
+    run = await database_sync_to_async(stored)()
+    ws = WebsocketCommunicator(app, f"/ws/runs/{run.pk}/?after=29")
+    await ws.connect()
+    assert json.loads(await ws.receive_from(timeout=5))["type"] == "status"
+    answered = []
+    for _ in range(3):
+        await ws.send_to(text_data=json.dumps({"type": "resume", "after": 28}))
+        answered.append(json.loads(await ws.receive_from(timeout=5)))
+    await ws.send_to(text_data=json.dumps({"type": "resume", "after": 0}))
+    refused = json.loads(await ws.receive_from(timeout=5))
+    assert await ws.receive_nothing(timeout=1)  # nothing is sent again for the fourth
+    await ws.disconnect()
+    assert [m["event"]["seq"] for m in answered] == [29, 29, 29]
+    assert refused == {
+        "type": "error",
+        "message": "this connection has resumed 3 times, the most it may; reconnect with "
+        "?after=N to go on",
+    }
