@@ -20,7 +20,10 @@ import page as anyone may, and measures:
 It prints a table and writes it into the "One client against everyone" section of
 docs/reliability.md, beside the figures :data:`BEFORE` measured on the code before the change.
 The join wave (1,000 viewers arriving within 10 s of a live run's start) is a row of
-``bench.fanout`` (``--wave``).
+``bench.fanout`` (``--viewers 1000w``).
+
+One script past the usual ~300 lines, on purpose: a bench is read and run as one file (its app,
+its clients, its instrument and its table).
 """
 
 from __future__ import annotations

@@ -99,11 +99,11 @@ class App:
     serves: list[Serve]
 
     @classmethod
-    def start(cls, workdir: str, processes: int, env: dict[str, str]) -> App:
+    def start(cls, workdir: str, processes: int, env: dict[str, str], root: str = ROOT) -> App:
         db = os.path.join(workdir, "app.sqlite3")
         app = cls([])
         for i in range(processes):
-            app.serves.append(Serve(db, os.path.join(workdir, f"app-{i}.log"), env))
+            app.serves.append(Serve(db, os.path.join(workdir, f"app-{i}.log"), env, root=root))
         return app
 
     @property
@@ -409,6 +409,7 @@ def main() -> None:
     parser.add_argument("--no-baseline", dest="baseline", action="store_false")
     parser.add_argument("--no-doc", dest="doc", action="store_false")
     parser.add_argument("--label", default="lockviz")
+    parser.add_argument("--root", default=ROOT, help="the checkout whose app to measure")
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("--spread", type=float, default=0, help="(the viewers' process)")
     parser.add_argument("--child-viewers")
@@ -449,7 +450,7 @@ def measure(n: int, processes: int, args: argparse.Namespace, wave: bool = False
         if processes > 1:  # as a class that outgrows one process would run it
             layer = shared_layer(workdir)
             env["LOCKVIZ_CHANNEL_REDIS"] = f"redis://:{layer.password}@127.0.0.1:{layer.port}/0"
-        app = App.start(workdir, processes, env)
+        app = App.start(workdir, processes, env, args.root)
         try:
             ours = measure_app(
                 app, n, args.seconds, args.rate, args.heal, layer.pids() if layer else [], wave

@@ -15,7 +15,7 @@ from lockviz.runs import exports
 from lockviz.views import HtmxHttpRequest
 from lockviz.views.pagedata import page_data
 
-CHUNK = 1000  # events in the page, and in each chunk its script fetches after it
+CHUNK = 500  # events in the page, and in each chunk its script fetches after it
 
 
 @require_GET
