@@ -58,8 +58,21 @@ BEGIN, END = "<!-- abuse:begin -->", "<!-- abuse:end -->"
 STUCK_VIEWERS = 4
 RESUME_EVERY_S = 0.6
 
-# Measured with this bench on the code before the change (commit a9f618b), on this machine.
-BEFORE: dict[str, str] = {}
+# Measured with this bench on the code before the change (commit a9f618b, ``--root`` a checkout
+# of it), on this machine: 2026-11-26 21:02 UTC, load average 9.0 at the start.
+BEFORE: dict[str, str] = {
+    "events": "20000",
+    "import (server CPU)": "1080 ms",
+    "`GET /replay/` (server CPU)": "554 ms (5.4 MB)",
+    "the replay with its chunks (server CPU)": "536 ms (5.4 MB in 1 requests)",
+    "`GET /fork/?at=5` (server CPU)": "2094 ms (3.6 MB)",
+    "`GET /lessons/` alone, p50 / p99": "11 / 47 ms",
+    "`GET /lessons/` while hammered, p50 / p99": "874 / 4879 ms",
+    "pages the hammer loaded": "10",
+    "app CPU during the hammer": "29.0 s in 30 s",
+    "app memory: start / before / peak / 5 s after": "108 / 205 / 447 / 421 MB",
+    "memory growth during the hammer (peak − before)": "+242 MB",
+}
 
 
 # -- one request's cost -------------------------------------------------------------------------

@@ -10,7 +10,7 @@ gap asks ``{"type": "resume", "after": last}`` (``--no-heal``: it does not, as t
 before). Then, in the same run, a raw ``websockets`` server replays the same events with the
 same timing to the same number of viewers: what a bare broadcast costs on this machine.
 
-    .venv/bin/python -m bench.fanout                  # 30, 100, 300, 1000 viewers, and 1000x2
+    .venv/bin/python -m bench.fanout                  # 30 … 1000 viewers, 1000x2, 1000w
     .venv/bin/python -m bench.fanout --viewers 300 --seconds 20 --no-doc
     .venv/bin/python -m bench.fanout --viewers 1000x2  # over two app processes on one layer
     .venv/bin/python -m bench.fanout --viewers 1000w   # a join wave, after the run started
@@ -402,7 +402,9 @@ HEADER = (
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--viewers", default="30,100,300,1000,1000x2", help="N or NxPROCESSES")
+    parser.add_argument(
+        "--viewers", default="30,100,300,1000,1000x2,1000w", help="N, NxPROCESSES or Nw"
+    )
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--rate", type=float, default=20, help="events per second")
     parser.add_argument("--no-heal", dest="heal", action="store_false")
