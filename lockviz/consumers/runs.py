@@ -72,12 +72,7 @@ class RunConsumer(AsyncWebsocketConsumer):
         self.held: list[Message] = []
         self.repair: asyncio.Future[None] | None = None
         self.group = broadcast.group_name(self.run_id)
-        run = await database_sync_to_async(Run.objects.filter(pk=self.run_id).first)()
         await self.accept()
-        if run is None:
-            await self._error(f"there is no run {self.run_id!r}")
-            await self.close(code=4404)
-            return
         after = _read_after(parse_qs(self.scope.get("query_string", b"").decode()).get("after"))
         if isinstance(after, str):
             await self._error(after)
@@ -88,24 +83,28 @@ class RunConsumer(AsyncWebsocketConsumer):
         self.holding += 1
         try:
             await audience().join(self.group, self)
-            await self._watching(+1)  # a queued run with nobody watching is cancelled
+            # One trip to the database: a class that arrives at once queues on one thread.
+            arrived = await database_sync_to_async(arrive)(self.run_id, after)
+            if arrived is None:
+                await self._error(f"there is no run {self.run_id!r}")
+                await self.close(code=4404)
+                return
+            run, told = arrived
+            self.counted = True  # a queued run with nobody watching is cancelled
+            metrics.viewers("run", +1)
             await self._send_status(run.status, queue_position(run.pk))
-            await self._catch_up(after)
+            await self._catch_up(after, run, told)
         finally:
             self.holding -= 1
         await self._release_held()
 
     async def disconnect(self, code: int) -> None:
         if getattr(self, "counted", False):
-            await self._watching(-1)
+            metrics.viewers("run", -1)
+            watchers = Run.objects.filter(pk=self.run_id)
+            await database_sync_to_async(watchers.update)(watchers=F("watchers") - 1)
         if hasattr(self, "group"):
             audience().leave(self.group, self)
-
-    async def _watching(self, change: int) -> None:
-        self.counted = change > 0
-        metrics.viewers("run", change)
-        watchers = Run.objects.filter(pk=self.run_id)
-        await database_sync_to_async(watchers.update)(watchers=F("watchers") + change)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         try:
@@ -181,19 +180,24 @@ class RunConsumer(AsyncWebsocketConsumer):
             await self.send(text_data=message["text"])
             await self._keeping_up()
 
-    async def _catch_up(self, after: int) -> None:
+    async def _catch_up(
+        self, after: int, run: Run | None = None, told: list[Told] | None = None
+    ) -> None:
         """Send the stored events after ``after``, read :data:`PAGE` at a time with their
-        words, until there are no more or the viewer falls :func:`_keeping_up` behind."""
+        words (``told``: the first page, already read), until there are no more or the viewer
+        falls :func:`_keeping_up` behind."""
         self.holding += 1
         try:
-            run = await database_sync_to_async(Run.objects.get)(pk=self.run_id)
+            if run is None:
+                run = await database_sync_to_async(Run.objects.get)(pk=self.run_id)
             while not self.dropped:
-                told = await database_sync_to_async(run.said_after)(after, PAGE)
+                if told is None:
+                    told = await database_sync_to_async(run.said_after)(after, PAGE)
                 for event in told:
                     await self._send_event(event)
                 if len(told) < PAGE or not await self._keeping_up():
                     break
-                after = int(str(told[-1]["seq"]))
+                after, told = int(str(told[-1]["seq"])), None
                 await asyncio.sleep(0)  # a long run goes in pages: others' turn between them
         finally:
             self.holding -= 1
@@ -233,6 +237,16 @@ class RunConsumer(AsyncWebsocketConsumer):
 
     async def _error(self, text: str) -> None:
         await self.send(text_data=json.dumps({"type": "error", "message": text}))
+
+
+def arrive(run_id: str, after: int) -> tuple[Run, list[Told]] | None:
+    """A viewer arrives: the run (None if there is none), counted as watched, and the first
+    :data:`PAGE` of the events after ``after`` with their words."""
+    run = Run.objects.filter(pk=run_id).first()
+    if run is None:
+        return None
+    Run.objects.filter(pk=run_id).update(watchers=F("watchers") + 1)
+    return run, run.said_after(after, PAGE)
 
 
 def _read_after(values: Sequence[object] | None) -> int | str:
