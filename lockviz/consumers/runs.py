@@ -15,7 +15,7 @@ the last event it has.
 
 Server messages: ``{"type": "event", "event": {...}}`` (live ones also carry ``published_ns``,
 see lockviz.broadcast), ``{"type": "events", "frames": [<event message>, ...]}`` (consecutive
-live events that arrived together, in order),
+events sent together, in order: live ones that arrived together, or a page of a catch-up),
 ``{"type": "status", "status": "queued"|"running"|"finished"|"failed", "position": n|null}``,
 ``{"type": "error", "message": "..."}``.
 
@@ -193,8 +193,7 @@ class RunConsumer(AsyncWebsocketConsumer):
             while not self.dropped:
                 if told is None:
                     told = await database_sync_to_async(run.said_after)(after, PAGE)
-                for event in told:
-                    await self._send_event(event)
+                await self._send_events(told)
                 if len(told) < PAGE or not await self._keeping_up():
                     break
                 after, told = int(str(told[-1]["seq"])), None
@@ -223,12 +222,16 @@ class RunConsumer(AsyncWebsocketConsumer):
         while self.held and not self.holding and not self.dropped:
             await self._forward(self.held.pop(0))
 
-    async def _send_event(self, event: Told) -> None:
-        seq = event["seq"]
-        if not isinstance(seq, int) or seq <= self.sent:
+    async def _send_events(self, told: list[Told]) -> None:
+        """Stored events the viewer has not been sent: one frame (a page is one write, not
+        hundreds: a class arriving at once is that many catch-ups)."""
+        fresh = [e for e in told if isinstance(e["seq"], int) and e["seq"] > self.sent]
+        if not fresh:
             return
-        self.sent = seq
-        await self.send(text_data=json.dumps({"type": "event", "event": event}))
+        self.sent = int(str(fresh[-1]["seq"]))
+        frames = [{"type": "event", "event": event} for event in fresh]
+        message = frames[0] if len(frames) == 1 else {"type": "events", "frames": frames}
+        await self.send(text_data=json.dumps(message))
 
     async def _send_status(self, status: str, position: int | None) -> None:
         await self.send(
