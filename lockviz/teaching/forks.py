@@ -39,8 +39,8 @@ FIELDS = ("at_ms", "do", "who", "ms", "value", "nodes", "timeout_ms", "key", "mo
 EDITED = frozenset(FIELDS) - {"at_ms", "do", "who"}  # a verb's own fields that a row can edit
 NEW_ROWS = 2  # blank rows the editor offers for added steps
 MAX_ROWS = 200
-MOMENTS = 100  # moments the fork page offers at once, around the one chosen
-EDITABLE = 40  # the editor's rows for steps after the moment; later ones are kept as they are
+MOMENTS = 60  # moments the fork page offers at once, around the one chosen
+EDITABLE = 25  # the editor's rows for steps after the moment; later ones are kept as they are
 
 
 @dataclass(frozen=True)
