@@ -59,19 +59,20 @@ STUCK_VIEWERS = 4
 RESUME_EVERY_S = 0.6
 
 # Measured with this bench on the code before the change (commit a9f618b, ``--root`` a checkout
-# of it), on this machine: 2026-11-26 21:02 UTC, load average 9.0 at the start.
+# of it), on this machine: 2026-11-26 21:26 UTC, load average 5.2 at the start. (A first run at
+# 21:02, load 9.0, measured the same within 10%: replay 554 ms, fork 2094 ms, +242 MB.)
 BEFORE: dict[str, str] = {
     "events": "20000",
-    "import (server CPU)": "1080 ms",
-    "`GET /replay/` (server CPU)": "554 ms (5.4 MB)",
-    "the replay with its chunks (server CPU)": "536 ms (5.4 MB in 1 requests)",
-    "`GET /fork/?at=5` (server CPU)": "2094 ms (3.6 MB)",
-    "`GET /lessons/` alone, p50 / p99": "11 / 47 ms",
-    "`GET /lessons/` while hammered, p50 / p99": "874 / 4879 ms",
-    "pages the hammer loaded": "10",
-    "app CPU during the hammer": "29.0 s in 30 s",
-    "app memory: start / before / peak / 5 s after": "108 / 205 / 447 / 421 MB",
-    "memory growth during the hammer (peak − before)": "+242 MB",
+    "import (server CPU)": "1190 ms",
+    "`GET /replay/` (server CPU)": "610 ms (5.4 MB)",
+    "the replay with its chunks (server CPU)": "642 ms (5.4 MB in 1 request)",
+    "`GET /fork/?at=5` (server CPU)": "2132 ms (3.6 MB)",
+    "`GET /lessons/` alone, p50 / p99": "16 / 66 ms",
+    "`GET /lessons/` while hammered, p50 / p99": "1054 / 4955 ms",
+    "pages the hammer loaded": "9",
+    "app CPU during the hammer": "25.2 s in 30 s",
+    "app memory: start / before / peak / 5 s after": "108 / 171 / 432 / 398 MB",
+    "memory growth during the hammer (peak − before)": "+261 MB",
 }
 
 
@@ -287,7 +288,8 @@ def measure(app: App, run: dict[str, Any], seconds: float, repeat: int) -> dict[
         "import (server CPU)": f"{import_ms:.0f} ms",
         "`GET /replay/` (server CPU)": f"{page_ms:.0f} ms ({len(page) / 1e6:.1f} MB)",
         "the replay with its chunks (server CPU)": (
-            f"{whole_ms:.0f} ms ({whole_bytes / 1e6:.1f} MB in {requests} requests)"
+            f"{whole_ms:.0f} ms ({whole_bytes / 1e6:.1f} MB in {requests} "
+            f"request{'s' * (requests != 1)})"
         ),
         "`GET /fork/?at=5` (server CPU)": f"{fork_ms:.0f} ms ({len(fork_page) / 1e6:.1f} MB)",
         "`GET /lessons/` alone, p50 / p99": (
