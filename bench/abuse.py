@@ -316,11 +316,12 @@ def table(after: dict[str, str]) -> str:
 
 def write_doc(text: str, summary: str) -> None:
     section = (
-        f"{BEGIN}\n## One client against everyone (`bench/abuse.py`)\n\n"
-        "A 20,000-event run imported by anyone, then replayed, forked and resumed by one client "
-        "while another user reads the lessons page. Goals: `GET /replay/` and `GET /fork/` each "
-        "≤ 150 ms of server CPU; the other user's `GET /lessons/` p99 ≤ 100 ms during the "
-        "hammer; the app's memory grows by less than 50 MB.\n\n"
+        f"{BEGIN}\n### One client against everyone (`bench/abuse.py`)\n\n"
+        "A 20,000-event run imported by anyone, then replayed, forked and resumed by one\n"
+        "client while another user reads the lessons page. Goals: `GET /replay/` and\n"
+        "`GET /fork/` each ≤ 150 ms of server CPU; the other user's `GET /lessons/` p99\n"
+        "≤ 100 ms during the hammer; the app's memory grows by less than 50 MB. Regenerate\n"
+        "with `.venv/bin/python -m bench.abuse` (about two minutes).\n\n"
         f"{text}\n\n{summary}\n{END}"
     )
     write_section(DOC, section, begin=BEGIN, end=END)
