@@ -23,6 +23,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from lockviz.errors import ImportRefused, NotAdmitted
 from lockviz.lab import events
 from lockviz.models import Run, RunEvent
+from lockviz.narrator import Narrator
 from lockviz.runs import imports, recorder
 from lockviz.runs.imports import ImportedRun, ImportedScenario
 from lockviz.shares import address_of, rates
@@ -193,12 +194,16 @@ def _store(found: ImportedRun) -> Run:
         error=found.error,
         finished=timezone.now(),
     )
+    told = Narrator(found.scenario.backend)  # said once, here: every reader reads the words
     RunEvent.objects.bulk_create(
         (
-            RunEvent(run=run, seq=m.seq, t_ms=m.t_ms, actor=m.actor, kind=m.kind, data=e)
+            RunEvent(
+                run=run, seq=m.seq, t_ms=m.t_ms, actor=m.actor, kind=m.kind, data=e,
+                said=told.said(e).as_data(),
+            )
             for e in found.events
             if (m := events.parse(e))
         ),
         batch_size=500,
-    )
+    )  # fmt: skip
     return run

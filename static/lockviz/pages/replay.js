@@ -1,7 +1,8 @@
 // The replay page: time travel through a stored run, without any backend.
 //
-// All events are in the page (page data, #page-data), each with its words (``said``, made
-// by the server's narrator). The diagram draws them all once; the cursor is an index into them,
+// All events are loaded before anything is drawn: the page data (#page-data) has the first
+// chunk and names the rest (event-chunks.js), each event with its words (``said``, made by the
+// server's narrator). The diagram draws them all once; the cursor is an index into them,
 // and the diagram shows the run as it was after that event (showUpTo, which costs the same at
 // any cursor, so stepping and scrubbing stay smooth at 20,000 events) and marks it (highlight).
 // Playing moves a clock in proportion to the run's own time, scaled by the speed; the cursor
@@ -13,6 +14,7 @@
 // read it).
 
 import { LockDiagram } from "../diagram/diagram.js";
+import { allEvents } from "../event-chunks.js";
 import { startExports } from "../export.js";
 import { pageData } from "../page-data.js";
 import { presenter } from "../presenter.js";
@@ -24,7 +26,7 @@ import { startSite } from "../site.js";
 
 startSite();
 const data = pageData();
-const events = data.events;
+const events = await allEvents(data.events, data.more);
 const scenario = data.scenario || {};
 const line = new Timeline(events, scenario);
 const { n: N, reach, endT, indexOf, finishAt, durationMs } = line;
