@@ -101,14 +101,29 @@ class Run(models.Model):
     def events_after(self, seq: int) -> list[dict[str, object]]:
         return [e.data for e in self.events.filter(seq__gt=seq).order_by("seq")]
 
-    def said_after(self, seq: int) -> list[dict[str, object]]:
-        """The events after ``seq`` as viewers get them: each with its words (``said``).
+    def said_after(self, seq: int, limit: int | None = None) -> list[narrator.Told]:
+        """The events after ``seq`` as viewers get them, each with its words (``said``): at
+        most ``limit`` of them.
 
-        Words may depend on earlier events (a write's reply names its request's value), so the
-        narrator reads the run from its start.
+        Words may depend on earlier events (a write's reply names its request's value), so they
+        are made once, in order, and stored with each event: as a run is recorded, or imported.
+        Reading them costs what reading the rows costs, wherever the reader starts. A run stored
+        before words were kept is narrated once, the first time it is read (:meth:`narrate`).
         """
-        told = narrator.narrate(self.events_after(0), self.scenario.get("backend"))
-        return [e for e in told if isinstance(e["seq"], int) and e["seq"] > seq]
+        rows = self.events.filter(seq__gt=seq).order_by("seq").values_list("data", "said")
+        found = list(rows if limit is None else rows[:limit])
+        if any(said is None for _, said in found):
+            self.narrate()
+            found = list(rows if limit is None else rows[:limit])
+        return [{**data, "said": said or {}} for data, said in found]
+
+    def narrate(self) -> None:
+        """Store the words of each of its events, from its first (see :meth:`said_after`)."""
+        told = narrator.Narrator(self.scenario.get("backend"))
+        stored = list(self.events.order_by("seq").only("pk", "data"))
+        for event in stored:
+            event.said = told.said(event.data if isinstance(event.data, dict) else {}).as_data()
+        RunEvent.objects.bulk_update(stored, ["said"], batch_size=500)
 
     @property
     def headline(self) -> tuple[str, str]:
@@ -133,7 +148,10 @@ class RunEvent(models.Model):
     t_ms = models.FloatField()
     actor = models.CharField(max_length=40)
     kind = models.CharField(max_length=40)
-    data = models.JSONField()  # the whole event, as sent to viewers
+    data = models.JSONField()  # the whole event (lockviz.lab.events)
+    # Its words (lockviz.narrator.Said.as_data), made once, from the events before it; null
+    # only for events stored before words were (Run.said_after makes them on first reading).
+    said = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["seq"]

@@ -26,6 +26,8 @@ LOCKVIZ_MEMBERS_PER_ADDRESS   members of one room from one address (300)
 LOCKVIZ_VOTES_PER_MINUTE      answers to one room's polls from one address (600)
 LOCKVIZ_RETENTION_DAYS   runs and imports older than this are removed (default 30; prune)
 LOCKVIZ_MAX_BODY      the largest request body accepted, in bytes (default 8 MiB)
+LOCKVIZ_MAX_UNSENT    a live viewer whose frames not yet sent pass this, in bytes, is dropped
+                      (default 4 MiB; lockviz.unsent); its page reconnects where it stopped
 LOCKVIZ_DEBUG         "1" for Django's debug pages
 LOCKVIZ_SECRET_KEY    signs the session cookies that say who started a run; when unset, a key is
                       made once per install and kept in LOCKVIZ_STATE_DIR (never in the repo)
@@ -206,6 +208,7 @@ LANGUAGE_CODE = "en"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 6 * 1024 * 1024
 # Past this a body is refused before it is read (413); below it the import's own limits speak.
 LOCKVIZ_MAX_BODY = int(os.environ.get("LOCKVIZ_MAX_BODY", str(8 * 1024 * 1024)))
+LOCKVIZ_MAX_UNSENT = int(os.environ.get("LOCKVIZ_MAX_UNSENT", str(4 * 1024 * 1024)))
 LOCKVIZ_MAX_UPLOAD = 5 * 1024 * 1024  # an import's file (lockviz.runs.imports.MAX_BYTES)
 FILE_UPLOAD_HANDLERS = [
     "lockviz.bodylimit.LimitedUploadHandler",  # stops at the limit, before the others keep it

@@ -24,6 +24,7 @@ urlpatterns = [
     path("compare/lanes/<str:run_id>/", compare.lane_verdict, name="compare_verdict"),
     # Replays (time travel through a stored run), exports and imports.
     path("runs/<str:run_id>/replay/", replay.replay, name="replay"),
+    path("runs/<str:run_id>/events.json", replay.replay_events, name="replay_events"),
     path("runs/<str:run_id>/export.mmd", replay.export_mermaid, name="export_mmd"),
     path("runs/<str:run_id>/fork/", forks.fork, name="fork"),
     path("import/", import_views.import_page, name="import"),

@@ -89,6 +89,12 @@ VIEWERS = Gauge(
     ["stream"],
     registry=REGISTRY,
 )
+DROPPED = Counter(
+    "lockviz_viewers_dropped",
+    "Live viewers dropped for not reading what they were sent (LOCKVIZ_MAX_UNSENT)",
+    ["stream"],
+    registry=REGISTRY,
+)
 PUBLISH_SECONDS = Histogram(
     "lockviz_event_publish_seconds",
     "Seconds from a live message handed to the publisher to the channel layer taking it",
@@ -99,6 +105,7 @@ for _reason in get_args(Reason):  # every reason shows from the start, at 0
     REFUSALS.labels(_reason)
 for _stream in get_args(Stream):
     VIEWERS.labels(_stream)
+    DROPPED.labels(_stream)
 
 
 # -- the hooks: one line where the thing happens ----------------------------------------------
@@ -112,6 +119,11 @@ def refused(reason: Reason) -> None:
 def viewers(stream: Stream, change: int) -> None:
     """A live stream of kind ``stream`` opened (+1) or closed (-1) on this process."""
     VIEWERS.labels(stream).inc(change)
+
+
+def dropped(stream: Stream) -> None:
+    """A viewer of a live stream of kind ``stream`` was dropped: too far behind."""
+    DROPPED.labels(stream).inc()
 
 
 def published(queued_at: float) -> None:

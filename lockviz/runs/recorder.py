@@ -277,6 +277,7 @@ def execute(
 
     def sink(event: events.Event) -> None:
         data = events.as_json(event)  # the store keeps, and viewers get, the event's JSON
+        told = narrator.narrate(data)  # said once: stored with it, and sent as it is
         with transaction.atomic():
             RunEvent.objects.create(
                 run=run,
@@ -285,10 +286,11 @@ def execute(
                 actor=event.actor,
                 kind=event.kind,
                 data=data,
+                said=told["said"],
             )
             if isinstance(event, events.RunFinished):
                 _judged(run, event)
-        broadcast.publish(run.pk, {"type": "run.event", "event": narrator.narrate(data)})
+        broadcast.publish(run.pk, {"type": "run.event", "event": told})
 
     def waiting(position: int) -> None:  # shared (external) servers: runs take turns
         broadcast.publish(

@@ -43,6 +43,7 @@ class State:
     )
     narration: str = ""  # the story line the presenter is at
     title: str = ""
+    beside: str | None = None  # a run shown beside ``run`` (a fork's original), whole
 
     @classmethod
     def read(cls, data: Any) -> State:
@@ -51,9 +52,11 @@ class State:
         view = data.get("view", "idle")
         if view not in VIEWS:
             raise RoomRefused(f"view: {str(view)[:20]!r} is not one of {', '.join(VIEWS)}")
-        run = data.get("run")
+        run, beside = data.get("run"), data.get("beside")
         if run is not None and (not isinstance(run, str) or not RUN_ID.match(run)):
             raise RoomRefused("run: not a run id")
+        if beside is not None and (not isinstance(beside, str) or not RUN_ID.match(beside)):
+            raise RoomRefused("beside: not a run id")
         lesson = data.get("lesson")
         if lesson is not None and lesson not in builtin():
             raise RoomRefused("lesson: not a lesson of the course")
@@ -63,7 +66,7 @@ class State:
         narration, title = data.get("narration") or "", data.get("title") or ""
         if not isinstance(narration, str) or not isinstance(title, str):
             raise RoomRefused("narration: must be text")
-        return cls(view, run, lesson, at, narration[:1000], title[:120])
+        return cls(view, run, lesson, at, narration[:1000], title[:120], beside)
 
 
 def group(room: Room) -> str:

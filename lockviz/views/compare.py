@@ -43,6 +43,7 @@ def compare(request: HtmxHttpRequest) -> HttpResponse:
         context.update(
             problems=problems,
             lanes=lanes,
+            parts=next((str(lane.marks[0]["label"]) for lane in lanes if lane.marks), ""),
             page=page_data(request, lanes=[lane.data() for lane in lanes]),
         )
         context["form"] = _again(lanes) or context["form"]

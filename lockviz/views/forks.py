@@ -80,9 +80,13 @@ def _editor(
     request: HtmxHttpRequest, run: Run, scenario: Scenario, at: forks.Split
 ) -> dict[str, object]:
     verb_fields = {name: sorted(verb.fields & forks.EDITED) for name, verb in VERBS.items()}
+    near = forks.moments(run, at.moment.seq)
     return {
         "at": at,
-        "moments": forks.moments(run),
+        "moments": near,
+        # a long run's other moments, a page away
+        "earlier": near[0].seq - 1 if near and near[0].seq > 1 else None,
+        "after": near[-1].seq + 1 if run.events.filter(seq__gt=near[-1].seq).exists() else None,
         "fixed": [{"step": step, "said": narrator.click(step)} for step in at.fixed],
         "first": len(at.fixed),
         "verbs": list(VERBS),
@@ -90,4 +94,5 @@ def _editor(
         "actors": [*scenario.clients, *scenario.servers],
         "storage_kinds": list(STORAGE_KINDS.values()),
         "storage": run.storage_kind,
+        "later": len(forks.later(at)),
     }

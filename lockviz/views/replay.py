@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from django.http import HttpResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from lockviz import narrator
@@ -14,26 +15,64 @@ from lockviz.runs import exports
 from lockviz.views import HtmxHttpRequest
 from lockviz.views.pagedata import page_data
 
+CHUNK = 500  # events in the page, and in each chunk its script fetches after it
+
 
 @require_GET
 def replay(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
+    """The replay page, with the run's first :data:`CHUNK` events; ``more`` names the rest's
+    first chunk (static/lockviz/event-chunks.js fetches them), so no request reads a whole long
+    run."""
     run = get_object_or_404(Run, pk=run_id)
-    events = run.said_after(0)
-    page = page_data(request, run=run, scenario=run.scenario, nodes=_nodes(run), events=events)
-    context = {"run": run, "scenario": run.scenario, "page": page, "story": _story(run, events)}
+    events, more = _chunk(run, 0)
+    page = page_data(
+        request, run=run, scenario=run.scenario, nodes=_nodes(run), events=events, more=more
+    )
+    context = {
+        "run": run,
+        "scenario": run.scenario,
+        "page": page,
+        "story": _story(run),
+        "count": run.events.count(),
+    }
     return render(request, "lockviz/replay.html", context)
 
 
-def _story(run: Run, events: list[dict[str, object]]) -> list[dict[str, object]]:
+@require_GET
+def replay_events(request: HtmxHttpRequest, run_id: str) -> JsonResponse:
+    """``{"events": [...], "more": <the next chunk's path> | null}``: the run's events after
+    ``?after=N``, at most :data:`CHUNK`, each with its words."""
+    run = get_object_or_404(Run, pk=run_id)
+    try:
+        after = max(0, int(str(request.GET.get("after") or 0)[:12]))
+    except ValueError:
+        return JsonResponse({"problems": ["after: a whole number ≥ 0"]}, status=400)
+    events, more = _chunk(run, after)
+    return JsonResponse({"events": events, "more": more})
+
+
+def _chunk(run: Run, after: int) -> tuple[list[narrator.Told], str | None]:
+    """At most :data:`CHUNK` events after ``after``, and the path of the chunk after them."""
+    events = run.said_after(after, CHUNK + 1)
+    if len(events) <= CHUNK:
+        return events, None
+    events = events[:CHUNK]
+    return events, f"{reverse('replay_events', args=[run.pk])}?after={events[-1]['seq']}"
+
+
+def _story(run: Run) -> list[dict[str, object]]:
     """Every step of the script, numbered once, with the seq of the moment it was taken (None
     for a step the run never reached)."""
-    taken = {e.get("index"): e for e in events if e["kind"] == "step"}
+    steps_taken = run.events.filter(kind="step").values_list("data__index", "seq", "t_ms")
+    taken = {index: (seq, t_ms) for index, seq, t_ms in steps_taken}
     steps = run.scenario.get("steps") if isinstance(run.scenario.get("steps"), list) else []
     told = narrator.story(s for s in steps if isinstance(s, dict))
     for item in told:
-        event = taken.get(item["index"])
-        item["seq"] = event["seq"] if event else None
-        item["t_s"] = number(event["t_ms"]) / 1000 if event else item["t_s"]
+        seq, t_ms = taken.get(item["index"], (None, None))
+        item["seq"] = seq
+        item["t_s"] = number(t_ms) / 1000 if seq is not None else item["t_s"]
+        t_s = item["t_s"]  # formatted here: the template's floatformat costs 0.1 ms a step
+        item["when"] = f"{t_s:.2f} s" if isinstance(t_s, int | float) else ""
     return told
 
 

@@ -1,7 +1,7 @@
 // One run's events over its WebSocket (/ws/runs/<id>/, see lockviz/consumers.py): connect with
 // ?after=<last seq we have>, receive {type: "event"|"status"|"error"} and {type: "events",
-// frames: [event messages]} (live events that arrived together), reconnect after a drop with the
-// newest seq so nothing is lost or drawn twice. A seq that skips one (a message lost on the way)
+// frames: [event messages]} (live events that arrived together, or a page of stored ones),
+// reconnect after a drop with the newest seq so nothing is lost or drawn twice. A seq that skips one (a message lost on the way)
 // is not drawn: the stream asks {type: "resume", after: lastSeq}, the server resends what follows
 // from the database, in order, and the stream goes on from there (no answer within 5 s: it
 // reconnects with ?after=lastSeq instead). A run that ends without its last event having arrived

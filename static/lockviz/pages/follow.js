@@ -9,14 +9,17 @@
 //
 // Exports `follow` {state, poll, events, shown} (the browser tests read it).
 
+import { showBeside } from "../beside.js";
 import { LockDiagram } from "../diagram/diagram.js";
 import { pageData } from "../page-data.js";
 import { presenter } from "../presenter.js";
 import { openStream } from "../runstream.js";
 import { startSite } from "../site.js";
+import { wireZoom } from "../zoom.js";
 import { dataOf, socketUrl } from "../sockets.js";
 
 startSite();
+wireZoom();
 const data = pageData();
 const $ = (id) => document.getElementById(id);
 const csrf = document.querySelector("#vote-form input[name=csrfmiddlewaretoken]");
@@ -133,6 +136,7 @@ function apply(next) {
   state = next || {};
   ui.title.textContent = state.view === "idle" || !state.view ? "Waiting for the presenter" : state.title || "";
   ui.narration.textContent = state.narration || "";
+  showBeside(state.run ? state.beside : null); // a fork's original, beside it
   if (state.run) open(state.run);
   else {
     open(null);

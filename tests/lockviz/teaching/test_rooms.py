@@ -49,6 +49,12 @@ def test_students_join_by_link_or_code_and_joining_starts_nothing() -> None:
     assert student.post("/join", {"code": room.code.lower()})["Location"] == f"/r/{room.code}"
     missing = student.post("/join", {"code": "QQQQQ"})
     assert missing.status_code == 404 and "There is no open room" in missing.content.decode()
+    # A link with a bad code gets the same page: the sentence, and the form to try again.
+    for answer in (missing, student.get("/r/qqqqq"), student.post("/r/QQQQQ", {"name": "Ada"})):
+        page = answer.content.decode()
+        assert answer.status_code == 404
+        assert "There is no open room with the code QQQQQ that you can join" in page
+        assert 'id="join-code"' in page and 'value="QQQQQ"' in page
     joined = student.post(f"/r/{room.code}", {"name": "Ada"})
     assert joined["Location"] == f"/rooms/{room.code}/follow/"
     page = student.get(joined["Location"]).content.decode()
@@ -69,6 +75,15 @@ def test_only_the_presenter_says_what_the_class_sees() -> None:
     assert refused.status_code == 403 and "Only the presenter" in refused.content.decode()
     bad = teacher.post(f"/rooms/{room.code}/show", '{"view": "tv", "at": -1}', content_type="x")
     assert bad.status_code == 400 and bad.content.decode().startswith("view:")
+    # A fork shown beside its original: the class is told both runs.
+    beside = {"view": "run", "run": "fork1", "beside": "orig1", "title": "Side by side"}
+    ok = teacher.post(f"/rooms/{room.code}/show", json.dumps(beside), content_type="text/plain")
+    assert ok.status_code == 204
+    room.refresh_from_db()
+    assert (room.state["run"], room.state["beside"]) == ("fork1", "orig1")
+    odd = json.dumps({**beside, "beside": "../x"})
+    bad = teacher.post(f"/rooms/{room.code}/show", odd, content_type="text/plain")
+    assert bad.status_code == 400 and bad.content.decode().startswith("beside:")
 
 
 def test_a_poll_is_answered_once_each_tallied_for_the_presenter_and_revealed_to_all() -> None:
