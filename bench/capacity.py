@@ -459,6 +459,8 @@ def main() -> None:
     env = dict(item.split("=", 1) for item in args.env)
     env.setdefault("LOCKVIZ_MAX_QUEUE", "200")  # a lecture hall: every press is admitted
     env.setdefault("LOCKVIZ_MAX_PER_BROWSER", "4")
+    env.setdefault("LOCKVIZ_MAX_PER_ADDRESS", "1000")  # every press comes from this machine
+    env.setdefault("LOCKVIZ_PLAY_PER_ADDRESS", "1000")
     label = f" ({args.label})" if args.label else ""
     tables = [
         table(PRESS_HEADER, presses(args.press or DEFAULT_PRESSES, env, args.timeout, label)),

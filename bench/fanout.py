@@ -10,13 +10,17 @@ gap asks ``{"type": "resume", "after": last}`` (``--no-heal``: it does not, as t
 before). Then, in the same run, a raw ``websockets`` server replays the same events with the
 same timing to the same number of viewers: what a bare broadcast costs on this machine.
 
-    .venv/bin/python -m bench.fanout                  # 30, 100, 300, 1000 viewers, and 1000x2
+    .venv/bin/python -m bench.fanout                  # 30 … 1000 viewers, 1000x2, 1000w
     .venv/bin/python -m bench.fanout --viewers 300 --seconds 20 --no-doc
     .venv/bin/python -m bench.fanout --viewers 1000x2  # over two app processes on one layer
+    .venv/bin/python -m bench.fanout --viewers 1000w   # a join wave, after the run started
 
 A size written NxP puts N viewers on P ``serve`` processes (split evenly) that share one Redis
 channel layer (LOCKVIZ_CHANNEL_REDIS) and one database (LOCKVIZ_DB), the run started on the
-first: how a class that outgrows one process is served.
+first: how a class that outgrows one process is served. A size written Nw is a join wave: the
+run starts first, and its N viewers connect within its first :data:`WAVE_S` seconds, 100
+connecting at a time, as a class told "open the link now" does; each is caught up on what it
+missed, then follows live. Its latency counts the events published once the wave is in.
 
 Latency counts only events published once every viewer had connected; lost, duplicated and
 reordered count every event of the run, for every viewer. CPU is user + system time from /proc
@@ -60,6 +64,7 @@ from lockviz.lab.servers.redis import RedisServer
 DOC = os.path.join(ROOT, "docs", "performance.md")
 SECTION = "## Live stream fan-out"
 CLIENTS = ["alice", "bob", "carol", "dave"]
+WAVE_S = 8.0  # a join wave's viewers arrive over this long, from the run's first second
 
 
 # -- the run being watched --------------------------------------------------------------------
@@ -94,11 +99,11 @@ class App:
     serves: list[Serve]
 
     @classmethod
-    def start(cls, workdir: str, processes: int, env: dict[str, str]) -> App:
+    def start(cls, workdir: str, processes: int, env: dict[str, str], root: str = ROOT) -> App:
         db = os.path.join(workdir, "app.sqlite3")
         app = cls([])
         for i in range(processes):
-            app.serves.append(Serve(db, os.path.join(workdir, f"app-{i}.log"), env))
+            app.serves.append(Serve(db, os.path.join(workdir, f"app-{i}.log"), env, root=root))
         return app
 
     @property
@@ -206,13 +211,17 @@ class Counting(Viewer):
         return False
 
 
-async def viewers_main(urls: list[str], count: int, heal: bool, timeout_s: float) -> None:
-    """Connect ``count`` viewers, say "ready", wait for the run to end, print the statistics."""
+async def viewers_main(
+    urls: list[str], count: int, heal: bool, timeout_s: float, spread_s: float = 0
+) -> None:
+    """Connect ``count`` viewers (spread evenly over ``spread_s``, 100 at a time; 50 when all
+    at once), say "ready", wait for the run to end, print the statistics."""
     viewers = [Counting(heal) for _ in range(count)]
     connected = [asyncio.Event() for _ in viewers]
-    gate = asyncio.Semaphore(50)
+    gate = asyncio.Semaphore(100 if spread_s else 50)
 
     async def one(i: int) -> None:
+        await asyncio.sleep(i * spread_s / count)
         async with gate:
             url = urls[i % len(urls)]
             task = asyncio.create_task(viewers[i].watch(url, connected=connected[i]))
@@ -254,6 +263,7 @@ async def viewers_main(urls: list[str], count: int, heal: bool, timeout_s: float
                 "last": last,
                 "unfinished": len(done[1]),
                 "errors": sorted({v.error for v in viewers if v.error}),
+                "failed": sum(1 for v in viewers if v.error),
                 "window_ns": [min(window), max(window)] if window else [0, 0],
                 "window_events": len(window),
             }
@@ -309,9 +319,12 @@ async def baseline_main(port: int, events_path: str) -> None:
 # -- one measurement --------------------------------------------------------------------------
 
 
-def spawn_viewers(urls: list[str], count: int, heal: bool, timeout_s: float) -> Any:
+def spawn_viewers(
+    urls: list[str], count: int, heal: bool, timeout_s: float, spread_s: float = 0
+) -> Any:
     args = [sys.executable, "-m", __spec__.name, "--child-viewers", ",".join(urls)]
-    args += ["--viewers", str(count), "--timeout", str(timeout_s)] + ([] if heal else ["--no-heal"])
+    args += ["--viewers", str(count), "--timeout", str(timeout_s), "--spread", str(spread_s)]
+    args += [] if heal else ["--no-heal"]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True, cwd=ROOT)
     line = proc.stdout.readline() if proc.stdout else ""
     if not line:
@@ -326,12 +339,22 @@ def finish_viewers(proc: Any) -> dict[str, Any]:
 
 
 def measure_app(
-    app: App, n: int, seconds: float, rate: float, heal: bool, layer_pids: list[int]
+    app: App,
+    n: int,
+    seconds: float,
+    rate: float,
+    heal: bool,
+    layer_pids: list[int],
+    wave: bool = False,
 ) -> dict[str, Any]:
-    lead_ms = 6000 + 12 * n  # every viewer connects before the first step
+    # every viewer connects before the first step; in a wave, they come once it has begun
+    lead_ms = 500 if wave else 6000 + 12 * n
     run_id = app.start_run(scenario(lead_ms, seconds, rate))
     ws_urls = [u.replace("http://", "ws://") + f"/ws/runs/{run_id}/" for u in app.urls]
-    viewers = spawn_viewers(ws_urls, n, heal, timeout_s=lead_ms / 1000 + seconds + 90)
+    if wave:  # the first viewer's page opens as the run starts
+        while not app.events(run_id):
+            time.sleep(0.05)
+    viewers = spawn_viewers(ws_urls, n, heal, lead_ms / 1000 + seconds + 90, WAVE_S if wave else 0)
     sampler = CpuSampler({"cpu": app.pids() + layer_pids, "viewers_cpu": [viewers.pid]})
     result = finish_viewers(viewers)
     result.update(sampler.percent(result["window_ns"]))
@@ -379,29 +402,34 @@ HEADER = (
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--viewers", default="30,100,300,1000,1000x2", help="N or NxPROCESSES")
+    parser.add_argument(
+        "--viewers", default="30,100,300,1000,1000x2,1000w", help="N, NxPROCESSES or Nw"
+    )
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--rate", type=float, default=20, help="events per second")
     parser.add_argument("--no-heal", dest="heal", action="store_false")
     parser.add_argument("--no-baseline", dest="baseline", action="store_false")
     parser.add_argument("--no-doc", dest="doc", action="store_false")
     parser.add_argument("--label", default="lockviz")
+    parser.add_argument("--root", default=ROOT, help="the checkout whose app to measure")
     parser.add_argument("--timeout", type=float, default=300)
+    parser.add_argument("--spread", type=float, default=0, help="(the viewers' process)")
     parser.add_argument("--child-viewers")
     parser.add_argument("--child-baseline", nargs=2)
     args = parser.parse_args()
     if args.child_viewers:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         urls = args.child_viewers.split(",")
-        asyncio.run(viewers_main(urls, int(args.viewers), args.heal, args.timeout))
+        asyncio.run(viewers_main(urls, int(args.viewers), args.heal, args.timeout, args.spread))
         return
     if args.child_baseline:
         asyncio.run(baseline_main(int(args.child_baseline[0]), args.child_baseline[1]))
         return
     lines = []
     for spec in args.viewers.split(","):
-        n, _, procs = spec.partition("x")
-        lines += measure(int(n), int(procs or 1), args)
+        wave = spec.endswith("w")
+        n, _, procs = spec.removesuffix("w").partition("x")
+        lines += measure(int(n), int(procs or 1), args, wave)
     table = HEADER + "\n" + "\n".join(lines)
     summary = (
         f"{args.seconds:g} s of a live run at ~{args.rate:g} events/s per row; "
@@ -413,19 +441,22 @@ def main() -> None:
         write_doc(table, summary)
 
 
-def measure(n: int, processes: int, args: argparse.Namespace) -> list[str]:
-    """The app's row for ``n`` viewers (over ``processes`` app processes), then the baseline's."""
+def measure(n: int, processes: int, args: argparse.Namespace, wave: bool = False) -> list[str]:
+    """The app's row for ``n`` viewers (over ``processes`` app processes; joining in a wave
+    after the run started), then the baseline's."""
     lines = []
     label = args.label if processes == 1 else f"{args.label}, {processes} processes"
+    label += f", a join wave ({n} within {WAVE_S:g} s of the start)" if wave else ""
     with tempfile.TemporaryDirectory(prefix="lockviz-fanout-") as workdir:
-        env, layer = {}, None
+        # Every viewer comes from this machine: no share of streams per address (lockviz.shares).
+        env, layer = {"LOCKVIZ_SOCKETS_PER_ADDRESS": "0"}, None
         if processes > 1:  # as a class that outgrows one process would run it
             layer = shared_layer(workdir)
             env["LOCKVIZ_CHANNEL_REDIS"] = f"redis://:{layer.password}@127.0.0.1:{layer.port}/0"
-        app = App.start(workdir, processes, env)
+        app = App.start(workdir, processes, env, args.root)
         try:
             ours = measure_app(
-                app, n, args.seconds, args.rate, args.heal, layer.pids() if layer else []
+                app, n, args.seconds, args.rate, args.heal, layer.pids() if layer else [], wave
             )
         finally:
             app.stop()
@@ -434,7 +465,11 @@ def measure(n: int, processes: int, args: argparse.Namespace) -> list[str]:
         lines.append(row(n, label, ours))
         span_s = (ours["window_ns"][1] - ours["window_ns"][0]) / 1e9
         rate = ours["window_events"] / span_s if span_s else 0
-        print(lines[-1], f"({rate:.1f} events/s; {ours['errors']})", flush=True)
+        print(
+            lines[-1],
+            f"({rate:.1f} events/s; {ours['failed']} of {n} did not connect: {ours['errors']})",
+            flush=True,
+        )
         if args.baseline:
             raw = measure_baseline(workdir, ours["events"], n)
             lines.append(row(n, "raw websockets", raw))

@@ -7,9 +7,12 @@
     │   ├── ImportRefused      a file that cannot be imported (lockviz.runs.imports)
     │   └── RoomRefused        what a room will not take (lockviz.teaching.rooms)
     ├── NotYours      403  only the browser that started a run (a room's presenter) may
+    ├── NoRoom        404  no open room this browser may enter has this code: one answer
+                           for "none" and "not allowed" (lockviz.teaching.codes)
     ├── NotLive       409  the run has ended, or no live process runs it any more
     ├── NotAdmitted        a run the lab will not take now (lockviz.runs.recorder.admit)
-    │   ├── TooMany   429  this browser has as many runs going as it may
+    │   ├── TooMany   429  this client has taken its share (runs, imports, rooms, joins,
+    │   │                  answers: lockviz.shares), with ``retry_after_s``
     │   └── Busy      503  the lab is full: try again after ``retry_after_s``
     └── LabError      503  the lab cannot provide what a run needs (lockviz.lab.errors):
                            recorded as the run's ``run_failed``, said as it is
@@ -60,6 +63,12 @@ class NotYours(Refusal):
     status = 403
 
 
+class NoRoom(Refusal):
+    """No open room this browser may enter has this code (whether none has, or it may not)."""
+
+    status = 404
+
+
 class NotLive(Refusal):
     """The run has ended, or no app process runs it any more: a click cannot reach it."""
 
@@ -74,9 +83,13 @@ class NotAdmitted(Refusal):
 
 
 class TooMany(NotAdmitted):
-    """This browser already has as many runs queued or running as it may."""
+    """This client has taken its share (lockviz.shares): try again after ``retry_after_s``."""
 
     status = 429
+
+    def __init__(self, problems: list[str] | str, retry_after_s: int = 30) -> None:
+        super().__init__(problems)
+        self.retry_after_s = retry_after_s
 
 
 class Busy(NotAdmitted):

@@ -53,6 +53,11 @@ class Run(models.Model):
     diverged_ms = models.FloatField(null=True, blank=True)
     # The room whose presenter its owner shared it with ("" when it is private).
     shared_with = models.CharField(max_length=8, blank=True, db_index=True)
+    # Whose share of the lab it takes while live (lockviz.shares.runs): the address it came
+    # from, or the room whose allowance it counts against ("" when none: the address's share).
+    address = models.CharField(max_length=45, blank=True, db_index=True)
+    allowance = models.CharField(max_length=8, blank=True, db_index=True)
+    open_ended = models.BooleanField(default=False)  # a free-play session
 
     class Meta:
         ordering = ["-created"]
@@ -97,14 +102,29 @@ class Run(models.Model):
     def events_after(self, seq: int) -> list[dict[str, object]]:
         return [e.data for e in self.events.filter(seq__gt=seq).order_by("seq")]
 
-    def said_after(self, seq: int) -> list[dict[str, object]]:
-        """The events after ``seq`` as viewers get them: each with its words (``said``).
+    def said_after(self, seq: int, limit: int | None = None) -> list[narrator.Told]:
+        """The events after ``seq`` as viewers get them, each with its words (``said``): at
+        most ``limit`` of them.
 
-        Words may depend on earlier events (a write's reply names its request's value), so the
-        narrator reads the run from its start.
+        Words may depend on earlier events (a write's reply names its request's value), so they
+        are made once, in order, and stored with each event: as a run is recorded, or imported.
+        Reading them costs what reading the rows costs, wherever the reader starts. A run stored
+        before words were kept is narrated once, the first time it is read (:meth:`narrate`).
         """
-        told = narrator.narrate(self.events_after(0), self.scenario.get("backend"))
-        return [e for e in told if isinstance(e["seq"], int) and e["seq"] > seq]
+        rows = self.events.filter(seq__gt=seq).order_by("seq").values_list("data", "said")
+        found = list(rows if limit is None else rows[:limit])
+        if any(said is None for _, said in found):
+            self.narrate()
+            found = list(rows if limit is None else rows[:limit])
+        return [{**data, "said": said or {}} for data, said in found]
+
+    def narrate(self) -> None:
+        """Store the words of each of its events, from its first (see :meth:`said_after`)."""
+        told = narrator.Narrator(self.scenario.get("backend"))
+        stored = list(self.events.order_by("seq").only("pk", "data"))
+        for event in stored:
+            event.said = told.said(event.data if isinstance(event.data, dict) else {}).as_data()
+        RunEvent.objects.bulk_update(stored, ["said"], batch_size=500)
 
     @property
     def headline(self) -> tuple[str, str]:
@@ -129,7 +149,10 @@ class RunEvent(models.Model):
     t_ms = models.FloatField()
     actor = models.CharField(max_length=40)
     kind = models.CharField(max_length=40)
-    data = models.JSONField()  # the whole event, as sent to viewers
+    data = models.JSONField()  # the whole event (lockviz.lab.events)
+    # Its words (lockviz.narrator.Said.as_data), made once, from the events before it; null
+    # only for events stored before words were (Run.said_after makes them on first reading).
+    said = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["seq"]
@@ -140,8 +163,15 @@ class RunEvent(models.Model):
 
 
 def new_room_code() -> str:
-    """Five characters a class can read off a projector: no 0/O, 1/I/L, 2/Z, 5/S, 8/B, 6/G."""
-    return "".join(secrets.choice(ROOM_ALPHABET) for _ in range(5))
+    """Six characters a class can read off a projector: no 0/O, 1/I/L, 2/Z, 5/S, 8/B, 6/G.
+
+    23⁶ ≈ 148 M codes: with look-ups throttled per address (lockviz.teaching.codes), finding
+    one of 100 open rooms by guessing takes longer than a term (docs/reliability.md).
+    """
+    return "".join(secrets.choice(ROOM_ALPHABET) for _ in range(ROOM_CODE_LENGTH))
+
+
+ROOM_CODE_LENGTH = 6
 
 
 ROOM_ALPHABET = "ACDEFHJKMNPQRTUVWXY3479"
@@ -164,6 +194,12 @@ class Room(models.Model):
     closed = models.DateTimeField(null=True, blank=True)
     presenter_seen = models.DateTimeField(default=timezone.now, db_index=True)
     key_hash = models.CharField(max_length=64, blank=True)
+    # The room's allowance of the lab, set by its presenter: whether students may start runs of
+    # their own, how many each may have live, and how many the class may in all. A member's
+    # runs count against it instead of their address's share (a class behind one NAT).
+    student_runs = models.BooleanField(default=False)
+    runs_each = models.PositiveSmallIntegerField(default=1)
+    runs_in_all = models.PositiveSmallIntegerField(default=30)
 
     def __str__(self) -> str:
         return f"room {self.code}"
@@ -175,6 +211,7 @@ class Member(models.Model):
     room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="members")
     browser = models.CharField(max_length=64)
     name = models.CharField(max_length=40, blank=True)
+    address = models.CharField(max_length=45, blank=True)  # it joined from (lockviz.shares)
     joined = models.DateTimeField(auto_now_add=True)
     connections = models.IntegerField(default=0)  # its follow pages open now
     removed = models.BooleanField(default=False)  # by the presenter: it may not come back

@@ -10,10 +10,26 @@ LOCKVIZ_MAX_RUNS      the most runs executing at once (default 24): fewer while 
                       busy or runs come late (lockviz/lab/capacity.py); the others queue
 LOCKVIZ_MAX_QUEUE     runs waiting for a slot before new ones are refused, 503 (default 64)
 LOCKVIZ_MAX_PER_BROWSER  one browser's queued + running runs before it is refused, 429 (4)
+Fair shares per client address (lockviz.shares; over one: 429, a sentence and Retry-After). The
+address is the socket's, or the trusted proxy's word (LOCKVIZ_TRUSTED_PROXIES). Members of a
+room count against the room's allowance instead, which its presenter sets on the room page:
+LOCKVIZ_MAX_PER_ADDRESS       runs queued + running from one address, outside rooms (6)
+LOCKVIZ_PLAY_PER_ADDRESS      free-play sessions live from one address, outside rooms (3)
+LOCKVIZ_IMPORTS_PER_HOUR      imports from one address (30)
+LOCKVIZ_ROOMS_PER_HOUR        rooms opened from one address (5)
+LOCKVIZ_JOINS_PER_MINUTE      joins of a room from one address (120)
+LOCKVIZ_CODE_MISSES_PER_HOUR  room codes from one address that match no open room: past it,
+                              every code is refused alike for the rest of the hour (100)
+LOCKVIZ_SOCKETS_PER_ADDRESS   live streams (runs' and rooms') open from one address (400;
+                              0: no limit)
+LOCKVIZ_MEMBERS_PER_ADDRESS   members of one room from one address (300)
+LOCKVIZ_VOTES_PER_MINUTE      answers to one room's polls from one address (600)
 LOCKVIZ_RETENTION_DAYS   runs and imports older than this are removed (default 30; prune)
 LOCKVIZ_ROOM_IDLE_HOURS  a room whose presenter has been away this long is gone, and deleted
                       with its polls by prune (default 12)
 LOCKVIZ_MAX_BODY      the largest request body accepted, in bytes (default 8 MiB)
+LOCKVIZ_MAX_UNSENT    a live viewer whose frames not yet sent pass this, in bytes, is dropped
+                      (default 4 MiB; lockviz.unsent); its page reconnects where it stopped
 LOCKVIZ_DEBUG         "1" for Django's debug pages
 LOCKVIZ_SECRET_KEY    signs the session cookies that say who started a run; when unset, a key is
                       made once per install and kept in LOCKVIZ_STATE_DIR (never in the repo)
@@ -97,6 +113,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "lockviz.views.refusals.Refusals",  # a refusal a view lets out: its sentence and status
 ]
 
 ROOT_URLCONF = "lockviz.urls"
@@ -110,7 +127,7 @@ TEMPLATES = [
         "OPTIONS": {
             "context_processors": [
                 "django.template.context_processors.request",
-                "lockviz.views.rooms.room_bar",  # the room this browser presents, if any
+                "lockviz.views.pagedata.room_bar",  # the room this browser presents, if any
             ]
         },
     }
@@ -154,6 +171,19 @@ if LOCKVIZ_CHANNEL_REDIS and os.environ.get("LOCKVIZ_CHANNEL_REDIS_PASSWORD_FILE
     LOCKVIZ_CHANNEL_REDIS = LOCKVIZ_CHANNEL_REDIS.replace(
         "://", f"://:{quote(_password, safe='')}@", 1
     )
+# The cache fair shares are counted in (lockviz.shares): one count for every app process on the
+# channel layer's Redis (its password is in the URL by now); without one there is one process,
+# and its own memory is the whole count. django-ratelimit is used as a library, not installed as
+# an app: its system check knows only third-party Redis caches, not Django's own.
+CACHES: dict[str, dict[str, object]] = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    if not LOCKVIZ_CHANNEL_REDIS
+    else {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": LOCKVIZ_CHANNEL_REDIS,
+        "KEY_PREFIX": "lockviz",
+    }
+}
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "lockviz.channel_layer.RunLayer",
@@ -180,6 +210,7 @@ LANGUAGE_CODE = "en"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 6 * 1024 * 1024
 # Past this a body is refused before it is read (413); below it the import's own limits speak.
 LOCKVIZ_MAX_BODY = int(os.environ.get("LOCKVIZ_MAX_BODY", str(8 * 1024 * 1024)))
+LOCKVIZ_MAX_UNSENT = int(os.environ.get("LOCKVIZ_MAX_UNSENT", str(4 * 1024 * 1024)))
 LOCKVIZ_MAX_UPLOAD = 5 * 1024 * 1024  # an import's file (lockviz.runs.imports.MAX_BYTES)
 FILE_UPLOAD_HANDLERS = [
     "lockviz.bodylimit.LimitedUploadHandler",  # stops at the limit, before the others keep it
@@ -193,6 +224,15 @@ LOCKVIZ_MAX_QUEUE = int(os.environ.get("LOCKVIZ_MAX_QUEUE", "64"))
 LOCKVIZ_MAX_PER_BROWSER = int(os.environ.get("LOCKVIZ_MAX_PER_BROWSER", "4"))
 LOCKVIZ_RETENTION_DAYS = int(os.environ.get("LOCKVIZ_RETENTION_DAYS", "30"))
 LOCKVIZ_ROOM_IDLE_HOURS = float(os.environ.get("LOCKVIZ_ROOM_IDLE_HOURS", "12"))
+LOCKVIZ_MAX_PER_ADDRESS = int(os.environ.get("LOCKVIZ_MAX_PER_ADDRESS", "6"))
+LOCKVIZ_PLAY_PER_ADDRESS = int(os.environ.get("LOCKVIZ_PLAY_PER_ADDRESS", "3"))
+LOCKVIZ_IMPORTS_PER_HOUR = int(os.environ.get("LOCKVIZ_IMPORTS_PER_HOUR", "30"))
+LOCKVIZ_ROOMS_PER_HOUR = int(os.environ.get("LOCKVIZ_ROOMS_PER_HOUR", "5"))
+LOCKVIZ_JOINS_PER_MINUTE = int(os.environ.get("LOCKVIZ_JOINS_PER_MINUTE", "120"))
+LOCKVIZ_CODE_MISSES_PER_HOUR = int(os.environ.get("LOCKVIZ_CODE_MISSES_PER_HOUR", "100"))
+LOCKVIZ_SOCKETS_PER_ADDRESS = int(os.environ.get("LOCKVIZ_SOCKETS_PER_ADDRESS", "400"))
+LOCKVIZ_MEMBERS_PER_ADDRESS = int(os.environ.get("LOCKVIZ_MEMBERS_PER_ADDRESS", "300"))
+LOCKVIZ_VOTES_PER_MINUTE = int(os.environ.get("LOCKVIZ_VOTES_PER_MINUTE", "600"))
 
 # /metrics (lockviz.ops.access): from these addresses, straight; or anywhere, with the token.
 LOCKVIZ_METRICS_FROM = networks(

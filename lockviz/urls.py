@@ -25,6 +25,7 @@ urlpatterns = [
     path("compare/lanes/<str:run_id>/", compare.lane_verdict, name="compare_verdict"),
     # Replays (time travel through a stored run), exports and imports.
     path("runs/<str:run_id>/replay/", replay.replay, name="replay"),
+    path("runs/<str:run_id>/events.json", replay.replay_events, name="replay_events"),
     path("runs/<str:run_id>/export.mmd", replay.export_mermaid, name="export_mmd"),
     path("runs/<str:run_id>/fork/", forks.fork, name="fork"),
     path("import/", import_views.import_page, name="import"),
@@ -45,6 +46,7 @@ urlpatterns = [
     path("rooms/<str:code>/show", rooms.show, name="room_show"),
     path("rooms/<str:code>/polls", rooms.ask, name="room_ask"),
     path("rooms/<str:code>/share", rooms.share, name="room_share"),
+    path("rooms/<str:code>/allowance", rooms.allowance, name="room_allowance"),
     path("rooms/<str:code>/polls/<int:poll_id>/reveal", rooms.reveal, name="room_reveal"),
     path("rooms/<str:code>/polls/<int:poll_id>/vote", rooms.vote, name="room_vote"),
     # The presenter in control: settings, close, remove, approve shares, the presenter key.

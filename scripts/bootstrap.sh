@@ -52,7 +52,7 @@ fi
 # browser tests check exported Mermaid. Node itself runs the front end's unit tests (node --test).
 if [ "$MODE" = test ] && [ -f package.json ] && { [ ! -d node_modules ] || [ package-lock.json -nt node_modules ]; }; then
   if command -v npm >/dev/null; then
-    echo "==> installing npm dev dependencies (eslint, prettier, mermaid)"
+    echo "==> installing npm dev dependencies (eslint, prettier, mermaid, axe-core)"
     npm ci --no-audit --no-fund --loglevel=error && touch node_modules
   elif [ "$(id -u)" = 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm

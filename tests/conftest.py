@@ -19,6 +19,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from django.core.cache import cache
 from playwright.sync_api import sync_playwright
 
 from bench.app import App
@@ -126,6 +127,13 @@ def _the_machine(request: pytest.FixtureRequest, _machine_locks: Any) -> Iterato
             fcntl.flock(room, fcntl.LOCK_UN)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_shares() -> None:
+    """Each test starts with every address's shares unspent (lockviz.shares counts in the
+    cache, which lives as long as the test process)."""
+    cache.clear()
+
+
 @pytest.fixture
 def lab() -> LocalLab:
     return LocalLab()
@@ -188,10 +196,22 @@ def live_processes(names: tuple[str, ...] = ("redis-server", "lockviz.lab.childr
     ]
 
 
+# Every learner of a test's app comes from this one machine, in no room, over a whole test
+# session: shares per address (lockviz.shares) that fit them all. tests/lockviz/shares/ and the
+# room tests check the shares themselves.
+ONE_MACHINE = {
+    "LOCKVIZ_MAX_PER_ADDRESS": "100",
+    "LOCKVIZ_PLAY_PER_ADDRESS": "100",
+    "LOCKVIZ_IMPORTS_PER_HOUR": "1000",
+    "LOCKVIZ_ROOMS_PER_HOUR": "1000",
+}
+
+
 class AppServer(App):
     """``manage.py serve`` for a test: its database and its log in the test's own directory."""
 
     def __init__(self, tmp: Path, env: dict[str, str] | None = None, name: str = "app") -> None:
+        env = {**ONE_MACHINE, **(env or {})}
         super().__init__(str(tmp / "app.sqlite3"), str(tmp / f"{name}.log"), env, timeout_s=60)
 
 

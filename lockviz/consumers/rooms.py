@@ -5,22 +5,34 @@ Connect to ``/ws/rooms/<code>/``. The first message is the room as it is now
 (``{"type": "room", "state": {...}, "poll": {...}|null, "presenter": bool}``), so a late joiner
 lands on the current moment at once; then ``{"type": "state", ...}`` whenever the presenter
 shows something else, ``{"type": "poll", ...}`` when a question is asked or revealed, and, to
-the presenter only, ``{"type": "tally", ...}`` and ``{"type": "present", ...}``. A student's
-page counts as present while it is connected. Nothing a client sends is understood: answers are
-POSTed (lockviz.views.rooms), so they go through the same checks as every form.
+the presenter only, ``{"type": "tally", ...}`` and ``{"type": "present", ...}``. A member's
+page (lockviz.teaching.members: it joined) counts as present while it is connected. Nothing a
+client sends is understood: answers are POSTed (lockviz.views.rooms), so they go through the
+same checks as every form; a client that sends more than :data:`MAX_MESSAGE` bytes (closed with
+1009) or more than :data:`MAX_MESSAGES` messages in :data:`LISTEN_S` (4429) is cut off.
 
 A follower never runs ahead of the presenter: the events of a lesson or a replay the presenter
 walks through come on this stream, ``{"type": "events", "run": id, "upto": seq, "events":
-[...]}``, only up to the presenter's position (:func:`lockviz.teaching.rooms.reach`) and without
-the answers not yet revealed (lockviz.teaching.reveals). When the presenter steps back, ``upto``
-is lower than what the follower holds: it drops the rest, and gets it again when the presenter
-passes it. A live run page (``at`` null) is followed on the run's own stream, as it plays.
+[...]}``, only up to the presenter's position (:func:`lockviz.teaching.rooms.reach`), with
+their stored words (``Run.said_after``) and without the answers not yet revealed
+(lockviz.teaching.reveals). When the presenter steps back, ``upto`` is lower than what the
+follower holds: it drops the rest, and gets it again when the presenter passes it. A live run
+page (``at`` null) is followed on the run's own stream, as it plays.
+
+A code that leads nowhere is answered as everywhere (lockviz.teaching.codes): one sentence,
+closed with 4404; that includes a room its presenter closed, one that removed this browser and
+one that stopped joins to a browser that never joined. A follower already in a room when it is
+closed gets ``{"type": "closed"}`` (closed with 4410); a member removed, ``{"type": "removed"}``
+(4403). A stream past its address's share (lockviz.shares), or a look-up past its address's
+misses, is closed with 4429 and the sentence that says which.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import time
+from collections import deque
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -28,38 +40,47 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 
 from lockviz.audience import audience
 from lockviz.broadcast import EventMessage, Message
+from lockviz.errors import TooMany
 from lockviz.models import Member, Room, Run
 from lockviz.ops import metrics
-from lockviz.teaching import control, reveals, rooms
+from lockviz.shares import SOCKET_REFUSED, address_in
+from lockviz.shares.sockets import Counted
+from lockviz.teaching import codes, control, members, reveals, rooms
+
+MAX_MESSAGE = 1024  # bytes: nothing a client sends is read, so nothing needs more
+MAX_MESSAGES, LISTEN_S = 10, 10.0  # more than this many messages in this long: cut off
 
 
-class RoomConsumer(AsyncWebsocketConsumer):
+class RoomConsumer(Counted, AsyncWebsocketConsumer):
     # No layer channel of its own (lockviz.audience): Channels checks for None.
     channel_layer_alias = None  # type: ignore[assignment]
+    room: Room | None = None
 
     async def connect(self) -> None:
-        code = str(self.scope["url_route"]["kwargs"]["code"])
+        self.browser, self.member = "", None
+        self.heard: deque[float] = deque()  # when its last messages came (receive)
         self.shown_run: str | None = None  # the run whose events this follower has
         self.upto = 0  # ... up to this seq
         self.sending = asyncio.Lock()  # one catch-up at a time, in the order states came
         self.tasks: set[asyncio.Future[None]] = set()
-        self.browser = await database_sync_to_async(self._browser)()
-        self.room: Room | None = await database_sync_to_async(rooms.find)(code)
+        if not await self.take_share():  # one of its address's streams (lockviz.shares)
+            return
+        code = str(self.scope["url_route"]["kwargs"]["code"])
+        browser = await database_sync_to_async(self._browser)()
+        try:  # a code is looked up as everywhere (lockviz.teaching.codes): throttled
+            self.room = await database_sync_to_async(codes.find)(
+                code, address_in(self.scope), browser
+            )
+        except TooMany as refused:
+            await self.refuse(refused.message, SOCKET_REFUSED)
+            return
+        if self.room is None:  # no such room, or not this browser's (closed, removed, stopped)
+            await self.refuse(codes.no_room(code), 4404)
+            return
+        self.browser, self.member = browser, await database_sync_to_async(self._member)()
         await self.accept()
-        if self.room is None:
-            await self.send(text_data=json.dumps({"type": "error", "message": f"no room {code}"}))
-            await self.close(code=4404)
-            return
-        self.presenter = bool(self.browser) and self.browser == self.room.presenter
-        self.member = await database_sync_to_async(self._member)()
-        gone = self.room.closed is not None or (self.member is not None and self.member.removed)
-        if gone and not self.presenter:
-            ended = "closed" if self.room.closed is not None else "removed"
-            await self.send(text_data=json.dumps({"type": ended}))
-            self.room = None  # nothing to leave in disconnect
-            await self.close(code=4403)
-            return
         metrics.viewers("room", +1)  # and -1 in disconnect: every found room's stream counts
+        self.presenter = bool(self.browser) and self.browser == self.room.presenter
         if self.presenter:
             await database_sync_to_async(control.seen)(self.room)
         self.groups_joined = [rooms.group(self.room)]
@@ -71,25 +92,41 @@ class RoomConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=json.dumps(first))
         if not self.presenter:
             await self._events_to(first["state"])
-        if not self.presenter and self.browser:
-            await database_sync_to_async(rooms.connected)(self.room, self.browser, +1)
+        if not self.presenter and self.member is not None:  # present: a member who joined
+            await database_sync_to_async(rooms.connected)(self.room, self.member.browser, +1)
             self.counted = True
 
     async def disconnect(self, code: int) -> None:
-        if self.room is None:
+        await self.give_share()
+        if self.room is None or not hasattr(self, "groups_joined"):
             return
         metrics.viewers("room", -1)
-        for name in getattr(self, "groups_joined", []):
+        for name in self.groups_joined:
             audience().leave(name, self)
-        if getattr(self, "counted", False):
-            await database_sync_to_async(rooms.connected)(self.room, self.browser, -1)
+        if getattr(self, "counted", False) and self.member is not None:
+            await database_sync_to_async(rooms.connected)(self.room, self.member.browser, -1)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        await self.send(
-            text_data=json.dumps(
-                {"type": "error", "message": "this stream only speaks: answers are POSTed"}
+        """Nothing sent is understood; a client that sends big or often is cut off."""
+        size = len(text_data or "") + len(bytes_data or b"")
+        now = time.monotonic()
+        self.heard.append(now)
+        while self.heard and self.heard[0] < now - LISTEN_S:
+            self.heard.popleft()
+        if size > MAX_MESSAGE:
+            await self.close(code=1009)  # "message too big"
+        elif len(self.heard) > MAX_MESSAGES:
+            await self.refuse(
+                f"more than {MAX_MESSAGES} messages in {LISTEN_S:g} s: this stream only speaks",
+                SOCKET_REFUSED,
+                accepted=True,
             )
-        )
+        else:
+            await self.send(
+                text_data=json.dumps(
+                    {"type": "error", "message": "this stream only speaks: answers are POSTed"}
+                )
+            )
 
     async def deliver(self, message: Message) -> None:
         """A message to the room (see lockviz.audience.Audience), already serialised."""
@@ -148,15 +185,16 @@ class RoomConsumer(AsyncWebsocketConsumer):
             if not self.presenter:
                 await self._events_to(now["state"])
 
-    def _member(self) -> Member | None:
-        assert self.room is not None
-        found = Member.objects.filter(room=self.room, browser=self.browser).first()
-        return found if self.browser else None
-
     def _browser(self) -> str:
         """Which browser this is (its session names it; the database holds the session)."""
         session = self.scope.get("session")
         return str(session.get("browser") or "") if session is not None else ""
+
+    def _member(self) -> Member | None:
+        """The member it joined as, if it did (its session's token says:
+        lockviz.teaching.members)."""
+        assert self.room is not None
+        return members.member(self.room, self.scope.get("session"))
 
     def _now(self) -> dict[str, object]:
         assert self.room is not None

@@ -3,12 +3,19 @@
 Connect to ``/ws/runs/<id>/?after=N`` to receive every event with ``seq > N``: first those
 already stored, then live ones, each exactly once. A viewer that reconnects passes the last
 ``seq`` it has and resumes where it stopped. It may also send ``{"type": "resume", "after": N}``
-at any time to be sent again what follows N. Anything else it sends gets an error message that
-says what was wrong; the stream goes on.
+at any time to be sent again what follows N (at most once every :data:`RESUME_EVERY_S`, and
+:data:`RESUMES` times per connection). Anything else it sends gets an error message that says
+what was wrong; the stream goes on.
+
+What a viewer costs is bounded. A catch-up reads the stored events it sends, with their stored
+words (``Run.said_after``), :data:`PAGE` at a time: never the run from its start. A viewer whose
+frames not yet sent pass ``LOCKVIZ_MAX_UNSENT`` (it does not read, or reads too slowly: see
+lockviz.unsent) is dropped, closed with :data:`BEHIND` and a reason; the page reconnects from
+the last event it has.
 
 Server messages: ``{"type": "event", "event": {...}}`` (live ones also carry ``published_ns``,
 see lockviz.broadcast), ``{"type": "events", "frames": [<event message>, ...]}`` (consecutive
-live events that arrived together, in order),
+events sent together, in order: live ones that arrived together, or a page of a catch-up),
 ``{"type": "status", "status": "queued"|"running"|"finished"|"failed", "position": n|null}``,
 ``{"type": "error", "message": "..."}``.
 
@@ -27,12 +34,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import Sequence
+from typing import Any
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 from django.db.models import F
 
 from lockviz import broadcast
@@ -42,36 +52,37 @@ from lockviz.models import Run
 from lockviz.narrator import Told
 from lockviz.ops import metrics
 from lockviz.runs.recorder import queue_position
+from lockviz.shares.sockets import Counted
 from lockviz.teaching import reveals
+from lockviz.unsent import unsent
+
+log = logging.getLogger(__name__)
 
 RESUME_EVERY_S = 0.5  # a viewer's resumes: at most one per this long
-PAGE = 500  # events sent in one go before the stream lets others' messages through
+RESUMES = 20  # and at most this many per connection (the page resumes only on a gap)
+PAGE = 500  # events read and sent in one go before the stream lets others' messages through
+BEHIND = 4008  # the close code of a viewer dropped for not reading what it was sent
 
 
-class RunConsumer(AsyncWebsocketConsumer):
+class RunConsumer(Counted, AsyncWebsocketConsumer):
     # No layer channel of its own (lockviz.audience): Channels checks for None.
     channel_layer_alias = None  # type: ignore[assignment]
 
     async def connect(self) -> None:
+        if not await self.take_share():  # one of its address's streams (lockviz.shares)
+            return
         self.run_id: str = self.scope["url_route"]["kwargs"]["run_id"]
         self.sent = 0
         self.last_resume = 0.0
+        self.resumes = 0
+        self.dropped = False
         self.holding = 0  # catch-ups reading the database; live messages wait in held
         self.held: list[Message] = []
         self.repair: asyncio.Future[None] | None = None
         self.group = broadcast.group_name(self.run_id)
-        run = await database_sync_to_async(Run.objects.filter(pk=self.run_id).first)()
+        self.scenario: dict[str, object] = {}
+        self.hidden: frozenset[int] = frozenset()  # checkpoints not revealed to this viewer
         await self.accept()
-        if run is None:
-            await self._error(f"there is no run {self.run_id!r}")
-            await self.close(code=4404)
-            return
-        session = self.scope.get("session")
-        browser = await database_sync_to_async(
-            lambda: str(session.get("browser") or "") if session is not None else ""
-        )()
-        self.scenario = run.scenario
-        self.hidden = await database_sync_to_async(reveals.hidden)(run, browser)
         after = _read_after(parse_qs(self.scope.get("query_string", b"").decode()).get("after"))
         if isinstance(after, str):
             await self._error(after)
@@ -82,24 +93,31 @@ class RunConsumer(AsyncWebsocketConsumer):
         self.holding += 1
         try:
             await audience().join(self.group, self)
-            await self._watching(+1)  # a queued run with nobody watching is cancelled
+            # One trip to the database: a class that arrives at once queues on one thread.
+            session = self.scope.get("session")
+            arrived = await database_sync_to_async(arrive)(self.run_id, after, session)
+            if arrived is None:
+                await self._error(f"there is no run {self.run_id!r}")
+                await self.close(code=4404)
+                return
+            run, self.hidden, told = arrived
+            self.scenario = run.scenario
+            self.counted = True  # a queued run with nobody watching is cancelled
+            metrics.viewers("run", +1)
             await self._send_status(run.status, queue_position(run.pk))
-            await self._catch_up(after)
+            await self._catch_up(after, run, told)
         finally:
             self.holding -= 1
         await self._release_held()
 
     async def disconnect(self, code: int) -> None:
+        await self.give_share()
         if getattr(self, "counted", False):
-            await self._watching(-1)
+            metrics.viewers("run", -1)
+            watchers = Run.objects.filter(pk=self.run_id)
+            await database_sync_to_async(watchers.update)(watchers=F("watchers") - 1)
         if hasattr(self, "group"):
             audience().leave(self.group, self)
-
-    async def _watching(self, change: int) -> None:
-        self.counted = change > 0
-        metrics.viewers("run", change)
-        watchers = Run.objects.filter(pk=self.run_id)
-        await database_sync_to_async(watchers.update)(watchers=F("watchers") + change)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         try:
@@ -117,17 +135,26 @@ class RunConsumer(AsyncWebsocketConsumer):
             await self._error(after)
             return
         now = time.monotonic()
-        if now - self.last_resume < RESUME_EVERY_S:  # a resume re-reads the run: bounded
+        if self.resumes >= RESUMES:  # a resume re-reads the run: bounded per connection
+            await self._error(
+                f"this connection has resumed {RESUMES} times, the most it may; reconnect "
+                "with ?after=N to go on"
+            )
+            return
+        if now - self.last_resume < RESUME_EVERY_S:
             await self._error(
                 f"resume at most once every {RESUME_EVERY_S:g} s; wait and send it again"
             )
             return
         self.last_resume = now
+        self.resumes += 1
         self.sent = min(self.sent, after)
         await self._catch_up(after)
 
     async def deliver(self, message: Message) -> None:
         """A live message from the run's group (see lockviz.audience.Audience)."""
+        if self.dropped:
+            return
         if self.holding or self.held:
             self.held.append(message)
         elif message["type"] == "run.event" and message["seq"] > self.sent + 1:
@@ -140,12 +167,15 @@ class RunConsumer(AsyncWebsocketConsumer):
         """Consecutive live events, and ``text``: them as one ``events`` frame."""
         first, last = messages[0]["seq"], messages[-1]["seq"]
         in_order = first == self.sent + 1 and last - first + 1 == len(messages)
+        if self.dropped:
+            return
         if self.holding or self.held or not in_order or self.hidden:
             for message in messages:  # the careful way, one by one
                 await self.deliver(message)
         else:
             self.sent = last
             await self.send(text_data=text)
+            await self._keeping_up()
 
     async def resync(self) -> None:
         """Live messages may have been lost (the layer's Redis was away): what the database
@@ -161,30 +191,60 @@ class RunConsumer(AsyncWebsocketConsumer):
         elif message["type"] == "run.event" and message["seq"] > self.sent:
             self.sent = message["seq"]
             await self.send(text_data=self._withheld(message["text"]))
+            await self._keeping_up()
 
-    async def _catch_up(self, after: int) -> None:
+    async def _catch_up(
+        self, after: int, run: Run | None = None, told: list[Told] | None = None
+    ) -> None:
+        """Send the stored events after ``after``, read :data:`PAGE` at a time with their
+        words (``told``: the first page, already read), until there are no more or the viewer
+        falls :func:`_keeping_up` behind."""
         self.holding += 1
         try:
-            run = await database_sync_to_async(Run.objects.get)(pk=self.run_id)
-            told = await database_sync_to_async(reveals.told)(run, self.hidden, after)
-            for start in range(0, len(told), PAGE):  # a long run goes in pages: others' turn
-                for event in told[start : start + PAGE]:
-                    await self._send_event(event)
-                await asyncio.sleep(0)
+            if run is None:
+                run = await database_sync_to_async(Run.objects.get)(pk=self.run_id)
+            while not self.dropped:
+                if told is None:
+                    told = await database_sync_to_async(reveals.told)(run, self.hidden, after, PAGE)
+                await self._send_events(told)
+                if len(told) < PAGE or not await self._keeping_up():
+                    break
+                after, told = int(str(told[-1]["seq"])), None
+                await asyncio.sleep(0)  # a long run goes in pages: others' turn between them
         finally:
             self.holding -= 1
         await self._release_held()
 
+    async def _keeping_up(self) -> bool:
+        """Whether the viewer reads what it is sent; if it is ``LOCKVIZ_MAX_UNSENT`` behind, it
+        is dropped (closed with :data:`BEHIND`) and nothing more is read or sent for it."""
+        if self.dropped:
+            return False
+        behind = unsent(self.scope)
+        if behind <= settings.LOCKVIZ_MAX_UNSENT:
+            return True
+        self.dropped = True
+        self.held.clear()
+        metrics.dropped("run")
+        log.warning("dropped a viewer of run %s: %d bytes sent to it unread", self.run_id, behind)
+        mb = settings.LOCKVIZ_MAX_UNSENT / 1024 / 1024
+        await self.close(code=BEHIND, reason=f"too far behind: over {mb:g} MB unread; reconnect")
+        return False
+
     async def _release_held(self) -> None:
-        while self.held and not self.holding:
+        while self.held and not self.holding and not self.dropped:
             await self._forward(self.held.pop(0))
 
-    async def _send_event(self, event: Told) -> None:
-        seq = event["seq"]
-        if not isinstance(seq, int) or seq <= self.sent:
+    async def _send_events(self, told: list[Told]) -> None:
+        """Stored events the viewer has not been sent: one frame (a page is one write, not
+        hundreds: a class arriving at once is that many catch-ups)."""
+        fresh = [e for e in told if isinstance(e["seq"], int) and e["seq"] > self.sent]
+        if not fresh:
             return
-        self.sent = seq
-        await self.send(text_data=json.dumps({"type": "event", "event": event}))
+        self.sent = int(str(fresh[-1]["seq"]))
+        frames = [{"type": "event", "event": event} for event in fresh]
+        message = frames[0] if len(frames) == 1 else {"type": "events", "frames": frames}
+        await self.send(text_data=json.dumps(message))
 
     def _withheld(self, text: str) -> str:
         """A live event's frame, without a withheld checkpoint's narration."""
@@ -201,6 +261,22 @@ class RunConsumer(AsyncWebsocketConsumer):
 
     async def _error(self, text: str) -> None:
         await self.send(text_data=json.dumps({"type": "error", "message": text}))
+
+
+def arrive(
+    run_id: str, after: int, session: Any = None
+) -> tuple[Run, frozenset[int], list[Told]] | None:
+    """A viewer arrives (its ``session`` says which browser it is): the run (None if there is
+    none), counted as watched, the checkpoints whose answers it may not read yet
+    (lockviz.teaching.reveals), and the first :data:`PAGE` of the events after ``after`` with
+    their words, without those answers."""
+    run = Run.objects.filter(pk=run_id).first()
+    if run is None:
+        return None
+    Run.objects.filter(pk=run_id).update(watchers=F("watchers") + 1)
+    browser = str(session.get("browser") or "") if session is not None else ""
+    hidden = reveals.hidden(run, browser)
+    return run, hidden, reveals.told(run, hidden, after, PAGE)
 
 
 def _read_after(values: Sequence[object] | None) -> int | str:

@@ -18,6 +18,11 @@ runs are waiting. A queued run
 starts (:meth:`Machine.enter`) in its turn, when the limit has room, no other run is starting,
 and the cores are not saturated or fewer than :data:`MIN_RUNS` runs play (a lone user never
 waits for a busy machine): starts are the bursts, one at a time keeps them from piling up.
+
+A presenter's run (:meth:`Machine.join` with ``first``) goes ahead of the line, into a slot
+kept for it (:data:`RESERVED`), and does not wait for other starts or saturated cores; while
+one is queued or playing, the other runs' processes yield the CPU to it
+(:func:`lockviz.lab.procs.yield_from`).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ COOL_DOWN_S = 2.0  # after taking fewer, wait this long for it to show before ta
 MIN_RUNS = 2  # runs that may always play at once: a lone user never waits for a busy machine
 FULL = 0.92  # of all cores busy: saturated
 COMFORTABLE = 0.70  # of all cores busy: room for one more run
+RESERVED = 1  # runs past the limit that only a presenter's run may take
 
 
 class Machine:
@@ -50,6 +56,7 @@ class Machine:
         self.running: set[object] = set()  # runs admitted, starting or playing
         self.starting: set[object] = set()  # runs admitted and not yet playing
         self._queue: deque[object] = deque()
+        self._first: set[object] = set()  # presenters' runs (see join)
         self._lateness: deque[tuple[float, float]] = deque()  # (monotonic s, ms)
         self._last_cut = 0.0
         self._last_adapt = 0.0
@@ -67,10 +74,21 @@ class Machine:
 
     # -- admission --------------------------------------------------------------------------
 
-    def join(self, ticket: object) -> None:
-        """Put ``ticket`` in line now (admission counts it from here); :meth:`enter` waits."""
+    def join(self, ticket: object, first: bool = False) -> None:
+        """Put ``ticket`` in line now (admission counts it from here); :meth:`enter` waits.
+
+        ``first`` (a presenter's run, which the class watches on the projector): ahead of every
+        ticket not first, and it may start past the limit by :data:`RESERVED`, on saturated
+        cores and while another run starts (no run not first starts while it does): its story
+        is the one that must be kept."""
         with self._changed:
-            if ticket not in self._queue:
+            if ticket in self._queue:
+                return
+            if first:
+                self._first.add(ticket)
+                ahead = sum(1 for t in self._queue if t in self._first and t != ticket)
+                self._queue.insert(ahead, ticket)
+            else:
                 self._queue.append(ticket)
 
     def enter(self, ticket: object, timeout_s: float) -> bool:
@@ -106,6 +124,7 @@ class Machine:
         with self._changed:
             self.running.discard(ticket)
             self.starting.discard(ticket)
+            self._first.discard(ticket)
             if ticket in self._queue:
                 self._queue.remove(ticket)
             self._changed.notify_all()
@@ -131,11 +150,13 @@ class Machine:
 
     def _may_start(self, ticket: object) -> bool:
         self._adapt()
+        if not self._queue or self._queue[0] != ticket:
+            return False
+        if ticket in self._first:  # a presenter's run: the reserved room, whatever the load
+            return len(self.running) < self.limit + RESERVED
         return (
-            bool(self._queue)
-            and self._queue[0] == ticket
-            and len(self.running) < self.limit
-            and not self.starting
+            len(self.running) < self.limit
+            and not self.starting  # a presenter's run may be starting: this one waits too
             and (self.busy < FULL or len(self.running) < MIN_RUNS)
         )
 
@@ -213,13 +234,19 @@ class Ticket:
     def started(self) -> None:
         self.machine.started(self.key)
 
+    def crowded(self) -> bool:
+        return self.machine.waiting > 0
+
 
 class Meter(Protocol):
-    """What a run engine tells the machine: how late it is, and when it has started."""
+    """What a run engine tells the machine: how late it is, and when it has started; and what
+    it asks: whether other runs wait for a slot (an idle free-play session then ends sooner)."""
 
     def late(self, ms: float) -> None: ...
 
     def started(self) -> None: ...
+
+    def crowded(self) -> bool: ...
 
 
 DEFAULT_CEILING = 24

@@ -85,7 +85,7 @@ class ClientProcess:
         if self.module == children.WORKER:
             self.proc = forkserver.start(children.WORKER)  # it waits for its config
         else:  # the storage service: one per sequencer run, started cold
-            env = {**os.environ, "PYTHONPATH": ROOT, "PYTHONUNBUFFERED": "1"}
+            env = procs.environment(PYTHONPATH=ROOT, PYTHONUNBUFFERED="1")
             self.proc = procs.spawn(
                 [sys.executable, "-m", self.module],
                 stdin=subprocess.PIPE,

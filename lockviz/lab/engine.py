@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from algorithms.checker import check, compare
-from lockviz.lab import events
+from lockviz.lab import events, procs
 from lockviz.lab.capacity import Meter
 from lockviz.lab.clients import Took
 from lockviz.lab.errors import LabError
@@ -159,6 +159,9 @@ class RunEngine:
                 provision(s, servers, wiring) as lab,
             ):
                 self.stage = lab
+                if procs.yielding():  # told to yield while its servers were starting
+                    for pid in lab.pids():
+                        procs.lower(pid)
                 self._play(lab)
         except LabError as exc:
             self.abort(str(exc))
@@ -179,6 +182,10 @@ class RunEngine:
         self._last_click = time.monotonic()
         what = f"step {index + 1} ({step.do})"
         self.schedule.soon(lambda: self._dispatch(lab, index, step), what, index)
+
+    def pids(self) -> list[int]:
+        """The run's processes now (none before its lab is provisioned)."""
+        return self.stage.pids() if isinstance(self.stage, Provisioned) else []
 
     def finish(self) -> None:
         """End an open-ended run once what is scheduled has happened."""
@@ -268,6 +275,7 @@ class RunEngine:
             idle_s=lambda: time.monotonic() - self._last_click,
             busy_s=self.schedule.busy,
             on_limit=self._on_limit,
+            crowded=self.meter.crowded if self.meter is not None else lambda: False,
         )
         try:
             self._t0_ns = time.monotonic_ns()

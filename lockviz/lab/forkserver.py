@@ -91,8 +91,13 @@ def _readable(fd: int, timeout: float | None) -> bool:
 def start(role: str) -> procs.Child:
     """A new process that will be ``role`` (a module of :data:`FORKED`) once it reads its first
     line: forked from the warm server, or (where pidfds are missing: Linux before 5.3) started
-    cold."""
-    return _server.fork(role) if warm() else _cold(role)
+    cold; at low priority when the calling thread's run yields (:func:`procs.yielding`)."""
+    if not warm():
+        return _cold(role)  # procs.spawn: started low if this run yields
+    child = _server.fork(role)
+    if procs.yielding():  # forked at the fork server's priority: lowered before its first line
+        procs.lower(child.pid)
+    return child
 
 
 def warm() -> bool:
@@ -106,7 +111,7 @@ def _cold(role: str) -> subprocess.Popen[str]:
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONPATH": ROOT, "PYTHONUNBUFFERED": "1"},
+        env=procs.environment(PYTHONPATH=ROOT, PYTHONUNBUFFERED="1"),
         cwd=ROOT,
     )
 
@@ -179,7 +184,7 @@ class ForkServer:
                 [sys.executable, "-m", children.FORK_SERVER, str(theirs.fileno())],
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
-                env={**os.environ, "PYTHONPATH": ROOT},
+                env=procs.environment(PYTHONPATH=ROOT),
                 cwd=ROOT,
             )
         finally:

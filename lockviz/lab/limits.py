@@ -1,8 +1,10 @@
 """How long a run may take, and the watchdog that holds it to that.
 
 No run can hold the lab hostage. Every run has a hard wall-clock limit; an open-ended run (free
-play) also ends after an idle spell without a click; and a run whose engine stops moving (one
-step that never returns) is failed, with the reason, and cleaned up. The watchdog is a thread of
+play) also ends after an idle spell without a click, a shorter one while other runs wait for the
+lab (a full lab frees the slots that idle sessions hold before it refuses anyone); and a run
+whose engine stops moving (one step that never returns) is failed, with the reason, and cleaned
+up. The watchdog is a thread of
 its own: it looks at the engine from outside, so nothing the engine is stuck in can stop it.
 
 What the watchdog does when a limit is reached is the engine's business (``on_limit``): an
@@ -23,6 +25,7 @@ STEP_LIMIT_S = 60.0  # one step may take this long (a ZooKeeper ensemble restart
 SCRIPT_MARGIN_S = 30.0  # a scripted run may overrun its schedule and its last waits by this much
 OPEN_TOTAL_S = 600.0  # a free-play session lasts at most this long
 OPEN_IDLE_S = 180.0  # and ends by itself after this long without a click
+CROWDED_IDLE_S = 45.0  # or this long, while other runs wait for a slot (the lab is full)
 CLICKED_PAUSE_MS = 60_000  # the longest pause a click may cause
 CHECK_S = 0.25
 
@@ -58,12 +61,14 @@ class Watchdog:
         idle_s: Callable[[], float],
         busy_s: Callable[[], tuple[float, str]],
         on_limit: Callable[[str, bool], None],
+        crowded: Callable[[], bool] = lambda: False,
     ) -> None:
         self.limits = limits
         self.elapsed_s = elapsed_s  # since the run started
         self.idle_s = idle_s  # since the last click (open-ended runs)
         self.busy_s = busy_s  # how long the current step has run, and which it is
         self.on_limit = on_limit  # (why, stuck): stuck means the engine stopped moving
+        self.crowded = crowded  # whether other runs wait for a slot now
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="run-watchdog", daemon=True)
 
@@ -89,8 +94,17 @@ class Watchdog:
             return f"the lab is stuck: {step} has not returned for {busy:.1f} s", True
         if self.elapsed_s() > self.limits.total_s:
             return f"the run reached its time limit of {_duration(self.limits.total_s)}", False
-        if self.limits.idle_s is not None and self.idle_s() > self.limits.idle_s:
+        if self.limits.idle_s is None:
+            return None
+        idle = self.idle_s()
+        if idle > self.limits.idle_s:
             return f"no click for {_duration(self.limits.idle_s)}: the session ended itself", False
+        if idle > min(CROWDED_IDLE_S, self.limits.idle_s) and self.crowded():
+            return (
+                f"no click for {_duration(CROWDED_IDLE_S)} while other runs waited for the lab: "
+                "the session ended itself to make room",
+                False,
+            )
         return None
 
 

@@ -10,6 +10,7 @@ the app only, and the app tears its children down in order.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import os
@@ -64,19 +65,100 @@ class _Spawner:
 
 _spawner = _Spawner()
 
+# What a lab process may see of the app's environment: where programs and the temporary
+# directory are, who and where it runs, its language. Nothing else: the app's own settings
+# (LOCKVIZ_SECRET_KEY, a database URL with its password, a metrics token) are none of a lock
+# server's or a client process's business, and a client process runs code a scenario drives.
+PASSED_ON = (
+    *("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR"),
+    "JAVA_HOME",  # ZooKeeper's JVM, where Debian's is not on PATH
+)
+
+
+def environment(**extra: str) -> dict[str, str]:
+    """The environment of a lab process: :data:`PASSED_ON` from the app's, and ``extra``."""
+    return {**{k: os.environ[k] for k in PASSED_ON if k in os.environ}, **extra}
+
 
 def spawn(args: list[str], **popen: Any) -> subprocess.Popen[Any]:
-    """``Popen`` a child that dies with this process and sits in its own process group."""
+    """``Popen`` a child that dies with this process and sits in its own process group, with
+    only the environment it needs (:func:`environment`, unless given ``env``); started at
+    :data:`LOW_NICENESS` when the calling thread's run yields (:func:`yielding`)."""
+    popen.setdefault("env", environment())
+    low = yielding()
+
+    def prepare() -> None:
+        die_with_parent()
+        if low:
+            os.nice(LOW_NICENESS)
 
     def start() -> subprocess.Popen[Any]:
-        return subprocess.Popen(args, preexec_fn=die_with_parent, process_group=0, **popen)
+        return subprocess.Popen(args, preexec_fn=prepare, process_group=0, **popen)
 
     proc: subprocess.Popen[Any] = _spawner.submit(start)
     return proc
 
 
+# -- priority -------------------------------------------------------------------------------------
+#
+# A presenter's run must keep its story while a class's runs play (the projector shows it): the
+# runs that yield to it have their processes at a lower CPU priority. Niceness, not cgroups: it
+# needs no privilege (a process may always lower its children's priority, never raise it back
+# without CAP_SYS_NICE), works in any container, and weighs ~10:1 at LOW_NICENESS against the
+# presenter's servers and clients, which stay at the app's own priority. The yielding run's own
+# thread in the app (and the threads it starts) run low too: its engine, timers and readers
+# compete with the presenter's for the app's cores. A yielding run stays low until it ends:
+# taken back, its children could not be raised again unprivileged (its threads end with it).
+
+LOW_NICENESS = 10
+_yielding: set[int] = set()  # the threads (a run's own, by native id) whose children start low
+
+
+def yielding() -> bool:
+    """Whether the run executing in this thread yields: what it starts starts low."""
+    return threading.get_native_id() in _yielding
+
+
+def yield_from(thread: int, pids: list[int]) -> None:
+    """The run executing in ``thread`` (a native thread id of this process) yields from now on:
+    that thread runs low, and so do the threads it starts later (its timers, its clients'
+    readers: a new thread inherits its creator's niceness) and the children it starts later;
+    its processes ``pids`` are lowered now, every thread of each."""
+    _yielding.add(thread)
+    _lower_task(thread)
+    for pid in pids:
+        lower(pid)
+
+
+def stop_yielding(thread: int) -> None:
+    """The run in ``thread`` has ended (the thread ends with it)."""
+    _yielding.discard(thread)
+
+
+def lower(pid: int) -> None:
+    """Every thread of ``pid`` at :data:`LOW_NICENESS` (a thread made later inherits it)."""
+    try:
+        tids = [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
+    except OSError:  # gone
+        return
+    for tid in tids:
+        _lower_task(tid)
+
+
+def _lower_task(tid: int) -> None:
+    with contextlib.suppress(OSError):  # gone, or (never here) not ours
+        if os.getpriority(os.PRIO_PROCESS, tid) < LOW_NICENESS:
+            os.setpriority(os.PRIO_PROCESS, tid, LOW_NICENESS)
+
+
+def niceness(pid: int) -> int:
+    """The niceness of ``pid``'s main thread."""
+    return os.getpriority(os.PRIO_PROCESS, pid)
+
+
 def spawn_detached(args: list[str], **popen: Any) -> subprocess.Popen[Any]:
     """``Popen`` a child that outlives this process (for ``lab up``): a session of its own."""
+    popen.setdefault("env", environment())
     return subprocess.Popen(args, start_new_session=True, **popen)
 
 

@@ -82,6 +82,14 @@ class Provisioned:
             client.crash()  # whatever a step waits on from a client returns now
         self.links.stop()  # and whatever it waits on from the proxy
 
+    def pids(self) -> list[int]:
+        """Every process of the run's lab: its servers', its proxy's, its clients'."""
+        servers = self.servers.servers.values() if self.servers.local else ()  # shared: not its
+        found = [pid for server in servers for pid in server.pids()]
+        processes = [*self.clients.values(), *([self.service] if self.service else [])]
+        children = [self.links.proc, *(client.proc for client in processes)]
+        return found + [child.pid for child in children if child is not None]
+
     def apply(self, step: Step) -> None:
         """A step that is not a client's own command: a fault, by its target."""
         self.faults.apply(step)

@@ -15,7 +15,9 @@ What an admin running a class watches, by name:
 ``lockviz_viewers{stream}``        gauge   live streams open on this process: ``run``
                                            (a run's events) and ``room`` (a class)
 ``lockviz_refusals_total{reason}`` counter requests refused: ``lab_busy`` (503),
-                                           ``too_many_runs`` (429, one browser's limit),
+                                           ``over_share`` (429, a client's share: runs,
+                                           imports, rooms, joins, answers, streams),
+                                           ``no_room`` (404, a code of no open room),
                                            ``not_owner`` (403, a click on another's run),
                                            ``not_live`` (409, a click on an ended run),
                                            ``invalid`` (400, input that cannot be used)
@@ -63,7 +65,7 @@ from lockviz.models import Run
 
 log = logging.getLogger(__name__)
 
-Reason = Literal["lab_busy", "too_many_runs", "not_owner", "not_live", "invalid"]
+Reason = Literal["lab_busy", "over_share", "no_room", "not_owner", "not_live", "invalid"]
 Stream = Literal["run", "room"]
 
 # No *_created series: they double the output and say nothing here (the call is untyped).
@@ -76,14 +78,20 @@ GCCollector(registry=REGISTRY)
 
 REFUSALS = Counter(
     "lockviz_refusals",
-    "Requests the app refused, by reason: lab_busy (503), too_many_runs (429), "
-    "not_owner (403), not_live (409), invalid (400)",
+    "Requests the app refused, by reason: lab_busy (503), over_share (429), "
+    "no_room (404), not_owner (403), not_live (409), invalid (400)",
     ["reason"],
     registry=REGISTRY,
 )
 VIEWERS = Gauge(
     "lockviz_viewers",
     "Live streams open on this process: a run's events (run) or a class's room (room)",
+    ["stream"],
+    registry=REGISTRY,
+)
+DROPPED = Counter(
+    "lockviz_viewers_dropped",
+    "Live viewers dropped for not reading what they were sent (LOCKVIZ_MAX_UNSENT)",
     ["stream"],
     registry=REGISTRY,
 )
@@ -97,6 +105,7 @@ for _reason in get_args(Reason):  # every reason shows from the start, at 0
     REFUSALS.labels(_reason)
 for _stream in get_args(Stream):
     VIEWERS.labels(_stream)
+    DROPPED.labels(_stream)
 
 
 # -- the hooks: one line where the thing happens ----------------------------------------------
@@ -110,6 +119,11 @@ def refused(reason: Reason) -> None:
 def viewers(stream: Stream, change: int) -> None:
     """A live stream of kind ``stream`` opened (+1) or closed (-1) on this process."""
     VIEWERS.labels(stream).inc(change)
+
+
+def dropped(stream: Stream) -> None:
+    """A viewer of a live stream of kind ``stream`` was dropped: too far behind."""
+    DROPPED.labels(stream).inc()
 
 
 def published(queued_at: float) -> None:

@@ -24,6 +24,7 @@ from typing import NoReturn
 
 from pydantic import ValidationError
 
+from lockviz import plaintext
 from lockviz.errors import ImportRefused, ScenarioError
 from lockviz.jsontypes import JsonObject, JsonValue
 from lockviz.lab import events as event_models
@@ -101,6 +102,8 @@ def decode(data: bytes | str, where: str = "file") -> JsonValue:
         raise ImportRefused([f"{where}: not valid JSON here: it is nested too deeply"]) from None
     except ValueError as exc:  # NaN, Infinity, an integer of thousands of digits
         raise ImportRefused([f"{where}: not valid JSON: {exc}"]) from None
+    if "\\u0000" in data or "\x00" in data:  # PostgreSQL stores neither (lockviz.plaintext)
+        raise ImportRefused([f"{where}: {plaintext.problem(chr(0), lines=True)}"])
     return _without_lone_surrogates(decoded) if _SURROGATE_ESCAPE.search(data) else decoded
 
 

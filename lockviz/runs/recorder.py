@@ -7,9 +7,10 @@ nothing. Runs execute in background threads, as many at once as the machine can 
 wait in a queue whose position their viewers see.
 
 Admission (:func:`launch`): the queue is bounded (``LOCKVIZ_MAX_QUEUE``: beyond it a new run is
-refused, try again later), one browser may have at most ``LOCKVIZ_MAX_PER_BROWSER`` runs queued
-or running, and a queued run that nobody has watched for :data:`UNWATCHED_S` is cancelled. A
-keeper thread tells the database which runs this process runs (lockviz.runs.recovery).
+refused, try again later), each run takes a client's share (lockviz.shares.runs: a browser's,
+an address's, or a room's allowance), and a queued run that nobody has watched for
+:data:`UNWATCHED_S` is cancelled. A keeper thread tells the database which runs this process
+runs (lockviz.runs.recovery).
 
 One module past the usual ~300 lines, on purpose: admission, creation, the queue and the store-
 then-publish order are one transaction's worth of rules about a run's life, and splitting them
@@ -28,21 +29,26 @@ from django.db import close_old_connections, transaction
 from django.utils import timezone
 
 from lockviz import broadcast
-from lockviz.errors import Busy, NotLive, Refusal, ScenarioError, TooMany
+from lockviz.errors import Busy, NotLive, Refusal, ScenarioError
 from lockviz.jsontypes import JsonObject
 from lockviz.lab import capacity, events
 from lockviz.lab.engine import RunEngine, RunResult
 from lockviz.lab.labs import Lab, make_lab
 from lockviz.models import Run, RunEvent
 from lockviz.narrator import Narrator
-from lockviz.runs import recovery, relay
+from lockviz.runs import priority, recovery, relay
+from lockviz.runs.priority import Priorities
 from lockviz.scenarios.schema import MAX_STEPS, Scenario, Step, check_step
+from lockviz.shares import UNKNOWN
+from lockviz.shares import runs as shares
+from lockviz.shares.runs import Charge
 
 log = logging.getLogger(__name__)
 
 _lab: Lab | None = None
 _admission = threading.Lock()  # admit, then create: one step (launch_many)
 _engines: dict[str, RunEngine] = {}  # live runs, by id: where clicks are sent
+_priorities = Priorities(lambda run_id: _engines[run_id].pids() if run_id in _engines else [])
 NOT_LIVE = "this run is not live any more: start a new one"
 _NOT_LIVE: JsonObject = {"problems": [NOT_LIVE], "live": False}  # a relayed answer
 MAX_CLICKS = MAX_STEPS  # a live run takes at most as many clicks as a scenario has steps
@@ -65,13 +71,24 @@ class Fork(TypedDict, total=False):
     diverged_ms: float
 
 
-def create_run(scenario: Scenario, slug: str = "", owner: str = "", **fork: Unpack[Fork]) -> Run:
-    """A queued run; ``fork`` (``parent``, ``diverged_seq``, ``diverged_ms``) for a What if…?"""
+def create_run(
+    scenario: Scenario,
+    slug: str = "",
+    owner: str = "",
+    charge: Charge | None = None,
+    open_ended: bool = False,
+    **fork: Unpack[Fork],
+) -> Run:
+    """A queued run, taking ``charge``'s share; ``fork`` (``parent``, ``diverged_seq``,
+    ``diverged_ms``) for a What if…?"""
     return Run.objects.create(
         slug=slug,
         title=scenario.title,
         scenario=scenario.to_json(),
         owner=owner,
+        address=charge.address if charge else "",
+        allowance=charge.allowance if charge else "",
+        open_ended=open_ended,
         host=recovery.process_id(),
         alive_at=timezone.now(),
         parent=fork.get("parent"),
@@ -87,23 +104,20 @@ def machine() -> capacity.Machine:
     return found
 
 
-def admit(owner: str, count: int = 1) -> None:
-    """Raise :class:`Busy` or :class:`TooMany` if ``owner`` may not start ``count`` more runs
-    now."""
+def admit(
+    owner: str, count: int = 1, address: str = "", open_ended: bool = False, first: bool = False
+) -> Charge:
+    """Whose share ``count`` more runs of ``owner`` (at ``address``) take (lockviz.shares.runs);
+    :class:`Busy` or :class:`TooMany` if they may not start now (a presenter's runs, ``first``,
+    go ahead of the queue: never refused as busy)."""
     lab_now = machine()
     waiting, free = lab_now.waiting, lab_now.limit - len(lab_now.running)
-    if waiting + count > settings.LOCKVIZ_MAX_QUEUE + max(0, free):
+    if not first and waiting + count > settings.LOCKVIZ_MAX_QUEUE + max(0, free):
         raise Busy(
             f"The lab is busy: {waiting} runs are waiting for it already. Try again in a minute.",
             retry_after_s=60,
         )
-    mine = Run.objects.filter(owner=owner, status__in=Run.LIVE).count() if owner else 0
-    most = settings.LOCKVIZ_MAX_PER_BROWSER
-    if mine + count > most:
-        raise TooMany(
-            f"You already have {mine} run{'s' * (mine != 1)} queued or running, and one "
-            f"browser may have {most} at a time: wait for one to end, or finish it.",
-        )
+    return shares.charge(owner, address or UNKNOWN, count, open_ended)
 
 
 def launch(
@@ -111,11 +125,12 @@ def launch(
     slug: str = "",
     owner: str = "",
     open_ended: bool = False,
+    address: str = "",
     **fork: Unpack[Fork],
 ) -> Run:
-    """Admit, create and start one run (:class:`Busy` or :class:`TooMany` when it may not
-    start now)."""
-    return launch_many([scenario], slug, owner, open_ended, **fork)[0]
+    """Admit, create and start one run of ``owner`` at ``address`` (:class:`Busy` or
+    :class:`TooMany` when it may not start now)."""
+    return launch_many([scenario], slug, owner, open_ended, address, **fork)[0]
 
 
 def launch_many(
@@ -123,6 +138,7 @@ def launch_many(
     slug: str | list[str] = "",
     owner: str = "",
     open_ended: bool = False,
+    address: str = "",
     **fork: Unpack[Fork],
 ) -> list[Run]:
     """Admit, create and start runs as one step (:class:`Busy` or :class:`TooMany` when they may not
@@ -133,25 +149,32 @@ def launch_many(
     before either had created its run: admission and creation hold one lock.
     """
     slugs = slug if isinstance(slug, list) else [slug] * len(scenarios)
+    first = priority.presents(owner)
     with _admission:
-        admit(owner, len(scenarios))
+        charge = admit(owner, len(scenarios), address, open_ended, first)
         runs = [
-            create_run(scenario, each, owner, **fork)
+            create_run(scenario, each, owner, charge, open_ended, **fork)
             for scenario, each in zip(scenarios, slugs, strict=True)
         ]
         for run, scenario in zip(runs, scenarios, strict=True):
-            start(run, scenario, open_ended)
+            start(run, scenario, open_ended, first=first)
     return runs
 
 
-def start(run: Run, scenario: Scenario, open_ended: bool = False) -> threading.Thread:
+def start(
+    run: Run, scenario: Scenario, open_ended: bool = False, first: bool = False
+) -> threading.Thread:
     """Execute the run in a background thread; returns at once.
 
     An open-ended run (the free-play lab) keeps its servers and clients until :func:`finish`,
-    taking steps from :func:`inject` as the learner clicks.
+    taking steps from :func:`inject` as the learner clicks. A run ``first`` (a presenter's)
+    goes ahead of the queue, and the other runs yield the CPU to it while it is queued or plays
+    (:mod:`lockviz.runs.priority`).
     """
     _keep()
-    machine().join(run.pk)  # waiting from now on, as the next admission counts it
+    if first:
+        _priorities.first(run.pk)
+    machine().join(run.pk, first=first)  # waiting from now on, as the next admission counts it
     thread = threading.Thread(
         target=_queued, args=(run, scenario, open_ended), name=f"run-{run.pk}", daemon=True
     )
@@ -254,6 +277,7 @@ def execute(
 
     def sink(event: events.Event) -> None:
         data = events.as_json(event)  # the store keeps, and viewers get, the event's JSON
+        told = narrator.narrate(data)  # said once: stored with it, and sent as it is
         with transaction.atomic():
             RunEvent.objects.create(
                 run=run,
@@ -262,10 +286,11 @@ def execute(
                 actor=event.actor,
                 kind=event.kind,
                 data=data,
+                said=told["said"],
             )
             if isinstance(event, events.RunFinished):
                 _judged(run, event)
-        broadcast.publish(run.pk, {"type": "run.event", "event": narrator.narrate(data)})
+        broadcast.publish(run.pk, {"type": "run.event", "event": told})
 
     def waiting(position: int) -> None:  # shared (external) servers: runs take turns
         broadcast.publish(
@@ -306,6 +331,7 @@ def queue_position(run_id: str) -> int | None:
 
 def _queued(run: Run, scenario: Scenario, open_ended: bool = False) -> None:
     lab_now = machine()
+    _priorities.executing(run.pk)
     unwatched_since = asked = time.monotonic()
     told: int | None = None
     try:
@@ -330,6 +356,7 @@ def _queued(run: Run, scenario: Scenario, open_ended: bool = False) -> None:
         pass
     finally:
         lab_now.leave(run.pk)
+        _priorities.ended(run.pk)
         close_old_connections()
 
 

@@ -109,8 +109,10 @@ def interrupt(run: Run, why: str, status: str = Run.Status.INTERRUPTED) -> None:
     kind = "run_interrupted" if status == Run.Status.INTERRUPTED else "run_cancelled"
     event = events.parse({"seq": last + 1, "t_ms": t_ms, "actor": "lab", "kind": kind, "why": why})
     data = events.as_json(event)
-    RunEvent.objects.create(run=run, seq=last + 1, t_ms=t_ms, actor="lab", kind=kind, data=data)
     told = narrate([data], run.scenario.get("backend"))[0]
+    RunEvent.objects.create(
+        run=run, seq=last + 1, t_ms=t_ms, actor="lab", kind=kind, data=data, said=told["said"]
+    )
     transaction.on_commit(lambda: _tell(run.pk, told, status))
 
 

@@ -14,9 +14,10 @@ import json
 import re
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_core import ErrorDetails
 
+from lockviz import plaintext
 from lockviz.catalogue import BACKENDS, STORAGE, STORAGE_KINDS, Backend
 from lockviz.errors import ScenarioError
 from lockviz.jsontypes import JsonObject
@@ -29,8 +30,10 @@ MAX_STEPS = 500
 PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,39}$")
 STEP_PATH = re.compile(r"^steps\[(\d+)\]")  # how a problem names a step: steps[3].ms: ...
 # Every string and list has a bound: a refusal quotes what it refuses, so it must stay short.
-Name = Annotated[str, Field(max_length=40)]
-Choice = Annotated[str, Field(min_length=1, max_length=200)]
+# No name or title holds a control character, no text a NUL (lockviz.plaintext).
+Name = Annotated[str, Field(max_length=40), AfterValidator(plaintext.printable)]
+Choice = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(plaintext.no_nul)]
+Title = Annotated[str, Field(min_length=1, max_length=120), AfterValidator(plaintext.printable)]
 
 # The top-level fields that only tell the story or predict it: not what the servers do.
 STORY = frozenset({"format", "title", "description", "takeaway", "expect"})
@@ -100,7 +103,7 @@ class Step(_Strict):
 
 class Scenario(_Strict):
     format: Literal[1]
-    title: str = Field(min_length=1, max_length=120)
+    title: Title
     description: str = Field(default="", max_length=2000)
     takeaway: str = Field(default="", max_length=300)  # the lesson's one sentence to remember
     backend: Name

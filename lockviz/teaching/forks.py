@@ -40,6 +40,8 @@ FIELDS = ("at_ms", "do", "who", "ms", "value", "nodes", "timeout_ms", "key", "mo
 EDITED = frozenset(FIELDS) - {"at_ms", "do", "who"}  # a verb's own fields that a row can edit
 NEW_ROWS = 2  # blank rows the editor offers for added steps
 MAX_ROWS = 200
+MOMENTS = 60  # moments the fork page offers at once, around the one chosen
+EDITABLE = 25  # the editor's rows for steps after the moment; later ones are kept as they are
 
 
 @dataclass(frozen=True)
@@ -69,21 +71,27 @@ class Split:
         return min([self.moment.at_ms, *(int(step["at_ms"]) for step in self.rest)])
 
 
-def moments(run: Run, hidden: frozenset[int] = frozenset()) -> list[Moment]:
-    """Every event of the run, in words: where a fork may part from it (without the narration
-    of the ``hidden`` checkpoints: lockviz.teaching.reveals)."""
+def moments(
+    run: Run, around: int = 0, most: int | None = None, hidden: frozenset[int] = frozenset()
+) -> list[Moment]:
+    """The run's events near event ``around`` (at most ``most``, :data:`MOMENTS` unless said,
+    from up to half of them before it), in words: where a fork may part from it (without the
+    narration of the ``hidden`` checkpoints: lockviz.teaching.reveals). A long run's other
+    moments are a page away, not read at every request."""
+    most = most or MOMENTS
     found = []
-    for e in reveals.told(run, hidden):  # stored events: each has its seq, time and words
+    for e in reveals.told(run, hidden, max(0, around - most // 2 - 1), most):  # stored words
         seq, t_ms, said = e["seq"], e["t_ms"], e["said"]
         if isinstance(seq, int) and isinstance(t_ms, int | float) and isinstance(said, dict):
-            found.append(Moment(seq, float(t_ms), f"{e['actor']}: {said['text']}"))
+            found.append(Moment(seq, float(t_ms), f"{e['actor']}: {said.get('text', '')}"))
     return found
 
 
 def split(run: Run, seq: int, hidden: frozenset[int] = frozenset()) -> Split | None:
     """The run's steps at event ``seq`` (``None`` when it has no such event), without the
     answers and narration of the ``hidden`` checkpoints."""
-    moment = next((m for m in moments(run, hidden) if m.seq == seq), None)
+    found = moments(run, seq, 1, hidden) if seq > 0 else []
+    moment = next((m for m in found if m.seq == seq), None)
     if moment is None:
         return None
     fixed: list[dict[str, Any]] = []
@@ -101,16 +109,17 @@ def _steps_taken(run: Run, hidden: frozenset[int]) -> list[tuple[int | None, dic
     scenario."""
     script = list(reveals.scenario(run.scenario, hidden).get("steps") or [])
     taken: dict[int, tuple[int | None, dict[str, Any]]] = {}
-    for e in run.events.filter(kind="step").order_by("seq"):
-        index = int(e.data.get("index", len(taken)))
+    fields = Step.model_fields
+    for seq, t_ms, data in run.events.filter(kind="step").values_list("seq", "t_ms", "data"):
+        index = int(data.get("index", len(taken)))
         # The script's step first (runs recorded before step events carried at_ms, and a
         # checkpoint never travels on the stream), then what the event says was done.
         step = dict(script[index]) if 0 <= index < len(script) else {}
-        step.update({k: v for k, v in e.data.items() if k in Step.model_fields})
+        step.update({k: v for k, v in data.items() if k in fields})
         if index in hidden:
             step.pop("say", None)
-        step.setdefault("at_ms", round(e.t_ms))
-        taken[index] = (e.seq, step)
+        step.setdefault("at_ms", round(t_ms))
+        taken[index] = (seq, step)
     for index, step in enumerate(script):
         taken.setdefault(index, (None, dict(step)))
     return [taken[i] for i in sorted(taken)]
@@ -139,7 +148,13 @@ def rest_from_form(form: Mapping[str, Any], at: Split, scenario: Scenario) -> li
             problems.extend(f"{where}: {p}" for p in exc.problems)
     if problems:
         raise ScenarioError(problems)
-    return steps
+    return steps + [dict(step) for step in later(at)]
+
+
+def later(at: Split) -> list[dict[str, Any]]:
+    """The steps after the editor's :data:`EDITABLE` rows: kept as they are, not shown (a long
+    run's hundreds of rows would make the page, not the learner, the bottleneck)."""
+    return at.rest[EDITABLE:]
 
 
 def _original(text: Any) -> dict[str, Any] | None:
@@ -253,7 +268,7 @@ def posted_rows(form: Mapping[str, Any]) -> list[dict[str, Any]]:
 def rows(at: Split) -> list[dict[str, Any]]:
     """The editor's rows: each editable step (its fields, its words) and blank rows to add."""
     shown = []
-    for step in at.rest:
+    for step in at.rest[:EDITABLE]:
         shown.append(
             {
                 "orig": json.dumps(step),

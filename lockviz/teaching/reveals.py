@@ -18,7 +18,6 @@ is its importer's file, and a run nobody owns (``manage.py run_scenario``) was n
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -113,36 +112,22 @@ def event(
     return kept
 
 
-def told(run: Run, withheld: frozenset[int], after: int = 0) -> list[Told]:
-    """The events after ``after`` with their words, as a browser that may not read the
-    ``withheld`` checkpoints' answers gets them."""
-    events = run.said_after(after)
+def told(
+    run: Run, withheld: frozenset[int], after: int = 0, limit: int | None = None
+) -> list[Told]:
+    """The events after ``after`` (at most ``limit``) with their stored words
+    (``Run.said_after``), as a browser that may not read the ``withheld`` checkpoints' answers
+    gets them."""
+    events = run.said_after(after, limit)
     return [event(e, withheld, run.scenario) for e in events] if withheld else events
 
 
-_TOLD: OrderedDict[tuple[str, frozenset[int], int, int], list[dict[str, Any]]] = OrderedDict()
-TOLD_KEPT = 32  # stretches of finished runs kept: a class steps together, so few are live
-
-
-def told_between(run: Run, hidden: frozenset[int], after: int, reach: int) -> list[dict[str, Any]]:
-    """The events of ``run`` after ``after`` up to ``reach`` with their words, as a follower
-    that may not read the ``hidden`` answers gets them. The followers of a room ask for the
-    same stretch as the presenter steps: a finished run's is told once for all of them."""
-    key = (run.pk, hidden, after, reach)
-    if run.status == Run.Status.FINISHED and key in _TOLD:
-        _TOLD.move_to_end(key)
-        return _TOLD[key]
-    found = [e for e in told(run, hidden, after) if _seq(e) <= reach]
-    if run.status == Run.Status.FINISHED:  # its events will not change
-        _TOLD[key] = found
-        while len(_TOLD) > TOLD_KEPT:
-            _TOLD.popitem(last=False)
-    return found
-
-
-def _seq(e: dict[str, Any]) -> int:
-    seq = e.get("seq")
-    return seq if isinstance(seq, int) else 0
+def told_between(run: Run, hidden: frozenset[int], after: int, reach: int) -> list[Told]:
+    """The events of ``run`` after ``after`` up to ``reach`` with their stored words, as a
+    follower that may not read the ``hidden`` answers gets them: only those rows are read (a
+    run's seqs count up from 1), so a class stepping through a long run costs a page each."""
+    found = told(run, hidden, after, max(0, reach - after))
+    return [e for e in found if isinstance(e["seq"], int) and e["seq"] <= reach]
 
 
 def export(run: Run, withheld: frozenset[int]) -> dict[str, object]:

@@ -20,15 +20,16 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import Count, F
 
-from lockviz import broadcast
-from lockviz.errors import NotYours, RoomRefused
-from lockviz.models import Member, Poll, Room, Run, Share, Vote
+from lockviz import broadcast, plaintext
+from lockviz.errors import RoomRefused
+from lockviz.models import Member, Poll, Room, Run, Vote
 from lockviz.scenarios.library import builtin
 from lockviz.teaching import control
 
 VIEWS = ("idle", "run", "lesson", "replay")
 RUN_ID = re.compile(r"^[A-Za-z0-9_-]{1,16}$")
 MAX_CHOICES = 6
+MOST_EACH, MOST_IN_ALL = 4, 200  # a room's allowance: what a presenter may let the class run
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ class State:
     )
     narration: str = ""  # the story line the presenter is at
     title: str = ""
+    beside: str | None = None  # a run shown beside ``run`` (a fork's original), whole
 
     @classmethod
     def read(cls, data: Any) -> State:
@@ -51,9 +53,11 @@ class State:
         view = data.get("view", "idle")
         if view not in VIEWS:
             raise RoomRefused(f"view: {str(view)[:20]!r} is not one of {', '.join(VIEWS)}")
-        run = data.get("run")
+        run, beside = data.get("run"), data.get("beside")
         if run is not None and (not isinstance(run, str) or not RUN_ID.match(run)):
             raise RoomRefused("run: not a run id")
+        if beside is not None and (not isinstance(beside, str) or not RUN_ID.match(beside)):
+            raise RoomRefused("beside: not a run id")
         lesson = data.get("lesson")
         if lesson is not None and lesson not in builtin():
             raise RoomRefused("lesson: not a lesson of the course")
@@ -63,7 +67,7 @@ class State:
         narration, title = data.get("narration") or "", data.get("title") or ""
         if not isinstance(narration, str) or not isinstance(title, str):
             raise RoomRefused("narration: must be text")
-        return cls(view, run, lesson, at, narration[:1000], title[:120])
+        return cls(view, run, lesson, at, narration[:1000], title[:120], beside)
 
 
 def reach(state: Any) -> tuple[str | None, int | None]:
@@ -86,10 +90,20 @@ def presenter_group(room: Room) -> str:
     return f"room.{room.code}.presenter"
 
 
-def find(code: str) -> Room | None:
-    """The room of this code, unless it has expired (lockviz.teaching.control)."""
+def find(code: str, browser: str = "", admit: bool = True) -> Room | None:
+    """The room of this code that ``browser`` may enter: None when it has expired, or, unless
+    ``browser`` presents it (or not ``admit``: the presenter key admits), when it is closed, has
+    removed ``browser``, or has stopped joins and ``browser`` never joined
+    (lockviz.teaching.control). Each is the same answer as no room (lockviz.teaching.codes)."""
     code = code.strip().upper()
-    return control.live_rooms().filter(pk=code).first() if 3 <= len(code) <= 8 else None
+    room = control.live_rooms().filter(pk=code).first() if 3 <= len(code) <= 8 else None
+    if room is None or not admit or (browser and browser == room.presenter):
+        return room
+    try:
+        control.admit(room, Member.objects.filter(room=room, browser=browser).first())
+    except RoomRefused:
+        return None
+    return room
 
 
 def open_room(presenter: str) -> Room:
@@ -112,9 +126,23 @@ def show(room: Room, state: State) -> None:
     broadcast.publish_frame(group(room), {"type": "state", "state": room.state})
 
 
+def allow(room: Room, student_runs: bool, each: int, in_all: int) -> None:
+    """The presenter sets the room's allowance of the lab (lockviz.shares.runs): whether its
+    students may start runs of their own, how many each may have going, how many in all."""
+    if not 1 <= each <= MOST_EACH:
+        raise RoomRefused(f"runs_each: from 1 to {MOST_EACH} runs each")
+    if not 1 <= in_all <= MOST_IN_ALL:
+        raise RoomRefused(f"runs_in_all: from 1 to {MOST_IN_ALL} runs for the class at once")
+    room.student_runs, room.runs_each, room.runs_in_all = student_runs, each, in_all
+    room.save(update_fields=["student_runs", "runs_each", "runs_in_all"])
+
+
 def join(room: Room, browser: str, name: str = "") -> Member:
     """``browser`` follows ``room`` (as it allows: lockviz.teaching.control.admit)."""
     control.admit(room, Member.objects.filter(room=room, browser=browser).first())
+    said = plaintext.problem(name)
+    if said is not None:
+        raise RoomRefused(f"name: {said}")
     member, _ = Member.objects.get_or_create(room=room, browser=browser)
     if not room.names:
         name = ""
@@ -128,6 +156,9 @@ def connected(room: Room, browser: str, change: int) -> None:
     """A follower's page opened (+1) or closed (-1): the presenter sees who is present."""
     Member.objects.filter(room=room, browser=browser).update(connections=F("connections") + change)
     broadcast.publish_frame(presenter_group(room), {"type": "present", "present": present(room)})
+    poll = current(room)
+    if poll is not None:  # who answered among those present changes with who is present
+        broadcast.publish_frame(presenter_group(room), {"type": "tally", **tally(poll)})
 
 
 def present(room: Room) -> int:
@@ -146,44 +177,6 @@ def followed_by(browser: str) -> Room | None:
     )  # a room that ended, or removed this browser, takes no share
     found = member.select_related("room").order_by("-joined").first()
     return found.room if found is not None else None
-
-
-def share(room: Room, run: Run, browser: str) -> dict[str, object]:
-    """A student puts a fork of theirs on the presenter's list (nobody else sees it)."""
-    member = Member.objects.filter(room=room, browser=browser).first()
-    if member is None:
-        raise NotYours("room: join this room before sharing with its presenter")
-    control.admit(room, member)
-    if not run.owner or run.owner != browser:
-        raise NotYours("run: only the browser that started a run can share it")
-    if run.parent_id is None:
-        raise RoomRefused("run: only a What if…? fork is shared beside its original")
-    run.shared_with = room.code
-    run.save(update_fields=["shared_with"])
-    Share.objects.get_or_create(room=room, run=run)  # waiting for the presenter's approval
-    shown = shared_fork(run, member.name)
-    broadcast.publish_frame(presenter_group(room), {"type": "shared", "fork": shown})
-    return shown
-
-
-def shared(room: Room, state: str = Share.State.LISTED) -> list[dict[str, object]]:
-    """The forks shared with this room's presenter in ``state`` (listed: approved), newest
-    first."""
-    names = dict(room.members.values_list("browser", "name"))
-    shares = room.shares.filter(state=state).select_related("run")[:20]
-    return [shared_fork(s.run, names.get(s.run.owner, "")) for s in shares]
-
-
-def shared_fork(run: Run, name: str) -> dict[str, object]:
-    """A shared fork as the presenter's page lists it: who, what, and the comparison to open."""
-    return {
-        "run": run.pk,
-        "title": run.title,
-        "name": name or "a student",
-        "parent": run.parent_id,
-        "diverged_ms": run.diverged_ms,
-        "compare": f"/compare/?runs={run.parent_id},{run.pk}",
-    }
 
 
 # -- polls ---------------------------------------------------------------------------------
@@ -208,6 +201,10 @@ def ask(
     cleaned = [c.strip()[:200] for c in choices if isinstance(c, str) and c.strip()]
     if not question:
         raise RoomRefused("question: ask something")
+    for field, text in [("question", question), *(("choices", c) for c in cleaned)]:
+        said = plaintext.problem(text)
+        if said is not None:
+            raise RoomRefused(f"{field}: {said}")
     if len(question) > 300:
         raise RoomRefused(f"question: {len(question)} characters; the most is 300")
     if not 2 <= len(cleaned) <= MAX_CHOICES or len(set(cleaned)) != len(cleaned):
@@ -232,12 +229,17 @@ def ask_checkpoint(room: Room, run: Run, index: int) -> Poll:
     return ask(room, a.question, list(a.choices), a.answer, a.explain, origin, run.pk, index)
 
 
-def vote(poll: Poll, browser: str, choice: str) -> None:
+def vote(poll: Poll, member: Member, choice: str) -> None:
+    """``member`` answers (lockviz.teaching.members: only a member who joined does), while its
+    page follows the room: so the answers never outnumber the students present."""
     if poll.state != Poll.State.OPEN:
         raise RoomRefused("choice: this question has been answered already: see the reveal")
     if choice not in poll.choices:
         raise RoomRefused(f"choice: {choice[:60]!r} is not one of the choices")
-    Vote.objects.update_or_create(poll=poll, browser=browser, defaults={"choice": choice})
+    member.refresh_from_db(fields=["connections"])
+    if member.connections <= 0:
+        raise RoomRefused("choice: open the class's page (it follows the presenter) to answer")
+    Vote.objects.update_or_create(poll=poll, browser=member.browser, defaults={"choice": choice})
     broadcast.publish_frame(presenter_group(poll.room), {"type": "tally", **tally(poll)})
 
 
@@ -255,10 +257,16 @@ def counts(poll: Poll) -> dict[str, int]:
 
 
 def tally(poll: Poll) -> dict[str, object]:
-    """What the presenter sees while the class answers: counts only, never who."""
+    """What the presenter sees while the class answers: counts only, never who. ``answered``
+    counts the answers of members present now, so it never exceeds ``present``; answers of
+    members who have left since are in the counts, and ``note`` says how many."""
     tallied = counts(poll)
-    return {"poll": poll.pk, "counts": tallied, "answered": sum(tallied.values()),
-            "present": present(poll.room)}  # fmt: skip
+    here = Member.objects.filter(room=poll.room, connections__gt=0).values("browser")
+    answered = poll.votes.filter(browser__in=here).count()
+    left = sum(tallied.values()) - answered
+    note = f"{left} more answered and then left" if left else ""
+    return {"poll": poll.pk, "counts": tallied, "answered": answered,
+            "present": present(poll.room), "note": note}  # fmt: skip
 
 
 def public(poll: Poll, browser: str = "") -> dict[str, object]:

@@ -18,6 +18,7 @@ from lockviz.routing import run_stream
 from lockviz.runs import recorder
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import Scenario, parse
+from lockviz.shares import address_of
 from lockviz.teaching import rooms
 from lockviz.teaching.compare import MAX_LANES, SAME, CompareForm, describe, read_run_ids
 from lockviz.views import HtmxHttpRequest, browser
@@ -42,6 +43,7 @@ def compare(request: HtmxHttpRequest) -> HttpResponse:
         context.update(
             problems=problems,
             lanes=lanes,
+            parts=next((str(lane.marks[0]["label"]) for lane in lanes if lane.marks), ""),
             page=page_data(request, lanes=[lane.data() for lane in lanes]),
         )
         context["form"] = _again(lanes) or context["form"]
@@ -68,7 +70,9 @@ def _start(request: HtmxHttpRequest) -> HttpResponse:
         told = [
             _told(scenario, builtin()[s]) for scenario, s in zip(form.variants, slugs, strict=True)
         ]
-        started = [run.pk for run in recorder.launch_many(told, slugs, owner)]
+        started = [
+            run.pk for run in recorder.launch_many(told, slugs, owner, address=address_of(request))
+        ]
     except NotAdmitted as refused:
         return respond(request, refused)
     url = f"{reverse('compare')}?runs={','.join(started)}"

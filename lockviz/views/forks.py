@@ -21,6 +21,7 @@ from lockviz.models import Run
 from lockviz.runs import recorder
 from lockviz.scenarios.schema import Scenario, parse
 from lockviz.scenarios.verbs import VERBS
+from lockviz.shares import address_of
 from lockviz.teaching import forks
 from lockviz.views import HtmxHttpRequest, browser, withheld
 from lockviz.views.pagedata import page_data
@@ -60,7 +61,7 @@ def fork(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     moment = at.moment
     try:
         made = recorder.launch(
-            built, run.slug, browser(request),
+            built, run.slug, browser(request), address=address_of(request),
             parent=run, diverged_seq=moment.seq, diverged_ms=moment.t_ms,
         )  # fmt: skip
     except NotAdmitted as refused:
@@ -80,9 +81,13 @@ def _editor(
     request: HtmxHttpRequest, run: Run, scenario: Scenario, at: forks.Split, hidden: frozenset[int]
 ) -> dict[str, object]:
     verb_fields = {name: sorted(verb.fields & forks.EDITED) for name, verb in VERBS.items()}
+    near = forks.moments(run, at.moment.seq, hidden=hidden)
     return {
         "at": at,
-        "moments": forks.moments(run, hidden),
+        "moments": near,
+        # a long run's other moments, a page away
+        "earlier": near[0].seq - 1 if near and near[0].seq > 1 else None,
+        "after": near[-1].seq + 1 if run.events.filter(seq__gt=near[-1].seq).exists() else None,
         "fixed": [{"step": step, "said": narrator.click(step)} for step in at.fixed],
         "first": len(at.fixed),
         "verbs": list(VERBS),
@@ -90,4 +95,5 @@ def _editor(
         "actors": [*scenario.clients, *scenario.servers],
         "storage_kinds": list(STORAGE_KINDS.values()),
         "storage": run.storage_kind,
+        "later": len(forks.later(at)),
     }

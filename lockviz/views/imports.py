@@ -23,8 +23,10 @@ from django_htmx.http import HttpResponseClientRedirect
 from lockviz.errors import ImportRefused, NotAdmitted
 from lockviz.lab import events
 from lockviz.models import Run, RunEvent
+from lockviz.narrator import Narrator
 from lockviz.runs import imports, recorder
 from lockviz.runs.imports import ImportedRun, ImportedScenario
+from lockviz.shares import address_of, rates
 from lockviz.views import HtmxHttpRequest, browser
 from lockviz.views.refusals import respond
 
@@ -33,6 +35,7 @@ from lockviz.views.refusals import respond
 def import_page(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "GET":
         return render(request, "lockviz/import.html", {"text": "", "paste_limit": _limit()})
+    rates.take(rates.IMPORTS, address_of(request))  # reading one is the cost: count it first
     text, data = "", b""
     data_in: bytes | str = data
     try:
@@ -41,9 +44,9 @@ def import_page(request: HtmxHttpRequest) -> HttpResponse:
         found = imports.read(data_in, field)
     except ImportRefused as exc:
         kept = text or _as_text(data_in)  # without htmx, a file's text comes back to be fixed
-        return _answer(
-            request, "lockviz/_import_errors.html", {"problems": _split(exc.problems)}, kept
-        )
+        context: dict[str, object] = {"problems": _split(exc.problems)}
+        context.update(_where(request, text, kept))
+        return _answer(request, "lockviz/_import_errors.html", context, kept)
     if isinstance(found, ImportedScenario):
         scenario = found.scenario
         context = {
@@ -79,7 +82,7 @@ def run_imported(request: HtmxHttpRequest) -> HttpResponse:
             request, "lockviz/_import_errors.html", {"problems": _split(exc.problems)}, ""
         )
     try:
-        run = recorder.launch(found.scenario, owner=browser(request))
+        run = recorder.launch(found.scenario, owner=browser(request), address=address_of(request))
     except NotAdmitted as refused:
         return respond(request, refused)
     return _go(request, reverse("run", args=[run.pk]))
@@ -125,6 +128,18 @@ def _chosen(request: HtmxHttpRequest, text: str) -> tuple[bytes | str, str, str]
     if not text.strip():
         raise ImportRefused(["text: paste a scenario or an exported run, or choose a file"])
     return text, "text", "the pasted text"
+
+
+def _where(request: HtmxHttpRequest, text: str, kept: str) -> dict[str, str]:
+    """Where the refused text is now, so the refusal says where to fix it: ``came_from`` is
+    "text" (still in the box), "file-kept" (the file's text is in the box now), "file" (fix the
+    file and choose it again: with htmx the page keeps the form as it was, the box empty) or
+    "" (nothing was given)."""
+    upload = request.FILES.get("file")
+    if upload is not None and upload.size:
+        came_from = "file-kept" if kept and not request.htmx else "file"
+        return {"came_from": came_from, "file_name": str(upload.name or "the file")}
+    return {"came_from": "text" if text.strip() else "", "file_name": ""}
 
 
 def _as_text(data: bytes | str) -> str:
@@ -179,12 +194,16 @@ def _store(found: ImportedRun) -> Run:
         error=found.error,
         finished=timezone.now(),
     )
+    told = Narrator(found.scenario.backend)  # said once, here: every reader reads the words
     RunEvent.objects.bulk_create(
         (
-            RunEvent(run=run, seq=m.seq, t_ms=m.t_ms, actor=m.actor, kind=m.kind, data=e)
+            RunEvent(
+                run=run, seq=m.seq, t_ms=m.t_ms, actor=m.actor, kind=m.kind, data=e,
+                said=told.said(e).as_data(),
+            )
             for e in found.events
             if (m := events.parse(e))
         ),
         batch_size=500,
-    )
+    )  # fmt: skip
     return run

@@ -22,6 +22,7 @@ from lockviz import narrator
 from lockviz.errors import NotAdmitted, NotYours
 from lockviz.models import Run
 from lockviz.runs import recorder, recovery
+from lockviz.shares import address_of
 from lockviz.teaching import lessons, reveals
 from lockviz.views import HtmxHttpRequest, browser, owns, withheld
 from lockviz.views.pagedata import page_data
@@ -158,7 +159,9 @@ def _lesson(slug: str) -> lessons.Lesson:
 
 def _start(request: HtmxHttpRequest, lesson: lessons.Lesson) -> HttpResponse:
     try:
-        run = recorder.launch(lesson.scenario, lesson.slug, browser(request))
+        run = recorder.launch(
+            lesson.scenario, lesson.slug, browser(request), address=address_of(request)
+        )
     except NotAdmitted as refused:
         return respond(request, refused)
     response = redirect(_url(lesson.slug, run.pk))

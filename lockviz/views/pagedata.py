@@ -14,6 +14,7 @@ Stream paths come from lockviz.routing, never written by hand.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.http import HttpRequest
@@ -22,6 +23,7 @@ from lockviz.models import Room, Run
 from lockviz.routing import room_stream, run_stream
 
 COMMON = ("run", "status", "ws", "room", "room_ws", "presenting")
+CODE_SHAPE = re.compile(r"[A-Z0-9]{3,8}")  # what a room code can look like, old or new
 
 
 def page_data(
@@ -47,3 +49,18 @@ def presenting(request: HttpRequest) -> str | None:
     """The code of the room this browser presents, if any."""
     code = request.session.get("presenting") if hasattr(request, "session") else None
     return code if isinstance(code, str) else None
+
+
+def room_bar(request: HttpRequest) -> dict[str, object]:
+    """Context for every page: the room this browser presents, the class a student exploring
+    alone may rejoin (``?room=<code>``: only a code's shape, anything else is ignored), and the
+    page data of a page whose view hands its script nothing more (a view's own ``page``
+    replaces it)."""
+    code = presenting(request)
+    asked = str(request.GET.get("room", "")).strip().upper()
+    context: dict[str, object] = {"page": page_data(request)}
+    if code:
+        context["presenting"] = code
+    elif CODE_SHAPE.fullmatch(asked):
+        context["rejoin"] = asked
+    return context

@@ -20,6 +20,7 @@ from lockviz.errors import NotAdmitted, NotLive, ScenarioError
 from lockviz.models import Run
 from lockviz.runs import recorder, recovery
 from lockviz.scenarios.schema import Scenario, parse
+from lockviz.shares import address_of
 from lockviz.teaching import play as free_play
 from lockviz.teaching import reveals
 from lockviz.views import HtmxHttpRequest, browser, owns, withheld
@@ -35,7 +36,9 @@ def play(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         scenario = form.cleaned_data["built"]
         try:
-            run = recorder.launch(scenario, "free-play", browser(request), open_ended=True)
+            run = recorder.launch(
+                scenario, "free-play", browser(request), True, address_of(request)
+            )
         except NotAdmitted as refused:
             return respond(request, refused)
         return _go(request, reverse("play_session", args=[run.pk]))
@@ -117,7 +120,9 @@ def again(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         context = {**_session_context(request, run), "problems": problems}
         return render(request, "lockviz/play.html", context, status=400)
     try:
-        again_run = recorder.launch(scenario, "free-play", browser(request))
+        again_run = recorder.launch(
+            scenario, "free-play", browser(request), address=address_of(request)
+        )
     except NotAdmitted as refused:
         return respond(request, refused)
     return _go(request, reverse("run", args=[again_run.pk]))

@@ -6,19 +6,33 @@ The status is the refusal's own (400, 403, 409, 429, 503); what carries it depen
   for htmx its partial swapped into ``#refused``, with ``Retry-After`` when trying later helps;
 - anything else on a page's action (a click, Finish, Run again): the action's result partial,
   each problem a line;
-- a room's script (``plain=True``): the sentence as plain text.
+- a room's script (``plain=True``): the sentence as plain text;
+- a code that leads to no room (``NoRoom``, 404): the join page, saying so.
 
 htmx swaps only a 2xx into the page, so an htmx request gets 200 and the header ``X-Fault:
 refused`` says it was refused (lockviz's own words then win over the generic sentence of
-static/lockviz/request-problems.js). Each refusal is counted by reason on /metrics.
+static/lockviz/request-problems.js). Each refusal is counted by reason on /metrics. A refusal a
+view does not catch itself is answered here too (:class:`Refusals`, a middleware).
 """
 
 from __future__ import annotations
 
-from django.http import HttpResponse
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from lockviz.errors import Busy, Invalid, NotAdmitted, NotLive, NotYours, Refusal, TooMany
+from lockviz import plaintext
+from lockviz.errors import (
+    Busy,
+    Invalid,
+    NoRoom,
+    NotAdmitted,
+    NotLive,
+    NotYours,
+    Refusal,
+    TooMany,
+)
 from lockviz.ops import metrics
 from lockviz.ops.metrics import Reason
 from lockviz.views import HtmxHttpRequest
@@ -26,7 +40,8 @@ from lockviz.views import HtmxHttpRequest
 RESULT = "lockviz/_play_result.html"
 REASONS: dict[type[Refusal], Reason] = {
     Busy: "lab_busy",
-    TooMany: "too_many_runs",
+    TooMany: "over_share",
+    NoRoom: "no_room",
     NotYours: "not_owner",
     NotLive: "not_live",
     Invalid: "invalid",
@@ -47,13 +62,16 @@ def respond(request: HtmxHttpRequest, refusal: Refusal, *, plain: bool = False) 
     elif isinstance(refusal, NotAdmitted):
         template = "lockviz/_refused.html" if htmx else "lockviz/refused.html"
         response = render(request, template, {"refused": refusal}, status=refusal.status)
-        if refusal.retry_after_s is not None:
-            response["Retry-After"] = str(refusal.retry_after_s)
         if htmx:
             response["HX-Retarget"] = "#refused"
             response["HX-Reswap"] = "innerHTML"
+    elif isinstance(refusal, NoRoom):  # the join page, saying so: try another code
+        context = {"problem": refusal.message, "code": ""}
+        response = render(request, "lockviz/join.html", context, status=refusal.status)
     else:
         response = render(request, RESULT, {"problems": refusal.problems}, status=refusal.status)
+    if isinstance(refusal, NotAdmitted) and refusal.retry_after_s is not None:
+        response["Retry-After"] = str(refusal.retry_after_s)
     response["X-Fault"] = "refused"
     if htmx:
         response.status_code = 200  # htmx swaps only a 2xx in; X-Fault says it was refused
@@ -69,6 +87,30 @@ def not_yours(request: HtmxHttpRequest, run_id: str, what: str) -> HttpResponse:
             "Start a run of your own to try things yourself."
         ),
     )
+
+
+class Refusals:
+    """Middleware: a refusal a view lets out (a share spent while it looked up a room code,
+    lockviz.teaching.codes) is answered as :func:`respond` answers any other; and an address
+    whose path or query holds a control character (an id with a NUL: lockviz.plaintext) is
+    refused before any view reads it."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        parts = [("the address", request.path)]
+        parts += [(f"?{key}", v) for key, values in request.GET.lists() for v in [key, *values]]
+        for where, text in parts:
+            said = plaintext.problem(text)
+            if said is not None:
+                return respond(request, Invalid(f"{where[:40]}: {said}"))  # type: ignore[arg-type]
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, Refusal):
+            return respond(request, exception)  # type: ignore[arg-type]  # htmx or not: both
+        return None
 
 
 def csrf_failure(request: HtmxHttpRequest, reason: str = "") -> HttpResponse:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import re
-
-from django.http import HttpResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
@@ -18,20 +16,30 @@ from lockviz.teaching import reveals
 from lockviz.views import HtmxHttpRequest, ask_first, withheld
 from lockviz.views.pagedata import page_data
 
-ROOM_CODE = re.compile(r"^[A-Za-z0-9]{3,8}$")
+CHUNK = 500  # events in the page, and in each chunk its script fetches after it
 
 
 @require_GET
 def replay(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
+    """The replay page, with the run's first :data:`CHUNK` events; ``more`` names the rest's
+    first chunk (static/lockviz/event-chunks.js fetches them), so no request reads a whole long
+    run."""
     run = get_object_or_404(Run, pk=run_id)
     hidden = withheld(request, run)
     if ask_first(request, run, hidden):
         return ask_for_outcome(request, run, hidden, "replay")
     scenario = reveals.scenario(run.scenario, hidden)
-    events = reveals.told(run, hidden)
-    page = page_data(request, run=run, scenario=scenario, nodes=_nodes(run), events=events)
-    story = _story(run, scenario, events)
-    context = {"run": run, "scenario": scenario, "page": page, "story": story}
+    events, more = _chunk(run, hidden, 0)
+    page = page_data(
+        request, run=run, scenario=scenario, nodes=_nodes(run), events=events, more=more
+    )
+    context = {
+        "run": run,
+        "scenario": scenario,
+        "page": page,
+        "story": _story(run, scenario),
+        "count": run.events.count(),
+    }
     return render(request, "lockviz/replay.html", context)
 
 
@@ -41,26 +49,50 @@ def ask_for_outcome(
     """A lesson's run before the reveal: the page says it shows the outcome and asks first."""
     query = request.GET.copy()
     query[reveals.OUTCOME] = "shown"
-    code = str(request.GET.get("room", ""))
-    rejoin = reverse("follow_room", args=[code.upper()]) if ROOM_CODE.match(code) else ""
-    context = {"run": run, "withheld": sorted(hidden), "what": what, "rejoin": rejoin,
+    # ?room=<code>: the way back to the class is the room bar's ``rejoin`` (lockviz.views.rooms)
+    context = {"run": run, "withheld": sorted(hidden), "what": what,
                "shown_query": query.urlencode()}  # fmt: skip
     return render(request, "lockviz/outcome.html", context)
 
 
-def _story(
-    run: Run, scenario: dict[str, object], events: list[dict[str, object]]
-) -> list[dict[str, object]]:
-    """Every step of the script, numbered once, with the seq of the moment it was taken (None
-    for a step the run never reached)."""
-    taken = {e.get("index"): e for e in events if e["kind"] == "step"}
+@require_GET
+def replay_events(request: HtmxHttpRequest, run_id: str) -> JsonResponse:
+    """``{"events": [...], "more": <the next chunk's path> | null}``: the run's events after
+    ``?after=N``, at most :data:`CHUNK`, each with its words, without the answers this browser
+    may not read yet (lockviz.teaching.reveals)."""
+    run = get_object_or_404(Run, pk=run_id)
+    try:
+        after = max(0, int(str(request.GET.get("after") or 0)[:12]))
+    except ValueError:
+        return JsonResponse({"problems": ["after: a whole number ≥ 0"]}, status=400)
+    events, more = _chunk(run, withheld(request, run), after)
+    return JsonResponse({"events": events, "more": more})
+
+
+def _chunk(run: Run, hidden: frozenset[int], after: int) -> tuple[list[narrator.Told], str | None]:
+    """At most :data:`CHUNK` events after ``after``, without the ``hidden`` answers, and the
+    path of the chunk after them."""
+    events = reveals.told(run, hidden, after, CHUNK + 1)
+    if len(events) <= CHUNK:
+        return events, None
+    events = events[:CHUNK]
+    return events, f"{reverse('replay_events', args=[run.pk])}?after={events[-1]['seq']}"
+
+
+def _story(run: Run, scenario: dict[str, object]) -> list[dict[str, object]]:
+    """Every step of the ``scenario`` (the run's, as this browser may read it), numbered once,
+    with the seq of the moment it was taken (None for a step the run never reached)."""
+    steps_taken = run.events.filter(kind="step").values_list("data__index", "seq", "t_ms")
+    taken = {index: (seq, t_ms) for index, seq, t_ms in steps_taken}
     found = scenario.get("steps")
     steps = found if isinstance(found, list) else []
     told = narrator.story(s for s in steps if isinstance(s, dict))
     for item in told:
-        event = taken.get(item["index"])
-        item["seq"] = event["seq"] if event else None
-        item["t_s"] = number(event["t_ms"]) / 1000 if event else item["t_s"]
+        seq, t_ms = taken.get(item["index"], (None, None))
+        item["seq"] = seq
+        item["t_s"] = number(t_ms) / 1000 if seq is not None else item["t_s"]
+        t_s = item["t_s"]  # formatted here: the template's floatformat costs 0.1 ms a step
+        item["when"] = f"{t_s:.2f} s" if isinstance(t_s, int | float) else ""
     return told
 
 

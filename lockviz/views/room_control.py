@@ -60,7 +60,7 @@ def new_key(request: HtmxHttpRequest, room: Room) -> HttpResponse:
 def take_back(request: HtmxHttpRequest, code: str, key: str) -> HttpResponse:
     """The presenter key's link: a page that asks, and a POST that makes this browser the
     room's presenter (a GET changes nothing: link previews open links)."""
-    room = _room(code)
+    room = _room(request, code, admit=False)  # the key, not this browser, admits
     context: dict[str, object] = {"room": room}
     if request.method == "POST":
         try:

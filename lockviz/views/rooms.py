@@ -15,25 +15,30 @@ from collections.abc import Callable
 from typing import Any
 
 import segno
-from django.http import Http404, HttpResponse, JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from lockviz.errors import NotYours, Refusal, RoomRefused
-from lockviz.models import Member, Poll, Room, Run, Share
-from lockviz.teaching import control, reveals, rooms
+from lockviz.errors import NoRoom, NotYours, Refusal, RoomRefused
+from lockviz.models import Poll, Room, Run, Share
+from lockviz.shares import address_of, rates
+from lockviz.teaching import codes, control, members, reveals, rooms, sharing
 from lockviz.teaching.lessons import course
 from lockviz.teaching.rooms import State
 from lockviz.views import HtmxHttpRequest, absolute, browser, withheld
-from lockviz.views.pagedata import page_data, presenting
+from lockviz.views.pagedata import page_data
 from lockviz.views.refusals import respond
 
 
-def _room(code: str) -> Room:
-    room = rooms.find(code)
+def _room(request: HtmxHttpRequest, code: str, admit: bool = True) -> Room:
+    """The room of this code, looked up as every code is (lockviz.teaching.codes): 404 with the
+    one sentence for every code that leads nowhere (or to a room this browser may not enter,
+    unless not ``admit``: the presenter key admits), 429 past this address's misses (raised:
+    lockviz.views.refusals.Refusals answers them)."""
+    room = codes.find(code, address_of(request), browser(request), admit)
     if room is None:
-        raise Http404(f"there is no room {code[:8]!r}: check the code on the projector")
+        raise NoRoom(codes.no_room(code))  # answered by lockviz.views.refusals
     return room
 
 
@@ -62,7 +67,7 @@ def _by_the_presenter(what: str) -> Callable[[View], View]:
     def decorate(view: View) -> View:
         @functools.wraps(view)
         def checked(request: HtmxHttpRequest, code: str, **kwargs: Any) -> HttpResponse:
-            room = _room(code)
+            room = _room(request, code)
             if not _presenting(request, room):
                 return _forbidden(request, what)
             try:
@@ -77,6 +82,7 @@ def _by_the_presenter(what: str) -> Callable[[View], View]:
 
 @require_POST
 def open_room(request: HtmxHttpRequest) -> HttpResponse:
+    rates.take(rates.ROOMS, address_of(request))
     room = rooms.open_room(browser(request))
     request.session["presenting"] = room.code
     # Its presenter key, shown once on the room page (lockviz.views.room_control).
@@ -86,7 +92,7 @@ def open_room(request: HtmxHttpRequest) -> HttpResponse:
 
 @require_GET
 def room_page(request: HtmxHttpRequest, code: str) -> HttpResponse:
-    room = _room(code)
+    room = _room(request, code)
     if not _presenting(request, room):
         return redirect("join_room", code=room.code)
     request.session["presenting"] = room.code
@@ -107,8 +113,8 @@ def room_page(request: HtmxHttpRequest, code: str) -> HttpResponse:
         "most": max([1, *counts.values()]),
         "lessons": course(),
         "recent": Run.objects.filter(owner=room.presenter)[:8],
-        "shared": rooms.shared(room),
-        "waiting": rooms.shared(room, Share.State.WAITING),
+        "shared": sharing.shared(room),
+        "waiting": sharing.shared(room, Share.State.WAITING),
         "members": control.members(room),
         "idle_hours": control.idle_limit().total_seconds() / 3600,
         "key": key,
@@ -127,44 +133,37 @@ def stop_presenting(request: HtmxHttpRequest, code: str) -> HttpResponse:
 def join_by_code(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "POST":
         code = str(request.POST.get("code", "")).strip().upper()[:8]
-        if rooms.find(code) is not None:
+        if code and codes.find(code, address_of(request), browser(request)) is not None:
             return redirect("join_room", code=code)
-        problem = f"There is no room {code!r}: check the code on the projector." if code else ""
+        problem = codes.no_room(code) if code else ""
         return render(request, "lockviz/join.html", {"problem": problem, "code": code}, status=404)
     return render(request, "lockviz/join.html", {"code": ""})
 
 
 @require_http_methods(["GET", "POST"])
 def join_room(request: HtmxHttpRequest, code: str) -> HttpResponse:
-    room = _room(code)
+    room = _room(request, code)
     if _presenting(request, room):
         return redirect("room", code=room.code)
-    try:
-        control.admit(room, Member.objects.filter(room=room, browser=browser(request)).first())
-        if request.method == "POST":
-            rooms.join(room, browser(request), str(request.POST.get("name", "")))
-            return redirect("follow_room", code=room.code)
-    except RoomRefused as exc:
-        return _closed(request, room, exc)
+    if request.method == "POST":
+        name = str(request.POST.get("name", ""))
+        try:
+            members.join(room, browser(request), address_of(request), request.session, name)
+        except RoomRefused as exc:
+            context = {"room": room, "code": room.code, "problem": exc.message}
+            return render(request, "lockviz/join.html", context, status=400)
+        return redirect("follow_room", code=room.code)
     return render(request, "lockviz/join.html", {"room": room, "code": room.code})
-
-
-def _closed(request: HtmxHttpRequest, room: Room, refused: RoomRefused) -> HttpResponse:
-    """A room that will not have this browser (ended, removed it, no new joins): a page."""
-    why = refused.message.removeprefix("room: ")
-    context = {"room": room, "why": why[:1].upper() + why[1:] + "."}
-    return render(request, "lockviz/room_closed.html", context, status=410 if room.closed else 403)
 
 
 @require_GET
 def follow(request: HtmxHttpRequest, code: str) -> HttpResponse:
-    room = _room(code)
+    room = _room(request, code)
     if _presenting(request, room):
         return redirect("room", code=room.code)
-    try:
-        member = rooms.join(room, browser(request))
-    except RoomRefused as exc:
-        return _closed(request, room, exc)
+    member = members.member(room, request.session)
+    if member is None:  # only a browser that joined follows: the join page, with its name
+        return redirect("join_room", code=room.code)
     page = page_data(request, room=room, state=room.state)
     return render(request, "lockviz/follow.html", {"room": room, "member": member, "page": page})
 
@@ -193,6 +192,19 @@ def ask(request: HtmxHttpRequest, room: Room) -> HttpResponse:
 
 
 @require_POST
+@_by_the_presenter("set what students may run")
+def allowance(request: HtmxHttpRequest, room: Room) -> HttpResponse:
+    """The switch on the room page: students may start runs of their own, and how many."""
+    rooms.allow(
+        room,
+        request.POST.get("student_runs") == "on",
+        _whole(request.POST.get("runs_each"), "runs_each"),
+        _whole(request.POST.get("runs_in_all"), "runs_in_all"),
+    )
+    return redirect("room", code=room.code)
+
+
+@require_POST
 @_by_the_presenter("reveal the answer")
 def reveal(request: HtmxHttpRequest, room: Room, poll_id: int) -> HttpResponse:
     poll = get_object_or_404(Poll, pk=poll_id, room=room)
@@ -202,25 +214,30 @@ def reveal(request: HtmxHttpRequest, room: Room, poll_id: int) -> HttpResponse:
 
 @require_POST
 def vote(request: HtmxHttpRequest, code: str, poll_id: int) -> HttpResponse:
-    room = _room(code)
+    room = _room(request, code)
     poll = get_object_or_404(Poll, pk=poll_id, room=room)
     if _presenting(request, room):
         return _forbidden(request, "answer: the presenter asks")
+    member = members.member(room, request.session)
+    if member is None:
+        return _refused(
+            request, NotYours(f"room: join room {room.code} (its link or code) to answer")
+        )
     try:
-        rooms.join(room, browser(request))
-        rooms.vote(poll, browser(request), str(request.POST.get("choice", ""))[:200])
-    except RoomRefused as exc:
+        rates.take(rates.VOTES, address_of(request), room.code)
+        rooms.vote(poll, member, str(request.POST.get("choice", ""))[:200])
+    except Refusal as exc:
         return _refused(request, exc)
-    return JsonResponse({"poll": rooms.public(poll, browser(request))})
+    return JsonResponse({"poll": rooms.public(poll, member.browser)})
 
 
 @require_POST
 def share(request: HtmxHttpRequest, code: str) -> HttpResponse:
     """A student shares a fork of theirs with the presenter (who alone sees the list)."""
-    room = _room(code)
+    room = _room(request, code)
     run = get_object_or_404(Run, pk=str(request.POST.get("run", ""))[:16])
     try:
-        shown = rooms.share(room, run, browser(request))
+        shown = sharing.share(room, run, browser(request))
     except Refusal as exc:
         return _refused(request, exc)
     if request.htmx:
@@ -263,15 +280,6 @@ def _key_once(request: HtmxHttpRequest, room: Room) -> str:
     return str(note.get("key") or "")
 
 
-def room_bar(request: HtmxHttpRequest) -> dict[str, object]:
-    """Context for every page: the room this browser presents, and the page data of a page
-    whose view hands its script nothing more (a view's own ``page`` replaces it)."""
-    code = presenting(request)
-    return (
-        {"presenting": code, "page": page_data(request)} if code else {"page": page_data(request)}
-    )
-
-
 def _json(request: HtmxHttpRequest) -> Any:
     try:
         return json.loads(request.body or b"{}")
@@ -279,8 +287,8 @@ def _json(request: HtmxHttpRequest) -> Any:
         raise RoomRefused("state: not JSON") from None
 
 
-def _whole(value: Any) -> int:
+def _whole(value: Any, field: str = "step") -> int:
     try:
         return int(str(value))
     except ValueError:
-        raise RoomRefused(f"step: {str(value)[:20]!r} is not a step number") from None
+        raise RoomRefused(f"{field}: {str(value)[:20]!r} is not a whole number") from None

@@ -15,6 +15,7 @@ from lockviz.models import Run
 from lockviz.runs import recorder, recovery
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import parse
+from lockviz.shares import address_of
 from lockviz.teaching import reveals
 from lockviz.views import HtmxHttpRequest, ask_first, browser, owns, withheld
 from lockviz.views.forms import RunForm
@@ -65,7 +66,10 @@ def start_run(request: HtmxHttpRequest) -> HttpResponse:
         return not_yours(request, source.pk, "run it again with other settings")
     try:
         run = recorder.launch(
-            form.cleaned_data["built"], form.cleaned_data["slug"], browser(request)
+            form.cleaned_data["built"],
+            form.cleaned_data["slug"],
+            browser(request),
+            address=address_of(request),
         )
     except NotAdmitted as refused:
         return respond(request, refused)

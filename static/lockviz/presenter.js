@@ -100,7 +100,12 @@ function follow(diagram, finished) {
     if (!now) return;
     const r = (finished ? diagram.svg : now).getBoundingClientRect();
     const y = finished ? r.bottom : r.top;
-    if (y > window.innerHeight - 80) window.scrollBy({ top: y - window.innerHeight * 0.6 });
+    if (finished) {
+      // The diagram's end at the bottom of the screen, so the diagram fills it (its top kept
+      // under the verdict when the whole diagram is shorter than the screen).
+      const by = Math.max(y - (window.innerHeight - 12), r.top - 140);
+      if (Math.abs(by) > 8) window.scrollBy({ top: by });
+    } else if (y > window.innerHeight - 80) window.scrollBy({ top: y - window.innerHeight * 0.6 });
   });
 }
 

@@ -227,7 +227,9 @@ export function startRoomBar() {
       li.querySelector(".fill").style.width = `${(100 * n) / most}%`;
     }
     now.querySelector(".answered").textContent =
-      `${tally.answered} answered of ${tally.present} present · the class does not see this until you reveal`;
+      `${tally.answered} answered of ${tally.present} present` +
+      (tally.note ? ` (${tally.note})` : "") +
+      " · the class does not see this until you reveal";
     const button = now.querySelector(".reveal-form button");
     if (button) button.disabled = poll.state !== "open";
   }
@@ -255,7 +257,8 @@ export function startRoomBar() {
         }
       } else if (data.type === "shared") sharedFork(data.fork);
     };
-    socket.onclose = () => setTimeout(connect, 1000);
+    // 4429: this address has its share of streams open: not every second.
+    socket.onclose = (event) => setTimeout(connect, event.code === 4429 ? 30_000 : 1000);
   }
 
   // A student shared a What if…? fork: it waits on top of the presenter's approval list (room

@@ -1,7 +1,7 @@
 // One run's events over its WebSocket (/ws/runs/<id>/, see lockviz/consumers.py): connect with
 // ?after=<last seq we have>, receive {type: "event"|"status"|"error"} and {type: "events",
-// frames: [event messages]} (live events that arrived together), reconnect after a drop with the
-// newest seq so nothing is lost or drawn twice. A seq that skips one (a message lost on the way)
+// frames: [event messages]} (live events that arrived together, or a page of stored ones),
+// reconnect after a drop with the newest seq so nothing is lost or drawn twice. A seq that skips one (a message lost on the way)
 // is not drawn: the stream asks {type: "resume", after: lastSeq}, the server resends what follows
 // from the database, in order, and the stream goes on from there (no answer within 5 s: it
 // reconnects with ?after=lastSeq instead). A run that ends without its last event having arrived
@@ -16,6 +16,7 @@
 import { dataOf, socketUrl } from "./sockets.js";
 
 const SETTLED = ["finished", "failed", "interrupted", "cancelled"];
+const SHARE_RETRY_MS = 30_000; // a stream refused for its address's share (4429) waits this long
 
 /** The order of a run's events, whatever order they arrive in: each seq once, none skipped. */
 export class Sequence {
@@ -118,7 +119,8 @@ export function openStream(wsPath, after, handlers, env = globalThis) {
         return;
       }
       on.onStatus("reconnecting", null);
-      env.setTimeout(connect, retryMs);
+      // 4429: this address has its share of streams open (the error said so): not every second.
+      env.setTimeout(connect, event.code === 4429 ? SHARE_RETRY_MS : retryMs);
       retryMs = Math.min(retryMs * 2, 4000);
     };
   }

@@ -7,9 +7,10 @@ from typing import Any
 import pytest
 
 from tests.browser.conftest import entry
-from tests.conftest import AppServer
+from tests.conftest import ROOT, AppServer
 
 pytestmark = [pytest.mark.live, pytest.mark.browser]
+SHOTS = ROOT / "screenshots"
 
 
 def test_fenced_against_plain_side_by_side(app_server: AppServer, page: Any) -> None:
@@ -105,3 +106,46 @@ def test_the_compare_form_and_its_errors_fit_their_boxes(
     assert page.evaluate(OVERFLOW) == []
     assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
     page.close()
+
+
+def test_four_storages_fit_the_width_of_a_720p_projector(
+    app_server: AppServer, browser: Any
+) -> None:
+    """Four lanes never cut: side by side where they are readable (a wide screen), one under
+    the other at 1280 px, each whole, its words at least 12 px."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    context.add_init_script("localStorage.setItem('lockviz-presenter', '1')")
+    page = context.new_page()
+    try:
+        page.goto(
+            f"{app_server.url}/compare/?scenario=gc-pause-fenced&lanes=fenced,plain,sequencer,cas"
+        )
+        page.locator("#compare-form button.run-button").click()
+        page.wait_for_url("**/compare/?runs=*")
+        lanes = page.locator(".lane")
+        assert lanes.count() == 4
+        for n in range(4):
+            page.locator(f".lane[data-done] >> nth={n}").wait_for(timeout=60_000)
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+        for n in range(4):
+            box = lanes.nth(n).bounding_box()
+            assert box["x"] >= 0 and box["x"] + box["width"] <= 1280
+            smallest = lanes.nth(n).evaluate(
+                """lane => { const svg = lane.querySelector('svg');
+                   const k = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+                   return Math.min(...[...svg.querySelectorAll('text')]
+                     .filter(t => t.textContent.trim() && t.getClientRects().length)
+                     .map(t => parseFloat(getComputedStyle(t).fontSize) * k)); }"""
+            )
+            assert smallest >= 12
+        page.screenshot(path=str(SHOTS / "compare-four-1280x720.png"))
+        # A screen wide enough has them side by side, every lane whole.
+        page.set_viewport_size({"width": 2700, "height": 1000})
+        page.wait_for_function(
+            "() => !document.getElementById('lanes').classList.contains('stacked')"
+        )
+        boxes = [lanes.nth(n).bounding_box() for n in range(4)]
+        assert len({round(b["y"]) for b in boxes}) == 1
+        assert all(b["x"] >= 0 and b["x"] + b["width"] <= 2700 for b in boxes)
+    finally:
+        context.close()

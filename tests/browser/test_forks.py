@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tests.browser.conftest import entry
+from tests.browser.test_free_play import GRANTED_TO
 from tests.browser.test_replay import current, run_live
 from tests.browser.test_rooms import join
 from tests.conftest import AppServer
@@ -117,11 +118,95 @@ def test_a_student_shares_a_private_fork_with_the_presenter(
         assert teacher.locator("#shared-forks a", has_text="Ada:").count() == 0
         waiting.get_by_role("button", name="Approve").click()
         teacher.locator("#shares-listed summary").click()  # the list is folded: off the projector
+        ada.goto(f"{app_server.url}/rooms/{code}/follow/")  # back with the class
         shared = teacher.locator("#shared-forks a", has_text="Ada:")
         shared.click()  # on the projector: the fork beside the original
         teacher.wait_for_url(f"**/compare/?runs={original},{fork_id}")
         assert teacher.locator(".lane").count() == 2
         assert teacher.locator(".time-mark-line").count() == 2
+        # The class sees them as the projector does: the original beside the fork, both whole.
+        ada.locator("#beside-wrap").wait_for(state="visible", timeout=10_000)
+        for svg in ("#beside-diagram", "#diagram"):
+            ada.locator(f"{svg} .lifeline-header").first.wait_for(timeout=10_000)
+        left, right = (ada.locator(s).bounding_box() for s in ("#beside-diagram", "#diagram"))
+        width = ada.viewport_size["width"]
+        assert left and right and left["x"] + left["width"] <= right["x"]  # side by side
+        assert left["x"] >= 0 and right["x"] + right["width"] <= width  # neither cut
+        assert ada.evaluate("document.documentElement.scrollWidth") <= width
     finally:
         teacher_ctx.close()
         ada_ctx.close()
+
+
+def free_play_run(server: AppServer, page: Any) -> str:
+    """A free-play session clicked into a GC pause (alice acquires, pauses 1.5 s, bob acquires),
+    finished: its run id. Every step's time is the moment it was clicked, not a round number."""
+    page.goto(server.url + "/play/")
+    page.get_by_label("lease in milliseconds").fill("1000")
+    page.get_by_role("button", name="Start a session on live servers").click()
+    page.wait_for_url("**/play/*/")
+    run_id = page.url.rstrip("/").rsplit("/", 1)[1]
+    alice, bob = page.locator("#faults-alice"), page.locator("#faults-bob")
+    alice.get_by_role("button", name="acquire", exact=True).click()
+    page.wait_for_function(GRANTED_TO, arg="alice", timeout=20_000)
+    alice.get_by_label("pause alice for how many seconds").fill("1.5")
+    alice.get_by_role("button", name="pause").click()
+    page.locator("svg#diagram .pause").wait_for(state="attached")
+    bob.get_by_role("button", name="acquire", exact=True).click()
+    page.wait_for_function(GRANTED_TO, arg="bob", timeout=20_000)
+    page.get_by_role("button", name="Finish").click()
+    page.locator("#verdict .headline").wait_for(timeout=30_000)
+    return run_id
+
+
+def on_screen(box: dict[str, float] | None, width: int, height: int) -> bool:
+    return (
+        box is not None
+        and box["x"] >= 0
+        and box["x"] + box["width"] <= width + 0.5
+        and (0 <= box["y"] <= height)
+    )
+
+
+def test_a_free_play_fork_runs_as_prefilled_and_opens_where_it_parts(
+    app_server: AppServer, browser: Any
+) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        original = free_play_run(app_server, page)
+        page.goto(f"{app_server.url}/runs/{original}/replay/")
+        seq = to_moment(page, "granted", "alice")
+        page.goto(f"{app_server.url}/runs/{original}/fork/?at={seq}")
+        times = page.locator(".fork-row:not(.new) input[name^=at_ms_]")
+        assert times.count() >= 2  # alice's pause and bob's acquire, clicked at odd times
+        # The browser accepts every prefilled time as it is: no row needs an edit.
+        assert page.evaluate("document.getElementById('fork-form').checkValidity()")
+        page.get_by_role("button", name="Run the fork live, beside the original").click()
+        page.wait_for_url(re.compile(rf".*/compare/\?runs={original},\w+$"), timeout=15_000)
+        # It opens where the runs part: the marks on screen, both lanes whole at 1280×720.
+        lanes = page.locator(".lane")
+        assert lanes.count() == 2
+        marks = page.locator(".time-mark-line")
+        page.wait_for_function(
+            "() => { const r = document.querySelector('.time-mark-line').getBoundingClientRect();"
+            " return r.top >= 0 && r.bottom <= innerHeight; }",
+            timeout=10_000,
+        )
+        for n in range(2):
+            assert on_screen(marks.nth(n).bounding_box(), 1280, 720)
+            lane = lanes.nth(n).bounding_box()
+            assert lane and lane["x"] >= 0 and lane["x"] + lane["width"] <= 1280 + 0.5
+        # The start is one click away.
+        page.get_by_role("button", name="Back to the start").click()
+        page.wait_for_function(  # the lanes' heads in view, under the bar that stays
+            """() => document.querySelector('.lane-head').getBoundingClientRect().top
+                 >= document.getElementById('lanes-tools').getBoundingClientRect().bottom"""
+        )
+        assert page.locator(".lane svg .lifeline-header").first.bounding_box()["y"] < 720
+        page.locator(".lane[data-done]").nth(1).wait_for(timeout=40_000)
+        assert errors == []
+    finally:
+        context.close()

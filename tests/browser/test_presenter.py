@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from tests.browser.test_replay import run_live
+from tests.browser.test_walkthrough import jump_to_question
 from tests.conftest import ROOT, AppServer
 
 pytestmark = [pytest.mark.live, pytest.mark.browser]
@@ -83,5 +85,116 @@ def test_a_phone_following_the_class_gets_the_same_view_fitted(
     assert page.locator(".verdict-slot").bounding_box()["y"] < 844
     assert min(page.evaluate(LABEL_PX)) >= 7
     page.screenshot(path=str(SHOTS / "presenter-phone.png"))
+    assert page.errors == []
+    page.context.close()
+
+
+TEXT_PX = """() => {
+    const svg = document.getElementById('diagram');
+    const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    return [...svg.querySelectorAll('text')]
+        .filter(t => t.textContent.trim() && t.getClientRects().length
+                     && getComputedStyle(t).visibility !== 'hidden')
+        .map(t => [parseFloat(getComputedStyle(t).fontSize) * scale, t.textContent]);
+}"""
+DIAGRAM_TOP = "() => document.getElementById('diagram').getBoundingClientRect().top + scrollY"
+
+
+def test_redlock_on_a_720p_projector_fits_reads_and_keeps_still(
+    app_server: AppServer, browser: Any
+) -> None:
+    page = presenter_page(browser, 1280, 720)
+    page.goto(app_server.url + "/")
+    page.locator("#scenario-redlock-gc-pause").get_by_role(
+        "button", name="Run on live servers"
+    ).click()
+    page.wait_for_url("**/runs/*/")
+    page.locator("svg#diagram .lifeline-header").first.wait_for()
+    page.locator("#verdict .pending").wait_for()
+    before = page.evaluate(DIAGRAM_TOP)
+    page.locator("#verdict .headline").wait_for(timeout=40_000)
+    page.wait_for_timeout(300)  # the page's last follow
+    # Room was kept for the verdict: the diagram did not move down when it came.
+    assert abs(page.evaluate(DIAGRAM_TOP) - before) < 2
+    diagram = page.locator("svg#diagram").bounding_box()
+    verdict = page.locator(".verdict-slot").bounding_box()
+    # All seven lifelines within the width; the diagram fills ≥ 60% of the height, under the
+    # verdict, with the run's end on screen.
+    assert diagram["x"] >= 0 and diagram["x"] + diagram["width"] <= 1280
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+    shown = min(720, diagram["y"] + diagram["height"]) - max(0, diagram["y"])
+    assert shown >= 0.6 * 720
+    assert verdict["y"] >= 0 and verdict["y"] + verdict["height"] <= 720
+    end = page.locator("svg#diagram .run-end line").bounding_box()
+    assert verdict["y"] + verdict["height"] < end["y"] < 720
+    # Every word in the diagram at least 12 px (the per-node replies too), and no caption cut.
+    texts = page.evaluate(TEXT_PX)
+    assert any("redis-3" in text for _, text in texts)
+    assert min(px for px, _ in texts) >= 12
+    captions = page.locator("svg#diagram text.say-short").all_text_contents()
+    assert captions and not any("…" in caption for caption in captions)
+    page.screenshot(path=str(SHOTS / "presenter-redlock-1280x720.png"))
+    assert page.errors == []
+    page.context.close()
+
+
+def test_a_lesson_on_a_720p_projector_leaves_the_diagram_60_percent(
+    app_server: AppServer, browser: Any
+) -> None:
+    page = presenter_page(browser, 1280, 720)
+    page.goto(app_server.url + "/lessons/gc-pause-unfenced/")
+    page.get_by_role("button", name="Start the lesson on live servers").click()
+    page.wait_for_url("**/lessons/gc-pause-unfenced/?run=*")
+    page.locator("#live[data-status=finished]").wait_for(timeout=40_000)
+    jump_to_question(page, "Alice is frozen")
+    page.wait_for_timeout(300)  # the page's scroll to the current moment
+    telling = page.locator("#telling").bounding_box()
+    diagram = page.locator(".walk .diagram-wrap").bounding_box()
+    assert telling["y"] + telling["height"] <= 720 + 1  # the telling, whole, at the bottom
+    shown = min(telling["y"], diagram["y"] + diagram["height"]) - max(0, diagram["y"])
+    assert shown >= 0.6 * 720
+    # The current moment (the step asked about) is on screen above the telling, whole.
+    current = page.locator("svg#diagram g.narration.current text.say-short").bounding_box()
+    assert current and current["y"] >= 0 and current["y"] + current["height"] <= telling["y"]
+    # Next waits for an answer: it looks as disabled as it is.
+    next_button = page.locator("#next")
+    assert next_button.get_attribute("aria-disabled") == "true"
+    assert float(next_button.evaluate("b => getComputedStyle(b).opacity")) < 0.7
+    assert next_button.evaluate("b => getComputedStyle(b).cursor") == "not-allowed"
+    page.screenshot(path=str(SHOTS / "presenter-lesson-1280x720.png"))
+    assert page.errors == []
+    page.context.close()
+
+
+def visible_height(page: Any, selector: str) -> float:
+    box = page.locator(selector).bounding_box()
+    return min(720, box["y"] + box["height"]) - max(0, box["y"])
+
+
+def test_a_replay_on_a_720p_projector_leaves_the_diagram_60_percent(
+    app_server: AppServer, browser: Any
+) -> None:
+    page = presenter_page(browser, 1280, 720)
+    run_id = run_live(app_server, page)
+    page.goto(f"{app_server.url}/runs/{run_id}/replay/")
+    page.locator("#rp-seq").filter(has_text="#").wait_for()
+    page.wait_for_timeout(300)
+    # The controls at the top, the diagram under them: 60% of the screen from the start…
+    assert page.locator(".replay-bar").bounding_box()["y"] < 60
+    assert visible_height(page, "svg#diagram") >= 0.6 * 720 - 1
+    for _ in range(8):
+        page.keyboard.press("ArrowRight")
+    page.wait_for_timeout(300)
+    assert visible_height(page, "svg#diagram") >= 0.6 * 720 - 1
+    # …to the end, with the verdict and the run's end on the same screen.
+    page.keyboard.press("End")
+    page.locator("#rp-verdict.shown .headline").wait_for()
+    page.wait_for_timeout(300)
+    assert visible_height(page, "svg#diagram") >= 0.6 * 720 - 1
+    end = page.locator("svg#diagram .run-end line").bounding_box()
+    verdict = page.locator(".verdict-slot").bounding_box()
+    assert verdict["y"] + verdict["height"] < end["y"] < 720
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+    page.screenshot(path=str(SHOTS / "presenter-replay-1280x720.png"))
     assert page.errors == []
     page.context.close()

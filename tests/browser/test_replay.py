@@ -246,3 +246,25 @@ def test_an_import_with_three_problems_names_all_three(app_server: AppServer, pa
     page.wait_for_url("**/import/format/")
     assert '"format": 1' in page.locator("#scenario-format").text_content()
     assert page.errors == []
+
+
+def test_a_long_run_replays_whole_from_its_chunks(
+    app_server: AppServer, page: Any, tmp_path: Path
+) -> None:
+    from bench.diagram import long_run
+
+    run = long_run("redlock-contention", 1_234)  # the page's 500 events, then 500 and 234
+    run["scenario"]["steps"] = [s for s in run["scenario"]["steps"] if s["at_ms"] <= 120_000]
+    run["status"] = "finished"
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps(run))
+    page.goto(app_server.url + "/import/")
+    page.set_input_files("#import-file", str(path))
+    page.get_by_role("button", name="Check and import").click()
+    page.wait_for_url("**/replay/")
+    page.wait_for_function("document.getElementById('rp-seq').textContent !== ''")
+    page.locator("#rp-end").click()
+    assert current(page) == 1_234
+    assert "(event 1234 of 1234)" in page.locator("#rp-when").text_content()
+    page.locator("#rp-start").click()
+    assert current(page) == 1

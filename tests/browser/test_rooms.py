@@ -243,4 +243,48 @@ def test_joining_by_code_never_starts_a_server(app_server: AppServer, page: Any)
     page.goto(app_server.url + "/join")
     page.get_by_label("The code on the projector").fill("qqqqq")
     page.get_by_role("button", name="Join").click()
-    assert "There is no room 'QQQQQ'" in page.locator(".errors").text_content()
+    assert "There is no open room with the code QQQQQ" in page.locator(".errors").text_content()
+
+
+def test_a_student_on_a_phone_sees_one_header_row_the_choices_and_the_whole_diagram(
+    app_server: AppServer, people: dict[str, Any]
+) -> None:
+    teacher, phone = people["teacher"], people["bob"]  # bob's is a 390×844 phone
+    teacher.goto(app_server.url + "/")
+    teacher.get_by_role("button", name="Teach a class").click()
+    teacher.wait_for_url(re.compile(r".*/rooms/[A-Z0-9]+/$"))
+    code = teacher.url.rstrip("/").rsplit("/", 1)[1]
+    join(phone, app_server, code, "Bob")
+    # One row, and only what a student uses: no "Teach a class", no "Presenter view".
+    header = phone.locator("header.site")
+    assert header.bounding_box()["height"] < 64
+    assert header.get_by_role("button").count() == 0
+    assert header.get_by_role("link", name="Leave the class").is_visible()
+    assert code in header.inner_text()
+
+    teacher.goto(app_server.url + "/lessons/gc-pause-fenced/")
+    teacher.get_by_role("button", name="Start the lesson on live servers").click()
+    teacher.wait_for_url("**/lessons/gc-pause-fenced/?run=*")
+    teacher.locator("#live[data-status=finished]").wait_for(timeout=40_000)
+    jump_to_question(teacher, "Alice is frozen", key="ArrowRight")
+    teacher.get_by_role("button", name="Ask the class this checkpoint").click()
+    phone.locator("#follow-poll .poll-question", has_text="Alice is frozen").wait_for()
+    phone.locator("svg#diagram .lifeline-header").first.wait_for()
+    # The choices on the first screen, the question said once where it is read.
+    choices = phone.locator("#follow-poll .choice")
+    assert choices.count() >= 2
+    last = choices.nth(choices.count() - 1).bounding_box()
+    assert last["y"] + last["height"] <= 844
+    visible = phone.locator("body").inner_text()
+    assert visible.count("Alice is frozen") == 1
+    # The diagram fits the width; a button zooms it to full size, which then scrolls.
+    assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+    box = phone.locator("svg#diagram").bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390
+    wrap = phone.locator("svg#diagram").locator("xpath=..")
+    assert wrap.evaluate("e => e.scrollWidth <= e.clientWidth")
+    zoom = phone.get_by_role("button", name="Zoom the diagram to full size")
+    zoom.click()
+    assert zoom.get_attribute("aria-pressed") == "true"
+    assert wrap.evaluate("e => e.scrollWidth > e.clientWidth")
+    assert phone.errors == []

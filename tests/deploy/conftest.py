@@ -34,6 +34,7 @@ from lockviz.lab.labs import LocalLab
 from lockviz.lab.ports import free_port
 from lockviz.lab.servers.postgres import PostgresServer
 from lockviz.lab.servers.redis import RedisServer
+from tests.conftest import ONE_MACHINE
 from tests.deploy.proxies import Caddy, Nginx, Proxy
 
 SEPARATE_HOSTS = os.geteuid() == 0  # unshare --uts needs CAP_SYS_ADMIN
@@ -135,6 +136,7 @@ def replica_env(db: Database, layer: Layer, public_url: str, key: str) -> dict[s
         "LOCKVIZ_PUBLIC_URL": public_url,
         "LOCKVIZ_TRUSTED_PROXIES": "127.0.0.1",
         "LOCKVIZ_SECRET_KEY": key,  # both replicas sign sessions alike
+        **ONE_MACHINE,  # every learner of these tests comes from this one machine
     }
 
 

@@ -34,10 +34,25 @@ class ClassList {
   }
 }
 
+// An element's inline style: properties set directly, and custom ones by name.
+class FakeStyle {
+  setProperty(name, value) {
+    this[name] = String(value);
+  }
+
+  removeProperty(name) {
+    delete this[name];
+  }
+
+  getPropertyValue(name) {
+    return this[name] || "";
+  }
+}
+
 export class FakeElement {
   constructor(doc, tag, ns) {
     Object.assign(this, { ownerDocument: doc, tagName: tag, namespaceURI: ns, parentNode: null, text: "" });
-    Object.assign(this, { attributes: new Map(), childNodes: [], style: {}, listeners: {} });
+    Object.assign(this, { attributes: new Map(), childNodes: [], style: new FakeStyle(), listeners: {} });
     this.classList = new ClassList(this);
     const node = this;
     this.dataset = new Proxy(

@@ -195,7 +195,7 @@ describe("the fields each handler reads, as it reads them", () => {
 // kind → the legend keys its events draw (at least one of them, for each event of that kind).
 const DRAWS = {
   step: ["step"],
-  request: ["request"],
+  request: ["request", "held"],
   reply: ["reply", "reply-failed"],
   woken: ["watch"],
   granted: ["lease"],
@@ -256,6 +256,52 @@ describe("each kind of event", () => {
       [...all].filter((k) => !keys.has(k)),
       [],
     );
+  });
+});
+
+describe("a request into a blackholed link", () => {
+  // Alice's link to the storage is cut (seq 6, a blackhole: bytes held); her write (seq 8)
+  // times out (seq 9); the link heals (seq 12) and what it held goes on; a later write (20)
+  // is delivered at once.
+  const retry = JSON.parse(readFileSync(here("../browser/data/runs/storage-retry-duplicate.json"), "utf8"));
+  const { diagram, svg } = draw(retry);
+  const storageX = diagram.layout.x("storage");
+  const groups = (cls, seq) => {
+    const found = [];
+    const walk = (n) => {
+      const c = (n.getAttribute && n.getAttribute("class")) || "";
+      if (c.split(" ").includes(cls) && String(n.getAttribute("data-seq")) === String(seq)) found.push(n);
+      n.childNodes.forEach(walk);
+    };
+    walk(svg);
+    return found;
+  };
+  const lines = (g) => g.childNodes.filter((n) => n.tagName === "line");
+
+  it("is drawn held: it stops short of the server, with a bar for an end", () => {
+    const [held] = groups("request", 8);
+    assert.ok(held, "no request drawn for seq 8");
+    assert.match(held.getAttribute("class"), /\bheld\b/);
+    assert.equal(held.getAttribute("data-mark"), "held");
+    const [arrow] = lines(held);
+    assert.ok(Number(arrow.getAttribute("x2")) < storageX - 20); // never at the storage
+    assert.match(arrow.getAttribute("marker-end"), /held/);
+    // its timeout leaves from where it was held, not from the storage
+    const [timeout] = lines(groups("reply", 9)[0]);
+    assert.ok(Number(timeout.getAttribute("x1")) < storageX - 20);
+    // and nothing is drawn at the storage for it when it times out: the storage has not seen it
+    assert.equal(groups("write-accepted", 9).length, 0);
+  });
+
+  it("goes on to the server when the link heals, and later requests are delivered", () => {
+    const [held] = groups("request", 8);
+    const on = lines(held).find((l) => /released/.test(l.getAttribute("class")));
+    assert.ok(on, "the held request is not carried on at the heal");
+    assert.ok(Math.abs(Number(on.getAttribute("x2")) - storageX) < 6);
+    assert.equal(Number(on.getAttribute("y1")), diagram.layout.y(1601.8));
+    const [later] = groups("request", 20);
+    assert.doesNotMatch(later.getAttribute("class"), /held/);
+    assert.ok(Math.abs(Number(lines(later)[0].getAttribute("x2")) - storageX) < 6);
   });
 });
 

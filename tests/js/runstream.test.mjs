@@ -178,4 +178,15 @@ describe("the stream", () => {
     assert.deepEqual(heard.errors, ["this run does not exist"]);
     assert.equal(env.sockets.length, 1);
   });
+
+  it("says why a stream past its address's share was refused, and tries again after 30 s", () => {
+    const env = fakeWindow();
+    const { heard } = listen(env);
+    env.socket.receive({ type: "error", message: "This address has 400 live streams open" });
+    env.socket.close(4429);
+    assert.deepEqual(heard.errors, ["This address has 400 live streams open"]);
+    assert.equal(env.timers.at(-1).ms, 30_000); // not the usual quarter of a second
+    env.tick();
+    assert.equal(env.sockets.length, 2);
+  });
 });

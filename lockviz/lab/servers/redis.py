@@ -136,13 +136,12 @@ class RedisServer(PrivateServer):
         self._write_clock()
         write_private(self.config_file, self.config())
         args = [REDIS_BINARY, self.config_file]
-        env = {
-            **os.environ,
-            "LD_PRELOAD": ":".join(_faketime_libs()),
-            "FAKETIME_TIMESTAMP_FILE": self.clock_file,
-            "FAKETIME_NO_CACHE": "1",
-            "FAKETIME_DONT_FAKE_MONOTONIC": "1",
-        }
+        env = procs.environment(
+            LD_PRELOAD=":".join(_faketime_libs()),
+            FAKETIME_TIMESTAMP_FILE=self.clock_file,
+            FAKETIME_NO_CACHE="1",
+            FAKETIME_DONT_FAKE_MONOTONIC="1",
+        )
         with open(self.log_path, "ab") as log:  # what it says before its log is open, too
             self.proc = spawn(args, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
 

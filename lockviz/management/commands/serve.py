@@ -36,6 +36,7 @@ from lockviz.lab.errors import LabError
 from lockviz.lab.labs import LocalLab
 from lockviz.lab.servers import install_hint, missing
 from lockviz.runs import recorder, recovery
+from lockviz.unsent import measure_daphne
 
 
 class Command(BaseCommand):
@@ -71,6 +72,7 @@ class Command(BaseCommand):
         # in background jobs (Twisted only takes SIGINT over when it has the default handler).
         signal.signal(signal.SIGINT, signal.default_int_handler)
         guard_daphne(settings.LOCKVIZ_MAX_BODY)  # refuse an oversized body before reading it
+        measure_daphne()  # a viewer far behind on its frames is dropped (lockviz.unsent)
         lab = LabCheck(self.stdout.write, self.stderr.write)
         try:
             url = f"http://{options['host']}:{options['port']}/"

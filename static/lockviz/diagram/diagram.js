@@ -28,7 +28,7 @@ import { finish } from "./end.js";
 import { Frame } from "./frame.js";
 import { CLIENT_KINDS, HANDLERS, HOLDER_KINDS, SERVER_KINDS, freshState } from "./handlers/index.js";
 import { Measure, Placer } from "./labels.js";
-import { Layout, columns } from "./layout.js";
+import { Layout, columns, fitScale } from "./layout.js";
 import { Moments } from "./moments.js";
 import { Pen } from "./pen.js";
 import { Rounds } from "./rounds.js";
@@ -37,6 +37,8 @@ import { Surface } from "./surface.js";
 import { SVG_NS, bySeq, said, tOf } from "./svg.js";
 
 let instances = 0;
+// The smallest text in the diagram is 13 units (app.css): at this scale it is 12 px on screen.
+const MIN_TEXT_SCALE = 12 / 13;
 
 export class LockDiagram {
   constructor(svg, options) {
@@ -220,9 +222,16 @@ export class LockDiagram {
     this.marked = [];
     this.space = new Space();
     this.measure = new Measure(svg);
-    const scale = parseFloat(this.view.getComputedStyle(svg).getPropertyValue("--diagram-scale")) || 1;
+    // The page's scale, made smaller (never below MIN_TEXT_SCALE) when the columns would not
+    // fit the width they share; the diagram's own CSS sizes follow it (--diagram-scale).
+    svg.style.removeProperty("--diagram-scale");
+    const pageScale = parseFloat(this.view.getComputedStyle(svg).getPropertyValue("--diagram-scale")) || 1;
     const fit = this.options.fit;
-    this.layout = new Layout(this.options, this.run, this.found, { scale, fitWidth: (fit && fit.clientWidth) || 0 });
+    const fitWidth = (fit && fit.clientWidth) || 0;
+    const n = columns(this.options, this.run, this.found).length;
+    const scale = fitScale(n, pageScale, fitWidth, Math.min(pageScale, MIN_TEXT_SCALE));
+    if (scale !== pageScale) svg.style.setProperty("--diagram-scale", String(scale));
+    this.layout = new Layout(this.options, this.run, this.found, { scale, fitWidth });
     this.placer = new Placer(this.space, this.measure, this.layout.G.labelSearchPx);
     this.placer.onPlaced = (label, box) => this.surface.extend(label.node, box.y1, box.y2);
     this.moments = new Moments(this);

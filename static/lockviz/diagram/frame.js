@@ -56,6 +56,7 @@ export class Frame {
     marker("rep", "M1,1 L9,5 L1,9", "head head-reply");
     marker("bad", "M1,1 L9,5 L1,9", "head head-failed");
     marker("notify", "M0,1 L10,5 L0,9 z", "head head-notify");
+    marker("held", "M8,0 L8,10", "head head-held"); // a bar: it stops here
     const hatch = (id, cls, size, angle, cross) => {
       const p = el(
         "pattern",
@@ -126,7 +127,7 @@ export class Frame {
     const fn = options.onHeader;
     g.classList.toggle("actionable", !!fn);
     if (!fn) {
-      ["tabindex", "role", "aria-haspopup", "aria-label"].forEach((a) => g.removeAttribute(a));
+      ["tabindex", "role", "aria-haspopup", "aria-description"].forEach((a) => g.removeAttribute(a));
       g.act = g.key = null;
       return;
     }
@@ -140,7 +141,9 @@ export class Frame {
     g.setAttribute("tabindex", "0");
     g.setAttribute("role", "button");
     g.setAttribute("aria-haspopup", "dialog");
-    g.setAttribute("aria-label", `${col.name}: do something to this ${col.role === "client" ? "client" : "server"}`);
+    // Named by what it shows (its name and role, or its clock), as a sighted user would say it;
+    // what it does is its description.
+    g.setAttribute("aria-description", `do something to this ${col.role === "client" ? "client" : "server"}`);
     g.addEventListener("click", g.act);
     g.addEventListener("keydown", g.key);
   }

@@ -42,6 +42,20 @@ export function columns(options, run, found) {
   return clients.concat(nodes, [storage]);
 }
 
+// The narrowest a fitted layout goes, in px at scale 1 (Layout's limits when it shares a width).
+const MIN_COL = 110,
+  MIN_NARR = 130,
+  MIN_SERVER_RIGHT = 150;
+
+/** The largest scale ≤ `scale` at which `n` columns fit `fitWidth` px (the columns, margins
+ * and narration at their narrowest), never below `floor`: a run with many lifelines (Redlock's
+ * five nodes) is drawn a little smaller rather than cut at the edge of a projector. */
+export function fitScale(n, scale, fitWidth, floor = 0) {
+  if (!fitWidth || n < 2) return scale;
+  const perScale = BASE.firstCol + MIN_SERVER_RIGHT + MIN_NARR + (n - 1) * MIN_COL;
+  return Math.max(floor, Math.min(scale, (fitWidth - 16) / perScale));
+}
+
 export class Layout {
   /** `scale`: the page's --diagram-scale; `fitWidth`: the px the columns share (0: their own width). */
   constructor(options, run, found, { scale = 1, fitWidth = 0 } = {}) {
@@ -62,13 +76,13 @@ export class Layout {
     if (fitWidth && cols.length > 1) {
       // Share the page's width: columns first, then the margins give way, within limits.
       const room = fitWidth - 4,
-        minCol = 110 * scale,
+        minCol = MIN_COL * scale,
         gaps = cols.length - 1;
       const fixed = () => this.G.firstCol + this.G.serverRight + this.narrW + 12;
       const over = fixed() + gaps * minCol - room;
-      if (over > 0) this.narrW = Math.max(130 * scale, this.narrW - over);
+      if (over > 0) this.narrW = Math.max(MIN_NARR * scale, this.narrW - over);
       const still = fixed() + gaps * minCol - room;
-      if (still > 0) this.G.serverRight = Math.max(150 * scale, this.G.serverRight - still);
+      if (still > 0) this.G.serverRight = Math.max(MIN_SERVER_RIGHT * scale, this.G.serverRight - still);
       colW = Math.max(minCol, Math.min(colW, (room - fixed()) / gaps));
     }
     this.colW = colW;

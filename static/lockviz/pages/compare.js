@@ -1,6 +1,8 @@
 // Side by side: one live diagram per run, each streaming over its own WebSocket (runstream.js).
 // Every lane gets the SAME pxPerMs and duration, and every svg is shown at the SAME on-screen
-// scale, so one moment of the runs sits at one height across the lanes.
+// scale, so one moment of the runs sits at one height across the lanes. Lanes that would be
+// too small to read side by side are stacked instead, never cut. A fork shown beside its
+// original opens where the two part (the start one click away).
 //
 // Exports `compare` {views} when lanes are shown (the browser tests read it).
 
@@ -15,7 +17,7 @@ const lanes = pageData().lanes || [];
 const durationMs = Math.max(...lanes.map((lane) => lane.duration_ms || 4000)) + 800;
 const pxPerMs = Math.min(0.2, Math.max(0.05, 700 / durationMs));
 const container = document.getElementById("lanes");
-const MIN_SCALE = 0.65; // below this the labels get too small to read: scroll instead
+const MIN_SCALE = 0.5; // text on screen below half its size is too small to read: stack the lanes instead
 const hint = document.getElementById("lanes-hint");
 
 const views = lanes.map((lane) => {
@@ -62,6 +64,7 @@ const views = lanes.map((lane) => {
       view.status = status;
       showStatus();
       root.dataset.done = status;
+      if (keepParting) toParting();
       verdictEl.dispatchEvent(new Event("lane-done")); // htmx fetches the lane's verdict
     },
     onError(message) {
@@ -71,28 +74,71 @@ const views = lanes.map((lane) => {
   return view;
 });
 
-// One scale for all lanes: as large as fits, never below MIN_SCALE (the row scrolls then).
+// One scale for all lanes: as large as fits side by side; below MIN_SCALE they are stacked,
+// each as wide as the page allows.
 function fit() {
   const gap = parseFloat(getComputedStyle(container).columnGap) || 0;
   const natural = views.reduce((sum, v) => sum + v.diagram.width, 0);
-  const room = container.parentElement.clientWidth - gap * (views.length - 1) - 2 * views.length;
-  const scale = Math.max(MIN_SCALE, Math.min(1, room / natural));
+  const width = container.parentElement.clientWidth;
+  const room = width - gap * (views.length - 1) - 2 * views.length;
+  // What matters is the text's size on screen: the diagram's own scale (1.3 in the presenter
+  // view) times the lanes' shrinking.
+  const drawn = parseFloat(getComputedStyle(views[0].diagram.svg).getPropertyValue("--diagram-scale")) || 1;
+  const stacked = views.length > 1 && (drawn * room) / natural < MIN_SCALE;
+  container.classList.toggle("stacked", stacked);
+  const widest = Math.max(...views.map((v) => v.diagram.width));
+  const scale = stacked ? Math.min(1, (width - 2) / widest) : Math.min(1, room / natural);
   for (const v of views) {
     const svg = v.diagram.svg;
     svg.style.width = `${Math.floor(v.diagram.width * scale)}px`;
     svg.style.minWidth = "0";
     svg.style.maxWidth = "none";
   }
-  const scroller = container.parentElement;
-  if (hint) hint.hidden = scroller.scrollWidth <= scroller.clientWidth + 1;
+  if (hint) hint.hidden = !stacked;
+  if (keepParting) toParting();
+}
+
+// Where a fork parts from its original: kept on screen as the lanes grow, until the learner
+// moves the page themselves.
+let keepParting = Boolean(document.getElementById("lanes-tools"));
+
+function toParting() {
+  const line = container.querySelector(".time-mark-line");
+  if (!line) return;
+  const top = line.getBoundingClientRect().top;
+  window.scrollTo({ top: window.scrollY + top - window.innerHeight * 0.4 });
+}
+
+function wireTools() {
+  const stop = () => {
+    keepParting = false;
+  };
+  for (const type of ["wheel", "touchstart", "keydown"]) window.addEventListener(type, stop, { passive: true });
+  const parting = document.getElementById("lanes-parting");
+  const start = document.getElementById("lanes-start");
+  if (parting)
+    parting.addEventListener("click", () => {
+      keepParting = false;
+      toParting();
+    });
+  if (start)
+    start.addEventListener("click", () => {
+      keepParting = false;
+      const bar = document.getElementById("lanes-tools");
+      const top = container.getBoundingClientRect().top + window.scrollY - bar.offsetHeight - 8;
+      window.scrollTo({ top: Math.max(0, top) });
+    });
 }
 
 if (views.length) {
+  wireTools();
   fit();
   window.addEventListener("resize", fit);
-  // side by side: the class follows the last lane (a fork shown)
+  // side by side: the class follows the last lane (a fork shown), its original beside it
   const last = lanes[lanes.length - 1];
-  tell({ showing: () => ({ view: "run", run: last.run, at: null, title: pageTitle() }) });
+  const forked = lanes.length > 1 && (last.marks || []).length > 0; // a fork and its original
+  const beside = forked ? lanes[0].run : null;
+  tell({ showing: () => ({ view: "run", run: last.run, beside, at: null, title: pageTitle() }) });
 }
 
 export const compare = views.length ? { views } : null;

@@ -12,15 +12,18 @@
 //
 // Exports `follow` {state, poll, events, shown} (the browser tests read it).
 
+import { showBeside } from "../beside.js";
 import { LockDiagram } from "../diagram/diagram.js";
 import { ClassPoll } from "../follow-poll.js";
 import { pageData } from "../page-data.js";
 import { presenter } from "../presenter.js";
 import { openStream } from "../runstream.js";
 import { startSite } from "../site.js";
+import { wireZoom } from "../zoom.js";
 import { dataOf, socketUrl } from "../sockets.js";
 
 startSite();
+wireZoom();
 const data = pageData();
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -164,6 +167,7 @@ function apply(next) {
   state = next || {};
   ui.title.textContent = state.view === "idle" || !state.view ? "Waiting for the presenter" : state.title || "";
   ui.narration.textContent = state.narration || "";
+  showBeside(state.run ? state.beside : null); // a fork's original, beside it
   if (state.run) open(state.run);
   else {
     open(null);
@@ -177,13 +181,15 @@ function apply(next) {
 
 function connect() {
   const socket = new WebSocket(socketUrl(data.room_ws));
+  let said = ""; // the server's sentence when it refuses the stream
   socket.onopen = () => {
     ui.status.textContent = "following";
   };
   socket.onmessage = (message) => {
     const m = dataOf(message);
     if (!m) return;
-    if (m.type === "room") {
+    if (m.type === "error") said = m.message;
+    else if (m.type === "room") {
       apply(m.state);
       poll.show(m.poll, state);
     } else if (m.type === "state") apply(m.state);
@@ -191,10 +197,16 @@ function connect() {
     else if (m.type === "closed" || m.type === "removed") end(m.type);
     else if (m.type === "poll") poll.show(m.poll, state);
   };
-  socket.onclose = () => {
+  socket.onclose = (event) => {
     if (ended) return;
-    ui.status.textContent = "reconnecting…";
-    setTimeout(connect, 1000);
+    // 4404: no open room has this code now: reconnecting would only count as guessing codes.
+    // 4429: this address has its share of streams open: try again later, not every second.
+    if (event.code === 4404) {
+      ui.status.textContent = said || "this class is not open any more";
+      return;
+    }
+    ui.status.textContent = event.code === 4429 && said ? said : "reconnecting…";
+    setTimeout(connect, event.code === 4429 ? 30_000 : 1000);
   };
 }
 

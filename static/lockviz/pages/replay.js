@@ -1,7 +1,8 @@
 // The replay page: time travel through a stored run, without any backend.
 //
-// All events are in the page (page data, #page-data), each with its words (``said``, made
-// by the server's narrator). The diagram draws them all once; the cursor is an index into them,
+// All events are loaded before anything is drawn: the page data (#page-data) has the first
+// chunk and names the rest (event-chunks.js), each event with its words (``said``, made by the
+// server's narrator). The diagram draws them all once; the cursor is an index into them,
 // and the diagram shows the run as it was after that event (showUpTo, which costs the same at
 // any cursor, so stepping and scrubbing stay smooth at 20,000 events) and marks it (highlight).
 // Playing moves a clock in proportion to the run's own time, scaled by the speed; the cursor
@@ -13,6 +14,7 @@
 // read it).
 
 import { LockDiagram } from "../diagram/diagram.js";
+import { allEvents } from "../event-chunks.js";
 import { startExports } from "../export.js";
 import { pageData } from "../page-data.js";
 import { presenter } from "../presenter.js";
@@ -24,7 +26,7 @@ import { startSite } from "../site.js";
 
 startSite();
 const data = pageData();
-const events = data.events;
+const events = await allEvents(data.events, data.more);
 const scenario = data.scenario || {};
 const line = new Timeline(events, scenario);
 const { n: N, reach, endT, indexOf, finishAt, durationMs } = line;
@@ -120,7 +122,7 @@ function show(i) {
     const above = presenter.on ? ui.verdict.closest(".verdict-slot") : ui.bar;
     const top = above.getBoundingClientRect().bottom + 16;
     if (at > window.innerHeight - 40) by = at - window.innerHeight + 160;
-    else if (at < top) by = at - top - 80;
+    else if (at < top) by = at - top - (presenter.on ? 24 : 80); // a projector keeps its rows for the diagram
   }
   diagram.showUpTo(events[i].seq, by);
   if (by) window.scrollBy(0, by);
@@ -169,7 +171,7 @@ function reveal(marked) {
   const above = presenter.on ? ui.verdict.closest(".verdict-slot") : ui.bar;
   const top = above.getBoundingClientRect().bottom + 16;
   if (box.bottom > window.innerHeight - 16) window.scrollBy(0, box.bottom - window.innerHeight + 120);
-  else if (box.top < top) window.scrollBy(0, box.top - top - 60);
+  else if (box.top < top) window.scrollBy(0, box.top - top - (presenter.on ? 12 : 60));
 }
 
 // The address follows the cursor a moment after it stops: replaceState costs several ms on a
@@ -293,6 +295,9 @@ if (!N) {
   ui.desc.textContent = "This run has no events yet.";
   showVerdict(false);
 } else openHash();
+// On a projector the replay is the page: its controls at the top of the screen, the diagram
+// under them, the title above (one scroll up).
+if (presenter.on && window.scrollY === 0) window.scrollTo({ top: ui.bar.getBoundingClientRect().top });
 
 export const replay = {
   diagram,

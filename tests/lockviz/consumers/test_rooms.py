@@ -19,7 +19,7 @@ from django.test import Client
 
 from lockviz.models import Member, Room
 from lockviz.routing import websocket_urlpatterns
-from lockviz.teaching import control, rooms
+from lockviz.teaching import codes, control, rooms
 from lockviz.teaching.rooms import State
 from tests.lockviz.teaching.test_reveals import teachers_run
 
@@ -65,8 +65,8 @@ async def test_late_joiners_start_from_now_and_only_the_presenter_sees_the_tally
     state = State(view="replay", run="r1", at=12, title="GC pause")
     await database_sync_to_async(rooms.show)(room, state)
     poll = await database_sync_to_async(rooms.ask)(room, "Next?", ["Bob", "Alice"])
-    student = await database_sync_to_async(browser)(ada)
-    await database_sync_to_async(rooms.join)(room, student)
+    await database_sync_to_async(ada.post)(f"/r/{room.code}")  # joins: a member token
+    student = await database_sync_to_async(Member.objects.get)(room=room)
 
     lead = await connect(teacher, room.code)
     first = await next_of(lead, "room")
@@ -81,7 +81,13 @@ async def test_late_joiners_start_from_now_and_only_the_presenter_sees_the_tally
 
     await database_sync_to_async(rooms.vote)(poll, student, "Alice")
     tally = await next_of(lead, "tally")
-    assert tally["counts"] == {"Bob": 0, "Alice": 1} and tally["answered"] == 1
+    while tally["answered"] == 0:  # the tally sent when Ada arrived (present 1, answered 0)
+        tally = await next_of(lead, "tally")
+    assert (
+        tally["present"] == 1
+        and tally["counts"] == {"Bob": 0, "Alice": 1}
+        and tally["answered"] == 1
+    )
     assert not {"tally", "present"} & await kinds_for(follower, 0.5)  # never the tally
 
     await database_sync_to_async(rooms.show)(room, State(view="run", run="r2", title="live"))
@@ -98,7 +104,10 @@ async def test_late_joiners_start_from_now_and_only_the_presenter_sees_the_tally
 async def test_an_unknown_room_says_so_and_closes() -> None:
     ws = WebsocketCommunicator(app, "/ws/rooms/QQQQQ/")
     await ws.connect()
-    assert json.loads(await ws.receive_from()) == {"type": "error", "message": "no room QQQQQ"}
+    assert json.loads(await ws.receive_from()) == {
+        "type": "error",
+        "message": codes.no_room("QQQQQ"),
+    }
     assert await database_sync_to_async(Room.objects.count)() == 0
 
 
@@ -110,8 +119,8 @@ async def test_a_follower_gets_a_lessons_events_only_up_to_the_presenters_positi
     presenter = await database_sync_to_async(browser)(teacher)
     room = await database_sync_to_async(rooms.open_room)(presenter)
     run = await database_sync_to_async(teachers_run)(teacher)
-    student = await database_sync_to_async(browser)(ada)
-    await database_sync_to_async(rooms.join)(room, student)
+    await database_sync_to_async(browser)(ada)
+    await database_sync_to_async(ada.post)(f"/r/{room.code}")  # joins: a member token
 
     def at(seq: int) -> State:
         return State(view="lesson", run=run.pk, lesson="gc-pause-fenced", at=seq, title="GC")
@@ -143,8 +152,10 @@ async def test_a_follower_gets_a_lessons_events_only_up_to_the_presenters_positi
     steps = []
     while not await stream.receive_nothing(timeout=1):
         message = json.loads(await stream.receive_from())
-        if message["type"] == "event" and message["event"]["kind"] == "step":
-            steps.append(message["event"])
+        frames = message["frames"] if message["type"] == "events" else [message]
+        steps += [
+            f["event"] for f in frames if f["type"] == "event" and f["event"]["kind"] == "step"
+        ]
     await stream.disconnect()
     checkpoints = [s for s in steps if s["index"] in (2, 5)]  # the lesson's two questions
     assert len(checkpoints) == 2 and not any("say" in s for s in checkpoints)
@@ -156,8 +167,8 @@ async def test_a_closed_room_tells_its_followers_and_a_removed_member_alone_hear
     presenter = await database_sync_to_async(browser)(teacher)
     room = await database_sync_to_async(rooms.open_room)(presenter)
     ids = [await database_sync_to_async(browser)(client) for client in (ada, bob)]
-    for student in ids:
-        await database_sync_to_async(rooms.join)(room, student)
+    for client in (ada, bob):
+        await database_sync_to_async(client.post)(f"/r/{room.code}")  # joins: a member token
     lead, ada_ws, bob_ws = [await connect(c, room.code) for c in (teacher, ada, bob)]
     for ws in (lead, ada_ws, bob_ws):
         await next_of(ws, "room")
@@ -166,13 +177,14 @@ async def test_a_closed_room_tells_its_followers_and_a_removed_member_alone_hear
     await database_sync_to_async(control.remove)(room, member.pk)
     assert (await next_of(ada_ws, "removed"))["member"] == member.pk
     assert "removed" not in await kinds_for(bob_ws, 0.5)  # nobody else hears of it
-    again = await connect(ada, room.code)
-    assert json.loads(await again.receive_from(timeout=5)) == {"type": "removed"}
+    again = await connect(ada, room.code)  # and back: the one answer of a code for nobody
+    no_room = {"type": "error", "message": codes.no_room(room.code)}
+    assert json.loads(await again.receive_from(timeout=5)) == no_room
 
     await database_sync_to_async(control.close)(room)
     assert (await next_of(bob_ws, "closed")) == {"type": "closed"}
     assert (await bob_ws.receive_output(timeout=5))["type"] == "websocket.close"
     late = await connect(bob, room.code)
-    assert json.loads(await late.receive_from(timeout=5)) == {"type": "closed"}
+    assert json.loads(await late.receive_from(timeout=5)) == no_room
     assert (await next_of(lead, "closed")) == {"type": "closed"}  # the presenter stays connected
     await lead.disconnect()

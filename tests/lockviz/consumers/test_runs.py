@@ -16,10 +16,13 @@ from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
 from lockviz import broadcast
+from lockviz.consumers import runs
 from lockviz.models import Run, RunEvent
+from lockviz.narrator import Narrator
 from lockviz.routing import websocket_urlpatterns
 from lockviz.runs import recorder
 from lockviz.scenarios.library import builtin
+from tests.lockviz.teaching.test_forks import stored
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 app = URLRouter(websocket_urlpatterns)
@@ -40,6 +43,12 @@ async def events_until_finished(
                 return got
             if stop_after is not None and len(got) >= stop_after:
                 return got
+
+
+def frames(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """The event messages a stream message carries: itself, or a batch's frames."""
+    found: list[dict[str, Any]] = message["frames"] if message["type"] == "events" else [message]
+    return found
 
 
 async def start(slug: str) -> Run:
@@ -86,7 +95,7 @@ async def test_resume_message_resends_what_follows() -> None:
     while json.loads(await ws.receive_from(timeout=10)) != FINISHED:  # the stream is quiet now
         pass
     await ws.send_to(text_data=json.dumps({"type": "resume", "after": len(everything) - 2}))
-    again = [json.loads(await ws.receive_from(timeout=5)) for _ in range(2)]
+    again = frames(json.loads(await ws.receive_from(timeout=5)))  # one frame, for one read
     await ws.disconnect()
     assert [m["event"]["seq"] for m in again] == [len(everything) - 1, len(everything)]
 
@@ -103,7 +112,7 @@ async def test_a_resume_storm_is_answered_once_and_refused_with_a_reason() -> No
     replies = []
     while not await ws.receive_nothing(timeout=1):
         replies.append(json.loads(await ws.receive_from()))
-    events = [m for m in replies if m["type"] == "event"]
+    events = [f for m in replies for f in frames(m) if f["type"] == "event"]
     refused = [m for m in replies if m["type"] == "error"]
     assert [m["event"]["seq"] for m in events] == [e["seq"] for e in everything]  # once
     assert len(refused) == 19
@@ -166,3 +175,50 @@ async def test_a_live_message_lost_on_the_way_is_read_back_from_the_database() -
     await ws.disconnect()
     unsaid = [{k: v for k, v in e.items() if k != "said"} for e in got]
     assert unsaid == events  # 1, then 2 to 4 read back, and the live 3 and 4 not sent again
+
+
+async def test_a_finished_runs_catch_up_and_resumes_read_its_stored_words(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    run = await database_sync_to_async(stored)()
+    await database_sync_to_async(run.said_after)(0)  # read once: its words are kept from now
+    said = [0]
+    original = Narrator.said
+
+    def counted(self: Narrator, e: dict[str, object]) -> object:
+        said[0] += 1
+        return original(self, e)
+
+    monkeypatch.setattr(Narrator, "said", counted)
+    ws = WebsocketCommunicator(app, f"/ws/runs/{run.pk}/")
+    await ws.connect()
+    first = await events_until_finished(ws)
+    await ws.send_to(text_data=json.dumps({"type": "resume", "after": 20}))
+    again = frames(json.loads(await ws.receive_from(timeout=5)))
+    await ws.disconnect()
+    assert [e["seq"] for e in first] == list(range(1, 30))
+    assert [m["event"]["seq"] for m in again] == list(range(21, 30))
+    assert first[23]["said"]["text"] == "alice ← storage: write REJECTED (1 < 2)"
+    assert said[0] == 0  # a connect and a resume: words read, not said again
+
+
+async def test_resumes_are_limited_per_connection(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runs, "RESUME_EVERY_S", 0.0)  # the budget, not the pace
+    run = await database_sync_to_async(stored)()
+    ws = WebsocketCommunicator(app, f"/ws/runs/{run.pk}/?after=29")
+    await ws.connect()
+    assert json.loads(await ws.receive_from(timeout=5))["type"] == "status"
+    answered = []
+    for _ in range(20):  # RESUMES
+        await ws.send_to(text_data=json.dumps({"type": "resume", "after": 28}))
+        answered.append(json.loads(await ws.receive_from(timeout=5)))
+    await ws.send_to(text_data=json.dumps({"type": "resume", "after": 0}))
+    refused = json.loads(await ws.receive_from(timeout=5))
+    assert await ws.receive_nothing(timeout=1)  # nothing is sent again for the 21st
+    await ws.disconnect()
+    assert [m["event"]["seq"] for m in answered] == [29] * 20
+    assert refused == {
+        "type": "error",
+        "message": "this connection has resumed 20 times, the most it may; reconnect with "
+        "?after=N to go on",
+    }

@@ -94,3 +94,21 @@ def test_the_limit_never_passes_the_ceiling() -> None:
     for _ in range(3):
         machine._adapt()
     assert machine.limit == 2
+
+
+def test_a_presenters_run_goes_first_into_the_reserved_slot_on_saturated_cores() -> None:
+    machine = quiet(limit=2)
+    for ticket in ("a", "b"):
+        assert machine.enter(ticket, 0.1)
+        machine.started(ticket)
+    machine.busy = 0.99  # saturated: a run waits, and the limit is not raised
+    machine.join("student")
+    machine.join("presenter", first=True)
+    machine.join("later")
+    assert machine.queued() == ["presenter", "student", "later"]
+    assert not machine.enter("student", 0.1)  # the lab is full for it
+    assert machine.enter("presenter", 0.1)  # past the limit, by the slot kept for it
+    assert not machine.enter("student", 0.1)
+    machine.join("second presenter's", first=True)
+    assert machine.queued()[0] == "second presenter's"  # ahead of those not first
+    assert not machine.enter("second presenter's", 0.1)  # one slot is kept, not unlimited

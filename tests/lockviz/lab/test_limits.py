@@ -149,3 +149,29 @@ def test_the_watchdog_calls_a_step_that_never_returns_stuck() -> None:
     time.sleep(1)
     dog.stop()
     assert calls == [("the lab is stuck: step 3 (restart) has not returned for 0.5 s", True)]
+
+
+def test_a_full_lab_ends_idle_free_play_sessions_sooner_before_it_refuses_anyone() -> None:
+    from lockviz.lab.capacity import Machine, Ticket
+    from lockviz.lab.limits import CROWDED_IDLE_S, OPEN_IDLE_S
+
+    machine = Machine(ceiling=1, sample=False)
+    ticket = Ticket(machine, "idle-session")
+    idle = [CROWDED_IDLE_S + 5]  # idle a while, well short of the usual limit
+    dog = Watchdog(
+        Limits(total_s=600, idle_s=OPEN_IDLE_S),
+        elapsed_s=lambda: 100.0,
+        idle_s=lambda: idle[0],
+        busy_s=lambda: (0.0, ""),
+        on_limit=lambda why, stuck: None,
+        crowded=ticket.crowded,
+    )
+    assert dog.reached() is None  # nobody waits: the session may idle on
+    machine.join("someone-else")  # a run waits for a slot: the lab is full
+    assert dog.reached() == (
+        f"no click for {CROWDED_IDLE_S:g} s while other runs waited for the lab: the session "
+        "ended itself to make room",
+        False,
+    )
+    idle[0] = CROWDED_IDLE_S - 5  # a session in use keeps its slot, crowded or not
+    assert dog.reached() is None

@@ -65,14 +65,14 @@ def test_a_click_on_an_ended_run_is_counted_as_not_live(client: Client) -> None:
 def test_a_busy_lab_and_a_browser_with_enough_runs_are_counted_apart(
     client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    busy, too_many = refusals("lab_busy"), refusals("too_many_runs")
+    busy, too_many = refusals("lab_busy"), refusals("over_share")
     assert client.post("/runs/", {"scenario": "contention"}).status_code == 429
     full = Machine(ceiling=1, sample=False)
     full.running.add("playing")
     full._queue.append("waiting")
     monkeypatch.setattr(recorder, "machine", lambda: full)
     assert client.post("/runs/", {"scenario": "contention"}).status_code == 503
-    assert (refusals("lab_busy"), refusals("too_many_runs")) == (busy + 1, too_many + 1)
+    assert (refusals("lab_busy"), refusals("over_share")) == (busy + 1, too_many + 1)
 
 
 @pytest.mark.django_db

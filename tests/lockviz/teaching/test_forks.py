@@ -11,7 +11,7 @@ from django.test import Client
 
 from lockviz.errors import ScenarioError
 from lockviz.models import Member, Room, Run, RunEvent, Share
-from lockviz.teaching import control, forks, rooms
+from lockviz.teaching import control, forks, rooms, sharing
 from tests.conftest import browser_of, wait_for_run
 from tests.lockviz.runs.test_exports import recorded
 
@@ -169,10 +169,10 @@ def test_a_student_shares_a_fork_with_the_presenter_only(client: Client) -> None
     assert client.post(f"/rooms/{room.code}/share", {"run": parent.pk}).status_code == 403
     response = client.post(f"/rooms/{room.code}/share", {"run": fork.pk})
     assert response.status_code == 200 and response.json()["shared"]["name"] == "Ada"
-    assert rooms.shared(room) == []  # listed once the presenter approves it
-    assert rooms.shared(room, Share.State.WAITING)[0]["run"] == fork.pk
+    assert sharing.shared(room) == []  # listed once the presenter approves it
+    assert sharing.shared(room, Share.State.WAITING)[0]["run"] == fork.pk
     control.decide(room, fork.pk, Share.State.LISTED)
-    assert rooms.shared(room)[0]["compare"] == f"/compare/?runs={parent.pk},{fork.pk}"
+    assert sharing.shared(room)[0]["compare"] == f"/compare/?runs={parent.pk},{fork.pk}"
     other = Room.objects.create(presenter="x")
     assert client.post(f"/rooms/{other.code}/share", {"run": fork.pk}).status_code == 403
 

@@ -23,11 +23,19 @@ def open_room(teacher: Client) -> Room:
     return Room.objects.get(pk=code.group(1))
 
 
+def join(student: Client, room: Room, name: str = "") -> Member:
+    """``student`` joins through the room's link, and its class page is open (present)."""
+    assert student.post(f"/r/{room.code}", {"name": name}).status_code == 302
+    member = Member.objects.get(room=room, browser=student.session["browser"])
+    Member.objects.filter(pk=member.pk).update(connections=1)  # as its room stream does
+    return member
+
+
 def test_a_teacher_opens_a_room_with_a_short_unambiguous_code_a_link_and_a_qr(
     client: Client,
 ) -> None:
     room = open_room(client)
-    assert len(room.code) == 5 and set(room.code) <= set(ROOM_ALPHABET)
+    assert len(room.code) == 6 and set(room.code) <= set(ROOM_ALPHABET)
     assert not set(room.code) & set("0O1IL2Z5S8B6G")
     page = client.get(f"/rooms/{room.code}/").content.decode()
     assert room.code in page and f"/r/{room.code}" in page and "<svg" in page
@@ -40,7 +48,13 @@ def test_students_join_by_link_or_code_and_joining_starts_nothing() -> None:
     assert student.get(f"/rooms/{room.code}/")["Location"] == f"/r/{room.code}"
     assert student.post("/join", {"code": room.code.lower()})["Location"] == f"/r/{room.code}"
     missing = student.post("/join", {"code": "QQQQQ"})
-    assert missing.status_code == 404 and "There is no room" in missing.content.decode()
+    assert missing.status_code == 404 and "There is no open room" in missing.content.decode()
+    # A link with a bad code gets the same page: the sentence, and the form to try again.
+    for answer in (missing, student.get("/r/qqqqq"), student.post("/r/QQQQQ", {"name": "Ada"})):
+        page = answer.content.decode()
+        assert answer.status_code == 404
+        assert "There is no open room with the code QQQQQ that you can join" in page
+        assert 'id="join-code"' in page and 'value="QQQQQ"' in page
     joined = student.post(f"/r/{room.code}", {"name": "Ada"})
     assert joined["Location"] == f"/rooms/{room.code}/follow/"
     page = student.get(joined["Location"]).content.decode()
@@ -61,6 +75,15 @@ def test_only_the_presenter_says_what_the_class_sees() -> None:
     assert refused.status_code == 403 and "Only the presenter" in refused.content.decode()
     bad = teacher.post(f"/rooms/{room.code}/show", '{"view": "tv", "at": -1}', content_type="x")
     assert bad.status_code == 400 and bad.content.decode().startswith("view:")
+    # A fork shown beside its original: the class is told both runs.
+    beside = {"view": "run", "run": "fork1", "beside": "orig1", "title": "Side by side"}
+    ok = teacher.post(f"/rooms/{room.code}/show", json.dumps(beside), content_type="text/plain")
+    assert ok.status_code == 204
+    room.refresh_from_db()
+    assert (room.state["run"], room.state["beside"]) == ("fork1", "orig1")
+    odd = json.dumps({**beside, "beside": "../x"})
+    bad = teacher.post(f"/rooms/{room.code}/show", odd, content_type="text/plain")
+    assert bad.status_code == 400 and bad.content.decode().startswith("beside:")
 
 
 def test_a_poll_is_answered_once_each_tallied_for_the_presenter_and_revealed_to_all() -> None:
@@ -77,6 +100,8 @@ def test_a_poll_is_answered_once_each_tallied_for_the_presenter_and_revealed_to_
         "choices": ["Bob gets it", "Alice keeps it"], "state": "open",
     }  # fmt: skip
     vote = f"/rooms/{room.code}/polls/{poll.pk}/vote"
+    join(ada, room)
+    join(bob, room)
     assert ada.post(vote, {"choice": "Bob gets it"}).json()["poll"]["mine"] == "Bob gets it"
     assert ada.post(vote, {"choice": "Alice keeps it"}).status_code == 200  # changed her mind
     assert bob.post(vote, {"choice": "Alice keeps it"}).status_code == 200
@@ -126,7 +151,10 @@ def test_after_the_reveal_the_room_page_says_revealed_with_the_counts_and_no_sta
     room = open_room(teacher)
     teacher.post(f"/rooms/{room.code}/polls", {"question": "Next?", "choices": "Bob\nAlice"})
     poll = Poll.objects.get(room=room)
-    ada.post(f"/rooms/{room.code}/polls/{poll.pk}/vote", {"choice": "Alice"})
+    join(ada, room)  # only a member answers (lockviz.teaching.members)
+    assert (
+        ada.post(f"/rooms/{room.code}/polls/{poll.pk}/vote", {"choice": "Alice"}).status_code == 200
+    )
     before = teacher.get(f"/rooms/{room.code}/").content.decode()
     assert "the class does not see this until you reveal" in before
     teacher.post(f"/rooms/{room.code}/polls/{poll.pk}/reveal")

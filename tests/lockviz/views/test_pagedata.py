@@ -80,6 +80,7 @@ def test_a_room_s_pages_hand_its_stream(client: Client) -> None:
     for url in (reverse("index"), reverse("room", args=[code]), reverse("run", args=[run.pk])):
         assert page_data(client, url)["presenting"] == presenting  # the room bar's stream
     follower = Client()
+    follower.post(reverse("join_room", args=[code]))  # a member follows
     data = page_data(follower, reverse("follow_room", args=[code]))
     assert data["room"] == room.code and data["room_ws"] == room_stream(code)
     assert data["state"] == room.state and data["presenting"] is None

@@ -77,7 +77,7 @@ def test_redlock_sessions_start_with_fencing_off(
 ) -> None:
     started: list[tuple[Run, bool]] = []
     monkeypatch.setattr(
-        recorder, "start", lambda run, s, open_ended=False: started.append((run, open_ended))
+        recorder, "start", lambda run, s, open_ended=False, **_: started.append((run, open_ended))
     )
     data = {"backend": "redlock", "clients": "3", "ttl_ms": "1500", "fencing": "on"}
     response = client.post("/play/", data)

@@ -111,6 +111,26 @@ def test_pasted_text_is_kept_when_it_is_refused(client: Client) -> None:
     assert "text: paste a scenario or an exported run, or choose a file" in plain(empty)
 
 
+def test_a_refusal_says_where_the_text_is_to_fix(client: Client) -> None:
+    data = builtin_json("gc-pause-fenced")
+    data["steps"][1]["ms"] = -5
+    text = json.dumps(data)
+    pasted = plain(client.post("/import/", {"text": text}, HTTP_HX_REQUEST="true"))
+    assert "your text is still in the box above" in pasted
+    # From a file, with htmx: the box stays empty, so the file is what to fix.
+    from_file = plain(upload(client, text.encode(), "gc.json", HTTP_HX_REQUEST="true"))
+    assert "a pause must last more than 0 ms" in from_file
+    assert "still in the box" not in from_file
+    assert "Fix gc.json and choose it again" in from_file
+    # Without htmx the file's text comes back in the box, and the refusal says so.
+    page = plain(upload(client, text.encode(), "gc.json"))
+    assert "The text of gc.json is in the box above now" in page
+    assert f">{escape(text)}</textarea>" in page
+    # Nothing given: nothing to find in the box.
+    empty = plain(client.post("/import/", {"text": " "}, HTTP_HX_REQUEST="true"))
+    assert "in the box above" not in empty
+
+
 def test_run_it_live_refuses_what_is_not_a_scenario(client: Client) -> None:
     run = json.dumps(recorded("gc-pause-fenced"))
     response = client.post("/import/run/", {"scenario": run}, HTTP_HX_REQUEST="true")

@@ -1,6 +1,8 @@
 // Protocol messages, drawn as arrows: a request, its reply (a quick one on the request's own
 // label line; a long wait drawn flat, as a wait at the server), what the storage did with a
-// write, and a watch that fires. Each handler takes the diagram and the event
+// write, and a watch that fires. A request sent into a blackholed link is drawn held: it stops
+// short of the server, at the link's cut, with a bar for an end (faults.js carries it on when
+// the link heals), and its reply (a timeout) leaves from there, not from the server. Each handler takes the diagram and the event
 // (docs/events.md); `READS` in handlers/index.js names the fields each one reads.
 
 import { el, said, tOf } from "../svg.js";
@@ -14,17 +16,28 @@ export function request(d, ev) {
     x2 = L.x(ev.to),
     dir = x2 >= x1 ? 1 : -1,
     y = L.y(tOf(ev));
-  const g = pen.group("arrows", ev, "request", null, "request");
+  const held = heldBy(d, ev.actor, ev.to, tOf(ev));
+  const heldX = x2 - dir * 32 * L.scale; // just before the cut's zig-zag at the server's end
+  const g = pen.group("arrows", ev, held ? "request held" : "request", null, held ? "held" : "request");
   const line = el(
     "line",
-    { class: "arrow", x1: x1 + dir * 2, y1: y, x2: x2 - dir * 3, y2: y + G.pendingPx, "marker-end": pen.url("req") },
+    held
+      ? { class: "arrow", x1: x1 + dir * 2, y1: y, x2: heldX, y2: y, "marker-end": pen.url("held") }
+      : {
+          class: "arrow",
+          x1: x1 + dir * 2,
+          y1: y,
+          x2: x2 - dir * 3,
+          y2: y + G.pendingPx,
+          "marker-end": pen.url("req"),
+        },
     g,
   );
   const key = ev.actor + "#" + ev.call;
-  const call = { req: ev, g, line, x1, x2, dir, y, delayed: delayed(d, ev.actor, ev.to, tOf(ev)) };
+  const call = { req: ev, g, line, x1, x2, dir, y, held, heldX, delayed: delayed(d, ev.actor, ev.to, tOf(ev)) };
   state.calls.set(key, call);
   if (ev.op === "watch" || ev.watch) state.watches.set(ev.actor, ev.to);
-  pen.segment(line, x1 + dir * 2, y, x2 - dir * 3, y + G.pendingPx);
+  pen.segment(line, x1 + dir * 2, y, held ? heldX : x2 - dir * 3, held ? y : y + G.pendingPx);
   const lg = pen.group("labels", ev, "request-label");
   const head = { x: x2 - dir * 16, anchor: dir > 0 ? "end" : "start" };
   const near = { x: x1 + dir * 8, anchor: dir > 0 ? "start" : "end" };
@@ -38,6 +51,13 @@ export function request(d, ev) {
   }
 }
 
+// A link that was cut by a blackhole at time t (it holds what is sent into it).
+function heldBy(d, client, node, t) {
+  return d.state.links.some(
+    (l) => l.client === client && l.node === node && l.mode === "blackhole" && l.t0 <= t && (l.t1 == null || l.t1 > t),
+  );
+}
+
 function delayed(d, client, node, t) {
   return d.state.links.some(
     (l) => l.client === client && l.node === node && l.delay && l.t0 <= t && (l.t1 == null || l.t1 > t),
@@ -48,6 +68,7 @@ function delayed(d, client, node, t) {
 // from there; a long wait (a queue, a blocked call) is drawn flat: the request arrives, the
 // server holds it (a dashed bar), then answers.
 function pending(d, call) {
+  if (call.held) return; // it stays where the link holds it
   const end = d.moments.endAt(call.pending);
   const sig = end ? "done" : "open";
   call.pending.settled = !!end;
@@ -70,25 +91,28 @@ export function reply(d, ev) {
     return;
   }
   const yRep = Math.max(L.y(tOf(ev)), call.y + G.minPair);
-  const flat = yRep - call.y > FLAT_PX * s && !call.delayed;
+  const flat = (yRep - call.y > FLAT_PX * s && !call.delayed) || call.held;
   const yMid = flat ? call.y + G.minPair / 2 : (call.y + yRep) / 2;
   const yFrom = flat ? yRep - G.minPair / 2 : yMid;
   d.moments.end(call.pending, ev.seq, tOf(ev), { yMid });
-  call.line.setAttribute("y2", yMid);
-  pen.segment(call.line, call.x1 + call.dir * 2, call.y, call.x2 - call.dir * 3, yMid);
+  const far = call.held ? call.heldX : call.x2; // where the request got to
+  if (!call.held) {
+    call.line.setAttribute("y2", yMid);
+    pen.segment(call.line, call.x1 + call.dir * 2, call.y, call.x2 - call.dir * 3, yMid);
+  }
   const failed = ev.ok === false || ev.accepted === false || !!ev.error;
   const words = said(ev);
   const g = pen.group("arrows", ev, "reply" + (failed ? " failed" : ""), null, failed ? "reply-failed" : "reply");
   if (flat) {
-    const x = call.x2 - call.dir * 4;
-    call.wait = el("line", { class: "wait", x1: x, x2: x, y1: yMid, y2: yFrom }, call.g);
-    call.g.setAttribute("data-mark", "wait");
+    const x = far - call.dir * 4;
+    call.wait = el("line", { class: call.held ? "wait held-wait" : "wait", x1: x, x2: x, y1: yMid, y2: yFrom }, call.g);
+    if (!call.held) call.g.setAttribute("data-mark", "wait");
   }
   const line = el(
     "line",
     {
       class: "arrow",
-      x1: call.x2 - call.dir * 2,
+      x1: far - call.dir * 2,
       y1: yFrom,
       x2: call.x1 + call.dir * 3,
       y2: yRep,
@@ -96,7 +120,7 @@ export function reply(d, ev) {
     },
     g,
   );
-  pen.segment(line, call.x2 - call.dir * 2, yFrom, call.x1 + call.dir * 3, yRep);
+  pen.segment(line, far - call.dir * 2, yFrom, call.x1 + call.dir * 3, yRep);
   d.surface.extend(call.g, call.y, yRep);
   d.surface.extend(g, call.y, yRep);
   state.lastAt.set(ev.from, Math.max(state.lastAt.get(ev.from) || 0, yFrom));
@@ -105,7 +129,7 @@ export function reply(d, ev) {
   const back = { x: call.x1 + call.dir * 10, y: yRep + 16 * s, anchor: call.dir > 0 ? "start" : "end" };
   if (L.backend === "redlock") {
     // at the server's end: "✔ redis-3" beside redis-3
-    const x = call.x2 - call.dir * 12;
+    const x = far - call.dir * 12;
     pen.label(lg, text, x, yFrom + 15 * s, call.dir > 0 ? "end" : "start", "", {
       short: words.short,
       reach: 40 * s,
@@ -114,7 +138,7 @@ export function reply(d, ev) {
   } else if (yRep - call.y > G.fastPx || !inlineReply(d, lg, call, text)) {
     pen.label(lg, text, back.x, back.y, back.anchor, "", { short: words.short });
   }
-  if (ev.op === "write") write(d, call.req, ev, call.x2, yMid);
+  if (ev.op === "write" && !call.held) write(d, call.req, ev, call.x2, yMid); // held: the storage has not seen it
 }
 
 // A quick round trip is one line of text, "SET NX PX 2000 → OK · token 33", on the request's

@@ -65,7 +65,11 @@ export function link(d, ev) {
     G = L.G;
   if (!L.cols.has(client) || !L.cols.has(node)) return;
   const open = state.links.find((l) => l.client === client && l.node === node && !moments.closed(l.item));
-  if (open) moments.end(open.item, ev.seq, t);
+  if (open) {
+    moments.end(open.item, ev.seq, t);
+    open.t1 = t;
+    if (open.mode === "blackhole") released(d, client, node, t); // what it held goes on now
+  }
   const cx = L.x(client),
     nx = L.x(node),
     dir = nx >= cx ? 1 : -1,
@@ -93,7 +97,7 @@ export function link(d, ev) {
   }
   const edgeX = nx - dir * 10 * s;
   parts.push(el("line", { class: "edge", x1: edgeX, x2: edgeX }, g));
-  const span = { client, node, t0: t, g, parts, delay: !cut };
+  const span = { client, node, t0: t, g, parts, delay: !cut, mode: ev.mode };
   span.item = moments.dynamic({ update: (it) => spanFault(d, it, span), node: g });
   state.links.push(span);
   const mark = pen.group("marks", ev, cut ? "cut-mark" : "delay-mark");
@@ -114,6 +118,32 @@ export function link(d, ev) {
     el("line", { class: "delay-line", x1: cx + dir * 4, x2: nx - dir * 4, y1: y, y2: y }, mark);
     pen.obstacleLine(cx + dir * 4, y, nx - dir * 4, y);
     linkNote(d, ev, `delay ${ev.ms}|${ev.jitter_ms}`, cx, y, dir, "delay-label");
+  }
+}
+
+// A blackhole holds a request's bytes on the link; when it heals they go on to the server:
+// the held arrow continues from where it stopped, at the moment of the heal.
+function released(d, client, node, t) {
+  const { layout: L, pen, state } = d;
+  const y = L.y(t);
+  for (const call of state.calls.values()) {
+    if (!call.held || call.released || call.req.actor !== client || call.req.to !== node) continue;
+    call.released = true;
+    const line = el(
+      "line",
+      {
+        class: "arrow released",
+        x1: call.x1 + call.dir * 2,
+        y1: y,
+        x2: call.x2 - call.dir * 3,
+        y2: y,
+        "marker-end": pen.url("req"),
+      },
+      call.g,
+    );
+    el("line", { class: "held-wait", x1: call.heldX, x2: call.heldX, y1: call.y, y2: y }, call.g);
+    pen.segment(line, call.heldX, y, call.x2 - call.dir * 3, y);
+    d.surface.extend(call.g, call.y, y);
   }
 }
 

@@ -9,7 +9,7 @@ export function runStarted(d, ev) {
 }
 
 // Every step gets its number in the margin (1, 2, 3 … narrated or not) and the narrator's
-// short words for it; the tooltip and the page's story panel hold the whole narration.
+// short words for it, wrapped onto as many lines as they need; the tooltip and the page's story panel hold the whole narration.
 export function step(d, ev) {
   const { layout: L, pen, measure } = d;
   const s = L.scale;
@@ -22,7 +22,9 @@ export function step(d, ev) {
   const digits = el("text", { class: "step-badge-text", x: x + 10 * s, y: y + 4 * s, "text-anchor": "middle" }, g);
   digits.textContent = Number.isInteger(ev.index) ? String(ev.index + 1) : "?";
   const font = measure.font(g.getAttribute("class"), "label say-short");
-  const words = measure.clip(said(ev).label || "", font, L.narrW - 34 * s) || "\u00a0";
+  // Wrapped, never cut: a projected caption must be read whole.
+  const wrapped = measure.wrap(said(ev).label || "", font, L.narrW - 34 * s);
+  const words = wrapped.length ? wrapped : ["\u00a0"];
   // The badge goes with its words: both move together to the first free line.
   const follow = (found) => {
     const dy = found.dy;

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('lockviz', '0004_forks'),
+        ('lockviz', '0006_narrated_once'),
     ]
 
     operations = [

@@ -1,0 +1,365 @@
+"""One client against everyone: what a long imported run costs per request, and what a client
+hammering it does to another user's page.
+
+It starts the app (``manage.py serve``, as ``make run`` does) on a fresh database, imports a
+20,000-event run (``bench.diagram.long_run``: a recorded run repeated end to end) through the
+import page as anyone may, and measures:
+
+* the server's CPU for the import, for ``GET /replay/`` (with the chunks its page then fetches,
+  when it fetches any), and for ``GET /fork/?at=5``: user + system time of the app's process
+  from /proc around each request, one request at a time, the mean of ``--repeat``;
+* a hammer of ``--seconds`` (30): from a process of its own, one client loads the replay and the
+  fork page in a loop and keeps four WebSocket viewers of the run that never read, each sending
+  ``resume`` from 0 every 0.6 s; meanwhile another user loads ``GET /lessons/`` every 0.1 s.
+  The table has that page's latency before and during the hammer, and the app's resident memory
+  (VmRSS) before, at its peak and 5 s after.
+
+    .venv/bin/python -m bench.abuse                    # measure, print, write the doc
+    .venv/bin/python -m bench.abuse --root ../wt-old --no-doc   # another checkout's code
+
+It prints a table and writes it into the "One client against everyone" section of
+docs/reliability.md, beside the figures :data:`BEFORE` measured on the code before the change.
+The join wave (1,000 viewers arriving within 10 s of a live run's start) is a row of
+``bench.fanout`` (``--viewers 1000w``).
+
+One script past the usual ~300 lines, on purpose: a bench is read and run as one file (its app,
+its clients, its instrument and its table).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import multiprocessing
+import os
+import re
+import shutil
+import socket
+import statistics
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from bench import ROOT
+from bench.app import App
+from bench.browser import Browser
+from bench.diagram import long_run
+from bench.doc import write_section
+from bench.machine import TICK, cpu_ticks
+
+DOC = os.path.join(ROOT, "docs", "reliability.md")
+BEGIN, END = "<!-- abuse:begin -->", "<!-- abuse:end -->"
+STUCK_VIEWERS = 4
+RESUME_EVERY_S = 0.6
+
+# Measured with this bench on the code before the change (commit a9f618b, ``--root`` a checkout
+# of it), on this machine: 2026-11-26 21:26 UTC, load average 5.2 at the start. (A first run at
+# 21:02, load 9.0, measured the same within 10%: replay 554 ms, fork 2094 ms, +242 MB.)
+BEFORE: dict[str, str] = {
+    "events": "20000",
+    "import (server CPU)": "1190 ms",
+    "`GET /replay/` (server CPU)": "610 ms (5.4 MB)",
+    "the replay with its chunks (server CPU)": "642 ms (5.4 MB in 1 request)",
+    "`GET /fork/?at=5` (server CPU)": "2132 ms (3.6 MB)",
+    "`GET /lessons/` alone, p50 / p99": "16 / 66 ms",
+    "`GET /lessons/` while hammered, p50 / p99": "1054 / 4955 ms",
+    "pages the hammer loaded": "9",
+    "app CPU during the hammer": "25.2 s in 30 s",
+    "app memory: start / before / peak / 5 s after": "108 / 171 / 432 / 398 MB",
+    "memory growth during the hammer (peak − before)": "+261 MB",
+}
+
+
+# -- one request's cost -------------------------------------------------------------------------
+
+
+def rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        found = re.search(r"VmRSS:\s+(\d+) kB", f.read())
+    return int(found.group(1)) / 1024 if found else 0.0
+
+
+def fetch(opener: Any, url: str) -> bytes:
+    with opener.open(url, timeout=120) as answer:
+        body: bytes = answer.read()
+        return body
+
+
+def chunks_of(page: bytes) -> list[str]:
+    """The paths of the event chunks a replay page names (``"more": "/runs/…"``), if any."""
+    found = re.search(rb'"more": "([^"]+)"', page)
+    return [found.group(1).decode()] if found else []
+
+
+def load_replay(opener: Any, url: str, path: str) -> tuple[int, int]:
+    """A replay as its page loads it: the page, then each chunk it names; (bytes, requests)."""
+    page = fetch(opener, url + path)
+    size, requests, more = len(page), 1, chunks_of(page)
+    while more:
+        body = fetch(opener, url + more[0])
+        size, requests = size + len(body), requests + 1
+        answer = json.loads(body)
+        more = [answer["more"]] if answer.get("more") else []
+    return size, requests
+
+
+def cpu_ms(pid: int, action: Any, repeat: int) -> tuple[float, Any]:
+    """The app's CPU per call of ``action`` (ms, the mean of ``repeat``), and its last result."""
+    result = None
+    before = cpu_ticks([pid])
+    for _ in range(repeat):
+        result = action()
+    return (cpu_ticks([pid]) - before) * 1000 / TICK / repeat, result
+
+
+def import_run(browser: Browser, run: dict[str, Any]) -> str:
+    """POST the run as a file, as the import page does; the new run's id."""
+    boundary = uuid.uuid4().hex
+    body = (
+        (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="csrfmiddlewaretoken"\r\n\r\n'
+            f'{browser.csrf}\r\n--{boundary}\r\nContent-Disposition: form-data; name="file"; '
+            f'filename="long.json"\r\nContent-Type: application/json\r\n\r\n'
+        ).encode()
+        + json.dumps(run).encode()
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
+    request = urllib.request.Request(
+        browser.url + "/import/",
+        body,
+        headers={
+            "Content-Type": f"multipart/form-data; boundary={boundary}",
+            "Referer": browser.url + "/",
+        },
+    )
+    try:
+        browser.opener.open(request, timeout=120).read()
+    except urllib.error.HTTPError as exc:
+        found = re.search(r"/runs/(\w+)/", exc.headers.get("Location", ""))
+        if exc.code == 302 and found:
+            return found.group(1)
+        raise
+    raise RuntimeError("the import did not redirect to the run")
+
+
+# -- the hammer ---------------------------------------------------------------------------------
+
+
+def stuck_viewer(url: str, run_id: str, stop: threading.Event) -> None:
+    """A viewer that never reads, sending ``resume`` from 0 every :data:`RESUME_EVERY_S`."""
+    parts = urllib.parse.urlsplit(url)
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    try:
+        sock.connect((parts.hostname or "", parts.port or 80))
+        key = base64.b64encode(os.urandom(16)).decode()
+        sock.sendall(
+            f"GET /ws/runs/{run_id}/ HTTP/1.1\r\nHost: {parts.netloc}\r\nUpgrade: websocket\r\n"
+            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+            f"Origin: {url}\r\n\r\n".encode()
+        )
+        head = b""
+        while b"\r\n\r\n" not in head:  # the handshake's answer, and never a byte more
+            got = sock.recv(1)
+            if not got:
+                return
+            head += got
+        payload = json.dumps({"type": "resume", "after": 0}).encode()
+        frame = bytes([0x81, 0x80 | len(payload)]) + b"\0\0\0\0" + payload
+        sock.settimeout(1)
+        while not stop.wait(RESUME_EVERY_S):
+            try:
+                sock.sendall(frame)
+            except TimeoutError:
+                continue  # the server does not read either: its buffers are full
+    except OSError:
+        return  # dropped by the server: what a bound on unsent frames does
+    finally:
+        sock.close()
+
+
+def hammer(url: str, run_id: str, seconds: float, counts: Any) -> None:
+    """One client: replays and forks of the run in a loop, and viewers that never read."""
+    stop = threading.Event()
+    viewers = [
+        threading.Thread(target=stuck_viewer, args=(url, run_id, stop), daemon=True)
+        for _ in range(STUCK_VIEWERS)
+    ]
+
+    def pages(path: str, replay: bool) -> None:
+        opener = urllib.request.build_opener()
+        while not stop.is_set():
+            try:
+                if replay:
+                    load_replay(opener, url, path)
+                else:
+                    fetch(opener, url + path)
+                counts.value += 1
+            except OSError:
+                time.sleep(0.1)
+
+    loaders = [
+        threading.Thread(target=pages, args=(f"/runs/{run_id}/replay/", True), daemon=True),
+        threading.Thread(target=pages, args=(f"/runs/{run_id}/fork/?at=5", False), daemon=True),
+    ]
+    for thread in [*viewers, *loaders]:
+        thread.start()
+    time.sleep(seconds)
+    stop.set()
+    for thread in loaders:
+        thread.join(60)
+
+
+def lessons_latency(url: str, stop: threading.Event, every_s: float = 0.1) -> list[float]:
+    """Another user's ``GET /lessons/``, once every ``every_s`` until ``stop``: ms each."""
+    opener = urllib.request.build_opener()
+    found: list[float] = []
+    while not stop.is_set():
+        started = time.perf_counter()
+        fetch(opener, url + "/lessons/")
+        found.append((time.perf_counter() - started) * 1000)
+        stop.wait(every_s)
+    return found
+
+
+def p99(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+
+
+# -- the whole bench ----------------------------------------------------------------------------
+
+
+def measure(app: App, run: dict[str, Any], seconds: float, repeat: int) -> dict[str, str]:
+    pid = app.proc.pid
+    browser = Browser(app.url)
+    opener = urllib.request.build_opener()
+    fetch(opener, app.url + "/lessons/")  # the app's first page: its imports done
+    rss_start = rss_mb(pid)
+    import_ms, run_id = cpu_ms(pid, lambda: import_run(browser, run), 1)
+    replay = f"/runs/{run_id}/replay/"
+    fetch(opener, app.url + replay)  # warm: the templates and the first narration, if cached
+    page_ms, page = cpu_ms(pid, lambda: fetch(opener, app.url + replay), repeat)
+    whole_ms, (whole_bytes, requests) = cpu_ms(
+        pid, lambda: load_replay(opener, app.url, replay), repeat
+    )
+    fork_ms, fork_page = cpu_ms(
+        pid, lambda: fetch(opener, app.url + f"/runs/{run_id}/fork/?at=5"), repeat
+    )
+    stop = threading.Event()
+    quiet: list[float] = []
+    sampler = threading.Thread(target=lambda: quiet.extend(lessons_latency(app.url, stop)))
+    sampler.start()
+    time.sleep(5)
+    stop.set()
+    sampler.join()
+    rss_before = rss_mb(pid)
+    counts = multiprocessing.Value("i", 0)
+    client = multiprocessing.Process(target=hammer, args=(app.url, run_id, seconds, counts))
+    stop = threading.Event()
+    loud: list[float] = []
+    peak = [rss_before]
+
+    def watch_memory() -> None:
+        while not stop.wait(0.5):
+            peak[0] = max(peak[0], rss_mb(pid))
+
+    sampler = threading.Thread(target=lambda: loud.extend(lessons_latency(app.url, stop)))
+    memory = threading.Thread(target=watch_memory)
+    cpu_before = cpu_ticks([pid])
+    client.start()
+    sampler.start()
+    memory.start()
+    client.join(seconds + 120)
+    stop.set()
+    sampler.join()
+    memory.join()
+    hammer_cpu_s = (cpu_ticks([pid]) - cpu_before) / TICK
+    time.sleep(5)
+    rss_after = rss_mb(pid)
+    return {
+        "events": str(len(run["events"])),
+        "import (server CPU)": f"{import_ms:.0f} ms",
+        "`GET /replay/` (server CPU)": f"{page_ms:.0f} ms ({len(page) / 1e6:.1f} MB)",
+        "the replay with its chunks (server CPU)": (
+            f"{whole_ms:.0f} ms ({whole_bytes / 1e6:.1f} MB in {requests} "
+            f"request{'s' * (requests != 1)})"
+        ),
+        "`GET /fork/?at=5` (server CPU)": f"{fork_ms:.0f} ms ({len(fork_page) / 1e6:.1f} MB)",
+        "`GET /lessons/` alone, p50 / p99": (
+            f"{statistics.median(quiet):.0f} / {p99(quiet):.0f} ms"
+        ),
+        "`GET /lessons/` while hammered, p50 / p99": (
+            f"{statistics.median(loud):.0f} / {p99(loud):.0f} ms"
+        ),
+        "pages the hammer loaded": str(counts.value),
+        "app CPU during the hammer": f"{hammer_cpu_s:.1f} s in {seconds:.0f} s",
+        "app memory: start / before / peak / 5 s after": (
+            f"{rss_start:.0f} / {rss_before:.0f} / {peak[0]:.0f} / {rss_after:.0f} MB"
+        ),
+        "memory growth during the hammer (peak − before)": f"{peak[0] - rss_before:+.0f} MB",
+    }
+
+
+def table(after: dict[str, str]) -> str:
+    lines = ["| | before | after |", "|---|---|---|"]
+    for name, value in after.items():
+        lines.append(f"| {name} | {BEFORE.get(name, '—')} | {value} |")
+    return "\n".join(lines)
+
+
+def write_doc(text: str, summary: str) -> None:
+    section = (
+        f"{BEGIN}\n### One client against everyone (`bench/abuse.py`)\n\n"
+        "A 20,000-event run imported by anyone, then replayed, forked and resumed by one\n"
+        "client while another user reads the lessons page. Goals: `GET /replay/` and\n"
+        "`GET /fork/` each ≤ 150 ms of server CPU; the other user's `GET /lessons/` p99\n"
+        "≤ 100 ms during the hammer; the app's memory grows by less than 50 MB. Regenerate\n"
+        "with `.venv/bin/python -m bench.abuse` (about two minutes).\n\n"
+        f"{text}\n\n{summary}\n{END}"
+    )
+    write_section(DOC, section, begin=BEGIN, end=END)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=20_000)
+    parser.add_argument("--seconds", type=float, default=30)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--root", default=ROOT, help="the checkout whose app to measure")
+    parser.add_argument("--no-doc", action="store_true", help="print only")
+    args = parser.parse_args()
+    work = tempfile.mkdtemp(prefix="lockviz-bench-abuse-")
+    run = long_run("redlock-contention", args.events)
+    # the script as a scenario may have it: 500 steps, in the first 120 s
+    steps = [s for s in run["scenario"]["steps"] if s["at_ms"] <= 120_000]
+    run["scenario"]["steps"] = steps[:500]
+    run["status"] = "finished"
+    load = os.getloadavg()
+    app = App(os.path.join(work, "bench.sqlite3"), os.path.join(work, "app.log"), root=args.root)
+    try:
+        after = measure(app, run, args.seconds, args.repeat)
+    finally:
+        app.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    text = table(after)
+    summary = (
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} cores shared with other "
+        f"work (load average {load[0]:.1f} at the start); a {args.seconds:.0f} s hammer, "
+        f"{args.repeat} requests of each kind for the CPU figures."
+    )
+    print(text)
+    print(summary)
+    if not args.no_doc:
+        write_doc(text, summary)
+        print(f"written to {os.path.relpath(DOC, ROOT)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""axe-core (node_modules/axe-core, an npm devDependency) with the WCAG 2.2 A and AA rules over
+every kind of page a learner or a teacher opens: none may report a violation."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from tests.browser.test_rooms import join
+from tests.browser.test_walkthrough import jump_to_question
+from tests.conftest import ROOT, AppServer
+
+pytestmark = [pytest.mark.live, pytest.mark.browser]
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+WCAG_22_A_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22a", "wcag22aa"]
+
+
+def violations(page: Any) -> list[str]:
+    """What axe finds on the page as it is now: each rule with the elements it names."""
+    assert AXE.exists(), "npm install puts axe-core in node_modules/"
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        page.add_script_tag(path=str(AXE))
+    found = page.evaluate(
+        """async (tags) => {
+            const result = await axe.run(document, { runOnly: { type: "tag", values: tags } });
+            const where = (v) => v.nodes.slice(0, 4).map((n) => n.target.join(" ")).join(" | ");
+            return result.violations.map((v) => `${v.id} (${v.nodes.length}): ${where(v)}`);
+        }""",
+        WCAG_22_A_AA,
+    )
+    return list(found)
+
+
+def test_every_page_passes_axe_with_wcag_22_a_and_aa(app_server: AppServer, browser: Any) -> None:
+    teacher_ctx = browser.new_context(viewport={"width": 1280, "height": 720})
+    student_ctx = browser.new_context(viewport={"width": 390, "height": 844})
+    page, student = teacher_ctx.new_page(), student_ctx.new_page()
+    found: dict[str, list[str]] = {}
+
+    def check(name: str, target: Any = page) -> None:
+        problems = violations(target)
+        if problems:
+            found[name] = problems
+
+    try:
+        url = app_server.url
+        for name, path in (("index", "/"), ("lessons", "/lessons/"),
+                           ("a lesson", "/lessons/gc-pause-unfenced/"), ("free play", "/play/"),
+                           ("import", "/import/"), ("compare form", "/compare/")):  # fmt: skip
+            page.goto(url + path)
+            page.wait_for_load_state("networkidle")
+            check(name)
+
+        # A lesson being told: its run ended, the telling at a checkpoint.
+        page.goto(url + "/lessons/gc-pause-unfenced/")
+        page.get_by_role("button", name="Start the lesson on live servers").click()
+        page.wait_for_url("**/lessons/gc-pause-unfenced/?run=*")
+        page.locator("#live[data-status=finished]").wait_for(timeout=40_000)
+        jump_to_question(page, "Alice is frozen")
+        check("a lesson, told")
+
+        # A live run, while it plays; then the same run finished.
+        page.goto(url + "/")
+        page.locator("#scenario-gc-pause-fenced").get_by_role(
+            "button", name="Run on live servers"
+        ).click()
+        page.wait_for_url("**/runs/*/")
+        page.locator("svg#diagram .lifeline-header").first.wait_for()
+        check("a live run")
+        page.locator("#verdict .headline").wait_for(timeout=30_000)
+        run_id = page.url.rstrip("/").split("/")[-1]
+        check("a finished run")
+        page.goto(f"{url}/runs/{run_id}/replay/")
+        page.locator("#rp-seq").wait_for()
+        check("replay")
+        page.goto(f"{url}/runs/{run_id}/fork/?at=3")
+        check("fork")
+        page.goto(f"{url}/compare/?runs={run_id}")
+        page.locator(".lane[data-done]").wait_for(timeout=30_000)
+        check("compare")
+        page.goto(f"{url}/runs/{run_id}/fork/?at=3")  # a fork, beside its original
+        page.get_by_role("button", name="Run the fork live, beside the original").click()
+        page.wait_for_url(re.compile(r".*/compare/\?runs=\w+,\w+$"))
+        page.locator(".lane[data-done]").nth(1).wait_for(timeout=40_000)
+        check("compare, a fork beside its original")
+
+        # A room: its presenter's page and a student's, on a phone.
+        page.goto(url + "/")
+        page.get_by_role("button", name="Teach a class").click()
+        page.wait_for_url(re.compile(r".*/rooms/[A-Z0-9]+/$"))
+        code = page.url.rstrip("/").rsplit("/", 1)[1]
+        check("a room as presenter")
+        join(student, app_server, code, "Ada")
+        check("a room as student", student)
+        page.goto(f"{url}/runs/{run_id}/replay/")  # the class follows the replay
+        student.locator("svg#diagram .lifeline-header").first.wait_for(timeout=20_000)
+        check("a room as student, following", student)
+    finally:
+        teacher_ctx.close()
+        student_ctx.close()
+    assert found == {}, "\n".join(f"{k}: {v}" for k, v in found.items())

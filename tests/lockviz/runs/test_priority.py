@@ -1,0 +1,57 @@
+"""A presenter's run comes first: while it is queued or plays, the class's runs yield the CPU."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+
+import pytest
+
+from lockviz.lab import procs
+from lockviz.models import Room, Run
+from lockviz.runs import recorder
+from lockviz.scenarios.schema import Scenario, parse
+
+pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
+
+
+def wait(ready: Callable[[], bool], timeout_s: float = 30) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not ready():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def free_play() -> Scenario:
+    return parse(
+        {"format": 1, "title": "Free play", "backend": "redis", "fencing": True,
+         "ttl_ms": 800, "clients": ["alice", "bob"], "steps": []},
+        allow_empty=True,
+    )  # fmt: skip
+
+
+def playing(run: Run) -> list[int]:
+    """The run's processes, once it plays."""
+    wait(lambda: recorder.is_live(run.pk) and recorder._engines[run.pk].started.is_set())
+    pids = recorder._engines[run.pk].pids()
+    assert len(pids) >= 4  # redis, storage, the proxy, two clients
+    return pids
+
+
+def test_a_students_run_yields_to_the_presenters_and_the_presenters_does_not() -> None:
+    Room.objects.create(presenter="teacher")
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    [student] = recorder.launch_many([free_play()], owner="student", open_ended=True)
+    before = playing(student)
+    assert {procs.niceness(pid) for pid in before} == {base}  # no presenter's run: no yielding
+    [presenter] = recorder.launch_many([free_play()], owner="teacher", open_ended=True)
+    theirs = playing(presenter)
+    assert {procs.niceness(pid) for pid in before} == {max(base, procs.LOW_NICENESS)}
+    assert {procs.niceness(pid) for pid in theirs} == {base}
+    [later] = recorder.launch_many([free_play()], owner="another student", open_ended=True)
+    assert {procs.niceness(pid) for pid in playing(later)} == {max(base, procs.LOW_NICENESS)}
+    for run in (student, presenter, later):
+        recorder.finish(run.pk)
+    for run in (student, presenter, later):
+        wait(lambda r=run: not recorder.is_live(r.pk))
