@@ -64,9 +64,14 @@ class NotYours(Refusal):
 
 
 class NoRoom(Refusal):
-    """No open room this browser may enter has this code (whether none has, or it may not)."""
+    """No open room this browser may enter has this code (whether none has, or it may not);
+    ``code`` as it was given, for the form to try again."""
 
     status = 404
+
+    def __init__(self, problems: list[str] | str, code: str = "") -> None:
+        super().__init__(problems)
+        self.code = code
 
 
 class NotLive(Refusal):

@@ -66,7 +66,7 @@ def respond(request: HtmxHttpRequest, refusal: Refusal, *, plain: bool = False) 
             response["HX-Retarget"] = "#refused"
             response["HX-Reswap"] = "innerHTML"
     elif isinstance(refusal, NoRoom):  # the join page, saying so: try another code
-        context = {"problem": refusal.message, "code": ""}
+        context = {"problem": refusal.message, "code": refusal.code}
         response = render(request, "lockviz/join.html", context, status=refusal.status)
     else:
         response = render(request, RESULT, {"problems": refusal.problems}, status=refusal.status)

@@ -38,7 +38,7 @@ def _room(request: HtmxHttpRequest, code: str, admit: bool = True) -> Room:
     lockviz.views.refusals.Refusals answers them)."""
     room = codes.find(code, address_of(request), browser(request), admit)
     if room is None:
-        raise NoRoom(codes.no_room(code))  # answered by lockviz.views.refusals
+        raise NoRoom(codes.no_room(code), code.strip().upper()[:8])  # see views.refusals
     return room
 
 

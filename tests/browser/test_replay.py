@@ -23,13 +23,22 @@ HOSTILE_TITLE = '<script>alert(1)</script>; # %%{init: {"theme": "dark"}}%% end'
 
 
 def run_live(server: AppServer, page: Any, headline: str = "fencing saved the data") -> str:
-    """Run the fenced GC-pause scenario from the index page; its run id once it has finished."""
-    page.goto(server.url + "/")
-    page.locator("#scenario-gc-pause-fenced").get_by_role(
-        "button", name="Run on live servers"
-    ).click()
-    page.wait_for_url("**/runs/*/")
-    page.locator("#verdict .headline").filter(has_text=headline).wait_for(timeout=30_000)
+    """Run the fenced GC-pause scenario from the index page; its run id once it has finished
+    and told its story. A run that says the machine fell behind (inconclusive: a loaded test
+    machine) is pressed again, up to three times; any other outcome must be ``headline``."""
+    told = ""
+    for _ in range(3):
+        page.goto(server.url + "/")
+        page.locator("#scenario-gc-pause-fenced").get_by_role(
+            "button", name="Run on live servers"
+        ).click()
+        page.wait_for_url("**/runs/*/")
+        final = page.locator("#verdict:not(.pending) .headline")
+        final.wait_for(timeout=60_000)
+        told = final.text_content() or ""
+        if not told.startswith("⚠ Inconclusive"):
+            break
+    assert headline in told, told
     return page.url.rstrip("/").split("/")[-1]
 
 
