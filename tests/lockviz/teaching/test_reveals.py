@@ -1,6 +1,7 @@
-"""Nothing before the reveal: a student reads a lesson run's export, run page, replay, walkthrough
-and follow data, and finds no checkpoint's answer, explanation or narration until the presenter
-reveals it; then that checkpoint's, and only that one's."""
+"""Nothing before the reveal: a student reads a lesson run's export, run page, replay (and its
+chunks of events, with their stored words), walkthrough, fork page and follow data, and finds no
+checkpoint's answer, explanation or narration until the presenter reveals it; then that
+checkpoint's, and only that one's."""
 
 from __future__ import annotations
 
@@ -46,7 +47,9 @@ def everything(client: Client, run: Run, outcome: str = "?outcome=shown") -> str
     urls = [f"/runs/{run.pk}/export.json", f"/runs/{run.pk}/export.mmd",
             f"/runs/{run.pk}/{outcome}", f"/runs/{run.pk}/replay/{outcome}",
             f"/runs/{run.pk}/follow.json", f"/runs/{run.pk}/scenario.json",
-            f"/lessons/gc-pause-fenced/?run={run.pk}", f"/runs/{run.pk}/fork/?at=30"]  # fmt: skip
+            f"/lessons/gc-pause-fenced/?run={run.pk}", f"/runs/{run.pk}/fork/?at=30",
+            f"/runs/{run.pk}/events.json?after=0",
+            f"/runs/{run.pk}/events.json?after=5"]  # fmt: skip
     texts = []
     for url in urls:
         response = client.get(url)
