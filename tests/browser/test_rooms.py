@@ -223,7 +223,7 @@ def test_a_class_follows_its_presenter_never_ahead_and_sees_the_reveal(
     assert status[0] == 403 and "Only the browser that started run" in status[1]
 
     # The presenter removes Cy (told alone, live), then closes the room: the class is told,
-    # live, and nobody joins any more.
+    # live, and its code leads nowhere any more (lockviz.teaching.codes).
     teacher.goto(f"{app_server.url}/rooms/{code}/")
     teacher.get_by_role("button", name="Remove Cy from the room").click()
     cy.locator("#follow-removed", has_text="removed you").wait_for()
@@ -233,8 +233,9 @@ def test_a_class_follows_its_presenter_never_ahead_and_sees_the_reveal(
     teacher.screenshot(path=str(ROOT / "screenshots" / "room-closed.png"), full_page=True)
     ada.locator("#follow-ended", has_text="This class has ended").wait_for()
     ada.screenshot(path=str(ROOT / "screenshots" / "follow-ended.png"))
-    bob.goto(f"{app_server.url}/r/{code}")
-    assert "This class has ended" in bob.locator("h1").text_content()
+    bob.goto(f"{app_server.url}/r/{code}")  # a closed room: the one answer of a code for nobody
+    said = f"There is no open room with the code {code} that you can join"
+    assert said in bob.locator(".errors").text_content()
     for name, page in people.items():
         assert page.errors == [], name
 
