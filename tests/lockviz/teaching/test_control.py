@@ -83,7 +83,9 @@ def test_a_closed_room_refuses_joins_votes_and_shares_as_no_room_would() -> None
     leads_nowhere(Client().post(f"/r/{room.code}", {"name": "Cy"}), room)
     leads_nowhere(student.post(f"/rooms/{room.code}/polls/{poll.pk}/vote", {"choice": "Bob"}), room)
     assert not Vote.objects.exists() and Member.objects.count() == 1
-    assert "This room is closed" in teacher.get(f"/rooms/{room.code}/").content.decode()
+    page = teacher.get(f"/rooms/{room.code}/").content.decode()
+    assert "This room is closed" in page and "This class has ended" in page
+    assert 'class="join-qr"' not in page and "stays open" not in page  # no way in is offered
 
 
 def test_stopping_joins_keeps_the_class_and_refuses_newcomers() -> None:
