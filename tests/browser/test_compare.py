@@ -44,6 +44,8 @@ def test_fenced_against_plain_side_by_side(app_server: AppServer, page: Any) -> 
     )
     assert scales[0][0] == scales[1][0]
     assert abs(scales[0][1] - scales[1][1]) < 0.01
+    # Drawn compact in their share of the width, not shrunk: every word at least 12 px.
+    assert min(lane.evaluate(SMALLEST_TEXT) for lane in (on, off)) >= 12
     assert page.errors == []
 
 
@@ -93,6 +95,14 @@ OVERFLOW = """() => [...document.querySelectorAll('.variant *, .scenario-pick *'
 }).map((e) => e.tagName + ' ' + e.textContent.trim().slice(0, 30))"""
 
 
+# The smallest text a lane's diagram shows, in px on screen: its font size times the svg's scale.
+SMALLEST_TEXT = """lane => { const svg = lane.querySelector('svg');
+    const k = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    return Math.min(...[...svg.querySelectorAll('text')]
+      .filter(t => t.textContent.trim() && t.getClientRects().length)
+      .map(t => parseFloat(getComputedStyle(t).fontSize) * k)); }"""
+
+
 @pytest.mark.parametrize("width", [390, 700, 1280])
 def test_the_compare_form_and_its_errors_fit_their_boxes(
     app_server: AppServer, browser: Any, width: int
@@ -130,14 +140,7 @@ def test_four_storages_fit_the_width_of_a_720p_projector(
         for n in range(4):
             box = lanes.nth(n).bounding_box()
             assert box["x"] >= 0 and box["x"] + box["width"] <= 1280
-            smallest = lanes.nth(n).evaluate(
-                """lane => { const svg = lane.querySelector('svg');
-                   const k = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
-                   return Math.min(...[...svg.querySelectorAll('text')]
-                     .filter(t => t.textContent.trim() && t.getClientRects().length)
-                     .map(t => parseFloat(getComputedStyle(t).fontSize) * k)); }"""
-            )
-            assert smallest >= 12
+            assert lanes.nth(n).evaluate(SMALLEST_TEXT) >= 12
         page.screenshot(path=str(SHOTS / "compare-four-1280x720.png"))
         # A screen wide enough has them side by side, every lane whole.
         page.set_viewport_size({"width": 2700, "height": 1000})

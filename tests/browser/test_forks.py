@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 
 from tests.browser.conftest import entry
+from tests.browser.test_compare import SMALLEST_TEXT
 from tests.browser.test_free_play import GRANTED_TO
 from tests.browser.test_replay import current, run_live
 from tests.browser.test_rooms import join
-from tests.conftest import AppServer
+from tests.conftest import ROOT, AppServer
 
 pytestmark = [pytest.mark.live, pytest.mark.browser]
 
@@ -195,6 +196,7 @@ def test_a_free_play_fork_runs_as_prefilled_and_opens_where_it_parts(
         for n in range(2):
             lane = lanes.nth(n).bounding_box()
             assert lane and lane["x"] >= 0 and lane["x"] + lane["width"] <= 1280 + 0.5
+        assert_side_by_side_and_readable(page)
         # The start is one click away.
         page.get_by_role("button", name="Back to the start").click()
         page.wait_for_function(  # the lanes' heads in view, under the bar that stays
@@ -203,6 +205,27 @@ def test_a_free_play_fork_runs_as_prefilled_and_opens_where_it_parts(
         )
         assert page.locator(".lane svg .lifeline-header").first.bounding_box()["y"] < 720
         page.locator(".lane[data-done]").nth(1).wait_for(timeout=40_000)
+        assert_side_by_side_and_readable(page)
+        # On the projector too: the same two lanes side by side, every word at least 12 px.
+        page.evaluate("localStorage.setItem('lockviz-presenter', '1')")
+        page.reload()
+        page.wait_for_function("() => document.documentElement.classList.contains('presenter')")
+        page.locator(".lane[data-done]").nth(1).wait_for(timeout=40_000)
+        assert_side_by_side_and_readable(page)
+        page.screenshot(path=str(ROOT / "screenshots" / "fork-beside-original-1280x720.png"))
         assert errors == []
     finally:
         context.close()
+
+
+def assert_side_by_side_and_readable(page: Any) -> None:
+    """Both lanes of a fork and its original on a 1280 px screen, side by side, neither cut,
+    and no word in either diagram drawn smaller than 12 px."""
+    lanes = page.locator(".lane")
+    svgs = [lanes.nth(n).locator("svg").bounding_box() for n in range(2)]
+    assert abs(svgs[0]["y"] - svgs[1]["y"]) < 1
+    assert svgs[1]["x"] >= svgs[0]["x"] + svgs[0]["width"]
+    assert svgs[0]["x"] >= 0 and svgs[1]["x"] + svgs[1]["width"] <= 1280 + 0.5
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+    smallest = [lanes.nth(n).evaluate(SMALLEST_TEXT) for n in range(2)]
+    assert min(smallest) >= 12, smallest

@@ -4,10 +4,51 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { BASE, DEFAULTS, Layout, columns } from "../../static/lockviz/diagram/layout.js";
+import {
+  BASE,
+  DEFAULTS,
+  LANE,
+  Layout,
+  MIN_TEXT_SCALE,
+  columns,
+  fitScale,
+} from "../../static/lockviz/diagram/layout.js";
 import { Space, segmentHits } from "../../static/lockviz/diagram/space.js";
 
 const none = { clients: [], nodes: [] };
+
+describe("a compare lane beside another", () => {
+  // A fork beside its original at 1280×720: each lane gets about 600 px (607 in presenter view).
+  const fork = { clients: ["alice", "bob"], nodes: ["redis-1"], columnWidth: 120, narrationWidth: 140 };
+
+  it("fits a 600 px share with its text at least 12 px, where the full layout cannot", () => {
+    assert.ok(fitScale(4, 1.3, 600, 0, true) >= MIN_TEXT_SCALE);
+    assert.ok(fitScale(4, 1.3, 600) < MIN_TEXT_SCALE);
+    assert.equal(fitScale(4, 1, 2000, 0, true), 1); // never larger than the page's own scale
+  });
+
+  it("is exactly as wide as its share, its step numbers in a narrow margin", () => {
+    const scale = fitScale(4, 1.3, 600, 0, true);
+    const L = new Layout(fork, {}, none, { scale, fitWidth: 600, lane: true });
+    assert.ok(L.lane);
+    assert.ok(L.width <= 600 && L.width >= 590, `width ${L.width}`);
+    assert.equal(L.narrW, LANE.narr * scale);
+    assert.equal(L.G.firstCol, LANE.firstCol * scale);
+    assert.ok(L.colW >= LANE.col * scale);
+    assert.equal(L.width, Math.round(L.narrX + L.narrW + 12));
+  });
+
+  it("leaves the run page's layout as it was", () => {
+    const full = new Layout(fork, {}, none, { scale: 1.3, fitWidth: 1244 });
+    assert.ok(!full.lane);
+    assert.equal(full.G.firstCol, BASE.firstCol * 1.3);
+    assert.ok(full.narrW >= 130 * 1.3);
+  });
+
+  it("takes three lanes or more at 1280 px as too narrow: they are stacked", () => {
+    assert.ok(fitScale(4, 1.3, 400, 0, true) < MIN_TEXT_SCALE);
+  });
+});
 
 describe("lanes", () => {
   it("are the clients, then the lock nodes, then the storage", () => {

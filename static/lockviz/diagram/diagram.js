@@ -18,17 +18,19 @@
 // handlers/ (one function per kind of event), rounds.js (folded retries), end.js (the end).
 //
 // API: new LockDiagram(svg, {clients, nodes, storage, durationMs, pxPerMs, columnWidth,
-// narrationWidth, backend, onHeader, fit, breakMs}); add(event), addAll(events), reset(),
+// narrationWidth, backend, onHeader, fit, lane, breakMs}); add(event), addAll(events), reset(),
 // finish(verdict, endMs?), highlight(seq), showUpTo(seq), setHeaderAction(fn), relayout(),
 // yOf(seq), nowY(), toggleFold(id), markTime(tMs, text); width, height, px. `fit` (an element)
-// makes the columns share its width. markTime draws a line across the diagram at a moment, with
-// its words from the server (where a fork parts from its original), kept through redraws.
+// makes the columns share its width; `lane` ({width, scale}) draws a compare lane beside
+// another, compact (layout.js LANE), `width` px wide at `scale`. markTime draws a line across
+// the diagram at a moment, with its words from the server (where a fork parts from its
+// original), kept through redraws.
 
 import { finish } from "./end.js";
 import { Frame } from "./frame.js";
 import { CLIENT_KINDS, HANDLERS, HOLDER_KINDS, SERVER_KINDS, freshState } from "./handlers/index.js";
 import { Measure, Placer } from "./labels.js";
-import { Layout, columns, fitScale } from "./layout.js";
+import { Layout, MIN_TEXT_SCALE, columns, fitScale } from "./layout.js";
 import { Moments } from "./moments.js";
 import { Pen } from "./pen.js";
 import { Rounds } from "./rounds.js";
@@ -37,8 +39,6 @@ import { Surface } from "./surface.js";
 import { SVG_NS, bySeq, said, tOf } from "./svg.js";
 
 let instances = 0;
-// The smallest text in the diagram is 13 units (app.css): at this scale it is 12 px on screen.
-const MIN_TEXT_SCALE = 12 / 13;
 
 export class LockDiagram {
   constructor(svg, options) {
@@ -226,12 +226,14 @@ export class LockDiagram {
     // fit the width they share; the diagram's own CSS sizes follow it (--diagram-scale).
     svg.style.removeProperty("--diagram-scale");
     const pageScale = parseFloat(this.view.getComputedStyle(svg).getPropertyValue("--diagram-scale")) || 1;
+    // A compare lane beside another: its page chose the width and one scale for all its lanes.
+    const lane = this.options.lane;
     const fit = this.options.fit;
-    const fitWidth = (fit && fit.clientWidth) || 0;
+    const fitWidth = lane ? lane.width : (fit && fit.clientWidth) || 0;
     const n = columns(this.options, this.run, this.found).length;
-    const scale = fitScale(n, pageScale, fitWidth, Math.min(pageScale, MIN_TEXT_SCALE));
+    const scale = lane ? lane.scale : fitScale(n, pageScale, fitWidth, Math.min(pageScale, MIN_TEXT_SCALE));
     if (scale !== pageScale) svg.style.setProperty("--diagram-scale", String(scale));
-    this.layout = new Layout(this.options, this.run, this.found, { scale, fitWidth });
+    this.layout = new Layout(this.options, this.run, this.found, { scale, fitWidth, lane: Boolean(lane) });
     this.placer = new Placer(this.space, this.measure, this.layout.G.labelSearchPx);
     this.placer.onPlaced = (label, box) => this.surface.extend(label.node, box.y1, box.y2);
     this.moments = new Moments(this);

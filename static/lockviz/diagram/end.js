@@ -65,8 +65,10 @@ function overlap(d, ev, o, words) {
   if (!words) return;
   const lg = pen.group("labels", ev, "overlap-label finish", words);
   const font = measure.font("overlap-label finish", "label overlap-text");
-  const wrapped = measure.wrap(words, font, L.narrW - 8 * L.scale);
-  pen.label(lg, wrapped, L.narrX + 4 * L.scale, y0 + 16 * L.scale, "start", "overlap-text");
+  // In the margin; a compare lane's margin holds only step numbers, so its words go in the band.
+  const x = L.lane ? G.axisX + 8 * L.scale : L.narrX + 4 * L.scale;
+  const wrapped = measure.wrap(words, font, L.lane ? right - x - 8 * L.scale : L.narrW - 8 * L.scale);
+  pen.label(lg, wrapped, x, y0 + 16 * L.scale, "start", "overlap-text");
 }
 
 // A stale write the narrator did not see as damage (an event without words): flag it at the end.

@@ -243,6 +243,17 @@ export class Frame {
     const g = el("g", { class: "time-mark" }, this.d.surface.layers.grid);
     el("line", { class: "time-mark-line", x1: L.G.axisX, x2: L.width - 8, y1: y, y2: y }, g);
     el("text", { class: "time-mark-label", x: L.G.axisX + 6, y: y - 5 }, g).textContent = mark.text;
+    // Its words keep their place: the run's labels find theirs around them.
+    const { measure, placer } = this.d;
+    if (!placer) return;
+    const font = measure.font("time-mark", "time-mark-label");
+    placer.block({
+      kind: "box",
+      x1: L.G.axisX,
+      y1: y - 5 - font.size,
+      x2: L.G.axisX + 10 + measure.width(mark.text, font),
+      y2: y - 1,
+    });
   }
 
   /** What depends on the moment shown: where lifelines end, the clocks in the headers, "now". */

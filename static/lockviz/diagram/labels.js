@@ -127,7 +127,7 @@ export class Placer {
     for (const spot of spots) {
       for (const dy of dys) {
         const b = this.box(label, lines, spot, dy);
-        if (b.y1 < label.minY || b.x1 < (label.minX ?? -Infinity)) continue;
+        if (b.y1 < label.minY || b.x1 < (label.minX ?? -Infinity) || b.x2 > (label.maxX ?? Infinity)) continue;
         if (!this.space.hit(b, label.item)) return { spot, dy, box: b, lines };
       }
     }

@@ -43,24 +43,33 @@ export function columns(options, run, found) {
 }
 
 // The narrowest a fitted layout goes, in px at scale 1 (Layout's limits when it shares a width).
-const MIN_COL = 110,
-  MIN_NARR = 130,
-  MIN_SERVER_RIGHT = 150;
+const WIDE = { col: 110, narr: 130, serverRight: 150 };
+// A lane of the compare page, drawn beside another: its step captions are in each step's
+// tooltip, so the margin keeps only the step numbers; the space left of the first client and
+// right of the storage shrinks to what their labels need. Text stays its own size.
+export const LANE = { col: 100, narr: 30, serverRight: 120, firstCol: 170 };
+
+// The smallest text in the diagram is 13 units (app.css): at this scale it is 12 px on screen.
+export const MIN_TEXT_SCALE = 12 / 13;
 
 /** The largest scale ≤ `scale` at which `n` columns fit `fitWidth` px (the columns, margins
  * and narration at their narrowest), never below `floor`: a run with many lifelines (Redlock's
- * five nodes) is drawn a little smaller rather than cut at the edge of a projector. */
-export function fitScale(n, scale, fitWidth, floor = 0) {
+ * five nodes) is drawn a little smaller rather than cut at the edge of a projector. `lane`:
+ * at a compare lane's narrowest (LANE). */
+export function fitScale(n, scale, fitWidth, floor = 0, lane = false) {
   if (!fitWidth || n < 2) return scale;
-  const perScale = BASE.firstCol + MIN_SERVER_RIGHT + MIN_NARR + (n - 1) * MIN_COL;
+  const min = lane ? LANE : { ...WIDE, firstCol: BASE.firstCol };
+  const perScale = min.firstCol + min.serverRight + min.narr + 12 + (n - 1) * min.col;
   return Math.max(floor, Math.min(scale, (fitWidth - 16) / perScale));
 }
 
 export class Layout {
-  /** `scale`: the page's --diagram-scale; `fitWidth`: the px the columns share (0: their own width). */
-  constructor(options, run, found, { scale = 1, fitWidth = 0 } = {}) {
+  /** `scale`: the page's --diagram-scale; `fitWidth`: the px the columns share (0: their own
+   * width); `lane`: a compare lane's compact layout (LANE), for a lane beside another. */
+  constructor(options, run, found, { scale = 1, fitWidth = 0, lane = false } = {}) {
     const o = options;
     this.scale = scale;
+    this.lane = lane;
     this.G = Object.fromEntries(Object.entries(BASE).map(([k, v]) => [k, v * scale]));
     this.px = (o.pxPerMs || DEFAULTS.pxPerMs) * scale;
     this.storage = o.storage || run.storage || DEFAULTS.storage;
@@ -73,16 +82,22 @@ export class Layout {
     ]);
     let colW = (o.columnWidth || DEFAULTS.columnWidth) * scale;
     this.narrW = (o.narrationWidth || DEFAULTS.narrationWidth) * scale;
+    const min = lane ? LANE : WIDE;
+    if (lane) {
+      this.narrW = LANE.narr * scale;
+      this.G.firstCol = LANE.firstCol * scale;
+      this.G.serverRight = LANE.serverRight * scale;
+    }
     if (fitWidth && cols.length > 1) {
       // Share the page's width: columns first, then the margins give way, within limits.
       const room = fitWidth - 4,
-        minCol = MIN_COL * scale,
+        minCol = min.col * scale,
         gaps = cols.length - 1;
       const fixed = () => this.G.firstCol + this.G.serverRight + this.narrW + 12;
       const over = fixed() + gaps * minCol - room;
-      if (over > 0) this.narrW = Math.max(MIN_NARR * scale, this.narrW - over);
+      if (over > 0) this.narrW = Math.max(min.narr * scale, this.narrW - over);
       const still = fixed() + gaps * minCol - room;
-      if (still > 0) this.G.serverRight = Math.max(MIN_SERVER_RIGHT * scale, this.G.serverRight - still);
+      if (still > 0) this.G.serverRight = Math.max(min.serverRight * scale, this.G.serverRight - still);
       colW = Math.max(minCol, Math.min(colW, (room - fixed()) / gaps));
     }
     this.colW = colW;

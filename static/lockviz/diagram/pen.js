@@ -46,6 +46,7 @@ export class Pen {
       spots: [{ x, y, anchor }].concat((o.alt || []).map((a) => ({ x: a.x, y: a.y ?? y, anchor: a.anchor }))),
       minY: layout.G.top - 30 * layout.scale,
       minX: layout.G.axisX + 2,
+      maxX: layout.lane ? layout.width - 2 : Infinity, // a compare lane is exactly as wide as it is shown
       padX: o.padX,
       padLeft: o.padLeft,
       onPlace: o.onPlace,

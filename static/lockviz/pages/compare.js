@@ -1,12 +1,15 @@
 // Side by side: one live diagram per run, each streaming over its own WebSocket (runstream.js).
 // Every lane gets the SAME pxPerMs and duration, and every svg is shown at the SAME on-screen
-// scale, so one moment of the runs sits at one height across the lanes. Lanes that would be
-// too small to read side by side are stacked instead, never cut. A fork shown beside its
-// original opens where the two part (the start one click away).
+// scale, so one moment of the runs sits at one height across the lanes. Lanes side by side
+// that would not fit in full are drawn compact (layout.js LANE: step numbers without
+// captions, narrow margins), each in its share of the width at 1:1, while their text is at
+// least 12 px on screen; otherwise they are stacked, each whole, never cut. A fork shown
+// beside its original opens where the two part (the start one click away).
 //
 // Exports `compare` {views} when lanes are shown (the browser tests read it).
 
 import { LockDiagram } from "../diagram/diagram.js";
+import { Layout, MIN_TEXT_SCALE, columns, fitScale } from "../diagram/layout.js";
 import { pageData } from "../page-data.js";
 import { openStream } from "../runstream.js";
 import { pageTitle, tell } from "../showing.js";
@@ -17,7 +20,6 @@ const lanes = pageData().lanes || [];
 const durationMs = Math.max(...lanes.map((lane) => lane.duration_ms || 4000)) + 800;
 const pxPerMs = Math.min(0.2, Math.max(0.05, 700 / durationMs));
 const container = document.getElementById("lanes");
-const MIN_SCALE = 0.5; // text on screen below half its size is too small to read: stack the lanes instead
 const hint = document.getElementById("lanes-hint");
 
 const views = lanes.map((lane) => {
@@ -74,28 +76,54 @@ const views = lanes.map((lane) => {
   return view;
 });
 
-// One scale for all lanes: as large as fits side by side; below MIN_SCALE they are stacked,
-// each as wide as the page allows.
+// Side by side in full where their full layouts fit their shares of the width; else side by
+// side, compact, at one scale for all lanes (the largest at which every lane fits its share),
+// if that keeps their text at least 12 px; otherwise stacked, drawn in full and each shrunk
+// to the page's width if need be.
 function fit() {
   const gap = parseFloat(getComputedStyle(container).columnGap) || 0;
-  const natural = views.reduce((sum, v) => sum + v.diagram.width, 0);
   const width = container.parentElement.clientWidth;
-  const room = width - gap * (views.length - 1) - 2 * views.length;
-  // What matters is the text's size on screen: the diagram's own scale (1.3 in the presenter
-  // view) times the lanes' shrinking.
-  const drawn = parseFloat(getComputedStyle(views[0].diagram.svg).getPropertyValue("--diagram-scale")) || 1;
-  const stacked = views.length > 1 && (drawn * room) / natural < MIN_SCALE;
+  const share = Math.floor((width - gap * (views.length - 1)) / views.length) - 2; // minus the lane's border
+  const drawn = pageScale(views[0].diagram.svg); // 1.3 in the presenter view
+  const scale = Math.min(
+    ...views.map((v) => {
+      const d = v.diagram;
+      return fitScale(columns(d.options, d.run, d.found).length, drawn, share, 0, true);
+    }),
+  );
+  // A screen wide enough for the full layouts side by side keeps them, captions and all.
+  const whole = views.every((v) => {
+    const d = v.diagram;
+    return new Layout({ ...d.options, lane: null }, d.run, d.found, { scale: drawn }).width <= share;
+  });
+  const beside = views.length > 1 && (whole || scale >= MIN_TEXT_SCALE);
+  const lane = beside && !whole ? { width: share, scale } : null;
+  for (const v of views) {
+    if (JSON.stringify(v.diagram.options.lane || null) === JSON.stringify(lane)) continue;
+    v.diagram.options.lane = lane;
+    v.diagram.relayout();
+  }
+  const stacked = views.length > 1 && !beside;
   container.classList.toggle("stacked", stacked);
   const widest = Math.max(...views.map((v) => v.diagram.width));
-  const scale = stacked ? Math.min(1, (width - 2) / widest) : Math.min(1, room / natural);
+  const shrink = beside ? 1 : Math.min(1, (width - 2) / widest);
   for (const v of views) {
     const svg = v.diagram.svg;
-    svg.style.width = `${Math.floor(v.diagram.width * scale)}px`;
+    svg.style.width = `${Math.floor(v.diagram.width * shrink)}px`;
     svg.style.minWidth = "0";
     svg.style.maxWidth = "none";
   }
   if (hint) hint.hidden = !stacked;
   if (keepParting) toParting();
+}
+
+// The page's --diagram-scale for this svg, without the one its diagram set for itself.
+function pageScale(svg) {
+  const own = svg.style.getPropertyValue("--diagram-scale");
+  svg.style.removeProperty("--diagram-scale");
+  const scale = parseFloat(getComputedStyle(svg).getPropertyValue("--diagram-scale")) || 1;
+  if (own) svg.style.setProperty("--diagram-scale", own);
+  return scale;
 }
 
 // Where a fork parts from its original: kept on screen as the lanes grow, until the learner

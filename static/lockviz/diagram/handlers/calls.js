@@ -195,7 +195,12 @@ function write(d, req, rep, x, y) {
     pen.obstacle(x - 6 * s, y - 6 * s, x + 6 * s, y + 6 * s);
   }
   const cls = rejected ? "rejected-label" : damage ? "damage-label" : "stored-label";
-  pen.label(g, words.mark || "", x + 18 * s, y + 5 * s, "start", cls);
+  // A compare lane's margin right of the storage is narrow: the words wrap to fit it, clear of the step numbers.
+  const L = d.layout;
+  const text = L.lane
+    ? d.measure.wrap(words.mark || "", d.measure.font(g.getAttribute("class"), "label " + cls), L.narrX - x - 24 * s)
+    : words.mark || "";
+  pen.label(g, text, x + 18 * s, y + 5 * s, "start", cls);
   const where = { x, y, req, rep, g, damage };
   state.writes.set(rep.seq, where);
   state.writes.set(req.seq, where);

@@ -22,8 +22,9 @@ export function step(d, ev) {
   const digits = el("text", { class: "step-badge-text", x: x + 10 * s, y: y + 4 * s, "text-anchor": "middle" }, g);
   digits.textContent = Number.isInteger(ev.index) ? String(ev.index + 1) : "?";
   const font = measure.font(g.getAttribute("class"), "label say-short");
-  // Wrapped, never cut: a projected caption must be read whole.
-  const wrapped = measure.wrap(said(ev).label || "", font, L.narrW - 34 * s);
+  // Wrapped, never cut: a projected caption must be read whole. A compare lane shows the
+  // number alone (its words in the tooltip): the badge still takes the first free line.
+  const wrapped = L.lane ? [] : measure.wrap(said(ev).label || "", font, L.narrW - 34 * s);
   const words = wrapped.length ? wrapped : ["\u00a0"];
   // The badge goes with its words: both move together to the first free line.
   const follow = (found) => {
