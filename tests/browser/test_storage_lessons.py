@@ -17,10 +17,21 @@ pytestmark = [pytest.mark.live, pytest.mark.browser]
 
 
 def start(page: Any, server: AppServer, slug: str) -> None:
-    page.goto(f"{server.url}/lessons/{slug}/")
-    page.get_by_role("button", name="Start the lesson on live servers").click()
-    page.wait_for_url(f"**/lessons/{slug}/?run=*")
-    page.locator("#live[data-status=finished]").wait_for(timeout=40_000)
+    """Start the lesson's run and wait for it to finish having told its story: a run that says
+    the machine fell behind (inconclusive, on a loaded test machine) is started again, up to
+    three times, as the engine's own tests do."""
+    why = ""
+    for _ in range(3):
+        page.goto(f"{server.url}/lessons/{slug}/")
+        page.get_by_role("button", name="Start the lesson on live servers").click()
+        page.wait_for_url(f"**/lessons/{slug}/?run=*")
+        page.locator("#live[data-status=finished]").wait_for(timeout=40_000)
+        run = page.url.split("run=")[1]
+        verdict = page.request.get(f"{server.url}/runs/{run}/export.json").json()["verdict"]
+        why = (verdict or {}).get("inconclusive", "")
+        if not why:
+            return
+    raise AssertionError(f"three runs in a row could not keep their story: {why}")
 
 
 def to_the_end(page: Any) -> None:
@@ -59,7 +70,8 @@ def test_the_sequencer_lesson_asks_before_the_storage_asks_zookeeper(
     assert asked >= 1
     to_the_end(page)
     headline = page.locator("#end #verdict .headline")
-    headline.filter(has_text="the sequencer check saved the data").wait_for()
+    headline.wait_for()
+    assert "the sequencer check saved the data" in (headline.text_content() or "")
     link = page.locator("#side-by-side")
     assert link.get_attribute("href").endswith("lanes=fenced,plain,sequencer,cas")
     link.click()
