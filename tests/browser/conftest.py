@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from tests.conftest import CHROMIUM, FLAGS, AppServer
 
-__all__ = ["CHROMIUM", "FLAGS", "entry"]  # the browser itself is tests/conftest.py's
+__all__ = ["CHROMIUM", "FLAGS", "entry", "told"]  # the browser itself is tests/conftest.py's
 
 
 def entry(page: Any) -> None:
@@ -23,6 +23,24 @@ def entry(page: Any) -> None:
         "async () => { window.entry = await import("
         "document.querySelector('script[type=module][src]').src); }"
     )
+
+
+def told(page: Any, press: Callable[[], None], headline: str, tries: int = 3) -> str:
+    """Press a button that starts a live run (``press``), wait on its page for the final
+    headline, and return the run's id once that headline says ``headline``. A run that says
+    the machine fell behind (inconclusive: a loaded test machine) is pressed again, up to
+    ``tries`` times, as the engine's own tests do; any other ending must be ``headline``."""
+    said = ""
+    for _ in range(tries):
+        press()
+        page.wait_for_url("**/runs/*/")
+        final = page.locator("#verdict:not(.pending) .headline")
+        final.wait_for(timeout=60_000)
+        said = final.text_content() or ""
+        if not said.startswith("⚠ Inconclusive"):
+            break
+    assert headline in said, said
+    return str(page.url.rstrip("/").split("/")[-1])
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import entry
+from tests.browser.conftest import entry, told
 from tests.conftest import ROOT, AppServer, builtin_json
 
 pytestmark = [pytest.mark.live, pytest.mark.browser]
@@ -24,22 +24,15 @@ HOSTILE_TITLE = '<script>alert(1)</script>; # %%{init: {"theme": "dark"}}%% end'
 
 def run_live(server: AppServer, page: Any, headline: str = "fencing saved the data") -> str:
     """Run the fenced GC-pause scenario from the index page; its run id once it has finished
-    and told its story. A run that says the machine fell behind (inconclusive: a loaded test
-    machine) is pressed again, up to three times; any other outcome must be ``headline``."""
-    told = ""
-    for _ in range(3):
+    and told its story (pressed again if the machine fell behind: :func:`told`)."""
+
+    def press() -> None:
         page.goto(server.url + "/")
         page.locator("#scenario-gc-pause-fenced").get_by_role(
             "button", name="Run on live servers"
         ).click()
-        page.wait_for_url("**/runs/*/")
-        final = page.locator("#verdict:not(.pending) .headline")
-        final.wait_for(timeout=60_000)
-        told = final.text_content() or ""
-        if not told.startswith("⚠ Inconclusive"):
-            break
-    assert headline in told, told
-    return page.url.rstrip("/").split("/")[-1]
+
+    return told(page, press, headline)
 
 
 def current(page: Any) -> int:
@@ -215,18 +208,19 @@ def test_import_names_bad_fields_inline_and_runs_a_hostile_scenario(
     scenario["steps"][1]["ms"] = 3500
     scenario["title"] = HOSTILE_TITLE
     scenario["steps"][0]["say"] = "one;\nend\n<b>two</b> #lt; %%{init}%%"
-    page.locator("#import-text").fill(json.dumps(scenario))
-    page.get_by_role("button", name="Check and import").click()
     summary = page.locator(".import-scenario")
-    summary.wait_for()
-    assert HOSTILE_TITLE in summary.locator("h2").text_content()
-    page.get_by_role("button", name="Run it live").click()
-    page.wait_for_url("**/runs/*/")
-    page.locator("#verdict .headline").filter(has_text="fencing saved the data").wait_for(
-        timeout=30_000
-    )
+
+    def import_and_run() -> None:
+        if not page.url.endswith("/import/"):  # a run that could not keep its story: again
+            page.goto(app_server.url + "/import/")
+        page.locator("#import-text").fill(json.dumps(scenario))
+        page.get_by_role("button", name="Check and import").click()
+        summary.wait_for()
+        assert HOSTILE_TITLE in summary.locator("h2").text_content()
+        page.get_by_role("button", name="Run it live").click()
+
+    run_id = told(page, import_and_run, "fencing saved the data")
     assert page.locator("h1").text_content() == HOSTILE_TITLE
-    run_id = page.url.rstrip("/").split("/")[-1]
     mmd = page.evaluate(f"fetch('/runs/{run_id}/export.mmd').then((r) => r.text())")
     assert "<script" not in mmd and "%%{" not in mmd
     assert parse_mermaid(page, mmd) == ""

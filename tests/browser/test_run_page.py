@@ -3,28 +3,36 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from tests.browser.conftest import entry
+from tests.browser.conftest import entry, told
 from tests.conftest import ROOT, AppServer
 
 pytestmark = [pytest.mark.live, pytest.mark.browser]
 SHOTS = ROOT / "screenshots"
 
 
+def press_run(page: Any, server: AppServer, storage: str = "") -> Callable[[], None]:
+    """The index page's Run button of the GC-pause scenario (with ``storage`` chosen)."""
+
+    def press() -> None:
+        page.goto(server.url + "/")
+        card = page.locator("#scenario-gc-pause-fenced")
+        if storage:
+            card.get_by_label("what the storage checks").select_option(storage)
+        card.get_by_role("button", name="Run on live servers").click()
+
+    return press
+
+
 def test_fenced_gc_pause_shows_the_rejected_write(app_server: AppServer, page: Any) -> None:
-    page.goto(app_server.url + "/")
-    card = page.locator("#scenario-gc-pause-fenced")
-    card.get_by_role("button", name="Run on live servers").click()
-    page.wait_for_url("**/runs/*/")
+    told(page, press_run(page, app_server), "fencing saved the data")
     rejected = page.locator("svg#diagram .rejected-write")
     rejected.first.wait_for(timeout=30_000)
     assert "<" in rejected.first.text_content()  # "REJECTED 1 < 2": the tokens, compared
-    page.locator("#verdict .headline").filter(has_text="fencing saved the data").wait_for(
-        timeout=30_000
-    )
     assert page.locator("svg#diagram .overlap").count() >= 1
     assert page.locator("#run-status").text_content() == "finished"
     os.makedirs(SHOTS, exist_ok=True)
@@ -33,13 +41,7 @@ def test_fenced_gc_pause_shows_the_rejected_write(app_server: AppServer, page: A
 
 
 def test_fencing_off_flags_corruption(app_server: AppServer, page: Any) -> None:
-    page.goto(app_server.url + "/")
-    card = page.locator("#scenario-gc-pause-fenced")
-    card.get_by_label("what the storage checks").select_option("plain")
-    card.get_by_role("button", name="Run on live servers").click()
-    page.wait_for_url("**/runs/*/")
-    headline = page.locator("#verdict .headline")
-    headline.filter(has_text="data corrupted").wait_for(timeout=30_000)
+    told(page, press_run(page, app_server, "plain"), "data corrupted")
     assert page.locator("svg#diagram .rejected-write").count() == 0
     # The damage, drawn at the storage where and when the stale write lands, in red, saying
     # what it destroyed.
