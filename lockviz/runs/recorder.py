@@ -311,20 +311,6 @@ def execute(
     return result
 
 
-def scenario_from_run(run: Run) -> dict[str, object]:
-    """The steps a run actually took (a free-play session's clicks), as a scenario to replay.
-
-    Each ``step`` event is the validated step itself, so every field of every verb is kept.
-    """
-    steps = []
-    for event in run.events.filter(kind="step").order_by("seq"):
-        step = {k: v for k, v in event.data.items() if k in Step.model_fields}
-        step["at_ms"] = int(round(step.get("at_ms", event.data["t_ms"]) / 10) * 10)
-        steps.append(step)
-    scenario = {k: v for k, v in run.scenario.items() if k not in ("steps", "expect")}
-    return {**scenario, "steps": steps}
-
-
 def queue_position(run_id: str) -> int | None:
     return machine().position(run_id)
 

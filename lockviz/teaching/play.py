@@ -18,9 +18,10 @@ from django import forms
 from lockviz.catalogue import BACKENDS
 from lockviz.errors import ScenarioError
 from lockviz.lab.errors import LabError
+from lockviz.models import Run
 from lockviz.runs import recorder
 from lockviz.scenarios.rules import MAX_RUN_MS
-from lockviz.scenarios.schema import Scenario, parse
+from lockviz.scenarios.schema import Scenario, Step, parse
 from lockviz.scenarios.verbs import VERBS
 
 CLIENT_NAMES = ["alice", "bob", "carol", "dave", "erin"]
@@ -196,3 +197,17 @@ def replay_problems(problems: list[str]) -> list[str]:
         )
         return [head, *problems]
     return problems
+
+
+def scenario_from_run(run: Run) -> dict[str, object]:
+    """The steps a run actually took (a free-play session's clicks), as a scenario to replay.
+
+    Each ``step`` event is the validated step itself, so every field of every verb is kept.
+    """
+    steps = []
+    for event in run.events.filter(kind="step").order_by("seq"):
+        step = {k: v for k, v in event.data.items() if k in Step.model_fields}
+        step["at_ms"] = int(round(step.get("at_ms", event.data["t_ms"]) / 10) * 10)
+        steps.append(step)
+    scenario = {k: v for k, v in run.scenario.items() if k not in ("steps", "expect")}
+    return {**scenario, "steps": steps}

@@ -96,7 +96,7 @@ def finish(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 @require_GET
 def scenario_json(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
-    scenario = reveals.scenario(recorder.scenario_from_run(run), withheld(request, run))
+    scenario = reveals.scenario(free_play.scenario_from_run(run), withheld(request, run))
     response = JsonResponse(scenario, json_dumps_params={"indent": 1})
     response["Content-Disposition"] = f'attachment; filename="lockviz-play-{run.pk}.json"'
     return response
@@ -108,7 +108,7 @@ def again(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = get_object_or_404(Run, pk=run_id)
     if not owns(request, run):
         return not_yours(request, run.pk, "run it again")
-    saved = recorder.scenario_from_run(run)
+    saved = free_play.scenario_from_run(run)
     try:
         scenario = parse(
             {**saved, "title": str(saved.get("title", "Free play"))[:110] + " (again)"}

@@ -297,7 +297,7 @@ if (!N) {
 } else openHash();
 // On a projector the replay is the page: its controls at the top of the screen, the diagram
 // under them, the title above (one scroll up).
-if (presenter.on && window.scrollY === 0) window.scrollTo({ top: ui.bar.getBoundingClientRect().top });
+if (presenter.on && !window.scrollY) window.scrollTo({ top: ui.bar.getBoundingClientRect().top });
 
 export const replay = {
   diagram,

@@ -10,6 +10,7 @@ from lockviz.errors import NotLive, ScenarioError
 from lockviz.models import Run
 from lockviz.runs import recorder
 from lockviz.scenarios.schema import parse
+from lockviz.teaching import play as free_play
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
@@ -48,7 +49,7 @@ def test_clicks_become_steps_and_then_a_scenario() -> None:
     wait(lambda: Run.objects.get(pk=run.pk).status == Run.Status.FINISHED)
     run.refresh_from_db()
     assert run.verdict["mutual_exclusion"] == "violated"  # alice froze past her lease
-    saved = recorder.scenario_from_run(run)
+    saved = free_play.scenario_from_run(run)
     assert [s["do"] for s in saved["steps"]] == ["acquire", "pause", "acquire"]
     assert saved["steps"][0]["at_ms"] <= saved["steps"][1]["at_ms"] <= saved["steps"][2]["at_ms"]
     assert parse(saved).steps[1].ms == 1500  # a valid scenario, ready to replay
