@@ -24,6 +24,7 @@ from channels.layers import BaseChannelLayer, get_channel_layer
 from pydantic import ValidationError
 
 from lockviz.broadcast import MESSAGE, EventMessage, Message, Probe, publisher
+from lockviz.frames import Frame
 
 log = logging.getLogger(__name__)
 
@@ -32,8 +33,9 @@ class Viewer(Protocol):
     async def deliver(self, message: Message) -> None:
         """Take one layer message (``run.event`` or ``run.status``), in the order published."""
 
-    async def deliver_events(self, messages: list[EventMessage], text: str) -> None:
-        """Take consecutive ``run.event`` messages; ``text`` is them as one ``events`` frame."""
+    async def deliver_events(self, messages: list[EventMessage], frame: Frame) -> None:
+        """Take consecutive ``run.event`` messages; ``frame`` is them as one frame (an
+        ``events`` frame, or the one event's own), made once for every viewer."""
 
     async def resync(self) -> None:
         """Messages may have been lost (the layer's Redis was away): send what the database
@@ -146,11 +148,13 @@ class Audience:
 
     async def _fan_out(self, group: str, messages: list[Message]) -> None:
         events = [m for m in messages if m["type"] == "run.event"]
-        text = events_frame(events) if len(messages) > 1 and len(events) == len(messages) else ""
+        frame = None
+        if events and len(events) == len(messages):
+            frame = Frame(events_frame(events) if len(events) > 1 else events[0]["text"])
         for viewer in list(self._viewers.get(group, ())):
             try:
-                if text:
-                    await viewer.deliver_events(events, text)
+                if frame is not None:
+                    await viewer.deliver_events(events, frame)
                 else:
                     await viewer.deliver(messages[0])
             except Exception:  # one viewer's failure must not stop the others' stream

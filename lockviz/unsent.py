@@ -7,7 +7,8 @@ The consumer (lockviz.consumers.runs) drops such a viewer once what it has not b
 ``LOCKVIZ_MAX_UNSENT``; this module tells it how much that is.
 
 Under Daphne (``serve`` calls :func:`measure_daphne` once) each WebSocket's scope carries, under
-:data:`UNSENT`, a function that returns the bytes its Twisted transport still holds; and a close
+:data:`UNSENT`, a function that returns the bytes its Twisted transport still holds (and, under
+``lockviz.frames.PREPARED``, a writer of frames framed once for all viewers); and a close
 the application sends with a ``reason`` is sent with that reason (Daphne's own close drops it).
 Under another server (the tests' ``WebsocketCommunicator``) the scope has none, and
 :func:`unsent` answers 0: nothing is held that the app could know of.
@@ -17,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from lockviz import frames
 
 UNSENT = "lockviz.unsent"  # the scope's key: () -> bytes held for the viewer, not yet sent
 
@@ -49,6 +52,7 @@ def measure_daphne() -> None:
         if scope.get("type") == "websocket":
             measure: Callable[[], int] = lambda: held(getattr(protocol, "transport", None))  # noqa: E731
             scope[UNSENT] = measure
+            scope[frames.PREPARED] = frames.writer(protocol)  # one framing for every viewer
         return create(self, protocol, scope)
 
     create_application.lockviz_unsent = True  # type: ignore[attr-defined]

@@ -41,6 +41,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from lockviz.audience import audience
 from lockviz.broadcast import EventMessage, Message
 from lockviz.errors import TooMany
+from lockviz.frames import Frame
 from lockviz.models import Member, Room, Run
 from lockviz.ops import metrics
 from lockviz.shares import SOCKET_REFUSED, address_in
@@ -173,7 +174,7 @@ class RoomConsumer(Counted, AsyncWebsocketConsumer):
             return []
         return reveals.told_between(run, reveals.hidden(run, self.browser), after, reach)
 
-    async def deliver_events(self, messages: list[EventMessage], text: str) -> None:
+    async def deliver_events(self, messages: list[EventMessage], frame: Frame) -> None:
         for message in messages:
             await self.deliver(message)
 

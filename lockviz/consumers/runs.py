@@ -45,9 +45,10 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.db.models import F
 
-from lockviz import broadcast
+from lockviz import broadcast, frames
 from lockviz.audience import audience
 from lockviz.broadcast import EventMessage, Message
+from lockviz.frames import Frame
 from lockviz.models import Run
 from lockviz.narrator import Told
 from lockviz.ops import metrics
@@ -163,8 +164,9 @@ class RunConsumer(Counted, AsyncWebsocketConsumer):
         else:
             await self._forward(message)
 
-    async def deliver_events(self, messages: list[EventMessage], text: str) -> None:
-        """Consecutive live events, and ``text``: them as one ``events`` frame."""
+    async def deliver_events(self, messages: list[EventMessage], frame: Frame) -> None:
+        """Consecutive live events, and ``frame``: them as one frame, made once for every
+        viewer (lockviz.frames)."""
         first, last = messages[0]["seq"], messages[-1]["seq"]
         in_order = first == self.sent + 1 and last - first + 1 == len(messages)
         if self.dropped:
@@ -174,7 +176,7 @@ class RunConsumer(Counted, AsyncWebsocketConsumer):
                 await self.deliver(message)
         else:
             self.sent = last
-            await self.send(text_data=text)
+            await frames.send(self, frame)
             await self._keeping_up()
 
     async def resync(self) -> None:

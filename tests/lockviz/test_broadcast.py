@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from lockviz import audience, broadcast
+from lockviz.frames import Frame
 
 
 def test_an_event_is_serialised_once_into_the_frame_viewers_get() -> None:
@@ -36,7 +37,7 @@ class Viewer:
     async def deliver(self, message: dict[str, Any]) -> None:
         self.got.append(message)
 
-    async def deliver_events(self, messages: list[dict[str, Any]], text: str) -> None:
+    async def deliver_events(self, messages: list[dict[str, Any]], frame: Frame) -> None:
         self.got.extend(messages)
 
 

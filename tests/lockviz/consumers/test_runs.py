@@ -7,6 +7,7 @@ threads (lockviz.broadcast).
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -222,3 +223,37 @@ async def test_resumes_are_limited_per_connection(monkeypatch: pytest.MonkeyPatc
         "message": "this connection has resumed 20 times, the most it may; reconnect with "
         "?after=N to go on",
     }
+
+
+async def test_live_events_are_framed_once_for_every_viewer_under_daphne() -> None:
+    """Where the server gives the scope a writer of prepared frames (Daphne, lockviz.frames),
+    a live event reaches every viewer as the one framing, and each viewer still gets every
+    event once, in order: the catch-up as text, then live ones framed."""
+    run = await start("gc-pause-fenced")
+    wrote: list[list[Any]] = [[], []]
+    viewers = []
+    for got in wrote:
+        ws = WebsocketCommunicator(app, f"/ws/runs/{run.pk}/")
+        ws.scope[runs.frames.PREPARED] = got.append  # before the app copies the scope
+        assert (await ws.connect())[0]
+        viewers.append(ws)
+    while (await database_sync_to_async(Run.objects.get)(pk=run.pk)).status in (
+        "queued",
+        "running",
+    ):
+        await asyncio.sleep(0.2)
+    stored = [e["seq"] for e in await database_sync_to_async(run.events_after)(0)]
+    for ws, got in zip(viewers, wrote, strict=True):
+        seen: list[int] = []
+        while not await ws.receive_nothing(timeout=0.5):
+            seen += [
+                f["event"]["seq"]
+                for f in frames(json.loads(await ws.receive_from()))
+                if f["type"] == "event"
+            ]
+        for prepared in got:
+            seen += [f["event"]["seq"] for f in frames(json.loads(prepared.payload))]
+        await ws.disconnect()
+        assert seen == stored, "a viewer missed, repeated or reordered an event"
+    shared = {id(p) for p in wrote[0]} & {id(p) for p in wrote[1]}
+    assert shared, "no live event reached both viewers as one framing"

@@ -1,0 +1,66 @@
+"""One frame for every viewer: a live event is encoded and framed once, not once per viewer.
+
+The audience (lockviz.audience) hands each message of a run to each of its viewers in this
+process. Sent the ASGI way (``await consumer.send(text_data=...)``), every viewer's copy goes
+through Channels and Daphne on its own: encoded to UTF-8, framed by autobahn, written. For a
+class of 1,000 that is 1,000 encodings and framings of the same bytes per event, and it was most
+of what a live event cost the app beyond what a bare WebSocket server pays (docs/reliability.md).
+
+A :class:`Frame` is the text once, and the WebSocket frame built from it once (autobahn's
+``PreparedMessage``, its own tool for broadcasts). Under Daphne, ``serve`` gives each WebSocket
+scope a writer for prepared frames (lockviz.unsent.measure_daphne); :func:`send` writes the
+prepared frame to the connection's transport when the scope has one, and sends the text the
+ASGI way when it has not (the tests' ``WebsocketCommunicator``, another server). Either way the
+bytes on the wire are the same, and the write happens before ``send`` returns, so frames sent
+either way stay in the order they were sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cached_property
+from typing import Any, Protocol
+
+from autobahn.websocket.protocol import PreparedMessage
+
+PREPARED = "lockviz.prepared"  # the scope's key: (PreparedMessage) -> None, writes it
+
+
+class Consumer(Protocol):
+    scope: Any
+
+    async def send(self, text_data: str | None = None) -> None: ...
+
+
+class Frame:
+    """A text frame to send to many viewers: its text, and its WebSocket framing made once."""
+
+    __slots__ = ("__dict__", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    @cached_property
+    def prepared(self) -> PreparedMessage:
+        # Not masked (a server's frames never are); kept compressible, as autobahn would.
+        return PreparedMessage(self.text.encode(), False, False, False)
+
+
+async def send(consumer: Consumer, frame: Frame) -> None:
+    """Send ``frame`` to ``consumer``'s viewer: prepared where the server allows it."""
+    write = consumer.scope.get(PREPARED)
+    if callable(write):
+        write(frame.prepared)
+    else:
+        await consumer.send(text_data=frame.text)
+
+
+def writer(protocol: Any) -> Callable[[PreparedMessage], None]:
+    """A writer of prepared frames to one of Daphne's WebSocket connections (autobahn's
+    protocol), which drops a frame for a connection that is no longer open, as Daphne does."""
+
+    def write(prepared: PreparedMessage) -> None:
+        if protocol.state == protocol.STATE_OPEN:
+            protocol.sendPreparedMessage(prepared)
+
+    return write
