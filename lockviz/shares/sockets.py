@@ -82,7 +82,9 @@ class Counted:
         """Whether this stream may open (False: it has been told why and closed)."""
         address = address_in(self.scope)
         try:
-            await sync_to_async(take)(address)
+            # The shared cache, not the database: off the one thread the database work of a
+            # class arriving at once queues on.
+            await sync_to_async(take, thread_sensitive=False)(address)
         except TooMany as refused:
             await self.refuse(refused.message, SOCKET_REFUSED)
             return False
@@ -92,7 +94,7 @@ class Counted:
     async def give_share(self) -> None:
         if self._share is not None:
             address, self._share = self._share, None
-            await sync_to_async(give_back)(address)
+            await sync_to_async(give_back, thread_sensitive=False)(address)
 
     async def refuse(self, message: str, code: int, accepted: bool = False) -> None:
         """Accept (so the page can read it) unless ``accepted``, say ``message``, close with
