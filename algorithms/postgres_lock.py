@@ -1,5 +1,9 @@
 """PostgreSQL advisory locks, held by a session or by a transaction, with a fencing token.
 
+One module past the usual ~300 lines, on purpose: both scopes (session and transaction), the
+bounded statement timeouts and the token live beside each other because they share one connection's
+life, which is the point of the lesson (a lock held by a session).
+
 An advisory lock is a key (a bigint) in the server's lock table that means whatever the
 application says it means. PostgreSQL docs: "Advisory Locks" (section 13.3.5,
 https://www.postgresql.org/docs/current/explicit-locking.html#ADVISORY-LOCKS) and "Advisory
@@ -58,10 +62,6 @@ Performance: the session lock's two statements (try-lock with the token, unlock)
 once per session and run on libpq directly (``psycopg.pq``), one round trip each; psycopg's
 ``execute`` spent as long in Python as the round trip took. The rest (the transaction scope,
 the liveness check) goes through psycopg as usual.
-
-One module past the usual ~300 lines, on purpose: both scopes (session and transaction), the
-bounded statement timeouts and the token live beside each other because they share one connection's
-life, which is the point of the lesson (a lock held by a session).
 """
 
 from __future__ import annotations

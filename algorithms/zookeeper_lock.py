@@ -1,5 +1,9 @@
 """ZooKeeper's lock recipe on kazoo's primitives, every step a visible ZooKeeper call.
 
+One module past the usual ~300 lines, on purpose: the recipe is one protocol (create, list, watch
+the node ahead, recover a create whose reply was lost, session states), and each step is a visible
+call a reader follows from top to bottom; split, the recipe's order would be spread over files.
+
 The recipe (ZooKeeper docs, "Recipes and Solutions", *Locks*): create
 ``/lockviz/lock/<owner>.<guid>.lock-<seq>`` EPHEMERAL|SEQUENTIAL, list the children, and hold
 the lock when your node has the lowest sequence number. Otherwise set a watch on the node just
@@ -40,10 +44,6 @@ Fails by:
     client listens to the connection state instead.
   * The servers unreachable for longer than the bounded connection retry (~8 s): kazoo closes
     the client, ``lost`` is reported, and every later call fails with BackendUnavailable.
-
-One module past the usual ~300 lines, on purpose: the recipe is one protocol (create, list, watch
-the node ahead, recover a create whose reply was lost, session states), and each step is a visible
-call a reader follows from top to bottom; split, the recipe's order would be spread over files.
 """
 
 from __future__ import annotations

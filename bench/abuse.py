@@ -29,13 +29,11 @@ its clients, its instrument and its table).
 from __future__ import annotations
 
 import argparse
-import base64
 import json
 import multiprocessing
 import os
 import re
 import shutil
-import socket
 import statistics
 import tempfile
 import threading
@@ -52,6 +50,7 @@ from bench.browser import Browser
 from bench.diagram import long_run
 from bench.doc import write_section
 from bench.machine import TICK, cpu_ticks
+from bench.viewer import never_reading
 
 DOC = os.path.join(ROOT, "docs", "reliability.md")
 BEGIN, END = "<!-- abuse:begin -->", "<!-- abuse:end -->"
@@ -153,23 +152,11 @@ def import_run(browser: Browser, run: dict[str, Any]) -> str:
 
 def stuck_viewer(url: str, run_id: str, stop: threading.Event) -> None:
     """A viewer that never reads, sending ``resume`` from 0 every :data:`RESUME_EVERY_S`."""
-    parts = urllib.parse.urlsplit(url)
-    sock = socket.socket()
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     try:
-        sock.connect((parts.hostname or "", parts.port or 80))
-        key = base64.b64encode(os.urandom(16)).decode()
-        sock.sendall(
-            f"GET /ws/runs/{run_id}/ HTTP/1.1\r\nHost: {parts.netloc}\r\nUpgrade: websocket\r\n"
-            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
-            f"Origin: {url}\r\n\r\n".encode()
-        )
-        head = b""
-        while b"\r\n\r\n" not in head:  # the handshake's answer, and never a byte more
-            got = sock.recv(1)
-            if not got:
-                return
-            head += got
+        sock = never_reading(f"{url.replace('http://', 'ws://', 1)}/ws/runs/{run_id}/")
+    except OSError:
+        return  # refused (the server's bound on viewers), or gone
+    try:
         payload = json.dumps({"type": "resume", "after": 0}).encode()
         frame = bytes([0x81, 0x80 | len(payload)]) + b"\0\0\0\0" + payload
         sock.settimeout(1)

@@ -1,5 +1,8 @@
 """Capacity: N built-in runs pressed at once on a real app, each watched, each judged.
 
+One script past the usual ~300 lines, on purpose: a bench is read and run as one file (its app, its
+presses, the browser's measure and its tables).
+
 A lecture hall presses "Run" together. For each press this starts the app as ``make run`` does
 (``manage.py serve``, on a fresh database), then, all at once, N browsers — each with its own
 session cookie, as N students would have — ``POST /runs/`` the chosen built-in with the form the
@@ -32,9 +35,6 @@ proxy, two clients).
 ``--env NAME=VALUE`` passes settings to the app (e.g. the fixed ``LOCKVIZ_MAX_RUNS=50`` main
 was measured with). Each press gets a fresh app. It prints tables and writes them into the
 "Capacity" section of docs/performance.md (between its marker comments).
-
-One script past the usual ~300 lines, on purpose: a bench is read and run as one file (its app, its
-presses, the browser's measure and its tables).
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """Live stream fan-out: N real WebSocket viewers of one live run, against a raw broadcast.
 
+One script past the usual ~300 lines, on purpose: a bench is read and run as one file (its app, its
+viewers, its instrument and its table).
+
 For each viewer count it starts the app (``manage.py serve``, as ``make run`` does), connects N
 viewers to ``/ws/runs/<id>/`` from a separate process (the ``websockets`` library, so their CPU
 is not the app's), then plays a scenario of about ``--rate`` events/s through the real lab and
@@ -27,9 +30,6 @@ reordered count every event of the run, for every viewer. CPU is user + system t
 of the app's processes (Daphne and the channel layer's redis-server, not the lab's servers and
 clients, which a run needs whoever watches) over the run, as % of one core. It prints a table
 and writes it into the "Live stream fan-out" section of docs/performance.md.
-
-One script past the usual ~300 lines, on purpose: a bench is read and run as one file (its app, its
-viewers, its instrument and its table).
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """Uncontended acquire+release latency: our lock clients against their peers and a raw baseline.
 
+One script past the usual ~300 lines, on purpose: a bench is read and run as one file (ours and
+each peer, side by side, in interleaved rounds).
+
 For each backend it times our client (with the event callback the lab attaches, which turns
 every event into a JSON line, as the client process does), our client with no callback (what
 the teaching instrumentation costs), the peer library, and a raw one-round-trip baseline — on
@@ -12,9 +15,6 @@ for seconds, so without pinning the ratios are noise.
     .venv/bin/python -m bench.locks --rounds 5 redis redlock
 
 It prints a table and writes it into docs/performance.md.
-
-One script past the usual ~300 lines, on purpose: a bench is read and run as one file (ours and
-each peer, side by side, in interleaved rounds).
 """
 
 from __future__ import annotations

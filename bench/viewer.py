@@ -14,6 +14,7 @@ import asyncio
 import base64
 import json
 import os
+import socket
 import time
 import urllib.parse
 from typing import Any
@@ -27,6 +28,44 @@ def frames(message: dict[str, Any]) -> list[dict[str, Any]]:
         message["frames"] if message.get("type") == "events" else [message]
     )
     return found
+
+
+def handshake(url: str, cookie: str = "") -> bytes:
+    """The opening request of a WebSocket to ``url`` (``ws://host:port/path?query``), with a
+    fresh key and the page's own origin."""
+    parts = urllib.parse.urlsplit(url)
+    key = base64.b64encode(os.urandom(16)).decode()
+    path = parts.path + (f"?{parts.query}" if parts.query else "")
+    return (
+        f"GET {path} HTTP/1.1\r\nHost: {parts.netloc}\r\nUpgrade: websocket\r\n"
+        f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+        f"Origin: http://{parts.netloc}\r\n" + (f"Cookie: {cookie}\r\n" if cookie else "") + "\r\n"
+    ).encode()
+
+
+def never_reading(url: str) -> socket.socket:
+    """A blocking connection to the WebSocket at ``url`` that has read its handshake's answer and
+    will read nothing more (a small receive buffer: what the server sends piles up on its side);
+    ConnectionError when the server closes it or does not answer 101."""
+    parts = urllib.parse.urlsplit(url)
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    try:
+        sock.connect((parts.hostname or "", parts.port or 80))
+        sock.sendall(handshake(url))
+        head = b""
+        while b"\r\n\r\n" not in head:  # the handshake's answer, and never a byte more
+            got = sock.recv(1)
+            if not got:
+                raise ConnectionError("closed during the handshake")
+            head += got
+        status = head.split(b"\r\n")[0]
+        if b" 101 " not in status:
+            raise ConnectionError(f"the handshake was answered {status.decode(errors='replace')}")
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
 
 class Viewer(asyncio.Protocol):
@@ -54,17 +93,10 @@ class Viewer(asyncio.Protocol):
         loop = asyncio.get_running_loop()
         self._opened, self._closed = loop.create_future(), loop.create_future()
         parts = urllib.parse.urlsplit(url)
-        key = base64.b64encode(os.urandom(16)).decode()
-        path = parts.path + (f"?{parts.query}" if parts.query else "")
-        head = (
-            f"GET {path} HTTP/1.1\r\nHost: {parts.netloc}\r\nUpgrade: websocket\r\n"
-            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
-            f"Origin: http://{parts.netloc}\r\n" + (f"Cookie: {cookie}\r\n" if cookie else "")
-        )
         try:
             await loop.create_connection(lambda: self, parts.hostname or "", parts.port or 80)
             assert self.transport is not None
-            self.transport.write(f"{head}\r\n".encode())
+            self.transport.write(handshake(url, cookie))
             await asyncio.wait_for(self._opened, timeout_s)
         except Exception as exc:
             self.error = repr(exc)

@@ -10,7 +10,7 @@
     ├── NoRoom        404  no open room this browser may enter has this code: one answer
                            for "none" and "not allowed" (lockviz.teaching.codes)
     ├── NotLive       409  the run has ended, or no live process runs it any more
-    ├── NotAdmitted        a run the lab will not take now (lockviz.runs.recorder.admit)
+    ├── NotAdmitted        a run the lab will not take now (lockviz.runs.admission.admit)
     │   ├── TooMany   429  this client has taken its share (runs, imports, rooms, joins,
     │   │                  answers: lockviz.shares), with ``retry_after_s``
     │   └── Busy      503  the lab is full: try again after ``retry_after_s``

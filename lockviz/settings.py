@@ -66,6 +66,7 @@ from urllib.parse import quote, urlsplit
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from lockviz.environ import number
 from lockviz.proxies import networks
 from lockviz.secret import install_key
 
@@ -94,7 +95,7 @@ if PUBLIC_URL:
     CSRF_TRUSTED_ORIGINS.append(f"{_public.scheme}://{_public.netloc}")
 if _public.scheme == "https":  # the presenter's cookie is what makes them the presenter
     SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
-    SECURE_HSTS_SECONDS = int(os.environ.get("LOCKVIZ_HSTS_SECONDS", "31536000"))
+    SECURE_HSTS_SECONDS = number("LOCKVIZ_HSTS_SECONDS", 31536000)
 
 INSTALLED_APPS = [
     "daphne",
@@ -209,8 +210,8 @@ LANGUAGE_CODE = "en"
 # An exported run pasted into the import form can be a few MB (the import itself caps at 5 MB).
 DATA_UPLOAD_MAX_MEMORY_SIZE = 6 * 1024 * 1024
 # Past this a body is refused before it is read (413); below it the import's own limits speak.
-LOCKVIZ_MAX_BODY = int(os.environ.get("LOCKVIZ_MAX_BODY", str(8 * 1024 * 1024)))
-LOCKVIZ_MAX_UNSENT = int(os.environ.get("LOCKVIZ_MAX_UNSENT", str(4 * 1024 * 1024)))
+LOCKVIZ_MAX_BODY = number("LOCKVIZ_MAX_BODY", 8 * 1024 * 1024)
+LOCKVIZ_MAX_UNSENT = number("LOCKVIZ_MAX_UNSENT", 4 * 1024 * 1024)
 LOCKVIZ_MAX_UPLOAD = 5 * 1024 * 1024  # an import's file (lockviz.runs.imports.MAX_BYTES)
 FILE_UPLOAD_HANDLERS = [
     "lockviz.bodylimit.LimitedUploadHandler",  # stops at the limit, before the others keep it
@@ -219,20 +220,20 @@ FILE_UPLOAD_HANDLERS = [
 ]
 
 LOCKVIZ_SERVERS = os.environ.get("LOCKVIZ_SERVERS", "")
-LOCKVIZ_MAX_RUNS = int(os.environ.get("LOCKVIZ_MAX_RUNS", "24"))  # a ceiling: see capacity
-LOCKVIZ_MAX_QUEUE = int(os.environ.get("LOCKVIZ_MAX_QUEUE", "64"))
-LOCKVIZ_MAX_PER_BROWSER = int(os.environ.get("LOCKVIZ_MAX_PER_BROWSER", "4"))
-LOCKVIZ_RETENTION_DAYS = int(os.environ.get("LOCKVIZ_RETENTION_DAYS", "30"))
-LOCKVIZ_ROOM_IDLE_HOURS = float(os.environ.get("LOCKVIZ_ROOM_IDLE_HOURS", "12"))
-LOCKVIZ_MAX_PER_ADDRESS = int(os.environ.get("LOCKVIZ_MAX_PER_ADDRESS", "6"))
-LOCKVIZ_PLAY_PER_ADDRESS = int(os.environ.get("LOCKVIZ_PLAY_PER_ADDRESS", "3"))
-LOCKVIZ_IMPORTS_PER_HOUR = int(os.environ.get("LOCKVIZ_IMPORTS_PER_HOUR", "30"))
-LOCKVIZ_ROOMS_PER_HOUR = int(os.environ.get("LOCKVIZ_ROOMS_PER_HOUR", "5"))
-LOCKVIZ_JOINS_PER_MINUTE = int(os.environ.get("LOCKVIZ_JOINS_PER_MINUTE", "120"))
-LOCKVIZ_CODE_MISSES_PER_HOUR = int(os.environ.get("LOCKVIZ_CODE_MISSES_PER_HOUR", "100"))
-LOCKVIZ_SOCKETS_PER_ADDRESS = int(os.environ.get("LOCKVIZ_SOCKETS_PER_ADDRESS", "400"))
-LOCKVIZ_MEMBERS_PER_ADDRESS = int(os.environ.get("LOCKVIZ_MEMBERS_PER_ADDRESS", "300"))
-LOCKVIZ_VOTES_PER_MINUTE = int(os.environ.get("LOCKVIZ_VOTES_PER_MINUTE", "600"))
+LOCKVIZ_MAX_RUNS = number("LOCKVIZ_MAX_RUNS", 24)  # a ceiling: see capacity
+LOCKVIZ_MAX_QUEUE = number("LOCKVIZ_MAX_QUEUE", 64)
+LOCKVIZ_MAX_PER_BROWSER = number("LOCKVIZ_MAX_PER_BROWSER", 4)
+LOCKVIZ_RETENTION_DAYS = number("LOCKVIZ_RETENTION_DAYS", 30)
+LOCKVIZ_ROOM_IDLE_HOURS = number("LOCKVIZ_ROOM_IDLE_HOURS", 12.0)
+LOCKVIZ_MAX_PER_ADDRESS = number("LOCKVIZ_MAX_PER_ADDRESS", 6)
+LOCKVIZ_PLAY_PER_ADDRESS = number("LOCKVIZ_PLAY_PER_ADDRESS", 3)
+LOCKVIZ_IMPORTS_PER_HOUR = number("LOCKVIZ_IMPORTS_PER_HOUR", 30)
+LOCKVIZ_ROOMS_PER_HOUR = number("LOCKVIZ_ROOMS_PER_HOUR", 5)
+LOCKVIZ_JOINS_PER_MINUTE = number("LOCKVIZ_JOINS_PER_MINUTE", 120)
+LOCKVIZ_CODE_MISSES_PER_HOUR = number("LOCKVIZ_CODE_MISSES_PER_HOUR", 100)
+LOCKVIZ_SOCKETS_PER_ADDRESS = number("LOCKVIZ_SOCKETS_PER_ADDRESS", 400)
+LOCKVIZ_MEMBERS_PER_ADDRESS = number("LOCKVIZ_MEMBERS_PER_ADDRESS", 300)
+LOCKVIZ_VOTES_PER_MINUTE = number("LOCKVIZ_VOTES_PER_MINUTE", 600)
 
 # /metrics (lockviz.ops.access): from these addresses, straight; or anywhere, with the token.
 LOCKVIZ_METRICS_FROM = networks(

@@ -1,5 +1,8 @@
 """Every event a run records, each kind with its fields, declared once.
 
+One module past the usual ~300 lines, on purpose: it is the one table of every kind, and
+splitting it would scatter the contract this module exists to keep in one place.
+
 Everything that happens (a client's protocol step, a server ending a lease, a fault) is
 *recorded* once, where it happens, through a :class:`Record`: the engine gives the event its
 ``seq`` and its time on the reference clock (the host's CLOCK_MONOTONIC, stamped where the
@@ -16,9 +19,6 @@ A model keeps an event's JSON as it was: :func:`as_json` gives back exactly the 
 were set (a field sent as ``null`` stays ``null``, one never sent stays absent), and numbers
 keep their type (``500`` is not turned into ``500.0``). Models forbid fields they do not
 declare, so a new field must be declared here before the lab can record it.
-
-One module past the usual ~300 lines, on purpose: it is the one table of every kind, and
-splitting it would scatter the contract this module exists to keep in one place.
 """
 
 from __future__ import annotations

@@ -28,6 +28,16 @@ def phrased(words: Phrase) -> Sayer:
     return say
 
 
+def worded(field: str, phrase: str, label: str = "") -> Sayer:
+    """A sayer whose words are fixed but for one field of the event, put where ``{}`` is."""
+
+    def words(e: Event) -> tuple[str, str]:
+        value = e.get(field)
+        return phrase.format(value), label.format(value)
+
+    return phrased(words)
+
+
 @phrased
 def unknown(e: Event) -> tuple[str, str]:
     """A kind this narrator does not know (an import's): its name, and no label."""
@@ -151,40 +161,15 @@ def step_refused(e: Event) -> tuple[str, str]:
 
 
 @phrased
-def ending(e: Event) -> tuple[str, str]:
-    return f"the run ends now: {e.get('why')}", f"ending: {e.get('why')}"
-
-
-@phrased
-def clock_rate(e: Event) -> tuple[str, str]:
-    return f"own clock now runs at ×{e.get('rate')}", f"clock ×{e.get('rate')}"
-
-
-@phrased
-def run_started(e: Event) -> tuple[str, str]:
-    return f"run started: {e.get('title')}", ""
-
-
-@phrased
-def run_failed(e: Event) -> tuple[str, str]:
-    return f"run FAILED: {e.get('error')}", f"run failed: {e.get('error')}"
-
-
-@phrased
-def run_interrupted(e: Event) -> tuple[str, str]:
-    return f"run INTERRUPTED: {e.get('why')}", ""
-
-
-@phrased
-def run_cancelled(e: Event) -> tuple[str, str]:
-    return f"run cancelled: {e.get('why')}", ""
-
-
-@phrased
 def releasing(e: Event) -> tuple[str, str]:
     return "leaves its critical section and releases", ""
 
 
-@phrased
-def renewal_started(e: Event) -> tuple[str, str]:
-    return f"watchdog renews every {e.get('interval_ms')} ms", ""
+# Words that are fixed but for one field.
+ending = worded("why", "the run ends now: {}", "ending: {}")
+clock_rate = worded("rate", "own clock now runs at ×{}", "clock ×{}")
+run_started = worded("title", "run started: {}")
+run_failed = worded("error", "run FAILED: {}", "run failed: {}")
+run_interrupted = worded("why", "run INTERRUPTED: {}")
+run_cancelled = worded("why", "run cancelled: {}")
+renewal_started = worded("interval_ms", "watchdog renews every {} ms")

@@ -1,27 +1,24 @@
 """Starting runs and recording them: the glue between the run engine and Django.
 
+One module past the usual ~300 lines, on purpose: a run's life in this process (started,
+clicked, relayed to, ended, stored) turns on one table of live engines (``_engines``), and each
+function here reads or writes it; admission, which does not, is its own module.
+
 Each event the engine records is stored (``RunEvent``) and then published to the run's group,
 in that order, so a viewer that catches up from the database and then listens live misses
 nothing. Runs execute in background threads, as many at once as the machine can take
 (:mod:`lockviz.lab.capacity`: measured, with ``LOCKVIZ_MAX_RUNS`` as the ceiling); the others
 wait in a queue whose position their viewers see.
 
-Admission (:func:`launch`): the queue is bounded (``LOCKVIZ_MAX_QUEUE``: beyond it a new run is
-refused, try again later), each run takes a client's share (lockviz.shares.runs: a browser's,
-an address's, or a room's allowance), and a queued run that nobody has watched for
-:data:`UNWATCHED_S` is cancelled. A keeper thread tells the database which runs this process
-runs (lockviz.runs.recovery).
-
-One module past the usual ~300 lines, on purpose: admission, creation, the queue and the store-
-then-publish order are one transaction's worth of rules about a run's life, and splitting them
-would split the locks that keep them consistent.
+Whether a run may start now, and how a queued run waits, is :mod:`lockviz.runs.admission`;
+:func:`launch_many` admits and creates under its one lock. A keeper thread tells the database
+which runs this process runs (lockviz.runs.recovery).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
 from typing import TypedDict, Unpack
 
 from django.conf import settings
@@ -29,31 +26,26 @@ from django.db import close_old_connections, transaction
 from django.utils import timezone
 
 from lockviz import broadcast
-from lockviz.errors import Busy, NotLive, Refusal, ScenarioError
+from lockviz.errors import NotLive, Refusal, ScenarioError
 from lockviz.jsontypes import JsonObject
 from lockviz.lab import capacity, events
 from lockviz.lab.engine import RunEngine, RunResult
 from lockviz.lab.labs import Lab, make_lab
 from lockviz.models import Run, RunEvent
 from lockviz.narrator import Narrator
-from lockviz.runs import priority, recovery, relay
+from lockviz.runs import admission, priority, recovery, relay
 from lockviz.runs.priority import Priorities
 from lockviz.scenarios.schema import MAX_STEPS, Scenario, Step, check_step
-from lockviz.shares import UNKNOWN
-from lockviz.shares import runs as shares
 from lockviz.shares.runs import Charge
 
 log = logging.getLogger(__name__)
 
 _lab: Lab | None = None
-_admission = threading.Lock()  # admit, then create: one step (launch_many)
 _engines: dict[str, RunEngine] = {}  # live runs, by id: where clicks are sent
 _priorities = Priorities(lambda run_id: _engines[run_id].pids() if run_id in _engines else [])
 NOT_LIVE = "this run is not live any more: start a new one"
 _NOT_LIVE: JsonObject = {"problems": [NOT_LIVE], "live": False}  # a relayed answer
 MAX_CLICKS = MAX_STEPS  # a live run takes at most as many clicks as a scenario has steps
-UNWATCHED_S = 20.0  # a queued run nobody watches for this long is cancelled
-WATCHED_EVERY_S = 1.0  # how often a queued run asks whether anyone watches it
 
 
 def lab() -> Lab:
@@ -97,29 +89,6 @@ def create_run(
     )
 
 
-def machine() -> capacity.Machine:
-    """The machine's capacity, with this app's ceiling."""
-    found = capacity.machine()
-    found.ceiling = settings.LOCKVIZ_MAX_RUNS
-    return found
-
-
-def admit(
-    owner: str, count: int = 1, address: str = "", open_ended: bool = False, first: bool = False
-) -> Charge:
-    """Whose share ``count`` more runs of ``owner`` (at ``address``) take (lockviz.shares.runs);
-    :class:`Busy` or :class:`TooMany` if they may not start now (a presenter's runs, ``first``,
-    go ahead of the queue: never refused as busy)."""
-    lab_now = machine()
-    waiting, free = lab_now.waiting, lab_now.limit - len(lab_now.running)
-    if not first and waiting + count > settings.LOCKVIZ_MAX_QUEUE + max(0, free):
-        raise Busy(
-            f"The lab is busy: {waiting} runs are waiting for it already. Try again in a minute.",
-            retry_after_s=60,
-        )
-    return shares.charge(owner, address or UNKNOWN, count, open_ended)
-
-
 def launch(
     scenario: Scenario,
     slug: str = "",
@@ -150,8 +119,8 @@ def launch_many(
     """
     slugs = slug if isinstance(slug, list) else [slug] * len(scenarios)
     first = priority.presents(owner)
-    with _admission:
-        charge = admit(owner, len(scenarios), address, open_ended, first)
+    with admission.lock:
+        charge = admission.admit(owner, len(scenarios), address, open_ended, first)
         runs = [
             create_run(scenario, each, owner, charge, open_ended, **fork)
             for scenario, each in zip(scenarios, slugs, strict=True)
@@ -174,7 +143,7 @@ def start(
     _keep()
     if first:
         _priorities.first(run.pk)
-    machine().join(run.pk, first=first)  # waiting from now on, as the next admission counts it
+    admission.machine().join(run.pk, first=first)  # waiting from now on: the next admit counts it
     thread = threading.Thread(
         target=_queued, args=(run, scenario, open_ended), name=f"run-{run.pk}", daemon=True
     )
@@ -312,32 +281,15 @@ def execute(
 
 
 def queue_position(run_id: str) -> int | None:
-    return machine().position(run_id)
+    return admission.machine().position(run_id)
 
 
 def _queued(run: Run, scenario: Scenario, open_ended: bool = False) -> None:
-    lab_now = machine()
+    lab_now = admission.machine()
     _priorities.executing(run.pk)
-    unwatched_since = asked = time.monotonic()
-    told: int | None = None
     try:
-        while not lab_now.enter(run.pk, timeout_s=0.5):
-            if (position := lab_now.position(run.pk)) != told:  # viewers see their place move
-                told = position
-                _status(run)
-            if time.monotonic() - asked < WATCHED_EVERY_S:
-                continue
-            asked = time.monotonic()
-            if Run.objects.filter(pk=run.pk, watchers__gt=0).exists():
-                unwatched_since = time.monotonic()
-            elif time.monotonic() - unwatched_since > UNWATCHED_S:
-                why = f"nobody watched it for {UNWATCHED_S:g} s while it waited for the lab"
-                lab_now.forget(run.pk)
-                recovery.interrupt(run, why, Run.Status.CANCELLED)
-                run.refresh_from_db()
-                _status(run)
-                return
-        execute(run, scenario, open_ended, capacity.Ticket(lab_now, run.pk))
+        if admission.wait_for_lab(run, lab_now, _status):
+            execute(run, scenario, open_ended, capacity.Ticket(lab_now, run.pk))
     except Exception:  # logged by execute; the thread must not die noisily
         pass
     finally:
@@ -391,7 +343,7 @@ def keep_forever() -> None:
 
 
 def _ours() -> list[str]:
-    return [*machine().queued(), *list(_engines)]
+    return [*admission.machine().queued(), *list(_engines)]
 
 
 def _let_go(run_id: str, why: str) -> None:

@@ -6,7 +6,7 @@
 // showBeside(id) opens that run (null: none, the second diagram folds away); both diagrams are
 // scaled to share the width (room.css: .follow-lanes.two).
 
-import { LockDiagram } from "./diagram/diagram.js";
+import { followDiagram, followed } from "./follow-diagram.js";
 import { openStream } from "./runstream.js";
 
 let shown = null; // {id, stream}
@@ -25,22 +25,9 @@ export function showBeside(id) {
   lanes.classList.toggle("two", Boolean(id));
   if (!id) return;
   const mine = shown;
-  fetch(`/runs/${id}/follow.json`)
-    .then((r) => r.json())
-    .then((meta) => {
-      if (shown !== mine) return;
-      const s = meta.scenario || {};
-      const steps = Array.isArray(s.steps) ? s.steps : [];
-      const durationMs =
-        Math.max(0, ...steps.map((st) => (st.at_ms || 0) + (st.do === "pause" ? st.ms || 0 : 0))) + 800;
-      const diagram = new LockDiagram(svg, {
-        clients: s.clients,
-        durationMs,
-        backend: s.backend,
-        pxPerMs: Math.min(0.4, Math.max(0.12, 820 / durationMs)),
-        columnWidth: 160,
-        narrationWidth: 205,
-      });
-      mine.stream = openStream(meta.ws, 0, { onEvent: (ev) => diagram.add(ev) });
-    });
+  followed(id).then((meta) => {
+    if (shown !== mine) return;
+    const diagram = followDiagram(svg, meta.scenario);
+    mine.stream = openStream(meta.ws, 0, { onEvent: (ev) => diagram.add(ev) });
+  });
 }

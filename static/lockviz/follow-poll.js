@@ -4,6 +4,8 @@
 // checkpoint, once they show the next step (the reveal itself takes them to the checkpoint's
 // outcome); for a typed question, at any change — and one click brings it back.
 
+import { fillBars } from "./poll-bars.js";
+
 const $ = (id) => document.getElementById(id);
 
 /** Whether the presenter, at `state` (the page holding `events`), has moved on from revealed
@@ -72,20 +74,7 @@ export class ClassPoll {
     const reveal = this.ui.reveal;
     reveal.querySelector(".poll-answer").textContent = p.answer ? `The answer: ${p.answer}` : "The class answered:";
     reveal.querySelector(".poll-explain").textContent = p.explain || "";
-    const bars = reveal.querySelector(".bars");
-    bars.innerHTML = "";
-    const total = Math.max(1, ...Object.values(p.counts || {}));
-    for (const choice of p.choices) {
-      const n = (p.counts || {})[choice] || 0;
-      const li = document.createElement("li");
-      li.className = choice === p.answer ? "right" : "";
-      li.innerHTML =
-        '<span class="bar-label"></span> <span class="bar"><span class="fill"></span></span> <span class="n"></span>';
-      li.querySelector(".bar-label").textContent = choice;
-      li.querySelector(".fill").style.width = `${(100 * n) / total}%`;
-      li.querySelector(".n").textContent = String(n);
-      bars.appendChild(li);
-    }
+    fillBars(reveal.querySelector(".bars"), p.choices, p.counts || {}, p.answer);
   }
 
   vote(choice, state) {

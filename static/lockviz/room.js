@@ -15,6 +15,7 @@
 // startRoomBar() does all this on a page with the room bar (site.js calls it on every page).
 
 import { pageData } from "./page-data.js";
+import { fillBars } from "./poll-bars.js";
 import { checkpoint as checkpointHere, revealed, showing } from "./showing.js";
 import { dataOf, socketUrl } from "./sockets.js";
 
@@ -139,24 +140,6 @@ export function startRoomBar() {
     if (here && JSON.stringify([here.run, here.at]) !== foldFrom) panel.hidden = true;
   }
   if (panel) panel.querySelector(".fold").addEventListener("click", () => (panel.hidden = true));
-
-  // Bars for each choice; the right one says so in words (✔ and the class "right").
-  function fillBars(ol, choices, counts, answer) {
-    ol.textContent = "";
-    const most = Math.max(1, ...Object.values(counts));
-    for (const choice of choices) {
-      const n = counts[choice] || 0;
-      const li = document.createElement("li");
-      li.dataset.choice = choice;
-      if (choice === answer) li.className = "right";
-      li.innerHTML =
-        '<span class="bar-label"></span> <span class="bar"><span class="fill"></span></span> <span class="n"></span>';
-      li.querySelector(".bar-label").textContent = choice;
-      li.querySelector(".fill").style.width = `${(100 * n) / most}%`;
-      li.querySelector(".n").textContent = String(n);
-      ol.appendChild(li);
-    }
-  }
 
   // The tally: counts per choice and how many answered, for the presenter's eyes only; once
   // revealed, the counts the class sees and no more "answered" (it stopped counting).

@@ -34,15 +34,26 @@ def presenter_page(browser: Any, width: int, height: int) -> Any:
     return page
 
 
+def presenter_run(browser: Any, server: AppServer, size: tuple[int, int], scenario: str) -> Any:
+    """A presenter's page of ``size`` that has pressed ``scenario``'s live run on the index."""
+    page = presenter_page(browser, *size)
+    page.goto(server.url + "/")
+    page.locator(f"#scenario-{scenario}").get_by_role("button", name="Run on live servers").click()
+    page.wait_for_url("**/runs/*/")
+    return page
+
+
+def close_clean(page: Any, shot: str) -> None:
+    """Keep a screenshot of the page as it ends, check it had no script error, close it."""
+    page.screenshot(path=str(SHOTS / shot))
+    assert page.errors == []
+    page.context.close()
+
+
 def test_a_projector_sees_the_diagram_and_the_verdict_at_1280x720(
     app_server: AppServer, browser: Any
 ) -> None:
-    page = presenter_page(browser, 1280, 720)
-    page.goto(app_server.url + "/")
-    page.locator("#scenario-gc-pause-fenced").get_by_role(
-        "button", name="Run on live servers"
-    ).click()
-    page.wait_for_url("**/runs/*/")
+    page = presenter_run(browser, app_server, (1280, 720), "gc-pause-fenced")
     # Every lifeline from the start: the servers' columns are there before their first event.
     headers = page.locator("svg#diagram .lifeline-header")
     assert headers.evaluate_all("hs => hs.map(h => h.dataset.actor)") == [
@@ -68,25 +79,18 @@ def test_a_projector_sees_the_diagram_and_the_verdict_at_1280x720(
     assert page.locator("#servers").is_hidden()
     page.get_by_role("button", name="Description").click()
     assert page.locator("#fold-description").is_visible()
-    page.screenshot(path=str(SHOTS / "presenter-1280x720.png"))
-    assert page.errors == []
-    page.context.close()
+    close_clean(page, "presenter-1280x720.png")
 
 
 def test_a_phone_following_the_class_gets_the_same_view_fitted(
     app_server: AppServer, browser: Any
 ) -> None:
-    page = presenter_page(browser, 390, 844)
-    page.goto(app_server.url + "/")
-    page.locator("#scenario-contention").get_by_role("button", name="Run on live servers").click()
-    page.wait_for_url("**/runs/*/")
+    page = presenter_run(browser, app_server, (390, 844), "contention")
     page.locator("#verdict .headline").wait_for(timeout=40_000)
     assert page.evaluate("document.documentElement.scrollWidth") <= 391  # no page overflow
     assert page.locator(".verdict-slot").bounding_box()["y"] < 844
     assert min(page.evaluate(LABEL_PX)) >= 7
-    page.screenshot(path=str(SHOTS / "presenter-phone.png"))
-    assert page.errors == []
-    page.context.close()
+    close_clean(page, "presenter-phone.png")
 
 
 TEXT_PX = """() => {
@@ -103,12 +107,7 @@ DIAGRAM_TOP = "() => document.getElementById('diagram').getBoundingClientRect().
 def test_redlock_on_a_720p_projector_fits_reads_and_keeps_still(
     app_server: AppServer, browser: Any
 ) -> None:
-    page = presenter_page(browser, 1280, 720)
-    page.goto(app_server.url + "/")
-    page.locator("#scenario-redlock-gc-pause").get_by_role(
-        "button", name="Run on live servers"
-    ).click()
-    page.wait_for_url("**/runs/*/")
+    page = presenter_run(browser, app_server, (1280, 720), "redlock-gc-pause")
     page.locator("svg#diagram .lifeline-header").first.wait_for()
     page.locator("#verdict .pending").wait_for()
     before = page.evaluate(DIAGRAM_TOP)
@@ -133,9 +132,7 @@ def test_redlock_on_a_720p_projector_fits_reads_and_keeps_still(
     assert min(px for px, _ in texts) >= 12
     captions = page.locator("svg#diagram text.say-short").all_text_contents()
     assert captions and not any("…" in caption for caption in captions)
-    page.screenshot(path=str(SHOTS / "presenter-redlock-1280x720.png"))
-    assert page.errors == []
-    page.context.close()
+    close_clean(page, "presenter-redlock-1280x720.png")
 
 
 def test_a_lesson_on_a_720p_projector_leaves_the_diagram_60_percent(
@@ -161,9 +158,7 @@ def test_a_lesson_on_a_720p_projector_leaves_the_diagram_60_percent(
     assert next_button.get_attribute("aria-disabled") == "true"
     assert float(next_button.evaluate("b => getComputedStyle(b).opacity")) < 0.7
     assert next_button.evaluate("b => getComputedStyle(b).cursor") == "not-allowed"
-    page.screenshot(path=str(SHOTS / "presenter-lesson-1280x720.png"))
-    assert page.errors == []
-    page.context.close()
+    close_clean(page, "presenter-lesson-1280x720.png")
 
 
 def visible_height(page: Any, selector: str) -> float:
@@ -195,6 +190,4 @@ def test_a_replay_on_a_720p_projector_leaves_the_diagram_60_percent(
     verdict = page.locator(".verdict-slot").bounding_box()
     assert verdict["y"] + verdict["height"] < end["y"] < 720
     assert page.evaluate("document.documentElement.scrollWidth") <= 1280
-    page.screenshot(path=str(SHOTS / "presenter-replay-1280x720.png"))
-    assert page.errors == []
-    page.context.close()
+    close_clean(page, "presenter-replay-1280x720.png")

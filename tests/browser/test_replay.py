@@ -58,6 +58,15 @@ def download(page: Any, locator: Any) -> Path:
     return Path(info.value.path())
 
 
+def import_replay(page: Any, server: AppServer, path: Path, run: object) -> None:
+    """Write ``run`` as JSON to ``path``, import that file, and wait for its replay page."""
+    path.write_text(json.dumps(run))
+    page.goto(server.url + "/import/")
+    page.set_input_files("#import-file", str(path))
+    page.get_by_role("button", name="Check and import").click()
+    page.wait_for_url("**/replay/")
+
+
 def test_a_live_run_replays_back_and_forth_in_time(app_server: AppServer, page: Any) -> None:
     run_id = run_live(app_server, page)
     page.get_by_role("link", name="▶ replay").click()
@@ -159,12 +168,7 @@ def test_exports_parse_and_a_reimported_run_replays_the_same(
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     assert struct.unpack(">II", png[16:24]) == (1920, 1080)
 
-    path = tmp_path / "exported-run.json"
-    path.write_text(json.dumps(exported))
-    page.goto(app_server.url + "/import/")
-    page.set_input_files("#import-file", str(path))
-    page.get_by_role("button", name="Check and import").click()
-    page.wait_for_url("**/replay/")
+    import_replay(page, app_server, tmp_path / "exported-run.json", exported)
     assert exported["run_id"] not in page.url  # a new run
     replayed = page.evaluate("JSON.parse(document.getElementById('page-data').textContent)")
     unsaid = [{k: v for k, v in e.items() if k != "said"} for e in replayed["events"]]
@@ -259,12 +263,7 @@ def test_a_long_run_replays_whole_from_its_chunks(
     run = long_run("redlock-contention", 1_234)  # the page's 500 events, then 500 and 234
     run["scenario"]["steps"] = [s for s in run["scenario"]["steps"] if s["at_ms"] <= 120_000]
     run["status"] = "finished"
-    path = tmp_path / "long.json"
-    path.write_text(json.dumps(run))
-    page.goto(app_server.url + "/import/")
-    page.set_input_files("#import-file", str(path))
-    page.get_by_role("button", name="Check and import").click()
-    page.wait_for_url("**/replay/")
+    import_replay(page, app_server, tmp_path / "long.json", run)
     page.wait_for_function("document.getElementById('rp-seq').textContent !== ''")
     page.locator("#rp-end").click()
     assert current(page) == 1_234

@@ -1,13 +1,32 @@
 // The pure parts of the pages, without a browser: the replay's time line
-// (static/lockviz/replay-timeline.js) and a lesson's telling (static/lockviz/telling.js).
+// (static/lockviz/replay-timeline.js), a lesson's telling (static/lockviz/telling.js) and a
+// streaming run's length (static/lockviz/schedule.js).
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
 import { Timeline, scheduleMs } from "../../static/lockviz/replay-timeline.js";
+import { durationOf } from "../../static/lockviz/schedule.js";
 import { Telling } from "../../static/lockviz/telling.js";
 
 const ev = (seq, t_ms, kind = "note", extra = {}) => ({ seq, t_ms, actor: "lab", kind, ...extra });
+
+describe("a streaming run's length", () => {
+  it("is its last step, a pause's own length included, and 800 ms", () => {
+    const steps = [
+      { at_ms: 0, do: "acquire" },
+      { at_ms: 900, do: "pause", ms: 500 },
+      { at_ms: 1000, do: "jump", ms: 9000 },
+    ];
+    assert.equal(durationOf({ steps }), 2200);
+    assert.equal(durationOf({ steps: [{ at_ms: 3000, do: "delay", ms: 5000 }] }), 3800);
+  });
+
+  it("is 800 ms for a scenario without steps, or with steps that are not a list", () => {
+    assert.equal(durationOf({}), 800);
+    assert.equal(durationOf({ steps: "none" }), 800);
+  });
+});
 
 describe("the replay's time line", () => {
   const events = [

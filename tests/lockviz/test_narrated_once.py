@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 
 import pytest
 from django.db import connection
@@ -16,7 +15,6 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from lockviz.models import Run, RunEvent
-from lockviz.narrator import Narrator
 from lockviz.teaching import forks
 from lockviz.views import replay
 from tests.lockviz.teaching.test_forks import form as form_of
@@ -24,20 +22,6 @@ from tests.lockviz.teaching.test_forks import parse_run, stored
 from tests.lockviz.views.test_replay import imported
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def narrations(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    """How many events the narrator has said since the test began (a list of one count)."""
-    count = [0]
-    said = Narrator.said
-
-    def counted(self: Narrator, e: dict[str, object]) -> object:
-        count[0] += 1
-        return said(self, e)
-
-    monkeypatch.setattr(Narrator, "said", counted)
-    yield count
 
 
 def page_data(html: bytes) -> dict[str, object]:

@@ -13,7 +13,7 @@
 // Exports `follow` {state, poll, events, shown} (the browser tests read it).
 
 import { showBeside } from "../beside.js";
-import { LockDiagram } from "../diagram/diagram.js";
+import { followDiagram, followed } from "../follow-diagram.js";
 import { ClassPoll } from "../follow-poll.js";
 import { pageData } from "../page-data.js";
 import { presenter } from "../presenter.js";
@@ -42,11 +42,6 @@ const poll = new ClassPoll(data.room);
 
 // ---- the run on screen ---------------------------------------------------------------
 
-function durationOf(s) {
-  const steps = Array.isArray(s.steps) ? s.steps : [];
-  return Math.max(0, ...steps.map((st) => (st.at_ms || 0) + (st.do === "pause" ? st.ms || 0 : 0))) + 800;
-}
-
 // Followed live on the run's own stream (a run page), or up to the presenter's position on
 // the room's stream (a lesson, a replay).
 const streamed = (s) => s.view === "run" && s.at == null;
@@ -63,38 +58,27 @@ function open(id) {
   run = { id, mode, meta: null, events: [], stream: null, diagram: null, held: -1, ended: false };
   if (!id) return;
   const mine = run;
-  fetch(`/runs/${id}/follow.json`)
-    .then((r) => r.json())
-    .then((meta) => {
-      if (run !== mine) return;
-      mine.meta = meta;
-      const durationMs = durationOf(meta.scenario || {});
-      mine.diagram = new LockDiagram(svg, {
-        clients: (meta.scenario || {}).clients,
-        durationMs,
-        backend: (meta.scenario || {}).backend,
-        pxPerMs: Math.min(0.4, Math.max(0.12, 820 / durationMs)),
-        columnWidth: 160,
-        narrationWidth: 205,
-        fit: presenter.on ? svg.parentElement : null,
+  followed(id).then((meta) => {
+    if (run !== mine) return;
+    mine.meta = meta;
+    mine.diagram = followDiagram(svg, meta.scenario, { fit: presenter.on ? svg.parentElement : null });
+    presenter.adopt(mine.diagram, svg.parentElement);
+    if (mode === "stream") {
+      mine.stream = openStream(meta.ws, 0, {
+        onEvent(ev) {
+          take(mine, [ev]);
+        },
+        onStatus(status) {
+          ui.status.textContent = `following · the run is ${status}`;
+        },
+        onDone() {
+          mine.ended = true;
+          render();
+        },
       });
-      presenter.adopt(mine.diagram, svg.parentElement);
-      if (mode === "stream") {
-        mine.stream = openStream(meta.ws, 0, {
-          onEvent(ev) {
-            take(mine, [ev]);
-          },
-          onStatus(status) {
-            ui.status.textContent = `following · the run is ${status}`;
-          },
-          onDone() {
-            mine.ended = true;
-            render();
-          },
-        });
-      }
-      render();
-    });
+    }
+    render();
+  });
 }
 
 // Events for the run on screen: appended in order, each once.

@@ -12,6 +12,7 @@ import { ENDED, faultControls } from "../fault-controls.js";
 import { pageData } from "../page-data.js";
 import { presenter } from "../presenter.js";
 import { openStream } from "../runstream.js";
+import { durationOf } from "../schedule.js";
 import { pageTitle, tell } from "../showing.js";
 import { startSite } from "../site.js";
 
@@ -40,11 +41,6 @@ const diagram = new LockDiagram(svg, {
 const story = document.getElementById("story");
 let lastSeq = 0;
 let finished = false;
-
-function durationOf(s) {
-  const ends = s.steps.map((st) => st.at_ms + (st.do === "pause" ? st.ms || 0 : 0));
-  return Math.max(0, ...ends) + 800;
-}
 
 function setStatus(status, position) {
   statusEl.dataset.status = status;

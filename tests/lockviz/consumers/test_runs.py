@@ -19,7 +19,6 @@ from channels.testing import WebsocketCommunicator
 from lockviz import broadcast
 from lockviz.consumers import runs
 from lockviz.models import Run, RunEvent
-from lockviz.narrator import Narrator
 from lockviz.routing import websocket_urlpatterns
 from lockviz.runs import recorder
 from lockviz.scenarios.library import builtin
@@ -179,18 +178,11 @@ async def test_a_live_message_lost_on_the_way_is_read_back_from_the_database() -
 
 
 async def test_a_finished_runs_catch_up_and_resumes_read_its_stored_words(
-    monkeypatch: pytest.MonkeyPatch,
+    narrations: list[int],
 ) -> None:
     run = await database_sync_to_async(stored)()
     await database_sync_to_async(run.said_after)(0)  # read once: its words are kept from now
-    said = [0]
-    original = Narrator.said
-
-    def counted(self: Narrator, e: dict[str, object]) -> object:
-        said[0] += 1
-        return original(self, e)
-
-    monkeypatch.setattr(Narrator, "said", counted)
+    said = narrations[0]
     ws = WebsocketCommunicator(app, f"/ws/runs/{run.pk}/")
     await ws.connect()
     first = await events_until_finished(ws)
@@ -200,7 +192,7 @@ async def test_a_finished_runs_catch_up_and_resumes_read_its_stored_words(
     assert [e["seq"] for e in first] == list(range(1, 30))
     assert [m["event"]["seq"] for m in again] == list(range(21, 30))
     assert first[23]["said"]["text"] == "alice ← storage: write REJECTED (1 < 2)"
-    assert said[0] == 0  # a connect and a resume: words read, not said again
+    assert narrations[0] == said  # a connect and a resume: words read, not said again
 
 
 async def test_resumes_are_limited_per_connection(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,7 +19,7 @@ from lockviz.lab.capacity import Machine
 from lockviz.models import Run
 from lockviz.ops import metrics
 from lockviz.routing import websocket_urlpatterns
-from lockviz.runs import recorder
+from lockviz.runs import admission
 from lockviz.teaching import rooms
 from tests.conftest import browser_of, builtin_json
 
@@ -70,7 +70,7 @@ def test_a_busy_lab_and_a_browser_with_enough_runs_are_counted_apart(
     full = Machine(ceiling=1, sample=False)
     full.running.add("playing")
     full._queue.append("waiting")
-    monkeypatch.setattr(recorder, "machine", lambda: full)
+    monkeypatch.setattr(admission, "machine", lambda: full)
     assert client.post("/runs/", {"scenario": "contention"}).status_code == 503
     assert (refusals("lab_busy"), refusals("over_share")) == (busy + 1, too_many + 1)
 

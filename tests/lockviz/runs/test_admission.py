@@ -10,7 +10,7 @@ from django.test.utils import override_settings
 
 from lockviz.lab.capacity import Machine
 from lockviz.models import Run
-from lockviz.runs import recorder
+from lockviz.runs import admission, recorder
 from lockviz.scenarios.library import builtin
 from tests.conftest import browser_of, builtin_json
 
@@ -39,7 +39,7 @@ def test_a_full_queue_says_when_to_retry(client: Client, monkeypatch: pytest.Mon
     full = Machine(ceiling=1, sample=False)
     full.running.add("playing")  # the one run it takes
     full._queue.extend(["a", "b"])
-    monkeypatch.setattr(recorder, "machine", lambda: full)
+    monkeypatch.setattr(admission, "machine", lambda: full)
     response = client.post("/play/", {"backend": "redis", "clients": "2", "ttl_ms": "800"})
     assert response.status_code == 503 and response["Retry-After"] == "60"
     assert "The lab is busy: 2 runs are waiting" in response.content.decode()
@@ -49,10 +49,10 @@ def test_a_full_queue_says_when_to_retry(client: Client, monkeypatch: pytest.Mon
 @pytest.mark.live
 @pytest.mark.django_db(transaction=True)
 def test_a_queued_run_that_nobody_watches_is_cancelled(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(recorder, "UNWATCHED_S", 1.0)
+    monkeypatch.setattr(admission, "UNWATCHED_S", 1.0)
     full = Machine(ceiling=1, sample=False)
     full.running.add("playing")  # the one run it takes: the run must wait
-    monkeypatch.setattr(recorder, "machine", lambda: full)
+    monkeypatch.setattr(admission, "machine", lambda: full)
     scenario = builtin()["contention"]
     run = recorder.create_run(scenario, "contention")
     recorder.start(run, scenario)

@@ -1,0 +1,70 @@
+"""The squashed migration: a database the seven old migrations built counts as migrated, a new
+one is built by the squashed one alone (as the test database is), and one left half-way through
+the old ones is refused by name instead of being passed over."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+from django.db.migrations.recorder import MigrationRecorder
+
+from lockviz import squashed
+
+SQUASHED = ("lockviz", squashed.SQUASHED)
+
+
+@pytest.fixture
+def recorded() -> Iterator[MigrationRecorder]:
+    """The test database's record of applied migrations, put back as it was afterwards."""
+    recorder = MigrationRecorder(connection)
+    before = set(recorder.applied_migrations())
+    yield recorder
+    for key in set(recorder.applied_migrations()) - before:
+        recorder.record_unapplied(*key)
+    for key in before - set(recorder.applied_migrations()):
+        recorder.record_applied(*key)
+
+
+def as_if_migrated_by(recorder: MigrationRecorder, names: list[str]) -> None:
+    """Record that ``names`` of the old migrations built the database, and nothing else of
+    lockviz's (applying the squashed one records the seven it replaces as well)."""
+    for app, name in recorder.applied_migrations():
+        if app == "lockviz":
+            recorder.record_unapplied(app, name)
+    for name in names:
+        recorder.record_applied("lockviz", name)
+
+
+@pytest.mark.django_db
+def test_the_squashed_migration_replaces_the_seven_old_ones_and_builds_a_new_database() -> None:
+    assert squashed.replaced() == [
+        "0001_initial", "0002_run_owner_and_liveness", "0003_rooms", "0004_forks",
+        "0005_fair_shares", "0006_narrated_once", "0007_presenter_control",
+    ]  # fmt: skip
+    call_command("makemigrations", "lockviz", "--check", "--dry-run", verbosity=0)  # exits if not
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_database_the_old_migrations_built_is_migrated_already(
+    recorded: MigrationRecorder,
+) -> None:
+    as_if_migrated_by(recorded, squashed.replaced())
+    executor = MigrationExecutor(connection)
+    assert executor.migration_plan(executor.loader.graph.leaf_nodes()) == []
+    assert squashed.check(databases=["default"]) == []
+    call_command("migrate", verbosity=0)  # records the squashed one, does nothing else
+    assert SQUASHED in recorded.applied_migrations()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_database_half_way_through_the_old_migrations_is_refused_by_name(
+    recorded: MigrationRecorder,
+) -> None:
+    as_if_migrated_by(recorded, squashed.replaced()[:5])
+    [error] = squashed.check(databases=["default"])
+    assert error.id == "lockviz.E001"
+    assert "only up to 0005_fair_shares" in error.msg and squashed.SQUASHED in error.msg
