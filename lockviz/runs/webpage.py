@@ -5,7 +5,7 @@ The file is templates/lockviz/offline.html: the replay page's own markup
 from disk with no network at all (a student on a train, a course's offline pack):
 
 - :func:`styles`: the replay's style sheets (``STYLES``), one after the other; they name no
-  font or image to fetch (tests/lockviz/runs/test_webpage.py checks there is no ``url(``);
+  font or image to fetch (tests/lockviz/views/test_embeds.py checks there is no ``url(``);
 - :func:`script`: static/lockviz/pages/offline.js and every module it imports as one inline
   module (lockviz.bundle: a browser imports no module by URL from ``file://``);
 - :func:`packed`: the run's events with their words, as JSON, or over ``COMPRESS_OVER`` bytes as

@@ -9,7 +9,6 @@ import gzip
 import html
 import json
 import re
-from pathlib import Path
 
 import pytest
 from django.core.cache import cache
@@ -19,6 +18,7 @@ from django.utils.html import escape
 from bench.abuse import big_import
 from lockviz.models import Run
 from lockviz.runs import webpage
+from tests.lockviz.teaching.test_reveals import found, open_class, secrets_of, teachers_run
 from tests.lockviz.views.test_replay import imported, upload
 
 pytestmark = pytest.mark.django_db
@@ -102,8 +102,19 @@ def test_a_long_runs_file_is_compressed_and_carries_every_event(client: Client) 
     assert len(page) < 4_000_000, len(page)
 
 
-def test_a_lesson_run_asks_a_student_first_as_its_replay_does(client: Client) -> None:
-    run = imported(client)
+def test_a_lesson_run_is_embedded_and_downloaded_as_its_replay_shows_it() -> None:
+    """A student of the class that runs a lesson is asked first, and reads no answer not yet
+    revealed, in the embed or the file (its events unpacked); the presenter reads them all."""
+    teacher, student = Client(), Client()
+    open_class(teacher, student)
+    run = teachers_run(teacher)
+    secrets = [text for texts in secrets_of(run).values() for text in texts]
     for path in (f"/embed/runs/{run.pk}/", f"/runs/{run.pk}/export.html"):
-        assert client.get(path).status_code == 200  # an import is nobody's lesson: all of it
-    assert Path(webpage.__file__).name == "webpage.py"
+        asked = student.get(path).content.decode()
+        assert 'id="show-outcome"' in asked and 'id="rp-play"' not in asked, path
+        shown = student.get(path + "?outcome=shown").content.decode()
+        told = [json.dumps(run_events(shown)[1])] if "export" in path else []
+        assert 'id="rp-play"' in shown, path
+        assert not any(found("\n".join([shown, *told]), secret) for secret in secrets), path
+    own = teacher.get(f"/runs/{run.pk}/export.html").content.decode()
+    assert all(found(json.dumps(run_events(own)[1]) + own, secret) for secret in secrets)
