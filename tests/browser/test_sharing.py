@@ -236,3 +236,27 @@ def test_the_embed_reads_its_theme_and_speed_and_passes_axe(
     page.goto(f"{server.url}/embed/runs/{run_id}/")
     page.locator("#rp-seq").wait_for()
     assert violations(page) == [] and page.errors == []
+
+
+def test_the_replay_page_offers_its_embed_and_its_download(
+    files: dict[str, OnSite], server: AppServer, page: Any
+) -> None:
+    run_id = files["zk-happy"].run_id
+    page.goto(f"{server.url}/runs/{run_id}/replay/")
+    page.locator("#rp-seq").wait_for()
+    snippet = page.get_by_label("Paste this into a course page", exact=False)
+    assert not snippet.is_visible()  # a disclosure, closed until asked
+    page.get_by_text("Embed", exact=True).click()
+    assert snippet.is_visible() and snippet.get_attribute("readonly") is not None
+    code = snippet.input_value()
+    assert code.startswith(
+        f'<iframe src="{server.url}/embed/runs/{run_id}/" title="lockviz replay: '
+    )
+    page.get_by_role("button", name="Copy the snippet").click()
+    expect(page.locator("#embed-copied")).to_have_text(re.compile(r"Snippet copied|Selected"))
+    download = page.get_by_role("link", name="Download as a web page")
+    assert download.get_attribute("href") == f"/runs/{run_id}/export.html"
+    with page.expect_download() as fetched:
+        download.click()
+    assert fetched.value.suggested_filename == f"lockviz-run-{run_id}.html"
+    assert page.errors == []
