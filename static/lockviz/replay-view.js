@@ -18,7 +18,7 @@ import { Player } from "./replay-player.js";
 import { Timeline } from "./replay-timeline.js";
 
 /** Wire the page's replay (templates/lockviz/_replay.html) to `events`; `data` is the page's
- * data (scenario, nodes). Returns {diagram, index, seq, playing, clock, go, play, pause, speed}
+ * data (scenario, nodes). Returns {diagram, index, seq, playing, clock, go, play, pause}
  * (the entry modules export it; the browser tests read it). */
 export function startReplay(events, data) {
   const scenario = data.scenario || {};
