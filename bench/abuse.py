@@ -78,6 +78,16 @@ BEFORE: dict[str, str] = {
 # -- one request's cost -------------------------------------------------------------------------
 
 
+def big_import(events: int, source: str = "redlock-contention") -> dict[str, Any]:
+    """A run of ``events`` events that the import page accepts (``bench.diagram.long_run``, its
+    script cut as a scenario may have it: 500 steps, in the first 120 s)."""
+    run = long_run(source, events)
+    steps = [s for s in run["scenario"]["steps"] if s["at_ms"] <= 120_000]
+    run["scenario"]["steps"] = steps[:500]
+    run["status"] = "finished"
+    return run
+
+
 def rss_mb(pid: int) -> float:
     with open(f"/proc/{pid}/status") as f:
         found = re.search(r"VmRSS:\s+(\d+) kB", f.read())
@@ -323,11 +333,7 @@ def main() -> None:
     parser.add_argument("--no-doc", action="store_true", help="print only")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="lockviz-bench-abuse-")
-    run = long_run("redlock-contention", args.events)
-    # the script as a scenario may have it: 500 steps, in the first 120 s
-    steps = [s for s in run["scenario"]["steps"] if s["at_ms"] <= 120_000]
-    run["scenario"]["steps"] = steps[:500]
-    run["status"] = "finished"
+    run = big_import(args.events)
     load = os.getloadavg()
     app = App(os.path.join(work, "bench.sqlite3"), os.path.join(work, "app.log"), root=args.root)
     try:

@@ -30,6 +30,10 @@ LOCKVIZ_ROOM_IDLE_HOURS  a room whose presenter has been away this long is gone,
 LOCKVIZ_MAX_BODY      the largest request body accepted, in bytes (default 8 MiB)
 LOCKVIZ_MAX_UNSENT    a live viewer whose frames not yet sent pass this, in bytes, is dropped
                       (default 4 MiB; lockviz.unsent); its page reconnects where it stopped
+LOCKVIZ_EMBED_ANCESTORS  who may frame a replay's embed (/embed/runs/<id>/): the CSP
+                      frame-ancestors sources, space separated, e.g. "https://moodle.example.edu
+                      https://*.example.org" (default "*": any page; "'none'": no one). Every
+                      other page refuses to be framed (X-Frame-Options: DENY)
 LOCKVIZ_DEBUG         "1" for Django's debug pages
 LOCKVIZ_SECRET_KEY    signs the session cookies that say who started a run; when unset, a key is
                       made once per install and kept in LOCKVIZ_STATE_DIR (never in the repo)
@@ -59,6 +63,7 @@ LOCKVIZ_CHANNEL_REDIS the Redis that carries live events to viewers (the channel
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from pathlib import Path
 from urllib.parse import quote, urlsplit
@@ -242,6 +247,22 @@ LOCKVIZ_METRICS_FROM = networks(
 LOCKVIZ_METRICS_TOKEN = os.environ.get("LOCKVIZ_METRICS_TOKEN", "").strip()
 if os.environ.get("LOCKVIZ_METRICS_TOKEN_FILE"):
     LOCKVIZ_METRICS_TOKEN = Path(os.environ["LOCKVIZ_METRICS_TOKEN_FILE"]).read_text().strip()
+
+# The embed's Content-Security-Policy frame-ancestors (lockviz.views.embeds); checked here, so a
+# typo stops the start with its name rather than serving a policy browsers ignore.
+LOCKVIZ_EMBED_ANCESTORS = " ".join(os.environ.get("LOCKVIZ_EMBED_ANCESTORS", "*").split())
+for _source in LOCKVIZ_EMBED_ANCESTORS.split(" "):
+    if not re.fullmatch(
+        r"\*|'self'|'none'|[a-z][a-z0-9+.-]*:|([a-z][a-z0-9+.-]*://)?"
+        r"(\*\.)?[A-Za-z0-9.-]+(:(\d{1,5}|\*))?(/[^\s;,']*)?",
+        _source,
+    ):
+        raise ImproperlyConfigured(
+            f"LOCKVIZ_EMBED_ANCESTORS: {_source!r} is not a frame-ancestors source "
+            "(*, 'self', 'none', a scheme such as https:, or a host such as https://example.org)"
+        )
+if "'none'" in LOCKVIZ_EMBED_ANCESTORS.split(" ") and LOCKVIZ_EMBED_ANCESTORS != "'none'":
+    raise ImproperlyConfigured("LOCKVIZ_EMBED_ANCESTORS: 'none' stands alone")
 
 # Who started a run is kept in the browser's session (a signed cookie naming a row): a session
 # lives as long as its runs are kept, and the cookie is not readable by page scripts.

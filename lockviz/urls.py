@@ -2,7 +2,18 @@
 
 from django.urls import path
 
-from lockviz.views import compare, forks, health, lessons, play, replay, room_control, rooms, runs
+from lockviz.views import (
+    compare,
+    embeds,
+    forks,
+    health,
+    lessons,
+    play,
+    replay,
+    room_control,
+    rooms,
+    runs,
+)
 from lockviz.views import imports as import_views
 
 urlpatterns = [
@@ -27,7 +38,10 @@ urlpatterns = [
     path("runs/<str:run_id>/replay/", replay.replay, name="replay"),
     path("runs/<str:run_id>/events.json", replay.replay_events, name="replay_events"),
     path("runs/<str:run_id>/export.mmd", replay.export_mermaid, name="export_mmd"),
+    path("runs/<str:run_id>/export.html", embeds.export_html, name="export_html"),
     path("runs/<str:run_id>/fork/", forks.fork, name="fork"),
+    # Replays that leave the site: the embed, the only page another site may frame.
+    path("embed/runs/<str:run_id>/", embeds.embed_run, name="embed_run"),
     path("import/", import_views.import_page, name="import"),
     path("import/run/", import_views.run_imported, name="import_run"),
     path("import/format/", import_views.scenario_format, name="scenario_format"),

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
+from django.utils.html import escape
 from django.views.decorators.http import require_GET
 
 from lockviz import narrator
@@ -13,7 +16,7 @@ from lockviz.models import Run
 from lockviz.narrator.words import number
 from lockviz.runs import exports
 from lockviz.teaching import reveals
-from lockviz.views import HtmxHttpRequest, ask_first, withheld
+from lockviz.views import HtmxHttpRequest, absolute, ask_first, withheld
 from lockviz.views.pagedata import page_data
 
 CHUNK = 500  # events in the page, and in each chunk its script fetches after it
@@ -28,19 +31,39 @@ def replay(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     hidden = withheld(request, run)
     if ask_first(request, run, hidden):
         return ask_for_outcome(request, run, hidden, "replay")
+    context = replay_context(request, run, hidden)
+    context["embed_snippet"] = embed_snippet(request, run)
+    return render(request, "lockviz/replay.html", context)
+
+
+def replay_context(
+    request: HtmxHttpRequest, run: Run, hidden: frozenset[int], *, chunked: bool = True
+) -> dict[str, object]:
+    """What templates/lockviz/_replay.html and the page around it read, as a browser that may not
+    read the ``hidden`` answers sees them: the page data has the run's first :data:`CHUNK`
+    events and the path of the rest (``chunked``), or no events (the one-file replay carries
+    them itself: lockviz.runs.webpage)."""
     scenario = reveals.scenario(run.scenario, hidden)
-    events, more = _chunk(run, hidden, 0)
-    page = page_data(
-        request, run=run, scenario=scenario, nodes=_nodes(run), events=events, more=more
-    )
-    context = {
+    extra: dict[str, Any] = {"scenario": scenario, "nodes": _nodes(run)}
+    if chunked:
+        extra["events"], extra["more"] = _chunk(run, hidden, 0)
+    return {
         "run": run,
         "scenario": scenario,
-        "page": page,
+        "page": page_data(request, run=run, **extra),
         "story": _story(run, scenario),
         "count": run.events.count(),
     }
-    return render(request, "lockviz/replay.html", context)
+
+
+def embed_snippet(request: HtmxHttpRequest, run: Run) -> str:
+    """The ``<iframe>`` a course page pastes to show this run's embed (lockviz.views.embeds)."""
+    src = absolute(request, reverse("embed_run", args=[run.pk]))
+    title = escape(f"lockviz replay: {run.title}")
+    return (
+        f'<iframe src="{escape(src)}" title="{title}" width="100%" height="760" '
+        'style="border:1px solid #d0d7de;border-radius:8px" loading="lazy"></iframe>'
+    )
 
 
 def ask_for_outcome(

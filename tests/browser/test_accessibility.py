@@ -75,6 +75,13 @@ def test_every_page_passes_axe_with_wcag_22_a_and_aa(app_server: AppServer, brow
         page.goto(f"{url}/runs/{run_id}/replay/")
         page.locator("#rp-seq").wait_for()
         check("replay")
+        page.get_by_text("Embed", exact=True).click()  # the <iframe> snippet, open
+        page.locator("#embed-code").wait_for()
+        check("replay, its embed snippet shown")
+        for theme in ("light", "dark"):  # the embed, as a course page frames it
+            page.goto(f"{url}/embed/runs/{run_id}/?theme={theme}")
+            page.locator("#rp-seq").wait_for()
+            check(f"embed ({theme})")
         page.goto(f"{url}/runs/{run_id}/fork/?at=3")
         check("fork")
         page.goto(f"{url}/compare/?runs={run_id}")

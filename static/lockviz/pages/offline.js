@@ -1,0 +1,15 @@
+// The one-file replay (lockviz/runs/webpage.py, "Download as a web page"): the replay of a run
+// whose events are in the file itself (inline-events.js), played from disk with no request.
+// This module and every module it imports are inlined into the file as one (lockviz/bundle.py):
+// nothing here may fetch, open a socket or name a URL.
+
+import { inlineEvents } from "../inline-events.js";
+import { pageData } from "../page-data.js";
+import { startReplay } from "../replay-view.js";
+import { applyTheme, autoplay } from "../standalone.js";
+
+applyTheme();
+const data = pageData();
+const events = await inlineEvents(document.getElementById("run-events"));
+export const replay = startReplay(events, data);
+autoplay(replay);

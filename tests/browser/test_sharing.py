@@ -1,0 +1,262 @@
+"""Replays that leave the site, in a real browser: the one-file replay of every built-in's
+recorded run plays from disk with every request refused, to the same end as the site; the embed
+plays inside another origin's page, where any other page of the app refuses to be framed.
+
+The runs are tests/browser/data/runs (each built-in recorded once on the live lab), imported
+into this module's app through its import page (tests/browser/test_diagram.py:import_run)."""
+
+from __future__ import annotations
+
+import functools
+import html
+import http.server
+import json
+import re
+import threading
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+from playwright.sync_api import expect
+
+from bench.abuse import big_import
+from tests.browser.conftest import entry
+from tests.browser.test_accessibility import violations
+from tests.browser.test_diagram import DATA, RUNS, import_run
+from tests.conftest import AppServer
+
+pytestmark = [pytest.mark.live, pytest.mark.browser]
+
+
+class OnSite(NamedTuple):
+    """A run as the site's replay page tells it, and its one-file replay on disk."""
+
+    run_id: str
+    events: int
+    headline: str
+    file: Path
+
+
+def on_site(server: AppServer, run_id: str, folder: Path) -> OnSite:
+    """The site's event count and verdict for ``run_id``, and its "Download as a web page"."""
+    page = urllib.request.urlopen(f"{server.url}/runs/{run_id}/replay/").read().decode()
+    count = re.search(r"· (\d+) events?(?: ·|</p>)", page)
+    headline = re.search(r'<p class="headline">([^<]*)</p>', page)
+    assert count and headline, "the replay page says no event count or verdict"
+    with urllib.request.urlopen(f"{server.url}/runs/{run_id}/export.html") as answer:
+        assert answer.headers["Content-Disposition"].startswith("attachment;")
+        file = folder / f"{run_id}.html"
+        file.write_bytes(answer.read())
+    return OnSite(run_id, int(count.group(1)), html.unescape(headline.group(1)), file)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
+    app = AppServer(tmp_path_factory.mktemp("sharing"))
+    yield app
+    app.stop()
+
+
+@pytest.fixture(scope="module")
+def files(server: AppServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, OnSite]:
+    """Every recorded built-in imported once, with its one-file replay: slug -> OnSite."""
+    folder = tmp_path_factory.mktemp("files")
+    found = {}
+    for slug in RUNS:
+        run_id = import_run(server, json.loads((DATA / "runs" / f"{slug}.json").read_text()))
+        found[slug] = on_site(server, run_id, folder)
+    return found
+
+
+def offline(browser: Any, file: Path, query: str = "") -> tuple[Any, Any, list[str]]:
+    """A page of its own context that opens ``file`` from disk, where every request but that
+    one is refused (and listed, with every request the page made, in the list returned)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    own = file.as_uri() + query
+    document = own.split("#")[0]
+    asked: list[str] = []
+
+    def refuse(route: Any) -> None:
+        if route.request.url.split("#")[0] == document:
+            route.continue_()  # the file itself
+        else:
+            asked.append(f"refused {route.request.url}")
+            route.abort()
+
+    context.route("**/*", refuse)
+    page = context.new_page()
+    page.errors = []
+    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
+    page.on("console", lambda msg: msg.type == "error" and page.errors.append(msg.text))
+    page.on("request", lambda r: r.url.split("#")[0] != document and asked.append(r.url))
+    page.on("websocket", lambda ws: asked.append(f"websocket {ws.url}"))
+    page.goto(own)
+    return context, page, asked
+
+
+@pytest.mark.parametrize("slug", RUNS)
+def test_the_one_file_replay_plays_offline_to_the_sites_end(
+    slug: str, files: dict[str, OnSite], browser: Any
+) -> None:
+    site = files[slug]
+    assert site.events == len(json.loads((DATA / "runs" / f"{slug}.json").read_text())["events"])
+    context, page, asked = offline(browser, site.file, "?autoplay&speed=8")
+    try:
+        page.locator("#rp-verdict.shown").wait_for(timeout=90_000)  # played to the end
+        when = page.locator("#rp-when").text_content() or ""
+        assert f"(event {site.events} of {site.events})" in when, when
+        assert page.locator("#rp-verdict .headline").text_content() == site.headline
+        assert asked == [] and page.errors == []
+    finally:
+        context.close()
+    assert site.file.stat().st_size <= 400_000, f"{slug}: {site.file.stat().st_size} bytes"
+
+
+def test_the_file_has_the_sites_keys_links_and_story(
+    files: dict[str, OnSite], browser: Any
+) -> None:
+    site = files["gc-pause-fenced"]
+    context, page, asked = offline(browser, site.file, "#seq=5")
+    try:
+        expect(page.locator("#rp-seq")).to_have_text("#5")  # (the file's policy allows no eval)
+        page.keyboard.press("ArrowRight")
+        assert page.locator("#rp-seq").text_content() == "#6"
+        page.keyboard.press("End")
+        assert page.locator("#rp-verdict.shown").count() == 1
+        page.keyboard.press("Home")
+        assert page.locator("#rp-seq").text_content() == "#1"
+        expect(page).to_have_url(re.compile(r"#seq=1$"))
+        page.keyboard.press("Shift+ArrowRight")  # the next story line
+        assert page.locator("#rp-desc").text_content() == page.locator("#rp-story").text_content()
+        jump = page.locator("#story button.story-jump").last
+        seq = jump.get_attribute("data-seq")
+        jump.click()
+        assert page.locator("#rp-seq").text_content() == f"#{seq}"
+        page.evaluate("location.hash = '#seq=3'")
+        expect(page.locator("#rp-seq")).to_have_text("#3")
+        page.emulate_media(color_scheme="dark")  # light and dark, as the reader's system says
+        dark = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        page.emulate_media(color_scheme="light")
+        assert dark != page.evaluate("getComputedStyle(document.body).backgroundColor")
+        assert violations(page) == []
+        assert asked == [] and page.errors == []
+    finally:
+        context.close()
+
+
+def test_a_20000_event_runs_file_opens_and_plays(
+    server: AppServer, browser: Any, tmp_path: Path
+) -> None:
+    run_id = import_run(server, big_import(20_000))
+    site = on_site(server, run_id, tmp_path)
+    assert site.events == 20_000
+    context, page, asked = offline(browser, site.file, "?autoplay&speed=8")
+    try:
+        expect(page.locator("#rp-when")).to_contain_text("of 20000)", timeout=180_000)
+        expect(page.locator("#rp-play")).to_contain_text("pause")  # ?autoplay: it plays
+        first = int((page.locator("#rp-seq").text_content() or "#0")[1:])
+        expect(page.locator("#rp-seq")).not_to_have_text(f"#{first}", timeout=30_000)
+        page.keyboard.press("End")
+        assert "(event 20000 of 20000)" in (page.locator("#rp-when").text_content() or "")
+        assert page.locator("#rp-verdict .headline").text_content() == site.headline
+        assert asked == [] and page.errors == []
+    finally:
+        context.close()
+
+
+class _Course(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def course(tmp_path: Path) -> Iterator[tuple[Path, str]]:
+    """Another origin (localhost on a port of its own) serving a course page: (folder, url)."""
+    handler = functools.partial(_Course, directory=str(tmp_path))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield tmp_path, f"http://localhost:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_the_embed_plays_in_another_origins_page_and_other_pages_refuse(
+    files: dict[str, OnSite], server: AppServer, browser: Any, course: tuple[Path, str]
+) -> None:
+    folder, origin = course
+    run_id = files["gc-pause-fenced"].run_id
+    embed = f"{server.url}/embed/runs/{run_id}/?autoplay&speed=8"
+    replay = f"{server.url}/runs/{run_id}/replay/"
+    (folder / "course.html").write_text(
+        "<!doctype html><html lang='en'><title>A course page</title><h1>Week 3: locks</h1>"
+        f"<iframe id='embed' title='replay' src='{embed}' width='1200' height='800'></iframe>"
+        f"<iframe id='other' title='page' src='{replay}' width='600' height='300'></iframe>"
+    )
+    context = browser.new_context(viewport={"width": 1300, "height": 1200})
+    page = context.new_page()
+    console: list[str] = []
+    page.on("console", lambda msg: console.append(msg.text))
+    try:
+        page.goto(f"{origin}/course.html")
+        framed = page.frame_locator("#embed")
+        framed.locator("#rp-verdict.shown").wait_for(timeout=60_000)  # it played to the end
+        when = framed.locator("#rp-when").text_content() or ""
+        events = files["gc-pause-fenced"].events
+        assert f"(event {events} of {events})" in when
+        assert framed.locator("header.site").count() == 0  # the replay, nothing else
+        # The replay page itself: refused, so its frame holds no page of the app.
+        for _ in range(100):
+            if any("Refused to display" in c for c in console):
+                break
+            page.wait_for_timeout(100)
+        refused = [c for c in console if "Refused to display" in c]
+        assert refused and "X-Frame-Options" in refused[0] and server.url in refused[0], console
+        other = page.locator("#other").element_handle().content_frame()
+        assert other.locator("#rp-play").count() == 0 and replay not in other.url
+    finally:
+        context.close()
+
+
+def test_the_embed_reads_its_theme_and_speed_and_passes_axe(
+    files: dict[str, OnSite], server: AppServer, page: Any
+) -> None:
+    run_id = files["redlock-contention"].run_id
+    page.goto(f"{server.url}/embed/runs/{run_id}/?theme=dark&speed=4#seq=4")
+    entry(page)
+    page.wait_for_function("window.entry.replay.seq === 4")
+    assert page.evaluate("document.documentElement.dataset.theme") == "dark"
+    assert page.locator("#rp-speed").input_value() == "4"
+    assert not page.evaluate("window.entry.replay.playing")  # no ?autoplay: it waits
+    assert violations(page) == []
+    page.goto(f"{server.url}/embed/runs/{run_id}/")
+    page.locator("#rp-seq").wait_for()
+    assert violations(page) == [] and page.errors == []
+
+
+def test_the_replay_page_offers_its_embed_and_its_download(
+    files: dict[str, OnSite], server: AppServer, page: Any
+) -> None:
+    run_id = files["zk-happy"].run_id
+    page.goto(f"{server.url}/runs/{run_id}/replay/")
+    page.locator("#rp-seq").wait_for()
+    snippet = page.get_by_label("Paste this into a course page", exact=False)
+    assert not snippet.is_visible()  # a disclosure, closed until asked
+    page.get_by_text("Embed", exact=True).click()
+    assert snippet.is_visible() and snippet.get_attribute("readonly") is not None
+    code = snippet.input_value()
+    assert code.startswith(
+        f'<iframe src="{server.url}/embed/runs/{run_id}/" title="lockviz replay: '
+    )
+    page.get_by_role("button", name="Copy the snippet").click()
+    expect(page.locator("#embed-copied")).to_have_text(re.compile(r"Snippet copied|Selected"))
+    download = page.get_by_role("link", name="Download as a web page")
+    assert download.get_attribute("href") == f"/runs/{run_id}/export.html"
+    with page.expect_download() as fetched:
+        download.click()
+    assert fetched.value.suggested_filename == f"lockviz-run-{run_id}.html"
+    assert page.errors == []
