@@ -2,7 +2,18 @@
 
 from django.urls import path
 
-from lockviz.views import compare, forks, health, lessons, play, replay, room_control, rooms, runs
+from lockviz.views import (
+    compare,
+    forks,
+    health,
+    lessons,
+    plans,
+    play,
+    replay,
+    room_control,
+    rooms,
+    runs,
+)
 from lockviz.views import imports as import_views
 
 urlpatterns = [
@@ -65,4 +76,16 @@ urlpatterns = [
     path("r/<str:code>", rooms.join_room, name="join_room"),
     path("join", rooms.join_by_code, name="join"),
     path("runs/<str:run_id>/follow.json", rooms.run_for_followers, name="run_follow"),
+    # Lecture plans: made, shared, exported and imported; presented to a room item by item.
+    path("plans/", plans.index, name="plans"),
+    path("plans/new/", plans.new, name="plan_new"),
+    path("plans/import", plans.import_plan, name="plan_import"),
+    path("plans/<str:plan_id>/", plans.plan_page, name="plan"),
+    path("plans/<str:plan_id>/edit/", plans.edit, name="plan_edit"),
+    path("plans/<str:plan_id>/copy", plans.copy, name="plan_copy"),
+    path("plans/<str:plan_id>/delete", plans.delete, name="plan_delete"),
+    path("plans/<str:plan_id>/export.json", plans.export_json, name="plan_export"),
+    path("plans/<str:plan_id>/present", plans.present, name="plan_present"),
+    path("plans/<str:plan_id>/present/<int:number>", plans.go, name="plan_go"),
+    path("plans/<str:plan_id>/stop", plans.stop, name="plan_stop"),
 ]

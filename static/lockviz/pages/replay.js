@@ -69,6 +69,8 @@ const diagram = new LockDiagram(svg, {
 diagram.addAll(events);
 presenter.adopt(diagram, svg.parentElement);
 
+const toSeq = Number(new URLSearchParams(location.search).get("to"));
+const stopAt = toSeq > 0 ? (indexOf.get(String(toSeq)) ?? null) : null;
 let index = -1; // the cursor: events[0..index] have happened
 let clock = 0; // ms of run time the playback has reached
 const player = new Player(ui.play, ui.speed, line, {
@@ -83,6 +85,8 @@ const player = new Player(ui.play, ui.speed, line, {
   },
   go,
   paused: () => index >= 0 && writeHash(false),
+  // ?to=<seq>: playing stops at that moment (a lecture plan's replay item), then goes on.
+  stop: stopAt,
 });
 const pause = () => player.pause();
 
