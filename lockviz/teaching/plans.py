@@ -12,10 +12,9 @@ An item is one of
 and each has the teacher's ``note``: shown to the presenter only (the plan's pages and the plan
 bar on the presenter's screens), never in a room's state, a poll or anything a student reads.
 
-:func:`read` turns decoded JSON (the editor's form, built into the same shape, or an imported
-file) into a title and :class:`Item` values, or raises :class:`PlanRefused` naming every
-problem by its item's number (``item 2 (replay): ...``). :func:`may_edit` is the one place that
-decides who may change a plan.
+:func:`read` turns decoded JSON (the editor's form, or an imported file: plan_files.py) into a
+title and :class:`Item` values, or :class:`PlanRefused` naming every problem by its item's number
+(``item 2 (replay): ...``). :func:`may_edit` alone decides who may change a plan.
 """
 
 from __future__ import annotations
@@ -41,8 +40,6 @@ MAX_TITLE = 120
 MAX_NOTE = 2000
 MAX_QUESTION, MAX_CHOICE, MIN_CHOICES, MAX_CHOICES = 300, 200, 2, 6
 MAX_SCENARIO_BYTES = 64 * 1024  # a scenario item's JSON (the built-ins are under 8 KB)
-MAX_FILE_BYTES = 512 * 1024  # an imported plan: 30 items of the largest kind, and room to spare
-FORMAT = 1  # an exported plan's "lockviz_plan"
 RUN_ID = re.compile(r"^[A-Za-z0-9_-]{1,16}$")
 SLUG = re.compile(r"^[a-z0-9-]{1,100}$")
 
@@ -301,29 +298,3 @@ def copy(plan: Plan, browser: str) -> Plan:
     return Plan.objects.create(
         title=plan.title[:MAX_TITLE], items=plan.items, owner=browser, copied_from=plan.pk
     )
-
-
-def export(plan: Plan) -> dict[str, Any]:
-    """The plan as ``export.json`` has it, and as :func:`imported` reads it back."""
-    return {"lockviz_plan": FORMAT, "title": plan.title, "items": plan.items}
-
-
-def imported(data: bytes, browser: str) -> Plan:
-    """A plan made from an exported file, owned by ``browser``; :class:`PlanRefused` naming
-    what is wrong with it (its size, its JSON, its format, each item)."""
-    if len(data) > MAX_FILE_BYTES:
-        raise PlanRefused(f"file: {len(data) // 1024} KB; a plan's file is at most 512 KB")
-    try:
-        decoded = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        where = f" at line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
-        raise PlanRefused(f"file: not a plan's JSON (its export.json){where}") from None
-    if not isinstance(decoded, dict) or decoded.get("lockviz_plan") != FORMAT:
-        raise PlanRefused(
-            f'lockviz_plan: not a lecture plan\'s export (it says "lockviz_plan": {FORMAT})'
-        )
-    unknown = sorted(set(decoded) - {"lockviz_plan", "title", "items"})
-    if unknown:
-        raise PlanRefused(f"{str(unknown[0])[:40]}: unknown field")
-    title, items = read(decoded)
-    return save(Plan(owner=browser), title, items)

@@ -21,7 +21,7 @@ from lockviz.errors import NotAdmitted, NotYours, PlanRefused
 from lockviz.models import Plan, Run
 from lockviz.scenarios.library import builtin
 from lockviz.shares import address_of, rates
-from lockviz.teaching import control, plans, presenting, rooms
+from lockviz.teaching import control, plan_files, plans, presenting, rooms
 from lockviz.teaching.lessons import course
 from lockviz.views import HtmxHttpRequest, absolute, browser
 from lockviz.views.pagedata import page_data
@@ -155,7 +155,7 @@ def delete(request: HtmxHttpRequest, plan_id: str) -> HttpResponse:
 @require_GET
 def export_json(request: HtmxHttpRequest, plan_id: str) -> JsonResponse:
     plan = get_object_or_404(Plan, pk=plan_id[:16])
-    response = JsonResponse(plans.export(plan), json_dumps_params={"indent": 1})
+    response = JsonResponse(plan_files.export(plan), json_dumps_params={"indent": 1})
     response["Content-Disposition"] = f'attachment; filename="lockviz-plan-{plan.pk}.json"'
     return response
 
@@ -163,13 +163,13 @@ def export_json(request: HtmxHttpRequest, plan_id: str) -> JsonResponse:
 @require_POST
 def import_plan(request: HtmxHttpRequest) -> HttpResponse:
     upload = request.FILES.get("file")
-    data = upload.read(plans.MAX_FILE_BYTES + 1) if upload else str(
+    data = upload.read(plan_files.MAX_FILE_BYTES + 1) if upload else str(
         request.POST.get("text", "")).encode()  # fmt: skip
     try:
         if not data.strip():
             raise PlanRefused("file: choose a plan's export.json, or paste its text")
         rates.take(rates.IMPORTS, address_of(request))
-        plan = plans.imported(data, browser(request))
+        plan = plan_files.imported(data, browser(request))
     except PlanRefused as exc:
         mine = Plan.objects.filter(owner=browser(request))[:100]
         context = {"plans": mine, "most": plans.MAX_ITEMS, "import_problems": exc.problems}

@@ -10,7 +10,7 @@ import pytest
 
 from lockviz.errors import PlanRefused
 from lockviz.models import Plan, Run, RunEvent
-from lockviz.teaching import plans
+from lockviz.teaching import plan_files, plans
 from tests.conftest import builtin_json
 
 pytestmark = pytest.mark.django_db
@@ -108,8 +108,8 @@ def test_a_kept_plan_reads_back_and_exports_and_imports_the_same() -> None:
     title, items = plans.read({"title": "Week 3", "items": good(run)})
     plan = plans.save(Plan(owner="teacher"), title, items)
     assert plans.items_of(Plan.objects.get(pk=plan.pk)) == items
-    exported = json.dumps(plans.export(plan)).encode()
-    again = plans.imported(exported, "someone-else")
+    exported = json.dumps(plan_files.export(plan)).encode()
+    again = plan_files.imported(exported, "someone-else")
     assert again.pk != plan.pk and again.owner == "someone-else"
     assert (again.title, again.items) == (plan.title, plan.items)
 
@@ -117,7 +117,7 @@ def test_a_kept_plan_reads_back_and_exports_and_imports_the_same() -> None:
 def test_an_import_names_what_is_wrong() -> None:
     def refused(data: bytes) -> list[str]:
         with pytest.raises(PlanRefused) as exc:
-            plans.imported(data, "b")
+            plan_files.imported(data, "b")
         return exc.value.problems
 
     assert refused(b"{nope") == ["file: not a plan's JSON (its export.json) at line 1"]
