@@ -202,10 +202,10 @@ def go(request: HtmxHttpRequest, plan_id: str, number: int) -> HttpResponse:
     plan = _mine(request, plan_id, "present it")
     now = presenting.Presenting.of(request.session)
     room = rooms.find(now.room, browser(request)) if now and now.plan == plan.pk else None
-    if now is None or room is None or presented_room(request) != room.code:
+    if now is None or room is None or presented_room(request) != room.code or room.closed:
         request.session.pop(presenting.SESSION_KEY, None)
-        return respond(request, NotYours("This plan is not being presented: press “Present "
-                                         "this plan” on its page first."))  # fmt: skip
+        return respond(request, NotYours("This plan is not being presented in an open room: "
+                                         "press “Present this plan” on its page."))  # fmt: skip
     again = request.POST.get("again") == "1"
     try:
         url = presenting.arrive(

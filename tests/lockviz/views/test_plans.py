@@ -10,8 +10,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from lockviz.models import Plan, Poll, Room
-from tests.conftest import browser_of
+from lockviz.models import Plan, Poll, Room, Run
+from tests.conftest import browser_of, builtin_json, wait_for_run
 from tests.lockviz.teaching.test_plans import stored_run
 
 pytestmark = pytest.mark.django_db
@@ -121,3 +121,30 @@ def test_presenting_steps_through_the_items_and_asks_the_poll(client: Client) ->
     room.refresh_from_db()
     assert "Bob" not in json.dumps(room.state)  # the note ("Bob") is in no state
     assert "secret" not in json.dumps(room.state)
+
+
+@pytest.mark.live
+@pytest.mark.django_db(transaction=True)
+def test_a_scenario_item_starts_its_run_live_once_and_again_on_start_again(
+    client: Client,
+) -> None:
+    own = builtin_json("contention")
+    own["title"] = "My own contention"
+    response = client.post("/plans/new/", form(
+        "Live",
+        {"kind": "scenario", "slug": "gc-pause-fenced"},
+        {"kind": "scenario", "slug": "json", "scenario": json.dumps(own)},
+    ))  # fmt: skip
+    plan = Plan.objects.get(pk=response["Location"].strip("/").split("/")[-1])
+    assert plan.items[1]["scenario"]["title"] == "My own contention"
+    client.post(f"/plans/{plan.pk}/present")
+    first = client.post(f"/plans/{plan.pk}/present/1")["Location"]
+    run = wait_for_run(first.strip("/").split("/")[-1])
+    assert (run.slug, run.owner) == ("gc-pause-fenced", browser_of(client))
+    assert run.status == Run.Status.FINISHED
+    assert client.post(f"/plans/{plan.pk}/present/1")["Location"] == first  # not again
+    again = client.post(f"/plans/{plan.pk}/present/1", {"again": "1"})["Location"]
+    assert again != first
+    wait_for_run(again.strip("/").split("/")[-1])
+    mine = wait_for_run(client.post(f"/plans/{plan.pk}/present/2")["Location"].split("/")[-2])
+    assert mine.title == "My own contention" and mine.status == Run.Status.FINISHED
