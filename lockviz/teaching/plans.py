@@ -35,13 +35,11 @@ from lockviz.teaching import lessons
 
 KINDS = ("lesson", "replay", "scenario", "poll")
 KIND_WORDS = {"lesson": "lesson", "replay": "replay", "scenario": "live run", "poll": "poll"}
-MAX_ITEMS = 30
-MAX_TITLE = 120
-MAX_NOTE = 2000
-MAX_QUESTION, MAX_CHOICE, MIN_CHOICES, MAX_CHOICES = 300, 200, 2, 6
+MAX_ITEMS, MAX_TITLE, MAX_NOTE = 30, 120, 2000
+MAX_PLANS = 200  # a browser's own (a copy and an import are new plans too)
+MAX_QUESTION, MAX_CHOICE, MIN_CHOICES, MAX_CHOICES = 300, 200, 2, 6  # as rooms' polls
 MAX_SCENARIO_BYTES = 64 * 1024  # a scenario item's JSON (the built-ins are under 8 KB)
-RUN_ID = re.compile(r"^[A-Za-z0-9_-]{1,16}$")
-SLUG = re.compile(r"^[a-z0-9-]{1,100}$")
+RUN_ID, SLUG = re.compile(r"^[A-Za-z0-9_-]{1,16}$"), re.compile(r"^[a-z0-9-]{1,100}$")
 
 
 @dataclass(frozen=True)
@@ -281,13 +279,16 @@ def _stored(kind: str, data: dict[str, Any]) -> dict[str, Any]:
 
 
 def may_edit(plan: Plan, browser: str) -> bool:
-    """Whether ``browser`` may change, delete or present ``plan``: the one place that decides
-    (every view asks it). Today a plan belongs to the browser that made it, as a run or a room
-    does; with accounts, this is where "the account, or the browser" goes."""
+    """Whether ``browser`` may change, delete or present ``plan``: the one place that decides.
+    Today the browser that made it, as for runs and rooms; with accounts, "the account, or the
+    browser" goes here."""
     return bool(plan.owner) and plan.owner == browser
 
 
 def save(plan: Plan, title: str, items: list[Item]) -> Plan:
+    """Keep ``plan``; a new one only while its owner keeps fewer than :data:`MAX_PLANS`."""
+    if plan._state.adding and Plan.objects.filter(owner=plan.owner).count() >= MAX_PLANS:
+        raise PlanRefused(f"plans: this browser keeps {MAX_PLANS} plans already; delete one")
     plan.title, plan.items = title, [item.as_data() for item in items]
     plan.save()
     return plan
@@ -295,6 +296,5 @@ def save(plan: Plan, title: str, items: list[Item]) -> Plan:
 
 def copy(plan: Plan, browser: str) -> Plan:
     """A copy of ``plan`` that ``browser`` owns (its notes too: a shared plan shares them)."""
-    return Plan.objects.create(
-        title=plan.title[:MAX_TITLE], items=plan.items, owner=browser, copied_from=plan.pk
-    )
+    copied = Plan(owner=browser, copied_from=plan.pk)
+    return save(copied, plan.title[:MAX_TITLE], items_of(plan))

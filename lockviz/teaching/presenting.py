@@ -11,7 +11,8 @@ bar, static/lockviz/plan-bar.js) go to an item; arriving at it does what the ite
 * a scenario: its run is started live, as Run does (lockviz.runs.recorder.launch), the first time
   the presenter reaches it (again only by "Start again"), and the run page tells the room;
 * a poll: the room is asked it (lockviz.teaching.rooms.ask), once per presentation, and the room
-  shows no run while the class answers; the presenter lands on the room's page (the tally).
+  shows no run while the class answers (only :data:`POLL_TITLE`: the poll says its question);
+  the presenter lands on the room's page (the tally).
 
 The teacher's note travels in none of these: only the plan bar, on the presenter's own pages.
 """
@@ -31,6 +32,7 @@ from lockviz.teaching import rooms
 from lockviz.teaching.plans import Item, items_of
 
 SESSION_KEY = "plan"
+POLL_TITLE = "A question for the class"  # the room's title while a poll item is on
 
 
 @dataclass
@@ -83,7 +85,7 @@ def arrive(
     poll_id = now.polls.get(str(number))
     if poll_id is None or not Poll.objects.filter(pk=poll_id, room=room).exists():
         now.polls[str(number)] = rooms.ask(room, item.question, list(item.choices)).pk
-    rooms.show(room, rooms.State(view="idle", title=item.title))
+    rooms.show(room, rooms.State(view="idle", title=POLL_TITLE))
     return reverse("room", args=[room.code])
 
 

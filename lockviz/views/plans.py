@@ -69,11 +69,9 @@ def edit(request: HtmxHttpRequest, plan_id: str) -> HttpResponse:
 def _save(request: HtmxHttpRequest, plan: Plan) -> HttpResponse:
     given = _from_form(request)
     try:
-        title, items = plans.read(given)
+        plans.save(plan, *plans.read(given))
     except PlanRefused as exc:
-        return _editor(request, plan if plan.pk and not plan._state.adding else None, given,
-                       exc.problems, status=400)  # fmt: skip
-    plans.save(plan, title, items)
+        return _editor(request, None if plan._state.adding else plan, given, exc.problems, 400)
     return redirect("plan", plan_id=plan.pk)
 
 

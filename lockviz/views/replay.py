@@ -39,8 +39,16 @@ def replay(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         "page": page,
         "story": _story(run, scenario),
         "count": run.events.count(),
+        "stop_at": _stop_at(request),
     }
     return render(request, "lockviz/replay.html", context)
+
+
+def _stop_at(request: HtmxHttpRequest) -> int | None:
+    """``?to=<seq>``: where playing stops (a lecture plan's replay item: pages/replay.js reads
+    it too); anything but a whole number ≥ 1 is no stop."""
+    given = str(request.GET.get("to") or "")[:12]
+    return int(given) if given.isdigit() and int(given) >= 1 else None
 
 
 def ask_for_outcome(

@@ -140,6 +140,7 @@ def test_a_teacher_builds_a_plan_of_three_items_and_presents_it_to_two_students(
     teacher.wait_for_url(f"**/runs/{run_id}/replay/?to=20#seq=5")
     assert "item 2 of 3: Replay" in teacher.locator("#plan-bar").inner_text()
     assert NOTES[1] in teacher.locator("#plan-note").inner_text()
+    assert "Playing stops at #20" in teacher.locator("#rp-stop").inner_text()
     entry(teacher)
     teacher.wait_for_function("() => window.entry.replay.seq === 5")
     for name, student in students:
@@ -162,6 +163,7 @@ def test_a_teacher_builds_a_plan_of_three_items_and_presents_it_to_two_students(
     assert teacher.locator("#plan-next").is_disabled()  # the last item
     for _, student in students:
         student.locator("#follow-poll .poll-question", has_text=QUESTION).wait_for()
+        assert student.locator("#follow-title").inner_text() == "A question for the class"
         choices = student.locator("#follow-poll .choice").all_inner_texts()
         assert [c.strip() for c in choices] == ["Alice", "Bob", "Both of them"]
     ada.get_by_role("button", name=re.compile("^Bob")).click()

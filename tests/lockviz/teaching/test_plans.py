@@ -139,3 +139,16 @@ def test_only_the_browser_that_made_a_plan_may_change_it() -> None:
     assert not plans.may_edit(Plan.objects.create(title="T", items=[], owner=""), "")
     copied = plans.copy(plan, "yours")
     assert plans.may_edit(copied, "yours") and copied.copied_from == plan.pk
+
+
+def test_a_browser_keeps_a_bounded_number_of_plans(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(plans, "MAX_PLANS", 2)
+    items = plans.read({"title": "T", "items": [{"kind": "lesson", "lesson": "contention"}]})[1]
+    first = plans.save(Plan(owner="me"), "One", items)
+    plans.save(Plan(owner="me"), "Two", items)
+    with pytest.raises(PlanRefused, match="this browser keeps 2 plans already; delete one"):
+        plans.save(Plan(owner="me"), "Three", items)
+    with pytest.raises(PlanRefused):
+        plans.copy(first, "me")
+    assert plans.save(first, "One, changed", items).title == "One, changed"  # a change is fine
+    assert plans.copy(first, "someone else").owner == "someone else"
