@@ -124,6 +124,18 @@ def _editor(
     return render(request, "lockviz/plan_edit.html", context, status=status)
 
 
+@require_POST
+def add(request: HtmxHttpRequest, plan_id: str) -> HttpResponse:
+    """One item added at the end of a plan of this browser's: its fields as the editor's row
+    has them, unprefixed (``kind``, ``slug`` or ``scenario``, ``note``…): "add to plan" from
+    another page (a scenario's editor). A refusal names the item's problems."""
+    plan = _mine(request, plan_id, "add to it")
+    item = {"kind": request.POST.get("kind", "")}
+    item.update({k: v for k in FIELDS if (v := request.POST.get(k)) is not None})
+    plans.save(plan, *plans.read({"title": plan.title, "items": [*plan.items, item]}))
+    return redirect("plan", plan_id=plan.pk)
+
+
 @require_GET
 def plan_page(request: HtmxHttpRequest, plan_id: str) -> HttpResponse:
     plan = get_object_or_404(Plan, pk=plan_id[:16])

@@ -148,3 +148,17 @@ def test_a_scenario_item_starts_its_run_live_once_and_again_on_start_again(
     wait_for_run(again.strip("/").split("/")[-1])
     mine = wait_for_run(client.post(f"/plans/{plan.pk}/present/2")["Location"].split("/")[-2])
     assert mine.title == "My own contention" and mine.status == Run.Status.FINISHED
+
+
+def test_add_to_plan_appends_one_item_checked_and_numbered(client: Client) -> None:
+    plan = a_plan(client)
+    own = json.dumps(builtin_json("contention"))
+    response = client.post(f"/plans/{plan.pk}/add", {"kind": "scenario", "scenario": own})
+    assert response.status_code == 302
+    plan.refresh_from_db()
+    assert plan.items[3]["kind"] == "scenario" and plan.items[3]["scenario"]["backend"]
+    refused = client.post(f"/plans/{plan.pk}/add", {"kind": "poll", "question": "Q?"})
+    assert refused.status_code == 400
+    assert "item 5 (poll): choices: give 2 to 6" in refused.content.decode()
+    assert Client().post(f"/plans/{plan.pk}/add", {"kind": "lesson"}).status_code == 403
+    assert len(Plan.objects.get(pk=plan.pk).items) == 4
