@@ -5,7 +5,9 @@
     │   ├── ScenarioError      a scenario, or a click's step, that cannot be run
     │   │                      (lockviz.scenarios.schema)
     │   ├── ImportRefused      a file that cannot be imported (lockviz.runs.imports)
-    │   └── RoomRefused        what a room will not take (lockviz.teaching.rooms)
+    │   ├── RoomRefused        what a room will not take (lockviz.teaching.rooms)
+    │   └── PlanRefused        a lecture plan that cannot be kept: each problem names its
+    │                          item (lockviz.teaching.plans)
     ├── NotYours      403  only the browser that started a run (a room's presenter) may
     ├── NoRoom        404  no open room this browser may enter has this code: one answer
                            for "none" and "not allowed" (lockviz.teaching.codes)
@@ -55,6 +57,11 @@ class ImportRefused(Invalid):
 
 class RoomRefused(Invalid):
     """What a room will not take, in a sentence naming the field (``choices: ...``)."""
+
+
+class PlanRefused(Invalid):
+    """A lecture plan (its form, or an imported file) that cannot be kept; each problem names
+    its item (``item 2 (replay): ...``)."""
 
 
 class NotYours(Refusal):

@@ -1,4 +1,6 @@
-"""Every run is stored with all its events and its verdict, so it can be replayed later."""
+"""Every run is stored with all its events and its verdict, so it can be replayed later; rooms,
+their members, polls and shares; lecture plans. (Past ~300 lines: every table of the app in
+the one module Django reads them from.)"""
 
 from __future__ import annotations
 
@@ -271,3 +273,33 @@ class Share(models.Model):
     class Meta:
         ordering = ["-created"]
         constraints = [models.UniqueConstraint(fields=["room", "run"], name="one_share")]
+
+
+def new_plan_id() -> str:
+    return secrets.token_hex(6)  # 48 bits: its link is how it is shared (read-only)
+
+
+class Plan(models.Model):
+    """A teacher's lecture plan: a title and an ordered list of items (lockviz.teaching.plans
+    reads and checks them: a lesson, a replay, a scenario to run live, a poll, each with the
+    teacher's own note).
+
+    Owned as runs and rooms are, by the browser that made it (``owner``: see views.browser);
+    who may change it is decided in one place, lockviz.teaching.plans.may_edit. An account
+    (a ``user`` foreign key) and a ``visibility`` can be added beside ``owner`` without
+    changing ``items``.
+    """
+
+    id = models.CharField(primary_key=True, max_length=16, default=new_plan_id, editable=False)
+    title = models.CharField(max_length=120)
+    items = models.JSONField(default=list)  # lockviz.teaching.plans.Item.as_data, in order
+    owner = models.CharField(max_length=64, blank=True, db_index=True)
+    copied_from = models.CharField(max_length=16, blank=True)  # the plan it was copied from
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated"]
+
+    def __str__(self) -> str:
+        return f"{self.title} ({self.id})"

@@ -134,6 +134,7 @@ TEMPLATES = [
             "context_processors": [
                 "django.template.context_processors.request",
                 "lockviz.views.pagedata.room_bar",  # the room this browser presents, if any
+                "lockviz.views.plans.plan_bar",  # the plan it presents there, if any
             ]
         },
     }

@@ -53,6 +53,7 @@ def replay_context(
         "page": page_data(request, run=run, **extra),
         "story": _story(run, scenario),
         "count": run.events.count(),
+        "stop_at": _stop_at(request),
     }
 
 
@@ -64,6 +65,13 @@ def embed_snippet(request: HtmxHttpRequest, run: Run) -> str:
         f'<iframe src="{escape(src)}" title="{title}" width="100%" height="760" '
         'style="border:1px solid #d0d7de;border-radius:8px" loading="lazy"></iframe>'
     )
+
+
+def _stop_at(request: HtmxHttpRequest) -> int | None:
+    """``?to=<seq>``: where playing stops (a lecture plan's replay item: replay-view.js reads
+    it too); anything but a whole number ≥ 1 is no stop."""
+    given = str(request.GET.get("to") or "")[:12]
+    return int(given) if given.isdigit() and int(given) >= 1 else None
 
 
 def ask_for_outcome(

@@ -65,6 +65,9 @@ export function startReplay(events, data) {
 
   let index = -1; // the cursor: events[0..index] have happened
   let clock = 0; // ms of run time the playback has reached
+  // ?to=<seq>: playing stops at that moment (a lecture plan's replay item), then goes on.
+  const toSeq = Number(new URLSearchParams(location.search).get("to"));
+  const stopAt = toSeq > 0 ? (indexOf.get(String(toSeq)) ?? null) : null;
   const player = new Player(ui.play, ui.speed, line, {
     get index() {
       return index;
@@ -77,6 +80,7 @@ export function startReplay(events, data) {
     },
     go,
     paused: () => index >= 0 && writeHash(false),
+    stop: stopAt,
   });
   const pause = () => player.pause();
 

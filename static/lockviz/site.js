@@ -1,7 +1,9 @@
 // What every page does, whatever else it is: the presenter view's button, key and folds
 // (presenter.js), a sentence when an htmx request fails (request-problems.js) and, in a
-// presenting browser, the room bar (room.js). Every page's entry module (pages/) starts here.
+// presenting browser, the room bar (room.js) and, while it presents a lecture plan, the plan
+// bar's keys (plan-bar.js). Every page's entry module (pages/) starts here.
 
+import { startPlanBar } from "./plan-bar.js";
 import { startPresenter } from "./presenter.js";
 import { watchRequests } from "./request-problems.js";
 import { startRoomBar } from "./room.js";
@@ -14,4 +16,5 @@ export function startSite() {
   startPresenter();
   watchRequests();
   startRoomBar();
+  startPlanBar();
 }

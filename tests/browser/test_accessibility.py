@@ -53,6 +53,23 @@ def test_every_page_passes_axe_with_wcag_22_a_and_aa(app_server: AppServer, brow
             page.wait_for_load_state("networkidle")
             check(name)
 
+        # Lecture plans: my plans, the editor (and its refusal naming the item), a plan's page.
+        page.goto(url + "/plans/")
+        check("my plans")
+        page.goto(url + "/plans/new/")
+        check("plan editor")
+        page.get_by_role("button", name="Add an item").click()
+        page.locator(".plan-row").nth(1).get_by_label("What").select_option("poll")
+        page.get_by_role("button", name="Save the plan").click()
+        page.locator("#plan-problems").wait_for()
+        check("plan editor, refused by item")
+        page.get_by_label("Title").fill("A plan")
+        page.get_by_role("button", name="Remove item 2").click()
+        page.get_by_role("button", name="Save the plan").click()
+        page.wait_for_url(re.compile(r".*/plans/\w+/$"))
+        plan_url = page.url
+        check("a plan")
+
         # A lesson being told: its run ended, the telling at a checkpoint.
         page.goto(url + "/lessons/gc-pause-unfenced/")
         page.get_by_role("button", name="Start the lesson on live servers").click()
@@ -104,6 +121,13 @@ def test_every_page_passes_axe_with_wcag_22_a_and_aa(app_server: AppServer, brow
         page.goto(f"{url}/runs/{run_id}/replay/")  # the class follows the replay
         student.locator("svg#diagram .lifeline-header").first.wait_for(timeout=20_000)
         check("a room as student, following", student)
+        page.goto(plan_url)  # a plan presented in the same room: the plan bar on each page
+        page.get_by_role("button", name="Present this plan").click()
+        page.wait_for_url(f"**/rooms/{code}/")
+        check("a room presenting a plan")
+        page.keyboard.press("PageDown")
+        page.wait_for_url("**/lessons/*/")
+        check("a lesson, presented from a plan")
     finally:
         teacher_ctx.close()
         student_ctx.close()

@@ -149,7 +149,9 @@ function render() {
 
 function apply(next) {
   state = next || {};
-  ui.title.textContent = state.view === "idle" || !state.view ? "Waiting for the presenter" : state.title || "";
+  // Idle: nothing on screen, or a question the presenter put to the class (its title says so).
+  const idle = state.view === "idle" || !state.view;
+  ui.title.textContent = idle ? state.title || "Waiting for the presenter" : state.title || "";
   ui.narration.textContent = state.narration || "";
   showBeside(state.run ? state.beside : null); // a fork's original, beside it
   if (state.run) open(state.run);

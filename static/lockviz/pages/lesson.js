@@ -34,6 +34,12 @@ import { Telling } from "../telling.js";
 startSite();
 const data = pageData();
 export const walkthrough = data.run ? startWalkthrough(data) : null;
+// Before its run starts, a presenter's room sees which lesson is on screen (its title), and
+// nothing of a run (a lecture plan's lesson item lands here).
+if (!data.run) {
+  const slug = location.pathname.split("/").filter(Boolean)[1];
+  tell({ showing: () => ({ view: "lesson", run: null, lesson: slug, at: null, narration: "", title: pageTitle() }) });
+}
 
 function startWalkthrough(data) {
   const $ = (id) => document.getElementById(id);

@@ -1,0 +1,41 @@
+"""A lecture plan as a file: ``export.json`` (:func:`export`) and the import that reads it
+back (:func:`imported`), bounded and checked item by item as the editor is
+(lockviz.teaching.plans.read): a refusal names its size, its JSON, its format or each item."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from lockviz.errors import PlanRefused
+from lockviz.models import Plan
+from lockviz.teaching.plans import read, save
+
+FORMAT = 1  # an exported plan's "lockviz_plan"
+MAX_FILE_BYTES = 512 * 1024  # an imported plan: 30 items of the largest kind, and room to spare
+
+
+def export(plan: Plan) -> dict[str, Any]:
+    """The plan as ``export.json`` has it, and as :func:`imported` reads it back."""
+    return {"lockviz_plan": FORMAT, "title": plan.title, "items": plan.items}
+
+
+def imported(data: bytes, browser: str) -> Plan:
+    """A plan made from an exported file, owned by ``browser``; :class:`PlanRefused` naming
+    what is wrong with it (its size, its JSON, its format, each item)."""
+    if len(data) > MAX_FILE_BYTES:
+        raise PlanRefused(f"file: {len(data) // 1024} KB; a plan's file is at most 512 KB")
+    try:
+        decoded = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        where = f" at line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
+        raise PlanRefused(f"file: not a plan's JSON (its export.json){where}") from None
+    if not isinstance(decoded, dict) or decoded.get("lockviz_plan") != FORMAT:
+        raise PlanRefused(
+            f'lockviz_plan: not a lecture plan\'s export (it says "lockviz_plan": {FORMAT})'
+        )
+    unknown = sorted(set(decoded) - {"lockviz_plan", "title", "items"})
+    if unknown:
+        raise PlanRefused(f"{str(unknown[0])[:40]}: unknown field")
+    title, items = read(decoded)
+    return save(Plan(owner=browser), title, items)
