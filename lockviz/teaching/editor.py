@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lockviz.catalogue import BACKENDS, STORAGE
-from lockviz.errors import ScenarioError
+from lockviz.errors import ImportRefused, ScenarioError
+from lockviz.runs import imports
 from lockviz.scenarios.schema import STEP_PATH, Scenario, parse
 from lockviz.teaching import steprows
 
@@ -85,10 +86,15 @@ def decode(code: str) -> dict[str, Any]:
         raise ScenarioError(["link: the scenario code holds characters base64url never has"])
     try:
         text = base64.urlsafe_b64decode(code + "=" * (-len(code) % 4)).decode()
-        data = json.loads(text)
+        data = imports.decode(text, "link")  # as an import reads JSON: NUL, NaN, nesting named
     except (binascii.Error, ValueError):
         raise ScenarioError(
             ["link: the scenario code is cut short or altered: it is not base64url JSON"]
+        ) from None
+    except ImportRefused as exc:  # "link: not valid JSON: ..." and what else an import names
+        broken = "link: the scenario code is cut short or altered: not valid JSON"
+        raise ScenarioError(
+            [p.replace("link: not valid JSON", broken) for p in exc.problems]
         ) from None
     if not isinstance(data, dict):
         raise ScenarioError(["link: the scenario code holds no JSON object"])

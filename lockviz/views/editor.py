@@ -23,7 +23,8 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_POST
 
 from lockviz.catalogue import BACKENDS, OPTIONS, STORAGE_KINDS
-from lockviz.errors import ScenarioError
+from lockviz.errors import ImportRefused, ScenarioError
+from lockviz.runs import imports
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import parse
 from lockviz.scenarios.verbs import VERBS
@@ -76,11 +77,8 @@ def export(request: HtmxHttpRequest) -> HttpResponse:
             {"problems": [f"scenario: more than {MAX_BODY // 1024} KB"]}, status=413
         )
     try:
-        data = json.loads(str(request.POST.get("scenario") or ""))
-        scenario = parse(data)
-    except ValueError:
-        return JsonResponse({"problems": ["scenario: not JSON"]}, status=400)
-    except ScenarioError as exc:
+        scenario = parse(imports.decode(str(request.POST.get("scenario") or ""), "scenario"))
+    except (ImportRefused, ScenarioError) as exc:
         return JsonResponse({"problems": exc.problems}, status=400)
     response = HttpResponse(
         json.dumps(editor.compact(scenario), indent=1, ensure_ascii=False) + "\n",

@@ -3,17 +3,22 @@ can be run, downloaded and linked, a link opens the editor filled in, and input 
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
 import pytest
 from django.test import Client
+from hypothesis import given
+from hypothesis import strategies as st
 
 from lockviz.catalogue import BACKENDS
+from lockviz.errors import ScenarioError
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import parse
 from lockviz.scenarios.verbs import VERB_FIELDS, VERBS
 from lockviz.teaching import editor, steprows
+from tests.strategies import ANY_JSON, FUZZ, LONGEST_PROBLEM, TEXT
 
 pytestmark = pytest.mark.django_db
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -180,3 +185,49 @@ def test_the_page_names_every_backend_and_hands_its_script_the_verbs(client: Cli
         assert f'data-backend="{service.name}"' in page
     assert '"can_save": false' in page and '"verbs": {"acquire": ["timeout_ms"]' in page
     assert 'id="editor-blank-row"' in page and "Not checked yet" in page
+
+
+ROW_FIELDS = st.sampled_from([*steprows.FIELDS, "rows", "backend", "storage", "clients", "ttl_ms"])
+
+
+@FUZZ
+@given(
+    fields=st.dictionaries(
+        st.tuples(ROW_FIELDS, st.integers(min_value=0, max_value=3)), TEXT | st.sampled_from(
+            ["pause", "acquire", "partition", "write", "alice", "bob", "redis-1", "0", "-5",
+             "1e9", "zookeeper", "none", "sequencer", "100000"]
+        ), max_size=12,
+    )
+)  # fmt: skip
+def test_any_form_is_a_scenario_or_problems_each_named(fields: dict[Any, str]) -> None:
+    data: dict[str, Any] = {"rows": "4"}
+    for (name, i), value in fields.items():
+        key = name if name in ("rows", "backend", "storage", "clients", "ttl_ms") else f"{name}_{i}"
+        data[key] = value
+    draft = editor.from_form(data)
+    assert (draft.scenario is None) == bool(draft.problems)
+    for problem in draft.problems:
+        assert len(problem) <= LONGEST_PROBLEM, problem
+        name = problem.split(": ", 1)[0]
+        assert name.startswith("step ") or name.split("[")[0].split(".")[0] in {
+            "title", "description", "backend", "variant", "storage", "clients", "lease (ttl_ms)",
+            "fencing", "steps", "redis_nodes", "zk_nodes", "node_timeout_ms",
+            "idle_session_timeout_ms", "renew", "persistence", "scenario",
+        }, problem  # fmt: skip
+
+
+@FUZZ
+@given(value=ANY_JSON)
+def test_any_json_in_a_link_opens_filled_in_or_named(value: Any) -> None:
+    data = {"steps": [value], "clients": value, "backend": value, "ttl_ms": value}
+    text = json.dumps(data, separators=(",", ":"))  # a lone surrogate travels as \\ud800
+    code = base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+    try:
+        found = editor.decode(code)
+    except ScenarioError as exc:  # too long for a link: named, never a traceback
+        assert exc.problems[0].startswith("link: "), exc.problems
+        return
+    draft = editor.from_form(editor.form_of(found)[0])
+    assert (draft.scenario is None) == bool(draft.problems)
+    if draft.scenario is not None:
+        editor.encode(editor.compact(draft.scenario))  # and a valid one makes its own link
