@@ -1,7 +1,8 @@
 """New scenario: the editor page, its check as the learner types, and its JSON file.
 
 ``GET /scenarios/new/`` opens the editor, blank, or filled in from a link (``?s=<code>``,
-lockviz.teaching.editor) or a built-in (``?from=<slug>``). ``POST /scenarios/new/check`` is the
+lockviz.teaching.editor), a built-in (``?from=<slug>``) or the steps a run took (``?run=<id>``:
+a free-play session's clicks become rows). ``POST /scenarios/new/check`` is the
 check the page makes as the learner types (htmx, debounced): the problems by row, or the valid
 scenario with its Run button, its link and its file; without htmx it returns the whole page.
 ``POST /scenarios/new/export.json`` (the valid scenario's JSON as ``scenario``) is the scenario
@@ -24,12 +25,14 @@ from django.views.decorators.http import require_GET, require_POST
 
 from lockviz.catalogue import BACKENDS, OPTIONS, STORAGE_KINDS
 from lockviz.errors import ImportRefused, ScenarioError
+from lockviz.models import Run
 from lockviz.runs import imports
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import parse
 from lockviz.scenarios.verbs import VERBS
-from lockviz.teaching import editor, steprows
-from lockviz.views import HtmxHttpRequest
+from lockviz.teaching import editor, reveals, steprows
+from lockviz.teaching import play as free_play
+from lockviz.views import HtmxHttpRequest, withheld
 from lockviz.views.pagedata import page_data
 
 MAX_BODY = 64 * 1024  # a check's form: 60 rows of short fields fit many times over
@@ -40,20 +43,32 @@ SAVE_URL = ""
 @require_GET
 def new_scenario(request: HtmxHttpRequest) -> HttpResponse:
     code, slug = str(request.GET.get("s") or ""), str(request.GET.get("from") or "")[:80]
-    if not code and not slug:
+    run_id = str(request.GET.get("run") or "")[:40]
+    if not code and not slug and not run_id:
         return _page(request, editor.blank())
     try:
-        if slug:
-            if slug not in builtin():
-                raise ScenarioError([f"from: there is no built-in scenario {slug!r}"])
-            data: Mapping[str, object] = builtin()[slug].to_json()
-        else:
-            data = editor.decode(code)
+        data = _opened(request, code, slug, run_id)
     except ScenarioError as exc:
         return _page(request, editor.blank(), refused=exc.problems, status=400)
     form, left_out = editor.form_of(data)
     draft = editor.from_form(form)
     return _page(request, draft, left_out=left_out)
+
+
+def _opened(request: HtmxHttpRequest, code: str, slug: str, run_id: str) -> Mapping[str, object]:
+    """The scenario to fill the editor with: a built-in's, a run's steps as it took them (a
+    free-play session's clicks; what the browser may not read yet left out, as its
+    scenario.json does), or a link's."""
+    if slug:
+        if slug not in builtin():
+            raise ScenarioError([f"from: there is no built-in scenario {slug!r}"])
+        return builtin()[slug].to_json()
+    if run_id:
+        run = Run.objects.filter(pk=run_id).first()
+        if run is None:
+            raise ScenarioError([f"run: there is no run {run_id!r}"])
+        return reveals.scenario(free_play.scenario_from_run(run), withheld(request, run))
+    return editor.decode(code)
 
 
 @require_POST

@@ -18,6 +18,7 @@ from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import parse
 from lockviz.scenarios.verbs import VERB_FIELDS, VERBS
 from lockviz.teaching import editor, steprows
+from tests.lockviz.teaching.test_forks import stored
 from tests.strategies import ANY_JSON, FUZZ, LONGEST_PROBLEM, TEXT
 
 pytestmark = pytest.mark.django_db
@@ -231,3 +232,15 @@ def test_any_json_in_a_link_opens_filled_in_or_named(value: Any) -> None:
     assert (draft.scenario is None) == bool(draft.problems)
     if draft.scenario is not None:
         editor.encode(editor.compact(draft.scenario))  # and a valid one makes its own link
+
+
+def test_a_runs_steps_open_in_the_editor_without_what_is_not_revealed(client: Client) -> None:
+    run = stored()
+    response = client.get("/scenarios/new/", {"run": run.pk})
+    page = response.content.decode()
+    assert response.status_code == 200 and "✓ Valid: 7 steps" in page
+    assert 'name="do_2"' in page and 'name="ms_1" value="3500"' in page
+    assert "it has already seen token 2" not in page  # a checkpoint's answer: never in a row
+    assert "narration or checkpoint of" in page  # said to be left out
+    missing = client.get("/scenarios/new/", {"run": "nosuchrun"})
+    assert missing.status_code == 400 and "run: there is no run" in missing.content.decode()
