@@ -125,8 +125,8 @@ def form_of(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
         if data.get(option) is not None:
             form[option] = str(data.get(option))[:12]
     steps = [s for s in _list(data.get("steps")) if isinstance(s, dict)]
-    left_out = [f"the {name} ({key})" for key, name in
-                (("expect", "prediction"), ("takeaway", "takeaway")) if data.get(key)]  # fmt: skip
+    left_out = [name for key, name in (("expect", "the prediction (expect)"),
+                                       ("takeaway", "the takeaway")) if data.get(key)]  # fmt: skip
     told = sum(1 for s in steps[:MAX_ROWS] if s.get("say") or s.get("ask"))
     if told:
         left_out.append(f"the narration or checkpoint of {told} step{'s' if told > 1 else ''}")
