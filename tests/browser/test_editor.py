@@ -70,6 +70,11 @@ def test_a_scenario_written_in_the_browser_runs_downloads_and_opens_from_its_lin
     assert shown(page, 1) == ["ms"]
     page.get_by_role("button", name="Add a step").click()
     fill_row(page, 2, "1000", "release", "alice")
+    page.get_by_role("button", name="Add a step").click()  # one too many: removed again
+    page.locator("#editor-row-3").get_by_role("button", name="Remove this step").click()
+    assert page.locator("#editor-row-3").count() == 0
+    assert page.locator("#editor-row-count").input_value() == "3"
+    assert page.locator("#editor-add").evaluate("(e) => e === document.activeElement")
 
     # The server's answer names the row, in the live region and beside the row itself.
     problem = "step 2 (pause): ms: a pause must last more than 0 ms"
