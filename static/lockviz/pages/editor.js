@@ -50,6 +50,9 @@ function armRemove(row) {
   button.hidden = false;
   button.addEventListener("click", () => {
     const next = row.nextElementSibling;
+    // A check still on its way answers for the rows as they were: stop it (htmx's own abort
+    // event), so that no answer names a row that has gone; the recheck below asks again.
+    form.dispatchEvent(new Event("htmx:abort"));
     row.remove();
     renumber();
     (next ? next.querySelector("input") : document.getElementById("editor-add")).focus();
