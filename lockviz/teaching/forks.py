@@ -34,9 +34,9 @@ from lockviz.errors import ScenarioError
 from lockviz.models import Run
 from lockviz.scenarios.schema import STEP_PATH, Scenario, Step, parse
 from lockviz.teaching import reveals, steprows
-from lockviz.teaching.steprows import EDITED, FIELDS
+from lockviz.teaching.steprows import EDITED as EDITED  # the row editor's, for the fork's readers
+from lockviz.teaching.steprows import FIELDS as FIELDS
 
-__all__ = ["EDITED", "FIELDS"]  # the row editor's, named here too for the fork's readers
 NEW_ROWS = 2  # blank rows the editor offers for added steps
 MAX_ROWS = 200
 MOMENTS = 60  # moments the fork page offers at once, around the one chosen
