@@ -4,6 +4,7 @@ from django.urls import path
 
 from lockviz.views import (
     compare,
+    editor,
     embeds,
     forks,
     health,
@@ -46,6 +47,10 @@ urlpatterns = [
     path("import/", import_views.import_page, name="import"),
     path("import/run/", import_views.run_imported, name="import_run"),
     path("import/format/", import_views.scenario_format, name="scenario_format"),
+    # New scenario: written in the browser, checked as it is typed, run, downloaded, linked.
+    path("scenarios/new/", editor.new_scenario, name="new_scenario"),
+    path("scenarios/new/check", editor.check, name="editor_check"),
+    path("scenarios/new/export.json", editor.export, name="editor_export"),
     # Free play, and clicks that do things to a live run (the run page's menus, the buttons).
     path("play/", play.play, name="play"),
     path("play/<str:run_id>/", play.session, name="play_session"),

@@ -33,11 +33,10 @@ from lockviz.catalogue import STORAGE_KINDS
 from lockviz.errors import ScenarioError
 from lockviz.models import Run
 from lockviz.scenarios.schema import STEP_PATH, Scenario, Step, parse
-from lockviz.teaching import reveals
-from lockviz.teaching.play import step_from_form
+from lockviz.teaching import reveals, steprows
+from lockviz.teaching.steprows import EDITED as EDITED  # the row editor's, for the fork's readers
+from lockviz.teaching.steprows import FIELDS as FIELDS
 
-FIELDS = ("at_ms", "do", "who", "ms", "value", "nodes", "timeout_ms", "key", "mode")
-EDITED = frozenset(FIELDS) - {"at_ms", "do", "who"}  # a verb's own fields that a row can edit
 NEW_ROWS = 2  # blank rows the editor offers for added steps
 MAX_ROWS = 200
 MOMENTS = 60  # moments the fork page offers at once, around the one chosen
@@ -170,41 +169,15 @@ def _original(text: Any) -> dict[str, Any] | None:
 def _row(
     form: Mapping[str, Any], i: int, original: dict[str, Any] | None, scenario: Scenario
 ) -> dict[str, Any]:
-    def get(name: str) -> str:
-        return str(form.get(f"{name}_{i}") or "").strip()
-
-    who = get("who")
-    if who and who not in (*scenario.clients, *scenario.servers):
-        known = ", ".join((*scenario.clients, *scenario.servers))
-        raise ScenarioError([f"who: {who[:20]!r} is not in this run; choose one of {known}"])
-    fields: dict[str, Any] = {"do": get("do")}
-    fields["client" if who in scenario.clients else "node"] = who
-    for name in ("ms", "value", "timeout_ms", "key", "mode"):
-        if get(name):
-            fields[name] = get(name)
-    if get("nodes"):
-        fields["nodes"] = get("nodes")
-    if not who:
-        fields.pop("node")
-    step = step_from_form(fields)  # numbers read, fields the verb does not take dropped
-    raw = get("at_ms")
-    try:
-        step["at_ms"] = int(raw)
-    except ValueError:
-        raise ScenarioError(
-            [f"at_ms: {raw[:20]!r} is not a whole number of milliseconds"]
-        ) from None
+    step = steprows.step_of(form, i, scenario.clients, scenario.servers, "this run")
     if original is not None and original.get("do") == step["do"]:
         _keep_unseen(original, step)
     return step
 
 
 def _keep_unseen(original: dict[str, Any], step: dict[str, Any]) -> None:
-    """The fields the form does not show stay as they were; so do the words of a step left
-    unchanged (an edited step's words were written for the original)."""
-    for name in ("ttl_ms", "jitter_ms", "rate", "check_lease"):
-        if name in original and name not in step:
-            step[name] = original[name]
+    """The words of a step left unchanged stay (an edited step's words were written for the
+    original)."""
     unchanged = {k: v for k, v in original.items() if k not in ("say", "ask")} == step
     if unchanged and original.get("say"):
         step["say"] = original["say"]
@@ -256,9 +229,8 @@ def posted_rows(form: Mapping[str, Any]) -> list[dict[str, Any]]:
         count = 0
     found = []
     for i in range(count):
-        row: dict[str, Any] = {
-            name: str(form.get(f"{name}_{i}") or "") for name in (*FIELDS, "orig")
-        }
+        row = steprows.posted(form, i)
+        row["orig"] = str(form.get(f"orig_{i}") or "")
         row["keep"] = bool(form.get(f"keep_{i}"))
         row["said"] = narrator.click(_original(row["orig"]) or {}) if row["orig"] else ""
         found.append(row)
@@ -269,21 +241,8 @@ def rows(at: Split) -> list[dict[str, Any]]:
     """The editor's rows: each editable step (its fields, its words) and blank rows to add."""
     shown = []
     for step in at.rest[:EDITABLE]:
-        shown.append(
-            {
-                "orig": json.dumps(step),
-                "at_ms": step["at_ms"],
-                "do": step.get("do"),
-                "who": step.get("client") or step.get("node") or "",
-                "ms": step.get("ms", ""),
-                "value": step.get("value", ""),
-                "nodes": ", ".join(step.get("nodes") or []),
-                "timeout_ms": step.get("timeout_ms", ""),
-                "key": step.get("key", ""),
-                "mode": step.get("mode", ""),
-                "said": narrator.click(step),
-                "keep": True,
-            }
-        )
-    blank: dict[str, Any] = {name: "" for name in FIELDS} | {"orig": "", "said": "", "keep": False}
+        row = steprows.row_of(step)
+        row.update(orig=json.dumps(step), said=narrator.click(step), keep=True)
+        shown.append(row)
+    blank: dict[str, Any] = steprows.blank() | {"orig": "", "said": "", "keep": False}
     return shown + [dict(blank) for _ in range(NEW_ROWS)]

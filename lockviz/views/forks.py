@@ -22,7 +22,7 @@ from lockviz.runs import recorder
 from lockviz.scenarios.schema import Scenario, parse
 from lockviz.scenarios.verbs import VERBS
 from lockviz.shares import address_of
-from lockviz.teaching import forks
+from lockviz.teaching import forks, steprows
 from lockviz.views import HtmxHttpRequest, browser, withheld
 from lockviz.views.pagedata import page_data
 from lockviz.views.refusals import respond
@@ -80,7 +80,6 @@ def _seq(text: str) -> int | None:
 def _editor(
     request: HtmxHttpRequest, run: Run, scenario: Scenario, at: forks.Split, hidden: frozenset[int]
 ) -> dict[str, object]:
-    verb_fields = {name: sorted(verb.fields & forks.EDITED) for name, verb in VERBS.items()}
     near = forks.moments(run, at.moment.seq, hidden=hidden)
     return {
         "at": at,
@@ -91,7 +90,7 @@ def _editor(
         "fixed": [{"step": step, "said": narrator.click(step)} for step in at.fixed],
         "first": len(at.fixed),
         "verbs": list(VERBS),
-        "page": page_data(request, run=run, verbs=verb_fields),
+        "page": page_data(request, run=run, verbs=steprows.verb_fields()),
         "actors": [*scenario.clients, *scenario.servers],
         "storage_kinds": list(STORAGE_KINDS.values()),
         "storage": run.storage_kind,

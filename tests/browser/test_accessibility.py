@@ -48,7 +48,8 @@ def test_every_page_passes_axe_with_wcag_22_a_and_aa(app_server: AppServer, brow
         url = app_server.url
         for name, path in (("index", "/"), ("lessons", "/lessons/"),
                            ("a lesson", "/lessons/gc-pause-unfenced/"), ("free play", "/play/"),
-                           ("import", "/import/"), ("compare form", "/compare/")):  # fmt: skip
+                           ("import", "/import/"), ("compare form", "/compare/"),
+                           ("new scenario", "/scenarios/new/")):  # fmt: skip
             page.goto(url + path)
             page.wait_for_load_state("networkidle")
             check(name)
@@ -131,4 +132,29 @@ def test_every_page_passes_axe_with_wcag_22_a_and_aa(app_server: AppServer, brow
     finally:
         teacher_ctx.close()
         student_ctx.close()
+    assert found == {}, "\n".join(f"{k}: {v}" for k, v in found.items())
+
+
+def test_the_scenario_editor_passes_axe_blank_refusing_and_valid(
+    app_server: AppServer, page: Any
+) -> None:
+    """New scenario in each of its states: blank, a row's problem named, valid with its Run,
+    download and link, and filled in from a built-in (tests/browser/test_editor.py drives it)."""
+    found: dict[str, list[str]] = {}
+    page.goto(app_server.url + "/scenarios/new/")
+    found["blank"] = violations(page)
+    row = page.locator("#editor-row-0")
+    row.locator("input[name=at_ms_0]").fill("0")
+    row.locator("select[name=do_0]").select_option("pause")
+    row.locator("input[name=who_0]").fill("alice")
+    row.locator("input[name=ms_0]").fill("0")
+    page.locator("#editor-said").get_by_text("step 1 (pause): ms:").wait_for(timeout=10_000)
+    found["a row's problem"] = violations(page)
+    row.locator("input[name=ms_0]").fill("300")
+    page.locator("#editor-valid").wait_for(timeout=10_000)
+    found["valid"] = violations(page)
+    page.goto(app_server.url + "/scenarios/new/?from=gc-pause-fenced")
+    page.locator("#editor-valid").wait_for()
+    found["a built-in, filled in"] = violations(page)
+    found = {k: v for k, v in found.items() if v}
     assert found == {}, "\n".join(f"{k}: {v}" for k, v in found.items())

@@ -20,7 +20,7 @@ from tests.strategies import FUZZ
 
 pytestmark = pytest.mark.django_db
 LESSON = "gc-pause-fenced"
-KEYS = ["room", "run", "at", "runs", "lanes", "scenario", "after", "step", "code"]
+KEYS = ["room", "run", "at", "runs", "lanes", "scenario", "after", "step", "code", "s", "from"]
 NOT_PAGES = {"readyz", "metrics"}  # the operator's (lockviz.ops): not what a visitor opens
 
 

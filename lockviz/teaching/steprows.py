@@ -1,0 +1,132 @@
+"""The step row editor: one step of a scenario as a row of form fields, shared by every page
+that edits steps (What if…? forks, :mod:`lockviz.teaching.forks`; New scenario,
+:mod:`lockviz.teaching.editor`).
+
+A row is ``at_ms_<i>``, ``do_<i>``, ``who_<i>`` (a client or a server) and one input for each
+field a verb may take. Which verb takes which field is the step vocabulary's
+(:mod:`lockviz.scenarios.verbs`): :func:`verb_fields` hands it to the page's script, which shows
+a row only the inputs its verb takes (static/lockviz/step-rows.js), and :func:`step_of` keeps
+only those. What is written here is how each field is *entered*: :data:`INPUTS` says whether it
+is a number, a text, a choice or a tick box, and a test holds it to exactly the vocabulary's
+fields. Numbers are read by free play's :func:`lockviz.teaching.play.step_from_form`, so a row
+and a click say the same thing about a field that is not a number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lockviz.errors import ScenarioError
+from lockviz.scenarios.verbs import VERB_FIELDS, VERBS
+from lockviz.teaching.play import step_from_form
+
+
+@dataclass(frozen=True)
+class Input:
+    """How a row enters one of a verb's fields."""
+
+    name: str  # the step's field
+    label: str  # the words before the input
+    kind: str  # "number", "text", "choice" or "check"
+    unit: str = ""  # the words after it ("ms")
+    choices: tuple[str, ...] = ()  # a choice's options (a blank one comes first)
+    hint: str = ""  # a text's placeholder
+    size: int = 6
+    maxlength: int = 200
+
+
+INPUTS: tuple[Input, ...] = (
+    Input("ms", "ms", "number", "ms"),
+    Input("value", "value", "text", size=4),
+    Input("nodes", "nodes", "text", hint="redis-1, storage", size=10),
+    Input("timeout_ms", "timeout", "number", "ms"),
+    Input("ttl_ms", "new lease", "number", "ms"),
+    Input("jitter_ms", "jitter", "number", "ms"),
+    Input("rate", "clock rate", "text", "×", hint="0.5", size=4, maxlength=12),
+    Input("key", "key", "text", size=6, maxlength=64),
+    Input("mode", "mode", "choice", choices=("blackhole", "reset")),
+    Input("check_lease", "checks its lease first", "check"),
+)
+EDITED = frozenset(i.name for i in INPUTS)  # a verb's own fields that a row can edit
+assert EDITED == VERB_FIELDS, "every field a verb takes has its input here, and no other"
+FIELDS = ("at_ms", "do", "who", *(i.name for i in INPUTS))  # a row's form fields, in order
+
+
+def verb_fields() -> dict[str, list[str]]:
+    """Each verb with the fields its row shows: what the page hands its script."""
+    return {name: sorted(verb.fields) for name, verb in VERBS.items()}
+
+
+def blank() -> dict[str, Any]:
+    """A row with nothing in it: a step to add."""
+    return shown(dict.fromkeys(FIELDS, "") | {"check_lease": False})
+
+
+def shown(row: dict[str, Any]) -> dict[str, Any]:
+    """The row with its ``cells``: each field's input and value, in the order the page shows
+    them (templates/lockviz/_step_row.html)."""
+    row["cells"] = [{"input": entry, "value": row.get(entry.name, "")} for entry in INPUTS]
+    return row
+
+
+def row_of(step: Mapping[str, Any]) -> dict[str, Any]:
+    """A step's row, as the form shows it."""
+    row = blank()
+    for name in FIELDS:
+        if name in step:
+            row[name] = step[name]
+    row["who"] = step.get("client") or step.get("node") or ""
+    row["nodes"] = ", ".join(step.get("nodes") or [])
+    row["check_lease"] = bool(step.get("check_lease"))
+    return shown(row)
+
+
+def posted(form: Mapping[str, Any], i: int) -> dict[str, Any]:
+    """Row ``i`` as it was posted, so a refused form comes back as the learner left it."""
+    row: dict[str, Any] = {name: str(form.get(f"{name}_{i}") or "")[:200] for name in FIELDS}
+    row["check_lease"] = bool(form.get(f"check_lease_{i}"))
+    return shown(row)
+
+
+def filled(form: Mapping[str, Any], i: int) -> bool:
+    """Whether row ``i`` says what to do (a row without a verb is a blank one, skipped)."""
+    return bool(str(form.get(f"do_{i}") or "").strip())
+
+
+def step_of(
+    form: Mapping[str, Any],
+    i: int,
+    clients: Sequence[str],
+    servers: Sequence[str],
+    among: str = "this scenario",
+) -> dict[str, Any]:
+    """Row ``i`` as a step dict (only the fields its verb takes, numbers read), or
+    :class:`ScenarioError` naming each field that is wrong (a "who" that is not in ``among``).
+    The schema checks the rest."""
+
+    def get(name: str) -> str:
+        return str(form.get(f"{name}_{i}") or "").strip()
+
+    who = get("who")
+    if who and who not in (*clients, *servers):
+        known = ", ".join((*clients, *servers))
+        raise ScenarioError([f"who: {who[:20]!r} is not in {among}; choose one of {known}"])
+    fields: dict[str, Any] = {"do": get("do")}
+    if who:
+        fields["client" if who in clients else "node"] = who
+    for entry in INPUTS:
+        if entry.kind == "check":
+            if form.get(f"{entry.name}_{i}"):
+                fields[entry.name] = "on"
+        elif get(entry.name):
+            fields[entry.name] = get(entry.name)
+    step = step_from_form(fields)  # numbers read, fields the verb does not take dropped
+    raw = get("at_ms")
+    try:
+        step["at_ms"] = int(raw)
+    except ValueError:
+        said = repr(raw[:20]) if raw else "nothing"
+        raise ScenarioError([f"at_ms: {said} is not a whole number of milliseconds"]) from None
+    return step

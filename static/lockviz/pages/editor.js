@@ -1,0 +1,74 @@
+// New scenario: the settings show only the chosen lock service's own fields; the steps are the
+// shared step row editor (step-rows.js), with rows added from the page's template row and
+// removed. The server checks the form as the learner types (htmx on the form, debounced) and
+// answers with the problems by row; this script only keeps the rows numbered 0..n-1.
+
+import { pageData } from "../page-data.js";
+import { startSite } from "../site.js";
+import { fit, place, startRows } from "../step-rows.js";
+
+startSite();
+const verbs = pageData().verbs;
+const form = document.getElementById("editor-form");
+const box = document.getElementById("editor-rows");
+const count = document.getElementById("editor-row-count");
+const backend = document.getElementById("editor-backend");
+const legend = (index) => `step ${index + 1}`;
+
+function showBackend() {
+  for (const set of form.querySelectorAll(".backend-settings")) {
+    set.hidden = set.dataset.backend !== backend.value;
+  }
+}
+
+function rows() {
+  return [...box.querySelectorAll(".step-row")];
+}
+
+function renumber() {
+  rows().forEach((row, index) => place(row, index, legend));
+  count.value = String(rows().length);
+}
+
+function recheck() {
+  form.dispatchEvent(new Event("change", { bubbles: true }));
+}
+
+function addRow() {
+  if (rows().length >= Number(box.dataset.max || 60)) return;
+  const row = document.getElementById("editor-blank-row").content.firstElementChild.cloneNode(true);
+  box.append(row);
+  renumber();
+  fit(row, verbs);
+  armRemove(row);
+  row.querySelector("input").focus();
+}
+
+function armRemove(row) {
+  const button = row.querySelector(".remove-step");
+  if (!button) return;
+  button.hidden = false;
+  button.addEventListener("click", () => {
+    const next = row.nextElementSibling;
+    // A check still on its way answers for the rows as they were: stop it (htmx's own abort
+    // event), so that no answer names a row that has gone; the recheck below asks again.
+    form.dispatchEvent(new Event("htmx:abort"));
+    row.remove();
+    renumber();
+    (next ? next.querySelector("input") : document.getElementById("editor-add")).focus();
+    recheck();
+  });
+}
+
+export const editor = { form, rows, addRow };
+
+if (form) {
+  startRows(box, verbs);
+  showBackend();
+  backend.addEventListener("change", showBackend);
+  for (const row of rows()) armRemove(row);
+  document.getElementById("editor-add").addEventListener("click", (event) => {
+    event.preventDefault();
+    addRow();
+  });
+}
