@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -23,6 +24,26 @@ def entry(page: Any) -> None:
         "async () => { window.entry = await import("
         "document.querySelector('script[type=module][src]').src); }"
     )
+
+
+@contextmanager
+def separate(browser: Any, sizes: dict[str, tuple[int, int]]) -> Iterator[dict[str, Any]]:
+    """A browser context each (separate sessions, as separate people), at its viewport size:
+    name -> its page, whose uncaught page errors collect in ``page.errors``."""
+    contexts, pages = [], {}
+    for name, (width, height) in sizes.items():
+        context = browser.new_context(viewport={"width": width, "height": height})
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc, errors=errors: errors.append(str(exc)))
+        page.errors = errors
+        contexts.append(context)
+        pages[name] = page
+    try:
+        yield pages
+    finally:
+        for context in contexts:
+            context.close()
 
 
 def told(page: Any, press: Callable[[], None], headline: str, tries: int = 3) -> str:

@@ -9,7 +9,6 @@ into the app here through its import page as a learner would."""
 
 from __future__ import annotations
 
-import http.cookiejar
 import json
 import re
 import urllib.parse
@@ -20,46 +19,13 @@ from typing import Any
 
 import pytest
 
+from tests.browser import recorded
 from tests.browser.conftest import entry
+from tests.browser.recorded import recorded_runs, recorded_server  # noqa: F401 (server, runs)
 from tests.conftest import AppServer
 
 pytestmark = [pytest.mark.live, pytest.mark.browser]
-DATA = Path(__file__).parent / "data"
-RUNS = sorted(p.stem for p in (DATA / "runs").glob("*.json"))
 OVERLAPS = (Path(__file__).parent / "overlaps.js").read_text()
-
-
-def import_run(server: AppServer, data: dict[str, Any]) -> str:
-    """Import an exported run through the import page; the new run's id."""
-    jar = http.cookiejar.CookieJar()
-    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
-    page = opener.open(server.url + "/import/").read().decode()
-    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
-    assert token
-    body = urllib.parse.urlencode({"csrfmiddlewaretoken": token.group(1), "text": json.dumps(data)})
-    request = urllib.request.Request(
-        server.url + "/import/", data=body.encode(), headers={"Referer": server.url + "/import/"}
-    )
-    with opener.open(request) as response:
-        found = re.search(r"/runs/([^/]+)/replay/", response.geturl())
-    assert found, "the import did not open a replay"
-    return found.group(1)
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
-    app = AppServer(tmp_path_factory.mktemp("diagram"))
-    yield app
-    app.stop()
-
-
-@pytest.fixture(scope="module")
-def runs(server: AppServer) -> dict[str, str]:
-    """Every recorded built-in, imported once: slug -> run id."""
-    return {
-        slug: import_run(server, json.loads((DATA / "runs" / f"{slug}.json").read_text()))
-        for slug in RUNS
-    }
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +50,7 @@ def replay_end(page: Any, server: AppServer, run_id: str) -> None:
     )
 
 
-@pytest.mark.parametrize("slug", RUNS)
+@pytest.mark.parametrize("slug", recorded.RUNS)
 def test_no_label_overlaps_another_or_crosses_an_arrow(
     slug: str, server: AppServer, runs: dict[str, str], shared: Any
 ) -> None:
@@ -105,7 +71,7 @@ def test_no_label_overlaps_another_or_crosses_an_arrow(
     )
     assert marks and marks <= keys, f"{slug}: not in the legend: {marks - keys}"
     # The damage, for every backend: each accepted stale write in red where it lands.
-    verdict = json.loads((DATA / "runs" / f"{slug}.json").read_text())["verdict"]
+    verdict = json.loads((recorded.DATA / "runs" / f"{slug}.json").read_text())["verdict"]
     damage = shared.locator("svg#diagram .damaged-write .damage-label").all_text_contents()
     assert len(damage) == verdict["stale_writes_accepted"]
     assert all(re.search(r"overwrote|stored after|without holding", d) for d in damage)
@@ -117,7 +83,9 @@ def test_steps_are_numbered_once_everywhere(
 ) -> None:
     # "contention" has steps without narration (3 and 6): they are numbered like the others.
     replay_end(shared, server, runs["contention"])
-    steps = json.loads((DATA / "runs" / "contention.json").read_text())["scenario"]["steps"]
+    steps = json.loads((recorded.DATA / "runs" / "contention.json").read_text())["scenario"][
+        "steps"
+    ]
     numbers = [str(n) for n in range(1, len(steps) + 1)]
     story = shared.locator("#story li")
     assert [story.nth(i).get_attribute("value") for i in range(story.count())] == numbers
@@ -229,14 +197,14 @@ def test_a_cut_link_shades_only_its_own_two_lifelines(
 def test_an_idle_free_play_session_is_drawn_short_without_errors(
     server: AppServer, browser: Any
 ) -> None:
-    session = json.loads((DATA / "free-play-idle.json").read_text())
+    session = json.loads((recorded.DATA / "free-play-idle.json").read_text())
     # The session's click, saved as a scenario's step (what "Save as scenario" does).
     session["scenario"]["steps"] = [
         {k: v for k, v in e.items() if k in ("at_ms", "do", "client", "node", "ms")}
         for e in session["events"]
         if e["kind"] == "step"
     ]
-    run_id = import_run(server, session)
+    run_id = recorded.import_run(server, session)
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     messages: list[str] = []

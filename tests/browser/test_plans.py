@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import FLAGS, entry  # noqa: F401 (the same chromium, the same flags)
-from tests.browser.test_diagram import import_run
+from tests.browser.conftest import FLAGS, entry, separate  # noqa: F401 (the same chromium, the same flags)
+from tests.browser.recorded import import_run
 from tests.browser.test_rooms import join, listen, nothing_beyond, settled_at
 from tests.conftest import AppServer
 
@@ -29,18 +29,8 @@ QUESTION = "Who may write after the pause?"
 @pytest.fixture
 def people(browser: Any) -> Iterator[dict[str, Any]]:
     """A teacher's and two students' browsers: separate contexts, separate sessions."""
-    contexts, pages = [], {}
-    for name in ("teacher", "ada", "bob"):
-        context = browser.new_context(viewport={"width": 1280, "height": 800})
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda exc, errors=errors: errors.append(str(exc)))
-        page.errors = errors
-        contexts.append(context)
-        pages[name] = page
-    yield pages
-    for context in contexts:
-        context.close()
+    with separate(browser, dict.fromkeys(("teacher", "ada", "bob"), (1280, 800))) as pages:
+        yield pages
 
 
 def row(page: Any, n: int) -> Any:

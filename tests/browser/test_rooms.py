@@ -14,6 +14,7 @@ import pytest
 from tests.browser.conftest import (
     FLAGS,  # noqa: F401 (the same chromium, the same flags)
     entry,
+    separate,
 )
 from tests.browser.test_walkthrough import jump_to_question, told_answer
 from tests.conftest import ROOT, AppServer
@@ -24,19 +25,9 @@ pytestmark = [pytest.mark.live, pytest.mark.browser]
 @pytest.fixture
 def people(browser: Any) -> Iterator[dict[str, Any]]:
     """A teacher's and three students' browsers: separate contexts, separate sessions."""
-    contexts, pages = [], {}
-    for name, size in (("teacher", (1280, 720)), ("ada", (1280, 800)), ("bob", (390, 844)),
-                       ("cy", (1024, 768))):  # fmt: skip
-        context = browser.new_context(viewport={"width": size[0], "height": size[1]})
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda exc, errors=errors: errors.append(str(exc)))
-        page.errors = errors
-        contexts.append(context)
-        pages[name] = page
-    yield pages
-    for context in contexts:
-        context.close()
+    sizes = {"teacher": (1280, 720), "ada": (1280, 800), "bob": (390, 844), "cy": (1024, 768)}
+    with separate(browser, sizes) as pages:
+        yield pages
 
 
 def join(page: Any, server: AppServer, code: str, name: str) -> None:

@@ -3,7 +3,7 @@ recorded run plays from disk with every request refused, to the same end as the 
 plays inside another origin's page, where any other page of the app refuses to be framed.
 
 The runs are tests/browser/data/runs (each built-in recorded once on the live lab), imported
-into this module's app through its import page (tests/browser/test_diagram.py:import_run)."""
+into this module's app through its import page (tests/browser/recorded.py:import_run)."""
 
 from __future__ import annotations
 
@@ -22,9 +22,10 @@ import pytest
 from playwright.sync_api import expect
 
 from bench.abuse import big_import
+from tests.browser import recorded
 from tests.browser.conftest import entry
+from tests.browser.recorded import recorded_runs, recorded_server  # noqa: F401 (server, runs)
 from tests.browser.test_accessibility import violations
-from tests.browser.test_diagram import DATA, RUNS, import_run
 from tests.conftest import AppServer
 
 pytestmark = [pytest.mark.live, pytest.mark.browser]
@@ -53,21 +54,12 @@ def on_site(server: AppServer, run_id: str, folder: Path) -> OnSite:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppServer]:
-    app = AppServer(tmp_path_factory.mktemp("sharing"))
-    yield app
-    app.stop()
-
-
-@pytest.fixture(scope="module")
-def files(server: AppServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, OnSite]:
-    """Every recorded built-in imported once, with its one-file replay: slug -> OnSite."""
+def files(
+    server: AppServer, runs: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, OnSite]:
+    """Every recorded built-in with its one-file replay: slug -> OnSite."""
     folder = tmp_path_factory.mktemp("files")
-    found = {}
-    for slug in RUNS:
-        run_id = import_run(server, json.loads((DATA / "runs" / f"{slug}.json").read_text()))
-        found[slug] = on_site(server, run_id, folder)
-    return found
+    return {slug: on_site(server, run_id, folder) for slug, run_id in runs.items()}
 
 
 def offline(browser: Any, file: Path, query: str = "") -> tuple[Any, Any, list[str]]:
@@ -96,12 +88,14 @@ def offline(browser: Any, file: Path, query: str = "") -> tuple[Any, Any, list[s
     return context, page, asked
 
 
-@pytest.mark.parametrize("slug", RUNS)
+@pytest.mark.parametrize("slug", recorded.RUNS)
 def test_the_one_file_replay_plays_offline_to_the_sites_end(
     slug: str, files: dict[str, OnSite], browser: Any
 ) -> None:
     site = files[slug]
-    assert site.events == len(json.loads((DATA / "runs" / f"{slug}.json").read_text())["events"])
+    assert site.events == len(
+        json.loads((recorded.DATA / "runs" / f"{slug}.json").read_text())["events"]
+    )
     context, page, asked = offline(browser, site.file, "?autoplay&speed=8")
     try:
         page.locator("#rp-verdict.shown").wait_for(timeout=90_000)  # played to the end
@@ -149,7 +143,7 @@ def test_the_file_has_the_sites_keys_links_and_story(
 def test_a_20000_event_runs_file_opens_and_plays(
     server: AppServer, browser: Any, tmp_path: Path
 ) -> None:
-    run_id = import_run(server, big_import(20_000))
+    run_id = recorded.import_run(server, big_import(20_000))
     site = on_site(server, run_id, tmp_path)
     assert site.events == 20_000
     context, page, asked = offline(browser, site.file, "?autoplay&speed=8")
