@@ -1,0 +1,112 @@
+"""A library's archive: exported from one account, imported into a fresh one, the same runs
+(events and verdicts) and scenarios; a bad archive adds nothing and names each problem."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from lockviz.errors import ImportRefused
+from lockviz.library import archive, saving
+from lockviz.models import Run, SavedRun, SavedScenario
+from tests.conftest import builtin_json
+from tests.lockviz.library.helpers import teacher, teachers_run
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _library(user: object) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    """A library as values that do not depend on the installation (no ids, no times)."""
+    runs = [
+        (
+            s.title, s.visibility, s.run.title, s.run.status, s.run.verdict, s.run.expect_met,
+            [(e.seq, e.kind, e.data, e.said) for e in s.run.events.order_by("seq")],
+        )
+        for s in SavedRun.objects.filter(user=user).select_related("run").order_by("title")
+    ]  # fmt: skip
+    scenarios = [
+        (s.title, s.visibility, s.scenario, s.backend, s.storage)
+        for s in SavedScenario.objects.filter(user=user).order_by("title")
+    ]
+    return runs, scenarios
+
+
+def test_a_library_exported_and_imported_into_a_fresh_account_is_the_same() -> None:
+    ada, client = teacher("ada")
+    saving.save_run(ada, teachers_run(ada, "gc-pause-fenced"), "public", "A fenced pause")
+    saving.save_run(ada, teachers_run(ada, "gc-pause-unfenced"), "private", "Unfenced")
+    saving.save_run(ada, teachers_run(ada, "etcd-happy"), "unlisted", "etcd, happy")
+    saving.save_scenario(ada, builtin_json("contention"), "unlisted", "Contention")
+    response = client.get("/library/export.zip")
+    assert response.status_code == 200 and response["Content-Type"] == "application/zip"
+    data = response.content
+    assert len(zipfile.ZipFile(io.BytesIO(data)).namelist()) == 4  # the manifest, three runs
+
+    bob, bob_client = teacher("bob")
+    upload = SimpleUploadedFile("lib.zip", data, content_type="application/zip")
+    response = bob_client.post("/library/import/", {"archive": upload})
+    assert response.status_code == 302
+    assert "Imported 3 runs and 1 scenario" in bob_client.get("/library/").content.decode()
+    assert _library(bob) == _library(ada)
+    assert Run.objects.filter(user=bob).count() == 3
+    verdicts = {r.title: r.verdict for r in Run.objects.filter(user=bob)}
+    assert verdicts["GC pause outlives the lease"]["mutual_exclusion"] in ("held", "violated")
+
+
+def _zip(files: dict[str, bytes | str]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as packed:
+        for name, content in files.items():
+            packed.writestr(name, content)
+    return buffer.getvalue()
+
+
+def _refused(data: bytes) -> list[str]:
+    ada, _ = User.objects.get_or_create(username="ada")
+    with pytest.raises(ImportRefused) as refused:
+        archive.load(ada, data)
+    assert not SavedRun.objects.exists() and not SavedScenario.objects.exists()
+    return refused.value.problems
+
+
+def test_a_bad_archive_adds_nothing_and_names_each_problem() -> None:
+    assert _refused(b"hello") == ["archive: not a zip file (a lockviz library export is)"]
+    assert "no library.json" in _refused(_zip({"x.json": "{}"}))[0]
+    late = {**builtin_json("contention"), "ttl_ms": "soon"}
+    manifest = {
+        "format": "lockviz-library",
+        "version": 1,
+        "runs": [
+            {"file": "runs/a.json", "title": "A", "visibility": "private"},
+            {"file": "runs/nope.json", "title": "B", "visibility": "private"},
+        ],
+        "scenarios": [
+            {"title": "S", "visibility": "everyone", "scenario": builtin_json("contention")},
+            {"title": "T", "visibility": "public", "scenario": late},
+        ],
+    }
+    run = {"scenario": builtin_json("contention"), "events": []}
+    problems = _refused(
+        _zip({"library.json": json.dumps(manifest), "runs/a.json": json.dumps(run)})
+    )
+    assert problems[0] == "events: the run has no events"
+    assert problems[1] == "library.json: runs[1].file: 'runs/nope.json' is not in it"
+    assert problems[2].startswith("library.json: scenarios[0].visibility: 'everyone' is not one")
+    assert problems[3].startswith("library.json: scenarios[1].ttl_ms")
+
+
+def test_an_archive_member_is_read_no_further_than_the_import_limit() -> None:
+    big = {"file": "runs/big.json", "title": "A", "visibility": "private"}
+    manifest = {"format": "lockviz-library", "version": 1, "scenarios": [], "runs": [big]}
+    packed = io.BytesIO()
+    with zipfile.ZipFile(packed, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("library.json", json.dumps(manifest))
+        z.writestr("runs/big.json", b" " * (archive.imports.MAX_BYTES + 10))  # packs to KBs
+    assert _refused(packed.getvalue()) == [
+        f"runs/big.json: more than {archive.imports.MAX_BYTES} bytes unpacked"
+    ]
