@@ -12,7 +12,8 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 
 from lockviz import accounts
-from lockviz.models import Room, Run
+from lockviz.library import saving
+from lockviz.models import Room, Run, SavedRun
 from tests.conftest import browser_of
 from tests.lockviz.library.helpers import recorded_run
 
@@ -122,3 +123,31 @@ def test_an_owner_name_is_never_a_browsers_token() -> None:
     assert accounts.account_id("account:x") is None
     assert accounts.account_id("account:" + "9" * 40) is None
     assert accounts.account_id("Zk3-_abc") is None
+
+
+def test_the_admin_site_shows_teachers_and_their_libraries_to_an_admin() -> None:
+    admin = User.objects.create_superuser("root", password=GOOD)
+    ada = User.objects.create_user("ada", password=GOOD)
+    run = recorded_run(owner=accounts.owner_of(ada))
+    saving.save_run(ada, run, "public", "Kept")
+    client = Client()
+    client.force_login(admin)
+    for path in ("/admin/", "/admin/auth/user/", "/admin/lockviz/savedrun/",
+                 f"/admin/lockviz/savedrun/{run.pk}/change/", "/admin/lockviz/savedscenario/",
+                 "/admin/lockviz/run/", f"/admin/lockviz/run/{run.pk}/change/"):  # fmt: skip
+        response = client.get(path)
+        assert response.status_code == 200, path
+    assert "Kept" in client.get("/admin/lockviz/savedrun/").content.decode()
+    teacher = Client()
+    teacher.force_login(ada)
+    assert teacher.get("/admin/").status_code == 302  # a teacher is not an admin
+
+
+def test_a_deleted_accounts_runs_and_rooms_are_nobodys() -> None:
+    ada = User.objects.create_user("ada", password=GOOD)
+    kept, other = (recorded_run(owner=accounts.owner_of(ada)) for _ in range(2))
+    saving.save_run(ada, kept)
+    ada.delete()
+    assert not Run.objects.filter(pk=kept.pk).exclude(owner="").exists()
+    assert Run.objects.get(pk=other.pk).owner == ""
+    assert not SavedRun.objects.exists()  # the library went with the account

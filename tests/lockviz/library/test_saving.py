@@ -13,6 +13,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from lockviz import accounts
+from lockviz.consumers.runs import arrive
 from lockviz.library import saving
 from lockviz.models import Run, RunEvent, SavedRun, SavedScenario, Visibility
 from tests.conftest import browser_of, builtin_json
@@ -158,3 +159,15 @@ def test_a_teachers_run_is_theirs_on_a_second_device() -> None:
     second.force_login(ada)
     assert 'id="save-run"' in second.get(f"/runs/{run.pk}/").content.decode()
     assert 'id="save-run"' not in Client().get(f"/runs/{run.pk}/").content.decode()
+
+
+def test_a_private_runs_stream_is_as_if_there_were_none_for_anyone_else() -> None:
+    ada, _ = teacher("ada")
+    run = teachers_run(ada)
+    saving.save_run(ada, run, Visibility.PRIVATE)
+    assert arrive(run.pk, 0, "a-stranger") is None
+    assert arrive(run.pk, 0, "") is None
+    found = arrive(run.pk, 0, accounts.owner_of(ada))
+    assert found is not None and len(found[2]) > 10
+    saving.save_run(ada, run, Visibility.UNLISTED)
+    assert arrive(run.pk, 0, "a-stranger") is not None

@@ -1,4 +1,5 @@
-"""What a browser owned before its teacher logged in becomes the account's.
+"""What changes hands with an account: a browser's things when it logs in, an account's when
+it is deleted.
 
 A teacher who starts a run or opens a room and then logs in (on the same browser) finds them
 theirs, on every device: on ``user_logged_in`` the runs and rooms of the session's anonymous
@@ -27,3 +28,11 @@ def adopt(request: HttpRequest | None, user: User, **_: Any) -> None:
     with transaction.atomic():
         Run.objects.filter(owner=token).update(owner=owner, user=user)
         Room.objects.filter(presenter=token).update(presenter=owner)
+
+
+def disown(instance: User, **_: Any) -> None:
+    """The ``pre_delete`` receiver of a user: what its owner name owned is nobody's now."""
+    owner = accounts.owner_of(instance)
+    if owner:
+        Run.objects.filter(owner=owner).update(owner="")
+        Room.objects.filter(presenter=owner).update(presenter="")
