@@ -17,6 +17,7 @@ from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
@@ -35,6 +36,15 @@ def _teacher(request: HtmxHttpRequest) -> User:
     user = request.user
     assert isinstance(user, User)  # login_required let only a teacher through
     return user
+
+
+def _back(request: HttpRequest, default: str) -> str:
+    """Where a form said to go back to, if it is on this site; else ``default``."""
+    wanted = str(request.POST.get("back") or "")[:2000]
+    safe = url_has_allowed_host_and_scheme(
+        wanted, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    )
+    return wanted if wanted and safe else default
 
 
 def save_box(request: HttpRequest, run: Run) -> dict[str, object]:
@@ -58,7 +68,7 @@ def save_box(request: HttpRequest, run: Run) -> dict[str, object]:
 def save_run(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """Save (or change the title and visibility of) a run: the Save box, or the library."""
     run = access.run_or_404(request, run_id)
-    back = str(request.POST.get("back") or reverse("run", args=[run.pk]))
+    back = _back(request, reverse("run", args=[run.pk]))
     if not request.user.is_authenticated:
         login = f"{reverse('login')}?{urlencode({'next': back})}"
         return HttpResponseClientRedirect(login) if request.htmx else redirect(login)
@@ -80,7 +90,7 @@ def save_run(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         return render(request, "lockviz/_save.html", context)
     if problems:
         return respond(request, Invalid(problems))
-    return redirect(back if back.startswith("/") and not back.startswith("//") else "library")
+    return redirect(back)
 
 
 @login_required
@@ -135,7 +145,7 @@ def scenario_visibility(request: HtmxHttpRequest, saved_id: str) -> HttpResponse
     except Invalid as refused:
         return respond(request, refused)
     saved.save(update_fields=["visibility", "title", "updated"])
-    return redirect(str(request.POST.get("back") or reverse("library")))
+    return redirect(_back(request, reverse("library")))
 
 
 @require_GET

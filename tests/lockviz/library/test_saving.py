@@ -171,3 +171,21 @@ def test_a_private_runs_stream_is_as_if_there_were_none_for_anyone_else() -> Non
     assert found is not None and len(found[2]) > 10
     saving.save_run(ada, run, Visibility.UNLISTED)
     assert arrive(run.pk, 0, "a-stranger") is not None
+
+
+def test_every_page_of_a_run_offers_save() -> None:
+    ada, client = teacher("ada")
+    run = teachers_run(ada)
+    Run.objects.filter(pk=run.pk).update(open_ended=True, slug="free-play")
+    for path in (f"/runs/{run.pk}/", f"/runs/{run.pk}/replay/", f"/play/{run.pk}/"):
+        assert 'id="save-run"' in client.get(path).content.decode(), path
+
+
+def test_back_after_a_save_never_leaves_the_site() -> None:
+    ada, client = teacher("ada")
+    run = teachers_run(ada)
+    for back in ("https://evil.example/", "//evil.example/", "/\\evil.example/"):
+        response = client.post(f"/runs/{run.pk}/save", {"visibility": "private", "back": back})
+        assert response["Location"] == f"/runs/{run.pk}/", back
+    response = client.post(f"/runs/{run.pk}/save", {"visibility": "public", "back": "/library/"})
+    assert response["Location"] == "/library/"
