@@ -94,8 +94,10 @@ class RunConsumer(Counted, AsyncWebsocketConsumer):
         try:
             await audience().join(self.group, self)
             # One trip to the database: a class that arrives at once queues on one thread.
-            viewer = accounts.in_scope(self.scope)
-            arrived = await database_sync_to_async(arrive)(self.run_id, after, viewer)
+            # (Who it is reads the session, which may touch the database: on that thread too.)
+            arrived = await database_sync_to_async(
+                lambda: arrive(self.run_id, after, accounts.in_scope(self.scope))
+            )()
             if arrived is None:
                 await self._error(f"there is no run {self.run_id!r}")
                 await self.close(code=4404)
