@@ -16,6 +16,8 @@ from lockviz import accounts
 from lockviz.consumers.runs import arrive
 from lockviz.library import saving
 from lockviz.models import Run, RunEvent, SavedRun, SavedScenario, Visibility
+from lockviz.runs import recorder
+from lockviz.scenarios.schema import parse
 from tests.conftest import browser_of, builtin_json
 from tests.lockviz.library.helpers import recorded_run, teacher, teachers_run
 
@@ -189,3 +191,12 @@ def test_back_after_a_save_never_leaves_the_site() -> None:
         assert response["Location"] == f"/runs/{run.pk}/", back
     response = client.post(f"/runs/{run.pk}/save", {"visibility": "public", "back": "/library/"})
     assert response["Location"] == "/library/"
+
+
+def test_a_run_started_while_logged_in_records_the_teacher() -> None:
+    ada, _ = teacher("ada")
+    run = recorder.create_run(parse(builtin_json("gc-pause-fenced")), owner=accounts.owner_of(ada))
+    assert (run.owner, run.user) == (f"account:{ada.pk}", ada)
+    anonymous = recorder.create_run(parse(builtin_json("gc-pause-fenced")), owner="Zk3-_abc")
+    assert anonymous.user is None
+    Run.objects.filter(pk__in=[run.pk, anonymous.pk]).delete()  # queued, never started
