@@ -47,19 +47,21 @@ def _back(request: HttpRequest, default: str) -> str:
     return wanted if wanted and safe else default
 
 
-def save_box(request: HttpRequest, run: Run) -> dict[str, object]:
-    """What the Save box on a run's pages shows (templates/lockviz/_save.html)."""
+def save_box(request: HttpRequest, run: Run, back: str = "") -> dict[str, object]:
+    """What the Save box on a run's pages shows (templates/lockviz/_save.html); ``back``: the
+    page it is on (this request's, unless the box is the answer to its own Save)."""
     saved = SavedRun.objects.filter(run=run).first()
     user = request.user
+    back = back or request.get_full_path()
     return {
-        "request": request,
+        "back": back,
         "run_id": run.pk,
         "saved": saved,
         "mine": saved is not None and saved.user_id == user.pk,
         "teacher": user.is_authenticated,
         "yours": owns(request, run),
         "retention_days": settings.LOCKVIZ_RETENTION_DAYS,
-        "login": f"{reverse('login')}?{urlencode({'next': request.get_full_path()})}",
+        "login": f"{reverse('login')}?{urlencode({'next': back})}",
         "visibilities": Visibility.choices,
     }
 
@@ -73,12 +75,7 @@ def save_run(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         login = f"{reverse('login')}?{urlencode({'next': back})}"
         return HttpResponseClientRedirect(login) if request.htmx else redirect(login)
     problems: list[str] = []
-    try:
-        if not owns(request, run) and not SavedRun.objects.filter(run=run).exists():
-            raise NotYours(
-                "Only who started this run can save it: export it as JSON and import it to "
-                "keep a copy of your own."
-            )
+    try:  # NotYours unless it is the teacher's run (saving.save_run)
         saving.save_run(
             _teacher(request), run, str(request.POST.get("visibility", Visibility.PRIVATE)),
             str(request.POST.get("title", "")),
@@ -86,7 +83,7 @@ def save_run(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     except Refusal as refused:
         problems = refused.problems
     if request.htmx:
-        context = {**save_box(request, run), "problems": problems}
+        context = {**save_box(request, run, back), "problems": problems}
         return render(request, "lockviz/_save.html", context)
     if problems:
         return respond(request, Invalid(problems))

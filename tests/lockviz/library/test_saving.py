@@ -200,3 +200,16 @@ def test_a_run_started_while_logged_in_records_the_teacher() -> None:
     anonymous = recorder.create_run(parse(builtin_json("gc-pause-fenced")), owner="Zk3-_abc")
     assert anonymous.user is None
     Run.objects.filter(pk__in=[run.pk, anonymous.pk]).delete()  # queued, never started
+
+
+def test_save_by_htmx_answers_with_the_box_for_the_page_it_is_on() -> None:
+    ada, client = teacher("ada")
+    run = teachers_run(ada)
+    back = f"/runs/{run.pk}/replay/"
+    box = client.post(
+        f"/runs/{run.pk}/save", {"visibility": "public", "back": back}, HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert "Saved in" in box and f'name="back" value="{back}"' in box
+    _, bob = teacher("bob")
+    box = bob.post(f"/runs/{run.pk}/save", {"back": back}, HTTP_HX_REQUEST="true")
+    assert "Another teacher keeps this run" in box.content.decode()
