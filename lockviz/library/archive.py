@@ -6,8 +6,10 @@ its scenario, events and verdict), so each is read back by the same import a sin
 through (lockviz.runs.imports, with its bounds) and stored the same way (lockviz.runs.stored).
 Scenarios are in ``library.json`` itself, each checked again by the scenario schema.
 
-Bounds: the zip at most :data:`MAX_BYTES`; at most :data:`MAX_ITEMS` items; each run's file
-at most ``imports.MAX_BYTES`` unpacked (read no further than that, whatever its header says).
+Bounds: the zip at most :data:`MAX_BYTES` (an upload through the library page stops sooner, at
+``LOCKVIZ_MAX_UPLOAD``, 5 MB: some 50 MB of runs' JSON, zipped); at most :data:`MAX_ITEMS`
+items; each run's file at most ``imports.MAX_BYTES`` unpacked (read no further than that,
+whatever its header says).
 An archive with any problem adds nothing: every problem is named by its file and field.
 """
 

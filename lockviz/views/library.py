@@ -204,14 +204,15 @@ def export_library(request: HtmxHttpRequest) -> HttpResponse:
 def import_library(request: HtmxHttpRequest) -> HttpResponse:
     rates.take(rates.IMPORTS, address_of(request))
     upload = request.FILES.get("archive")
+    limit_mb = settings.LOCKVIZ_MAX_UPLOAD // 1024 // 1024
     try:
+        if getattr(request, "lockviz_upload_too_big", None) is not None:  # stopped at the limit
+            raise ImportRefused(f"archive: more than {limit_mb} MB, the most an upload may be")
         if upload is None or not upload.size:
             raise ImportRefused("archive: choose a library archive (.zip) to import")
-        if upload.size > archive.MAX_BYTES:
-            raise ImportRefused(
-                f"archive: {upload.size / 1024 / 1024:.1f} MB; the most is "
-                f"{archive.MAX_BYTES // 1024 // 1024} MB"
-            )
+        if upload.size > settings.LOCKVIZ_MAX_UPLOAD:
+            size = upload.size / 1024 / 1024
+            raise ImportRefused(f"archive: {size:.1f} MB; the most is {limit_mb} MB")
         added = archive.load(_teacher(request), upload.read())
     except ImportRefused as refused:
         search = listing.Search()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -110,3 +111,14 @@ def test_an_archive_member_is_read_no_further_than_the_import_limit() -> None:
     assert _refused(packed.getvalue()) == [
         f"runs/big.json: more than {archive.imports.MAX_BYTES} bytes unpacked"
     ]
+
+
+def test_an_archive_past_the_upload_limit_is_refused_by_its_size(settings: Any) -> None:
+    _, client = teacher("ada")
+    settings.LOCKVIZ_MAX_UPLOAD = 2 * 1024 * 1024
+    big = b"x" * (3 * 1024 * 1024)
+    upload = SimpleUploadedFile("lib.zip", big, content_type="application/zip")
+    response = client.post("/library/import/", {"archive": upload})
+    assert response.status_code == 400
+    assert "archive: more than 2 MB, the most an upload may be" in response.content.decode()
+    assert not SavedRun.objects.exists()
