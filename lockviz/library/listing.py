@@ -63,10 +63,6 @@ class Item:
     link: str  # its permalink
     about: str  # a run's status and outcome; a scenario's clients and steps
 
-    @property
-    def visibility_label(self) -> str:
-        return str(Visibility(self.visibility).label).split(":")[0]
-
 
 def permalink(saved: SavedRun | SavedScenario) -> str:
     """Where a saved item opens: a run's replay, a scenario's own page."""
