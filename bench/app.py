@@ -38,6 +38,7 @@ class App:
         """Start it on ``db`` (SQLite), appending its output to ``log``, from the checkout
         ``root`` (``wrap``: a command it runs under, which execs it); raises RuntimeError with
         what it printed if ``probe`` does not answer in time. It dies with the caller."""
+        self.db = db  # its SQLite file: a test may run manage.py on it (createteacher)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         full = {**os.environ, "LOCKVIZ_DB": db, **(env or {})}

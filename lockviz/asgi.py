@@ -8,9 +8,9 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lockviz.settings")
 django_asgi_app = get_asgi_application()
 
+from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
-from channels.sessions import SessionMiddlewareStack  # noqa: E402
 from django.conf import settings  # noqa: E402
 
 from lockviz.bodylimit import BodyLimit  # noqa: E402
@@ -20,9 +20,10 @@ from lockviz.routing import websocket_urlpatterns  # noqa: E402
 router = ProtocolTypeRouter(
     {
         "http": BodyLimit(django_asgi_app),
-        # The session says which browser is on the other end: a room's presenter, or not.
+        # The session says which browser is on the other end, and the teacher logged in there
+        # (lockviz.accounts): a room's presenter, a run's owner, or not.
         "websocket": AllowedHostsOriginValidator(
-            SessionMiddlewareStack(
+            AuthMiddlewareStack(
                 URLRouter(websocket_urlpatterns)  # type: ignore[arg-type]  # see lockviz.routing
             )
         ),

@@ -1,11 +1,17 @@
-"""Every run is stored with all its events and its verdict, so it can be replayed later; rooms,
-their members, polls and shares; lecture plans. (Past ~300 lines: every table of the app in
-the one module Django reads them from.)"""
+"""Every table of the app: runs with all their events and verdicts (so they can be replayed
+later), rooms with their members, polls, votes and shares, lecture plans, and teachers'
+libraries.
+
+One module past the usual ~300 lines, on purpose: it is where Django and a reader look for the
+app's tables, and each is a short declaration; the rules about them live in the features
+(lockviz.runs, lockviz.teaching, lockviz.library).
+"""
 
 from __future__ import annotations
 
 import secrets
 
+from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
@@ -39,8 +45,17 @@ class Run(models.Model):
     error = models.TextField(blank=True)
     created = models.DateTimeField(auto_now_add=True)
     finished = models.DateTimeField(null=True, blank=True)
-    # Who may change it while it is live: the browser (session) that started it.
+    # Who may change it while it is live: the browser (session) that started it, or the teacher
+    # account logged in there ("account:<id>", the same on every device: lockviz.accounts), who
+    # is then its ``user`` too.
     owner = models.CharField(max_length=64, blank=True, db_index=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="runs",
+    )
     # The app process that runs it ("host:pid:start ticks"), and when that process last said
     # it still does: a live run whose process is gone is interrupted (lockviz.runs.recovery).
     host = models.CharField(max_length=100, blank=True)
@@ -303,3 +318,68 @@ class Plan(models.Model):
 
     def __str__(self) -> str:
         return f"{self.title} ({self.id})"
+
+    def replayed(self) -> list[str]:
+        """The runs this plan's replay items show."""
+        return [i["run"] for i in self.items if isinstance(i, dict) and i.get("kind") == "replay"]
+
+    @classmethod
+    def runs_replayed(cls) -> set[str]:
+        """The runs some plan replays: kept as long as a plan uses them (recovery.prune)."""
+        return {run for plan in cls.objects.only("items").iterator() for run in plan.replayed()}
+
+
+def new_saved_id() -> str:
+    return secrets.token_hex(6)
+
+
+class Visibility(models.TextChoices):
+    """Who may open a saved item by its link, and whether the index's gallery lists it."""
+
+    PRIVATE = "private", "Private: only you (and a class you present it to)"
+    UNLISTED = "unlisted", "Unlisted: anyone with the link"
+    PUBLIC = "public", "Public: anyone, and listed in the gallery"
+
+
+class Saved(models.Model):
+    """What a teacher keeps in their library (lockviz.library): never pruned, until they delete
+    it. ``backend`` and ``storage`` are its scenario's, kept for the library's search."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    title = models.CharField(max_length=200)
+    visibility = models.CharField(
+        max_length=8, choices=Visibility.choices, default=Visibility.PRIVATE, db_index=True
+    )
+    backend = models.CharField(max_length=20, blank=True)
+    storage = models.CharField(max_length=20, blank=True)
+    saved = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["-saved"]
+
+    def __str__(self) -> str:
+        return f"{self.title} ({self.visibility})"
+
+
+class SavedRun(Saved):
+    """A run kept in a library: it, its events and its verdict stay until its teacher deletes
+    it (lockviz.runs.recovery.prune leaves it)."""
+
+    run = models.OneToOneField(
+        Run, on_delete=models.CASCADE, primary_key=True, related_name="saved"
+    )
+
+    class Meta(Saved.Meta):
+        default_related_name = "saved_runs"
+
+
+class SavedScenario(Saved):
+    """A scenario kept in a library: JSON that lockviz.scenarios.schema accepts."""
+
+    id = models.CharField(primary_key=True, max_length=16, default=new_saved_id, editable=False)
+    scenario = models.JSONField()
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta(Saved.Meta):
+        default_related_name = "saved_scenarios"

@@ -24,7 +24,13 @@ LOCKVIZ_SOCKETS_PER_ADDRESS   live streams (runs' and rooms') open from one addr
                               0: no limit)
 LOCKVIZ_MEMBERS_PER_ADDRESS   members of one room from one address (300)
 LOCKVIZ_VOTES_PER_MINUTE      answers to one room's polls from one address (600)
-LOCKVIZ_RETENTION_DAYS   runs and imports older than this are removed (default 30; prune)
+LOCKVIZ_RETENTION_DAYS   runs and imports older than this are removed (default 30; prune), unless
+                      a teacher saved them in their library (lockviz.library)
+LOCKVIZ_SIGNUP        "1": anyone may make a teacher account at /accounts/signup/ (default off:
+                      accounts are made by an admin, manage.py createteacher or /admin/)
+LOCKVIZ_LOGIN_FAILURES_PER_HOUR  failed logins from one address, and for one account name,
+                      before more are refused for the rest of the hour (20)
+LOCKVIZ_SIGNUPS_PER_HOUR  accounts made from one address in an hour, when sign-up is on (5)
 LOCKVIZ_ROOM_IDLE_HOURS  a room whose presenter has been away this long is gone, and deleted
                       with its polls by prune (default 12)
 LOCKVIZ_MAX_BODY      the largest request body accepted, in bytes (default 8 MiB)
@@ -104,6 +110,10 @@ if _public.scheme == "https":  # the presenter's cookie is what makes them the p
 
 INSTALLED_APPS = [
     "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.messages",
     "django.contrib.sessions",
     "django.contrib.staticfiles",
     "channels",
@@ -117,6 +127,8 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",  # a teacher's account, if any
+    "django.contrib.messages.middleware.MessageMiddleware",  # the admin site's notices
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "lockviz.views.refusals.Refusals",  # a refusal a view lets out: its sentence and status
@@ -133,6 +145,8 @@ TEMPLATES = [
         "OPTIONS": {
             "context_processors": [
                 "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
                 "lockviz.views.pagedata.room_bar",  # the room this browser presents, if any
                 "lockviz.views.plans.plan_bar",  # the plan it presents there, if any
             ]
@@ -270,6 +284,23 @@ if "'none'" in LOCKVIZ_EMBED_ANCESTORS.split(" ") and LOCKVIZ_EMBED_ANCESTORS !=
 SESSION_COOKIE_AGE = LOCKVIZ_RETENTION_DAYS * 86400
 SESSION_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_HTTPONLY = True
+# Teacher accounts (lockviz.accounts): made by an admin (manage.py createteacher, /admin/), or by
+# the teacher where LOCKVIZ_SIGNUP is "1". Learners never need one.
+LOCKVIZ_SIGNUP = os.environ.get("LOCKVIZ_SIGNUP", "") == "1"
+LOCKVIZ_LOGIN_FAILURES_PER_HOUR = int(os.environ.get("LOCKVIZ_LOGIN_FAILURES_PER_HOUR", "20"))
+LOCKVIZ_SIGNUPS_PER_HOUR = int(os.environ.get("LOCKVIZ_SIGNUPS_PER_HOUR", "5"))
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "library"
+LOGOUT_REDIRECT_URL = "index"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": 10},
+    },
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
 CSRF_FAILURE_VIEW = "lockviz.views.refusals.csrf_failure"  # a page that says what to do
 
 LOGGING = {

@@ -17,6 +17,7 @@ page will load (lockviz/views/runs.py).
 
 from __future__ import annotations
 
+import json
 import os
 import posixpath
 import re
@@ -56,9 +57,13 @@ def collect() -> bool:
     manifest = os.path.join(settings.STATIC_ROOT, MANIFEST)
     try:
         collected = os.stat(manifest).st_mtime
-    except FileNotFoundError:
-        collected = None
-    if collected is not None and newest_source() <= collected:
+        with open(manifest, encoding="utf-8") as f:
+            known = set(json.load(f).get("paths", {}))
+    except (FileNotFoundError, ValueError, AttributeError):
+        collected, known = None, set()
+    # A newly installed app's files (the admin's) are older than the last collection: their
+    # names, missing from the manifest, say they were never collected.
+    if collected is not None and newest_source() <= collected and sources() <= known:
         return False
     call_command("collectstatic", interactive=False, verbosity=0)
     return True
@@ -71,6 +76,15 @@ def newest_source() -> float:
         for path, storage in finder.list(ignore_patterns=[]):
             newest = max(newest, os.stat(storage.path(path)).st_mtime)
     return newest
+
+
+def sources() -> set[str]:
+    """The names of the files collectstatic collects (its default patterns left out)."""
+    return {
+        path
+        for finder in get_finders()
+        for path, _ in finder.list(ignore_patterns=["CVS", ".*", "*~"])
+    }
 
 
 @cache

@@ -1,5 +1,7 @@
 """Every page and action of the app, by area; each view module is one area (lockviz/views/)."""
 
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from lockviz.views import (
@@ -9,12 +11,14 @@ from lockviz.views import (
     forks,
     health,
     lessons,
+    library,
     plans,
     play,
     replay,
     room_control,
     rooms,
     runs,
+    teachers,
 )
 from lockviz.views import imports as import_views
 
@@ -98,4 +102,34 @@ urlpatterns = [
     path("plans/<str:plan_id>/present", plans.present, name="plan_present"),
     path("plans/<str:plan_id>/present/<int:number>", plans.go, name="plan_go"),
     path("plans/<str:plan_id>/stop", plans.stop, name="plan_stop"),
+    # Teachers: accounts (the admin site's login is ours, under the same count of failures).
+    path("accounts/login/", teachers.login_page, name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/signup/", teachers.signup, name="signup"),
+    path("admin/login/", teachers.login_page),
+    path("admin/", admin.site.urls),
+    # A teacher's library: Save on a run, saved scenarios, the library page and its archive.
+    path("runs/<str:run_id>/save", library.save_run, name="save_run"),
+    path("library/", library.library_page, name="library"),
+    path("library/scenarios/", library.add_scenario, name="add_scenario"),
+    path(
+        "library/scenarios/<str:saved_id>/visibility",
+        library.scenario_visibility,
+        name="scenario_visibility",
+    ),
+    path("library/runs/<str:key>/delete", library.forget, {"kind": "runs"}, name="forget_run"),
+    path(
+        "library/scenarios/<str:key>/delete",
+        library.forget,
+        {"kind": "scenarios"},
+        name="forget_scenario",
+    ),
+    path("library/export.zip", library.export_library, name="library_export"),
+    path("library/import/", library.import_library, name="library_import"),
+    path("scenarios/saved/<str:saved_id>/", library.saved_scenario, name="saved_scenario"),
+    path(
+        "scenarios/saved/<str:saved_id>/scenario.json",
+        library.saved_scenario_json,
+        name="saved_scenario_json",
+    ),
 ]

@@ -38,6 +38,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
+from lockviz import accounts
 from lockviz.audience import audience
 from lockviz.broadcast import EventMessage, Message
 from lockviz.errors import TooMany
@@ -187,9 +188,9 @@ class RoomConsumer(Counted, AsyncWebsocketConsumer):
                 await self._events_to(now["state"])
 
     def _browser(self) -> str:
-        """Which browser this is (its session names it; the database holds the session)."""
-        session = self.scope.get("session")
-        return str(session.get("browser") or "") if session is not None else ""
+        """Which browser this is (its session names it, or the teacher logged in on it:
+        lockviz.accounts; the database holds the session)."""
+        return accounts.in_scope(self.scope)
 
     def _member(self) -> Member | None:
         """The member it joined as, if it did (its session's token says:

@@ -37,7 +37,6 @@ import json
 import logging
 import time
 from collections.abc import Sequence
-from typing import Any
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
@@ -45,10 +44,11 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.db.models import F
 
-from lockviz import broadcast, frames
+from lockviz import accounts, broadcast, frames
 from lockviz.audience import audience
 from lockviz.broadcast import EventMessage, Message
 from lockviz.frames import Frame
+from lockviz.library import access
 from lockviz.models import Run
 from lockviz.narrator import Told
 from lockviz.ops import metrics
@@ -95,8 +95,10 @@ class RunConsumer(Counted, AsyncWebsocketConsumer):
         try:
             await audience().join(self.group, self)
             # One trip to the database: a class that arrives at once queues on one thread.
-            session = self.scope.get("session")
-            arrived = await database_sync_to_async(arrive)(self.run_id, after, session)
+            # (Who it is reads the session, which may touch the database: on that thread too.)
+            arrived = await database_sync_to_async(
+                lambda: arrive(self.run_id, after, accounts.in_scope(self.scope))
+            )()
             if arrived is None:
                 await self._error(f"there is no run {self.run_id!r}")
                 await self.close(code=4404)
@@ -266,18 +268,17 @@ class RunConsumer(Counted, AsyncWebsocketConsumer):
 
 
 def arrive(
-    run_id: str, after: int, session: Any = None
+    run_id: str, after: int, viewer: str = ""
 ) -> tuple[Run, frozenset[int], list[Told]] | None:
     """A viewer arrives (its ``session`` says which browser it is): the run (None if there is
     none), counted as watched, the checkpoints whose answers it may not read yet
     (lockviz.teaching.reveals), and the first :data:`PAGE` of the events after ``after`` with
     their words, without those answers."""
     run = Run.objects.filter(pk=run_id).first()
-    if run is None:
+    if run is None or not access.may_see(viewer, run):  # a private saved run: as if none
         return None
     Run.objects.filter(pk=run_id).update(watchers=F("watchers") + 1)
-    browser = str(session.get("browser") or "") if session is not None else ""
-    hidden = reveals.hidden(run, browser)
+    hidden = reveals.hidden(run, viewer)
     return run, hidden, reveals.told(run, hidden, after, PAGE)
 
 

@@ -25,7 +25,7 @@ from django.conf import settings
 from django.db import close_old_connections, transaction
 from django.utils import timezone
 
-from lockviz import broadcast
+from lockviz import accounts, broadcast
 from lockviz.errors import NotLive, Refusal, ScenarioError
 from lockviz.jsontypes import JsonObject
 from lockviz.lab import capacity, events
@@ -78,6 +78,7 @@ def create_run(
         title=scenario.title,
         scenario=scenario.to_json(),
         owner=owner,
+        user_id=accounts.account_id(owner),  # a teacher's run: theirs on every device
         address=charge.address if charge else "",
         allowance=charge.allowance if charge else "",
         open_ended=open_ended,

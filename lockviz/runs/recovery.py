@@ -10,8 +10,9 @@ truth without a reload; ``serve`` calls it at start-up, and every app process's 
 :data:`HEARTBEAT_S`, so a dead sibling's runs are found within about ten seconds (at once on
 the same host, where the kernel says the pid is gone).
 
-:func:`prune` removes runs (and imported runs) older than the retention period; the app calls
-it at start-up, and ``manage.py prune`` on demand.
+:func:`prune` removes runs (and imported runs) older than the retention period, but never a run
+a teacher saved in their library; the app calls it at start-up, and ``manage.py prune`` on
+demand.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from django.utils import timezone
 
 from lockviz import broadcast
 from lockviz.lab import events, procs
-from lockviz.models import Run, RunEvent
+from lockviz.models import Plan, Run, RunEvent
 from lockviz.narrator import narrate
 
 log = logging.getLogger(__name__)
@@ -178,9 +179,12 @@ def given_up(run_ids: list[str]) -> list[str]:
 
 
 def prune(days: int) -> int:
-    """Remove runs (imported ones too) created more than ``days`` ago; how many."""
+    """Remove runs (imported ones too) created more than ``days`` ago, except those a teacher
+    saved in their library (lockviz.library: kept until they delete them) and those a lecture
+    plan replays (kept as long as the plan); how many."""
     cutoff = timezone.now() - dt.timedelta(days=days)
-    old = Run.objects.filter(created__lt=cutoff).exclude(status__in=Run.LIVE)
+    old = Run.objects.filter(created__lt=cutoff, saved__isnull=True).exclude(status__in=Run.LIVE)
+    old = old.exclude(pk__in=Plan.runs_replayed())
     count = old.count()
     old.delete()
     return count

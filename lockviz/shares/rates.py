@@ -51,7 +51,19 @@ CODE_MISSES = Rate(
     "in an hour",
 )  # fmt: skip
 VOTES = Rate("votes", "LOCKVIZ_VOTES_PER_MINUTE", 60, "answers in this room", "in a minute")
-RATES = (IMPORTS, ROOMS, JOINS, CODE_MISSES, VOTES)
+# Guessing a teacher's password: failed logins, counted per address and per account name (a
+# botnet's many addresses still meet the name's count); a success counts nothing.
+LOGIN_FAILURES = Rate(
+    "login-failures", "LOCKVIZ_LOGIN_FAILURES_PER_HOUR", 3600, "failed logins", "in an hour"
+)
+LOGIN_FAILURES_NAME = Rate(
+    "login-failures-name", "LOCKVIZ_LOGIN_FAILURES_PER_HOUR", 3600,
+    "failed logins to this account", "in an hour",
+)  # fmt: skip
+SIGNUPS = Rate("signups", "LOCKVIZ_SIGNUPS_PER_HOUR", 3600, "new accounts", "in an hour")
+RATES = (
+    IMPORTS, ROOMS, JOINS, CODE_MISSES, VOTES, LOGIN_FAILURES, LOGIN_FAILURES_NAME, SIGNUPS,
+)  # fmt: skip
 
 
 def take(rate: Rate, *who: str) -> None:

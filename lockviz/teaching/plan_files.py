@@ -30,6 +30,12 @@ def imported(data: bytes, browser: str) -> Plan:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         where = f" at line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
         raise PlanRefused(f"file: not a plan's JSON (its export.json){where}") from None
+    return load(decoded, browser)
+
+
+def load(decoded: object, browser: str) -> Plan:
+    """A plan made from an export already read as JSON (a file's, or one in a library archive:
+    lockviz.library.archive), owned by ``browser``; :class:`PlanRefused` naming what is wrong."""
     if not isinstance(decoded, dict) or decoded.get("lockviz_plan") != FORMAT:
         raise PlanRefused(
             f'lockviz_plan: not a lecture plan\'s export (it says "lockviz_plan": {FORMAT})'

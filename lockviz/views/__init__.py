@@ -5,12 +5,11 @@ and the models, and back; an htmx request gets the partial it swaps in (django-h
 
 from __future__ import annotations
 
-import secrets
-
 from django.conf import settings
 from django.http import HttpRequest
 from django_htmx.middleware import HtmxDetails
 
+from lockviz import accounts
 from lockviz.models import Run
 from lockviz.teaching import reveals
 
@@ -22,15 +21,13 @@ class HtmxHttpRequest(HttpRequest):
 
 
 def browser(request: HttpRequest) -> str:
-    """This browser, as the runs it starts remember it: an id kept in its session.
+    """This browser, as the runs and rooms it starts remember it: an id kept in its session, or
+    the teacher logged in on it, the same on every device (lockviz.accounts).
 
     The session cookie is signed with the installation's secret key (lockviz.secret) and names
     a row in the database: a browser cannot claim another's runs by editing it.
     """
-    found = request.session.get("browser")
-    if not isinstance(found, str):
-        found = request.session["browser"] = secrets.token_urlsafe(16)
-    return found
+    return accounts.owner(request)
 
 
 def absolute(request: HttpRequest, path: str) -> str:
@@ -43,14 +40,14 @@ def absolute(request: HttpRequest, path: str) -> str:
 
 
 def owns(request: HttpRequest, run: Run) -> bool:
-    """Whether this browser may change ``run``: it started it."""
-    return bool(run.owner) and run.owner == request.session.get("browser")
+    """Whether this browser may change ``run``: it (or the teacher logged in on it) started it."""
+    return bool(run.owner) and run.owner == accounts.viewer(request)
 
 
 def withheld(request: HttpRequest, run: Run) -> frozenset[int]:
     """The checkpoints of ``run`` whose answers this browser may not read yet (see
     lockviz.teaching.reveals); never makes a session."""
-    return reveals.hidden(run, str(request.session.get("browser") or ""))
+    return reveals.hidden(run, accounts.viewer(request))
 
 
 def ask_first(request: HttpRequest, run: Run, hidden: frozenset[int]) -> bool:
@@ -58,4 +55,4 @@ def ask_first(request: HttpRequest, run: Run, hidden: frozenset[int]) -> bool:
     teaches with it, before the reveal, unless they said they want the outcome."""
     if not hidden or request.GET.get(reveals.OUTCOME) == "shown":
         return False
-    return reveals.in_class(run, str(request.session.get("browser") or ""))
+    return reveals.in_class(run, accounts.viewer(request))

@@ -5,14 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
 
-from lockviz import narrator
+from lockviz import accounts, narrator
 from lockviz.catalogue import STORAGE_KINDS
 from lockviz.errors import NotAdmitted, ScenarioError
+from lockviz.library import access
 from lockviz.models import Run
 from lockviz.routing import run_stream
 from lockviz.runs import recorder
@@ -36,7 +37,8 @@ def compare(request: HtmxHttpRequest) -> HttpResponse:
     context: dict[str, object] = {"form": _blank_form(request.GET.get("scenario", ""), kinds)}
     if "runs" in request.GET:
         ids, problems = read_run_ids(request.GET["runs"])
-        found = {run.pk: run for run in Run.objects.filter(pk__in=ids)}
+        viewer = accounts.viewer(request)  # a private saved run is as if there were none
+        found = {r.pk: r for r in Run.objects.filter(pk__in=ids) if access.may_see(viewer, r)}
         problems += [f"There is no run {run_id!r}." for run_id in ids if run_id not in found]
         lanes = [_lane(found[run_id]) for run_id in ids if run_id in found]
         lanes = _forks_beside_originals(lanes, browser(request))
@@ -54,7 +56,7 @@ def compare(request: HtmxHttpRequest) -> HttpResponse:
 
 @require_GET
 def lane_verdict(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
-    lane = _lane(get_object_or_404(Run, pk=run_id))
+    lane = _lane(access.run_or_404(request, run_id))
     return render(request, "lockviz/_compare_verdict.html", {"lane": lane})
 
 

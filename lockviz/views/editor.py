@@ -9,9 +9,8 @@ scenario with its Run button, its link and its file; without htmx it returns the
 as a file to download. Running it live is the
 import page's Run (``POST /import/run/`` with the scenario's JSON), as for any scenario.
 
-"Save to library" is not here: the page shows its button only when the page data's
-``can_save`` is true (it is always false on this branch), posting the validated scenario's JSON
-as ``scenario`` to ``save_url``.
+"Save to my library" is the library's (``POST /library/scenarios/``, lockviz.views.library),
+offered with a valid scenario to a teacher who is logged in; anyone else is offered the log-in.
 """
 
 from __future__ import annotations
@@ -36,8 +35,6 @@ from lockviz.views import HtmxHttpRequest, withheld
 from lockviz.views.pagedata import page_data
 
 MAX_BODY = 64 * 1024  # a check's form: 60 rows of short fields fit many times over
-CAN_SAVE = False  # the library (another branch) sets this, and SAVE_URL, at merge
-SAVE_URL = ""
 
 
 @require_GET
@@ -115,8 +112,6 @@ def _context(draft: editor.Draft, refused: list[str] | None = None) -> dict[str,
         "max_link": editor.MAX_LINK,
         "row_slots": [draft.row_problems.get(i, []) for i in range(len(draft.rows))],
         "actors": draft.actors,
-        "can_save": CAN_SAVE,
-        "save_url": SAVE_URL,
     }
 
 
@@ -161,6 +156,6 @@ def _page(
         "storage_kinds": list(STORAGE_KINDS.values()),
         "blank": steprows.blank(),
         "max_rows": editor.MAX_ROWS,
-        "page": page_data(request, verbs=steprows.verb_fields(), can_save=CAN_SAVE),
+        "page": page_data(request, verbs=steprows.verb_fields()),
     }
     return render(request, "lockviz/editor.html", context, status=status)

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET
 
-from lockviz.models import Run
+from lockviz.library import access
 from lockviz.runs import webpage
 from lockviz.teaching import reveals
 from lockviz.views import HtmxHttpRequest, absolute, ask_first, withheld
@@ -29,7 +29,7 @@ from lockviz.views.replay import ask_for_outcome, replay_context
 @xframe_options_exempt
 def embed_run(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """The replay and its controls, nothing else, framable by ``LOCKVIZ_EMBED_ANCESTORS``."""
-    run = get_object_or_404(Run, pk=run_id)
+    run = access.run_or_404(request, run_id)  # a private run: its teacher and class only
     hidden = withheld(request, run)
     if ask_first(request, run, hidden):
         response = ask_for_outcome(request, run, hidden, "replay")
@@ -45,7 +45,7 @@ def embed_run(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 @require_GET
 def export_html(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """The run's replay as one self-contained HTML file that plays from disk."""
-    run = get_object_or_404(Run, pk=run_id)
+    run = access.run_or_404(request, run_id)  # a private run: its teacher and class only
     hidden = withheld(request, run)
     if ask_first(request, run, hidden):
         return ask_for_outcome(request, run, hidden, "download")

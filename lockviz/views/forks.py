@@ -9,7 +9,7 @@ are in :mod:`lockviz.teaching.forks`.
 from __future__ import annotations
 
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
@@ -17,6 +17,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from lockviz import narrator
 from lockviz.catalogue import STORAGE_KINDS
 from lockviz.errors import NotAdmitted, ScenarioError
+from lockviz.library import access
 from lockviz.models import Run
 from lockviz.runs import recorder
 from lockviz.scenarios.schema import Scenario, parse
@@ -30,7 +31,7 @@ from lockviz.views.refusals import respond
 
 @require_http_methods(["GET", "POST"])
 def fork(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
-    run = get_object_or_404(Run, pk=run_id)
+    run = access.run_or_404(request, run_id)
     context: dict[str, object] = {"run": run}
     if run.live:
         context["problems"] = ["This run is still going: fork it once it has ended."]

@@ -11,21 +11,16 @@ import re
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
-from django.db import transaction
 from django.http import Http404, HttpResponse
 from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from lockviz.errors import ImportRefused, NotAdmitted
-from lockviz.lab import events
-from lockviz.models import Run, RunEvent
-from lockviz.narrator import Narrator
-from lockviz.runs import imports, recorder
-from lockviz.runs.imports import ImportedRun, ImportedScenario
+from lockviz.runs import imports, recorder, stored
+from lockviz.runs.imports import ImportedScenario
 from lockviz.shares import address_of, rates
 from lockviz.views import HtmxHttpRequest, browser
 from lockviz.views.refusals import respond
@@ -55,7 +50,7 @@ def import_page(request: HtmxHttpRequest) -> HttpResponse:
             "source": source,
         }
         return _answer(request, "lockviz/_import_scenario.html", context, text, status=200)
-    run = _store(found)
+    run = stored.store(found, owner=browser(request))
     return _go(request, reverse("replay", args=[run.pk]))
 
 
@@ -180,30 +175,3 @@ def _split(problems: list[str]) -> list[tuple[str, str]]:
 
 def _go(request: HtmxHttpRequest, url: str) -> HttpResponse:
     return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
-
-
-@transaction.atomic
-def _store(found: ImportedRun) -> Run:
-    run = Run.objects.create(
-        title=found.scenario.title,
-        scenario=found.scenario.to_json(),
-        status=Run.Status.FINISHED if found.finished else Run.Status.FAILED,
-        verdict=found.verdict,
-        expect_met=found.expect_met,
-        mismatches=found.mismatches,
-        error=found.error,
-        finished=timezone.now(),
-    )
-    told = Narrator(found.scenario.backend)  # said once, here: every reader reads the words
-    RunEvent.objects.bulk_create(
-        (
-            RunEvent(
-                run=run, seq=m.seq, t_ms=m.t_ms, actor=m.actor, kind=m.kind, data=e,
-                said=told.said(e).as_data(),
-            )
-            for e in found.events
-            if (m := events.parse(e))
-        ),
-        batch_size=500,
-    )  # fmt: skip
-    return run

@@ -18,8 +18,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from lockviz import narrator
+from lockviz import accounts, narrator
 from lockviz.errors import NotAdmitted, NotYours
+from lockviz.library import access
 from lockviz.models import Run
 from lockviz.runs import recorder, recovery
 from lockviz.shares import address_of
@@ -60,7 +61,7 @@ def walkthrough(request: HtmxHttpRequest, slug: str) -> HttpResponse:
             return redirect(_url(slug, remembered.pk))
         return render(request, "lockviz/lesson.html", context)
     run = Run.objects.filter(pk=run_id[:16]).first() if run_id.strip() else None
-    if run is None:
+    if run is None or not access.may_see(accounts.viewer(request), run):  # private: as none
         context["problem"] = f"There is no run {run_id[:40]!r}."
         return render(request, "lockviz/lesson.html", context, status=404)
     if run.slug != slug or not lessons.same_script(run.scenario, lesson):

@@ -17,6 +17,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from lockviz import accounts
 from lockviz.errors import NotAdmitted, NotYours, PlanRefused
 from lockviz.models import Plan, Run
 from lockviz.scenarios.library import builtin
@@ -242,6 +243,6 @@ def plan_bar(request: HttpRequest) -> dict[str, object]:
     if now is None or now.room != presented_room(request):
         return {}
     plan = Plan.objects.filter(pk=now.plan).first()
-    if plan is None or not plans.may_edit(plan, str(session.get("browser") or "")):  # type: ignore[union-attr]
+    if plan is None or not plans.may_edit(plan, accounts.viewer(request)):
         return {}
     return {"plan_bar": presenting.bar(now, plan)}

@@ -10,13 +10,14 @@ its field. htmx gets it with status 200 (so it is swapped in) and an ``X-Fault``
 from __future__ import annotations
 
 from django.http import HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from lockviz import narrator
 from lockviz.errors import NotAdmitted, NotLive, ScenarioError
+from lockviz.library import access
 from lockviz.models import Run
 from lockviz.runs import recorder, recovery
 from lockviz.scenarios.schema import Scenario, parse
@@ -61,13 +62,13 @@ def play(request: HtmxHttpRequest) -> HttpResponse:
 
 @require_GET
 def session(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
-    run = recovery.settle(get_object_or_404(Run, pk=run_id))
+    run = recovery.settle(access.run_or_404(request, run_id))
     return render(request, "lockviz/play.html", _session_context(request, run))
 
 
 @require_POST
 def do(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
-    run = get_object_or_404(Run, pk=run_id)
+    run = access.run_or_404(request, run_id)
     if not owns(request, run):
         return not_yours(request, run.pk, "do things to it")
     try:
@@ -83,7 +84,7 @@ def do(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 
 @require_POST
 def finish(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
-    run = get_object_or_404(Run, pk=run_id)
+    run = access.run_or_404(request, run_id)
     if not owns(request, run):
         return not_yours(request, run.pk, "finish it")
     if not recorder.finish(run.pk):
@@ -95,7 +96,7 @@ def finish(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 
 @require_GET
 def scenario_json(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
-    run = get_object_or_404(Run, pk=run_id)
+    run = access.run_or_404(request, run_id)
     scenario = reveals.scenario(free_play.scenario_from_run(run), withheld(request, run))
     response = JsonResponse(scenario, json_dumps_params={"indent": 1})
     response["Content-Disposition"] = f'attachment; filename="lockviz-play-{run.pk}.json"'
@@ -105,7 +106,7 @@ def scenario_json(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
 @require_POST
 def again(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """Run what the session did as an ordinary scenario, live, from the start."""
-    run = get_object_or_404(Run, pk=run_id)
+    run = access.run_or_404(request, run_id)
     if not owns(request, run):
         return not_yours(request, run.pk, "run it again")
     saved = free_play.scenario_from_run(run)

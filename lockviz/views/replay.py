@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.utils.html import escape
 from django.views.decorators.http import require_GET
 
 from lockviz import narrator
 from lockviz.catalogue import BACKENDS
+from lockviz.library import access
 from lockviz.models import Run
 from lockviz.narrator.words import number
 from lockviz.runs import exports
@@ -27,7 +28,7 @@ def replay(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """The replay page, with the run's first :data:`CHUNK` events; ``more`` names the rest's
     first chunk (static/lockviz/event-chunks.js fetches them), so no request reads a whole long
     run."""
-    run = get_object_or_404(Run, pk=run_id)
+    run = access.run_or_404(request, run_id)
     hidden = withheld(request, run)
     if ask_first(request, run, hidden):
         return ask_for_outcome(request, run, hidden, "replay")
@@ -91,7 +92,7 @@ def replay_events(request: HtmxHttpRequest, run_id: str) -> JsonResponse:
     """``{"events": [...], "more": <the next chunk's path> | null}``: the run's events after
     ``?after=N``, at most :data:`CHUNK`, each with its words, without the answers this browser
     may not read yet (lockviz.teaching.reveals)."""
-    run = get_object_or_404(Run, pk=run_id)
+    run = access.run_or_404(request, run_id)
     try:
         after = max(0, int(str(request.GET.get("after") or 0)[:12]))
     except ValueError:
@@ -139,7 +140,7 @@ def _nodes(run: Run) -> list[str]:
 
 @require_GET
 def export_mermaid(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
-    run = get_object_or_404(Run, pk=run_id)
+    run = access.run_or_404(request, run_id)
     exported = reveals.export(run, withheld(request, run))
     response = HttpResponse(exports.mermaid(exported), content_type="text/plain; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="lockviz-run-{run.pk}.mmd"'

@@ -21,6 +21,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from lockviz.errors import NoRoom, NotYours, Refusal, RoomRefused
+from lockviz.library import access
 from lockviz.models import Poll, Room, Run, Share
 from lockviz.shares import address_of, rates
 from lockviz.teaching import codes, control, members, reveals, rooms, sharing
@@ -249,7 +250,7 @@ def share(request: HtmxHttpRequest, code: str) -> HttpResponse:
 @require_GET
 def run_for_followers(request: HtmxHttpRequest, run_id: str) -> JsonResponse:
     """What a follower's page needs to show a run: a checkpoint's question, never its answer."""
-    run = get_object_or_404(Run, pk=run_id)
+    run = access.run_or_404(request, run_id)
     scenario = reveals.scenario(run.scenario, withheld(request, run))
     steps = []
     for step in scenario.get("steps") or []:

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from django.http import Http404, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from lockviz import staticfiles
+from lockviz import accounts, staticfiles
 from lockviz.catalogue import BACKENDS, STORAGE_KINDS
 from lockviz.errors import NotAdmitted
+from lockviz.library import access, listing
 from lockviz.models import Run
 from lockviz.runs import recorder, recovery
 from lockviz.scenarios.library import builtin
@@ -44,8 +45,13 @@ def index(request: HtmxHttpRequest) -> HttpResponse:
         for b, items in groups.items()
         if items
     ]
-    recent = Run.objects.all()[:12]
-    context = {"sections": sections, "recent": recent, "run_page_assets": run_page_assets()}
+    # Nobody's unsaved runs but the visitor's own (lockviz.library.listing), and the gallery.
+    context = {
+        "sections": sections,
+        "recent": listing.own_runs(accounts.viewer(request)),
+        "gallery": listing.gallery(),
+        "run_page_assets": run_page_assets(),
+    }
     return render(request, "lockviz/index.html", context)
 
 
@@ -79,7 +85,7 @@ def start_run(request: HtmxHttpRequest) -> HttpResponse:
 
 @require_GET
 def run_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
-    run = recovery.settle(get_object_or_404(Run, pk=run_id))
+    run = recovery.settle(access.run_or_404(request, run_id))
     hidden = withheld(request, run)
     if ask_first(request, run, hidden):
         return ask_for_outcome(request, run, hidden, "run page")
@@ -121,15 +127,13 @@ def _changes(run: Run) -> list[str]:
 
 @require_GET
 def verdict(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
-    run = get_object_or_404(Run, pk=run_id)
+    run = access.run_or_404(request, run_id)
     return render(request, "lockviz/_verdict.html", {"run": run})
 
 
 @require_GET
 def export_json(request: HtmxHttpRequest, run_id: str) -> JsonResponse:
-    run = Run.objects.filter(pk=run_id).first()
-    if run is None:
-        raise Http404(f"no run {run_id}")
+    run = access.run_or_404(request, run_id)
     exported = reveals.export(run, withheld(request, run))
     response = JsonResponse(exported, json_dumps_params={"indent": 1})
     response["Content-Disposition"] = f'attachment; filename="lockviz-run-{run.pk}.json"'

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.browser.test_library import import_run, log_in, make_teacher, save
 from tests.browser.test_rooms import join
 from tests.browser.test_walkthrough import jump_to_question
 from tests.conftest import ROOT, AppServer
@@ -157,4 +158,49 @@ def test_the_scenario_editor_passes_axe_blank_refusing_and_valid(
     page.locator("#editor-valid").wait_for()
     found["a built-in, filled in"] = violations(page)
     found = {k: v for k, v in found.items() if v}
+    assert found == {}, "\n".join(f"{k}: {v}" for k, v in found.items())
+
+
+def test_a_teachers_pages_pass_axe_with_wcag_22_a_and_aa(
+    app_server: AppServer, browser: Any
+) -> None:
+    """Log in, sign-up (off), the library with a saved run and scenario, a saved scenario's
+    page, a delete's confirmation, and the Save box on a replay, before and after saving."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    found: dict[str, list[str]] = {}
+
+    def check(name: str) -> None:
+        page.wait_for_load_state("networkidle")
+        problems = violations(page)
+        if problems:
+            found[name] = problems
+
+    try:
+        url = app_server.url
+        for name, path in (("log in", "/accounts/login/"), ("sign-up, off", "/accounts/signup/")):
+            page.goto(url + path)
+            check(name)
+        run_id = import_run(page, app_server, "gc-pause-fenced")
+        check("replay, the Save box asking to log in")
+        log_in(page, app_server, make_teacher(app_server))
+        check("a library, with the run imported before logging in (now the account's)")
+        run_id = import_run(page, app_server, "gc-pause-fenced")
+        check("replay, the Save box")
+        save(page, "unlisted")
+        check("replay, saved")
+        page.goto(url + "/library/")
+        page.get_by_text("Add a scenario (JSON)").click()
+        page.get_by_label("The scenario, as JSON").fill(
+            (ROOT / "lockviz" / "scenarios" / "builtin" / "contention.json").read_text()
+        )
+        page.get_by_role("button", name="Save to my library").click()
+        page.wait_for_url("**/scenarios/saved/*/")
+        check("a saved scenario")
+        page.goto(url + "/library/")
+        check("a library")
+        page.goto(f"{url}/library/runs/{run_id}/delete")
+        check("delete, asked first")
+    finally:
+        context.close()
     assert found == {}, "\n".join(f"{k}: {v}" for k, v in found.items())

@@ -1,7 +1,8 @@
 """``manage.py prune [--days N]``: remove runs and imported runs older than the retention period.
 
 The app does this at every start-up too (``serve``), with ``LOCKVIZ_RETENTION_DAYS`` (30 by
-default). Runs still live are never removed. Expired sessions go with them, and rooms whose
+default). Runs still live are never removed, nor runs a teacher saved in their library
+(lockviz.library). Expired sessions go with them, and rooms whose
 presenter has been away longer than ``LOCKVIZ_ROOM_IDLE_HOURS`` with their polls
 (lockviz.teaching.control).
 """
@@ -18,7 +19,10 @@ from lockviz.teaching import control
 
 
 class Command(BaseCommand):
-    help = "Remove runs and imported runs older than LOCKVIZ_RETENTION_DAYS (or --days)."
+    help = (
+        "Remove runs and imported runs older than LOCKVIZ_RETENTION_DAYS (or --days), "
+        "except runs saved in a teacher's library."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--days", type=int, default=settings.LOCKVIZ_RETENTION_DAYS)

@@ -4,12 +4,16 @@ bounded. The editor's logic: tests/lockviz/teaching/test_editor.py."""
 
 from __future__ import annotations
 
+import html
 import json
+import re
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 
 from lockviz.catalogue import BACKENDS
+from lockviz.models import SavedScenario
 from lockviz.scenarios.library import builtin
 from lockviz.teaching import editor
 from tests.lockviz.teaching.test_editor import THREE, form
@@ -29,7 +33,7 @@ def test_the_check_answers_htmx_with_the_problems_by_row(client: Client) -> None
     good = client.post("/scenarios/new/check", form(*THREE), **HTMX).content.decode()
     assert "✓ Valid: 3 steps, 2 clients" in good and 'id="editor-run"' in good
     assert 'action="/import/run/"' in good  # run as any scenario is run
-    assert "can_save" not in good and "editor-save" not in good  # the library's, at merge
+    assert "editor-save-form" not in good and "editor-save-login" in good  # not a teacher
 
 
 def test_without_htmx_the_check_is_the_page_and_add_gives_a_row(client: Client) -> None:
@@ -104,7 +108,7 @@ def test_the_page_names_every_backend_and_hands_its_script_the_verbs(client: Cli
     page = client.get("/scenarios/new/").content.decode()
     for service in BACKENDS.values():
         assert f'data-backend="{service.name}"' in page
-    assert '"can_save": false' in page and '"verbs": {"acquire": ["timeout_ms"]' in page
+    assert '"verbs": {"acquire": ["timeout_ms"]' in page
     assert 'id="editor-blank-row"' in page and "Not checked yet" in page
 
 
@@ -118,3 +122,21 @@ def test_a_runs_steps_open_in_the_editor_without_what_is_not_revealed(client: Cl
     assert "narration or checkpoint of" in page  # said to be left out
     missing = client.get("/scenarios/new/", {"run": "nosuchrun"})
     assert missing.status_code == 400 and "run: there is no run" in missing.content.decode()
+
+
+def test_a_teacher_keeps_a_valid_scenario_in_the_library(client: Client) -> None:
+    """Logged in, the valid scenario's answer offers Save to my library, which keeps it
+    (lockviz.library), under its title, with the visibility chosen."""
+    teacher = User.objects.create_user("ada-teacher", password="a long enough password")
+    client.force_login(teacher)
+    good = client.post("/scenarios/new/check", form(*THREE), **HTMX).content.decode()
+    assert 'id="editor-save-form"' in good and 'action="/library/scenarios/"' in good
+    scenario = re.search(r'name="scenario" value="([^"]+)"', good)
+    assert scenario, "the save form carries no scenario"
+    saved = client.post(
+        "/library/scenarios/",
+        {"scenario": html.unescape(scenario.group(1)), "visibility": "unlisted"},
+    )
+    assert saved.status_code == 302, saved.content.decode()[:300]
+    kept = SavedScenario.objects.get(user=teacher)
+    assert kept.visibility == "unlisted" and len(kept.scenario["steps"]) == 3

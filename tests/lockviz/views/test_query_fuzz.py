@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.test import Client
 from django.urls import URLPattern, URLResolver
@@ -14,7 +15,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from lockviz import urls
-from lockviz.models import Member, Poll, Room, Run
+from lockviz.models import Member, Poll, Room, Run, SavedScenario
 from lockviz.scenarios.library import builtin
 from tests.strategies import FUZZ
 
@@ -33,11 +34,19 @@ def pages() -> list[str]:
     room = Room.objects.create(code="QRTUVW", presenter="someone")
     poll = Poll.objects.create(room=room, question="?", choices=["a", "b"])
     member = Member.objects.create(room=room, browser="a-student")
+    teacher = User.objects.create_user("fuzz-teacher")
+    saved = SavedScenario.objects.create(
+        pk="fuzzsaved01", user=teacher, title="t", scenario=builtin()[LESSON].to_json(),
+        visibility="unlisted",
+    )  # fmt: skip
     fill = {"run_id": run.pk, "code": room.code, "slug": LESSON, "poll_id": str(poll.pk),
-            "member_id": str(member.pk), "key": "not-the-key", "state": "listed"}  # fmt: skip
+            "member_id": str(member.pk), "key": "not-the-key", "state": "listed",
+            "saved_id": saved.pk}  # fmt: skip
     found = []
     for entry in urls.urlpatterns:
-        assert isinstance(entry, URLPattern) and not isinstance(entry, URLResolver)
+        if isinstance(entry, URLResolver):  # the admin site: Django's own
+            continue
+        assert isinstance(entry, URLPattern)
         if entry.name in NOT_PAGES:
             continue
         path = str(entry.pattern)
