@@ -1,0 +1,41 @@
+"""``manage.py labhost``: run labs and nothing else (lockviz.labhost.host).
+
+It takes run requests from LOCKVIZ_CHANNEL_REDIS while it has a free slot, runs them, answers
+the clicks web processes relay to it, and keeps a heartbeat. SIGTERM drains (no new run; the
+ones here play to their verdict; then it exits); Ctrl-C stops at once, saying so in its runs.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from lockviz.catalogue import REDIS
+from lockviz.lab import registry
+from lockviz.lab.errors import LabError
+from lockviz.lab.servers import install_hint, missing
+from lockviz.labhost.host import LabHost
+from lockviz.management.commands.serve import self_test
+
+
+class Command(BaseCommand):
+    help = "Run labs for the web processes: take run requests from LOCKVIZ_CHANNEL_REDIS."
+
+    def handle(self, *args: object, **options: object) -> None:
+        if not settings.LOCKVIZ_CHANNEL_REDIS:
+            raise CommandError(
+                "a lab host needs LOCKVIZ_CHANNEL_REDIS: the Redis the web processes publish "
+                "run requests on, e.g. redis://127.0.0.1:6379/0"
+            )
+        try:
+            registry.sweep()  # server sets a killed process left here
+            if not settings.LOCKVIZ_SERVERS:
+                if missing(REDIS):
+                    raise CommandError(install_hint(missing(REDIS)))
+                self_test()
+        except LabError as exc:
+            raise CommandError(f"the lab does not work here: {exc}") from None
+        try:
+            LabHost().serve()  # it says what it does in the log
+        except KeyboardInterrupt:
+            self.stdout.write("lab host stopped (Ctrl-C)")
