@@ -104,7 +104,12 @@ class Command(BaseCommand):
         if missing(REDIS):
             raise CommandError(install_hint(missing(REDIS)))
         if not settings.LOCKVIZ_CHANNEL_REDIS:
-            self.step("live streams: their redis-server", channel_layer.embedded_url)
+            try:
+                self.step("live streams: their redis-server", channel_layer.embedded_url)
+            except CommandError as exc:
+                raise CommandError(
+                    f"the lab does not work here, so lockviz stopped: live streams: {exc}"
+                ) from None
             settings.LOCKVIZ_CHANNEL_REDIS = channel_layer.embedded_url()
         settings.LOCKVIZ_LAB_HOSTS = "remote"
         return embedded.start(settings.LOCKVIZ_CHANNEL_REDIS)
