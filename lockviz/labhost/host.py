@@ -100,12 +100,16 @@ class LabHost:
                 self.take(request)
 
     def room(self) -> tuple[bool, bool]:
-        """Whether this host would take a run now, and a presenter's run (the reserved slot)."""
+        """Whether this host would take a run now, and a presenter's run (the reserved slot).
+
+        Not while a run it took waits here for its turn to start (starts are one at a time,
+        lockviz.lab.capacity): a request left in the stream goes to whichever host is free
+        first, instead of waiting behind this one's starts."""
         if self.draining.is_set():
             return False, False
         machine = recorder.machine()
         busy = len(machine.running) + machine.waiting
-        return busy < machine.limit, busy < machine.limit + RESERVED
+        return busy < machine.limit and not machine.waiting, busy < machine.limit + RESERVED
 
     # -- one request ------------------------------------------------------------------------
 

@@ -19,29 +19,16 @@ from typing import Any
 import pytest
 import redis
 
+from bench.labhost import LabHost, turns
 from lockviz.labhost import stream
 from tests.deploy.clients import Viewer, Visitor
 from tests.deploy.conftest import Database, Layer, Replica, replica_env, start_replicas, stop_all
-from tests.deploy.labhosts import LabHost
 
 pytestmark = pytest.mark.live
 
 GONE = "the lab host stopped answering"
 TOLD_WITHIN_S = 10.0  # issue 21: a dead host's runs read interrupted within 10 s
 START_PATIENCE_S = 90.0  # a busy 2-core machine may take this long to start a run
-
-
-def turns(seconds: int, title: str) -> dict[str, Any]:
-    """Two clients taking turns for ``seconds``: a run that plays on by itself."""
-    return {
-        "format": 1, "title": title, "backend": "redis", "fencing": True, "ttl_ms": 3000,
-        "clients": ["alice", "bob"],
-        "steps": [
-            {"at_ms": 1000 * i, "client": ("alice", "bob")[i // 2 % 2],
-             "do": ("acquire", "release")[i % 2]}
-            for i in range(seconds + 1)
-        ],
-    }  # fmt: skip
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Lab hosts for the deployment tests: ``manage.py labhost`` processes beside web processes.
+"""``manage.py labhost`` in a child process, as bench/labhosts.py and tests/deploy/ start it.
 
 Each host runs, as root, under a host name of its own (``unshare --uts``, as the replicas of
 tests/deploy/conftest.py do), so that nobody can learn its death from the kernel's process
@@ -14,17 +14,35 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from bench.app import ROOT
 from lockviz.lab import procs
-from tests.deploy.conftest import SEPARATE_HOSTS
+
+SEPARATE_HOSTS = os.geteuid() == 0  # unshare --uts needs CAP_SYS_ADMIN
+
+
+def turns(seconds: int, title: str) -> dict[str, Any]:
+    """A scenario: two clients taking turns for ``seconds``, a run that plays on by itself."""
+    return {
+        "format": 1, "title": title, "backend": "redis", "fencing": True, "ttl_ms": 3000,
+        "clients": ["alice", "bob"],
+        "steps": [
+            {"at_ms": 1000 * i, "client": ("alice", "bob")[i // 2 % 2],
+             "do": ("acquire", "release")[i % 2]}
+            for i in range(seconds + 1)
+        ],
+    }  # fmt: skip
 
 
 class LabHost:
     """One ``manage.py labhost``, taking runs once constructed (its self-test passed)."""
 
-    def __init__(self, name: str, workdir: Path, env: dict[str, str], timeout_s: float = 90):
+    def __init__(
+        self, name: str, workdir: Path, env: dict[str, str], timeout_s: float = 90
+    ) -> None:
         self.name = name
+        self.env = env
         self.log_path = workdir / f"{name}.log"
         self.log = open(self.log_path, "a+")  # noqa: SIM115 (closed when it has ended)
         full = {**os.environ, **env}
