@@ -29,7 +29,7 @@ READY_TIMEOUT_S = 180.0  # its self-test starts servers on a loaded machine
 
 def start(redis_url: str) -> subprocess.Popen[bytes]:
     """``manage.py labhost`` on ``redis_url``, its output beside ``serve``'s."""
-    env = {**os.environ, "LOCKVIZ_CHANNEL_REDIS": redis_url, "LOCKVIZ_LAB_HOSTS": "remote"}
+    env = {**os.environ, "LOCKVIZ_CHANNEL_REDIS": redis_url, "LOCKVIZ_LAB_HOSTS": "inprocess"}
     env.pop("LOCKVIZ_CHANNEL_REDIS_PASSWORD_FILE", None)  # the password is in the URL
     env.pop("DJANGO_SETTINGS_MODULE", None)
     manage = os.path.join(settings.BASE_DIR, "manage.py")

@@ -43,10 +43,19 @@ def key(host: str) -> str:
     return f"lockviz:labhost:{host}"
 
 
+_clients: dict[tuple[str, float], redis.Redis] = {}
+
+
 def client(timeout_s: float = 2.0) -> redis.Redis:
-    return redis.Redis.from_url(
-        settings.LOCKVIZ_CHANNEL_REDIS, socket_timeout=timeout_s, socket_connect_timeout=2
-    )
+    """A client of LOCKVIZ_CHANNEL_REDIS (one connection pool per timeout, kept: the keeper
+    and pages ask every few seconds)."""
+    key = (settings.LOCKVIZ_CHANNEL_REDIS, timeout_s)
+    found = _clients.get(key)
+    if found is None:
+        found = _clients[key] = redis.Redis.from_url(
+            key[0], socket_timeout=timeout_s, socket_connect_timeout=2
+        )
+    return found
 
 
 def beat(to: redis.Redis, slots: Slots) -> None:

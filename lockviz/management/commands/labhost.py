@@ -38,6 +38,7 @@ class Command(BaseCommand):
                 "a lab host needs LOCKVIZ_CHANNEL_REDIS: the Redis the web processes publish "
                 "run requests on, e.g. redis://127.0.0.1:6379/0"
             )
+        settings.LOCKVIZ_LAB_HOSTS = "inprocess"  # whatever the web processes' setting: runs here
         if options["healthy"]:
             here = [h for h in heartbeat.hosts() if h.host.startswith(f"{socket.gethostname()}:")]
             if not here:
