@@ -295,6 +295,7 @@ def drain(bench: Bench) -> None:
 def click(bench: Bench, count: int) -> None:
     learner = Browser(bench.webs[0].url)
     (run,) = started([learner.play()])
+    stop = watched(bench.webs[1].url, [run])
     bench.wait("the session playing", lambda: bench.run(run)["status"] == "running", 120)
     time.sleep(3)
     https: list[float] = []
@@ -317,6 +318,7 @@ def click(bench: Bench, count: int) -> None:
         relayed.append((time.perf_counter() - began) * 1000)
         assert answer is not None and b"zed" in answer[1], answer
     learner.click(run, "finish")
+    stop.set()
     bench.rows += [
         (f"a click through a web process to the host ({count}, HTTP)", p50_p99(https), ""),
         (f"the relay's round trip through Redis ({count * 2}, refused clicks)",

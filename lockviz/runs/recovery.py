@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 
 HEARTBEAT_S = 2.0  # how often a process touches its runs, and looks for a dead sibling's
 STALE_S = 7.0  # a live run untouched this long has no process running it
+UNWATCHED_S = 20.0  # a run waiting for a lab host that nobody has watched this long is cancelled
 UNTAKEN_S = 60.0  # a run queued for lab hosts while none answers this long will not be run
 NO_HOST = f"no lab host answered for {UNTAKEN_S:g} s to take it"
 APP_GONE = "the app that ran it stopped before it ended (it was killed or restarted)"
@@ -102,6 +103,11 @@ def recover() -> int:
     live = list(Run.objects.filter(status__in=Run.LIVE).exclude(host=process_id()))
     gone = heartbeat.gone(sorted({run.host for run in live if run.host}))
     untaken = [run for run in live if not run.host]
+    unwatched = [run for run in untaken if _unwatched(run, now)]
+    for run in unwatched:
+        why = f"nobody watched it for {UNWATCHED_S:g} s while it waited for a lab host"
+        interrupt(run, why, Run.Status.CANCELLED)
+    untaken = [run for run in untaken if run not in unwatched]
     if untaken and not heartbeat.hosts():
         long_ago = now - dt.timedelta(seconds=UNTAKEN_S)
         untaken = [run for run in untaken if run.created < long_ago]
@@ -112,7 +118,15 @@ def recover() -> int:
         interrupt(run, _why(run.host))
     for run in untaken:
         interrupt(run, NO_HOST)
-    return len(orphans) + len(untaken)
+    return len(orphans) + len(untaken) + len(unwatched)
+
+
+def _unwatched(run: Run, now: dt.datetime) -> bool:
+    """A run queued for lab hosts with no page open on it, made :data:`UNWATCHED_S` ago (as a
+    run waiting in one process's queue is cancelled when nobody watches it: lockviz.runs.
+    recorder)."""
+    waited = now - dt.timedelta(seconds=UNWATCHED_S)
+    return run.status == Run.Status.QUEUED and run.watchers <= 0 and run.created < waited
 
 
 def _why(host: str) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,13 @@ class Tier:
     hosts: dict[str, LabHost]
     workdir: Path
     env: dict[str, str]
+    viewers: list[Viewer] = field(default_factory=list)
+
+    def watched(self, run_id: str) -> str:
+        """``run_id``, its page open (a run nobody watches while it waits is cancelled)."""
+        viewer = Viewer(f"page of {run_id}", self.webs["web-2"].url, run_id).start(300)
+        self.viewers.append(viewer)
+        return run_id
 
     def add_host(self, name: str) -> LabHost:
         self.hosts[name] = LabHost(name, self.workdir, self.env)
@@ -103,6 +110,8 @@ def tier(
         found.add_host("lab-2")
         yield found
     finally:
+        for viewer in found.viewers:
+            viewer.ended = True
         for lab in found.hosts.values():
             lab.stop()
         stop_all(webs.values())
@@ -112,7 +121,7 @@ def test_web_processes_run_no_lab_and_a_run_started_through_one_is_clicked_throu
     tier: Tier,
 ) -> None:
     learner = Visitor(tier.webs["web-1"].url)
-    run = learner.start_session()  # through web process A
+    run = tier.watched(learner.start_session())  # through web process A
     lab = tier.playing(run)  # ...on lab host X
     for web in tier.webs.values():  # no lab, no fork server, no redis-server of its own
         assert web.descendants() == {}, f"{web.name} (remote) started processes"
@@ -129,7 +138,7 @@ def test_kill_9_of_a_host_interrupts_its_runs_within_10_s_and_new_runs_go_to_the
     tier: Tier,
 ) -> None:
     learner = Visitor(tier.webs["web-1"].url)
-    runs = [learner.start_scenario(turns(60, f"long run {n}")) for n in range(2)]
+    runs = [tier.watched(learner.start_scenario(turns(60, f"long run {n}"))) for n in range(2)]
     for run in runs:
         tier.playing(run)
     victim = tier.host_of(runs[0])
@@ -157,7 +166,7 @@ def test_kill_9_of_a_host_interrupts_its_runs_within_10_s_and_new_runs_go_to_the
             assert tier.run(run)["status"] == "running", tier.run(run)
             assert learner.finish(run) == "done"
     newcomer = Visitor(tier.webs["web-2"].url)
-    fresh = newcomer.start_session()
+    fresh = tier.watched(newcomer.start_session())
     assert tier.playing(fresh) is survivor
     assert newcomer.finish(fresh) == "done"
     del tier.hosts[victim.name]
@@ -166,12 +175,12 @@ def test_kill_9_of_a_host_interrupts_its_runs_within_10_s_and_new_runs_go_to_the
 
 def test_sigterm_drains_a_host_it_takes_no_new_run_and_loses_none(tier: Tier) -> None:
     learner = Visitor(tier.webs["web-2"].url)
-    run = learner.start_scenario(turns(12, "a run that must end with its verdict"))
+    run = tier.watched(learner.start_scenario(turns(12, "a run that must end with its verdict")))
     draining = tier.playing(run)
     draining.term()
     termed = time.monotonic()
     newcomer = Visitor(tier.webs["web-1"].url)
-    later = newcomer.start_session()  # taken by the other host only
+    later = tier.watched(newcomer.start_session())  # taken by the other host only
     assert tier.host_of(later) is not draining
     assert tier.run(later)["status"] == "running"
     time.sleep(2)
@@ -195,10 +204,19 @@ def test_a_request_taken_by_a_host_that_died_before_starting_it_is_run_by_anothe
         lab.stop()
         del tier.hosts[lab.name]
     learner = Visitor(tier.webs["web-1"].url)
-    run = learner.start_scenario(turns(3, "a request whose first host died"))
+    # Nobody watches this one: while it waits for a lab host it is cancelled, as a run waiting
+    # in one process's queue is, and no host runs it afterwards.
+    lonely = learner.start_scenario(turns(3, "nobody watches this one"))
+    wait_for(f"unwatched run {lonely} cancelled",
+             lambda: tier.run(lonely)["status"] == "cancelled", 40)  # fmt: skip
+    assert "nobody watched it" in tier.run(lonely)["error"]
+    run = tier.watched(learner.start_scenario(turns(3, "a request whose first host died")))
     client = tier.redis()
     dead = "lab-dead:1:1"  # a host that read the request, and died before it started the run
     taken = stream.take(client, dead, block_ms=2000)
+    while taken is not None and taken.run_id == lonely:  # the cancelled one's request: ack it
+        stream.ack(client, taken)
+        taken = stream.take(client, dead, block_ms=2000)
     assert taken is not None and taken.run_id == run, taken
     assert tier.run(run)["status"] == "queued"
     assert stream.pending(client) == 1
@@ -216,3 +234,5 @@ def test_a_request_taken_by_a_host_that_died_before_starting_it_is_run_by_anothe
     ), 20)  # fmt: skip
     assert first.started(run) + second.started(run) == 1
     assert tier.kinds(run) == kinds
+    assert first.started(lonely) + second.started(lonely) == 0
+    assert tier.run(lonely)["status"] == "cancelled"
