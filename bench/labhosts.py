@@ -15,7 +15,8 @@ PostgreSQL and a Redis, as tests/deploy/test_labhosts.py sets them up. Then:
 * **click**: a free-play session on a host, clicked through the web processes (neither runs
   it): the HTTP round trip of a click p50/p99, and the relay's own round trip through Redis
   (a refused click asked straight over lockviz.runs.relay's protocol: no HTTP) p50/p99 (goal
-  p99 ≤ 20 ms).
+  p99 ≤ 20 ms); then the same clicks on a third ``serve`` that runs its run itself
+  (``inprocess``), the baseline.
 
 It prints a table and writes it into docs/performance.md (its "Lab hosts" section).
 
@@ -326,6 +327,32 @@ def click(bench: Bench, count: int) -> None:
     ]  # fmt: skip
 
 
+def baseline(bench: Bench, count: int, workdir: Path) -> None:
+    """The same clicks on a web process that runs the run itself (``inprocess``, as before lab
+    hosts), on the same machine and database: what the tier adds to a click."""
+    env = {**bench.env, "LOCKVIZ_LAB_HOSTS": "inprocess"}
+    app = App(str(workdir / "unused.sqlite3"), str(workdir / "inprocess.log"), env,
+              probe="/healthz")  # fmt: skip
+    try:
+        learner = Browser(app.url)
+        (run,) = started([learner.play()])
+        stop = watched(app.url, [run])
+        bench.wait("the session playing", lambda: bench.run(run)["status"] == "running", 120)
+        time.sleep(3)
+        ms: list[float] = []
+        for n in range(count):
+            began = time.perf_counter()
+            got = learner.click(run, do=("acquire", "release")[n % 2], client="alice")
+            ms.append((time.perf_counter() - began) * 1000)
+            assert got == "done", f"click {n} in process: {got}"
+        learner.click(run, "finish")
+        stop.set()
+    finally:
+        app.stop()
+    bench.rows.append((f"the same click, run in the web process itself ({count}, HTTP)",
+                       p50_p99(ms), "baseline"))  # fmt: skip
+
+
 def p50_p99(ms: list[float]) -> str:
     ms = sorted(ms)
     return f"p50 {ms[len(ms) // 2]:.1f} ms, p99 {ms[int(len(ms) * 0.99) - 1]:.1f} ms"
@@ -369,8 +396,8 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-labhosts-") as workdir, tier(Path(workdir)) as b:
         phases: list[Callable[[], None]] = [
-            lambda: click(b, args.clicks), lambda: spread(b, args.runs),
-            lambda: kill_9(b), lambda: drain(b),
+            lambda: click(b, args.clicks), lambda: baseline(b, args.clicks, Path(workdir)),
+            lambda: spread(b, args.runs), lambda: kill_9(b), lambda: drain(b),
         ]  # fmt: skip
         for phase in phases:
             phase()
