@@ -88,7 +88,7 @@ class LabHost:
                 requests: list[stream.Request] = []
                 if time.monotonic() - reclaimed_at >= RECLAIM_EVERY_S:
                     reclaimed_at = time.monotonic()
-                    requests = stream.reclaim(self._redis, self.identity)[:1]
+                    requests = stream.reclaim(self._redis, self.identity, not room)
                 if not requests:
                     got = stream.take(self._redis, self.identity, READ_BLOCK_MS, not room)
                     requests = [got] if got else []
@@ -97,7 +97,11 @@ class LabHost:
                 time.sleep(1)
                 continue
             for request in requests:
-                self.take(request)
+                try:
+                    self.take(request)
+                except Exception:  # the database is away for a moment: the request stays
+                    log.exception("lab host: could not take run %s", request.run_id)
+                    time.sleep(1)  # pending, and is claimed again (stream.CLAIM_IDLE_S)
 
     def room(self) -> tuple[bool, bool]:
         """Whether this host would take a run now, and a presenter's run (the reserved slot).
@@ -115,12 +119,14 @@ class LabHost:
 
     def take(self, request: stream.Request) -> bool:
         """Start ``request``'s run here if it is still queued (no other host started it):
-        whether it did. The request is acknowledged either way."""
+        whether it did. The request is acknowledged either way (unacknowledged, as when Redis
+        blinks, it is claimed again later and skipped: the database says it started)."""
         try:
             started = Run.objects.filter(pk=request.run_id, status=Run.Status.QUEUED).update(
                 status=Run.Status.RUNNING, host=self.identity, alive_at=timezone.now()
             )
-            stream.ack(self._redis, request)
+            with contextlib.suppress(redis.RedisError):
+                stream.ack(self._redis, request)
             run = Run.objects.filter(pk=request.run_id).first() if started else None
             if run is None:
                 log.info("run %s: started, ended or gone already: skipped", request.run_id)
@@ -128,10 +134,14 @@ class LabHost:
             log.info("run %s: started here (%s)", run.pk, request.stream)
             try:
                 scenario = parse(run.scenario, allow_empty=run.open_ended)
+                recorder.start(run, scenario, run.open_ended, first=request.first)
             except ScenarioError as exc:
                 recovery.interrupt(run, f"the lab host could not read its scenario: {exc}")
                 return False
-            recorder.start(run, scenario, run.open_ended, first=request.first)
+            except Exception as exc:  # marked started here: it must not read "running" forever
+                log.exception("run %s: could not start", run.pk)
+                recovery.interrupt(run, f"the lab host could not start it: {exc}")
+                return False
             return True
         finally:
             close_old_connections()

@@ -66,16 +66,17 @@ def take(
     return got
 
 
-def reclaim(client: redis.Redis, consumer: str) -> list[Request]:
-    """Requests a dead host read and never acknowledged, now ``consumer``'s (one per stream at
-    a time: a host claims only what it has room for)."""
-    found: list[Request] = []
-    for stream in (FIRST, RUNS):
+def reclaim(client: redis.Redis, consumer: str, first_only: bool = False) -> list[Request]:
+    """A request a dead host read and never acknowledged, now ``consumer``'s: a presenter's
+    first, else (unless ``first_only``) any; at most one (a host claims what it has room for)."""
+    for stream in (FIRST,) if first_only else (FIRST, RUNS):
         answer: Any = client.xautoclaim(
             stream, GROUP, consumer, min_idle_time=int(CLAIM_IDLE_S * 1000), count=1
         )
-        found += [_request(stream, entry, fields) for entry, fields in answer[1] if fields]
-    return found
+        found = [_request(stream, entry, fields) for entry, fields in answer[1] if fields]
+        if found:
+            return found
+    return []
 
 
 def ack(client: redis.Redis, request: Request) -> None:
