@@ -56,6 +56,9 @@ class LabHost:
         recorder.keep_forever()  # per-run alive_at, a dead sibling's runs, relayed clicks
         threading.Thread(target=self._beating, name="labhost-heartbeat", daemon=True).start()
         signal.signal(signal.SIGTERM, lambda *_: self.drain())
+        # Ctrl-C (or serve stopping it) ends it even when it was started from a shell that
+        # ignores SIGINT in background jobs: an ignored signal is inherited, a handler is not.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         log.info(f"lab host {self.identity}: taking runs")
         try:
             self._taking()
@@ -96,6 +99,9 @@ class LabHost:
                 log.warning("lab host: could not read run requests: %s", exc)
                 time.sleep(1)
                 continue
+            if requests and self.draining.is_set():  # SIGTERM came while it read: not ours
+                log.info("run %s: left for another host (draining)", requests[0].run_id)
+                break  # unacknowledged, another host claims it (stream.CLAIM_IDLE_S)
             for request in requests:
                 try:
                     self.take(request)

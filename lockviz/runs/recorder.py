@@ -392,7 +392,8 @@ def _keep(forever: bool = False) -> None:
     """Tell the database, every few seconds, which runs are ours, and look out for a dead
     sibling's (lockviz.runs.recovery.keep); answer clicks relayed from siblings."""
     recovery.keep(_ours, _let_go, forever)
-    relay.listen(recovery.process_id(), {"inject": _answer_inject, "finish": _answer_finish})
+    if not labhosts.remote():  # a web process that leaves runs to lab hosts runs none itself
+        relay.listen(recovery.process_id(), {"inject": _answer_inject, "finish": _answer_finish})
 
 
 def keep_forever() -> None:

@@ -42,6 +42,7 @@ from lockviz.lab.errors import LabError
 from lockviz.lab.labs import LocalLab
 from lockviz.lab.servers import install_hint, missing
 from lockviz.labhost import embedded
+from lockviz.models import Run
 from lockviz.runs import recorder, recovery
 from lockviz.unsent import measure_daphne
 
@@ -111,6 +112,9 @@ class Command(BaseCommand):
                     f"the lab does not work here, so lockviz stopped: live streams: {exc}"
                 ) from None
             settings.LOCKVIZ_CHANNEL_REDIS = channel_layer.embedded_url()
+            # A new Redis holds no request: runs an earlier start left waiting will not be run.
+            for run in Run.objects.filter(status=Run.Status.QUEUED, host=""):
+                recovery.interrupt(run, "the app was restarted before a lab host took it")
         settings.LOCKVIZ_LAB_HOSTS = "remote"
         return embedded.start(settings.LOCKVIZ_CHANNEL_REDIS)
 
