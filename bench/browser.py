@@ -5,6 +5,7 @@ run. Its :attr:`Browser.cookie` opens the run's WebSocket as that same browser
 
 from __future__ import annotations
 
+import copy
 import http.cookiejar
 import json
 import re
@@ -51,7 +52,7 @@ class Browser:
             self.opener.open(request, timeout=self.timeout_s).read()
         except urllib.error.HTTPError as exc:
             location = exc.headers.get("Location", "")
-            if exc.code == 302 and (match := re.search(r"/runs/(\w+)/", location)):
+            if exc.code == 302 and (match := re.search(r"/(?:runs|play)/(\w+)/", location)):
                 return match.group(1), ""
             return None, f"HTTP {exc.code}"
         return None, "no redirect"
@@ -63,3 +64,29 @@ class Browser:
     def run_scenario(self, data: dict[str, Any]) -> tuple[str | None, str]:
         """Run a scenario of one's own, as the import page's "Run it" does."""
         return self.post("/import/run/", {"scenario": json.dumps(data)})
+
+    def at(self, url: str) -> Browser:
+        """The same browser (its cookies) on another address of the same host."""
+        other = copy.copy(self)
+        other.url = url
+        return other
+
+    def play(self) -> tuple[str | None, str]:
+        """Start a free-play session (single-node Redis, alice and bob)."""
+        return self.post("/play/", {"backend": "redis", "clients": "2", "ttl_ms": "2000",
+                                    "fencing": "on"})  # fmt: skip
+
+    def click(self, run_id: str, action: str = "do", **fields: str) -> str:
+        """A click (``action`` "do") or Finish ("finish") on a live run, as htmx sends it:
+        "done" when applied, else the X-Fault header (refused, not live) or the status."""
+        request = urllib.request.Request(
+            f"{self.url}/runs/{run_id}/{action}",
+            urllib.parse.urlencode(fields).encode(),
+            headers={"Referer": self.url + "/", "Origin": self.url, "HX-Request": "true",
+                     "X-CSRFToken": self.csrf},
+        )  # fmt: skip
+        try:
+            with self.opener.open(request, timeout=self.timeout_s) as answer:
+                return str(answer.headers.get("X-Fault") or answer.status)
+        except urllib.error.HTTPError as exc:
+            return str(exc.headers.get("X-Fault") or exc.code)

@@ -64,6 +64,12 @@ LOCKVIZ_CHANNEL_REDIS the Redis that carries live events to viewers (the channel
                       "redis://10.0.0.5:6379/0": several app processes on one such Redis (and
                       one database) all stream every run. Unset, each app process starts a
                       redis-server of its own for it (see lockviz.channel_layer)
+LOCKVIZ_LAB_HOSTS     where runs' labs run (lockviz.labhost): "embedded" (default) - `serve`
+                      starts one lab host of its own as a child process and runs no lab itself
+                      (elsewhere - tests, manage.py run_scenario - runs execute in the process);
+                      "remote" - `serve` starts no lab: runs are queued for `manage.py labhost`
+                      processes on LOCKVIZ_CHANNEL_REDIS (needed); "inprocess" - `serve` runs
+                      labs in its own process, as lockviz did before lab hosts
 """
 
 from __future__ import annotations
@@ -241,6 +247,15 @@ FILE_UPLOAD_HANDLERS = [
 
 LOCKVIZ_SERVERS = os.environ.get("LOCKVIZ_SERVERS", "")
 LOCKVIZ_MAX_RUNS = number("LOCKVIZ_MAX_RUNS", 24)  # a ceiling: see capacity
+LOCKVIZ_LAB_HOSTS = os.environ.get("LOCKVIZ_LAB_HOSTS", "embedded").strip() or "embedded"
+if LOCKVIZ_LAB_HOSTS not in ("embedded", "remote", "inprocess"):
+    raise ImproperlyConfigured(
+        f"LOCKVIZ_LAB_HOSTS={LOCKVIZ_LAB_HOSTS!r} must be embedded, remote or inprocess"
+    )
+if LOCKVIZ_LAB_HOSTS == "remote" and not LOCKVIZ_CHANNEL_REDIS:
+    raise ImproperlyConfigured(
+        "LOCKVIZ_LAB_HOSTS=remote needs LOCKVIZ_CHANNEL_REDIS: the Redis the lab hosts read from"
+    )
 LOCKVIZ_MAX_QUEUE = number("LOCKVIZ_MAX_QUEUE", 64)
 LOCKVIZ_MAX_PER_BROWSER = number("LOCKVIZ_MAX_PER_BROWSER", 4)
 LOCKVIZ_RETENTION_DAYS = number("LOCKVIZ_RETENTION_DAYS", 30)

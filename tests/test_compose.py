@@ -75,7 +75,7 @@ def uid(service: dict[str, Any]) -> int:
 
 def test_two_replicas_behind_caddy_and_any_replica_serves_any_request() -> None:
     found = services()
-    assert {*APPS, "proxy", "proxy-volumes", "db", "live", "secrets"} == set(found)
+    assert {*APPS, "lab", "proxy", "proxy-volumes", "db", "live", "secrets"} == set(found)
     proxy = found["proxy"]
     assert proxy["image"].startswith("caddy:2.")
     assert any(
@@ -90,10 +90,30 @@ def test_two_replicas_behind_caddy_and_any_replica_serves_any_request() -> None:
         assert "LOCKVIZ_SERVERS" not in env  # the lab's own servers: every fault works
         assert env["LOCKVIZ_PUBLIC_URL"] == "https://localhost"
         assert "*" not in env.get("LOCKVIZ_ALLOWED_HOSTS", "")  # no DNS rebinding
+        assert env["LOCKVIZ_LAB_HOSTS"] == "remote"  # the web replicas run no lab
     nginx = (ROOT / "deploy" / "nginx.conf").read_text()
     assert "server app-1:8000" in nginx and "server app-2:8000" in nginx
     live = [line.split("#")[0] for line in nginx.splitlines()]
     assert not any(word in line for line in live for word in ("hash", "sticky")), "no affinity"
+
+
+def test_lab_hosts_run_the_labs_beside_the_web_replicas() -> None:
+    """Issue 21: a ``lab`` service of two replicas runs ``manage.py labhost`` on the same
+    database and Redis as the web replicas; they drain on SIGTERM, given time to."""
+    found = services()
+    lab = found["lab"]
+    assert lab["command"][-2:] == ["manage.py", "labhost"]
+    assert lab["deploy"]["replicas"] == 2
+    assert "ports" not in lab  # nothing reaches a lab host but Redis and the database
+    env, web = lab["environment"], found["app-1"]["environment"]
+    for shared in ("LOCKVIZ_DATABASE_URL", "LOCKVIZ_CHANNEL_REDIS", "LOCKVIZ_STATE_DIR"):
+        assert env[shared] == web[shared], shared
+    assert env.get("LOCKVIZ_LAB_HOSTS") in (None, "remote")
+    assert "--healthy" in lab["healthcheck"]["test"]
+    assert lab["depends_on"]["db"] == {"condition": "service_healthy"}
+    assert lab["stop_grace_period"] not in ("", "0s")
+    assert lab["volumes"] == ["secrets:/secrets:ro"]
+    assert uid(lab) != 0
 
 
 def test_the_apps_believe_forwarded_headers_from_the_proxy_alone() -> None:

@@ -107,7 +107,7 @@ class RunConsumer(Counted, AsyncWebsocketConsumer):
             self.scenario = run.scenario
             self.counted = True  # a queued run with nobody watching is cancelled
             metrics.viewers("run", +1)
-            await self._send_status(run.status, queue_position(run.pk))
+            await self._send_status(run.status, await position(run))
             await self._catch_up(after, run, told)
         finally:
             self.holding -= 1
@@ -186,7 +186,7 @@ class RunConsumer(Counted, AsyncWebsocketConsumer):
         holds beyond what this viewer has, and the run's status now."""
         run = await database_sync_to_async(Run.objects.filter(pk=self.run_id).first)()
         if run is not None:
-            await self._send_status(run.status, queue_position(run.pk))
+            await self._send_status(run.status, await position(run))
             await self._catch_up(self.sent)
 
     async def _forward(self, message: Message) -> None:
@@ -296,3 +296,10 @@ def _read_after(values: Sequence[object] | None) -> int | str:
     if number < 0 or str(number) != str(value).strip():
         return f"after must be a whole number ≥ 0, not {value!r}"
     return number
+
+
+async def position(run: Run) -> int | None:
+    """A queued run's place in line (with lab hosts, counted in the database: off the loop)."""
+    if run.status != Run.Status.QUEUED:
+        return None
+    return await database_sync_to_async(queue_position)(run.pk)

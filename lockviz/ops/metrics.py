@@ -7,11 +7,13 @@ What an admin running a class watches, by name:
                                            running, finished, failed, interrupted,
                                            cancelled), counted at each scrape
 ``lockviz_lab_slots{state}``       gauge   this process's lab: runs playing or starting
-                                           (``in_use``) and room for more (``free``)
+                                           (``in_use``) and room for more (``free``); a
+                                           web process with lab hosts: every host's sum
 ``lockviz_lab_limit``              gauge   how many runs may play at once now: it adapts
                                            to the machine (lockviz.lab.capacity), up to
                                            ``LOCKVIZ_MAX_RUNS``
-``lockviz_queue_length``           gauge   runs of this process waiting for a slot
+``lockviz_queue_length``           gauge   runs of this process waiting for a slot (with
+                                           lab hosts: runs no host has taken yet)
 ``lockviz_viewers{stream}``        gauge   live streams open on this process: ``run``
                                            (a run's events) and ``room`` (a class)
 ``lockviz_refusals_total{reason}`` counter requests refused: ``lab_busy`` (503),
@@ -61,6 +63,8 @@ from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 
 from lockviz.lab import capacity
+from lockviz.labhost import heartbeat
+from lockviz.labhost import web as labhosts
 from lockviz.models import Run
 
 log = logging.getLogger(__name__)
@@ -147,8 +151,7 @@ class LabCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         yield from self._runs()
-        lab = capacity.machine()
-        in_use, limit = len(lab.running), lab.limit
+        in_use, limit, waiting = self._slots()
         slots = GaugeMetricFamily(
             "lockviz_lab_slots", "This process's run slots: in use, and free", labels=["state"]
         )
@@ -159,8 +162,21 @@ class LabCollector(Collector):
             "lockviz_lab_limit", "Runs this process lets play at once now (adapts)", value=limit
         )
         yield GaugeMetricFamily(
-            "lockviz_queue_length", "Runs of this process waiting for a slot", value=lab.waiting
+            "lockviz_queue_length", "Runs of this process waiting for a slot", value=waiting
         )
+
+    def _slots(self) -> tuple[int, int, int]:
+        """(in use, limit, waiting): this process's lab, or every lab host's (the lab-slots
+        metric a deployment scales its lab hosts on: docs/architecture.md)."""
+        if labhosts.remote():
+            hosts = heartbeat.hosts()
+            try:
+                waiting = labhosts.waiting()
+            except DatabaseError:
+                waiting = 0
+            return sum(h.running for h in hosts), sum(h.limit for h in hosts), waiting
+        lab = capacity.machine()
+        return len(lab.running), lab.limit, lab.waiting
 
     def _runs(self) -> Iterator[Metric]:
         try:

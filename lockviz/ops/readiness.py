@@ -11,7 +11,10 @@
   runs. A fork server found dead is started again, as the next run would: the check then says
   whether a run *could* start, and a killed fork server does not keep a replica out of rotation
   until someone starts a run on it. With ``LOCKVIZ_SERVERS`` the servers are someone else's,
-  started by compose and checked by its own healthchecks: not checked here.
+  started by compose and checked by its own healthchecks: not checked here. A web process
+  that leaves runs to lab hosts (``LOCKVIZ_LAB_HOSTS=remote``, or ``serve``'s own lab host)
+  starts no lab: it says how many lab hosts answer and their free slots, and is ready without
+  any (runs wait in the stream until a host takes them: pages still serve).
 
 A check returns what it found or raises; :func:`run_checks` turns whatever it raised into a
 failed :class:`Check` naming the error, so a probe reads plain text, never a traceback. A
@@ -37,6 +40,8 @@ from lockviz.lab import forkserver
 from lockviz.lab.errors import LabError
 from lockviz.lab.servers import install_hint, missing
 from lockviz.lab.servers.redis import REDIS_BINARY
+from lockviz.labhost import heartbeat
+from lockviz.labhost import web as labhosts
 
 REDIS_TIMEOUT_S = 1.0
 
@@ -75,6 +80,11 @@ def channel_layer_redis() -> str:
 
 
 def lab() -> str:
+    if labhosts.remote():
+        hosts = heartbeat.hosts()
+        if not hosts:
+            return "no lab host answers now: runs wait in the queue until one does"
+        return f"{len(hosts)} lab host(s) answer, {sum(h.free for h in hosts)} free slot(s)"
     if settings.LOCKVIZ_SERVERS:
         return "servers from LOCKVIZ_SERVERS, not started here: their own healthchecks say"
     absent = missing(REDIS)

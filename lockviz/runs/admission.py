@@ -17,6 +17,7 @@ from django.conf import settings
 
 from lockviz.errors import Busy
 from lockviz.lab import capacity
+from lockviz.labhost import web as labhosts
 from lockviz.models import Run
 from lockviz.runs import recovery
 from lockviz.shares import UNKNOWN
@@ -41,6 +42,9 @@ def admit(
     """Whose share ``count`` more runs of ``owner`` (at ``address``) take (lockviz.shares.runs);
     :class:`Busy` or :class:`TooMany` if they may not start now (a presenter's runs, ``first``,
     go ahead of the queue: never refused as busy)."""
+    if labhosts.remote():  # the line is across every lab host (lockviz.labhost.web)
+        labhosts.admit(count, first)
+        return shares.charge(owner, address or UNKNOWN, count, open_ended)
     lab_now = machine()
     waiting, free = lab_now.waiting, lab_now.limit - len(lab_now.running)
     if not first and waiting + count > settings.LOCKVIZ_MAX_QUEUE + max(0, free):

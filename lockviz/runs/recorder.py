@@ -31,6 +31,7 @@ from lockviz.jsontypes import JsonObject
 from lockviz.lab import capacity, events
 from lockviz.lab.engine import RunEngine, RunResult
 from lockviz.lab.labs import Lab, make_lab
+from lockviz.labhost import web as labhosts
 from lockviz.models import Run, RunEvent
 from lockviz.narrator import Narrator
 from lockviz.runs import admission, priority, recovery, relay
@@ -82,7 +83,7 @@ def create_run(
         address=charge.address if charge else "",
         allowance=charge.allowance if charge else "",
         open_ended=open_ended,
-        host=recovery.process_id(),
+        host="" if labhosts.remote() else recovery.process_id(),  # a lab host's, once taken
         alive_at=timezone.now(),
         parent=fork.get("parent"),
         diverged_seq=fork.get("diverged_seq"),
@@ -116,7 +117,8 @@ def launch_many(
     ``slug`` is theirs, or one per scenario.
 
     Requests run in threads of their own, so two clicks at once would both pass a count taken
-    before either had created its run: admission and creation hold one lock.
+    before either had created its run: admission and creation hold one lock. With lab hosts
+    (``LOCKVIZ_LAB_HOSTS=remote``) the runs are recorded queued and published for them.
     """
     slugs = slug if isinstance(slug, list) else [slug] * len(scenarios)
     first = priority.presents(owner)
@@ -126,6 +128,9 @@ def launch_many(
             create_run(scenario, each, owner, charge, open_ended, **fork)
             for scenario, each in zip(scenarios, slugs, strict=True)
         ]
+        if labhosts.remote():
+            labhosts.publish([run.pk for run in runs], first)
+            return runs
         for run, scenario in zip(runs, scenarios, strict=True):
             start(run, scenario, open_ended, first=first)
     return runs
@@ -209,7 +214,7 @@ def _relayed(op: str, run_id: str, data: JsonObject) -> JsonObject:
     """``op`` done by the app process that runs ``run_id``: its answer, or ``{"problems":
     [NOT_LIVE]}`` when no live process runs it (a dead one's run is marked interrupted)."""
     run = Run.objects.filter(pk=run_id, status__in=Run.LIVE).first()
-    if run is None or run.host == recovery.process_id() or not relay.enabled():
+    if run is None or run.host in ("", recovery.process_id()) or not relay.enabled():
         return _NOT_LIVE
     if not recovery.running(run):
         recovery.settle(run)
@@ -282,6 +287,8 @@ def execute(
 
 
 def queue_position(run_id: str) -> int | None:
+    if labhosts.remote():
+        return labhosts.position(run_id)
     return admission.machine().position(run_id)
 
 
@@ -335,12 +342,18 @@ def _keep(forever: bool = False) -> None:
     """Tell the database, every few seconds, which runs are ours, and look out for a dead
     sibling's (lockviz.runs.recovery.keep); answer clicks relayed from siblings."""
     recovery.keep(_ours, _let_go, forever)
-    relay.listen(recovery.process_id(), {"inject": _answer_inject, "finish": _answer_finish})
+    if not labhosts.remote():  # a web process that leaves runs to lab hosts runs none itself
+        relay.listen(recovery.process_id(), {"inject": _answer_inject, "finish": _answer_finish})
 
 
 def keep_forever() -> None:
     """For a serving process: the heartbeat and the lookout run as long as it does."""
     _keep(forever=True)
+
+
+def here() -> list[str]:
+    """The runs this process executes or has queued for its lab now."""
+    return _ours()
 
 
 def _ours() -> list[str]:

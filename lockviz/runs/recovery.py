@@ -8,7 +8,10 @@ process; anywhere, it has not been touched for :data:`STALE_S`. :func:`recover` 
 ``interrupted`` and says so in an event, sent to every open page of the run, so they tell the
 truth without a reload; ``serve`` calls it at start-up, and every app process's keeper every
 :data:`HEARTBEAT_S`, so a dead sibling's runs are found within about ten seconds (at once on
-the same host, where the kernel says the pid is gone).
+the same host, where the kernel says the pid is gone). A lab host (lockviz.labhost) also keeps
+a heartbeat key in Redis: once it lapses, its runs are orphans at once, and they read "the lab
+host stopped answering". A run queued for lab hosts (no ``host`` yet) waits in their stream; it
+is an orphan only when no lab host has answered for :data:`UNTAKEN_S`.
 
 :func:`prune` removes runs (and imported runs) older than the retention period, but never a run
 a teacher saved in their library; the app calls it at start-up, and ``manage.py prune`` on
@@ -32,6 +35,7 @@ from django.utils import timezone
 
 from lockviz import broadcast
 from lockviz.lab import events, procs
+from lockviz.labhost import heartbeat
 from lockviz.models import Plan, Run, RunEvent
 from lockviz.narrator import narrate
 
@@ -39,6 +43,10 @@ log = logging.getLogger(__name__)
 
 HEARTBEAT_S = 2.0  # how often a process touches its runs, and looks for a dead sibling's
 STALE_S = 7.0  # a live run untouched this long has no process running it
+UNWATCHED_S = 20.0  # a run waiting for a lab host that nobody has watched this long is cancelled
+UNTAKEN_S = 60.0  # a run queued for lab hosts while none answers this long will not be run
+NO_HOST = f"no lab host answered for {UNTAKEN_S:g} s to take it"
+APP_GONE = "the app that ran it stopped before it ended (it was killed or restarted)"
 LET_GO = "another app process marked this run interrupted: the one running it stopped answering"
 _keeper: threading.Thread | None = None
 _keeper_lock = threading.Lock()
@@ -72,28 +80,59 @@ def _orphaned(run: Run, stale: dt.datetime) -> bool:
 
 
 def running(run: Run) -> bool:
-    """Whether a live run's process is still there to run it."""
+    """Whether a live run's process is still there to run it (or, queued for lab hosts, still
+    waiting for one to take it)."""
     stale = timezone.now() - dt.timedelta(seconds=STALE_S)
-    return run.host == process_id() or not _orphaned(run, stale)
+    if run.host in ("", process_id()):
+        return True
+    return run.host not in heartbeat.gone([run.host]) and not _orphaned(run, stale)
 
 
 def settle(run: Run) -> Run:
     """``run``, marked interrupted first if it is live and its process is gone (a page about
     it must not say "running" for a run nobody runs)."""
     if run.live and not running(run):
-        interrupt(run, "the app that ran it stopped before it ended (it was killed or restarted)")
+        interrupt(run, _why(run.host))
         run.refresh_from_db()
     return run
 
 
 def recover() -> int:
     """Mark every orphaned live run interrupted, with an event saying why; how many."""
-    stale = timezone.now() - dt.timedelta(seconds=STALE_S)
-    live = Run.objects.filter(status__in=Run.LIVE).exclude(host=process_id())
-    orphans = [run for run in live if _orphaned(run, stale)]
+    now = timezone.now()
+    stale = now - dt.timedelta(seconds=STALE_S)
+    live = list(Run.objects.filter(status__in=Run.LIVE).exclude(host=process_id()))
+    gone = heartbeat.gone(sorted({run.host for run in live if run.host}))
+    untaken = [run for run in live if not run.host]
+    unwatched = [run for run in untaken if _unwatched(run, now)]
+    for run in unwatched:
+        why = f"nobody watched it for {UNWATCHED_S:g} s while it waited for a lab host"
+        interrupt(run, why, Run.Status.CANCELLED)
+    untaken = [run for run in untaken if run not in unwatched]
+    if untaken and not heartbeat.hosts():
+        long_ago = now - dt.timedelta(seconds=UNTAKEN_S)
+        untaken = [run for run in untaken if run.created < long_ago]
+    else:
+        untaken = []
+    orphans = [run for run in live if run.host and (run.host in gone or _orphaned(run, stale))]
     for run in orphans:
-        interrupt(run, "the app that ran it stopped before it ended (it was killed or restarted)")
-    return len(orphans)
+        interrupt(run, _why(run.host))
+    for run in untaken:
+        interrupt(run, NO_HOST)
+    return len(orphans) + len(untaken) + len(unwatched)
+
+
+def _unwatched(run: Run, now: dt.datetime) -> bool:
+    """A run queued for lab hosts with no page open on it, made :data:`UNWATCHED_S` ago (as a
+    run waiting in one process's queue is cancelled when nobody watches it: lockviz.runs.
+    recorder)."""
+    waited = now - dt.timedelta(seconds=UNWATCHED_S)
+    return run.status == Run.Status.QUEUED and run.watchers <= 0 and run.created < waited
+
+
+def _why(host: str) -> str:
+    """Why a run of ``host``'s, which is gone, was interrupted."""
+    return heartbeat.GONE if heartbeat.lab_host(host) else APP_GONE
 
 
 @transaction.atomic

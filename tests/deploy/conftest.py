@@ -136,6 +136,9 @@ def replica_env(db: Database, layer: Layer, public_url: str, key: str) -> dict[s
         "LOCKVIZ_PUBLIC_URL": public_url,
         "LOCKVIZ_TRUSTED_PROXIES": "127.0.0.1",
         "LOCKVIZ_SECRET_KEY": key,  # both replicas sign sessions alike
+        # Each replica runs its own runs, as before lab hosts: the scenarios here (kill -9 of a
+        # replica, a Redis blip) are about replicas; tests/deploy/test_labhosts.py is the tier.
+        "LOCKVIZ_LAB_HOSTS": "inprocess",
         **ONE_MACHINE,  # every learner of these tests comes from this one machine
     }
 

@@ -142,8 +142,10 @@ def test_a_run_killed_with_its_app_is_interrupted_after_a_restart_and_nothing_is
         with app_db(first) as db:
             count = "SELECT count(*) FROM lockviz_runevent WHERE run_id = ?"
             wait(lambda: db.execute(count, (run_id,)).fetchone()[0] >= 5, 30, "events")
-        wait(lambda: len(first.children()) >= 4, 30, "the run's processes")
-        children = first.children()  # 2 redis-servers, alice and bob; alice may be frozen
+        # Below serve: its lab host (a child, by default) and the run's 2 redis-servers, alice
+        # and bob (alice may be frozen), the fork server, the layer's redis-server.
+        wait(lambda: len(first.descendants()) >= 6, 30, "the run's processes")
+        children = list(first.descendants())
         os.kill(first.proc.pid, signal.SIGKILL)
         first.proc.wait()
     finally:

@@ -62,8 +62,11 @@ class Browser:
 @pytest.fixture
 def replicas(tmp_path: Path) -> Iterator[tuple[AppServer, AppServer]]:
     with redis_layer(tmp_path) as layer:
-        first = AppServer(tmp_path, layer_env(layer), name="first")
-        second = AppServer(tmp_path, layer_env(layer), name="second")
+        # Each replica runs its runs itself, as before lab hosts (tests/deploy/test_labhosts.py
+        # is the same story with lab hosts).
+        env = {**layer_env(layer), "LOCKVIZ_LAB_HOSTS": "inprocess"}
+        first = AppServer(tmp_path, env, name="first")
+        second = AppServer(tmp_path, env, name="second")
         try:
             yield first, second
         finally:

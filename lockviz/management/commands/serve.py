@@ -9,6 +9,11 @@ about a second instead of waiting for them, and a lab that does not work is stil
 start — the check says what failed and stops the app, which exits with an error. A run or a live
 stream asked for meanwhile waits for what it needs (each starts once, under a lock). Ctrl-C stops
 Daphne; every server and client the app started dies with it (see lockviz.lab.procs).
+
+Where runs' labs run (``LOCKVIZ_LAB_HOSTS``, lockviz.labhost): by default ``serve`` starts one
+lab host of its own as a child process (lockviz.labhost.embedded) on the Redis it uses, and runs
+no lab itself; ``remote``: no lab here at all, runs go to ``manage.py labhost`` processes
+elsewhere; ``inprocess``: labs in this process, as before lab hosts.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import fcntl
 import os
 import resource
 import signal
+import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -35,6 +41,8 @@ from lockviz.lab import forkserver, registry
 from lockviz.lab.errors import LabError
 from lockviz.lab.labs import LocalLab
 from lockviz.lab.servers import install_hint, missing
+from lockviz.labhost import embedded
+from lockviz.models import Run
 from lockviz.runs import recorder, recovery
 from lockviz.unsent import measure_daphne
 
@@ -49,6 +57,7 @@ class Command(BaseCommand):
     def handle(self, *args: object, **options: object) -> None:
         self.step("database", migrate_once)
         self.step("static files", staticfiles.collect)
+        labhost = self.start_lab_host()
         interrupted = recovery.recover()
         if interrupted:
             self.stdout.write(
@@ -64,7 +73,7 @@ class Command(BaseCommand):
             self.stdout.write(f"  cleaned up {swept} server set(s) left by an app that was killed")
         if settings.LOCKVIZ_SERVERS:
             self.stdout.write(f"  using servers from LOCKVIZ_SERVERS: {settings.LOCKVIZ_SERVERS}")
-        elif missing(REDIS):
+        elif missing(REDIS) and settings.LOCKVIZ_LAB_HOSTS == "inprocess":
             raise CommandError(install_hint(missing(REDIS)))
         viewers = raise_open_files_limit() - 50
         self.stdout.write(f"  room for {viewers} live viewers (open files limit)")
@@ -73,7 +82,7 @@ class Command(BaseCommand):
         signal.signal(signal.SIGINT, signal.default_int_handler)
         guard_daphne(settings.LOCKVIZ_MAX_BODY)  # refuse an oversized body before reading it
         measure_daphne()  # a viewer far behind on its frames is dropped (lockviz.unsent)
-        lab = LabCheck(self.stdout.write, self.stderr.write)
+        lab = LabCheck(self.stdout.write, self.stderr.write, labhost)
         try:
             url = f"http://{options['host']}:{options['port']}/"
             self.stdout.write(
@@ -87,6 +96,27 @@ class Command(BaseCommand):
                 raise
         if lab.failed is not None:
             raise CommandError(f"the lab does not work here, so lockviz stopped: {lab.failed}")
+
+    def start_lab_host(self) -> subprocess.Popen[bytes] | None:
+        """By default (``LOCKVIZ_LAB_HOSTS=embedded``) one lab host of its own, a child on the
+        Redis this process uses; from then on this process only serves."""
+        if settings.LOCKVIZ_LAB_HOSTS != "embedded":
+            return None
+        if missing(REDIS):
+            raise CommandError(install_hint(missing(REDIS)))
+        if not settings.LOCKVIZ_CHANNEL_REDIS:
+            try:
+                self.step("live streams: their redis-server", channel_layer.embedded_url)
+            except CommandError as exc:
+                raise CommandError(
+                    f"the lab does not work here, so lockviz stopped: live streams: {exc}"
+                ) from None
+            settings.LOCKVIZ_CHANNEL_REDIS = channel_layer.embedded_url()
+            # A new Redis holds no request: runs an earlier start left waiting will not be run.
+            for run in Run.objects.filter(status=Run.Status.QUEUED, host=""):
+                recovery.interrupt(run, "the app was restarted before a lab host took it")
+        settings.LOCKVIZ_LAB_HOSTS = "remote"
+        return embedded.start(settings.LOCKVIZ_CHANNEL_REDIS)
 
     def step(self, what: str, action: Callable[[], object]) -> None:
         self.stdout.write(f"  {what} …", ending="")
@@ -103,15 +133,28 @@ class LabCheck(threading.Thread):
     """What proves the lab works, beside Daphne starting: each step's line once it is done;
     the first failure is kept in :attr:`failed`, said, and stops the app (SIGINT, as Ctrl-C)."""
 
-    def __init__(self, say: Callable[[str], Any], complain: Callable[[str], Any]) -> None:
+    def __init__(
+        self, say: Callable[[str], Any], complain: Callable[[str], Any],
+        labhost: subprocess.Popen[bytes] | None = None,
+    ) -> None:  # fmt: skip
         super().__init__(name="lab-check", daemon=True)
-        self.say, self.complain = say, complain
+        self.say, self.complain, self.labhost = say, complain, labhost
         self.failed: str | None = None
         self.start()
 
     def run(self) -> None:
         steps: list[tuple[str, Callable[[], object]]] = []
-        if not settings.LOCKVIZ_SERVERS:
+        labhost = self.labhost
+        if labhost is not None:
+            steps.append(
+                (
+                    f"its lab host (pid {labhost.pid}: self-test)",
+                    lambda: embedded.wait_ready(labhost),
+                )
+            )
+        elif settings.LOCKVIZ_LAB_HOSTS == "remote":
+            pass  # the lab hosts prove their own labs (manage.py labhost)
+        elif not settings.LOCKVIZ_SERVERS:
             steps.append(("lab self-test (redis-1 and storage)", self_test))
             steps.append(("the fork server for client processes", forkserver.server().start))
         if settings.LOCKVIZ_CHANNEL_REDIS:
@@ -119,6 +162,8 @@ class LabCheck(threading.Thread):
             steps.append((f"live streams: {shown} answers", check_layer))
         else:
             steps.append(("live streams: their redis-server", channel_layer.embedded_url))
+        if labhost is not None:  # the layer first: the lab host's self-test takes seconds
+            steps.insert(0, steps.pop())
         for what, action in steps:
             started = time.monotonic()
             try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -26,9 +27,20 @@ def start_run(app: AppServer, slug: str) -> None:
     assert run_id is not None, why
 
 
+def owners(app: AppServer) -> set[int]:
+    """The app and its lab host (a child process of its own: ``LOCKVIZ_LAB_HOSTS=embedded``,
+    the default), which starts the runs' servers and its fork server."""
+    labs = [
+        pid for pid in app.children() if b"labhost" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    ]
+    assert len(labs) == 1, f"serve started {len(labs)} lab hosts, not one"
+    return {app.proc.pid, *labs}
+
+
 def forked(app: AppServer, pids: list[int]) -> list[int]:
     """Those of ``pids`` that the fork server started (client processes, proxies)."""
-    return [pid for pid in pids if (found := procs.stat(pid)) and found.ppid != app.proc.pid]
+    mine = owners(app)
+    return [pid for pid in pids if (found := procs.stat(pid)) and found.ppid not in mine]
 
 
 def test_sigkill_of_the_app_mid_run_leaves_nothing_alive(app_server: AppServer) -> None:
@@ -46,6 +58,7 @@ def test_sigkill_of_the_app_mid_run_leaves_nothing_alive(app_server: AppServer) 
         return any((s := procs.stat(pid)) and s.state == "T" for pid in children)
 
     wait_until(frozen, 20, "a frozen client")
+    mine = owners(app_server)
     os.kill(app_server.proc.pid, signal.SIGKILL)
     app_server.proc.wait()
     deadline = time.monotonic() + 10
@@ -53,11 +66,11 @@ def test_sigkill_of_the_app_mid_run_leaves_nothing_alive(app_server: AppServer) 
         time.sleep(0.05)
     survivors = [pid for pid in children if procs.alive(pid)]
     assert survivors == [], [Path(f"/proc/{pid}/cmdline").read_text() for pid in survivors]
-    leftover = [e for e in registry.entries() if e["owner_pid"] == app_server.proc.pid]
+    leftover = [e for e in registry.entries() if e["owner_pid"] in mine]
     assert leftover  # the dead app could not remove its run's directory...
     assert all(not any(procs.alive(p) for p in e["pids"].values()) for e in leftover)
     registry.sweep()  # ...so the next `make run` (or `lab down`) does
-    assert not [e for e in registry.entries() if e["owner_pid"] == app_server.proc.pid]
+    assert not [e for e in registry.entries() if e["owner_pid"] in mine]
 
 
 def test_ctrl_c_stops_the_app_and_every_child_mid_run(app_server: AppServer) -> None:
@@ -67,12 +80,19 @@ def test_ctrl_c_stops_the_app_and_every_child_mid_run(app_server: AppServer) -> 
         assert time.monotonic() < deadline
         time.sleep(0.05)
     children = list(app_server.descendants())
+    mine = owners(app_server)
     app_server.proc.send_signal(signal.SIGINT)  # what Ctrl-C in `make run`'s terminal sends
     app_server.proc.wait(timeout=30)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and any(procs.alive(pid) for pid in children):
         time.sleep(0.05)
     assert [pid for pid in children if procs.alive(pid)] == []
+    assert not set(pgrep("manage.py labhost")) & mine  # as a person would check: pgrep
     # The run's thread did not get to clean up: its dir waits for the next start-up's sweep.
     registry.sweep()
-    assert not [e for e in registry.entries() if e["owner_pid"] == app_server.proc.pid]
+    assert not [e for e in registry.entries() if e["owner_pid"] in mine]
+
+
+def pgrep(pattern: str) -> list[int]:
+    found = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
+    return [int(pid) for pid in found.stdout.split()]

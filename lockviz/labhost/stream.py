@@ -1,0 +1,105 @@
+"""Run requests: a Redis Stream read by a consumer group of lab hosts.
+
+A request is ``{"run": <id>}`` added (``XADD``) to :data:`RUNS`, or to :data:`FIRST` for a
+room presenter's run, which every host reads before :data:`RUNS`. Each host reads with
+``XREADGROUP`` as a consumer of :data:`GROUP` named by its identity, one request at a time and
+only when it has a free slot, so a request waits in the stream (not on a busy host) until some
+host has room. The host acknowledges (``XACK``) once the run is marked started in the database
+(lockviz.labhost.host.take), or found already started, ended or gone.
+
+A host that dies between reading and acknowledging leaves the request pending under its name:
+any host claims it again (``XAUTOCLAIM``) once it has been pending :data:`CLAIM_IDLE_S`. The
+database, not the stream, says whether a run started (a conditional UPDATE only one host can
+make), so a request delivered twice is run at most once.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+RUNS = "lockviz:runs"
+FIRST = "lockviz:runs:first"  # a presenter's runs: read first
+GROUP = "labhosts"
+CLAIM_IDLE_S = 5.0  # a request read and not acknowledged this long: its host died
+MAX_LENGTH = 10_000  # requests kept in a stream (acknowledged ones are history only)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One run request as a host read it."""
+
+    stream: str
+    entry: str  # the stream entry's id, to acknowledge
+    run_id: str
+    first: bool
+
+
+def publish(client: redis.Redis, run_id: str, first: bool = False) -> None:
+    """Ask the lab hosts to run ``run_id`` (already recorded as queued)."""
+    client.xadd(
+        FIRST if first else RUNS, {"run": json.dumps(run_id)}, maxlen=MAX_LENGTH, approximate=True
+    )
+
+
+def prepare(client: redis.Redis) -> None:
+    """The consumer group on both streams (made once; the streams too)."""
+    for stream in (FIRST, RUNS):
+        try:
+            client.xgroup_create(stream, GROUP, id="0", mkstream=True)
+        except redis.ResponseError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise
+
+
+def take(
+    client: redis.Redis, consumer: str, block_ms: int, first_only: bool = False
+) -> Request | None:
+    """The next request for ``consumer``: a presenter's first, else (unless ``first_only``)
+    any, waiting at most ``block_ms`` for one; None when there is none."""
+    got = _read(client, consumer, FIRST, None)
+    if got is None and not first_only:
+        got = _read(client, consumer, RUNS, block_ms)
+    return got
+
+
+def reclaim(client: redis.Redis, consumer: str, first_only: bool = False) -> list[Request]:
+    """A request a dead host read and never acknowledged, now ``consumer``'s: a presenter's
+    first, else (unless ``first_only``) any; at most one (a host claims what it has room for)."""
+    for stream in (FIRST,) if first_only else (FIRST, RUNS):
+        answer: Any = client.xautoclaim(
+            stream, GROUP, consumer, min_idle_time=int(CLAIM_IDLE_S * 1000), count=1
+        )
+        found = [_request(stream, entry, fields) for entry, fields in answer[1] if fields]
+        if found:
+            return found
+    return []
+
+
+def ack(client: redis.Redis, request: Request) -> None:
+    client.xack(request.stream, GROUP, request.entry)
+
+
+def pending(client: redis.Redis) -> int:
+    """Requests read by some host and not acknowledged yet."""
+    return sum(int(client.xpending(stream, GROUP)["pending"]) for stream in (FIRST, RUNS))
+
+
+def _read(client: redis.Redis, consumer: str, stream: str, block_ms: int | None) -> Request | None:
+    answer: Any = client.xreadgroup(GROUP, consumer, {stream: ">"}, count=1, block=block_ms)
+    for _name, entries in answer or []:
+        for entry, fields in entries:
+            return _request(stream, entry, fields)
+    return None
+
+
+def _request(stream: str, entry: bytes | str, fields: dict[Any, Any]) -> Request:
+    run_id = json.loads(fields.get(b"run") or fields.get("run") or b'""')
+    return Request(stream, _text(entry), str(run_id), stream == FIRST)
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value

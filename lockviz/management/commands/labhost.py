@@ -1,0 +1,59 @@
+"""``manage.py labhost``: run labs and nothing else (lockviz.labhost.host).
+
+It takes run requests from LOCKVIZ_CHANNEL_REDIS while it has a free slot, runs them, answers
+the clicks web processes relay to it, and keeps a heartbeat. SIGTERM drains (no new run; the
+ones here play to their verdict; then it exits); Ctrl-C stops at once, saying so in its runs.
+``labhost --healthy`` (a container's healthcheck) exits 0 when a lab host on this machine
+beats, 1 when none does.
+"""
+
+from __future__ import annotations
+
+import socket
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from lockviz.catalogue import REDIS
+from lockviz.lab import registry
+from lockviz.lab.errors import LabError
+from lockviz.lab.servers import install_hint, missing
+from lockviz.labhost import heartbeat
+from lockviz.labhost.host import LabHost
+from lockviz.management.commands.serve import self_test
+
+
+class Command(BaseCommand):
+    help = "Run labs for the web processes: take run requests from LOCKVIZ_CHANNEL_REDIS."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--healthy", action="store_true",
+            help="exit 0 if a lab host on this machine beats (a healthcheck), else 1",
+        )  # fmt: skip
+
+    def handle(self, *args: object, **options: object) -> None:
+        if not settings.LOCKVIZ_CHANNEL_REDIS:
+            raise CommandError(
+                "a lab host needs LOCKVIZ_CHANNEL_REDIS: the Redis the web processes publish "
+                "run requests on, e.g. redis://127.0.0.1:6379/0"
+            )
+        settings.LOCKVIZ_LAB_HOSTS = "inprocess"  # whatever the web processes' setting: runs here
+        if options["healthy"]:
+            here = [h for h in heartbeat.hosts() if h.host.startswith(f"{socket.gethostname()}:")]
+            if not here:
+                raise CommandError("no lab host on this machine beats")
+            self.stdout.write(f"{len(here)} lab host(s) here, {here[0].free} free slot(s)")
+            return
+        try:
+            registry.sweep()  # server sets a killed process left here
+            if not settings.LOCKVIZ_SERVERS:
+                if missing(REDIS):
+                    raise CommandError(install_hint(missing(REDIS)))
+                self_test()
+        except LabError as exc:
+            raise CommandError(f"the lab does not work here: {exc}") from None
+        try:
+            LabHost().serve()  # it says what it does in the log
+        except KeyboardInterrupt:
+            self.stdout.write("lab host stopped (Ctrl-C)")

@@ -1,0 +1,78 @@
+"""Run requests on a real Redis (lockviz.labhost.stream, heartbeat): presenters' first, a dead
+host's request claimed again, a host's heartbeat lapsing."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from django.test import override_settings
+
+from lockviz.lab.servers.redis import RedisServer
+from lockviz.labhost import heartbeat, stream
+from tests.conftest import layer_env, redis_layer
+
+pytestmark = pytest.mark.live
+
+
+@pytest.fixture
+def layer(tmp_path: Path) -> Iterator[str]:
+    server: RedisServer
+    with redis_layer(tmp_path) as server:
+        yield layer_env(server)["LOCKVIZ_CHANNEL_REDIS"]
+
+
+def test_a_presenters_request_is_taken_before_those_that_came_earlier(layer: str) -> None:
+    client = redis.Redis.from_url(layer)
+    stream.prepare(client)
+    stream.prepare(client)  # twice: the group exists, no error
+    stream.publish(client, "early")
+    stream.publish(client, "later")
+    stream.publish(client, "presenter", first=True)
+    taken = [stream.take(client, "host-a", block_ms=100) for _ in range(4)]
+    assert [(t.run_id, t.first) if t else None for t in taken] == [
+        ("presenter", True), ("early", False), ("later", False), None,
+    ]  # fmt: skip
+    assert stream.take(client, "host-a", 100, first_only=True) is None
+    assert stream.pending(client) == 3  # taken, not acknowledged
+    for request in taken:
+        if request is not None:
+            stream.ack(client, request)
+    assert stream.pending(client) == 0
+
+
+def test_a_request_a_dead_host_took_is_claimed_again_only_after_it_lies_idle(
+    layer: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(stream, "CLAIM_IDLE_S", 0.5)
+    client = redis.Redis.from_url(layer)
+    stream.prepare(client)
+    stream.publish(client, "orphan")
+    taken = stream.take(client, "dead-host", block_ms=100)
+    assert taken is not None
+    assert stream.reclaim(client, "live-host") == []  # not idle long enough: its host may live
+    time.sleep(0.7)
+    (claimed,) = stream.reclaim(client, "live-host")
+    assert (claimed.run_id, claimed.entry) == ("orphan", taken.entry)
+    assert stream.reclaim(client, "other-host") == []  # now the live host's, and fresh
+    stream.ack(client, claimed)
+    assert stream.pending(client) == 0
+
+
+def test_a_host_whose_heartbeat_lapses_is_gone_and_one_that_stops_is_not(layer: str) -> None:
+    with override_settings(LOCKVIZ_CHANNEL_REDIS=layer):
+        client = heartbeat.client()
+        heartbeat.beat(client, heartbeat.Slots("m1:1:1", limit=4, running=1, free=3))
+        heartbeat.beat(client, heartbeat.Slots("m2:2:2", limit=2, running=2, free=0))
+        assert 0 < client.ttl(heartbeat.key("m1:1:1")) <= heartbeat.TTL_S
+        assert {h.host: h.free for h in heartbeat.hosts()} == {"m1:1:1": 3, "m2:2:2": 0}
+        assert heartbeat.gone(["m1:1:1", "m2:2:2", "web:3:3"]) == set()
+        client.delete(heartbeat.key("m1:1:1"))  # what its TTL does once it stops beating
+        assert heartbeat.gone(["m1:1:1", "m2:2:2", "web:3:3"]) == {"m1:1:1"}
+        assert heartbeat.lab_host("m1:1:1") and not heartbeat.lab_host("web:3:3")
+        heartbeat.stop(client, "m2:2:2")  # drained: not gone, just not a host any more
+        assert heartbeat.gone(["m2:2:2"]) == set()
+        assert [h.host for h in heartbeat.hosts()] == []
