@@ -7,12 +7,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.db.migrations.recorder import MigrationRecorder
 
 from lockviz import squashed
+from lockviz.management.commands import serve
 
 SQUASHED = ("lockviz", squashed.SQUASHED)
 
@@ -30,10 +31,10 @@ def recorded() -> Iterator[MigrationRecorder]:
 
 
 def as_if_migrated_by(recorder: MigrationRecorder, names: list[str]) -> None:
-    """Record that ``names`` of the old migrations built the database, and nothing else of
-    lockviz's (applying the squashed one records the seven it replaces as well)."""
+    """Record that ``names`` of the old migrations built the database, and not the squashed one
+    (applying it records the seven it replaces as well); later ones stay as they are."""
     for app, name in recorder.applied_migrations():
-        if app == "lockviz":
+        if app == "lockviz" and name in {*squashed.replaced(), squashed.SQUASHED}:
             recorder.record_unapplied(app, name)
     for name in names:
         recorder.record_applied("lockviz", name)
@@ -54,9 +55,10 @@ def test_a_database_the_old_migrations_built_is_migrated_already(
 ) -> None:
     as_if_migrated_by(recorded, squashed.replaced())
     executor = MigrationExecutor(connection)
-    assert executor.migration_plan(executor.loader.graph.leaf_nodes()) == []
+    planned = [m.name for m, _ in executor.migration_plan(executor.loader.graph.leaf_nodes())]
+    assert not set(planned) & {*squashed.replaced(), squashed.SQUASHED}, planned  # only later ones
     assert squashed.check(databases=["default"]) == []
-    call_command("migrate", verbosity=0)  # records the squashed one, does nothing else
+    call_command("migrate", verbosity=0)  # records the squashed one, applies only later ones
     assert SQUASHED in recorded.applied_migrations()
 
 
@@ -68,3 +70,17 @@ def test_a_database_half_way_through_the_old_migrations_is_refused_by_name(
     [error] = squashed.check(databases=["default"])
     assert error.id == "lockviz.E001"
     assert "only up to 0005_fair_shares" in error.msg and squashed.SQUASHED in error.msg
+
+
+@pytest.mark.django_db(transaction=True)
+def test_serve_stops_on_a_half_migrated_database_with_the_sentence_and_changes_nothing(
+    recorded: MigrationRecorder,
+) -> None:
+    """``serve`` migrates with ``call_command``, which skips the system checks: it asks this
+    one itself, before migrating (a half-migrated database used to fail deep in ``migrate``
+    with a KeyError, after applying what it could)."""
+    as_if_migrated_by(recorded, squashed.replaced()[:6])
+    before = set(recorded.applied_migrations())
+    with pytest.raises(CommandError, match=r"only up to 0006_narrated_once.*empty database"):
+        serve.migrate_once()
+    assert set(recorded.applied_migrations()) == before

@@ -34,7 +34,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
 
-from lockviz import channel_layer, staticfiles
+from lockviz import channel_layer, squashed, staticfiles
 from lockviz.bodylimit import guard_daphne
 from lockviz.catalogue import REDIS
 from lockviz.lab import forkserver, registry
@@ -197,7 +197,12 @@ MIGRATE_LOCK = 0x6C6F636B76697A  # "lockviz": the advisory lock replicas migrate
 def migrate_once() -> None:
     """Migrate the database, one process at a time: replicas that start together on an empty
     database would otherwise both add the same column, and one would crash. PostgreSQL: an
-    advisory lock (the rest wait, then find nothing to do); SQLite: a lock on a file beside it."""
+    advisory lock (the rest wait, then find nothing to do); SQLite: a lock on a file beside it.
+    A database the migrations cannot carry on from (lockviz.squashed) stops the app with the
+    check's sentence, before anything is changed."""
+    refused = squashed.check(databases=[connection.alias])
+    if refused:
+        raise CommandError(refused[0].msg)
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_lock(%s)", [MIGRATE_LOCK])
