@@ -28,6 +28,8 @@ proxy, two clients).
     .venv/bin/python -m bench.capacity                       # the default presses, doc updated
     .venv/bin/python -m bench.capacity --press redlock-clock-jump=50 --no-doc
     .venv/bin/python -m bench.capacity --press gc-pause-fenced=50 --env LOCKVIZ_MAX_RUNS=50
+    .venv/bin/python -m bench.capacity --press '' --memory '' --first 0 --browser \
+        --first-slugs backends --no-doc          # click → drawn for one built-in per backend
 
 ``--env NAME=VALUE`` passes settings to the app (e.g. the fixed ``LOCKVIZ_MAX_RUNS=50`` main
 was measured with). Each press gets a fresh app. It prints tables and writes them into the
@@ -60,6 +62,9 @@ from lockviz.scenarios.library import builtin
 
 DOC = os.path.join(ROOT, "docs", "performance.md")
 BEGIN, END = "<!-- bench/capacity.py: begin -->", "<!-- bench/capacity.py: end -->"
+# One built-in per set of servers a run asks for (``--first-slugs backends``): single Redis,
+# the Redlock nodes, etcd, ZooKeeper alone and as an ensemble, PostgreSQL.
+BACKENDS = "gc-pause-fenced,redlock-happy,etcd-happy,zk-happy,zk-ensemble-partition,pg-happy"
 DEFAULT_PRESSES = ["gc-pause-fenced=50", "redlock-clock-jump=30", "redlock-clock-jump=50"]
 FINAL = ("run_finished", "run_failed", "run_interrupted", "run_cancelled")
 LOGS = ""  # where to keep each app's log (--logs)
@@ -446,7 +451,9 @@ def main() -> None:
     parser.add_argument("--press", action="append", help="SLUG=N (default: the issue's presses)")
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for the app")
     parser.add_argument("--first", type=int, default=10, help="POST → first event, times each")
-    parser.add_argument("--first-slugs", default="gc-pause-fenced,redlock-clock-jump")
+    parser.add_argument(
+        "--first-slugs", default="gc-pause-fenced,redlock-clock-jump", help="or 'backends'"
+    )
     parser.add_argument("--browser", action="store_true", help="also click → drawn, in Chromium")
     parser.add_argument("--memory", default="redlock-clock-jump", help="'' to skip")
     parser.add_argument("--timeout", type=float, default=600, help="per press, s")
@@ -484,7 +491,7 @@ def table(header: str, rows: list[str]) -> str:
 
 def presses(specs: list[str], env: dict[str, str], timeout_s: float, label: str) -> list[str]:
     rows = []
-    for spec in specs:
+    for spec in filter(None, specs):  # --press '' : no press
         slug, _, n = spec.partition("=")
         result = press(slug, int(n), env, timeout_s)
         rows.append(press_row(result, label))
@@ -497,7 +504,8 @@ def presses(specs: list[str], env: dict[str, str], timeout_s: float, label: str)
 
 def firsts(args: argparse.Namespace, env: dict[str, str], label: str) -> list[str]:
     rows = []
-    slugs = [s for s in args.first_slugs.split(",") if s]
+    chosen = BACKENDS if args.first_slugs == "backends" else args.first_slugs
+    slugs = [s for s in chosen.split(",") if s]
     if args.first and slugs:
         for slug, ms in first_events(slugs, args.first, env).items():
             rows.append(f"| `{slug}`{label} | POST → first event on a viewer | {spread(ms)} |")
