@@ -200,7 +200,9 @@ class SparePool:
             else:
                 self.taken += 1
             self._changed.notify_all()
-        if found is not None:
+        if found is None:
+            log.info("no spare of %s ready: the run starts its own", key)
+        else:
             log.info(
                 "spare %s taken (ready %.1f s)", key, (time.monotonic_ns() - found.ready_ns) / 1e9
             )
