@@ -24,7 +24,8 @@ in its ``lab.json`` like a run's, so a killed app's spares are swept like its ru
   asked for in the last :data:`DEMAND_WINDOW_S`; a set asked for often lately gets more, up to
   ``most`` (``LOCKVIZ_SPARES_MOST``, default 4). No spare starts while the machine has less than
   :data:`RESERVE_MB` of memory available beyond what the spare costs (:data:`COST_MB`), and
-  none while a run is starting (for at most :data:`QUIET_WAIT_S`): a run's own start comes first.
+  none while a run is starting or within :data:`SETTLE_S` of a take (for at most
+  :data:`QUIET_WAIT_S`): a run's own start, and its first events, come first.
   One spare starts at a time, in the pool's own thread; a set taken is replaced behind it.
 * **Stopped with its process.** :meth:`SparePool.stop` (registered with :mod:`atexit` for the
   process's pool) stops every spare and removes its dir; a process killed outright takes its
@@ -57,6 +58,7 @@ BUSY_WINDOW_S = 60.0  # asks this recent make a set's stock grow
 RESERVE_MB = 1024  # memory a spare must leave available
 COST_MB = {"redis": 12, "zk": 80, "pg": 60, "etcd": 40}  # resident, per server (measured ~)
 QUIET_WAIT_S = 3.0  # the longest a spare waits for starting runs before it starts anyway
+SETTLE_S = 1.0  # and after a take: the run that took a spare draws its first events first
 FAILED_PAUSE_S = 30.0  # after a spare failed to start, its set waits this long
 # The options each kind's servers read (lockviz.lab.servers.<kind>.create): part of the key.
 OPTIONS_READ: dict[str, tuple[str, ...]] = {
@@ -311,9 +313,15 @@ class SparePool:
                 self._changed.wait(seconds)
 
     def _quiet(self) -> None:
-        """Let a starting run start first (for at most :data:`QUIET_WAIT_S`)."""
+        """Let a starting run start first, and one that just took a spare show its first events
+        (for at most :data:`QUIET_WAIT_S`)."""
         deadline = time.monotonic() + QUIET_WAIT_S
-        while capacity.machine().starting and time.monotonic() < deadline and not self._stopping:
+
+        def busy() -> bool:
+            last_take = self._asked[-1][0] if self._asked else 0.0
+            return bool(capacity.machine().starting) or time.monotonic() - last_take < SETTLE_S
+
+        while busy() and time.monotonic() < deadline and not self._stopping:
             time.sleep(0.1)
 
     def _start_one(self, key: SpareKey) -> None:
