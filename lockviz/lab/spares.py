@@ -21,11 +21,14 @@ in its ``lab.json`` like a run's, so a killed app's spares are swept like its ru
   of proxies is the spare's, as it is a fresh ensemble's.
 * **Sized by demand and memory.** Each set the built-in scenarios use is kept at
   ``per_kind`` (``LOCKVIZ_SPARES``, default 1; 0 turns the pool off) and so is any other set
-  asked for in the last :data:`DEMAND_WINDOW_S`; a set asked for often lately gets more, up to
-  ``most`` (``LOCKVIZ_SPARES_MOST``, default 4). No spare starts while the machine has less than
-  :data:`RESERVE_MB` of memory available beyond what the spare costs (:data:`COST_MB`), and
-  none while a run is starting or within :data:`SETTLE_S` of a take (for at most
-  :data:`QUIET_WAIT_S`): a run's own start, and its first events, come first.
+  asked for in the last :data:`DEMAND_WINDOW_S`; a set that ran dry lately (asks that found no
+  spare in the last :data:`BUSY_WINDOW_S`: a class pressing at once, not one learner pressing
+  again) gets one more per such ask, up to ``most`` (``LOCKVIZ_SPARES_MOST``, default 4).
+  Every spare kept costs the machine's cores to start (a JVM ensemble: seconds of CPU) while
+  other runs play, so a stock that keeps up does not grow. No spare starts while the machine
+  has less than :data:`RESERVE_MB` of memory available beyond what the spare costs
+  (:data:`COST_MB`), and none while a run is starting or within :data:`SETTLE_S` of a take
+  (for at most :data:`QUIET_WAIT_S`): a run's own start, and its first events, come first.
   One spare starts at a time, in the pool's own thread; a set taken is replaced behind it.
 * **Stopped with its process.** :meth:`SparePool.stop` (registered with :mod:`atexit` for the
   process's pool) stops every spare and removes its dir; a process killed outright takes its
@@ -54,7 +57,7 @@ from lockviz.lab.servers.base import ServerOptions
 log = logging.getLogger(__name__)
 
 DEMAND_WINDOW_S = 300.0  # a set asked for this recently is kept warm
-BUSY_WINDOW_S = 60.0  # asks this recent make a set's stock grow
+BUSY_WINDOW_S = 60.0  # asks this recent that found no spare make a set's stock grow
 RESERVE_MB = 1024  # memory a spare must leave available
 COST_MB = {"redis": 12, "zk": 80, "pg": 60, "etcd": 40}  # resident, per server (measured ~)
 QUIET_WAIT_S = 3.0  # the longest a spare waits for starting runs before it starts anyway
@@ -174,6 +177,7 @@ class SparePool:
         self._ready: dict[SpareKey, list[Spare]] = {}
         self._starting: ServerSet | None = None
         self._asked: deque[tuple[float, SpareKey]] = deque()
+        self._dry: deque[tuple[float, SpareKey]] = deque()  # asks that found none ready
         self._failed: dict[SpareKey, float] = {}
         self._changed = threading.Condition()
         self._stopping = False
@@ -199,6 +203,7 @@ class SparePool:
                     threading.Thread(target=spare.servers.close, daemon=True).start()
             if found is None:
                 self.missed += 1
+                self._dry.append((time.monotonic(), key))
             else:
                 self.taken += 1
             self._changed.notify_all()
@@ -264,17 +269,19 @@ class SparePool:
     def target(self, key: SpareKey, now: float | None = None) -> int:
         """How many spares of ``key`` to keep: by demand (see the module's doc)."""
         now = time.monotonic() if now is None else now
-        asked = [t for t, k in self._asked if k == key]
-        lately = sum(1 for t in asked if now - t <= BUSY_WINDOW_S)
+        asked = [t for t, k in self._asked if k == key and now - t <= DEMAND_WINDOW_S]
+        lately = sum(1 for t, k in self._dry if k == key and now - t <= BUSY_WINDOW_S)
         if not asked and key not in (self._warm or []):
             return 0
-        return min(self.most, self.per_kind + lately // 2)
+        return min(self.most, self.per_kind + lately)
 
     def _next(self) -> SpareKey | None:
         """The set most short of its target (None: every set has its spares)."""
         now = time.monotonic()
         while self._asked and now - self._asked[0][0] > DEMAND_WINDOW_S:
             self._asked.popleft()
+        while self._dry and now - self._dry[0][0] > BUSY_WINDOW_S:
+            self._dry.popleft()
         keys = dict.fromkeys([*(self._warm or []), *(k for _, k in self._asked)])
         short = [
             (self.target(key, now) - len(self._ready.get(key, [])), key)

@@ -303,14 +303,14 @@ def test_a_bad_spares_setting_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
         setting("LOCKVIZ_SPARES", 1)
 
 
-def test_demand_grows_a_sets_stock_up_to_the_most() -> None:
-    pool = SparePool(per_kind=1, most=3, warm=[])  # not started: no server
+def test_a_set_that_runs_dry_gets_more_spares_up_to_the_most() -> None:
+    pool = SparePool(per_kind=1, most=3, warm=[])  # not started: no spare is ever ready
     key: SpareKey = key_for(SINGLE)
     assert pool.target(key) == 0  # never asked for, not a built-in's: none kept
-    for _ in range(3):
+    assert pool.take(SINGLE) is None
+    assert pool.target(key) == 2 and pool.missed == 1  # asked for: kept; ran dry: one more
+    for _ in range(5):
         assert pool.take(SINGLE) is None
-    assert pool.target(key) == 2 and pool.missed == 3
-    for _ in range(10):
-        pool.take(SINGLE)
-    assert pool.target(key) == 3
+    assert pool.target(key) == 3  # the most
     assert pool.target(key, now=time.monotonic() + 120) == 1  # the rush is over: the base
+    assert pool.target(key, now=time.monotonic() + 400) == 0  # and long forgotten: none
