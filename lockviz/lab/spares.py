@@ -298,10 +298,14 @@ class SparePool:
             except Exception:  # a built-in that does not parse is its own test's business
                 log.exception("spares: cannot read the built-in scenarios' servers")
                 self._warm = []
+        began, stocked = time.monotonic(), False
         while True:
             with self._changed:
                 key = None if self._stopping else self._next()
                 if key is None and not self._stopping:
+                    if not stocked:  # once: how long the first stock took (docs/performance.md)
+                        stocked = True
+                        log.info("spares: every set stocked after %.1f s", time.monotonic() - began)
                     self._changed.wait(1.0)
                     continue
                 if self._stopping:
