@@ -68,8 +68,8 @@ def template(
     base: str | None = None,
 ) -> str:
     """This process's template data dir for ``binaries`` (made on first use, under a lock):
-    ``initdb(workdir, data_dir, password)`` makes it, ``prepare(dir)`` gives the dir to the
-    server's OS user."""
+    ``initdb(dir, data_dir, password)`` makes it, ``prepare(dir)`` gives ``dir`` (inside the
+    template's dir) to the server's OS user."""
     with _lock:
         found = _templates.get(binaries)
         if found is not None and os.path.exists(os.path.join(found, "PG_VERSION")):
@@ -78,9 +78,13 @@ def template(
         registry.record(workdir, {})  # no process: swept with the dir once this process is gone
         atexit.register(shutil.rmtree, workdir, True)
         try:
-            prepare(workdir)
-            data_dir = os.path.join(workdir, "data")
-            initdb(workdir, data_dir, new_password())  # a password thrown away at once
+            # The dir stays the app's (the registry trusts only its own dirs); inside it, one the
+            # server's OS user owns, as a run dir has one per server.
+            own = os.path.join(workdir, "pg")
+            os.mkdir(own, 0o700)
+            prepare(own)
+            data_dir = os.path.join(own, "data")
+            initdb(own, data_dir, new_password())  # a password thrown away at once
         except BaseException:
             shutil.rmtree(workdir, ignore_errors=True)
             raise

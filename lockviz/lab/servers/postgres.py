@@ -167,13 +167,15 @@ def wipe(host: str, port: int, password: str | None = None) -> None:
         conn.execute(SETUP_SQL)
 
 
-def _give_template_dir(workdir: str) -> None:
-    """As root: the template's dir to the server's OS user, its base passable (search only)."""
+def _give_template_dir(path: str) -> None:
+    """As root: ``path`` (in the template's dir, in the lab base) to the server's OS user, the
+    dirs above it passable (search only), as :meth:`PostgresServer._prepare_dir` does."""
     ids = _os_user_ids()
     if ids is not None:
-        base = os.path.dirname(workdir)
-        os.chmod(base, os.stat(base).st_mode | 0o011)
-        os.chown(workdir, *ids)
+        template_dir = os.path.dirname(path)
+        for above in (template_dir, os.path.dirname(template_dir)):
+            os.chmod(above, os.stat(above).st_mode | 0o011)
+        os.chown(path, *ids)
 
 
 class _AsUser(TypedDict, total=False):
