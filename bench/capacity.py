@@ -31,6 +31,8 @@ proxy, two clients).
     .venv/bin/python -m bench.capacity                       # the default presses, doc updated
     .venv/bin/python -m bench.capacity --press redlock-clock-jump=50 --no-doc
     .venv/bin/python -m bench.capacity --press gc-pause-fenced=50 --env LOCKVIZ_MAX_RUNS=50
+    .venv/bin/python -m bench.capacity --press '' --memory '' --first 0 --browser \
+        --first-slugs backends --warm-up 20 --no-doc   # click → drawn, one built-in per backend
 
 ``--env NAME=VALUE`` passes settings to the app (e.g. the fixed ``LOCKVIZ_MAX_RUNS=50`` main
 was measured with). Each press gets a fresh app. It prints tables and writes them into the
@@ -60,6 +62,9 @@ from lockviz.scenarios.library import builtin
 
 DOC = os.path.join(ROOT, "docs", "performance.md")
 BEGIN, END = "<!-- bench/capacity.py: begin -->", "<!-- bench/capacity.py: end -->"
+# One built-in per set of servers a run asks for (``--first-slugs backends``): single Redis,
+# the Redlock nodes, etcd, ZooKeeper alone and as an ensemble, PostgreSQL.
+BACKENDS = "gc-pause-fenced,redlock-happy,etcd-happy,zk-happy,zk-ensemble-partition,pg-happy"
 DEFAULT_PRESSES = ["gc-pause-fenced=50", "redlock-clock-jump=30", "redlock-clock-jump=50"]
 FINAL = ("run_finished", "run_failed", "run_interrupted", "run_cancelled")
 LOGS = ""  # where to keep each app's log (--logs)
@@ -291,13 +296,15 @@ def first_events(slugs: list[str], times: int, env: dict[str, str]) -> dict[str,
 
 
 def first_drawn(
-    slugs: list[str], times: int, env: dict[str, str]
+    slugs: list[str], times: int, env: dict[str, str], warm_up_s: float = 0
 ) -> dict[tuple[str, str], list[float]]:
     """ms from the click's POST on the index page's Run button to the first event drawn in the
     diagram, in Chromium: an SVG element of an event (``data-seq``) with a non-empty box. (From
     the POST, not from Playwright's click: its own checks before clicking are the instrument.)
     *cold*: a new browser profile each time (nothing cached); *warm*: one profile, after its
-    first run (the page's scripts and styles in its cache, as for a student's second run)."""
+    first run (the page's scripts and styles in its cache, as for a student's second run).
+    ``warm_up_s``: first one run of the first slug, over HTTP, then this long idle (an app that
+    has run a lab before: its lab, and its warm spares, started)."""
     import shutil
 
     from playwright.sync_api import sync_playwright
@@ -308,6 +315,11 @@ def first_drawn(
     with tempfile.TemporaryDirectory(prefix="lockviz-capacity-") as workdir:
         app = App(workdir, env)
         try:
+            if warm_up_s and slugs:
+                watched = Watched(slugs[0], pressed_ns=time.monotonic_ns())
+                watched.run_id, watched.refused = start(Browser(app.url), slugs[0])
+                asyncio.run(watch(app.url, watched, 120))
+                time.sleep(warm_up_s)
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=chromium, args=flags)
                 for slug in slugs:
@@ -446,8 +458,13 @@ def main() -> None:
     parser.add_argument("--press", action="append", help="SLUG=N (default: the issue's presses)")
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for the app")
     parser.add_argument("--first", type=int, default=10, help="POST → first event, times each")
-    parser.add_argument("--first-slugs", default="gc-pause-fenced,redlock-clock-jump")
+    parser.add_argument(
+        "--first-slugs", default="gc-pause-fenced,redlock-clock-jump", help="or 'backends'"
+    )
     parser.add_argument("--browser", action="store_true", help="also click → drawn, in Chromium")
+    parser.add_argument(
+        "--warm-up", type=float, default=0, help="s idle after one run before the clicks"
+    )
     parser.add_argument("--memory", default="redlock-clock-jump", help="'' to skip")
     parser.add_argument("--timeout", type=float, default=600, help="per press, s")
     parser.add_argument("--label", default="", help="a note for the rows (e.g. main)")
@@ -484,7 +501,7 @@ def table(header: str, rows: list[str]) -> str:
 
 def presses(specs: list[str], env: dict[str, str], timeout_s: float, label: str) -> list[str]:
     rows = []
-    for spec in specs:
+    for spec in filter(None, specs):  # --press '' : no press
         slug, _, n = spec.partition("=")
         result = press(slug, int(n), env, timeout_s)
         rows.append(press_row(result, label))
@@ -497,13 +514,16 @@ def presses(specs: list[str], env: dict[str, str], timeout_s: float, label: str)
 
 def firsts(args: argparse.Namespace, env: dict[str, str], label: str) -> list[str]:
     rows = []
-    slugs = [s for s in args.first_slugs.split(",") if s]
+    chosen = BACKENDS if args.first_slugs == "backends" else args.first_slugs
+    slugs = [s for s in chosen.split(",") if s]
     if args.first and slugs:
         for slug, ms in first_events(slugs, args.first, env).items():
             rows.append(f"| `{slug}`{label} | POST → first event on a viewer | {spread(ms)} |")
             print(rows[-1], flush=True)
     if args.browser and slugs:
-        for (slug, cache), ms in first_drawn(slugs, max(3, args.first // 2), env).items():
+        for (slug, cache), ms in first_drawn(
+            slugs, max(3, args.first // 2), env, args.warm_up
+        ).items():
             rows.append(
                 f"| `{slug}`{label} | click's POST → first event drawn (Chromium, {cache} cache) "
                 f"| {spread(ms)} |"

@@ -9,6 +9,9 @@ LOCKVIZ_SERVERS       use these servers instead of starting them, e.g.
 LOCKVIZ_MAX_RUNS      the most runs executing at once (default 24): fewer while the machine is
                       busy or runs come late (lockviz/lab/capacity.py); the others queue
 LOCKVIZ_MAX_QUEUE     runs waiting for a slot before new ones are refused, 503 (default 64)
+LOCKVIZ_SPARES        warm spares kept ahead per set of servers a run asks for (default 1; 0: off;
+                      read by the lab itself, lockviz/lab/spares.py); LOCKVIZ_SPARES_MOST (4) for
+                      sets in demand
 LOCKVIZ_MAX_PER_BROWSER  one browser's queued + running runs before it is refused, 429 (4)
 Fair shares per client address (lockviz.shares; over one: 429, a sentence and Retry-After). The
 address is the socket's, or the trusted proxy's word (LOCKVIZ_TRUSTED_PROXIES). Members of a

@@ -31,6 +31,9 @@ from lockviz.runs import recorder
 from lockviz.scenarios.schema import Scenario, parse
 
 ROOT = Path(__file__).resolve().parent.parent
+# No warm spares (lockviz.lab.spares) in the tests' labs and apps unless a test asks for them:
+# each app would start a JVM ensemble and more ahead. tests/lockviz/lab/test_spares.py tests them.
+os.environ.setdefault("LOCKVIZ_SPARES", "0")
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 _browser_loop: list[asyncio.AbstractEventLoop] = []  # the loop Playwright's sync API runs

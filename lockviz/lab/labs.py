@@ -8,6 +8,10 @@ ports (up to :data:`PORT_TRIES` times); no server is used before it has proved i
 the lab started. With ``LOCKVIZ_SERVERS`` set, :class:`ExternalLab` uses servers someone else
 runs instead, one run at a time, each waiting its turn in a visible queue, and wipes them before
 each run.
+
+A :class:`LocalLab` with a pool of warm spares (:mod:`lockviz.lab.spares`) takes each kind's
+servers from it when one is ready (never-used servers, started ahead in a dir of their own, which
+the run's set then owns and removes) and starts the others as above.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ import logging
 import shutil
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from lockviz.catalogue import server_kind
 from lockviz.lab import procs, registry
@@ -26,6 +31,9 @@ from lockviz.lab.errors import LabError
 from lockviz.lab.ports import split_address
 from lockviz.lab.servers import KINDS, install_hint, missing, module_for
 from lockviz.lab.servers.base import ExternalServer, PortTaken, Server, ServerModule, ServerOptions
+
+if TYPE_CHECKING:
+    from lockviz.lab.spares import SparePool
 
 PORT_TRIES = 3  # starts of a kind of server, each on fresh ports, before the run fails
 log = logging.getLogger(__name__)
@@ -40,6 +48,7 @@ class ServerSet:
     servers: dict[str, Server]
     workdir: str | None = None
     local: bool = True
+    spare_dirs: list[str] = field(default_factory=list)  # dirs of spares it took (it owns them)
 
     def __getitem__(self, name: str) -> Server:
         return self.servers[name]
@@ -65,9 +74,10 @@ class ServerSet:
                 _each_at_once(server.stop for server in self.servers.values())
         finally:
             left = [pid for s in self.servers.values() for pid in s.pids() if procs.alive(pid)]
-            if self.workdir and not left:
-                registry.forget(self.workdir)
-                shutil.rmtree(self.workdir, ignore_errors=True)
+            for workdir in [self.workdir, *self.spare_dirs] if not left else []:
+                if workdir:
+                    registry.forget(workdir)
+                    shutil.rmtree(workdir, ignore_errors=True)
 
 
 class LocalLab:
@@ -75,8 +85,9 @@ class LocalLab:
 
     kind = "embedded"
 
-    def __init__(self, base_dir: str | None = None) -> None:
+    def __init__(self, base_dir: str | None = None, spares: SparePool | None = None) -> None:
         self.base_dir = base_dir
+        self.spares = spares  # warm spares to take servers from (None: start every server)
 
     def check(self, names: list[str]) -> None:
         for name in names:
@@ -100,51 +111,84 @@ class LocalLab:
         started = ServerSet({}, workdir)
         _record(started)  # at once: an app killed while creating (initdb...) leaves a dir to sweep
         try:
-            for module, group in by_kind.items():
-                self._create(started, module, group, options)
+            fresh = self._take_spares(started, by_kind, options)
+            for module, group in fresh.items():
+                create_group(started, module, group, options)
             # Each kind at once: one kind's slow start (initdb, a JVM, a raft election) need not
             # wait for another's. Every pid is recorded before any is waited for.
             _each_at_once(
                 functools.partial(_launch, [started[name] for name in group])
-                for group in by_kind.values()
+                for group in fresh.values()
             )
             _record(started)
             _each_at_once(
-                functools.partial(self._wait_ready, started, module, group, options)
-                for module, group in by_kind.items()
+                functools.partial(wait_group, started, module, group, options)
+                for module, group in fresh.items()
             )
             yield ServerSet({n: started.servers[n] for n in names}, workdir)
         finally:
             started.close()
 
-    def _create(
-        self, started: ServerSet, module: ServerModule, group: list[str], options: ServerOptions
-    ) -> None:
-        for server in module.create(group, started.workdir or "", options):
-            started.servers[server.name] = server
+    def _take_spares(
+        self, started: ServerSet, by_kind: dict[ServerModule, list[str]], options: ServerOptions
+    ) -> dict[ServerModule, list[str]]:
+        """Take each kind's servers from the pool when a spare is ready (the set owns them from
+        then on, and their dir); the kinds left to start fresh."""
+        if self.spares is None:
+            return by_kind
+        fresh = {}
+        for module, group in by_kind.items():
+            spare = self.spares.take(group, options)
+            if spare is None:
+                fresh[module] = group
+                continue
+            started.servers.update(spare.servers)
+            started.spare_dirs.extend(d for d in [spare.workdir] if d)
+        if fresh != by_kind:
+            _record(started)  # the run's record names the spares' processes too
+        return fresh
 
-    def _wait_ready(
-        self, started: ServerSet, module: ServerModule, group: list[str], options: ServerOptions
-    ) -> None:
-        """Wait for one kind's servers; if a port was taken from under them, start them all
-        again, afresh, on other ports (an ensemble's members know each other's ports)."""
-        for attempt in range(1, PORT_TRIES + 1):
-            try:
-                for name in group:
-                    started[name].wait_ready()
-                return
-            except PortTaken as exc:
-                if attempt == PORT_TRIES:
-                    raise LabError(f"{exc} (tried {PORT_TRIES} sets of ports)") from exc
-                log.warning("%s; starting %s again on other ports", exc, ", ".join(group))
-            previous = [started[name] for name in group]
-            procs.run_each(server.stop for server in previous)
-            for server in previous:
-                shutil.rmtree(server.workdir, ignore_errors=True)
-            self._create(started, module, group, options)
+
+def create_group(
+    started: ServerSet, module: ServerModule, group: list[str], options: ServerOptions
+) -> None:
+    """One kind's servers, created (not launched) in ``started``'s dir."""
+    for server in module.create(group, started.workdir or "", options):
+        started.servers[server.name] = server
+
+
+def wait_group(
+    started: ServerSet, module: ServerModule, group: list[str], options: ServerOptions
+) -> None:
+    """Wait for one kind's servers; if a port was taken from under them, start them all
+    again, afresh, on other ports (an ensemble's members know each other's ports)."""
+    for attempt in range(1, PORT_TRIES + 1):
+        try:
             for name in group:
-                started[name].launch()
-            _record(started)
+                started[name].wait_ready()
+            return
+        except PortTaken as exc:
+            if attempt == PORT_TRIES:
+                raise LabError(f"{exc} (tried {PORT_TRIES} sets of ports)") from exc
+            log.warning("%s; starting %s again on other ports", exc, ", ".join(group))
+        previous = [started[name] for name in group]
+        procs.run_each(server.stop for server in previous)
+        for server in previous:
+            shutil.rmtree(server.workdir, ignore_errors=True)
+        create_group(started, module, group, options)
+        for name in group:
+            started[name].launch()
+        _record(started)
+
+
+def start_group(
+    started: ServerSet, module: ServerModule, group: list[str], options: ServerOptions
+) -> None:
+    """Create, launch and wait for one kind's servers in ``started`` (recorded once launched)."""
+    create_group(started, module, group, options)
+    _launch([started[name] for name in group])
+    _record(started)
+    wait_group(started, module, group, options)
 
 
 def _launch(servers: list[Server]) -> None:
@@ -257,4 +301,10 @@ Lab = LocalLab | ExternalLab
 
 
 def make_lab(servers_spec: str | None, base_dir: str | None = None) -> Lab:
-    return ExternalLab(servers_spec) if servers_spec else LocalLab(base_dir)
+    """The lab of the process that runs labs: shared servers, or its own with this process's
+    pool of warm spares (started here, with the lab; ``LOCKVIZ_SPARES=0``: none)."""
+    if servers_spec:
+        return ExternalLab(servers_spec)
+    from lockviz.lab import spares  # it starts servers through this module
+
+    return LocalLab(base_dir, spares.process_pool())

@@ -134,10 +134,10 @@ def provision(scenario: Scenario, servers: ServerSet, wiring: Wiring) -> Iterato
         undo.callback(faults.undo_all)  # first of all to be undone: thaw, heal, reset clocks
         for client in clients.values():
             client.start()
+        for watcher in watching:  # all at once, while the clients start: each connects to its
+            watcher.start(timeout_s=0)  # own server (a ZooKeeper session, a PostgreSQL login)
         for client in clients.values():
             client.wait_ready(READY_TIMEOUT_S)
-        for watcher in watching:  # all at once: each connects to its own server
-            watcher.start(timeout_s=0)
         for watcher in watching:  # the story starts only once every server is watched
             if not watcher.wait_ready(READY_TIMEOUT_S):
                 raise LabError(f"the lab could not start watching {watcher.name}")

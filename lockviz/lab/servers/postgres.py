@@ -16,11 +16,12 @@ is deleted once it has run; the auth file stays (mode 0600) while the server run
 the lab checks that what answers on each port is its own cluster:
 ``current_setting('data_directory')`` is this server's data dir, directly and through PgBouncer.
 
-Measured on the 2-core dev machine: initdb 0.42 s idle and 0.8-2.5 s with both cores busy;
-postgres ready 25-50 ms after its start (up to 160 ms loaded), pgbouncer 5-30 ms after that.
-Copying a per-process template data dir (``cp -a``, 39 MB) took 0.2-0.7 s under the same load:
-it would save about half a second per run, at the price of a dir that outlives a killed app.
-So each run runs its own initdb.
+Measured on the 2-core dev machine: initdb 0.42 s idle and 0.8-2.5 s with both cores busy
+(2.4-3.9 s at a load average of 15); postgres ready 25-50 ms after its start (up to 160 ms
+loaded), pgbouncer 5-30 ms after that. So a process runs initdb once, into a template dir, and
+each cluster starts from a copy of it with a password of its own
+(:mod:`lockviz.lab.servers.pgtemplate`: 0.6 s at that load); the template dir is in the
+registry, so a killed app's is swept like its runs' dirs.
 
 ``initdb`` and ``postgres`` refuse to run as root: as root they run as the ``postgres`` OS user
 (Debian creates it with the server package), in a dir it owns. Backends are forked by the
@@ -53,6 +54,7 @@ from lockviz.lab import procs
 from lockviz.lab.errors import LabError
 from lockviz.lab.ports import free_port
 from lockviz.lab.procs import children, wait_until
+from lockviz.lab.servers import pgtemplate
 from lockviz.lab.servers.base import (
     ForeignServer,
     PrivateServer,
@@ -165,6 +167,17 @@ def wipe(host: str, port: int, password: str | None = None) -> None:
         conn.execute(SETUP_SQL)
 
 
+def _give_template_dir(path: str) -> None:
+    """As root: ``path`` (in the template's dir, in the lab base) to the server's OS user, the
+    dirs above it passable (search only), as :meth:`PostgresServer._prepare_dir` does."""
+    ids = _os_user_ids()
+    if ids is not None:
+        template_dir = os.path.dirname(path)
+        for above in (template_dir, os.path.dirname(template_dir)):
+            os.chmod(above, os.stat(above).st_mode | 0o011)
+        os.chown(path, *ids)
+
+
 class _AsUser(TypedDict, total=False):
     user: str
     group: int
@@ -238,7 +251,9 @@ class PostgresServer(PrivateServer):
         self._prepare_dir()
         if not os.path.exists(os.path.join(self.data_dir, "PG_VERSION")):
             started = time.monotonic()
-            self._initdb(binaries)
+            source = pgtemplate.template(binaries, self._initdb_into, _give_template_dir)
+            init_log = os.path.join(self.workdir, "initdb.log")
+            pgtemplate.copy(binaries, source, self.data_dir, self.password, init_log, _as_os_user())
             self.timings["initdb_s"] = time.monotonic() - started
         self._started = time.monotonic()
         self.port = self.port or free_port()
@@ -281,27 +296,19 @@ class PostgresServer(PrivateServer):
                 os.chmod(path, os.stat(path).st_mode | 0o011)
             os.chown(self.workdir, *ids)
 
-    def _initdb(self, binaries: str) -> None:
-        pwfile = os.path.join(self.workdir, "initdb.pw")
-        write_private(pwfile, self.password + "\n", _os_user_ids())
-        args = [os.path.join(binaries, "initdb"), "-D", self.data_dir, "-U", "postgres"]
+    def _initdb_into(self, workdir: str, data_dir: str, password: str) -> None:
+        """initdb of a new cluster in ``data_dir`` whose superuser has ``password``."""
+        binaries = bin_dir() or ""
+        pwfile = os.path.join(workdir, "initdb.pw")
+        write_private(pwfile, password + "\n", _os_user_ids())
+        args = [os.path.join(binaries, "initdb"), "-D", data_dir, "-U", "postgres"]
         args += ["--auth=scram-sha-256", f"--pwfile={pwfile}"]
         args += ["--no-sync", "--no-instructions", "-E", "UTF8", "--locale=C"]
         try:
-            with open(os.path.join(self.workdir, "initdb.log"), "wb") as log:
-                proc = procs.spawn(
-                    args, stdin=subprocess.DEVNULL, stdout=log, stderr=log, **_as_os_user()
-                )
-                try:
-                    code = proc.wait(60)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
-                    raise LabError(f"{self.name}: initdb did not finish within 60 s") from None
+            pgtemplate.run(args, os.path.join(workdir, "initdb.log"), _as_os_user(),
+                           f"{self.name}: initdb")  # fmt: skip
         finally:
             os.unlink(pwfile)
-        if code != 0:
-            raise LabError(f"{self.name}: initdb failed: {self.log_tail('initdb.log')}")
 
     def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> None:
         """Ready means our cluster answers with our password, directly and through PgBouncer."""

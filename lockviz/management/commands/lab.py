@@ -98,7 +98,11 @@ class Command(BaseCommand):
             self.stdout.write("No lab servers are running.")
             return
         for entry in entries:
-            kind = "standing" if entry.get("standing") else f"run of app pid {entry['owner_pid']}"
+            kind = (
+                "standing"
+                if entry.get("standing")
+                else f"{_what(entry)} of app pid {entry['owner_pid']}"
+            )
             self.stdout.write(f"{entry['workdir']} ({kind})")
             ports = entry.get("ports", {})
             for name, pid in entry["pids"].items():
@@ -117,3 +121,13 @@ class Command(BaseCommand):
             return registry.entries()
         except LabError as exc:
             raise CommandError(str(exc)) from None
+
+
+def _what(entry: registry.Entry) -> str:
+    """What a set left by an app is, by its dir's name (lockviz.lab.spares, servers.pgtemplate)."""
+    name = os.path.basename(entry["workdir"])
+    if name.startswith("lockviz-spare-"):
+        return "warm spare"
+    if name.startswith("lockviz-pgtemplate-"):
+        return "PostgreSQL template"
+    return "run"

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from lockviz.catalogue import REDIS
-from lockviz.lab import registry
+from lockviz.lab import registry, spares
 from lockviz.lab.errors import LabError
 from lockviz.lab.servers import install_hint, missing
 from lockviz.labhost import heartbeat
@@ -51,6 +51,7 @@ class Command(BaseCommand):
                 if missing(REDIS):
                     raise CommandError(install_hint(missing(REDIS)))
                 self_test()
+                spares.process_pool()  # warm spares from the start, not from the first run
         except LabError as exc:
             raise CommandError(f"the lab does not work here: {exc}") from None
         try:

@@ -9,6 +9,7 @@ run was inconclusive: the machine fell behind and the run could not keep its sto
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from django.core.management import call_command
@@ -35,6 +36,8 @@ class Command(BaseCommand):
             self.stderr.write("Invalid scenario:\n" + "\n".join(f"  {p}" for p in exc.problems))
             sys.exit(2)
         call_command("migrate", verbosity=0, interactive=False)
+        # One run and out: spares started ahead would only compete with it (lockviz.lab.spares).
+        os.environ["LOCKVIZ_SPARES"] = "0"
         try:
             recorder.lab().check([*scenario.nodes, "storage"])
         except LabError as exc:

@@ -37,7 +37,7 @@ from django.db import connection
 from lockviz import channel_layer, squashed, staticfiles
 from lockviz.bodylimit import guard_daphne
 from lockviz.catalogue import REDIS
-from lockviz.lab import forkserver, registry
+from lockviz.lab import forkserver, registry, spares
 from lockviz.lab.errors import LabError
 from lockviz.lab.labs import LocalLab
 from lockviz.lab.servers import install_hint, missing
@@ -83,6 +83,8 @@ class Command(BaseCommand):
         guard_daphne(settings.LOCKVIZ_MAX_BODY)  # refuse an oversized body before reading it
         measure_daphne()  # a viewer far behind on its frames is dropped (lockviz.unsent)
         lab = LabCheck(self.stdout.write, self.stderr.write, labhost)
+        if settings.LOCKVIZ_LAB_HOSTS == "inprocess" and not settings.LOCKVIZ_SERVERS:
+            spares.process_pool()  # runs play here: their warm spares from the start
         try:
             url = f"http://{options['host']}:{options['port']}/"
             self.stdout.write(

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
 import time
 from typing import Any
 
+import psycopg
 import pytest
 
 from algorithms.clock import SystemClock
@@ -229,3 +231,26 @@ def test_a_server_restart_frees_the_lock_but_never_rewinds_the_token() -> None:
     assert bob["token"] > alice["token"]  # the sequence survived the crash in the WAL
     rejected = next(e for e in result.events if e["kind"] == "reply" and e.get("accepted") is False)
     assert rejected["actor"] == "alice" and rejected["token"] == alice["token"]
+
+
+def test_clusters_are_copies_of_one_template_each_with_a_password_of_its_own() -> None:
+    with LocalLab().servers(["pg-1"]) as one, LocalLab().servers(["pg-1"]) as two:
+        first, second = one["pg-1"], two["pg-1"]
+        assert isinstance(first, pg_servers.PostgresServer)
+        assert isinstance(second, pg_servers.PostgresServer)
+        assert first.password != second.password
+        with first.connect() as conn:  # each takes its own password...
+            assert conn.execute("SELECT 1").fetchone() == (1,)
+        first.password, real = second.password, first.password
+        try:
+            with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
+                first.connect()  # ...and not the other's, copied from the same template
+        finally:
+            first.password = real
+    templates = [
+        e
+        for e in registry.entries()
+        if e["workdir"].split("/")[-1].startswith("lockviz-pgtemplate-")
+        and e["owner_pid"] == os.getpid()
+    ]
+    assert len(templates) == 1  # in the registry: swept like a run's dir once we are gone

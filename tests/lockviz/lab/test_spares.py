@@ -1,0 +1,316 @@
+"""Warm spares (lockviz.lab.spares) on real servers: each used once, fresh, faults intact, and
+nothing left behind when the pool or its process stops."""
+
+from __future__ import annotations
+
+import base64
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from kazoo.client import KazooClient
+
+from bench.browser import Browser
+from lockviz.jsontypes import JsonObject
+from lockviz.lab import procs, registry
+from lockviz.lab.engine import RunEngine, RunResult
+from lockviz.lab.errors import LabError
+from lockviz.lab.labs import LocalLab, ServerSet
+from lockviz.lab.procs import wait_until
+from lockviz.lab.servers.etcd import post
+from lockviz.lab.servers.postgres import PostgresServer
+from lockviz.lab.servers.redis import RedisServer
+from lockviz.lab.spares import SpareKey, SparePool, key_for, setting
+from lockviz.scenarios.library import builtin
+from tests.conftest import AppServer
+from tests.lockviz.lab.test_engine import slow_replies
+
+pytestmark = pytest.mark.live
+
+SINGLE = ["redis-1", "storage"]
+REDLOCK = ["redis-1", "redis-2", "redis-3", "redis-4", "redis-5", "storage"]
+ENSEMBLE = ["zk-1", "zk-2", "zk-3"]
+START_S = 120.0  # a JVM ensemble on a loaded machine
+
+
+def pool_of(*groups: list[str]) -> SparePool:
+    return SparePool(per_kind=1, most=1, warm=[key_for(g) for g in groups], reserve_mb=0).start()
+
+
+def take_ready(pool: SparePool, names: list[str]) -> ServerSet:
+    assert pool.wait_ready(key_for(names), timeout_s=START_S), f"no spare of {names}"
+    found = pool.take(names)
+    assert found is not None
+    return found
+
+
+def pids_of(servers: ServerSet) -> set[int]:
+    return {pid for server in servers.servers.values() for pid in server.pids()}
+
+
+def test_a_spare_is_handed_to_one_run_only() -> None:
+    pool = pool_of(SINGLE)
+    handed: list[ServerSet] = []
+    try:
+        for _ in range(3):
+            handed.append(take_ready(pool, SINGLE))
+    finally:
+        pool.stop()
+    dirs = [s.workdir for s in handed]
+    assert len(set(dirs)) == 3, dirs
+    every = [pids_of(s) for s in handed]
+    assert all(len(p) == 2 for p in every)
+    assert not (every[0] & every[1]) and not (every[1] & every[2]) and not (every[0] & every[2])
+    assert pool.taken == 3
+    for servers in handed:  # the run that took it stops it, and its dir goes
+        servers.close()
+        assert not any(procs.alive(pid) for pid in pids_of(servers))
+        assert servers.workdir is not None and not os.path.exists(servers.workdir)
+    assert pool.take(SINGLE) is None  # a stopped pool hands out nothing
+
+
+# -- fresh state: what a previous run did on its spare is nowhere in the next one -----------
+
+
+def redis_dirty(servers: ServerSet) -> None:
+    for server in servers.servers.values():
+        assert isinstance(server, RedisServer)
+        client = server.client()
+        for _ in range(5):
+            client.incr("lock:fence")
+        client.set("lock", "alice")
+
+
+def redis_state(servers: ServerSet) -> object:
+    found = []
+    for name, server in sorted(servers.servers.items()):
+        assert isinstance(server, RedisServer)
+        client = server.client()
+        found.append((name, client.dbsize(), client.incr("lock:fence")))  # the first token
+    return found
+
+
+def zk_client(servers: ServerSet) -> KazooClient:
+    hosts = ",".join(s.address for s in servers.servers.values())
+    client = KazooClient(hosts=hosts, timeout=10.0)
+    client.start(timeout=20)
+    return client
+
+
+def zk_dirty(servers: ServerSet) -> None:
+    client = zk_client(servers)
+    try:
+        for i in range(5):
+            client.create(f"/lockviz/lock/n{i}", makepath=True)
+    finally:
+        client.stop()
+        client.close()
+
+
+def zk_state(servers: ServerSet) -> object:
+    client = zk_client(servers)
+    try:
+        path = client.create("/lockviz/lock/n", makepath=True, sequence=True)
+        stat = client.exists(path)
+        assert stat is not None
+        return path, stat.czxid & 0xFFFFFFFF, stat.czxid >> 32  # the token: counter, epoch
+    finally:
+        client.stop()
+        client.close()
+
+
+def pg_dirty(servers: ServerSet) -> None:
+    server = servers["pg-1"]
+    assert isinstance(server, PostgresServer)
+    with server.connect() as conn:
+        for _ in range(5):
+            conn.execute("SELECT nextval('lockviz_fence')")
+
+
+def pg_state(servers: ServerSet) -> object:
+    server = servers["pg-1"]
+    assert isinstance(server, PostgresServer)
+    with server.connect() as conn:
+        row = conn.execute("SELECT nextval('lockviz_fence')").fetchone()  # the first token
+    return row[0] if row else None
+
+
+def etcd_put(servers: ServerSet, key: str) -> int:
+    server = servers["etcd-1"]
+    body: JsonObject = {"key": base64.b64encode(key.encode()).decode(), "value": ""}
+    answer = post(server.host, server.port, "/v3/kv/put", body)
+    header = answer.get("header")
+    assert isinstance(header, dict)
+    return int(str(header["revision"]))
+
+
+def etcd_dirty(servers: ServerSet) -> None:
+    for i in range(5):
+        etcd_put(servers, f"lockviz/lock/{i}")
+
+
+def etcd_state(servers: ServerSet) -> object:
+    return etcd_put(servers, "lockviz/lock/a")  # the revision: the first token
+
+
+Probe = Callable[[ServerSet], object]
+KINDS: dict[str, tuple[list[str], Probe, Probe]] = {
+    "redis": (SINGLE, redis_dirty, redis_state),
+    "redlock": (REDLOCK, redis_dirty, redis_state),
+    "zookeeper": (["zk-1"], zk_dirty, zk_state),
+    "ensemble": (ENSEMBLE, zk_dirty, zk_state),
+    "postgres": (["pg-1"], pg_dirty, pg_state),
+    "etcd": (["etcd-1"], etcd_dirty, etcd_state),
+}
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_a_run_on_a_spare_starts_from_a_fresh_servers_state(kind: str) -> None:
+    names, dirty, state = KINDS[kind]
+    pool = pool_of(names)
+    try:
+        first = take_ready(pool, names)  # one run's spare: it writes, takes tokens, ends
+        try:
+            dirty(first)
+        finally:
+            first.close()
+        second = take_ready(pool, names)  # the next run's: started behind the first
+        try:
+            assert second.workdir != first.workdir
+            on_spare = state(second)
+        finally:
+            second.close()
+    finally:
+        pool.stop()
+    with LocalLab().servers(names) as fresh:  # what a server started for the run says
+        on_fresh = state(fresh)
+    assert on_spare == on_fresh
+
+
+# -- faults on servers taken from the pool -------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def fault_pool() -> Iterator[SparePool]:
+    pool = SparePool(per_kind=1, most=1, warm=[], reserve_mb=0).start()
+    yield pool
+    pool.stop()
+
+
+def groups_of(slug: str) -> list[list[str]]:
+    groups: dict[str, list[str]] = {}
+    for name in builtin()[slug].servers:
+        groups.setdefault(key_for([name]).kind, []).append(name)
+    return list(groups.values())
+
+
+def told_on_spares(pool: SparePool, slug: str, attempts: int = 3) -> RunResult:
+    """As test_engine.told, each attempt on servers all taken from the pool."""
+    groups = groups_of(slug)
+    for group in groups:  # asked for once: the pool keeps the set warm from now on
+        taken = pool.take(group)
+        if taken is not None:  # ready already: ours to stop
+            taken.close()
+    for _ in range(attempts):
+        for group in groups:
+            assert pool.wait_ready(key_for(group), timeout_s=START_S), group
+        before = pool.taken
+        result = RunEngine(builtin()[slug], LocalLab(spares=pool)).run()
+        assert pool.taken - before == len(groups)  # every server of the run was a spare
+        if result.expect_met is not False and not result.inconclusive:
+            return result
+        assert result.inconclusive.startswith("the machine fell behind") or slow_replies(result), (
+            result.inconclusive,
+            result.mismatches,
+        )
+    return result
+
+
+@pytest.mark.parametrize(
+    "slug",
+    [
+        "gc-pause-fenced",  # SIGSTOP of a client
+        "redlock-clock-jump",  # a node's clock moved (libfaketime), client links cut
+        "zk-ensemble-partition",  # an ensemble member cut off from its peers (the spare's mesh)
+        "pg-restart-frees",  # kill -9 of the postmaster and a restart on the same data dir
+    ],
+)
+def test_a_fault_on_a_spare_served_run_keeps_its_verdict(fault_pool: SparePool, slug: str) -> None:
+    result = told_on_spares(fault_pool, slug)
+    assert result.error is None
+    assert result.mismatches == [], result.verdict
+    assert result.expect_met is True, result.inconclusive
+
+
+# -- nothing left behind -------------------------------------------------------------------
+
+
+def spare_entries(owner: int) -> list[registry.Entry]:
+    return [
+        e
+        for e in registry.entries()
+        if e["owner_pid"] == owner and os.path.basename(e["workdir"]).startswith("lockviz-spare-")
+    ]
+
+
+def test_stopping_the_pool_stops_every_spare_and_removes_its_dir() -> None:
+    pool = pool_of(SINGLE, ["zk-1"], ["etcd-1"])
+    for names in (SINGLE, ["zk-1"], ["etcd-1"]):
+        assert pool.wait_ready(key_for(names), timeout_s=START_S)
+    pids = pool.pids()
+    dirs = [e["workdir"] for e in spare_entries(os.getpid()) if set(e["pids"].values()) & {*pids}]
+    assert len(pids) == 4 and len(dirs) == 3  # (another test's pool may have spares too)
+    pool.stop()
+    assert [pid for pid in pids if procs.alive(pid)] == []
+    assert [d for d in dirs if os.path.exists(d)] == []
+    assert pool.pids() == []
+
+
+def test_ctrl_c_of_an_app_with_spares_leaves_no_spare_behind(tmp_path: Path) -> None:
+    app = AppServer(tmp_path, env={"LOCKVIZ_SPARES": "1"})
+    try:
+        run_id, why = Browser(app.url).start("gc-pause-fenced")  # the app's lab, and its pool
+        assert run_id is not None, why
+
+        def warm() -> bool:  # the built-ins' sets: Redis, Redlock, storage, ZooKeeper x2, pg, etcd
+            return len([e for e in spare_entries(app.proc.pid) if e["pids"]]) >= 6
+
+        wait_until(warm, START_S, "the app's spares")
+        children = list(app.descendants())
+        spares = [pid for e in spare_entries(app.proc.pid) for pid in e["pids"].values()]
+        assert set(spares) <= set(children)
+        app.proc.send_signal(signal.SIGINT)
+        app.proc.wait(timeout=60)
+    finally:
+        app.stop()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(procs.alive(pid) for pid in children):
+        time.sleep(0.05)
+    assert [pid for pid in children if procs.alive(pid)] == []
+    registry.sweep()  # whatever the app had no time to remove, the next start-up does
+    assert spare_entries(app.proc.pid) == []
+
+
+def test_a_bad_spares_setting_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOCKVIZ_SPARES", "lots")
+    with pytest.raises(LabError, match="LOCKVIZ_SPARES='lots'"):
+        setting("LOCKVIZ_SPARES", 1)
+    monkeypatch.setenv("LOCKVIZ_SPARES", "99")
+    with pytest.raises(LabError, match="LOCKVIZ_SPARES=99: give 0 to 16"):
+        setting("LOCKVIZ_SPARES", 1)
+
+
+def test_a_set_that_runs_dry_gets_more_spares_up_to_the_most() -> None:
+    pool = SparePool(per_kind=1, most=3, warm=[])  # not started: no spare is ever ready
+    key: SpareKey = key_for(SINGLE)
+    assert pool.target(key) == 0  # never asked for, not a built-in's: none kept
+    assert pool.take(SINGLE) is None
+    assert pool.target(key) == 2 and pool.missed == 1  # asked for: kept; ran dry: one more
+    for _ in range(5):
+        assert pool.take(SINGLE) is None
+    assert pool.target(key) == 3  # the most
+    assert pool.target(key, now=time.monotonic() + 120) == 1  # the rush is over: the base
+    assert pool.target(key, now=time.monotonic() + 400) == 0  # and long forgotten: none
