@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import socket
 from typing import Any
 
 from autobahn.websocket.protocol import PreparedMessage
@@ -24,13 +27,17 @@ class Protocol:
     """As much of autobahn's server protocol as the writer touches."""
 
     STATE_OPEN = 3
+    _perMessageCompress = None
 
-    def __init__(self, state: int = STATE_OPEN) -> None:
+    def __init__(self, state: int = STATE_OPEN, transport: Any = None) -> None:
         self.state = state
+        self.transport = transport
         self.wrote: list[PreparedMessage] = []
 
     def sendPreparedMessage(self, prepared: PreparedMessage) -> None:
         self.wrote.append(prepared)
+        if self.transport is not None:  # autobahn's sendData: the transport's write
+            self.transport.write(prepared.payloadHybi)
 
 
 async def test_every_viewer_under_daphne_gets_the_one_framing_and_others_the_text() -> None:
@@ -50,3 +57,48 @@ async def test_every_viewer_under_daphne_gets_the_one_framing_and_others_the_tex
     assert wire[0] == 0x81, "not one final text frame"
     assert len(payload) < 126 and wire[1] == len(payload), "wrong length, or masked"
     assert wire[2:] == payload
+
+
+class Transport:
+    """As much of Twisted's TCP transport as the writer reads: its socket, and what it has
+    buffered to write (here, the bytes handed to ``write``)."""
+
+    connected, TLS, disconnecting, _writeDisconnected = True, False, False, False
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.socket = sock
+        self.dataBuffer = b""
+        self._tempDataBuffer: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self._tempDataBuffer.append(data)
+
+
+def test_an_idle_connection_is_written_to_at_once_and_a_full_one_keeps_the_order() -> None:
+    """Nothing buffered: the frame goes to the socket at once, not through Twisted's buffer and
+    a turn of the loop. What the kernel does not take, and every frame after it while anything
+    is buffered, goes to the transport's buffer, in order."""
+    ours, theirs = socket.socketpair()
+    theirs.settimeout(5)  # a frame left in the buffer never arrives: fail, do not hang
+    ours.setblocking(False)
+    ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    transport = Transport(ours)
+    write = frames.writer(Protocol(transport=transport))
+    first = Frame('{"type": "event", "event": {"seq": 1}}')
+    write(first.prepared)
+    assert theirs.recv(1000) == first.prepared.payloadHybi
+    assert transport._tempDataBuffer == []
+
+    big = [Frame(json.dumps({"seq": n, "pad": "x" * 60_000})) for n in (2, 3)]
+    for frame in big:
+        write(frame.prepared)
+    held = b"".join(transport._tempDataBuffer)
+    assert held, "the kernel took 120 kB at once: nothing was left to keep in order"
+    theirs.setblocking(False)
+    wire = b""
+    with contextlib.suppress(BlockingIOError):
+        while chunk := theirs.recv(1 << 20):
+            wire += chunk
+    assert wire + held == b"".join(f.prepared.payloadHybi for f in big)
+    ours.close()
+    theirs.close()
