@@ -1,5 +1,8 @@
 """Lab hosts on this machine: spread, kill -9, drain and a click's round trip (issue 21, point 7).
 
+One script past the usual ~300 lines, on purpose: a bench is read and run as one file (its
+processes, its measures and its table).
+
 Two web processes (``serve`` with ``LOCKVIZ_LAB_HOSTS=remote``) and two lab hosts (``manage.py
 labhost``, each under a host name of its own as root, standing in for two machines) share a
 PostgreSQL and a Redis, as tests/deploy/test_labhosts.py sets them up. Then:

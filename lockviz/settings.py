@@ -1,5 +1,8 @@
 """lockviz settings: every knob is an environment variable with a working local default.
 
+One module past the usual ~300 lines, on purpose: every setting, in the one place Django reads
+them.
+
 LOCKVIZ_DB            SQLite file (default: lockviz.sqlite3 next to manage.py)
 LOCKVIZ_DATABASE_URL  a PostgreSQL database instead, e.g. postgresql://user:pass@host:5432/lockviz:
                       what several app processes (a big class) share; its password may come

@@ -1,5 +1,8 @@
 """The live stream of one run's events over a WebSocket.
 
+One module past the usual ~300 lines, on purpose: the stream's catch-up, live frames, gap
+repair and dropping of a viewer too far behind share one viewer's state and its order.
+
 Connect to ``/ws/runs/<id>/?after=N`` to receive every event with ``seq > N``: first those
 already stored, then live ones, each exactly once. A viewer that reconnects passes the last
 ``seq`` it has and resumes where it stopped. It may also send ``{"type": "resume", "after": N}``

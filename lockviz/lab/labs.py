@@ -1,5 +1,8 @@
 """Where a run's servers come from: started fresh for it, or borrowed from outside.
 
+One module past the usual ~300 lines, on purpose: the two labs answer one protocol, and a
+reader compares them side by side.
+
 :class:`LocalLab` (the default) starts every run's servers as children of the app, on free
 loopback ports in a run dir of its own (0700, under the user's lab base: see
 :mod:`lockviz.lab.registry`), and stops them when the run ends. A server whose port another

@@ -1,5 +1,8 @@
 """Warm spares: servers started ahead of the runs that will take them, each used once.
 
+One module past the usual ~300 lines, on purpose: the pool's stock, its sizing and its one
+filling thread share one lock and one state, read top to bottom.
+
 A learner who presses Run should not watch three JVMs boot. The process that runs labs keeps a
 :class:`SparePool`: for each *set* a run asks of one kind of server (``redis-1`` + ``storage``,
 the five Redlock nodes + ``storage``, ``zk-1``, the ensemble ``zk-1``..``zk-3``, ``pg-1`` with

@@ -15,7 +15,7 @@ SHOTS = ROOT / "screenshots"
 
 def test_fenced_against_plain_side_by_side(app_server: AppServer, page: Any) -> None:
     page.goto(app_server.url + "/")
-    page.get_by_role("link", name="Compare").click()
+    page.get_by_role("link", name="Compare", exact=True).click()
     page.get_by_label("Scenario").select_option("gc-pause-fenced")
     # The defaults are the comparison: as written with fenced storage, and with plain storage.
     assert page.locator("#id_storage_1").input_value() == "fenced"

@@ -60,7 +60,7 @@ def test_the_sequencer_lesson_asks_before_the_storage_asks_zookeeper(
     page.get_by_role("button", name="Check my answer").click()
     told_answer(page)
     assert page.locator("#mark").text_content().startswith("✔ Right")
-    rejected.first.wait_for()
+    rejected.first.wait_for(timeout=60_000)  # a loaded machine draws the next step later
     # The storage's question to zk-1 is drawn as its own arrows, before the rejection.
     entry(page)
     asked = page.evaluate(

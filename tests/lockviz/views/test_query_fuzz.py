@@ -15,7 +15,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from lockviz import urls
-from lockviz.models import Member, Poll, Room, Run, SavedScenario
+from lockviz.models import Member, Plan, Poll, Room, Run, SavedScenario
 from lockviz.scenarios.library import builtin
 from tests.strategies import FUZZ
 
@@ -39,9 +39,13 @@ def pages() -> list[str]:
         pk="fuzzsaved01", user=teacher, title="t", scenario=builtin()[LESSON].to_json(),
         visibility="unlisted",
     )  # fmt: skip
-    fill = {"run_id": run.pk, "code": room.code, "slug": LESSON, "poll_id": str(poll.pk),
-            "member_id": str(member.pk), "key": "not-the-key", "state": "listed",
-            "saved_id": saved.pk}  # fmt: skip
+    plan = Plan.objects.create(
+        pk="fuzzplan001", title="t", owner="someone",
+        items=[{"kind": "lesson", "lesson": LESSON, "note": ""}],
+    )  # fmt: skip
+    fill = {"plan_id": plan.pk, "number": "1", "run_id": run.pk, "code": room.code,
+            "slug": LESSON, "poll_id": str(poll.pk), "member_id": str(member.pk),
+            "key": "not-the-key", "state": "listed", "saved_id": saved.pk}  # fmt: skip
     found = []
     for entry in urls.urlpatterns:
         if isinstance(entry, URLResolver):  # the admin site: Django's own
