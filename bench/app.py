@@ -97,11 +97,5 @@ class App:
 
     def stop(self, timeout_s: float = 30) -> None:
         """Ctrl-C, as a person stops ``make run``; SIGKILL if it has not ended in time."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(timeout_s)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        procs.stop(self.proc, grace_s=timeout_s, signals=(signal.SIGINT,))
         self.log.close()

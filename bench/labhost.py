@@ -85,11 +85,5 @@ class LabHost:
 
     def stop(self, timeout_s: float = 30) -> None:
         """Ctrl-C; SIGKILL if it has not ended in time."""
-        if self.alive:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(timeout_s)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        procs.stop(self.proc, grace_s=timeout_s, signals=(signal.SIGINT,))
         self.log.close()

@@ -156,10 +156,7 @@ def _without_imports(name: str, source: str) -> tuple[str, dict[str, list[tuple[
         return ""
 
     code = BARE_IMPORT.sub(bare_import, IMPORT.sub(one_import, source))
-    left = ANY_IMPORT.search(code)
-    if left:
-        raise BundleError(f"{name}: an import the bundle cannot read: {left.group(0)[:80]}")
-    return code, imports
+    return _all_read(name, code, ANY_IMPORT, "import"), imports
 
 
 def _without_exports(name: str, source: str) -> tuple[str, dict[str, str]]:
@@ -185,10 +182,16 @@ def _without_exports(name: str, source: str) -> tuple[str, dict[str, str]]:
         return ""
 
     code = EXPORT_LIST.sub(listed, EXPORT_DECL.sub(declaration, source))
-    left = ANY_EXPORT.search(code)
+    return _all_read(name, code, ANY_EXPORT, "export"), exports
+
+
+def _all_read(name: str, code: str, left_over: re.Pattern[str], what: str) -> str:
+    """``code``, once nothing is left in it of ``what`` (an import, an export) but what the
+    bundle rewrote: :class:`BundleError` naming the first that it could not read."""
+    left = left_over.search(code)
     if left:
-        raise BundleError(f"{name}: an export the bundle cannot read: {left.group(0)[:80]}")
-    return code, exports
+        raise BundleError(f"{name}: an {what} the bundle cannot read: {left.group(0)[:80]}")
+    return code
 
 
 def _imported(name: str, what: str) -> list[tuple[str, str]]:

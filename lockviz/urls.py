@@ -22,6 +22,9 @@ from lockviz.views import (
 )
 from lockviz.views import imports as import_views
 
+KEPT = "library/scenarios"  # a teacher's kept scenarios, as the library changes them
+SAVED = "scenarios/saved/<str:saved_id>"  # one, as its permalink shows it
+
 urlpatterns = [
     # Operating it: the process answers, it can serve now, what it is doing (lockviz.ops).
     path("healthz", health.healthz, name="healthz"),
@@ -113,23 +116,12 @@ urlpatterns = [
     path("library/", library.library_page, name="library"),
     path("library/scenarios/", library.add_scenario, name="add_scenario"),
     path(
-        "library/scenarios/<str:saved_id>/visibility",
-        library.scenario_visibility,
-        name="scenario_visibility",
+        f"{KEPT}/<str:saved_id>/visibility", library.scenario_visibility, name="scenario_visibility"
     ),
     path("library/runs/<str:key>/delete", library.forget, {"kind": "runs"}, name="forget_run"),
-    path(
-        "library/scenarios/<str:key>/delete",
-        library.forget,
-        {"kind": "scenarios"},
-        name="forget_scenario",
-    ),
+    path(f"{KEPT}/<str:key>/delete", library.forget, {"kind": "scenarios"}, name="forget_scenario"),
     path("library/export.zip", library.export_library, name="library_export"),
     path("library/import/", library.import_library, name="library_import"),
-    path("scenarios/saved/<str:saved_id>/", library.saved_scenario, name="saved_scenario"),
-    path(
-        "scenarios/saved/<str:saved_id>/scenario.json",
-        library.saved_scenario_json,
-        name="saved_scenario_json",
-    ),
+    path(f"{SAVED}/", library.saved_scenario, name="saved_scenario"),
+    path(f"{SAVED}/scenario.json", library.saved_scenario_json, name="saved_scenario_json"),
 ]

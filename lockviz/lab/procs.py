@@ -184,11 +184,17 @@ class Child(Protocol):
     def kill(self) -> None: ...
 
 
-def stop(proc: Child | subprocess.Popen[Any], *, grace_s: float = 2.0) -> None:
-    """SIGCONT (a frozen process cannot die gracefully), SIGTERM, then SIGKILL; always reaped."""
+def stop(
+    proc: Child | subprocess.Popen[Any],
+    *,
+    grace_s: float = 2.0,
+    signals: tuple[signal.Signals, ...] = (signal.SIGCONT, signal.SIGTERM),
+) -> None:
+    """SIGCONT (a frozen process cannot die gracefully), SIGTERM (or ``signals``: SIGINT for an
+    app, as Ctrl-C stops it), then SIGKILL after ``grace_s``; always reaped."""
     if proc.poll() is not None:
         return
-    for sig in (signal.SIGCONT, signal.SIGTERM):
+    for sig in signals:
         try:
             proc.send_signal(sig)
         except ProcessLookupError:

@@ -52,11 +52,5 @@ def wait_ready(child: subprocess.Popen[bytes]) -> None:
 
 
 def stop(child: subprocess.Popen[bytes]) -> None:
-    if child.poll() is not None:
-        return
-    child.send_signal(signal.SIGINT)
-    try:
-        child.wait(STOP_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        child.wait()
+    """Ctrl-C to the lab host; SIGKILL if it has not ended in time."""
+    procs.stop(child, grace_s=STOP_TIMEOUT_S, signals=(signal.SIGINT,))

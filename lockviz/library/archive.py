@@ -41,7 +41,7 @@ VERSION = 1
 MANIFEST = "library.json"
 MAX_BYTES = 50 * 1024 * 1024
 MAX_ITEMS = 500
-MAX_PROBLEMS = 30
+MAX_PROBLEMS = imports.MAX_PROBLEMS
 
 
 @dataclass(frozen=True)

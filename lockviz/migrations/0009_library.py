@@ -6,6 +6,17 @@ from django.conf import settings
 from django.db import migrations, models
 
 
+def kept() -> list[tuple[str, models.Field]]:
+    """The fields every kept item has (lockviz.models.Saved): new ones for each model."""
+    return [
+        ('title', models.CharField(max_length=200)),
+        ('visibility', models.CharField(choices=[('private', 'Private: only you (and a class you present it to)'), ('unlisted', 'Unlisted: anyone with the link'), ('public', 'Public: anyone, and listed in the gallery')], db_index=True, default='private', max_length=8)),
+        ('backend', models.CharField(blank=True, max_length=20)),
+        ('storage', models.CharField(blank=True, max_length=20)),
+        ('saved', models.DateTimeField(auto_now_add=True)),
+    ]
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -22,11 +33,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='SavedRun',
             fields=[
-                ('title', models.CharField(max_length=200)),
-                ('visibility', models.CharField(choices=[('private', 'Private: only you (and a class you present it to)'), ('unlisted', 'Unlisted: anyone with the link'), ('public', 'Public: anyone, and listed in the gallery')], db_index=True, default='private', max_length=8)),
-                ('backend', models.CharField(blank=True, max_length=20)),
-                ('storage', models.CharField(blank=True, max_length=20)),
-                ('saved', models.DateTimeField(auto_now_add=True)),
+                *kept(),
                 ('run', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='saved', serialize=False, to='lockviz.run')),
                 ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to=settings.AUTH_USER_MODEL)),
             ],
@@ -39,11 +46,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='SavedScenario',
             fields=[
-                ('title', models.CharField(max_length=200)),
-                ('visibility', models.CharField(choices=[('private', 'Private: only you (and a class you present it to)'), ('unlisted', 'Unlisted: anyone with the link'), ('public', 'Public: anyone, and listed in the gallery')], db_index=True, default='private', max_length=8)),
-                ('backend', models.CharField(blank=True, max_length=20)),
-                ('storage', models.CharField(blank=True, max_length=20)),
-                ('saved', models.DateTimeField(auto_now_add=True)),
+                *kept(),
                 ('id', models.CharField(default=lockviz.models.new_saved_id, editable=False, max_length=16, primary_key=True, serialize=False)),
                 ('scenario', models.JSONField()),
                 ('updated', models.DateTimeField(auto_now=True)),

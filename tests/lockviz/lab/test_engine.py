@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -31,8 +32,13 @@ def told(s: Scenario, attempts: int = 3) -> RunResult:
     more than a client's own timeout for a reply on loopback (a Redlock node's 100 ms). Such a
     run is played again; three in a row are a failure, and so is a story gone wrong without
     either sign of a slow machine."""
+    return retold(lambda: run(s)[1], attempts)
+
+
+def retold(play: Callable[[], RunResult], attempts: int = 3) -> RunResult:
+    """``play`` until a run tells its story (see :func:`told`), at most ``attempts`` times."""
     for _ in range(attempts):
-        _, result = run(s)
+        result = play()
         if result.expect_met is not False and not result.inconclusive:
             return result
         assert result.inconclusive.startswith("the machine fell behind") or slow_replies(result), (
