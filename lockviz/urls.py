@@ -51,6 +51,7 @@ urlpatterns = [
     path("runs/<str:run_id>/fork/", forks.fork, name="fork"),
     # Replays that leave the site: the embed, the only page another site may frame.
     path("embed/runs/<str:run_id>/", embeds.embed_run, name="embed_run"),
+    path("embed/plans/<str:plan_id>/", embeds.embed_plan, name="embed_plan"),
     path("import/", import_views.import_page, name="import"),
     path("import/run/", import_views.run_imported, name="import_run"),
     path("import/format/", import_views.scenario_format, name="scenario_format"),

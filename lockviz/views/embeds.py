@@ -5,22 +5,25 @@ Both show a run exactly when its replay page would (lockviz.views.replay: a less
 student of the class first, and answers not yet revealed stay out). The embed is the only page
 another site may frame: its Content-Security-Policy's ``frame-ancestors`` is
 ``LOCKVIZ_EMBED_ANCESTORS`` (default ``*``), and X-Frame-Options is left off it; every other page
-keeps Django's ``X-Frame-Options: DENY`` (XFrameOptionsMiddleware). Plans (issue 22's
-/embed/plans/<id>/) come with the plans themselves.
+keeps Django's ``X-Frame-Options: DENY`` (XFrameOptionsMiddleware). A lecture plan embeds too
+(/embed/plans/<id>/): its items in order for a course page to read and play, each replay as its
+own embed, without the teacher's notes (those are for the lecture, not for the page).
 """
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.http import HttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET
 
+from lockviz import accounts
 from lockviz.library import access
+from lockviz.models import Plan, Run
 from lockviz.runs import webpage
-from lockviz.teaching import reveals
+from lockviz.teaching import editor, plans, reveals
 from lockviz.views import HtmxHttpRequest, absolute, ask_first, withheld
 from lockviz.views.replay import ask_for_outcome, replay_context
 
@@ -38,6 +41,43 @@ def embed_run(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         context["standalone"] = True
         context["full_page"] = absolute(request, reverse("replay", args=[run.pk]))
         response = render(request, "lockviz/embed.html", context)
+    response["Content-Security-Policy"] = f"frame-ancestors {settings.LOCKVIZ_EMBED_ANCESTORS}"
+    return response
+
+
+@require_GET
+@xframe_options_exempt
+def embed_plan(request: HtmxHttpRequest, plan_id: str) -> HttpResponse:
+    """A lecture plan, framable as a run's embed is: its lessons and scenarios as links, its
+    replays played in place (each run shown only where its replay page would be), its polls'
+    questions and choices; never the notes."""
+    plan = get_object_or_404(Plan, pk=plan_id[:16])
+    viewer = accounts.viewer(request)
+    shown = []
+    for item in plans.items_of(plan):
+        run = Run.objects.filter(pk=item.run).first() if item.kind == "replay" else None
+        link = ""
+        if item.kind == "lesson":
+            link = reverse("lesson", args=[item.lesson])
+        elif item.kind == "scenario":
+            opened = (
+                f"?from={item.slug}" if item.slug else f"?s={editor.encode(item.scenario or {})}"
+            )
+            link = reverse("new_scenario") + opened
+        elif run is not None and access.may_see(viewer, run):
+            at = f"#seq={item.seq_from}" if item.seq_from else ""
+            link = (
+                reverse("embed_run", args=[run.pk])
+                + (f"?to={item.seq_to}" if item.seq_to else "")
+                + at
+            )
+        shown.append({"item": item, "link": link})
+    context = {
+        "plan": plan,
+        "items": shown,
+        "full_page": absolute(request, reverse("plan", args=[plan.pk])),
+    }
+    response = render(request, "lockviz/embed_plan.html", context)
     response["Content-Security-Policy"] = f"frame-ancestors {settings.LOCKVIZ_EMBED_ANCESTORS}"
     return response
 

@@ -146,6 +146,7 @@ def plan_page(request: HtmxHttpRequest, plan_id: str) -> HttpResponse:
         "items": plans.items_of(plan),
         "yours": plans.may_edit(plan, browser(request)),
         "link": absolute(request, reverse("plan", args=[plan.pk])),
+        "embed": absolute(request, reverse("embed_plan", args=[plan.pk])),
         "presenting": now if now and now.plan == plan.pk else None,
     }
     return render(request, "lockviz/plan.html", context)

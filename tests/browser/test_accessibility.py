@@ -71,6 +71,8 @@ def test_every_page_passes_axe_with_wcag_22_a_and_aa(app_server: AppServer, brow
         page.wait_for_url(re.compile(r".*/plans/\w+/$"))
         plan_url = page.url
         check("a plan")
+        page.goto(plan_url.replace("/plans/", "/embed/plans/"))
+        check("a plan's embed")
 
         # A lesson being told: its run ended, the telling at a checkpoint.
         page.goto(url + "/lessons/gc-pause-unfenced/")

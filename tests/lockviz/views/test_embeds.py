@@ -11,12 +11,13 @@ import json
 import re
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.cache import cache
 from django.test import Client, override_settings
 from django.utils.html import escape
 
 from bench.abuse import big_import
-from lockviz.models import Run
+from lockviz.models import Plan, Run, SavedRun
 from lockviz.runs import webpage
 from tests.lockviz.teaching.test_reveals import found, open_class, secrets_of, teachers_run
 from tests.lockviz.views.test_replay import imported, upload
@@ -118,3 +119,36 @@ def test_a_lesson_run_is_embedded_and_downloaded_as_its_replay_shows_it() -> Non
         assert not any(found("\n".join([shown, *told]), secret) for secret in secrets), path
     own = teacher.get(f"/runs/{run.pk}/export.html").content.decode()
     assert all(found(json.dumps(run_events(own)[1]) + own, secret) for secret in secrets)
+
+
+def test_a_lecture_plan_embeds_its_items_in_order_without_the_teachers_notes(
+    client: Client,
+) -> None:
+    """/embed/plans/<id>/: framable as a run's embed is; a replay plays in place (its own embed,
+    from and to its moments), a lesson and a scenario are links, a poll shows its choices; the
+    notes, for the lecture, are nowhere on it; a private run's replay is not shown."""
+    run = imported(client)
+    items = [
+        {"kind": "lesson", "lesson": "gc-pause-fenced", "note": "NOTE-lesson"},
+        {"kind": "replay", "run": run.pk, "from": 5, "to": 20, "note": "NOTE-replay"},
+        {"kind": "scenario", "slug": "contention", "note": "NOTE-scenario"},
+        {"kind": "poll", "question": "Who writes?", "choices": ["Alice", "Bob"], "note": "NOTE-p"},
+    ]
+    plan = Plan.objects.create(title="Week 3", owner="a-teacher", items=items)
+    embed = client.get(f"/embed/plans/{plan.pk}/")
+    assert embed.status_code == 200 and "X-Frame-Options" not in embed
+    assert embed["Content-Security-Policy"] == "frame-ancestors *"
+    page = html.unescape(embed.content.decode())
+    assert "NOTE-" not in page
+    assert f'src="/embed/runs/{run.pk}/?to=20#seq=5"' in page
+    assert 'href="/lessons/gc-pause-fenced/"' in page
+    assert 'href="/scenarios/new/?from=contention"' in page
+    assert "<li>Alice</li><li>Bob</li>" in page
+    order = [page.index(s) for s in ("Lesson", "Replay", "contention", "Who writes?")]
+    assert order == sorted(order)
+
+    teacher = User.objects.create_user("plan-teacher")
+    SavedRun.objects.create(run=run, user=teacher, title="t", visibility="private")
+    hidden = html.unescape(Client().get(f"/embed/plans/{plan.pk}/").content.decode())
+    assert f"/embed/runs/{run.pk}/" not in hidden and "private to its teacher's class" in hidden
+    assert client.get("/embed/plans/nosuchplan/").status_code == 404
