@@ -241,6 +241,8 @@ def story_lost(events: Sequence[Event]) -> str:
     """Why the run could not keep its story: its first shift that did not keep it; "" if none."""
     for e in _in_time_order(events):
         if e["kind"] == "schedule_shifted" and e.get("kept") is False:
+            if e.get("reply"):  # a late reply, not a late step (lockviz/lab/roundtrips.py)
+                return f"the machine fell behind: {e.get('what', '?')}"
             index = e.get("index")
             where = f"step {index + 1}" if isinstance(index, int) else str(e.get("what", "?"))
             return f"the machine fell behind by {float(e.get('late_ms', 0)):.0f} ms at {where}"

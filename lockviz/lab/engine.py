@@ -44,9 +44,10 @@ from lockviz.lab.events import Event, EventJson, Sink, VerdictJson
 from lockviz.lab.labs import Lab, OnWait
 from lockviz.lab.limits import Limits, Watchdog
 from lockviz.lab.provision import UNPROVISIONED, Provisioned, Stage, Wiring, provision
+from lockviz.lab.roundtrips import RoundTrips, Slow
 from lockviz.lab.scheduler import TOLERANCE_MS, Late, Scheduler, Timeline
 from lockviz.lab.servers.base import ServerOptions
-from lockviz.lab.story import Story
+from lockviz.lab.story import Crossing, Mark, Story
 from lockviz.scenarios.schema import Scenario, Step
 from lockviz.scenarios.verbs import DEFAULT_ACQUIRE_TIMEOUT_MS
 
@@ -104,6 +105,13 @@ class RunEngine:
         self.schedule = Scheduler(self.timeline)
         self.timers = Scheduler(self.timeline)
         self.story = Story()  # the timers the steps started: what a shift cannot move
+        # Replies that came late with no fault in the way (a free-play session has no story).
+        self.roundtrips = (
+            None
+            if open_ended
+            else RoundTrips(scenario.clients, TOLERANCE_MS, scenario.backend == "zookeeper")
+        )
+        self._doing: dict[str, int] = {}  # the step each client's command in hand comes from
         self.started = threading.Event()
         self.ending: str | None = None  # why the run ends early, and is judged
         self.failure: str | None = None  # why it failed: no verdict
@@ -131,8 +139,42 @@ class RunEngine:
                 }
             )
             self.events.append(event)
+            slow = self.roundtrips.see(event) if self.roundtrips is not None else None
+            lost = self._story_lost_to(slow) if slow is not None else None  # before the reply
             self.story.see(event)
             self.sink(event)
+        if lost is not None:
+            self.record("lab", "schedule_shifted", lost)
+
+    def _story_lost_to(self, slow: Slow) -> dict[str, object] | None:
+        """Whether a reply that came late carried the command's effect across a point of the
+        story (:mod:`lockviz.lab.roundtrips`): the ``schedule_shifted`` details that say so."""
+        index = self._doing.get(slow.client)
+        if slow.gave_up:  # the client counted the server as failed: a different story
+            crossing: Crossing | None = Crossing(
+                Mark("timeout", slow.client, slow.replied_ms),
+                slow.what,
+                slow.sent_ms,
+                slow.replied_ms,
+            )
+        else:
+            late_client = (index, slow.client) if index is not None else None
+            moment = [(slow.sent_ms, slow.what)]
+            crossing = self.story.crossing(moment, slow.took_ms, TOLERANCE_MS, late_client)
+        if crossing is None:
+            return None
+        details: dict[str, object] = {
+            "what": slow.what,
+            "due_ms": round(slow.sent_ms, 1),
+            "late_ms": round(slow.took_ms, 1),
+            "shift_ms": round(self.timeline.shift_ms, 1),
+            "kept": False,
+            "reply": True,
+            **crossing.as_details(),
+        }
+        if index is not None:
+            details["index"] = index
+        return details
 
     def events_json(self) -> list[EventJson]:
         """The events so far as JSON has them (what the store keeps and the checker reads)."""
@@ -227,6 +269,7 @@ class RunEngine:
         the schedule as a late step would (in the client's reader thread)."""
         if index is None or not self._t0_ns:
             return
+        self._doing[client] = index
         step = self.steps[index]
         what = f"step {index + 1} ({step.do}), as {client} took it"
         due_ms, late_ms = (could_ns - self._t0_ns) / 1e6, (took_ns - could_ns) / 1e6

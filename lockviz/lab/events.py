@@ -186,8 +186,10 @@ class Step(_Run):
 
 class ScheduleShifted(_Run):
     """The machine fell behind: `what` began `late_ms` after it was due, more than the
-    tolerance (50 ms), so everything still pending moves `late_ms` later. The first
-    `kept: false` makes the verdict inconclusive (docs/reliability.md)."""
+    tolerance (50 ms), so everything still pending moves `late_ms` later. Or (`reply: true`)
+    a server's reply came `late_ms` after its request with no fault in the way, across a point
+    of the story; nothing moves. The first `kept: false` makes the verdict inconclusive
+    (docs/reliability.md)."""
 
     kind: Literal["schedule_shifted"]
     what: str = _is(
@@ -200,13 +202,17 @@ class ScheduleShifted(_Run):
     kept: bool = _is("whether the story survived the shift")
     index: int | None = _may("the late step's index")
     fixed: str | None = _may(
-        "when `kept` is false, what stayed where it was: `lease`, `wait` or `step`"
+        "when `kept` is false, what stayed where it was: `lease`, `wait`, `step`, or "
+        "`timeout` (the client's own for a reply that never came)"
     )
     fixed_by: str | None = _may("whose lease or wait, or which step")
     fixed_ms: Number | None = _may("when it stayed")
     moved: str | None = _may("what moved across it")
     moved_from_ms: Number | None = _may("where that was due")
     moved_to_ms: Number | None = _may("where it comes now")
+    reply: bool | None = _may(
+        "a late reply, not a late step: `what` is the call, `due_ms` when it was sent"
+    )
 
 
 class RunFinished(_Run):

@@ -100,7 +100,15 @@ def shifted(e: Event) -> tuple[str, str]:
         "lease": f"{e.get('fixed_by')}'s lease ends at {at}",
         "wait": f"{e.get('fixed_by')}'s wait for the lock ends at {at}",
         "step": f"{e.get('fixed_by')} already came at {at}",
+        "timeout": f"{e.get('fixed_by')} stopped waiting for it at {at}",
     }.get(str(e.get("fixed")), f"something came at {at}")
+    if e.get("reply"):
+        return (
+            f"the machine was too busy to answer in time: {e.get('what')}, where a server on "
+            f"this machine answers in a few ms. {fixed[0].upper()}{fixed[1:]}, so when it took "
+            "effect is not known: this run cannot keep its story",
+            "story lost",
+        )
     return (
         f"{behind}: the schedule moves {late} later, but {fixed}, and {e.get('moved')} now "
         f"comes after it ({number(e.get('moved_to_ms') or 0):.0f} ms): this run cannot keep its "

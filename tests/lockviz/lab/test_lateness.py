@@ -19,12 +19,14 @@ import pytest
 
 from lockviz.lab import clients, labs
 from lockviz.lab.engine import RunEngine, RunResult
+from lockviz.lab.events import Event
 from lockviz.lab.labs import LocalLab
 from lockviz.lab.provision import Provisioned
 from lockviz.lab.scheduler import TOLERANCE_MS
 from lockviz.lab.watchers.base import Watcher
 from lockviz.scenarios.library import builtin
 from tests.conftest import scenario
+from tests.lockviz.lab import lab_of
 
 pytestmark = pytest.mark.live
 
@@ -188,3 +190,32 @@ def test_a_client_that_takes_its_command_after_a_later_step_makes_the_run_inconc
     assert (shift["fixed"], shift["fixed_by"]) == ("step", "step 2 (acquire)")
     assert result.inconclusive.endswith("ms at step 1")
     assert result.expect_met is None and result.mismatches == []
+
+
+def test_a_server_too_busy_to_answer_across_another_clients_step_makes_the_run_inconclusive() -> (
+    None
+):
+    """Releasing someone else's lock, with Redis stopped from outside the lab for 0.6 s from
+    Carol's acquire (as a machine too busy to run it would): every step begins on time, but
+    Carol is granted only after Bob's write, and the story ("Carol is granted, then Bob
+    writes") is not known to have happened. The run says so, instead of a wrong verdict
+    (found on a loaded machine: Bob's write was judged not stale, against the expect)."""
+    engine: RunEngine
+
+    def sink(event: Event) -> None:
+        if event.kind == "step" and event.index == 4:  # Carol's acquire, at 3,000 ms
+            server = lab_of(engine).servers.servers["redis-1"]
+            assert server.proc is not None
+            os.kill(server.proc.pid, signal.SIGSTOP)
+            threading.Timer(0.6, os.kill, (server.proc.pid, signal.SIGCONT)).start()
+
+    engine = RunEngine(builtin()["unsafe-release"], LocalLab(), sink)
+    result = engine.run()
+    assert result.error is None
+    assert result.expect_met is None, result.mismatches  # neither met nor contradicted
+    assert result.inconclusive.startswith("the machine fell behind: "), result.inconclusive
+    carols = first(result.events, "schedule_shifted", kept=False, index=4)
+    assert carols["reply"] is True
+    assert carols["what"].startswith("carol's acquire on redis-1 (was answered after")
+    assert (carols["fixed"], carols["fixed_by"]) == ("step", "step 6 (write)")  # Bob's
+    assert carols["due_ms"] < carols["fixed_ms"] < carols["moved_to_ms"]
