@@ -21,6 +21,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from lockviz.errors import NoRoom, NotYours, Refusal, RoomRefused
+from lockviz.jsontypes import JsonValue
 from lockviz.library import access
 from lockviz.models import Poll, Room, Run, Share
 from lockviz.shares import address_of, rates
@@ -252,11 +253,13 @@ def run_for_followers(request: HtmxHttpRequest, run_id: str) -> JsonResponse:
     """What a follower's page needs to show a run: a checkpoint's question, never its answer."""
     run = access.run_or_404(request, run_id)
     scenario = reveals.scenario(run.scenario, withheld(request, run))
-    steps = []
-    for step in scenario.get("steps") or []:
-        shown = dict(step)
-        if isinstance(step.get("ask"), dict):
-            shown["ask"] = {"question": step["ask"].get("question", "")}
+    steps: list[JsonValue] = []
+    given = scenario.get("steps")
+    for step in given if isinstance(given, list) else []:
+        shown = dict(step) if isinstance(step, dict) else step
+        ask = step.get("ask") if isinstance(step, dict) else None
+        if isinstance(shown, dict) and isinstance(ask, dict):
+            shown["ask"] = {"question": ask.get("question", "")}
         steps.append(shown)
     scenario["steps"] = steps
     scenario.pop("expect", None)
