@@ -111,7 +111,7 @@ def _editor(
         prefix = f"item {number}"
         mine = [p.split(": ", 1)[1] for p in problems if re.match(rf"{prefix}( \(|:)", p)]
         rows.append({"number": number, "index": number - 1, "item": item, "problems": mine})
-    context = {
+    context: dict[str, object] = {
         "plan": plan,
         "title": given.get("title") or "",
         "rows": rows,

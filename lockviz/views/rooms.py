@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
-from typing import Any
 
 import segno
 from django.http import HttpResponse, JsonResponse
@@ -68,7 +67,7 @@ def _by_the_presenter(what: str) -> Callable[[View], View]:
 
     def decorate(view: View) -> View:
         @functools.wraps(view)
-        def checked(request: HtmxHttpRequest, code: str, **kwargs: Any) -> HttpResponse:
+        def checked(request: HtmxHttpRequest, code: str, **kwargs: object) -> HttpResponse:
             room = _room(request, code)
             if not _presenting(request, room):
                 return _forbidden(request, what)
@@ -284,14 +283,15 @@ def _key_once(request: HtmxHttpRequest, room: Room) -> str:
     return str(note.get("key") or "")
 
 
-def _json(request: HtmxHttpRequest) -> Any:
+def _json(request: HtmxHttpRequest) -> JsonValue:
     try:
-        return json.loads(request.body or b"{}")
+        decoded: JsonValue = json.loads(request.body or b"{}")
     except ValueError:
         raise RoomRefused("state: not JSON") from None
+    return decoded
 
 
-def _whole(value: Any, field: str = "step") -> int:
+def _whole(value: str | None, field: str = "step") -> int:
     try:
         return int(str(value))
     except ValueError:
