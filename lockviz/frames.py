@@ -17,7 +17,7 @@ either way stay in the order they were sent.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from typing import Any, Protocol
 
@@ -27,7 +27,8 @@ PREPARED = "lockviz.prepared"  # the scope's key: (PreparedMessage) -> None, wri
 
 
 class Consumer(Protocol):
-    scope: Any
+    @property
+    def scope(self) -> Mapping[str, object]: ...
 
     async def send(self, text_data: str | None = None) -> None: ...
 
@@ -55,6 +56,8 @@ async def send(consumer: Consumer, frame: Frame) -> None:
         await consumer.send(text_data=frame.text)
 
 
+# Daphne's protocol and Twisted's transport below stay untyped: neither library ships types, and
+# what is read of them (autobahn's state, Twisted's private buffers) is no public interface.
 def writer(protocol: Any) -> Callable[[PreparedMessage], None]:
     """A writer of prepared frames to one of Daphne's WebSocket connections (autobahn's
     protocol), which drops a frame for a connection that is no longer open, as Daphne does.

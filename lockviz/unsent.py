@@ -30,6 +30,8 @@ def unsent(scope: Mapping[str, object]) -> int:
     return int(measure()) if callable(measure) else 0
 
 
+# Twisted's transport and Daphne's server and protocol objects stay untyped here: neither library
+# ships types, and what is read of them is their private state, by getattr.
 def held(transport: Any) -> int:
     """What a Twisted TCP transport has buffered to write (abstract.FileDescriptor keeps it in
     ``dataBuffer`` past ``offset``, and ``_tempDataLen`` bytes not joined to it yet)."""
@@ -60,7 +62,7 @@ def measure_daphne() -> None:
 
     reply = ws_protocol.WebSocketProtocol.handle_reply
 
-    def handle_reply(self: Any, message: Mapping[str, Any]) -> None:
+    def handle_reply(self: Any, message: Mapping[str, object]) -> None:
         reason = message.get("reason")
         if message.get("type") == "websocket.close" and reason and self.state == self.STATE_OPEN:
             self.sendClose(code=message.get("code") or 1000, reason=str(reason)[:120])

@@ -33,7 +33,6 @@ import asyncio
 import json
 import time
 from collections import deque
-from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -44,6 +43,7 @@ from lockviz.broadcast import EventMessage, Message
 from lockviz.errors import TooMany
 from lockviz.frames import Frame
 from lockviz.models import Member, Room, Run
+from lockviz.narrator import Told
 from lockviz.ops import metrics
 from lockviz.shares import SOCKET_REFUSED, address_in
 from lockviz.shares.sockets import Counted
@@ -147,7 +147,7 @@ class RoomConsumer(Counted, AsyncWebsocketConsumer):
                 self.tasks.add(task)
                 task.add_done_callback(self.tasks.discard)
 
-    async def _events_to(self, state: Any) -> None:
+    async def _events_to(self, state: object) -> None:
         """Send this follower the events of the presenter's run up to their position."""
         async with self.sending:
             run_id, reach = rooms.reach(state)
@@ -162,14 +162,14 @@ class RoomConsumer(Counted, AsyncWebsocketConsumer):
                 return
             told = await database_sync_to_async(self._told)(run_id, self.upto, reach)
             if told:
-                self.upto = max(int(e["seq"]) for e in told)
+                self.upto = max(s for e in told if isinstance(s := e["seq"], int))
                 await self._send_events(run_id, told)
 
-    async def _send_events(self, run_id: str, told: list[dict[str, Any]]) -> None:
+    async def _send_events(self, run_id: str, told: list[Told]) -> None:
         frame = {"type": "events", "run": run_id, "upto": self.upto, "events": told}
         await self.send(text_data=json.dumps(frame))
 
-    def _told(self, run_id: str, after: int, reach: int) -> list[dict[str, Any]]:
+    def _told(self, run_id: str, after: int, reach: int) -> list[Told]:
         run = Run.objects.filter(pk=run_id).first()
         if run is None:
             return []

@@ -51,6 +51,7 @@ from lockviz import accounts, broadcast, frames
 from lockviz.audience import audience
 from lockviz.broadcast import EventMessage, Message
 from lockviz.frames import Frame
+from lockviz.jsontypes import JsonObject
 from lockviz.library import access
 from lockviz.models import Run
 from lockviz.narrator import Told
@@ -84,7 +85,7 @@ class RunConsumer(Counted, AsyncWebsocketConsumer):
         self.held: list[Message] = []
         self.repair: asyncio.Future[None] | None = None
         self.group = broadcast.group_name(self.run_id)
-        self.scenario: dict[str, object] = {}
+        self.scenario: JsonObject = {}
         self.hidden: frozenset[int] = frozenset()  # checkpoints not revealed to this viewer
         await self.accept()
         after = _read_after(parse_qs(self.scope.get("query_string", b"").decode()).get("after"))

@@ -6,6 +6,10 @@ SIGKILL, when no cleanup code can run. The signal fires when the *thread* that f
 exits, not the process, so all spawns go through a single thread that lives as long as the
 process does. Each child also gets its own process group, so a Ctrl-C in the terminal reaches
 the app only, and the app tears its children down in order.
+
+Over ~300 lines: what the lab knows of a child process is here and nowhere else: how it starts
+(:class:`Options`, the ``Popen`` arguments it may take), its priority, how it is read from
+``/proc``, and how it is stopped.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import IO, Any, Protocol
+from typing import IO, Literal, Protocol, TypedDict, TypeVar, Unpack, overload
 
 from lockviz.lab.errors import LabError
 
@@ -35,32 +39,38 @@ def die_with_parent() -> None:
     _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
+_T = TypeVar("_T")
+
+
 class _Spawner:
     """One daemon thread that performs every ``Popen`` of the process."""
 
     def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
-    def submit(self, job: Callable[[], Any]) -> Any:
+    def submit(self, job: Callable[[], _T]) -> _T:
         with self._lock:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name="lab-spawner", daemon=True)
                 self._thread.start()
         if threading.current_thread() is self._thread:
             return job()
-        future: Future[Any] = Future()
-        self._jobs.put((job, future))
-        return future.result()
+        future: Future[_T] = Future()
 
-    def _loop(self) -> None:
-        while True:
-            job, future = self._jobs.get()
+        def run() -> None:  # in the spawner's thread
             try:
                 future.set_result(job())
             except BaseException as exc:  # handed to the caller, which re-raises it
                 future.set_exception(exc)
+
+        self._jobs.put(run)
+        return future.result()
+
+    def _loop(self) -> None:
+        while True:
+            self._jobs.get()()
 
 
 _spawner = _Spawner()
@@ -80,7 +90,41 @@ def environment(**extra: str) -> dict[str, str]:
     return {**{k: os.environ[k] for k in PASSED_ON if k in os.environ}, **extra}
 
 
-def spawn(args: list[str], **popen: Any) -> subprocess.Popen[Any]:
+# A child's stdin, stdout or stderr: subprocess.PIPE, DEVNULL or STDOUT, a file, or this one's.
+Stream = int | IO[bytes] | IO[str] | None
+
+
+class AsUser(TypedDict, total=False):
+    """Whom a child runs as (``Popen``'s arguments): the app's own user unless set."""
+
+    user: str
+    group: int
+    extra_groups: list[int]
+
+
+class Options(AsUser, total=False):
+    """How a lab process is started besides its arguments: the ``Popen`` arguments the lab uses
+    (its output as bytes; ``text=True`` to :func:`spawn` for text)."""
+
+    env: dict[str, str]
+    cwd: str | os.PathLike[str]
+    stdin: Stream
+    stdout: Stream
+    stderr: Stream
+    pass_fds: tuple[int, ...]
+
+
+@overload
+def spawn(
+    args: list[str], *, text: Literal[True], **popen: Unpack[Options]
+) -> subprocess.Popen[str]: ...
+@overload
+def spawn(
+    args: list[str], *, text: Literal[False] = False, **popen: Unpack[Options]
+) -> subprocess.Popen[bytes]: ...
+def spawn(
+    args: list[str], *, text: bool = False, **popen: Unpack[Options]
+) -> subprocess.Popen[str] | subprocess.Popen[bytes]:
     """``Popen`` a child that dies with this process and sits in its own process group, with
     only the environment it needs (:func:`environment`, unless given ``env``); started at
     :data:`LOW_NICENESS` when the calling thread's run yields (:func:`yielding`)."""
@@ -92,11 +136,12 @@ def spawn(args: list[str], **popen: Any) -> subprocess.Popen[Any]:
         if low:
             os.nice(LOW_NICENESS)
 
-    def start() -> subprocess.Popen[Any]:
+    def start() -> subprocess.Popen[str] | subprocess.Popen[bytes]:
+        if text:
+            return subprocess.Popen(args, preexec_fn=prepare, process_group=0, text=True, **popen)
         return subprocess.Popen(args, preexec_fn=prepare, process_group=0, **popen)
 
-    proc: subprocess.Popen[Any] = _spawner.submit(start)
-    return proc
+    return _spawner.submit(start)
 
 
 # -- priority -------------------------------------------------------------------------------------
@@ -156,7 +201,7 @@ def niceness(pid: int) -> int:
     return os.getpriority(os.PRIO_PROCESS, pid)
 
 
-def spawn_detached(args: list[str], **popen: Any) -> subprocess.Popen[Any]:
+def spawn_detached(args: list[str], **popen: Unpack[Options]) -> subprocess.Popen[bytes]:
     """``Popen`` a child that outlives this process (for ``lab up``): a session of its own."""
     popen.setdefault("env", environment())
     return subprocess.Popen(args, start_new_session=True, **popen)
@@ -185,7 +230,7 @@ class Child(Protocol):
 
 
 def stop(
-    proc: Child | subprocess.Popen[Any],
+    proc: Child | subprocess.Popen[str] | subprocess.Popen[bytes],
     *,
     grace_s: float = 2.0,
     signals: tuple[signal.Signals, ...] = (signal.SIGCONT, signal.SIGTERM),

@@ -23,13 +23,15 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from lockviz.catalogue import BACKENDS, STORAGE
 from lockviz.errors import ImportRefused, ScenarioError
+from lockviz.jsontypes import JsonObject, JsonValue
 from lockviz.runs import imports
 from lockviz.scenarios.schema import STEP_PATH, Scenario, parse
 from lockviz.teaching import steprows
+from lockviz.teaching.play import Posted
+from lockviz.teaching.steprows import Row
 
 MAX_ROWS = 60  # the editor's rows; a longer scenario is written as a file (docs/scenarios.md)
 MAX_LINK = 8000  # characters of a link's code: a scenario of ~60 steps, a URL every server takes
@@ -39,14 +41,18 @@ DEFAULT_CLIENTS = "alice, bob"
 # The settings each backend has a field for: its variant, its node count, its own options.
 WHOLE = ("ttl_ms", "node_timeout_ms", "idle_session_timeout_ms")
 LABELS = {"ttl_ms": "lease (ttl_ms)", "clients": "clients", "storage": "storage"}
+# The editor's form fields as shown: each a text, or a tick box's state. Its settings are the
+# fields of :func:`settings_of` (a backend's own, ``variant_<backend>`` and ``count_<backend>``,
+# for every backend); a form from :func:`form_of` holds each row's fields too (``do_0``...).
+Form = dict[str, str | bool]
 
 
 @dataclass(frozen=True)
 class Draft:
     """The editor's form as the learner left it, and what the server makes of it."""
 
-    settings: dict[str, Any]  # the settings' fields as shown (see :func:`form_of`)
-    rows: list[dict[str, Any]]  # the rows as shown (steprows)
+    settings: Form  # the settings' fields as shown (see :func:`settings_of`)
+    rows: list[Row]  # the rows as shown (steprows)
     scenario: Scenario | None = None  # when it is valid
     problems: list[str] = field(default_factory=list)  # every problem, each named
     row_problems: dict[int, list[str]] = field(default_factory=dict)  # by row index
@@ -57,25 +63,23 @@ class Draft:
         """Who a row's step may name: the clients, then the servers."""
         return [*_clients(self.settings), *_servers(self.settings)]
 
-    def compact(self) -> dict[str, Any] | None:
+    def compact(self) -> JsonObject | None:
         """The valid scenario as its link and its file hold it (nothing at its default)."""
         return compact(self.scenario) if self.scenario is not None else None
 
 
-def compact(scenario: Scenario) -> dict[str, Any]:
-    found: dict[str, Any] = scenario.model_dump(
-        mode="json", exclude_none=True, exclude_defaults=True
-    )
+def compact(scenario: Scenario) -> JsonObject:
+    found: JsonObject = scenario.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
     found.pop("fencing", None)  # "storage" says it
     return {"format": 1, **found}
 
 
-def encode(data: Mapping[str, Any]) -> str:
+def encode(data: Mapping[str, JsonValue]) -> str:
     text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
     return base64.urlsafe_b64encode(text.encode()).rstrip(b"=").decode()
 
 
-def decode(code: str) -> dict[str, Any]:
+def decode(code: str) -> JsonObject:
     """A link's scenario as decoded JSON (not yet validated), or :class:`ScenarioError`."""
     if len(code) > MAX_LINK:
         raise ScenarioError(
@@ -101,10 +105,10 @@ def decode(code: str) -> dict[str, Any]:
     return data
 
 
-def form_of(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def form_of(data: Mapping[str, JsonValue]) -> tuple[Form, list[str]]:
     """A scenario's fields as the editor's form holds them, and what the editor left out."""
     backend = str(data.get("backend") or DEFAULTS["backend"])[:40]
-    form: dict[str, Any] = {
+    form: Form = {
         "title": str(data.get("title") or DEFAULTS["title"])[:120],
         "description": str(data.get("description") or "")[:2000],
         "backend": backend,
@@ -141,13 +145,13 @@ def form_of(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     return form, left_out
 
 
-def _list(value: object) -> list[Any]:
+def _list(value: JsonValue) -> list[JsonValue]:
     return value if isinstance(value, list) else []
 
 
-def settings_of(form: Mapping[str, Any]) -> dict[str, Any]:
+def settings_of(form: Posted) -> Form:
     """The settings' fields as posted (each cut to its bound), defaults where none is given."""
-    found: dict[str, Any] = {}
+    found: Form = {}
     for name in ("title", "backend", "storage", "ttl_ms"):
         found[name] = str(form.get(name) or DEFAULTS[name]).strip()[:120]
     found["description"] = str(form.get("description") or "")[:2000]
@@ -162,16 +166,16 @@ def settings_of(form: Mapping[str, Any]) -> dict[str, Any]:
     return found
 
 
-def _clients(settings: Mapping[str, Any]) -> list[str]:
+def _clients(settings: Form) -> list[str]:
     return [c.strip() for c in str(settings["clients"]).split(",") if c.strip()][:12]
 
 
-def _count(settings: Mapping[str, Any]) -> int | None:
+def _count(settings: Form) -> int | None:
     raw = str(settings.get(f"count_{settings['backend']}") or "")
     return int(raw) if raw.isdigit() else None
 
 
-def _servers(settings: Mapping[str, Any]) -> list[str]:
+def _servers(settings: Form) -> list[str]:
     service = BACKENDS.get(str(settings["backend"]))
     if service is None:
         return [STORAGE]
@@ -179,7 +183,7 @@ def _servers(settings: Mapping[str, Any]) -> list[str]:
     return [*service.nodes(count if count in service.node_counts else None), STORAGE]
 
 
-def from_form(form: Mapping[str, Any]) -> Draft:
+def from_form(form: Posted) -> Draft:
     """The editor's form as a :class:`Draft`: the scenario, or every problem by its name."""
     settings = settings_of(form)
     try:
@@ -190,7 +194,8 @@ def from_form(form: Mapping[str, Any]) -> Draft:
     data, problems = _scenario_data(settings)
     clients, servers = _clients(settings), _servers(settings)
     row_problems: dict[int, list[str]] = {}
-    steps, where = [], []  # each step, and the row it came from
+    steps: list[JsonValue] = []
+    where: list[int] = []  # each step's row
     for i in range(len(rows)):
         if not steprows.filled(form, i):
             continue
@@ -219,13 +224,13 @@ def from_form(form: Mapping[str, Any]) -> Draft:
     return Draft(settings, rows, scenario, problems + named, row_problems)
 
 
-def _scenario_data(settings: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def _scenario_data(settings: Form) -> tuple[JsonObject, list[str]]:
     """The scenario's settings as the schema takes them, and the numbers that are not numbers."""
     backend = str(settings["backend"])
-    data: dict[str, Any] = {"format": 1, "title": settings["title"], "backend": backend}
+    data: JsonObject = {"format": 1, "title": settings["title"], "backend": backend}
     if settings["description"]:
         data["description"] = settings["description"]
-    data.update(storage=settings["storage"], clients=_clients(settings))
+    data.update(storage=settings["storage"], clients=[*_clients(settings)])
     problems: list[str] = []
     service = BACKENDS.get(backend)
     options = service.options if service is not None else frozenset()
@@ -256,7 +261,7 @@ def _setting(problem: str) -> str:
     return f"{label}{name[len(name.split('[')[0]) :]}: {rest}" if sep and label else problem
 
 
-def _row_name(i: int, row: Mapping[str, Any]) -> str:
+def _row_name(i: int, row: Row) -> str:
     verb = str(row.get("do") or "").strip()
     return f"step {i + 1} ({verb[:20]})" if verb else f"step {i + 1}"
 

@@ -24,18 +24,19 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from lockviz import narrator
 from lockviz.catalogue import STORAGE_KINDS
 from lockviz.errors import ScenarioError
+from lockviz.jsontypes import JsonObject
 from lockviz.models import Run
 from lockviz.scenarios.schema import STEP_PATH, Scenario, Step, parse
 from lockviz.teaching import reveals, steprows
+from lockviz.teaching.play import Posted
 from lockviz.teaching.steprows import EDITED as EDITED  # the row editor's, for the fork's readers
 from lockviz.teaching.steprows import FIELDS as FIELDS
+from lockviz.teaching.steprows import Row
 
 NEW_ROWS = 2  # blank rows the editor offers for added steps
 MAX_ROWS = 200
@@ -61,13 +62,27 @@ class Split:
     """A run's steps at a moment: those already dispatched, and the rest."""
 
     moment: Moment
-    fixed: list[dict[str, Any]]
-    rest: list[dict[str, Any]]
+    fixed: list[JsonObject]  # each a step of the scenario's schema (lockviz.scenarios.schema)
+    rest: list[JsonObject]
 
     @property
     def earliest_ms(self) -> int:
         """The earliest time an edited step may take: the moment, or a step that was late."""
-        return min([self.moment.at_ms, *(int(step["at_ms"]) for step in self.rest)])
+        return min([self.moment.at_ms, *(at_ms(step) for step in self.rest)])
+
+
+class ForkRow(Row):
+    """A row of the fork's editor: a step's fields, and the step it edits."""
+
+    orig: str  # the step it edits, as JSON ('' for a step added)
+    said: str  # that step in words
+    keep: bool  # whether the fork keeps it
+
+
+def at_ms(step: JsonObject) -> int:
+    """A step's time: a whole number of ms in every step a fork holds (the schema's, a row's)."""
+    at = step["at_ms"]
+    return int(at) if isinstance(at, int | float) else int(str(at))
 
 
 def moments(
@@ -93,21 +108,22 @@ def split(run: Run, seq: int, hidden: frozenset[int] = frozenset()) -> Split | N
     moment = next((m for m in found if m.seq == seq), None)
     if moment is None:
         return None
-    fixed: list[dict[str, Any]] = []
-    rest: list[dict[str, Any]] = []
+    fixed: list[JsonObject] = []
+    rest: list[JsonObject] = []
     for dispatched, step in _steps_taken(run, hidden):
         (fixed if dispatched is not None and dispatched <= seq else rest).append(step)
-    return Split(moment, fixed, sorted(rest, key=lambda step: int(step["at_ms"])))
+    return Split(moment, fixed, sorted(rest, key=at_ms))
 
 
-def _steps_taken(run: Run, hidden: frozenset[int]) -> list[tuple[int | None, dict[str, Any]]]:
+def _steps_taken(run: Run, hidden: frozenset[int]) -> list[tuple[int | None, JsonObject]]:
     """Each step with the seq of its ``step`` event (``None``: never dispatched), by index.
 
     A step event is the validated step itself, so a free-play click is a step like a
     scripted one; a scripted step the run never reached (it ended early) is taken from the
     scenario."""
-    script = list(reveals.scenario(run.scenario, hidden).get("steps") or [])
-    taken: dict[int, tuple[int | None, dict[str, Any]]] = {}
+    steps = reveals.scenario(run.scenario, hidden).get("steps")
+    script = [s if isinstance(s, dict) else {} for s in steps] if isinstance(steps, list) else []
+    taken: dict[int, tuple[int | None, JsonObject]] = {}
     fields = Step.model_fields
     for seq, t_ms, data in run.events.filter(kind="step").values_list("seq", "t_ms", "data"):
         index = int(data.get("index", len(taken)))
@@ -124,7 +140,7 @@ def _steps_taken(run: Run, hidden: frozenset[int]) -> list[tuple[int | None, dic
     return [taken[i] for i in sorted(taken)]
 
 
-def rest_from_form(form: Mapping[str, Any], at: Split, scenario: Scenario) -> list[dict[str, Any]]:
+def rest_from_form(form: Posted, at: Split, scenario: Scenario) -> list[JsonObject]:
     """The editable steps as the form has them, or :class:`ScenarioError` naming each row by
     its step's number in the fork (the fixed steps come first)."""
     try:
@@ -132,7 +148,7 @@ def rest_from_form(form: Mapping[str, Any], at: Split, scenario: Scenario) -> li
     except ValueError:
         raise ScenarioError(["rows: not a number"]) from None
     first = len(at.fixed)
-    steps: list[dict[str, Any]] = []
+    steps: list[JsonObject] = []
     problems: list[str] = []
     for i in range(rows):
         original = _original(form.get(f"orig_{i}"))
@@ -150,13 +166,13 @@ def rest_from_form(form: Mapping[str, Any], at: Split, scenario: Scenario) -> li
     return steps + [dict(step) for step in later(at)]
 
 
-def later(at: Split) -> list[dict[str, Any]]:
+def later(at: Split) -> list[JsonObject]:
     """The steps after the editor's :data:`EDITABLE` rows: kept as they are, not shown (a long
     run's hundreds of rows would make the page, not the learner, the bottleneck)."""
     return at.rest[EDITABLE:]
 
 
-def _original(text: Any) -> dict[str, Any] | None:
+def _original(text: str | bool | None) -> JsonObject | None:
     if not text:
         return None
     try:
@@ -166,16 +182,14 @@ def _original(text: Any) -> dict[str, Any] | None:
     return found if isinstance(found, dict) else None
 
 
-def _row(
-    form: Mapping[str, Any], i: int, original: dict[str, Any] | None, scenario: Scenario
-) -> dict[str, Any]:
+def _row(form: Posted, i: int, original: JsonObject | None, scenario: Scenario) -> JsonObject:
     step = steprows.step_of(form, i, scenario.clients, scenario.servers, "this run")
     if original is not None and original.get("do") == step["do"]:
         _keep_unseen(original, step)
     return step
 
 
-def _keep_unseen(original: dict[str, Any], step: dict[str, Any]) -> None:
+def _keep_unseen(original: JsonObject, step: JsonObject) -> None:
     """The words of a step left unchanged stay (an edited step's words were written for the
     original)."""
     unchanged = {k: v for k, v in original.items() if k not in ("say", "ask")} == step
@@ -183,14 +197,14 @@ def _keep_unseen(original: dict[str, Any], step: dict[str, Any]) -> None:
         step["say"] = original["say"]
 
 
-def fork_scenario(run: Run, at: Split, rest: list[dict[str, Any]], storage: str) -> Scenario:
+def fork_scenario(run: Run, at: Split, rest: list[JsonObject], storage: str) -> Scenario:
     """The fork as a scenario: the fixed steps, then ``rest``, on ``storage``; the run's other
     settings as they were. :class:`ScenarioError` names each problem."""
     early = [
         f"step {len(at.fixed) + n + 1}.at_ms: {step['at_ms']} ms is before the moment the fork "
         f"parts from the run ({at.earliest_ms} ms); the steps before it are fixed"
         for n, step in enumerate(rest)
-        if int(step["at_ms"]) < at.earliest_ms
+        if at_ms(step) < at.earliest_ms
     ]
     if early:
         raise ScenarioError(early)
@@ -221,28 +235,32 @@ def title(original: str) -> str:
     return text if len(text) <= 120 else text[:119] + "…"
 
 
-def posted_rows(form: Mapping[str, Any]) -> list[dict[str, Any]]:
+def posted_rows(form: Posted) -> list[ForkRow]:
     """The editor's rows as they were posted, so a refused fork shows the learner's edits."""
     try:
         count = min(int(str(form.get("rows") or 0)), MAX_ROWS)
     except ValueError:
         count = 0
-    found = []
+    found: list[ForkRow] = []
     for i in range(count):
-        row = steprows.posted(form, i)
-        row["orig"] = str(form.get(f"orig_{i}") or "")
-        row["keep"] = bool(form.get(f"keep_{i}"))
-        row["said"] = narrator.click(_original(row["orig"]) or {}) if row["orig"] else ""
-        found.append(row)
+        orig = str(form.get(f"orig_{i}") or "")
+        said = narrator.click(_original(orig) or {}) if orig else ""
+        found.append(
+            {
+                **steprows.posted(form, i),
+                "orig": orig,
+                "keep": bool(form.get(f"keep_{i}")),
+                "said": said,
+            }
+        )
     return found
 
 
-def rows(at: Split) -> list[dict[str, Any]]:
+def rows(at: Split) -> list[ForkRow]:
     """The editor's rows: each editable step (its fields, its words) and blank rows to add."""
-    shown = []
+    shown: list[ForkRow] = []
     for step in at.rest[:EDITABLE]:
         row = steprows.row_of(step)
-        row.update(orig=json.dumps(step), said=narrator.click(step), keep=True)
-        shown.append(row)
-    blank: dict[str, Any] = steprows.blank() | {"orig": "", "said": "", "keep": False}
-    return shown + [dict(blank) for _ in range(NEW_ROWS)]
+        shown.append({**row, "orig": json.dumps(step), "said": narrator.click(step), "keep": True})
+    blank: ForkRow = {**steprows.blank(), "orig": "", "said": "", "keep": False}
+    return shown + [blank.copy() for _ in range(NEW_ROWS)]

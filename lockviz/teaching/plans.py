@@ -15,6 +15,9 @@ bar on the presenter's screens), never in a room's state, a poll or anything a s
 :func:`read` turns decoded JSON (the editor's form, or an imported file: plan_files.py) into a
 title and :class:`Item` values, or :class:`PlanRefused` naming every problem by its item's number
 (``item 2 (replay): ...``). :func:`may_edit` alone decides who may change a plan.
+
+Over ~300 lines: each kind's reader sits beside the :class:`Item` it makes and the kept items'
+reading (:func:`items_of`), so a new field of an item is added in one module.
 """
 
 from __future__ import annotations
@@ -22,12 +25,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from django.db.models import Max
 
 from lockviz import plaintext
 from lockviz.errors import PlanRefused, ScenarioError
+from lockviz.jsontypes import JsonObject, JsonValue
 from lockviz.models import Plan, Run
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import parse
@@ -53,13 +57,13 @@ class Item:
     seq_from: int | None = None
     seq_to: int | None = None
     slug: str = ""
-    scenario: dict[str, Any] | None = None
+    scenario: JsonObject | None = None
     question: str = ""
     choices: tuple[str, ...] = field(default_factory=tuple)
 
-    def as_data(self) -> dict[str, Any]:
+    def as_data(self) -> JsonObject:
         """As a plan keeps it (``Plan.items``) and exports it: the fields of its kind."""
-        data: dict[str, Any] = {"kind": self.kind}
+        data: JsonObject = {"kind": self.kind}
         if self.kind == "lesson":
             data["lesson"] = self.lesson
         elif self.kind == "replay":
@@ -67,7 +71,7 @@ class Item:
         elif self.kind == "scenario":
             data.update({"slug": self.slug} if self.slug else {"scenario": self.scenario})
         else:
-            data.update({"question": self.question, "choices": list(self.choices)})
+            data.update({"question": self.question, "choices": [*self.choices]})
         data["note"] = self.note
         return data
 
@@ -91,7 +95,20 @@ class Item:
         return f"Poll: {self.question}"
 
 
-def read(data: Any) -> tuple[str, list[Item]]:
+class Fields(TypedDict, total=False):
+    """The fields of an :class:`Item` its kind sets (its ``kind`` and ``note`` aside)."""
+
+    lesson: str
+    run: str
+    seq_from: int | None
+    seq_to: int | None
+    slug: str
+    scenario: JsonObject
+    question: str
+    choices: tuple[str, ...]
+
+
+def read(data: JsonValue) -> tuple[str, list[Item]]:
     """A plan's title and items from decoded JSON ``{"title", "items": [...]}``, or
     :class:`PlanRefused` naming every problem (the title's, and each item's by its number)."""
     if not isinstance(data, dict):
@@ -118,7 +135,7 @@ def read(data: Any) -> tuple[str, list[Item]]:
     return str(title).strip(), items
 
 
-def _title_problems(title: Any) -> list[str]:
+def _title_problems(title: JsonValue) -> list[str]:
     if not isinstance(title, str) or not title.strip():
         return ["title: give the plan a title"]
     if len(title.strip()) > MAX_TITLE:
@@ -127,12 +144,12 @@ def _title_problems(title: Any) -> list[str]:
     return [f"title: {said}"] if said is not None else []
 
 
-def read_item(raw: Any) -> Item:
+def read_item(raw: JsonValue) -> Item:
     """One item, or :class:`PlanRefused` with each of its problems (not yet numbered)."""
     if not isinstance(raw, dict):
         raise PlanRefused("must be an object with a kind")
     kind = raw.get("kind")
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise PlanRefused(f"kind: {str(kind)[:20]!r} is not one of {', '.join(KINDS)}")
     problems: list[str] = []
     note = raw.get("note") or ""
@@ -151,7 +168,7 @@ def read_item(raw: Any) -> Item:
     return Item(kind=kind, note=note.strip(), **fields)
 
 
-def _lesson(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def _lesson(raw: JsonObject) -> tuple[Fields, list[str]]:
     slug = raw.get("lesson")
     if not isinstance(slug, str) or not slug:
         return {}, ["lesson: choose a lesson of the course"]
@@ -160,7 +177,7 @@ def _lesson(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     return {"lesson": slug}, []
 
 
-def _replay(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def _replay(raw: JsonObject) -> tuple[Fields, list[str]]:
     run_id = raw.get("run")
     if not isinstance(run_id, str) or not run_id.strip():
         return {}, ["run: give the id of a stored run (its page's address ends with it)"]
@@ -193,7 +210,7 @@ def _replay(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     return {"run": run_id, "seq_from": low, "seq_to": high}, problems
 
 
-def _scenario(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def _scenario(raw: JsonObject) -> tuple[Fields, list[str]]:
     slug, scenario = raw.get("slug") or "", raw.get("scenario")
     if slug and scenario is not None:
         return {}, ["give a built-in scenario (slug) or a scenario's JSON, not both"]
@@ -211,7 +228,7 @@ def _scenario(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     return {"scenario": parsed.to_json()}, []
 
 
-def _decoded(scenario: Any) -> Any:
+def _decoded(scenario: JsonValue) -> JsonValue:
     """A scenario item's JSON: given decoded (a file) or as text (the editor's box), bounded."""
     if isinstance(scenario, str) and scenario.strip():  # the editor's text box
         if len(scenario.encode()) > MAX_SCENARIO_BYTES:
@@ -227,7 +244,7 @@ def _decoded(scenario: Any) -> Any:
     return scenario
 
 
-def _poll(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def _poll(raw: JsonObject) -> tuple[Fields, list[str]]:
     problems: list[str] = []
     question = raw.get("question")
     question = question.strip() if isinstance(question, str) else ""
@@ -237,12 +254,11 @@ def _poll(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         problems.append(f"question: {len(question)} characters; the most is {MAX_QUESTION}")
     elif (said := plaintext.problem(question)) is not None:
         problems.append(f"question: {said}")
-    given = raw.get("choices")
-    if isinstance(given, str):  # the editor's text box: one choice a line
-        given = given.splitlines()
-    if not isinstance(given, list):
-        given = []
-    choices = [c.strip() for c in given if isinstance(c, str) and c.strip()]
+    given = raw.get("choices")  # a list, or the editor's text box: one choice a line
+    lines = (
+        given.splitlines() if isinstance(given, str) else given if isinstance(given, list) else []
+    )
+    choices = [c.strip() for c in lines if isinstance(c, str) and c.strip()]
     if not MIN_CHOICES <= len(choices) <= MAX_CHOICES or len(set(choices)) != len(choices):
         problems.append(
             f"choices: give {MIN_CHOICES} to {MAX_CHOICES} different answers to choose from "
@@ -260,22 +276,19 @@ def _poll(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
 
 
 def items_of(plan: Plan) -> list[Item]:
-    """The plan's items as it keeps them (checked when they were kept)."""
-    found = []
-    for raw in plan.items:
-        data = dict(raw)
-        kind = data.pop("kind")
-        fields = {"note": data.pop("note", ""), **_stored(kind, data)}
-        found.append(Item(kind=kind, **fields))
-    return found
+    """The plan's items as it keeps them (checked when they were kept: :meth:`Item.as_data`)."""
+    return [_stored(dict(raw)) for raw in plan.items]
 
 
-def _stored(kind: str, data: dict[str, Any]) -> dict[str, Any]:
-    if kind == "replay":
-        return {"run": data["run"], "seq_from": data.get("from"), "seq_to": data.get("to")}
-    if kind == "poll":
-        return {"question": data["question"], "choices": tuple(data["choices"])}
-    return {k: v for k, v in data.items() if k in ("lesson", "slug", "scenario")}
+def _stored(data: JsonObject) -> Item:
+    def text(name: str) -> str:
+        return str(data.get(name) or "")
+
+    low, high = (n if isinstance(n, int) else None for n in (data.get("from"), data.get("to")))
+    scenario, choices = data.get("scenario"), data.get("choices")
+    return Item(text("kind"), text("note"), text("lesson"), text("run"), low, high, text("slug"),
+                scenario if isinstance(scenario, dict) else None, text("question"),
+                tuple(str(c) for c in choices) if isinstance(choices, list) else ())  # fmt: skip
 
 
 def may_edit(plan: Plan, browser: str) -> bool:

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Protocol, TypedDict, runtime_checkable
 
 from django import forms
 
 from lockviz.catalogue import BACKENDS
 from lockviz.errors import ScenarioError
+from lockviz.jsontypes import JsonObject, JsonValue
 from lockviz.lab.errors import LabError
 from lockviz.models import Run
 from lockviz.runs import recorder
@@ -31,6 +32,26 @@ NO_FENCING = {b.name: b.no_fencing for b in BACKENDS.values() if not b.fencing}
 _WHOLE = ("ms", "timeout_ms", "ttl_ms", "jitter_ms")
 _TEXT = ("client", "node", "value", "mode", "key")
 
+# A form as posted: a QueryDict, or a dict the server fills (a step row's fields, a link's form:
+# lockviz.teaching.editor.form_of). Every reader takes a value as text or as a tick box.
+Posted = Mapping[str, str | bool]
+
+
+@runtime_checkable
+class _Repeated(Protocol):
+    """A posted form that holds a field more than once (a QueryDict)."""
+
+    def getlist(self, key: str) -> list[str]: ...
+
+
+class Backend(TypedDict):
+    """A backend as the free-play form offers it."""
+
+    name: str
+    label: str
+    available: bool
+    why: str  # why this installation cannot run it ('' when it can)
+
 
 def unavailable(backend: str) -> str:
     """Why this installation cannot run ``backend`` ('' when it can)."""
@@ -42,12 +63,12 @@ def unavailable(backend: str) -> str:
     return ""
 
 
-def available_backends() -> list[dict[str, Any]]:
+def available_backends() -> list[Backend]:
     """Every backend, with why this installation cannot run it (if it cannot)."""
     found = []
     for b in BACKENDS.values():
         why = unavailable(b.name)
-        found.append({"name": b.name, "label": b.summary, "available": not why, "why": why})
+        found.append(Backend(name=b.name, label=b.summary, available=not why, why=why))
     return found
 
 
@@ -71,7 +92,7 @@ class PlayForm(forms.Form):
             raise forms.ValidationError(f"{BACKENDS[name].label} cannot run here: {why}")
         return name
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, object]:
         data = super().clean() or {}
         if self.errors:
             return data
@@ -90,14 +111,14 @@ def session_scenario(
     """The scenario of a free-play session: no steps; the learner's clicks are its steps."""
     fencing = fencing and BACKENDS[backend].fencing  # Redlock cannot fence: forced off
     names = CLIENT_NAMES[:clients]
-    data: dict[str, Any] = {
+    data: JsonObject = {
         "format": 1,
         "title": f"Free play: {backend}, {len(names)} clients",
         "description": "A free-play session: every step is a click of the learner's.",
         "backend": backend,
         "fencing": fencing,
         "ttl_ms": ttl_ms,
-        "clients": names,
+        "clients": [*names],
         "steps": [],
     }
     if fsync:
@@ -105,14 +126,14 @@ def session_scenario(
     return parse(data, allow_empty=True)
 
 
-def step_from_form(form: Mapping[str, Any]) -> dict[str, Any]:
+def step_from_form(form: Posted) -> JsonObject:
     """The step dict of a click, or ScenarioError naming each field that is not a number.
 
     ``form`` is a QueryDict (``getlist`` gives ``nodes`` as repeated fields) or a plain dict.
     """
     get = form.get
     problems: list[str] = []
-    step: dict[str, Any] = {}
+    step: JsonObject = {}
     verb = str(get("do") or "").strip()
     if not verb:
         raise ScenarioError(["do: say what to do (acquire, pause, partition, ...)"])
@@ -138,16 +159,16 @@ def step_from_form(form: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in step.items() if k in keep}
 
 
-def _names(form: Mapping[str, Any]) -> dict[str, Any]:
+def _names(form: Posted) -> JsonObject:
     """The click's words: who (client, node), which servers (nodes), its value, mode and key."""
-    found: dict[str, Any] = {}
+    found: JsonObject = {}
     for name in _TEXT:
         text = str(form.get(name) or "").strip()
         if text:
             found[name] = text
     nodes = _nodes(form)
     if nodes:
-        found["nodes"] = nodes
+        found["nodes"] = [*nodes]
     return found
 
 
@@ -170,10 +191,9 @@ _NUMBERS: dict[str, tuple[Callable[[str], float | int | None], str]] = {
 }
 
 
-def _nodes(form: Mapping[str, Any]) -> list[str]:
-    raw = form.getlist("nodes") if hasattr(form, "getlist") else form.get("nodes", [])
-    if isinstance(raw, str):
-        raw = [raw]
+def _nodes(form: Posted) -> list[str]:
+    given = form.getlist("nodes") if isinstance(form, _Repeated) else form.get("nodes", [])
+    raw = given if isinstance(given, list) else [given] if given else []
     return [n.strip() for item in raw for n in str(item).split(",") if n.strip()]
 
 
@@ -199,12 +219,12 @@ def replay_problems(problems: list[str]) -> list[str]:
     return problems
 
 
-def scenario_from_run(run: Run) -> dict[str, object]:
+def scenario_from_run(run: Run) -> JsonObject:
     """The steps a run actually took (a free-play session's clicks), as a scenario to replay.
 
     Each ``step`` event is the validated step itself, so every field of every verb is kept.
     """
-    steps = []
+    steps: list[JsonValue] = []
     for event in run.events.filter(kind="step").order_by("seq"):
         step = {k: v for k, v in event.data.items() if k in Step.model_fields}
         step["at_ms"] = int(round(step.get("at_ms", event.data["t_ms"]) / 10) * 10)

@@ -19,9 +19,9 @@ is its importer's file, and a run nobody owns (``manage.py run_scenario``) was n
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from lockviz import narrator
+from lockviz.jsontypes import JsonObject, JsonValue
 from lockviz.models import Member, Poll, Run
 from lockviz.narrator import Told
 from lockviz.scenarios.library import builtin
@@ -29,7 +29,7 @@ from lockviz.scenarios.library import builtin
 OUTCOME = "outcome"  # ?outcome=shown: the student confirmed they want to see how the run ends
 
 
-def checkpoints(scenario: Mapping[str, Any]) -> frozenset[int]:
+def checkpoints(scenario: Mapping[str, JsonValue]) -> frozenset[int]:
     """The indexes of the scenario's steps that ask something."""
     steps = scenario.get("steps")
     if not isinstance(steps, list):
@@ -69,7 +69,7 @@ def in_class(run: Run, browser: str) -> bool:
     return Member.objects.filter(browser=browser, room__presenter=run.owner).exists()
 
 
-def scenario(data: Mapping[str, Any], withheld: frozenset[int]) -> dict[str, Any]:
+def scenario(data: Mapping[str, JsonValue], withheld: frozenset[int]) -> JsonObject:
     """The scenario without the answers, explanations and narrations of ``withheld`` steps, and
     without its expectation (the outcome in a word) while any is withheld."""
     shown = dict(data)
@@ -80,24 +80,22 @@ def scenario(data: Mapping[str, Any], withheld: frozenset[int]) -> dict[str, Any
     return shown
 
 
-def _steps(data: Mapping[str, Any]) -> list[Any]:
+def _steps(data: Mapping[str, JsonValue]) -> list[JsonValue]:
     found = data.get("steps")
     return found if isinstance(found, list) else []
 
 
-def _step(step: Any, withheld: bool) -> Any:
+def _step(step: JsonValue, withheld: bool) -> JsonValue:
     if not withheld or not isinstance(step, dict):
         return step
     found = step.get("ask")
-    ask: dict[str, Any] = found if isinstance(found, dict) else {}
+    ask: JsonObject = found if isinstance(found, dict) else {}
     kept = {k: v for k, v in step.items() if k not in ("say", "ask")}
     kept["ask"] = {"question": ask.get("question", ""), "choices": ask.get("choices", [])}
     return kept
 
 
-def event(
-    e: Mapping[str, Any], withheld: frozenset[int], data: Mapping[str, Any]
-) -> dict[str, Any]:
+def event(e: Mapping[str, object], withheld: frozenset[int], data: Mapping[str, JsonValue]) -> Told:
     """A stored or told event of the run whose scenario is ``data``; a withheld checkpoint's
     ``step`` event loses its narration and is said by its click and its question (as the lesson
     page says it before it is answered)."""
@@ -107,7 +105,8 @@ def event(
     kept = {k: v for k, v in e.items() if k != "say"}
     if "said" in e:
         steps = _steps(data)
-        step = steps[index] if index < len(steps) and isinstance(steps[index], dict) else {}
+        found = steps[index] if index < len(steps) else None
+        step = found if isinstance(found, dict) else {}
         kept["said"] = narrator.checkpoint({**kept, "ask": step.get("ask")}, index)
     return kept
 

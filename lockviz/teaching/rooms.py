@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
-from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import Count, F
 
 from lockviz import broadcast, plaintext
 from lockviz.errors import RoomRefused
+from lockviz.jsontypes import JsonValue
 from lockviz.models import Member, Poll, Room, Run, Vote
 from lockviz.scenarios.library import builtin
 from lockviz.teaching import control
@@ -47,11 +47,11 @@ class State:
     beside: str | None = None  # a run shown beside ``run`` (a fork's original), whole
 
     @classmethod
-    def read(cls, data: Any) -> State:
+    def read(cls, data: JsonValue) -> State:
         if not isinstance(data, dict):
             raise RoomRefused("state: must be a JSON object")
         view = data.get("view", "idle")
-        if view not in VIEWS:
+        if not isinstance(view, str) or view not in VIEWS:
             raise RoomRefused(f"view: {str(view)[:20]!r} is not one of {', '.join(VIEWS)}")
         run, beside = data.get("run"), data.get("beside")
         if run is not None and (not isinstance(run, str) or not RUN_ID.match(run)):
@@ -59,7 +59,7 @@ class State:
         if beside is not None and (not isinstance(beside, str) or not RUN_ID.match(beside)):
             raise RoomRefused("beside: not a run id")
         lesson = data.get("lesson")
-        if lesson is not None and lesson not in builtin():
+        if lesson is not None and (not isinstance(lesson, str) or lesson not in builtin()):
             raise RoomRefused("lesson: not a lesson of the course")
         at = data.get("at")
         if at is not None and (isinstance(at, bool) or not isinstance(at, int) or at < 0):
@@ -70,16 +70,17 @@ class State:
         return cls(view, run, lesson, at, narration[:1000], title[:120], beside)
 
 
-def reach(state: Any) -> tuple[str | None, int | None]:
+def reach(state: object) -> tuple[str | None, int | None]:
     """How far into which run the class may see, by the presenter's state: a lesson or a replay
     up to the event the presenter shows (nothing while a lesson's run still plays live: the
     telling has not begun), a live run page all of it, as it plays (None)."""
-    if not isinstance(state, dict) or not isinstance(state.get("run"), str):
+    run = state.get("run") if isinstance(state, dict) else None
+    if not isinstance(state, dict) or not isinstance(run, str):
         return None, None
     at = state.get("at")
     if state.get("view") in ("lesson", "replay"):
-        return state["run"], at if isinstance(at, int) and not isinstance(at, bool) else 0
-    return state["run"], None
+        return run, at if isinstance(at, int) and not isinstance(at, bool) else 0
+    return run, None
 
 
 def group(room: Room) -> str:

@@ -16,18 +16,26 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Literal, TypedDict, get_args
 
 from lockviz.errors import ScenarioError
+from lockviz.jsontypes import JsonObject, JsonValue
 from lockviz.scenarios.verbs import VERB_FIELDS, VERBS
-from lockviz.teaching.play import step_from_form
+from lockviz.teaching.play import Posted, step_from_form
+
+# A row's form fields but its tick box, in the page's order (INPUTS' order after at, do, who).
+Text = Literal[
+    "at_ms", "do", "who", "ms", "value", "nodes", "timeout_ms", "ttl_ms", "jitter_ms", "rate",
+    "key", "mode",
+]  # fmt: skip
+Field = Literal[Text, "check_lease"]
 
 
 @dataclass(frozen=True)
 class Input:
     """How a row enters one of a verb's fields."""
 
-    name: str  # the step's field
+    name: Field  # the step's field
     label: str  # the words before the input
     kind: str  # "number", "text", "choice" or "check"
     unit: str = ""  # the words after it ("ms")
@@ -51,7 +59,35 @@ INPUTS: tuple[Input, ...] = (
 )
 EDITED = frozenset(i.name for i in INPUTS)  # a verb's own fields that a row can edit
 assert EDITED == VERB_FIELDS, "every field a verb takes has its input here, and no other"
-FIELDS = ("at_ms", "do", "who", *(i.name for i in INPUTS))  # a row's form fields, in order
+TEXTS: tuple[Text, ...] = get_args(Text)
+FIELDS: tuple[Field, ...] = get_args(Field)  # a row's form fields, in order
+assert ("at_ms", "do", "who", *(i.name for i in INPUTS)) == FIELDS, "a row's fields are INPUTS'"
+
+
+class Cell(TypedDict):
+    """One of a row's inputs with its value, as templates/lockviz/_step_row.html shows it."""
+
+    input: Input
+    value: JsonValue
+
+
+class Row(TypedDict):
+    """A step as a row of the form: each field as the step held it (a posted row: as text)."""
+
+    at_ms: JsonValue
+    do: JsonValue
+    who: JsonValue
+    ms: JsonValue
+    value: JsonValue
+    nodes: JsonValue  # the servers, comma-separated
+    timeout_ms: JsonValue
+    ttl_ms: JsonValue
+    jitter_ms: JsonValue
+    rate: JsonValue
+    key: JsonValue
+    mode: JsonValue
+    check_lease: bool
+    cells: list[Cell]  # :func:`shown`
 
 
 def verb_fields() -> dict[str, list[str]]:
@@ -59,49 +95,55 @@ def verb_fields() -> dict[str, list[str]]:
     return {name: sorted(verb.fields) for name, verb in VERBS.items()}
 
 
-def blank() -> dict[str, Any]:
+def blank() -> Row:
     """A row with nothing in it: a step to add."""
-    return shown(dict.fromkeys(FIELDS, "") | {"check_lease": False})
+    return shown(
+        Row(at_ms="", do="", who="", ms="", value="", nodes="", timeout_ms="", ttl_ms="",
+            jitter_ms="", rate="", key="", mode="", check_lease=False, cells=[])
+    )  # fmt: skip
 
 
-def shown(row: dict[str, Any]) -> dict[str, Any]:
+def shown(row: Row) -> Row:
     """The row with its ``cells``: each field's input and value, in the order the page shows
     them (templates/lockviz/_step_row.html)."""
-    row["cells"] = [{"input": entry, "value": row.get(entry.name, "")} for entry in INPUTS]
+    row["cells"] = [Cell(input=entry, value=row[entry.name]) for entry in INPUTS]
     return row
 
 
-def row_of(step: Mapping[str, Any]) -> dict[str, Any]:
+def row_of(step: Mapping[str, JsonValue]) -> Row:
     """A step's row, as the form shows it."""
     row = blank()
-    for name in FIELDS:
+    for name in TEXTS:
         if name in step:
             row[name] = step[name]
     row["who"] = step.get("client") or step.get("node") or ""
-    row["nodes"] = ", ".join(step.get("nodes") or [])
+    nodes = step.get("nodes") or []
+    row["nodes"] = ", ".join(str(n) for n in nodes) if isinstance(nodes, list) else str(nodes)
     row["check_lease"] = bool(step.get("check_lease"))
     return shown(row)
 
 
-def posted(form: Mapping[str, Any], i: int) -> dict[str, Any]:
+def posted(form: Posted, i: int) -> Row:
     """Row ``i`` as it was posted, so a refused form comes back as the learner left it."""
-    row: dict[str, Any] = {name: str(form.get(f"{name}_{i}") or "")[:200] for name in FIELDS}
+    row = blank()
+    for name in TEXTS:
+        row[name] = str(form.get(f"{name}_{i}") or "")[:200]
     row["check_lease"] = bool(form.get(f"check_lease_{i}"))
     return shown(row)
 
 
-def filled(form: Mapping[str, Any], i: int) -> bool:
+def filled(form: Posted, i: int) -> bool:
     """Whether row ``i`` says what to do (a row without a verb is a blank one, skipped)."""
     return bool(str(form.get(f"do_{i}") or "").strip())
 
 
 def step_of(
-    form: Mapping[str, Any],
+    form: Posted,
     i: int,
     clients: Sequence[str],
     servers: Sequence[str],
     among: str = "this scenario",
-) -> dict[str, Any]:
+) -> JsonObject:
     """Row ``i`` as a step dict (only the fields its verb takes, numbers read), or
     :class:`ScenarioError` naming each field that is wrong (a "who" that is not in ``among``).
     The schema checks the rest."""
@@ -113,7 +155,7 @@ def step_of(
     if who and who not in (*clients, *servers):
         known = ", ".join((*clients, *servers))
         raise ScenarioError([f"who: {who[:20]!r} is not in {among}; choose one of {known}"])
-    fields: dict[str, Any] = {"do": get("do")}
+    fields: dict[str, str] = {"do": get("do")}
     if who:
         fields["client" if who in clients else "node"] = who
     for entry in INPUTS:

@@ -24,6 +24,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from lockviz.catalogue import BACKENDS, OPTIONS, STORAGE_KINDS
 from lockviz.errors import ImportRefused, ScenarioError
+from lockviz.jsontypes import JsonValue
 from lockviz.models import Run
 from lockviz.runs import imports
 from lockviz.scenarios.library import builtin
@@ -52,7 +53,7 @@ def new_scenario(request: HtmxHttpRequest) -> HttpResponse:
     return _page(request, draft, left_out=left_out)
 
 
-def _opened(request: HtmxHttpRequest, code: str, slug: str, run_id: str) -> Mapping[str, object]:
+def _opened(request: HtmxHttpRequest, code: str, slug: str, run_id: str) -> Mapping[str, JsonValue]:
     """The scenario to fill the editor with: a built-in's, a run's steps as it took them (a
     free-play session's clicks; what the browser may not read yet left out, as its
     scenario.json does), or a link's."""

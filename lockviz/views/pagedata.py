@@ -15,7 +15,6 @@ Stream paths come from lockviz.routing, never written by hand.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from django.http import HttpRequest
 
@@ -27,14 +26,15 @@ CODE_SHAPE = re.compile(r"[A-Z0-9]{3,8}")  # what a room code can look like, old
 
 
 def page_data(
-    request: HttpRequest, *, run: Run | None = None, room: Room | None = None, **extra: Any
-) -> dict[str, Any]:
+    request: HttpRequest, *, run: Run | None = None, room: Room | None = None, **extra: object
+) -> dict[str, object]:
     """The page's data for its script: the common keys (null when the page has none) and
-    ``extra``, which may not redefine them."""
+    ``extra``, which may not redefine them. What the extras are is the page's business: they
+    are only passed on, to be written out by ``json_script``."""
     clash = set(extra) & set(COMMON)
     if clash:
         raise TypeError(f"page_data: {sorted(clash)} are common keys, pass run= or room=")
-    data: dict[str, Any] = dict.fromkeys(COMMON)
+    data: dict[str, object] = dict.fromkeys(COMMON)
     if run is not None:
         data.update(run=run.pk, status=run.status, ws=run_stream(run.pk))
     if room is not None:

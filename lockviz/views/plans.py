@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -19,6 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from lockviz import accounts
 from lockviz.errors import NotAdmitted, NotYours, PlanRefused
+from lockviz.jsontypes import JsonObject, JsonValue
 from lockviz.models import Plan, Run
 from lockviz.scenarios.library import builtin
 from lockviz.shares import address_of, rates
@@ -55,7 +55,7 @@ def index(request: HtmxHttpRequest) -> HttpResponse:
 def new(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "POST":
         return _save(request, Plan(owner=browser(request)))
-    blank = {"title": "", "items": [{"kind": "lesson", "lesson": course()[0].slug}]}
+    blank: JsonObject = {"title": "", "items": [{"kind": "lesson", "lesson": course()[0].slug}]}
     return _editor(request, None, blank, [])
 
 
@@ -76,12 +76,12 @@ def _save(request: HtmxHttpRequest, plan: Plan) -> HttpResponse:
     return redirect("plan", plan_id=plan.pk)
 
 
-def _from_form(request: HttpRequest) -> dict[str, Any]:
+def _from_form(request: HttpRequest) -> JsonObject:
     """The editor's fields as a plan's JSON: ``items-<i>-<field>``, in the order of ``i``."""
     numbers = sorted({int(m[1]) for key in request.POST if (m := FIELD.match(key))})
-    items = []
+    items: list[JsonValue] = []
     for i in numbers[: plans.MAX_ITEMS + 1]:  # one more than allowed: read() says so
-        item: dict[str, Any] = {"kind": request.POST.get(f"items-{i}-kind", "")}
+        item: JsonObject = {"kind": request.POST.get(f"items-{i}-kind", "")}
         for name in FIELDS:
             value = request.POST.get(f"items-{i}-{name}")
             if value is not None:
@@ -97,20 +97,21 @@ def _from_form(request: HttpRequest) -> dict[str, Any]:
 
 
 def _editor(
-    request: HtmxHttpRequest, plan: Plan | None, given: dict[str, Any], problems: list[str],
+    request: HtmxHttpRequest, plan: Plan | None, given: JsonObject, problems: list[str],
     status: int = 200,
 ) -> HttpResponse:  # fmt: skip
     rows = []
-    for number, raw in enumerate(given.get("items") or [], start=1):
+    items = given.get("items")
+    for number, raw in enumerate(items if isinstance(items, list) else [], start=1):
         item = dict(raw) if isinstance(raw, dict) else {}
-        if isinstance(item.get("choices"), list):
-            item["choices"] = "\n".join(str(c) for c in item["choices"])
-        if isinstance(item.get("scenario"), dict):
-            item["scenario"] = json.dumps(item["scenario"], indent=1)
+        if isinstance(choices := item.get("choices"), list):
+            item["choices"] = "\n".join(str(c) for c in choices)
+        if isinstance(scenario := item.get("scenario"), dict):
+            item["scenario"] = json.dumps(scenario, indent=1)
         prefix = f"item {number}"
         mine = [p.split(": ", 1)[1] for p in problems if re.match(rf"{prefix}( \(|:)", p)]
         rows.append({"number": number, "index": number - 1, "item": item, "problems": mine})
-    context = {
+    context: dict[str, object] = {
         "plan": plan,
         "title": given.get("title") or "",
         "rows": rows,
@@ -131,7 +132,7 @@ def add(request: HtmxHttpRequest, plan_id: str) -> HttpResponse:
     has them, unprefixed (``kind``, ``slug`` or ``scenario``, ``note``…): "add to plan" from
     another page (a scenario's editor). A refusal names the item's problems."""
     plan = _mine(request, plan_id, "add to it")
-    item = {"kind": request.POST.get("kind", "")}
+    item: JsonObject = {"kind": request.POST.get("kind", "")}
     item.update({k: v for k in FIELDS if (v := request.POST.get(k)) is not None})
     plans.save(plan, *plans.read({"title": plan.title, "items": [*plan.items, item]}))
     return redirect("plan", plan_id=plan.pk)

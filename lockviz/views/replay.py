@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET
 
 from lockviz import narrator
 from lockviz.catalogue import BACKENDS
+from lockviz.jsontypes import JsonObject
 from lockviz.library import access
 from lockviz.models import Run
 from lockviz.narrator.words import number
@@ -111,7 +112,7 @@ def _chunk(run: Run, hidden: frozenset[int], after: int) -> tuple[list[narrator.
     return events, f"{reverse('replay_events', args=[run.pk])}?after={events[-1]['seq']}"
 
 
-def _story(run: Run, scenario: dict[str, object]) -> list[dict[str, object]]:
+def _story(run: Run, scenario: JsonObject) -> list[dict[str, object]]:
     """Every step of the ``scenario`` (the run's, as this browser may read it), numbered once,
     with the seq of the moment it was taken (None for a step the run never reached)."""
     steps_taken = run.events.filter(kind="step").values_list("data__index", "seq", "t_ms")

@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
-from typing import Any
 
 import segno
 from django.http import HttpResponse, JsonResponse
@@ -21,6 +20,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from lockviz.errors import NoRoom, NotYours, Refusal, RoomRefused
+from lockviz.jsontypes import JsonValue
 from lockviz.library import access
 from lockviz.models import Poll, Room, Run, Share
 from lockviz.shares import address_of, rates
@@ -67,7 +67,7 @@ def _by_the_presenter(what: str) -> Callable[[View], View]:
 
     def decorate(view: View) -> View:
         @functools.wraps(view)
-        def checked(request: HtmxHttpRequest, code: str, **kwargs: Any) -> HttpResponse:
+        def checked(request: HtmxHttpRequest, code: str, **kwargs: object) -> HttpResponse:
             room = _room(request, code)
             if not _presenting(request, room):
                 return _forbidden(request, what)
@@ -252,11 +252,13 @@ def run_for_followers(request: HtmxHttpRequest, run_id: str) -> JsonResponse:
     """What a follower's page needs to show a run: a checkpoint's question, never its answer."""
     run = access.run_or_404(request, run_id)
     scenario = reveals.scenario(run.scenario, withheld(request, run))
-    steps = []
-    for step in scenario.get("steps") or []:
-        shown = dict(step)
-        if isinstance(step.get("ask"), dict):
-            shown["ask"] = {"question": step["ask"].get("question", "")}
+    steps: list[JsonValue] = []
+    given = scenario.get("steps")
+    for step in given if isinstance(given, list) else []:
+        shown = dict(step) if isinstance(step, dict) else step
+        ask = step.get("ask") if isinstance(step, dict) else None
+        if isinstance(shown, dict) and isinstance(ask, dict):
+            shown["ask"] = {"question": ask.get("question", "")}
         steps.append(shown)
     scenario["steps"] = steps
     scenario.pop("expect", None)
@@ -281,14 +283,15 @@ def _key_once(request: HtmxHttpRequest, room: Room) -> str:
     return str(note.get("key") or "")
 
 
-def _json(request: HtmxHttpRequest) -> Any:
+def _json(request: HtmxHttpRequest) -> JsonValue:
     try:
-        return json.loads(request.body or b"{}")
+        decoded: JsonValue = json.loads(request.body or b"{}")
     except ValueError:
         raise RoomRefused("state: not JSON") from None
+    return decoded
 
 
-def _whole(value: Any, field: str = "step") -> int:
+def _whole(value: str | None, field: str = "step") -> int:
     try:
         return int(str(value))
     except ValueError:

@@ -23,15 +23,22 @@ import secrets
 import socket
 import subprocess
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, TypedDict
+from typing import ClassVar, Protocol, TypedDict, Unpack
 
 from lockviz.catalogue import ServerKind, server_kind
 from lockviz.lab import procs
 from lockviz.lab.errors import LabError
 
-Spawn = Callable[..., subprocess.Popen[Any]]
+
+class Spawn(Protocol):
+    """How a server's processes start: :func:`procs.spawn`, or ``lab up``'s
+    :func:`procs.spawn_detached`."""
+
+    def __call__(
+        self, args: list[str], **popen: Unpack[procs.Options]
+    ) -> subprocess.Popen[bytes]: ...
 
 
 class PortTaken(LabError):

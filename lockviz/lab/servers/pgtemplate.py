@@ -25,21 +25,19 @@ import os
 import shutil
 import subprocess
 import threading
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 from lockviz.lab import procs, registry
 from lockviz.lab.errors import LabError
 from lockviz.lab.servers.base import new_password
 
 STEP_TIMEOUT_S = 60.0
-Popen = Mapping[str, Any]  # more arguments for each step's Popen (the OS user, as root)
 
 _lock = threading.Lock()
 _templates: dict[str, str] = {}  # bin dir -> the template's data dir
 
 
-def run(args: list[str], log_path: str, popen: Popen, what: str, text: str = "") -> None:
+def run(args: list[str], log_path: str, popen: procs.AsUser, what: str, text: str = "") -> None:
     """Run one step to its end (``text`` on its stdin); LabError naming ``what`` if it fails."""
     with open(log_path, "ab") as log:
         proc = procs.spawn(args, stdin=subprocess.PIPE, stdout=log, stderr=log, **popen)
@@ -98,7 +96,7 @@ def copy(
     data_dir: str,
     password: str,
     log_path: str,
-    popen: Popen,
+    popen: procs.AsUser,  # the OS user each step runs as (as root)
 ) -> None:
     """``source`` copied to ``data_dir``, its superuser's password set to ``password``."""
     run(["cp", "-a", source, data_dir], log_path, popen, "copying the template data dir")

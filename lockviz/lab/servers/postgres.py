@@ -45,7 +45,6 @@ import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypedDict
 
 import psycopg
 
@@ -178,13 +177,7 @@ def _give_template_dir(path: str) -> None:
         os.chown(path, *ids)
 
 
-class _AsUser(TypedDict, total=False):
-    user: str
-    group: int
-    extra_groups: list[int]
-
-
-def _as_os_user() -> _AsUser:
+def _as_os_user() -> procs.AsUser:
     """Popen arguments to run as ``postgres`` when we are root (it refuses to run as root)."""
     if os.geteuid() != 0:
         return {}
