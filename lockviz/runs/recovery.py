@@ -14,8 +14,8 @@ host stopped answering". A run queued for lab hosts (no ``host`` yet) waits in t
 is an orphan only when no lab host has answered for :data:`UNTAKEN_S`.
 
 :func:`prune` removes runs (and imported runs) older than the retention period, but never a run
-a teacher saved in their library; the app calls it at start-up, and ``manage.py prune`` on
-demand.
+a teacher saved in their library. ``manage.py prune`` (idle rooms and expired sessions too) runs
+at start-up, every :data:`PRUNE_EVERY_S` while the app serves, and on demand.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable
 from functools import cache
 
+from django.core.management import call_command
 from django.db import close_old_connections, transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -42,6 +43,7 @@ from lockviz.narrator import narrate
 log = logging.getLogger(__name__)
 
 HEARTBEAT_S = 2.0  # how often a process touches its runs, and looks for a dead sibling's
+PRUNE_EVERY_S = 3600.0  # a serving process prunes this often too, not only at start-up
 STALE_S = 7.0  # a live run untouched this long has no process running it
 UNWATCHED_S = 20.0  # a run waiting for a lab host that nobody has watched this long is cancelled
 UNTAKEN_S = 60.0  # a run queued for lab hosts while none answers this long will not be run
@@ -187,7 +189,7 @@ def _keeping(
 ) -> None:
     if forever:
         _forever.set()
-    idle, last_recover = 0, 0.0
+    idle, last_recover, last_prune = 0, 0.0, time.monotonic()  # serve pruned as it started
     while idle < 2 or _forever.is_set():
         try:
             mine = ours()
@@ -201,6 +203,9 @@ def _keeping(
             if time.monotonic() - last_recover >= every:
                 recover()
                 last_recover = time.monotonic()
+            if _forever.is_set() and time.monotonic() - last_prune >= PRUNE_EVERY_S:
+                last_prune = time.monotonic()  # a server up for days: idle rooms go on time
+                call_command("prune", verbosity=0)
         except Exception:  # the database is busy or gone for a moment: try again
             log.exception("keeping runs alive")
         finally:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import threading
+import time
 
 import pytest
 from django.core.management import call_command
@@ -15,6 +17,7 @@ from django.utils import timezone
 from django.utils.html import escape
 
 from lockviz.models import Member, Poll, Room, Run, Share, Vote
+from lockviz.runs import recovery
 from lockviz.teaching import codes, rooms, sharing
 from tests.conftest import browser_of
 
@@ -143,6 +146,27 @@ def test_an_idle_room_expires_and_is_pruned_with_its_polls() -> None:
     assert list(Room.objects.values_list("pk", flat=True)) == [fresh.pk]
     assert not Poll.objects.exists() and not Vote.objects.exists()
     assert not Member.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)  # the keeper's thread has a connection of its own
+def test_a_serving_app_prunes_an_idle_room_without_a_restart(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    old = open_room(Client())
+    Room.objects.filter(pk=old.pk).update(presenter_seen=timezone.now() - dt.timedelta(hours=13))
+    monkeypatch.setattr(recovery, "HEARTBEAT_S", 0.05)
+    monkeypatch.setattr(recovery, "PRUNE_EVERY_S", 0.2)
+    keeper = threading.Thread(target=recovery._keeping, args=(list, lambda *_: None, True))
+    keeper.start()
+    try:
+        deadline = time.monotonic() + 30
+        while Room.objects.filter(pk=old.pk).exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not Room.objects.filter(pk=old.pk).exists()
+    finally:
+        recovery._forever.clear()  # a keeper with no runs then ends after two beats
+        keeper.join(10)
+    assert not keeper.is_alive()
 
 
 def test_a_presenter_key_shown_once_takes_the_room_to_another_browser() -> None:
