@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.cache import cache
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -142,7 +143,12 @@ def _nodes(run: Run) -> list[str]:
 @require_GET
 def export_mermaid(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = access.run_or_404(request, run_id)
-    exported = reveals.export(run, withheld(request, run))
-    response = HttpResponse(exports.mermaid(exported), content_type="text/plain; charset=utf-8")
+    hidden = withheld(request, run)
+    if run.status in Run.LIVE:  # still growing: drawn as it is now
+        drawn = exports.mermaid(reveals.export(run, hidden))
+    else:  # narrated once per run (and per what is withheld), as its events are (issue 18)
+        key = f"lockviz:mmd:{run.pk}:{run.status}:{','.join(map(str, sorted(hidden)))}"
+        drawn = cache.get_or_set(key, lambda: exports.mermaid(reveals.export(run, hidden)), 86400)
+    response = HttpResponse(drawn, content_type="text/plain; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="lockviz-run-{run.pk}.mmd"'
     return response

@@ -42,6 +42,19 @@ def test_an_import_is_said_once_and_its_pages_say_nothing_again(
     assert narrations[0] == events  # five pages later: not one event said again
 
 
+def test_a_finished_runs_mermaid_export_is_drawn_once(
+    client: Client, narrations: list[int]
+) -> None:
+    run = imported(client)
+    before = narrations[0]
+    first = client.get(f"/runs/{run.pk}/export.mmd")
+    assert first.status_code == 200 and first.content.startswith(b"sequenceDiagram")
+    drawn = narrations[0]
+    assert drawn > before  # the diagram's notes are the narrator's words
+    again = client.get(f"/runs/{run.pk}/export.mmd")
+    assert again.content == first.content and narrations[0] == drawn  # drawn once, kept
+
+
 def test_a_run_stored_without_words_is_said_once_on_first_reading(
     client: Client, narrations: list[int]
 ) -> None:
