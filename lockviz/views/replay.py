@@ -148,7 +148,9 @@ def export_mermaid(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         drawn = exports.mermaid(reveals.export(run, hidden))
     else:  # narrated once per run (and per what is withheld), as its events are (issue 18)
         key = f"lockviz:mmd:{run.pk}:{run.status}:{','.join(map(str, sorted(hidden)))}"
-        drawn = cache.get_or_set(key, lambda: exports.mermaid(reveals.export(run, hidden)), 86400)
+        drawn = str(
+            cache.get_or_set(key, lambda: exports.mermaid(reveals.export(run, hidden)), 86400)
+        )
     response = HttpResponse(drawn, content_type="text/plain; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="lockviz-run-{run.pk}.mmd"'
     return response
