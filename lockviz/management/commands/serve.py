@@ -91,7 +91,7 @@ class Command(BaseCommand):
                 self.style.SUCCESS(f"lockviz is at {url}  (Ctrl-C stops it and every server)")
             )
             CommandLineInterface().run(
-                ["-b", str(options["host"]), "-p", str(options["port"]), "lockviz.asgi:application"]
+                ["-e", endpoint(str(options["host"]), int(str(options["port"]))), ASGI_APP]
             )
         except KeyboardInterrupt:  # the check stopped us before Daphne took over Ctrl-C
             if lab.failed is None:
@@ -232,3 +232,17 @@ def without_password(url: str) -> str:
     """``redis://:secret@host:port/0`` as a log may show it: ``redis://host:port/0``."""
     scheme, sep, rest = url.partition("://")
     return f"{scheme}{sep}{rest.rpartition('@')[2]}" if sep else url
+
+
+ASGI_APP = "lockviz.asgi:application"
+# A class told "open the link now" connects hundreds at once: Twisted's default queue of 50
+# connections not yet accepted overflows while the loop is busy, and the kernel resets the rest
+# (605 of a wave of 1,000 on a loaded machine). The kernel caps it at net.core.somaxconn.
+BACKLOG = 1024
+
+
+def endpoint(host: str, port: int) -> str:
+    """Daphne's endpoint for ``host:port`` (an IPv6 address's colons escaped, as Daphne's own
+    ``-b``/``-p`` do), with room for a lecture hall's worth of connections at once."""
+    interface = host.replace(":", "\\:")
+    return f"tcp:port={port}:interface={interface}:backlog={BACKLOG}"

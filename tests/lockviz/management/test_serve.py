@@ -52,3 +52,15 @@ def test_a_working_lab_says_each_part_came_up(app_server: AppServer) -> None:
     # The check runs beside Daphne: its lines may come after the page answers.
     wait_until(lambda: len(said()) == len(parts), 60, "the lab check's lines")
     assert all(" … ok (" in line for line in said().values()), said()
+
+
+def test_the_app_queues_a_lecture_halls_worth_of_connections_at_once(
+    app_server: AppServer,
+) -> None:
+    """A class told "open the link now" connects by the hundred: the listening socket's queue
+    of connections not yet accepted is the app's (1,024), not Twisted's default of 50, past
+    which the kernel resets a connection while the app is busy."""
+    listening = subprocess.run(
+        ["ss", "-ltnH", f"sport = :{app_server.port}"], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert listening[0] == "LISTEN" and listening[2] == "1024", listening  # state, recv-q, send-q
