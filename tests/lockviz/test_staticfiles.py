@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.test import override_settings
 
 from lockviz import staticfiles
 from tests.conftest import AppServer
@@ -26,16 +27,17 @@ IMPORTED = re.compile(
 )
 
 
-def test_static_files_are_collected_again_only_when_one_changed() -> None:
-    staticfiles.collect()
-    assert staticfiles.collect() is False  # nothing changed: nothing written
-    source = settings.BASE_DIR / "static" / "lockviz" / "app.css"
-    before = os.stat(source)
-    try:
-        os.utime(source, (before.st_atime, time.time() + 60))  # edited after the collection
+def test_static_files_are_collected_again_only_when_one_changed(tmp_path: Path) -> None:
+    # Into a directory of its own: the suite's other workers serve build/static meanwhile, and
+    # a collection there would rewrite files under them (WhiteNoise, scanning it, found one
+    # gone: a FileNotFoundError in an unrelated test).
+    with override_settings(STATIC_ROOT=str(tmp_path)):
+        assert staticfiles.collect() is True  # none yet
+        assert staticfiles.collect() is False  # nothing changed: nothing written
+        manifest = tmp_path / staticfiles.MANIFEST
+        os.utime(manifest, (0, time.time() - 10 * 365 * 86400))  # a source edited since
         assert staticfiles.collect() is True
-    finally:
-        os.utime(source, (before.st_atime, before.st_mtime))
+        assert staticfiles.collect() is False
 
 
 def test_every_module_imports_the_collected_files_under_their_hashes() -> None:
