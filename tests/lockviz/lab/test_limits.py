@@ -63,7 +63,11 @@ def test_a_frozen_client_sent_a_burst_of_long_writes_cannot_wedge_the_run() -> N
     assert "step_refused" in alice  # told, not queued for ever
     assert alice.index("resumed") > alice.index("paused")  # the thaw came on time
     refused = next(e for e in result.events if e["kind"] == "step_refused")
-    assert "commands waiting while it is frozen" in refused["why"]
+    assert "alice already has 64 commands waiting" in refused["why"]
+    if not any(e["kind"] == "schedule_shifted" for e in result.events):
+        # On time, the burst comes while she is frozen (a machine that fell behind may send
+        # the rest of it after her thaw, still faster than she can take it).
+        assert refused["why"].endswith("while it is frozen")
     pids = [c.proc.pid for c in lab_of(engine).clients.values() if c.proc]
     assert not [pid for pid in pids if procs.alive(pid)]
 

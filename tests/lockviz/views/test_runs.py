@@ -28,12 +28,17 @@ def test_index_lists_every_builtin_scenario(client: Client) -> None:
 
 @pytest.mark.live
 def test_posting_the_form_runs_the_scenario_live_with_fencing_off(client: Client) -> None:
-    response = client.post(
-        "/runs/", {"scenario": "gc-pause-fenced", "ttl_ms": "2000"}, HTTP_HX_REQUEST="true"
-    )
-    assert response.status_code == 200
-    run_id = response["HX-Redirect"].strip("/").split("/")[-1]
-    run = wait_for_run(run_id)
+    for _ in range(3):  # a machine that fell behind says so (inconclusive): play it again
+        response = client.post(
+            "/runs/", {"scenario": "gc-pause-fenced", "ttl_ms": "2000"}, HTTP_HX_REQUEST="true"
+        )
+        assert response.status_code == 200
+        run_id = response["HX-Redirect"].strip("/").split("/")[-1]
+        run = wait_for_run(run_id)
+        behind = run.verdict.get("inconclusive")
+        if not behind:
+            break
+        assert str(behind).startswith("the machine fell behind"), behind
     assert run.scenario["fencing"] is False  # the checkbox was left unticked
     assert "expect" not in run.scenario  # the prediction was for the fenced version
     assert run.verdict["data_corrupted"] is True
