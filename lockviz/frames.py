@@ -58,7 +58,7 @@ async def send(consumer: Consumer, frame: Frame) -> None:
 
 # Daphne's protocol and Twisted's transport below stay untyped: neither library ships types, and
 # what is read of them (autobahn's state, Twisted's private buffers) is no public interface.
-def writer(protocol: Any) -> Callable[[PreparedMessage], None]:
+def writer(protocol: Any) -> Callable[[PreparedMessage], bool]:
     """A writer of prepared frames to one of Daphne's WebSocket connections (autobahn's
     protocol), which drops a frame for a connection that is no longer open, as Daphne does.
 
@@ -68,15 +68,16 @@ def writer(protocol: Any) -> Callable[[PreparedMessage], None]:
     nothing is waiting to go out on the connection (plain TCP, not compressed, nothing
     buffered), the frame is sent to the socket at once, as asyncio's own transports do; what
     the kernel does not take goes to the transport's buffer, in order, and so does every frame
-    while anything is buffered."""
+    while anything is buffered. It returns whether the frame went out whole at once (nothing is
+    held for the viewer: it keeps up)."""
 
-    def write(prepared: PreparedMessage) -> None:
+    def write(prepared: PreparedMessage) -> bool:
         if protocol.state != protocol.STATE_OPEN:
-            return
+            return True  # nobody to send to, nothing held
         transport = protocol.transport
         if protocol._perMessageCompress is not None or not _idle(transport):
             protocol.sendPreparedMessage(prepared)
-            return
+            return False
         data = prepared.payloadHybi
         try:
             sent = transport.socket.send(data)
@@ -86,6 +87,8 @@ def writer(protocol: Any) -> Callable[[PreparedMessage], None]:
             sent = 0
         if sent < len(data):
             transport.write(data[sent:])
+            return False
+        return True
 
     return write
 

@@ -38,7 +38,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 
 from lockviz import accounts
-from lockviz.audience import audience
+from lockviz.audience import Now, audience
 from lockviz.broadcast import EventMessage, Message
 from lockviz.errors import TooMany
 from lockviz.frames import Frame
@@ -174,6 +174,12 @@ class RoomConsumer(Counted, AsyncWebsocketConsumer):
         if run is None:
             return []
         return reveals.told_between(run, reveals.hidden(run, self.browser), after, reach)
+
+    def deliver_now(self, first: int, last: int, frame: Frame) -> Now:
+        return "careful"  # a follower's events stop at the presenter's position: one by one
+
+    async def keep_up(self) -> None:
+        return None
 
     async def deliver_events(self, messages: list[EventMessage], frame: Frame) -> None:
         for message in messages:

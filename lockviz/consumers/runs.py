@@ -39,16 +39,17 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from urllib.parse import parse_qs
 
+from autobahn.websocket.protocol import PreparedMessage
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.db.models import F
 
 from lockviz import accounts, broadcast, frames
-from lockviz.audience import audience
+from lockviz.audience import Now, audience
 from lockviz.broadcast import EventMessage, Message
 from lockviz.frames import Frame
 from lockviz.jsontypes import JsonObject
@@ -87,6 +88,8 @@ class RunConsumer(Counted, AsyncWebsocketConsumer):
         self.group = broadcast.group_name(self.run_id)
         self.scenario: JsonObject = {}
         self.hidden: frozenset[int] = frozenset()  # checkpoints not revealed to this viewer
+        write = self.scope.get(frames.PREPARED)  # under Daphne: one framing for every viewer
+        self.write: Callable[[PreparedMessage], bool] | None = write if callable(write) else None
         await self.accept()
         after = _read_after(parse_qs(self.scope.get("query_string", b"").decode()).get("after"))
         if isinstance(after, str):
@@ -169,6 +172,18 @@ class RunConsumer(Counted, AsyncWebsocketConsumer):
             self.repair = asyncio.ensure_future(self._catch_up(self.sent))
         else:
             await self._forward(message)
+
+    def deliver_now(self, first: int, last: int, frame: Frame) -> Now:
+        """A viewer simply following, under Daphne: the frame written at once (Audience)."""
+        if self.dropped:
+            return "sent"  # nothing more is sent to it
+        if self.holding or self.held or self.hidden or first != self.sent + 1 or not self.write:
+            return "careful"
+        self.sent = last
+        return "sent" if self.write(frame.prepared) else "check"
+
+    async def keep_up(self) -> None:
+        await self._keeping_up()
 
     async def deliver_events(self, messages: list[EventMessage], frame: Frame) -> None:
         """Consecutive live events, and ``frame``: them as one frame, made once for every

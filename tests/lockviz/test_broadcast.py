@@ -34,6 +34,12 @@ class Viewer:
     def __init__(self) -> None:
         self.got: list[dict[str, Any]] = []
 
+    def deliver_now(self, first: int, last: int, frame: Frame) -> str:
+        return "careful"
+
+    async def keep_up(self) -> None:
+        return None
+
     async def deliver(self, message: dict[str, Any]) -> None:
         self.got.append(message)
 
