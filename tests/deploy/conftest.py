@@ -32,6 +32,7 @@ import pytest
 from bench.app import App
 from lockviz.lab.labs import LocalLab
 from lockviz.lab.ports import free_port
+from lockviz.lab.servers.base import PortTaken
 from lockviz.lab.servers.postgres import PostgresServer
 from lockviz.lab.servers.redis import RedisServer
 from tests.conftest import ONE_MACHINE
@@ -167,11 +168,10 @@ def backing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Database
     with LocalLab().servers(["pg-1"]) as servers:
         pg = servers["pg-1"]
         assert isinstance(pg, PostgresServer)
-        # As compose's postgres:15 has it (the lab's runs need only 40): restarted with it.
+        # As compose's postgres:15 has it (the lab's runs need only 40): restarted with it, on
+        # other ports if another process took its own while it was down.
         pg.extra["max_connections"] = "100"
-        pg.kill()
-        pg.launch()
-        pg.wait_ready()
+        restarted(pg)
         db = Database(pg.host, pg.port, pg.password or "")
         with psycopg.connect(
             host=pg.host, port=pg.port, user="postgres", password=pg.password,
@@ -183,6 +183,22 @@ def backing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Database
             yield db, layer, secrets.token_urlsafe(40)
         finally:
             layer.stop()
+
+
+def restarted(pg: PostgresServer, tries: int = 3) -> None:
+    """``pg`` stopped and started again: on other ports when its own were taken meanwhile (its
+    port is free while it is down, and other tests' servers pick ports too)."""
+    pg.stop()
+    for attempt in range(1, tries + 1):
+        pg.launch()
+        try:
+            pg.wait_ready()
+            return
+        except PortTaken:
+            if attempt == tries:
+                raise
+            pg.stop()
+            pg.port, pg.pooler_port = free_port(), free_port()
 
 
 @contextlib.contextmanager
