@@ -9,11 +9,16 @@ others wait idle: a worker takes its next unit in collection order, and this plu
 collection (under ``-n`` only; ``-n 0`` runs in file order) by what a test is known to cost:
 
     0  tests/deploy: a deployment's stack, then a chain of tests on it (minutes)
-    1  a browser, an ``alone`` test, a Hypothesis test (its examples add up)
+    1  a browser, a Hypothesis test (its examples add up)
     2  any other ``live`` test: real servers started and stopped
     3  the rest: well under a second each
+    4  an ``alone`` test (tests/conftest.py:_the_machine), last: it first waits for every test
+       running, then runs while the other workers wait. Among short tests that wait is short,
+       and at the end the others have little left to wait with.
 
-A module's tests stay together, and a module that is one unit goes first within its rank."""
+A module's tests stay together, and a module that is one unit goes first within its rank (the
+module's rank is its costliest test's: tests/deploy/test_proxy.py's ``alone`` test stays in
+place, on the stack its module starts first)."""
 
 from __future__ import annotations
 
@@ -62,8 +67,10 @@ def cost_rank(item: pytest.Item) -> int:
     """0 costs most: see the module's docstring."""
     if item.nodeid.startswith("tests/deploy/"):
         return 0
+    if item.get_closest_marker("alone"):
+        return 4
     hypothesis = getattr(getattr(item, "obj", None), "is_hypothesis_test", False)
-    if item.get_closest_marker("browser") or item.get_closest_marker("alone") or hypothesis:
+    if item.get_closest_marker("browser") or hypothesis:
         return 1
     return 2 if item.get_closest_marker("live") else 3
 
