@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
-import functools
 import json
 import os
 import re
@@ -31,6 +30,8 @@ from lockviz.runs import recorder
 from lockviz.scenarios.schema import Scenario, parse
 
 ROOT = Path(__file__).resolve().parent.parent
+# Which worker of ``pytest -n`` runs what, and in which order.
+pytest_plugins = ["tests.scheduling"]
 # No warm spares (lockviz.lab.spares) in the tests' labs and apps unless a test asks for them:
 # each app would start a JVM ensemble and more ahead. tests/lockviz/lab/test_spares.py tests them.
 os.environ.setdefault("LOCKVIZ_SPARES", "0")
@@ -277,41 +278,6 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     from lockviz import staticfiles
 
     staticfiles.collect()
-
-
-@functools.cache
-def shares_module_fixtures(path: str) -> bool:
-    """Whether the test module ``path`` (from the root) or a conftest.py above it declares a
-    module-scoped fixture: a server, an app, a deployment's stack that its tests share."""
-    module = ROOT / path
-    sources = [module, *(d / "conftest.py" for d in module.parents if d.is_relative_to(ROOT))]
-    return any(f.is_file() and 'scope="module"' in f.read_text() for f in sources)
-
-
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """Under ``-n``, each test may run in any worker, except that the tests of a module that
-    shares module-scoped fixtures run in one worker, in file order: they share that fixture
-    instead of each worker starting its own, and may build on each other (tests/deploy)."""
-    from xdist.scheduler import LoadScopeScheduling
-
-    class Together(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            path = nodeid.split("::")[0]
-            return path if shares_module_fixtures(path) else nodeid
-
-    return Together(config, log)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """What :func:`shares_module_fixtures` reads from the text, checked against what pytest
-    resolved: a module-scoped fixture it missed would be started again in each worker."""
-    for item in items:
-        info = getattr(item, "_fixtureinfo", None)
-        scopes = [d.scope for defs in info.name2fixturedefs.values() for d in defs] if info else []
-        path = item.nodeid.split("::")[0]
-        assert "module" not in scopes or shares_module_fixtures(path), (
-            f"{path} uses a module-scoped fixture that tests/conftest.py does not see"
-        )
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -1,0 +1,104 @@
+"""How ``pytest -n`` shares the tests among its workers (a plugin of tests/conftest.py's).
+
+A unit of work is one test, except that the tests of a module that shares module-scoped
+fixtures are one unit, run by one worker in file order: they share that fixture instead of each
+worker starting its own, and may build on each other (tests/deploy).
+
+Units start longest first, so that no worker is left, at the end, with one long test while the
+others wait idle: a worker takes its next unit in collection order, and this plugin orders the
+collection (under ``-n`` only; ``-n 0`` runs in file order) by what a test is known to cost:
+
+    0  tests/deploy: a deployment's stack, then a chain of tests on it (minutes)
+    1  a browser, a Hypothesis test (its examples add up)
+    2  any other ``live`` test: real servers started and stopped
+    3  the rest: well under a second each
+    4  an ``alone`` test (tests/conftest.py:_the_machine), last: it first waits for every test
+       running, then runs while the other workers wait. Among short tests that wait is short,
+       and at the end the others have little left to wait with.
+
+A module's tests stay together, and a module that is one unit goes first within its rank (the
+module's rank is its costliest test's: tests/deploy/test_proxy.py's ``alone`` test stays in
+place, on the stack its module starts first)."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+# A fixture's decorator asking for the module scope, as written in a test module or conftest.py.
+MODULE_FIXTURE = re.compile(r'^\s*@pytest\.fixture\([^)]*scope="module"', re.MULTILINE)
+
+
+@functools.cache
+def shares_module_fixtures(path: str) -> bool:
+    """Whether the test module ``path`` (from the root) or a conftest.py above it declares a
+    module-scoped fixture: a server, an app, a deployment's stack that its tests share."""
+    module = ROOT / path
+    sources = [module, *(d / "conftest.py" for d in module.parents if d.is_relative_to(ROOT))]
+    return any(f.is_file() and MODULE_FIXTURE.search(f.read_text()) for f in sources)
+
+
+def unit_of(nodeid: str) -> str:
+    """The unit of work a test belongs to: its module's path, or itself."""
+    path = nodeid.split("::")[0]
+    return path if shares_module_fixtures(path) else nodeid
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Units as :func:`unit_of` says, handed out in collection order (xdist would otherwise put
+    the units with the most tests first, whatever each test costs)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Together(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return unit_of(nodeid)
+
+    config.option.loadscopereorder = False
+    return Together(config, log)
+
+
+def cost_rank(item: pytest.Item) -> int:
+    """0 costs most: see the module's docstring."""
+    if item.nodeid.startswith("tests/deploy/"):
+        return 0
+    if item.get_closest_marker("alone"):
+        return 4
+    hypothesis = getattr(getattr(item, "obj", None), "is_hypothesis_test", False)
+    if item.get_closest_marker("browser") or hypothesis:
+        return 1
+    return 2 if item.get_closest_marker("live") else 3
+
+
+def longest_first(items: list[pytest.Item]) -> list[pytest.Item]:
+    """``items`` as units, the costliest first; a unit's tests in their order, and among units
+    of one rank, those of many tests (a module) before single tests, else in file order."""
+    units: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        units.setdefault(unit_of(item.nodeid), []).append(item)
+    order = sorted(
+        units.values(),
+        key=lambda tests: (min(cost_rank(t) for t in tests), len(tests) == 1),
+    )  # sorted() is stable: file order within a rank
+    return [item for tests in order for item in tests]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """What :func:`shares_module_fixtures` reads from the text, checked against what pytest
+    resolved: a module-scoped fixture it missed would be started again in each worker. Then,
+    in a worker of ``-n`` (each orders the same collection the same way), longest first."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        scopes = [d.scope for defs in info.name2fixturedefs.values() for d in defs] if info else []
+        path = item.nodeid.split("::")[0]
+        assert "module" not in scopes or shares_module_fixtures(path), (
+            f"{path} uses a module-scoped fixture that tests/scheduling.py does not see"
+        )
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        items[:] = longest_first(items)
