@@ -28,7 +28,8 @@ It prints a table and writes it into docs/performance.md (its "Lab hosts" sectio
     .venv/bin/python -m bench.labhosts --only spread --keep /tmp/contradicted --no-doc
 
 ``--keep DIR`` saves the whole history of each run whose verdict contradicted its ``expect``
-(its events as the store keeps them, with its verdict): the evidence a wrong verdict needs.
+(its events as the store keeps them, with its verdict): the evidence a wrong verdict needs; and
+of each inconclusive one in ``DIR/inconclusive/``, printing what lost its story.
 """
 
 from __future__ import annotations
@@ -104,19 +105,30 @@ class Bench:
         return [row[0] for row in rows]
 
     def keep_contradicted(self, runs: list[str]) -> list[str]:
-        """Save each run whose verdict contradicted its ``expect`` to :attr:`keep`: the paths."""
+        """Save each run whose verdict contradicted its ``expect`` to :attr:`keep`, and each
+        inconclusive one to its ``inconclusive/`` (what lost the story): the paths."""
         if not self.keep:
             return []
-        os.makedirs(self.keep, exist_ok=True)
         paths: list[str] = []
         for run_id in runs:
             found = self.run(run_id)
-            if found["expect_met"] is not False or (found["verdict"] or {}).get("inconclusive"):
+            honest = (found["verdict"] or {}).get("inconclusive")
+            if found["status"] != "finished":  # failed, cancelled, interrupted: say why
+                why = [e.get("error") for e in self.events(run_id) if e["kind"] == "run_failed"]
+                print(f"  {found['status']}: {run_id}: {why}", flush=True)
+            if found["expect_met"] is not False and not honest:
                 continue
-            path = os.path.join(self.keep, f"{SCENARIO}-{run_id}.json")
+            where = os.path.join(self.keep, "inconclusive") if honest else self.keep
+            os.makedirs(where, exist_ok=True)
+            path = os.path.join(where, f"{SCENARIO}-{run_id}.json")
+            events = self.events(run_id)
             with open(path, "w") as f:
-                json.dump({"run": run_id, **found, "events": self.events(run_id)}, f, default=str)
-            print(f"  contradicted: {run_id} kept in {path}", flush=True)
+                json.dump({"run": run_id, **found, "events": events}, f, default=str)
+            if honest:
+                lost = next(e for e in events if e["kind"] == "schedule_shifted" and not e["kept"])
+                print(f"  inconclusive: {run_id}: {lost['what']} ({lost['late_ms']} ms)")
+            else:
+                print(f"  contradicted: {run_id} kept in {path}", flush=True)
             paths.append(path)
         return paths
 

@@ -234,7 +234,7 @@ class RunEngine:
         step = self.steps[index]
         what = f"step {index + 1} ({step.do}), as {client} {how} it"
         due_ms, late_ms = (could_ns - self._t0_ns) / 1e6, late_ns / 1e6
-        if self.meter is not None:
+        if self.meter is not None and how == "took":  # as before: how late steps begin
             self.meter.late(late_ms)
         self.timeline.late_elsewhere(what, index, due_ms, late_ms, client)
 
