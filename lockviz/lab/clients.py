@@ -42,8 +42,9 @@ from lockviz.lab.procs import wait_until
 MAX_QUEUED = 64  # commands waiting for one client before more are refused
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # A command the machine held up: (the step's index, when it could have begun in the host's
-# monotonic ns, how long the machine held it up in ns, how: "took" or "ran"). See _Command.
-Took = Callable[[int | None, int, int, str], None]
+# monotonic ns, how long the machine held it up in ns, how: "took" or "ran", and when a fault
+# done to the client landed on it while it was not done, if one did). See _Command.
+Took = Callable[[int | None, int, int, str, int | None], None]
 
 
 @dataclass
@@ -66,6 +67,17 @@ class _Command:
     taken_ns: int = 0  # when the client took it (0: not yet)
     could_ns: int = 0  # when it could have begun (known once taken)
     held_ns: int = 0  # how long the machine held it up, as reported so far
+
+
+@dataclass
+class _Fault:
+    """A fault done to the client (a pause, a crash, a clock change, its link): when it landed
+    and its process's run-queue delay then. Judged once the client has said what it had done
+    by then (its ``_done`` lines come later than the fault itself, or it is gone)."""
+
+    at_ns: int
+    delay_ns: int | None
+    judged: bool = False
 
 
 class ProcessConfig(Protocol):
@@ -94,6 +106,7 @@ class ClientProcess:
         self._flight: deque[_Command] = deque()  # sent and not done yet, in order
         self._done_ns = 0  # when its last command was done
         self._frozen: list[list[int]] = []  # [SIGSTOP ns, SIGCONT ns (0: still frozen)]
+        self._faults: list[_Fault] = []  # not judged yet
         self.proc: procs.Child | None = None
         self.paused = False
         self.crashed = False
@@ -177,23 +190,13 @@ class ClientProcess:
                 self._frozen[-1][1] = time.monotonic_ns()
         self.paused = False
 
-    def held_up(self) -> tuple[int | None, int, int, str] | None:
-        """The command a fault done to the client now would land on, held up by the machine
-        beyond what was reported already: (its index, when it could have begun, how long it
-        was held up in ns, "took" if it has not begun yet, else "ran"). None when the client
-        is idle, or its command is on time (it may be waiting for a lock by design)."""
-        now = time.monotonic_ns()
+    def fault_landed(self) -> None:
+        """A fault was just done to the client (for a crash: is about to be). Whether it landed
+        on a command the machine held up is judged once the client has told what it had done by
+        then: when that command is done, or the client is gone."""
         with self._changed:
-            if not self._flight:
-                return None
-            command = self._flight[0]
-            if not command.taken_ns:  # not begun yet, though nothing stood before it
-                could = max(command.sent_ns, self._done_ns)
-                held, how = now - could - self._frozen_ns(could, now), "took"
-            else:
-                could, how = command.could_ns, "ran"
-                held = self._ran_late_ns(command) - command.held_ns
-            return (command.index, could, held, how) if held > 0 else None
+            if self._flight:
+                self._faults.append(_Fault(time.monotonic_ns(), self._run_delay()))
 
     def crash(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -254,7 +257,7 @@ class ClientProcess:
             command.could_ns = could = max(command.sent_ns, self._done_ns)
             command.held_ns = max(0, t_ns - could - self._frozen_ns(could, t_ns))
         if self.on_took is not None:
-            self.on_took(command.index, could, command.held_ns, "took")
+            self.on_took(command.index, could, command.held_ns, "took", None)
 
     def _done(self, t_ns: int) -> None:
         with self._changed:
@@ -264,9 +267,29 @@ class ClientProcess:
             self._changed.notify_all()
         if command is None or not command.taken_ns:
             return
+        self._judge_faults(command, t_ns)
         ran_late = self._ran_late_ns(command)
         if ran_late > command.held_ns and self.on_took is not None:  # held up again as it ran
-            self.on_took(command.index, command.could_ns, ran_late - command.held_ns, "ran")
+            self.on_took(command.index, command.could_ns, ran_late - command.held_ns, "ran", None)
+
+    def _judge_faults(self, command: _Command, done_ns: int | None) -> None:
+        """The faults that landed on ``command`` before it was done (``None``: never, the
+        client is gone): how long the machine had held it up by then, each reported."""
+        for fault in self._faults:
+            if fault.judged or not command.sent_ns < fault.at_ns < (done_ns or fault.at_ns + 1):
+                continue
+            fault.judged = True
+            if not command.taken_ns or command.taken_ns > fault.at_ns:  # not begun by then
+                could = command.could_ns or max(command.sent_ns, self._done_ns)
+                held, how = fault.at_ns - could - self._frozen_ns(could, fault.at_ns), "took"
+            elif fault.delay_ns is not None and command.delay_ns is not None:
+                could, how = command.could_ns, "ran"
+                held = fault.delay_ns - command.delay_ns - command.held_ns
+            else:
+                continue
+            if held > 0 and self.on_took is not None:
+                self.on_took(command.index, could, held, how, fault.at_ns)
+        self._faults = [fault for fault in self._faults if not fault.judged]
 
     def _ran_late_ns(self, command: _Command) -> int:
         """How long the client's process waited for a core since ``command`` was sent."""
@@ -300,4 +323,6 @@ class ClientProcess:
                 self._done(t_ns)
             else:
                 self.record(self.name, kind, message, t_ns)
+        if self._flight:  # gone (crashed) with a command not done: what a fault landed on
+            self._judge_faults(self._flight[0], None)
         self._mark_gone()

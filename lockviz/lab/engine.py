@@ -223,38 +223,28 @@ class RunEngine:
         return functools.partial(self._on_took, client)
 
     def _on_took(
-        self, client: str, index: int | None, could_ns: int, late_ns: int, how: str
+        self,
+        client: str,
+        index: int | None,
+        could_ns: int,
+        late_ns: int,
+        how: str,
+        fault_ns: int | None,
     ) -> None:
-        """A busy machine held up a client's command: it began ``late_ns`` after it could have
-        (``how`` = "took"), or its process waited that much longer for a core as it ran it
-        ("ran"). Beyond the tolerance the rest of the schedule shifts, as for a late step (in
-        the client's reader thread)."""
+        """A busy machine held up a client's command ``late_ns``: it began that late ("took"),
+        or its process waited that much longer for a core as it ran it ("ran"); beyond the
+        tolerance the rest shifts, as for a late step (in the client's reader thread).
+        ``fault_ns``: a fault done to the client then landed on it, no longer after it as
+        scripted (a starved client frozen before its grant, not while it holds the lock)."""
         if index is None or not self._t0_ns:
             return
         step = self.steps[index]
         what = f"step {index + 1} ({step.do}), as {client} {how} it"
         due_ms, late_ms = (could_ns - self._t0_ns) / 1e6, late_ns / 1e6
-        if self.meter is not None and how == "took":  # as before: how late steps begin
+        if self.meter is not None and how == "took" and fault_ns is None:  # as before
             self.meter.late(late_ms)
-        self.timeline.late_elsewhere(what, index, due_ms, late_ms, client)
-
-    def _landing(self, lab: Provisioned, step: Step) -> None:
-        """A fault is about to be done to a client (or its link): if it lands on a command the
-        script had that client do before it, still not done because the machine held it up
-        beyond the tolerance, the fault no longer comes after that command (a client starved
-        while it asked for the lock is frozen before it is granted, not while it holds it)."""
-        client = lab.clients.get(step.client or "")
-        held = client.held_up() if client is not None else None
-        if held is None or not self._t0_ns:
-            return
-        index, could_ns, held_ns, how = held
-        if index is None or held_ns / 1e6 <= TOLERANCE_MS:
-            return
-        what = f"step {index + 1} ({self.steps[index].do}), as {step.client} {how} it"
-        due_ms = (could_ns - self._t0_ns) / 1e6
-        self.timeline.late_elsewhere(
-            what, index, due_ms, held_ns / 1e6, step.client or "", until_ms=self.now_ms
-        )
+        until_ms = None if fault_ns is None else (fault_ns - self._t0_ns) / 1e6
+        self.timeline.late_elsewhere(what, index, due_ms, late_ms, client, until_ms)
 
     def _on_late(self, late: Late) -> None:
         """The machine fell behind: the schedule shifted. Record it, and whether the story
@@ -374,9 +364,12 @@ class RunEngine:
         t_ns = time.monotonic_ns()
         self.record("lab", "step", {"index": index, **said, **timing}, t_ns)
         if not step.command:
-            if step.client:
-                self._landing(lab, step)
+            client = lab.clients.get(step.client or "")
+            if client is not None and step.do == "crash":
+                client.fault_landed()  # a crash leaves nothing to read afterwards
             lab.apply(step)
+            if client is not None and step.do != "crash":
+                client.fault_landed()  # a frozen client's delay is as it was when it froze
         elif refused := lab.clients[step.client or ""].send(done, index):
             self.record(step.client or "lab", "step_refused", {"index": index, "why": refused})
         self._held_back(index, step, t_ns)

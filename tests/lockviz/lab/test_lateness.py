@@ -314,3 +314,17 @@ def test_a_step_the_engine_was_stalled_before_doing_moves_the_rest_with_it() -> 
     shift = first(result.events, "schedule_shifted", what="step 1 (acquire), as the lab did it")
     assert shift["late_ms"] >= 350 and shift["kept"] is True
     assert result.expect_met is not False, result.verdict  # its story, or "inconclusive"
+
+
+def test_a_crash_that_lands_on_a_command_the_machine_held_up_makes_the_run_inconclusive() -> None:
+    # The same starvation before a crash: alice is killed before she has taken her acquire, so
+    # bob gets a lock nobody holds instead of waiting in vain for hers. Judged once her pipe
+    # has said all it will: she is gone.
+    engine = RunEngine(builtin()["naive-no-ttl-crash"], LocalLab())
+    stall_client(engine, "alice", None)
+    result = engine.run()
+    shift = alices_shift(result)
+    assert shift["kept"] is False
+    assert (shift["fixed"], shift["fixed_by"]) == ("step", "step 2 (crash)")
+    assert result.inconclusive.endswith("ms at step 1")
+    assert result.expect_met is None and result.mismatches == []
