@@ -372,13 +372,13 @@ class RunEngine:
                 client.fault_landed()  # a frozen client's delay is as it was when it froze
         elif refused := lab.clients[step.client or ""].send(done, index):
             self.record(step.client or "lab", "step_refused", {"index": index, "why": refused})
-        self._held_back(index, step, t_ns)
+        self._held_back(index, step, time.monotonic_ns())
 
     def _held_back(self, index: int, step: Step, t_ns: int) -> None:
-        """The step is done well after the schedule let it begin: the machine stalled the
-        engine in between (storing the shift that came first, say). Its lateness as done
-        shifts the rest, or the next step would come too soon after it (a pause 20 ms after
-        the acquire it was scripted 300 ms after, that alice had no time to run)."""
+        """The step is done (at ``t_ns``) well after the schedule let it begin: the machine
+        stalled the engine in between (storing the shift that came first, say). Its lateness
+        as done shifts the rest, or the next step would come too soon after it (a pause 20 ms
+        after the acquire it was scripted 300 ms after, that alice had no time to run)."""
         due = self.schedule.due_ms()
         if due is None:
             return

@@ -34,6 +34,8 @@ from lockviz.lab import events
 from lockviz.scenarios.verbs import DEFAULT_ACQUIRE_TIMEOUT_MS, VERBS
 
 _LETS_GO = (events.Releasing, events.Released, events.Lost, events.Crashed)
+# A fault done to a client, recorded once it was done (a stalled engine does it after its step)
+_LANDS = (events.Paused, events.Crashed, events.ClockJumped, events.ClockRate)
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,11 @@ class Story:
         self.taken: list[tuple[float, str, int, str, bool]] = []
 
     def see(self, event: events.Event) -> None:
+        if isinstance(event, _LANDS):
+            self._landed(event.actor, float(event.t_ms))
+        self._timers(event)
+
+    def _timers(self, event: events.Event) -> None:
         who, t = event.actor, float(event.t_ms)
         if isinstance(event, events.Step):
             self._step(event, t)
@@ -119,6 +126,16 @@ class Story:
             timeout = step.timeout_ms or DEFAULT_ACQUIRE_TIMEOUT_MS
             self._start(Timer("wait", step.client, t + timeout))
 
+    def _landed(self, client: str, t: float) -> None:
+        """A fault done to ``client`` landed at ``t``: its step is fixed there, not where it
+        was recorded, a stalled engine in between (the latest such step not yet landed)."""
+        for n in range(len(self.taken) - 1, -1, -1):
+            at, what, index, actor, command = self.taken[n]
+            if actor == client and not command:
+                if at <= t:
+                    self.taken[n] = (max(at, t), what, index, actor, command)
+                return
+
     def _lease(self, grant: events.Granted, client: str, t: float) -> None:
         if grant.ttl_ms:  # a lease counts down on each node that granted it
             for node in grant.nodes or [grant.node]:
@@ -146,7 +163,13 @@ class Story:
         took late (``late_client``), each later step already taken, except the client's own
         later commands: those wait for it in its queue, in order, whenever they were sent. A
         fault done *to* the client (a pause, a crash) waits for nothing: it came when it came."""
-        found = [Mark(t.kind, t.client, t.end_ms) for t in self.timers()]
+        late = late_client[1] if late_client is not None else None
+        # The late command's own wait is not fixed: its client counts it from when it began.
+        found = [
+            Mark(t.kind, t.client, t.end_ms)
+            for t in self.timers()
+            if not (t.kind == "wait" and t.client == late)
+        ]
         if late_client is not None:
             index, client = late_client
             found += [
