@@ -275,21 +275,23 @@ class ClientProcess:
     def _judge_faults(self, command: _Command, done_ns: int | None) -> None:
         """The faults that landed on ``command`` before it was done (``None``: never, the
         client is gone): how long the machine had held it up by then, each reported."""
-        for fault in self._faults:
-            if fault.judged or not command.sent_ns < fault.at_ns < (done_ns or fault.at_ns + 1):
-                continue
-            fault.judged = True
-            if not command.taken_ns or command.taken_ns > fault.at_ns:  # not begun by then
-                could = command.could_ns or max(command.sent_ns, self._done_ns)
-                held, how = fault.at_ns - could - self._frozen_ns(could, fault.at_ns), "took"
-            elif fault.delay_ns is not None and command.delay_ns is not None:
-                could, how = command.could_ns, "ran"
-                held = fault.delay_ns - command.delay_ns - command.held_ns
-            else:
-                continue
+        found: list[tuple[int, int, str, int]] = []  # (could, held, how, fault ns)
+        with self._changed:
+            for fault in self._faults:
+                if fault.judged or not command.sent_ns < fault.at_ns < (done_ns or fault.at_ns + 1):
+                    continue
+                fault.judged = True
+                if not command.taken_ns or command.taken_ns > fault.at_ns:  # not begun by then
+                    could = command.could_ns or max(command.sent_ns, self._done_ns)
+                    held = fault.at_ns - could - self._frozen_ns(could, fault.at_ns)
+                    found.append((could, held, "took", fault.at_ns))
+                elif fault.delay_ns is not None and command.delay_ns is not None:
+                    held = fault.delay_ns - command.delay_ns - command.held_ns
+                    found.append((command.could_ns, held, "ran", fault.at_ns))
+            self._faults = [fault for fault in self._faults if not fault.judged]
+        for could, held, how, at_ns in found:
             if held > 0 and self.on_took is not None:
-                self.on_took(command.index, could, held, how, fault.at_ns)
-        self._faults = [fault for fault in self._faults if not fault.judged]
+                self.on_took(command.index, could, held, how, at_ns)
 
     def _ran_late_ns(self, command: _Command) -> int:
         """How long the client's process waited for a core since ``command`` was sent."""
