@@ -364,11 +364,9 @@ class RunEngine:
         t_ns = time.monotonic_ns()
         self.record("lab", "step", {"index": index, **said, **timing}, t_ns)
         if not step.command:
-            client = lab.clients.get(step.client or "")
-            if client is not None and step.do == "crash":
-                client.fault_landed()  # a crash leaves nothing to read afterwards
             lab.apply(step)
-            if client is not None and step.do != "crash":
+            client = lab.clients.get(step.client or "")
+            if client is not None and step.do != "crash":  # a crash notes it as it kills
                 client.fault_landed()  # a frozen client's delay is as it was when it froze
         elif refused := lab.clients[step.client or ""].send(done, index):
             self.record(step.client or "lab", "step_refused", {"index": index, "why": refused})

@@ -159,12 +159,13 @@ def stall_client(engine: RunEngine, name: str, seconds: float | None) -> None:
     engine._play = started  # type: ignore[method-assign]
 
 
-def alices_shift(result: RunResult) -> dict[str, Any]:
+def alices_shift(result: RunResult, lost: bool = False) -> dict[str, Any]:
     """The shift alice's stall caused (a loaded machine may add a small one of its own first,
-    when the engine itself sends step 1 late)."""
+    when the engine itself sends step 1 late); ``lost``: the first of hers that lost the story
+    (her late take, and the fault that landed on it, are both reported)."""
     why = "step 1 (acquire), as alice took it"
     shifts = [e for e in result.events if e["kind"] == "schedule_shifted"]
-    hers = [e for e in shifts if e["what"] == why]
+    hers = [e for e in shifts if e["what"] == why and not (lost and e["kept"])]
     assert hers, [e["what"] for e in shifts]
     return hers[0]
 
@@ -202,7 +203,7 @@ def test_a_client_starved_until_its_pause_makes_the_run_inconclusive_not_wrong()
     engine = RunEngine(builtin()["gc-pause-fenced"], LocalLab())
     stall_client(engine, "alice", None)
     result = engine.run()
-    shift = alices_shift(result)
+    shift = alices_shift(result, lost=True)
     assert shift["kept"] is False
     assert (shift["fixed"], shift["fixed_by"]) == ("step", "step 2 (pause)")
     assert shift["moved_from_ms"] < shift["fixed_ms"] <= shift["moved_to_ms"]
@@ -265,7 +266,7 @@ def test_a_pause_that_lands_on_a_command_the_machine_held_up_makes_the_run_incon
     monkeypatch.setattr(procs, "run_delay_ns", starved)
     result = engine.run()
     shift = landed(result)[0]
-    assert shift["kept"] is False and shift["late_ms"] > 300
+    assert shift["kept"] is False and shift["late_ms"] > 200  # of the ~300 ms before it
     assert (shift["fixed"], shift["fixed_by"]) == ("step", "step 3 (pause)")
     assert result.inconclusive.endswith("ms at step 2")
     assert result.expect_met is None and result.mismatches == []
@@ -323,7 +324,7 @@ def test_a_crash_that_lands_on_a_command_the_machine_held_up_makes_the_run_incon
     engine = RunEngine(builtin()["naive-no-ttl-crash"], LocalLab())
     stall_client(engine, "alice", None)
     result = engine.run()
-    shift = alices_shift(result)
+    shift = alices_shift(result, lost=True)
     assert shift["kept"] is False
     assert (shift["fixed"], shift["fixed_by"]) == ("step", "step 2 (crash)")
     assert result.inconclusive.endswith("ms at step 1")
