@@ -31,6 +31,7 @@ from lockviz.lab.labs import LocalLab
 from lockviz.scenarios.library import builtin
 
 DOC = os.path.join(ROOT, "docs", "fidelity.md")
+KEPT = "<!-- below: written by hand, kept as it is by bench/fidelity.py -->"
 
 
 def one_run(slug: str, keep: str | None = None) -> tuple[str, bool, str, float]:
@@ -118,8 +119,9 @@ def write_doc(rows: list[str], batch: str, runs: int, fresh: bool) -> None:
     """The table of every built-in: these ``rows`` replace their scenarios' old ones, the other
     rows stay as measured before; each batch of measurements keeps its own line."""
     old_rows, old_batches = ({}, []) if fresh else _read_doc()
-    kept = {**old_rows, **{_slug(row): row for row in rows}}
-    ordered = [kept[slug] for slug in builtin() if slug in kept]
+    kept = _kept()
+    measured = {**old_rows, **{_slug(row): row for row in rows}}
+    ordered = [measured[slug] for slug in builtin() if slug in measured]
     batches = [*old_batches, f"- {batch}"]
     header = "| scenario | met `expect` | median run | what went wrong |\n|---|---|---|---|"
     with open(DOC, "w") as f:
@@ -139,7 +141,7 @@ def write_doc(rows: list[str], batch: str, runs: int, fresh: bool) -> None:
             + "\n\n"
             "Regenerate with `.venv/bin/python -m bench.fidelity` (about 20–40 minutes on two "
             "cores; `--runs 5` for a quick look; name scenarios, or a prefix such as "
-            "`storage-`, to measure only those).\n"
+            "`storage-`, to measure only those).\n" + kept
         )
 
 
@@ -147,12 +149,21 @@ def _slug(row: str) -> str:
     return row.split("`")[1] if row.count("`") >= 2 else ""
 
 
+def _kept() -> str:
+    """What docs/fidelity.md has below :data:`KEPT` (with it), written by hand: "" if none."""
+    if not os.path.exists(DOC):
+        return ""
+    with open(DOC) as f:
+        text = f.read()
+    return "\n" + text[text.index(KEPT) :] if KEPT in text else ""
+
+
 def _read_doc() -> tuple[dict[str, str], list[str]]:
     """The rows and batch lines docs/fidelity.md has now (its older form: one summary line)."""
     if not os.path.exists(DOC):
         return {}, []
     with open(DOC) as f:
-        lines = f.read().splitlines()
+        lines = f.read().split(KEPT)[0].splitlines()
     rows = {_slug(line): line for line in lines if line.startswith("| `")}
     batches = [line for line in lines if line.startswith("- ")]
     if not batches:  # the older form: the summary of a run of every built-in, on its own line

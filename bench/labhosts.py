@@ -25,6 +25,11 @@ It prints a table and writes it into docs/performance.md (its "Lab hosts" sectio
 
     .venv/bin/python -m bench.labhosts            # as root: hosts with names of their own
     .venv/bin/python -m bench.labhosts --no-doc
+    .venv/bin/python -m bench.labhosts --only spread --keep /tmp/contradicted --no-doc
+
+``--keep DIR`` saves the whole history of each run whose verdict contradicted its ``expect``
+(its events as the store keeps them, with its verdict): the evidence a wrong verdict needs; and
+of each inconclusive one in ``DIR/inconclusive/``, printing what lost its story.
 """
 
 from __future__ import annotations
@@ -68,6 +73,7 @@ from lockviz.lab.servers.redis import RedisServer
 DOC = "docs/performance.md"
 BEGIN, END = "<!-- labhosts: begin -->", "<!-- labhosts: end -->"
 SCENARIO = "gc-pause-fenced"
+PHASES = ("click", "baseline", "spread", "kill-9", "drain")  # in the order they run
 
 
 @dataclass
@@ -78,6 +84,7 @@ class Bench:
     hosts: dict[str, LabHost]
     env: dict[str, str]
     rows: list[tuple[str, str, str]] = field(default_factory=list)
+    keep: str = ""  # where the history of a contradicted run goes ("": nowhere)
 
     def run(self, run_id: str) -> dict[str, Any]:
         with psycopg.connect(self.db, autocommit=True) as conn:
@@ -87,6 +94,43 @@ class Bench:
             ).fetchone()
         assert row is not None, f"run {run_id} is not in the database"
         return dict(zip(("status", "host", "expect_met", "verdict"), row, strict=True))
+
+    def events(self, run_id: str) -> list[dict[str, Any]]:
+        """The run's events as the store keeps them, in order."""
+        with psycopg.connect(self.db, autocommit=True) as conn:
+            rows = conn.execute(
+                "SELECT e.data FROM lockviz_runevent e WHERE e.run_id = %s ORDER BY e.seq",
+                (run_id,),
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    def keep_contradicted(self, runs: list[str]) -> list[str]:
+        """Save each run whose verdict contradicted its ``expect`` to :attr:`keep`, and each
+        inconclusive one to its ``inconclusive/`` (what lost the story): the paths."""
+        if not self.keep:
+            return []
+        paths: list[str] = []
+        for run_id in runs:
+            found = self.run(run_id)
+            honest = (found["verdict"] or {}).get("inconclusive")
+            if found["status"] != "finished":  # failed, cancelled, interrupted: say why
+                why = [e.get("error") for e in self.events(run_id) if e["kind"] == "run_failed"]
+                print(f"  {found['status']}: {run_id}: {why}", flush=True)
+            if found["expect_met"] is not False and not honest:
+                continue
+            where = os.path.join(self.keep, "inconclusive") if honest else self.keep
+            os.makedirs(where, exist_ok=True)
+            path = os.path.join(where, f"{SCENARIO}-{run_id}.json")
+            events = self.events(run_id)
+            with open(path, "w") as f:
+                json.dump({"run": run_id, **found, "events": events}, f, default=str)
+            if honest:
+                lost = next(e for e in events if e["kind"] == "schedule_shifted" and not e["kept"])
+                print(f"  inconclusive: {run_id}: {lost['what']} ({lost['late_ms']} ms)")
+            else:
+                print(f"  contradicted: {run_id} kept in {path}", flush=True)
+            paths.append(path)
+        return paths
 
     def host_name(self, host: str) -> str:
         return next((n for n, lab in self.hosts.items() if lab.identity == host), host or "-")
@@ -202,6 +246,7 @@ def spread(bench: Bench, count: int) -> None:
     done.set()
     stop.set()
     found = [bench.run(r) for r in runs]
+    bench.keep_contradicted(runs)
     per_host = {name: 0 for name in bench.hosts}
     for run in found:
         per_host[bench.host_name(run["host"])] = per_host.get(bench.host_name(run["host"]), 0) + 1
@@ -396,20 +441,28 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--clicks", type=int, default=100)
     parser.add_argument("--no-doc", action="store_true")
+    parser.add_argument("--only", choices=PHASES, action="append", help="run only these parts")
+    parser.add_argument("--keep", metavar="DIR", default="", help="save contradicted runs here")
     args = parser.parse_args()
+    only = args.only or list(PHASES)
     with tempfile.TemporaryDirectory(prefix="bench-labhosts-") as workdir, tier(Path(workdir)) as b:
-        phases: list[Callable[[], None]] = [
-            lambda: click(b, args.clicks), lambda: baseline(b, args.clicks, Path(workdir)),
-            lambda: spread(b, args.runs), lambda: kill_9(b), lambda: drain(b),
-        ]  # fmt: skip
-        for phase in phases:
+        b.keep = args.keep
+        phases: dict[str, Callable[[], None]] = {
+            "click": lambda: click(b, args.clicks),
+            "baseline": lambda: baseline(b, args.clicks, Path(workdir)),
+            "spread": lambda: spread(b, args.runs), "kill-9": lambda: kill_9(b),
+            "drain": lambda: drain(b),
+        }  # fmt: skip
+        for name, phase in phases.items():
+            if name not in only:
+                continue
             phase()
             print(table(b.rows))
         rows = b.rows
     when = datetime.now(UTC).strftime("%Y-%m-%d")
     body = table(rows)
     print(body)
-    if not args.no_doc:
+    if not args.no_doc and args.only is None:  # the doc shows every part, measured together
         section = (
             f"{BEGIN}\n## Lab hosts\n\n`bench/labhosts.py` on {platform.machine()} "
             f"({when}): two web processes (`LOCKVIZ_LAB_HOSTS=remote`) and two lab hosts "

@@ -264,27 +264,44 @@ class RunEngine:
     def _took(self, client: str) -> Took:
         return functools.partial(self._on_took, client)
 
-    def _on_took(self, client: str, index: int | None, could_ns: int, took_ns: int) -> None:
-        """A client began a command: a busy machine that made it begin late shifts the rest of
-        the schedule as a late step would (in the client's reader thread)."""
+    def _on_took(
+        self,
+        client: str,
+        index: int | None,
+        could_ns: int,
+        late_ns: int,
+        how: str,
+        fault_ns: int | None,
+    ) -> None:
+        """A busy machine held up a client's command ``late_ns``: it began that late ("took"),
+        or its process waited that much longer for a core as it ran it ("ran"); beyond the
+        tolerance the rest shifts, as for a late step (in the client's reader thread).
+        ``fault_ns``: a fault done to the client then landed on it, no longer after it as
+        scripted (a starved client frozen before its grant, not while it holds the lock)."""
         if index is None or not self._t0_ns:
             return
         self._doing[client] = index
         step = self.steps[index]
-        what = f"step {index + 1} ({step.do}), as {client} took it"
-        due_ms, late_ms = (could_ns - self._t0_ns) / 1e6, (took_ns - could_ns) / 1e6
-        if self.meter is not None:
+        what = f"step {index + 1} ({step.do}), as {client} {how} it"
+        due_ms, late_ms = (could_ns - self._t0_ns) / 1e6, late_ns / 1e6
+        if self.meter is not None and how == "took" and fault_ns is None:  # as before
             self.meter.late(late_ms)
-        self.timeline.late_elsewhere(what, index, due_ms, late_ms, client)
+        until_ms = None if fault_ns is None else (fault_ns - self._t0_ns) / 1e6
+        self.timeline.late_elsewhere(what, index, due_ms, late_ms, client, until_ms)
 
     def _on_late(self, late: Late) -> None:
         """The machine fell behind: the schedule shifted. Record it, and whether the story
         survived: no moment moved across a timer running on a server or in a client, nor (a
-        command its client took late) across a later step already taken."""
+        command its client took or ran late) across a later step already taken — nor, for a
+        command still not done when a fault came to its client (``until_ms``), across
+        anything before that moment."""
         late_client = (late.index, late.client) if late.client and late.index is not None else None
         with self._lock:
             moments = [(late.due_ms, late.what), *late.pending]
             crossing = self.story.crossing(moments, late.late_ms, TOLERANCE_MS, late_client)
+            if crossing is None and late.until_ms is not None:  # not done yet when a fault came
+                still = late.until_ms - late.due_ms
+                crossing = self.story.crossing(moments[:1], still, 0.0, late_client)
         details: dict[str, object] = {
             "what": late.what,
             "due_ms": round(late.due_ms, 1),
@@ -387,11 +404,29 @@ class RunEngine:
         if self.timeline.shift_ms:
             timing["shift_ms"] = round(self.timeline.shift_ms, 1)
         said = {k: v for k, v in done.items() if k != "ask"}
-        self.record("lab", "step", {"index": index, **said, **timing})
+        t_ns = time.monotonic_ns()
+        self.record("lab", "step", {"index": index, **said, **timing}, t_ns)
         if not step.command:
             lab.apply(step)
+            client = lab.clients.get(step.client or "")
+            if client is not None and step.do != "crash":  # a crash notes it as it kills
+                client.fault_landed()  # a frozen client's delay is as it was when it froze
         elif refused := lab.clients[step.client or ""].send(done, index):
             self.record(step.client or "lab", "step_refused", {"index": index, "why": refused})
+        self._held_back(index, step, time.monotonic_ns())
+
+    def _held_back(self, index: int, step: Step, t_ns: int) -> None:
+        """The step is done (at ``t_ns``) well after the schedule let it begin: the machine
+        stalled the engine in between (storing the shift that came first, say). Its lateness
+        as done shifts the rest, or the next step would come too soon after it (a pause 20 ms
+        after the acquire it was scripted 300 ms after, that alice had no time to run)."""
+        due = self.schedule.due_ms()
+        if due is None:
+            return
+        late_ms = (t_ns - self._t0_ns) / 1e6 - due
+        if late_ms > TOLERANCE_MS:
+            what = f"step {index + 1} ({step.do}), as the lab did it"
+            self.timeline.late_elsewhere(what, index, due, late_ms, "")
 
     def _drain(self, lab: Provisioned) -> None:
         """Let every client finish what it was told (a frozen one is thawed by now); a run that

@@ -193,8 +193,10 @@ class ScheduleShifted(_Run):
 
     kind: Literal["schedule_shifted"]
     what: str = _is(
-        'what was late: a step, a thaw (`"alice\'s thaw"`), or a step as its client took it '
-        '(`"step 3 (acquire), as bob took it"`)'
+        'what was late: a step, a thaw (`"alice\'s thaw"`), a step as its client took it '
+        '(`"step 3 (acquire), as bob took it"`), or a step its client ran late '
+        '(`"step 3 (acquire), as bob ran it"`: its process waited that long for a core '
+        "while it ran it)"
     )
     due_ms: Number = _is("when it was due")
     late_ms: Number = _is("how late it began")

@@ -275,6 +275,18 @@ def stat(pid: int) -> Stat | None:
         return None
 
 
+def run_delay_ns(pid: int) -> int | None:
+    """How long ``pid``'s main thread has waited, runnable, for a core since it started (the
+    kernel's schedstat run-queue delay, in ns): what a busy machine took from it. A frozen or
+    blocked process does not wait for a core. ``None`` once it is gone, or on a kernel without
+    schedstat."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as f:
+            return int(f.read().split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def alive(pid: int) -> bool:
     """True for a live process; a zombie (dead, not yet reaped) counts as dead."""
     found = stat(pid)

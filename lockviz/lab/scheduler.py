@@ -54,6 +54,7 @@ class Late:
     shift_ms: float  # the timeline's whole shift after this one
     pending: tuple[tuple[float, str], ...]  # (due on the run's clock before the shift, what)
     client: str = ""  # the client that began its command late (not an action of a schedule)
+    until_ms: float | None = None  # the late command was still not done then (a fault came)
 
 
 class Timeline:
@@ -106,11 +107,19 @@ class Timeline:
         return None if first is not entry else late
 
     def late_elsewhere(
-        self, what: str, index: int | None, due_ms: float, late_ms: float, client: str
+        self,
+        what: str,
+        index: int | None,
+        due_ms: float,
+        late_ms: float,
+        client: str,
+        until_ms: float | None = None,
     ) -> None:
         """Something the schedule started began late outside it (``client``'s process took its
-        command ``late_ms`` after it could have): beyond the tolerance, shift what is pending
-        by that much, so the rest keeps its intervals to when it really began."""
+        command ``late_ms`` after it could have, or was held up that long as it ran it):
+        beyond the tolerance, shift what is pending by that much, so the rest keeps its
+        intervals to when it really began. ``until_ms``: the command was still not done then
+        (a fault was about to be done to its client)."""
         if self.tolerance_ms is None or late_ms <= self.tolerance_ms:
             return
         with self._lock:
@@ -126,6 +135,7 @@ class Timeline:
                 self.shift_ms,
                 tuple((d, e.what) for d, e in pending),
                 client=client,
+                until_ms=until_ms,
             )
         if self.on_late is not None:
             self.on_late(shifted)
@@ -136,7 +146,9 @@ class Scheduler:
         self.timeline = now_ms if isinstance(now_ms, Timeline) else Timeline(now_ms, None)
         self.timeline._schedules.append(self)
         self._queue: list[Entry] = []
-        self._running: tuple[float, str, float] | None = None  # (since, what, late ms)
+        # The action running: (since, what, how late it began in ms, when it was due on the
+        # run's clock, the shift included)
+        self._running: tuple[float, str, float, float] | None = None
         self._order = itertools.count()
         self._changed = threading.Condition()
         self._closed = False
@@ -170,6 +182,11 @@ class Scheduler:
         """How late the action running now began (0 when idle): for the engine to record."""
         running = self._running
         return running[2] if running is not None else 0.0
+
+    def due_ms(self) -> float | None:
+        """When the action running now was due on the run's clock (None when idle)."""
+        running = self._running
+        return running[3] if running is not None else None
 
     def pending_due(self, shift_ms: float) -> list[tuple[float, Entry]]:
         """Each pending action, with when it is due on the run's clock were the shift
@@ -213,14 +230,15 @@ class Scheduler:
         """Do each action when it is due, until the schedule is empty (and, when
         ``open_ended``, :meth:`close` was called) or ``deadline_s`` (monotonic) has passed."""
         while (entry := self._next(open_ended, deadline_s)) is not None:
-            self._running = (time.monotonic(), entry.what, 0.0)
+            self._running = (time.monotonic(), entry.what, 0.0, 0.0)
             try:
                 late = self.timeline.began(entry)
                 if late is None:  # the shift made another moment come first
                     with self._changed:
                         heapq.heappush(self._queue, entry)
                     continue
-                self._running = (self._running[0], entry.what, late)
+                due = entry.at_ms + self.timeline.shift_ms
+                self._running = (self._running[0], entry.what, late, due)
                 entry.action()
             finally:
                 self._running = None

@@ -31,9 +31,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from lockviz.lab import events
-from lockviz.scenarios.verbs import DEFAULT_ACQUIRE_TIMEOUT_MS
+from lockviz.scenarios.verbs import DEFAULT_ACQUIRE_TIMEOUT_MS, VERBS
 
 _LETS_GO = (events.Releasing, events.Released, events.Lost, events.Crashed)
+# A fault done to a client, recorded once it was done (a stalled engine does it after its step)
+_LANDS = (events.Paused, events.Crashed, events.ClockJumped, events.ClockRate)
 
 
 @dataclass(frozen=True)
@@ -84,10 +86,16 @@ class Story:
     def __init__(self) -> None:
         self.running: dict[tuple[str, str, str], Timer] = {}  # (kind, client, node)
         self.ended: list[Timer] = []
-        # Steps done: when, "step 2 (pause)", its index, who does it (a client, a node, "")
-        self.taken: list[tuple[float, str, int, str]] = []
+        # Steps done: when, "step 2 (pause)", its index, who does it or has it done to it (a
+        # client, a node, ""), whether it is a command (queued in the client's process)
+        self.taken: list[tuple[float, str, int, str, bool]] = []
 
     def see(self, event: events.Event) -> None:
+        if isinstance(event, _LANDS):
+            self._landed(event.actor, float(event.t_ms))
+        self._timers(event)
+
+    def _timers(self, event: events.Event) -> None:
         who, t = event.actor, float(event.t_ms)
         if isinstance(event, events.Step):
             self._step(event, t)
@@ -112,10 +120,21 @@ class Story:
 
     def _step(self, step: events.Step, t: float) -> None:
         actor = step.client or step.node or ""
-        self.taken.append((t, f"step {step.index + 1} ({step.do})", step.index, actor))
+        command = step.do in VERBS and VERBS[step.do].command
+        self.taken.append((t, f"step {step.index + 1} ({step.do})", step.index, actor, command))
         if step.do == "acquire" and step.client:
             timeout = step.timeout_ms or DEFAULT_ACQUIRE_TIMEOUT_MS
             self._start(Timer("wait", step.client, t + timeout))
+
+    def _landed(self, client: str, t: float) -> None:
+        """A fault done to ``client`` landed at ``t``: its step is fixed there, not where it
+        was recorded, a stalled engine in between (the latest such step not yet landed)."""
+        for n in range(len(self.taken) - 1, -1, -1):
+            at, what, index, actor, command = self.taken[n]
+            if actor == client and not command:
+                if at <= t:
+                    self.taken[n] = (max(at, t), what, index, actor, command)
+                return
 
     def _lease(self, grant: events.Granted, client: str, t: float) -> None:
         if grant.ttl_ms:  # a lease counts down on each node that granted it
@@ -141,15 +160,22 @@ class Story:
 
     def marks(self, late_client: tuple[int, str] | None = None) -> list[Mark]:
         """What a shift cannot move: every timer's end and, for step ``index`` that ``client``
-        took late (``late_client``), each later step already taken by someone else (its own
-        later commands wait for it in its queue, in order, whenever they were sent)."""
-        found = [Mark(t.kind, t.client, t.end_ms) for t in self.timers()]
+        took late (``late_client``), each later step already taken, except the client's own
+        later commands: those wait for it in its queue, in order, whenever they were sent. A
+        fault done *to* the client (a pause, a crash) waits for nothing: it came when it came."""
+        late = late_client[1] if late_client is not None else None
+        # The late command's own wait is not fixed: its client counts it from when it began.
+        found = [
+            Mark(t.kind, t.client, t.end_ms)
+            for t in self.timers()
+            if not (t.kind == "wait" and t.client == late)
+        ]
         if late_client is not None:
             index, client = late_client
             found += [
                 Mark("step", what, t)
-                for t, what, i, actor in self.taken
-                if i > index and actor != client
+                for t, what, i, actor, command in self.taken
+                if i > index and not (actor == client and command)
             ]
         return sorted(found, key=lambda mark: mark.at_ms)
 

@@ -101,3 +101,34 @@ def test_a_command_its_client_took_late_must_not_come_after_a_later_step_already
     assert story.crossing(moment, late_ms=299, margin_ms=50, late_client=(0, "alice")) is None
     # The scheduler's own lateness never crosses a step already taken: those came before it.
     assert story.crossing(moment, late_ms=500, margin_ms=50) is None
+
+
+def test_a_fault_done_to_the_late_client_is_where_it_was_its_own_commands_wait() -> None:
+    # Alice's acquire (step 1, due at 0) was held up 350 ms; her pause (step 2) came at 300 ms
+    # all the same: a SIGSTOP waits in no queue. Her write (step 3) waits for her acquire.
+    story = told(
+        {"t_ms": 300, "actor": "lab", "kind": "step", "index": 1, "do": "pause", "client": "alice"},
+        {"t_ms": 320, "actor": "lab", "kind": "step", "index": 2, "do": "write", "client": "alice"},
+    )
+    moment = [(0.0, "step 1 (acquire)")]
+    crossing = story.crossing(moment, late_ms=350, margin_ms=50, late_client=(0, "alice"))
+    assert crossing is not None and crossing.fixed == Mark("step", "step 2 (pause)", 300)
+    assert story.crossing(moment, late_ms=250, margin_ms=50, late_client=(0, "alice")) is None
+
+
+def test_a_fault_is_fixed_where_it_landed_and_the_late_command_s_own_wait_is_not() -> None:
+    # The engine recorded alice's pause (step 2) at 300 ms but, stalled, froze her only at
+    # 650 ms: her acquire, taken 320 ms late and granted before that, did not cross it.
+    story = told(
+        {"t_ms": 0, "actor": "lab", "kind": "step", "index": 0, "do": "acquire", "client": "alice"},
+        {"t_ms": 300, "actor": "lab", "kind": "step", "index": 1, "do": "pause", "client": "alice"},
+        {"t_ms": 650, "actor": "alice", "kind": "paused", "ms": 3500},
+    )
+    moment = [(0.0, "step 1 (acquire)")]
+    assert story.crossing(moment, late_ms=320, margin_ms=50, late_client=(0, "alice")) is None
+    crossing = story.crossing(moment, late_ms=700, margin_ms=50, late_client=(0, "alice"))
+    assert crossing is not None and crossing.fixed == Mark("step", "step 2 (pause)", 650)
+    # Her own acquire's wait (from 0 ms, 10 s by default) counts from when she began it: a late
+    # command of hers does not cross its end; bob's wait would be fixed.
+    assert story.crossing(moment, late_ms=10_500, margin_ms=50, late_client=(0, "bob"))
+    assert all(m.who != "alice" for m in story.marks((0, "alice")) if m.kind == "wait")
