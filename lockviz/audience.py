@@ -7,6 +7,9 @@ of a run's bursts of events that was tens of milliseconds of delay per burst.
 
 The layer's Redis can go away and come back; see :class:`Audience` for how viewers are kept
 whole across that.
+
+One module past the usual ~300 lines, on purpose: the fan-out, the feed that keeps it whole and
+the heap settling under a large audience are one process-wide concern, tuned together.
 """
 
 from __future__ import annotations

@@ -15,6 +15,10 @@ cannot take unlimited work either.
 The storage service of a sequencer run (:mod:`lockviz.lab.children.storage_service`) is driven
 the same way: a :class:`ClientProcess` of another ``module``, whose config names it ``storage``,
 and whose ``_ready`` line says where it listens (``ready``).
+
+One module past the usual ~300 lines, on purpose: a command's life in one process (sent,
+queued, taken, run, answered) and what the machine and the faults did to it are measured where
+the command is, by the one reader of the process's output.
 """
 
 from __future__ import annotations

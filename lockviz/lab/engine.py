@@ -150,8 +150,11 @@ class RunEngine:
         """Whether a reply that came late carried the command's effect across a point of the
         story (:mod:`lockviz.lab.roundtrips`): the ``schedule_shifted`` details that say so."""
         index = self._doing.get(slow.client)
-        if slow.gave_up:  # the client counted the server as failed: a different story
-            crossing: Crossing | None = Crossing(
+        if slow.landed:  # the story had the call answered before the fault came
+            mark = Mark("step", f"{slow.client}'s {slow.landed}", slow.replied_ms)
+            crossing: Crossing | None = Crossing(mark, slow.what, slow.sent_ms, slow.replied_ms)
+        elif slow.gave_up:  # the client counted the server as failed: a different story
+            crossing = Crossing(
                 Mark("timeout", slow.client, slow.replied_ms),
                 slow.what,
                 slow.sent_ms,

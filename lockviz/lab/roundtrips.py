@@ -36,14 +36,16 @@ GAVE_UP = ("no reply within", "no reply before")  # a client's own timeout for a
 
 @dataclass(frozen=True)
 class Slow:
-    """A reply that came ``took_ms`` after its request, with no fault in the way."""
+    """A reply that came ``took_ms`` after its request, with no fault in the way; or a call
+    that had been in flight that long when a pause or a crash of its client landed on it."""
 
     client: str
     op: str
     server: str
     sent_ms: float
-    replied_ms: float
+    replied_ms: float  # or when the fault landed
     gave_up: bool  # no reply came: the client's own timeout ended the call
+    landed: str = ""  # "pause" or "crash": done to the client while the call was held up
 
     @property
     def took_ms(self) -> float:
@@ -51,57 +53,96 @@ class Slow:
 
     @property
     def what(self) -> str:
+        if self.landed:
+            return (
+                f"{self.client}'s {self.op} on {self.server} (unanswered for "
+                f"{self.took_ms:.0f} ms when the {self.landed} landed)"
+            )
         answered = "went unanswered for" if self.gave_up else "was answered after"
         return f"{self.client}'s {self.op} on {self.server} ({answered} {self.took_ms:.0f} ms)"
 
 
+NEVER = float("inf")
+
+
 class RoundTrips:
-    """The calls of one run in flight, and the clients and servers a fault has touched."""
+    """The calls of one run in flight, and when a fault first touched each client and server.
+
+    A fault that touched a call's client or server *before* the call was sent makes it slow by
+    design (a frozen server, a cut link): not judged. A pause or a crash of the client that
+    lands on a call already held up past the tolerance is judged: the story assumed the call
+    was answered before the fault (alice is granted, *then* frozen), and the machine made it
+    otherwise. Any other fault during the call explains its delay."""
 
     def __init__(self, clients: list[str], tolerance_ms: float, ensemble: bool = False) -> None:
         self.clients = set(clients)
         self.tolerance_ms = tolerance_ms
         self.ensemble = ensemble  # the lock service's nodes share one fate (ZooKeeper)
         self.sent: dict[tuple[str, int], events.Request] = {}
-        self.touched: set[str] = set()  # clients and servers a fault touched
-        self.nodes_touched = False  # a fault on a node of an ensemble
+        self.first_fault: dict[str, float] = {}  # who -> when a fault first touched them
+        self.nodes_from = NEVER  # when a fault first touched a node of an ensemble
+        self.faults: list[tuple[float, str, str]] = []  # (when, who, kind), every fault
 
     def see(self, event: events.Event) -> Slow | None:
-        """Follow ``event``; a reply that came late with no fault in the way is returned."""
+        """Follow ``event``; a call the machine held up, with no fault in its way by design."""
         if isinstance(event, events.Request):
             if event.actor in self.clients:
                 self.sent[(event.actor, event.call)] = event
         elif isinstance(event, events.Reply):
             request = self.sent.pop((event.actor, event.call), None)
             if request is not None:
-                return self._judged(request, event)
+                return self._judged(request, float(event.t_ms), event.error or "")
         elif isinstance(event, _FAULTS):
-            self._touch(event.actor)
+            t = float(event.t_ms)
+            who = [event.actor]
             if isinstance(event, events.Link):
-                for other in [event.node or "", *(event.peers or [])]:
-                    self._touch(other)
+                who += [event.node or "", *(event.peers or [])]
+            kind = _KINDS.get(type(event), "fault")
+            for one in filter(None, who):
+                self._touch(one, t, kind)
+            if isinstance(event, events.Crashed) and event.actor in self.clients:
+                return self._crashed_on(event.actor, t)  # no reply will come
         return None
 
-    def _touch(self, who: str) -> None:
-        if not who:
-            return
-        self.touched.add(who)
+    def _touch(self, who: str, t: float, kind: str) -> None:
+        self.first_fault[who] = min(self.first_fault.get(who, NEVER), t)
+        self.faults.append((t, who, kind))
         if self.ensemble and who not in self.clients and who != STORAGE:
-            self.nodes_touched = True
+            self.nodes_from = min(self.nodes_from, t)
 
-    def _judged(self, request: events.Request, reply: events.Reply) -> Slow | None:
-        client, server = request.actor, request.to
+    def _by_design(self, request: events.Request) -> bool:
+        """Whether the call was slow by design: one that waits, or sent after a fault touched
+        its client or its server."""
+        sent = float(request.t_ms)
         if request.op in WAITING_OPS or request.wait_ms is not None:
+            return True
+        if request.to != STORAGE and self.nodes_from <= sent:
+            return True
+        return any(self.first_fault.get(who, NEVER) <= sent for who in (request.actor, request.to))
+
+    def _judged(self, request: events.Request, replied: float, error: str) -> Slow | None:
+        if self._by_design(request):
             return None
-        if client in self.touched or server in self.touched:
+        client, server, sent = request.actor, request.to, float(request.t_ms)
+        during = sorted(
+            f for f in self.faults if sent < f[0] < replied and f[1] in (client, server)
+        )
+        if during:  # a fault came while the call was in flight
+            t, who, kind = during[0]
+            if who == client and kind != "fault" and t - sent > self.tolerance_ms:
+                return Slow(client, request.op, server, sent, t, False, kind)  # held up before
             return None
-        if server != STORAGE and self.nodes_touched:
-            return None
-        gave_up = (reply.error or "").startswith(GAVE_UP)
-        sent, replied = float(request.t_ms), float(reply.t_ms)
+        gave_up = error.startswith(GAVE_UP)
         if not gave_up and replied - sent <= self.tolerance_ms:
             return None
         return Slow(client, request.op, server, sent, replied, gave_up)
+
+    def _crashed_on(self, client: str, t: float) -> Slow | None:
+        for (who, _), request in list(self.sent.items()):
+            sent = float(request.t_ms)
+            if who == client and t - sent > self.tolerance_ms and not self._by_design(request):
+                return Slow(client, request.op, request.to, sent, t, False, "crash")
+        return None
 
 
 _FAULTS = (
@@ -113,3 +154,4 @@ _FAULTS = (
     events.ClockRate,
     events.Link,
 )
+_KINDS: dict[type, str] = {events.Paused: "pause", events.Crashed: "crash"}

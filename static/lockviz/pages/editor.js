@@ -53,6 +53,7 @@ function armRemove(row) {
     // A check still on its way answers for the rows as they were: stop it (htmx's own abort
     // event), so that no answer names a row that has gone; the recheck below asks again.
     form.dispatchEvent(new Event("htmx:abort"));
+    removals += 1; // and an answer already on its way when it was removed is not swapped in
     row.remove();
     renumber();
     (next ? next.querySelector("input") : document.getElementById("editor-add")).focus();
@@ -62,7 +63,16 @@ function armRemove(row) {
 
 export const editor = { form, rows, addRow };
 
+// A check sent before a row was removed answers with a problem slot per row as they were: its
+// answer is dropped (a newer check follows), or htmx would look for the removed row's slot.
+let removals = 0;
+const sentAt = new WeakMap();
+
 if (form) {
+  form.addEventListener("htmx:beforeRequest", (event) => sentAt.set(event.detail.xhr, removals));
+  form.addEventListener("htmx:beforeSwap", (event) => {
+    if (sentAt.get(event.detail.xhr) !== removals) event.detail.shouldSwap = false;
+  });
   startRows(box, verbs);
   showBackend();
   backend.addEventListener("change", showBackend);

@@ -367,3 +367,28 @@ def test_a_crash_that_lands_on_a_command_the_machine_held_up_makes_the_run_incon
     assert (shift["fixed"], shift["fixed_by"]) == ("step", "step 2 (crash)")
     assert result.inconclusive.endswith("ms at step 1")
     assert result.expect_met is None and result.mismatches == []
+
+
+def test_a_pause_that_lands_on_an_acquire_a_busy_server_held_up_makes_the_run_inconclusive() -> (
+    None
+):
+    """The GC pause, with Redis stopped from outside the lab for 0.45 s from alice's acquire
+    (a server too busy to answer): the pause at 300 ms lands on her acquire still unanswered;
+    she is granted on the server while frozen and reads it after the thaw, after bob. Without
+    this check the run said "mutual exclusion held" against its expect (seen in a full run)."""
+    engine: RunEngine
+
+    def sink(event: Event) -> None:
+        if event.kind == "step" and event.index == 0:
+            server = lab_of(engine).servers.servers["redis-1"]
+            assert server.proc is not None
+            os.kill(server.proc.pid, signal.SIGSTOP)
+            threading.Timer(0.45, os.kill, (server.proc.pid, signal.SIGCONT)).start()
+
+    engine = RunEngine(builtin()["gc-pause-fenced"], LocalLab(), sink)
+    result = engine.run()
+    assert result.error is None
+    assert result.expect_met is None, result.mismatches
+    assert result.inconclusive.startswith("the machine fell behind"), result.inconclusive
+    lost = [e for e in result.events if e["kind"] == "schedule_shifted" and not e["kept"]]
+    assert any(e.get("reply") and e["fixed_by"] == "alice's pause" for e in lost), lost

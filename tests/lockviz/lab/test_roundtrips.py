@@ -63,3 +63,22 @@ def test_in_an_ensemble_a_fault_on_one_node_exempts_them_all_and_a_cut_link_its_
     cut = {"t_ms": 5, "actor": "alice", "kind": "link", "node": "redis-1", "mode": "blackhole"}
     assert trips(cut, *call("bob", "acquire", "redis-1", 600, 900)) == []
     assert len(trips(cut, *call("bob", "write", "storage", 600, 900))) == 1
+
+
+def test_a_pause_that_lands_on_a_call_the_machine_held_up_is_judged_whatever_came_first() -> None:
+    """As seen in a full test run: alice's acquire went out at 330 ms, her pause landed at
+    514 ms with it unanswered, and she read her grant after the thaw, after bob had had the
+    lock. Her request was heard after the pause: the order of arrival does not matter."""
+    paused = {"t_ms": 514, "actor": "alice", "kind": "paused", "ms": 3500}
+    (slow,) = trips(paused, *call("alice", "acquire", "redis-1", 330, 4163))
+    assert (slow.landed, slow.replied_ms) == ("pause", 514)
+    assert slow.what == "alice's acquire on redis-1 (unanswered for 184 ms when the pause landed)"
+    # A call in flight for a moment only when the pause came: the pause explains its delay.
+    assert trips(paused, *call("alice", "acquire", "redis-1", 490, 4163)) == []
+
+
+def test_a_crash_that_lands_on_a_call_the_machine_held_up_is_judged() -> None:
+    request, _ = call("alice", "acquire", "redis-1", 100, 0)
+    crashed = {"t_ms": 400, "actor": "alice", "kind": "crashed"}
+    (slow,) = trips(request, crashed)
+    assert (slow.landed, slow.took_ms) == ("crash", 300)
