@@ -5,7 +5,7 @@ JS := "static/**/*.js" "tests/js/**/*.mjs" "tests/browser/*.js" "*.config.js"
 HOST ?= 127.0.0.1
 PORT ?= 8000
 # Test workers: most live tests wait on servers, so more workers than cores (2 here) pay off.
-WORKERS ?= 4
+WORKERS ?= 3
 
 .PHONY: setup run test lint bench
 

@@ -233,7 +233,10 @@ def test_opening_a_lesson_runs_it_live_and_rerun_starts_a_fresh_run(client: Clie
     response = client.post("/lessons/contention/run/")
     assert response.status_code == 302
     first = wait_for_run(response["Location"].split("?run=")[1])
-    assert first.slug == "contention" and first.expect_met is True
+    assert first.slug == "contention"
+    # Its story told, or (a loaded machine) honestly not: never a wrong verdict.
+    behind = str((first.verdict or {}).get("inconclusive") or "")
+    assert first.expect_met is True or behind.startswith("the machine fell behind"), behind
     assert response.cookies["lockviz-lesson-contention"].value == first.pk
     assert client.get("/lessons/contention/")["Location"].endswith(f"?run={first.pk}")
     again = client.post("/lessons/contention/run/")
