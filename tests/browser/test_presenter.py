@@ -166,6 +166,19 @@ def visible_height(page: Any, selector: str) -> float:
     return min(720, box["y"] + box["height"]) - max(0, box["y"])
 
 
+def shows_at_least(page: Any, selector: str, height: float) -> None:
+    """Wait (5 s at most) until ``selector`` shows ``height`` px of itself: a step follows the
+    moment with a smooth scroll, which a loaded machine draws slowly; then check it."""
+    page.wait_for_function(
+        """([selector, height]) => {
+             const r = document.querySelector(selector).getBoundingClientRect();
+             return Math.min(720, r.bottom) - Math.max(0, r.top) >= height;
+           }""",
+        arg=[selector, height],
+        timeout=5000,
+    )
+
+
 def test_a_replay_on_a_720p_projector_leaves_the_diagram_60_percent(
     app_server: AppServer, browser: Any
 ) -> None:
@@ -179,8 +192,7 @@ def test_a_replay_on_a_720p_projector_leaves_the_diagram_60_percent(
     assert visible_height(page, "svg#diagram") >= 0.6 * 720 - 1
     for _ in range(8):
         page.keyboard.press("ArrowRight")
-    page.wait_for_timeout(300)
-    assert visible_height(page, "svg#diagram") >= 0.6 * 720 - 1
+    shows_at_least(page, "svg#diagram", 0.6 * 720 - 1)
     # …to the end, with the verdict and the run's end on the same screen.
     page.keyboard.press("End")
     page.locator("#rp-verdict.shown .headline").wait_for()
