@@ -22,10 +22,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import psycopg
 import pytest
 from websockets.sync.client import connect
 from websockets.typing import Origin
 
+from lockviz import squashed
+from lockviz.management.commands.serve import MIGRATE_LOCK
 from tests.conftest import AppServer, layer_env, postgres_database, redis_layer
 
 pytestmark = pytest.mark.live
@@ -196,3 +199,46 @@ def test_replicas_that_start_together_on_an_empty_database_migrate_once(tmp_path
         outputs = [(p.wait(timeout=120), p.stdout.read().decode() if p.stdout else "")
                    for p in together]  # fmt: skip
     assert [code for code, _ in outputs] == [0, 0, 0], outputs
+
+
+def test_a_replica_judges_the_database_only_once_the_one_migrating_it_is_done() -> None:
+    # Another replica holds the migration lock and has recorded some of the squashed
+    # migration's parts (Django records each part it replaces, then the squash): the database
+    # looks half-migrated only while it does. A replica that starts then waits for the lock and
+    # judges what it finds after (seen in a full test run: it judged first, and refused).
+    with postgres_database() as url, psycopg.connect(url, autocommit=True) as other:
+        other.execute("SELECT pg_advisory_lock(%s)", [MIGRATE_LOCK])
+        other.execute(
+            "CREATE TABLE django_migrations (id bigserial PRIMARY KEY, app varchar(255) NOT NULL,"
+            " name varchar(255) NOT NULL, applied timestamptz NOT NULL)"
+        )
+        for name in squashed.replaced()[:3]:
+            other.execute(
+                "INSERT INTO django_migrations (app, name, applied) VALUES ('lockviz', %s, now())",
+                [name],
+            )
+        code = (
+            "import django; django.setup(); "
+            "from lockviz.management.commands.serve import migrate_once; migrate_once()"
+        )
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "lockviz.settings",
+            "LOCKVIZ_DATABASE_URL": url,
+        }
+        starting = subprocess.Popen(
+            [sys.executable, "-c", code], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        waiting = "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+        deadline = time.monotonic() + 60
+        while starting.poll() is None and time.monotonic() < deadline:
+            [(waiters,)] = other.execute(waiting).fetchall()
+            if waiters:
+                break
+            time.sleep(0.05)
+        assert starting.poll() is None, starting.communicate()[0].decode()  # it did not judge
+        other.execute("DROP TABLE django_migrations")  # the other's work, undone before it ends
+        other.execute("SELECT pg_advisory_unlock(%s)", [MIGRATE_LOCK])
+        out = starting.communicate(timeout=120)[0].decode()
+        assert starting.returncode == 0, out  # it found an empty database, and migrated it

@@ -201,22 +201,29 @@ def migrate_once() -> None:
     database would otherwise both add the same column, and one would crash. PostgreSQL: an
     advisory lock (the rest wait, then find nothing to do); SQLite: a lock on a file beside it.
     A database the migrations cannot carry on from (lockviz.squashed) stops the app with the
-    check's sentence, before anything is changed."""
-    refused = squashed.check(databases=[connection.alias])
-    if refused:
-        raise CommandError(refused[0].msg)
+    check's sentence, before anything is changed. The check runs under the same lock: a
+    replica that looked while another was recording the squashed migration's parts would find
+    the database half-migrated (seen in a full test run)."""
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_lock(%s)", [MIGRATE_LOCK])
             try:
-                call_command("migrate", verbosity=0, interactive=False)
+                checked_migrate()
             finally:
                 cursor.execute("SELECT pg_advisory_unlock(%s)", [MIGRATE_LOCK])
         return
     name = str(connection.settings_dict["NAME"])
     with open(f"{name}.migrate-lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        call_command("migrate", verbosity=0, interactive=False)
+        checked_migrate()
+
+
+def checked_migrate() -> None:
+    """``migrate``, once the database is known not to be half-way through the squashed ones."""
+    refused = squashed.check(databases=[connection.alias])
+    if refused:
+        raise CommandError(refused[0].msg)
+    call_command("migrate", verbosity=0, interactive=False)
 
 
 def raise_open_files_limit() -> int:

@@ -179,6 +179,15 @@ def alices_shift(result: RunResult, lost: bool = False) -> dict[str, Any]:
     return hers[0]
 
 
+def lost_at(result: RunResult, shift: dict[str, Any], fixed_by: str, step: int = 1) -> None:
+    """``shift`` lost the story against ``fixed_by`` (a step), and the run says so: no
+    verdict either way, and no mismatch."""
+    assert shift["kept"] is False
+    assert (shift["fixed"], shift["fixed_by"]) == ("step", fixed_by)
+    assert result.inconclusive.endswith(f"ms at step {step}")
+    assert result.expect_met is None and result.mismatches == []
+
+
 def run_stalled(seconds: float) -> RunResult:
     engine = RunEngine(TURNS, LocalLab())
     stall_client(engine, "alice", seconds)
@@ -197,11 +206,27 @@ def test_a_client_that_takes_its_command_late_shifts_the_rest_and_keeps_the_stor
 
 def test_a_client_that_takes_its_command_after_a_later_step_makes_the_run_inconclusive() -> None:
     result = run_stalled(0.7)  # bob asks (at 300 ms) before alice's acquire has even begun
-    shift = alices_shift(result)
-    assert shift["kept"] is False
-    assert (shift["fixed"], shift["fixed_by"]) == ("step", "step 2 (acquire)")
-    assert result.inconclusive.endswith("ms at step 1")
-    assert result.expect_met is None and result.mismatches == []
+    lost_at(result, alices_shift(result), "step 2 (acquire)")
+
+
+def redis_stopped(name: str, at_step: int, seconds: float) -> RunResult:
+    """The built-in scenario ``name``, its redis-1 stopped by SIGSTOP from outside the lab for
+    ``seconds`` from step ``at_step`` on (a server too busy to answer): the lab does not know."""
+    engine: RunEngine
+
+    def sink(event: Event) -> None:
+        if event.kind == "step" and event.index == at_step:
+            server = lab_of(engine).servers.servers["redis-1"]
+            assert server.proc is not None
+            os.kill(server.proc.pid, signal.SIGSTOP)
+            threading.Timer(seconds, os.kill, (server.proc.pid, signal.SIGCONT)).start()
+
+    engine = RunEngine(builtin()[name], LocalLab(), sink)
+    result = engine.run()
+    assert result.error is None
+    assert result.expect_met is None, result.mismatches  # neither met nor contradicted
+    assert result.inconclusive.startswith("the machine fell behind: "), result.inconclusive
+    return result
 
 
 def test_a_server_too_busy_to_answer_across_another_clients_step_makes_the_run_inconclusive() -> (
@@ -212,20 +237,7 @@ def test_a_server_too_busy_to_answer_across_another_clients_step_makes_the_run_i
     Carol is granted only after Bob's write, and the story ("Carol is granted, then Bob
     writes") is not known to have happened. The run says so, instead of a wrong verdict
     (found on a loaded machine: Bob's write was judged not stale, against the expect)."""
-    engine: RunEngine
-
-    def sink(event: Event) -> None:
-        if event.kind == "step" and event.index == 4:  # Carol's acquire, at 3,000 ms
-            server = lab_of(engine).servers.servers["redis-1"]
-            assert server.proc is not None
-            os.kill(server.proc.pid, signal.SIGSTOP)
-            threading.Timer(0.6, os.kill, (server.proc.pid, signal.SIGCONT)).start()
-
-    engine = RunEngine(builtin()["unsafe-release"], LocalLab(), sink)
-    result = engine.run()
-    assert result.error is None
-    assert result.expect_met is None, result.mismatches  # neither met nor contradicted
-    assert result.inconclusive.startswith("the machine fell behind: "), result.inconclusive
+    result = redis_stopped("unsafe-release", 4, 0.6)  # step 4: Carol's acquire, at 3,000 ms
     carols = first(result.events, "schedule_shifted", kept=False, index=4)
     assert carols["reply"] is True
     assert carols["what"].startswith("carol's acquire on redis-1 (was answered after")
@@ -242,12 +254,9 @@ def test_a_client_starved_until_its_pause_makes_the_run_inconclusive_not_wrong()
     stall_client(engine, "alice", None)
     result = engine.run()
     shift = alices_shift(result, lost=True)
-    assert shift["kept"] is False
-    assert (shift["fixed"], shift["fixed_by"]) == ("step", "step 2 (pause)")
+    lost_at(result, shift, "step 2 (pause)")
     assert shift["moved_from_ms"] < shift["fixed_ms"] <= shift["moved_to_ms"]
     assert shift["late_ms"] > TOLERANCE_MS
-    assert result.inconclusive.endswith("ms at step 1")
-    assert result.expect_met is None and result.mismatches == []
     paused, granted = first(result.events, "paused"), first(result.events, "granted", actor="alice")
     assert paused["t_ms"] < granted["t_ms"]  # what happened: frozen first, granted after
 
@@ -304,10 +313,8 @@ def test_a_pause_that_lands_on_a_command_the_machine_held_up_makes_the_run_incon
     monkeypatch.setattr(procs, "run_delay_ns", starved)
     result = engine.run()
     shift = landed(result)[0]
-    assert shift["kept"] is False and shift["late_ms"] > 200  # of the ~300 ms before it
-    assert (shift["fixed"], shift["fixed_by"]) == ("step", "step 3 (pause)")
-    assert result.inconclusive.endswith("ms at step 2")
-    assert result.expect_met is None and result.mismatches == []
+    lost_at(result, shift, "step 3 (pause)", step=2)
+    assert shift["late_ms"] > 200  # of the ~300 ms before it
 
 
 def test_the_run_queue_delay_counts_the_time_a_process_waited_for_a_core() -> None:
@@ -362,11 +369,7 @@ def test_a_crash_that_lands_on_a_command_the_machine_held_up_makes_the_run_incon
     engine = RunEngine(builtin()["naive-no-ttl-crash"], LocalLab())
     stall_client(engine, "alice", None)
     result = engine.run()
-    shift = alices_shift(result, lost=True)
-    assert shift["kept"] is False
-    assert (shift["fixed"], shift["fixed_by"]) == ("step", "step 2 (crash)")
-    assert result.inconclusive.endswith("ms at step 1")
-    assert result.expect_met is None and result.mismatches == []
+    lost_at(result, alices_shift(result, lost=True), "step 2 (crash)")
 
 
 def test_a_pause_that_lands_on_an_acquire_a_busy_server_held_up_makes_the_run_inconclusive() -> (
@@ -376,19 +379,6 @@ def test_a_pause_that_lands_on_an_acquire_a_busy_server_held_up_makes_the_run_in
     (a server too busy to answer): the pause at 300 ms lands on her acquire still unanswered;
     she is granted on the server while frozen and reads it after the thaw, after bob. Without
     this check the run said "mutual exclusion held" against its expect (seen in a full run)."""
-    engine: RunEngine
-
-    def sink(event: Event) -> None:
-        if event.kind == "step" and event.index == 0:
-            server = lab_of(engine).servers.servers["redis-1"]
-            assert server.proc is not None
-            os.kill(server.proc.pid, signal.SIGSTOP)
-            threading.Timer(0.45, os.kill, (server.proc.pid, signal.SIGCONT)).start()
-
-    engine = RunEngine(builtin()["gc-pause-fenced"], LocalLab(), sink)
-    result = engine.run()
-    assert result.error is None
-    assert result.expect_met is None, result.mismatches
-    assert result.inconclusive.startswith("the machine fell behind"), result.inconclusive
+    result = redis_stopped("gc-pause-fenced", 0, 0.45)
     lost = [e for e in result.events if e["kind"] == "schedule_shifted" and not e["kept"]]
     assert any(e.get("reply") and e["fixed_by"] == "alice's pause" for e in lost), lost

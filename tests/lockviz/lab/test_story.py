@@ -86,34 +86,38 @@ def test_an_acquire_waits_until_its_timeout_or_its_grant() -> None:
     assert [(t.kind, t.end_ms) for t in told(step, granted).timers()] == [("wait", 700)]
 
 
-def test_a_command_its_client_took_late_must_not_come_after_a_later_step_already_taken() -> None:
-    # Alice's acquire (step 1, due at 0) was taken by her process 500 ms late; bob's (step 2, due
-    # at 300) was sent on time meanwhile: he may have asked for the lock before she did.
-    story = told(
-        {"t_ms": 300, "actor": "lab", "kind": "step", "index": 1, "do": "acquire", "client": "bob"},
-        {"t_ms": 400, "actor": "lab", "kind": "step", "index": 2, "do": "write", "client": "alice"},
-    )
+def after_alices_acquire(*later: tuple[int, str, str]) -> Story:
+    """The lab's steps after alice's acquire (step 1, due at 0): (at ms, what, whose)."""
+    steps = enumerate(later, 1)
+    return told(*({"t_ms": t_ms, "actor": "lab", "kind": "step", "index": index, "do": do,
+                   "client": client} for index, (t_ms, do, client) in steps))  # fmt: skip
+
+
+def alice_took_it(story: Story, late_ms: int) -> Mark | None:
+    """The step that alice's acquire, taken by her process ``late_ms`` late, crossed."""
     moment = [(0.0, "step 1 (acquire)")]
-    crossing = story.crossing(moment, late_ms=500, margin_ms=50, late_client=(0, "alice"))
-    assert crossing is not None and crossing.fixed == Mark("step", "step 2 (acquire)", 300)
+    crossing = story.crossing(moment, late_ms=late_ms, margin_ms=50, late_client=(0, "alice"))
+    return crossing and crossing.fixed
+
+
+def test_a_command_its_client_took_late_must_not_come_after_a_later_step_already_taken() -> None:
+    # Alice's acquire was taken by her process 500 ms late; bob's (step 2, due at 300) was sent
+    # on time meanwhile: he may have asked for the lock before she did.
+    story = after_alices_acquire((300, "acquire", "bob"), (400, "write", "alice"))
+    assert alice_took_it(story, 500) == Mark("step", "step 2 (acquire)", 300)
     # Alice's own later command waits for this one in her queue: it cannot come first. And a
     # step is where it was, not an estimate: one just after the late command is no crossing.
-    assert story.crossing(moment, late_ms=299, margin_ms=50, late_client=(0, "alice")) is None
+    assert alice_took_it(story, 299) is None
     # The scheduler's own lateness never crosses a step already taken: those came before it.
-    assert story.crossing(moment, late_ms=500, margin_ms=50) is None
+    assert story.crossing([(0.0, "step 1 (acquire)")], late_ms=500, margin_ms=50) is None
 
 
 def test_a_fault_done_to_the_late_client_is_where_it_was_its_own_commands_wait() -> None:
-    # Alice's acquire (step 1, due at 0) was held up 350 ms; her pause (step 2) came at 300 ms
-    # all the same: a SIGSTOP waits in no queue. Her write (step 3) waits for her acquire.
-    story = told(
-        {"t_ms": 300, "actor": "lab", "kind": "step", "index": 1, "do": "pause", "client": "alice"},
-        {"t_ms": 320, "actor": "lab", "kind": "step", "index": 2, "do": "write", "client": "alice"},
-    )
-    moment = [(0.0, "step 1 (acquire)")]
-    crossing = story.crossing(moment, late_ms=350, margin_ms=50, late_client=(0, "alice"))
-    assert crossing is not None and crossing.fixed == Mark("step", "step 2 (pause)", 300)
-    assert story.crossing(moment, late_ms=250, margin_ms=50, late_client=(0, "alice")) is None
+    # Alice's acquire was held up 350 ms; her pause (step 2) came at 300 ms all the same: a
+    # SIGSTOP waits in no queue. Her write (step 3) waits for her acquire.
+    story = after_alices_acquire((300, "pause", "alice"), (320, "write", "alice"))
+    assert alice_took_it(story, 350) == Mark("step", "step 2 (pause)", 300)
+    assert alice_took_it(story, 250) is None
 
 
 def test_a_fault_is_fixed_where_it_landed_and_the_late_command_s_own_wait_is_not() -> None:
