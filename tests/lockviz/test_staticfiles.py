@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.test import override_settings
+from whitenoise.middleware import WhiteNoiseMiddleware  # type: ignore[import-untyped]
 
 from lockviz import staticfiles
 from tests.conftest import AppServer
@@ -38,6 +39,34 @@ def test_static_files_are_collected_again_only_when_one_changed(tmp_path: Path) 
         os.utime(manifest, (0, time.time() - 10 * 365 * 86400))  # a source edited since
         assert staticfiles.collect() is True
         assert staticfiles.collect() is False
+
+
+def test_the_middleware_reads_a_collection_once_per_process_and_a_new_one_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A test client is a new handler, so a new middleware: WhiteNoise's read every file each
+    # time (75 ms here). Ours reads each collection once, and serves what WhiteNoise would.
+    (tmp_path / "lockviz").mkdir()
+    (tmp_path / "lockviz" / "a.3f2c.js").write_text("export const a = 1;\n")
+    (tmp_path / staticfiles.MANIFEST).write_text('{"paths": {"lockviz/a.js": "lockviz/a.3f2c.js"}}')
+    reads: list[str] = []
+    scan = WhiteNoiseMiddleware.update_files_dictionary
+
+    def counted(self: WhiteNoiseMiddleware, root: str, prefix: str) -> None:
+        reads.append(root)
+        scan(self, root, prefix)
+
+    monkeypatch.setattr(WhiteNoiseMiddleware, "update_files_dictionary", counted)
+    with override_settings(STATIC_ROOT=str(tmp_path)):
+        first, second = staticfiles.Middleware(), staticfiles.Middleware()
+        assert len(reads) == 1
+        assert set(first.files) == set(second.files) == set(WhiteNoiseMiddleware().files)
+        assert "/static/lockviz/a.3f2c.js" in second.files
+        (tmp_path / "lockviz" / "b.9d1e.js").write_text("export const b = 2;\n")
+        manifest = tmp_path / staticfiles.MANIFEST
+        os.utime(manifest, ns=(0, manifest.stat().st_mtime_ns + 1_000_000))  # collected again
+        assert "/static/lockviz/b.9d1e.js" in staticfiles.Middleware().files
+        assert len(reads) == 3  # the new collection, and WhiteNoise's own above
 
 
 def test_every_module_imports_the_collected_files_under_their_hashes() -> None:
