@@ -81,7 +81,8 @@ class Middleware(WhiteNoiseMiddleware):  # type: ignore[misc]  # whitenoise: unt
         key = (root, prefix, stamp, served, self.add_headers_function)
         found = _SCANNED.get(key)
         if found is None:
-            before, self.files = self.files, {}
+            before: dict[str, Any] = self.files
+            self.files = {}
             super().update_files_dictionary(root, prefix)
             found = _SCANNED[key] = self.files
             self.files = before
