@@ -69,6 +69,8 @@ class Middleware(WhiteNoiseMiddleware):  # type: ignore[misc]  # whitenoise: unt
     part of the key, so what is served is never older than what a fresh middleware would read.
     """
 
+    files: dict[str, Any]  # WhiteNoise's: a URL's responder
+
     def update_files_dictionary(self, root: str, prefix: str) -> None:
         try:
             stamp = os.stat(os.path.join(root, MANIFEST)).st_mtime_ns
@@ -81,8 +83,7 @@ class Middleware(WhiteNoiseMiddleware):  # type: ignore[misc]  # whitenoise: unt
         key = (root, prefix, stamp, served, self.add_headers_function)
         found = _SCANNED.get(key)
         if found is None:
-            before: dict[str, Any] = self.files
-            self.files = {}
+            before, self.files = self.files, {}
             super().update_files_dictionary(root, prefix)
             found = _SCANNED[key] = self.files
             self.files = before
