@@ -300,8 +300,8 @@ def spread(bench: Bench, count: int) -> None:
     for name in names:
         ceiling = bench.ceilings.get(name, DEFAULT_CEILING)
         bench.rows.append(
-            (f"  {name} (`LOCKVIZ_MAX_RUNS={ceiling}`): runs taken (share); its slots while "
-             "runs waited (share), free slots it advertised; most at once",
+            (f"  {name}, `LOCKVIZ_MAX_RUNS={ceiling}`: runs taken (share); mean slots while "
+             "runs waited (share), and free; most at once",
              f"{per_host.get(name, 0)} ({per_host.get(name, 0) / all_taken:.0%}); "
              f"{slots[name]:.1f} ({slots[name] / all_slots:.0%}), "
              f"{statistics.mean(free[name]) if free[name] else 0.0:.1f} free; {most[name]}",
@@ -482,8 +482,7 @@ def ceilings(text: str) -> tuple[int, int]:
     parts = text.split(",")
     if len(parts) != 2 or not all(p.strip().isdigit() and 1 <= int(p) <= 64 for p in parts):
         raise argparse.ArgumentTypeError(
-            f"--ceilings takes two whole numbers from 1 to 64, one per lab host, e.g. 1,3; "
-            f"not {text!r}"
+            f"two whole numbers from 1 to 64 are needed (one per lab host, e.g. 1,3), not {text!r}"
         )
     return int(parts[0]), int(parts[1])
 
