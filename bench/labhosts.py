@@ -8,8 +8,10 @@ labhost``, each under a host name of its own as root, standing in for two machin
 PostgreSQL and a Redis, as tests/deploy/test_labhosts.py sets them up. Then:
 
 * **spread**: 40 runs of ``gc-pause-fenced`` pressed at once, half through each web process:
-  how many each host took (against the free slots each advertised, sampled from its heartbeat
-  while runs waited), and how many met their ``expect`` (inconclusive is honest, never wrong);
+  how many each host took against the slots it had (its limit and the free slots it advertised,
+  sampled from its heartbeat while requests waited unread, and the most runs it held at once,
+  from the database), and how many met their ``expect`` (inconclusive is honest, never wrong).
+  ``--ceilings 1,3`` sizes the hosts unequally (each its own ``LOCKVIZ_MAX_RUNS``);
 * **kill -9**: runs of two clients taking turns for 30 s on both hosts; kill -9 of the host with
   the most: how long until each of its runs read "interrupted" (goal ≤ 10 s), how the other
   host's runs ended, and processes of the killed host still alive 10 s later (goal 0);
@@ -26,7 +28,10 @@ It prints a table and writes it into docs/performance.md (its "Lab hosts" sectio
     .venv/bin/python -m bench.labhosts            # as root: hosts with names of their own
     .venv/bin/python -m bench.labhosts --no-doc
     .venv/bin/python -m bench.labhosts --only spread --keep /tmp/contradicted --no-doc
+    .venv/bin/python -m bench.labhosts --only spread --ceilings 1,3   # unequal hosts
 
+A full run writes the "Lab hosts" table; ``--only spread --ceilings A,B`` writes its own table
+just below it (the "Unequal lab hosts" block), leaving the full run's as it was.
 ``--keep DIR`` saves the whole history of each run whose verdict contradicted its ``expect``
 (its events as the store keeps them, with its verdict): the evidence a wrong verdict needs; and
 of each inconclusive one in ``DIR/inconclusive/``, printing what lost its story.
@@ -66,12 +71,15 @@ from bench.capacity import start as press
 from bench.doc import write_section
 from bench.labhost import SEPARATE_HOSTS, LabHost, turns
 from lockviz.lab import procs
+from lockviz.lab.capacity import DEFAULT_CEILING
 from lockviz.lab.labs import LocalLab
 from lockviz.lab.servers.postgres import PostgresServer
 from lockviz.lab.servers.redis import RedisServer
+from lockviz.labhost import stream
 
 DOC = "docs/performance.md"
 BEGIN, END = "<!-- labhosts: begin -->", "<!-- labhosts: end -->"
+UNEQUAL = "<!-- labhosts-unequal: begin -->", "<!-- labhosts-unequal: end -->"
 SCENARIO = "gc-pause-fenced"
 PHASES = ("click", "baseline", "spread", "kill-9", "drain")  # in the order they run
 
@@ -84,6 +92,7 @@ class Bench:
     hosts: dict[str, LabHost]
     env: dict[str, str]
     rows: list[tuple[str, str, str]] = field(default_factory=list)
+    ceilings: dict[str, int] = field(default_factory=dict)  # LOCKVIZ_MAX_RUNS of each host
     keep: str = ""  # where the history of a contradicted run goes ("": nowhere)
 
     def run(self, run_id: str) -> dict[str, Any]:
@@ -144,18 +153,29 @@ class Bench:
             time.sleep(0.2)
         return True
 
-    def slots(self) -> dict[str, int]:
-        """Each host's free slots as its heartbeat says now."""
+    def slots(self) -> dict[str, dict[str, int]]:
+        """Each host's slots as its heartbeat says now: its ``limit`` and ``free``."""
         client = redis.Redis.from_url(self.layer, socket_timeout=5)
-        found: dict[str, int] = {}
+        found: dict[str, dict[str, int]] = {}
         for name, lab in self.hosts.items():
             raw = client.get(f"lockviz:labhost:{lab.identity}")
-            found[name] = int(json.loads(raw)["free"]) if raw else 0
+            beat = json.loads(raw) if raw else {}
+            found[name] = {"limit": int(beat.get("limit", 0)), "free": int(beat.get("free", 0))}
         return found
+
+    def at_once(self) -> dict[str, int]:
+        """How many runs each host has taken and not ended, as the database says now."""
+        with psycopg.connect(self.db, autocommit=True) as conn:
+            rows = conn.execute(
+                "SELECT host, count(*) FROM lockviz_run WHERE status = 'running' AND host <> ''"
+                " GROUP BY host"
+            ).fetchall()
+        return {self.host_name(host): int(n) for host, n in rows}
 
 
 @contextmanager
-def tier(workdir: Path) -> Iterator[Bench]:
+def tier(workdir: Path, ceilings: dict[str, int] | None = None) -> Iterator[Bench]:
+    """The tier; ``ceilings`` sizes each lab host (its own ``LOCKVIZ_MAX_RUNS``)."""
     with LocalLab().servers(["pg-1"]) as servers:
         pg = servers["pg-1"]
         assert isinstance(pg, PostgresServer)
@@ -191,8 +211,11 @@ def tier(workdir: Path) -> Iterator[Bench]:
                 webs.append(
                     App(str(workdir / "unused.sqlite3"), log, env, wrap=wraps, probe="/healthz")
                 )
-            hosts = {name: LabHost(name, workdir, env) for name in ("lab-1", "lab-2")}
-            yield Bench(db, url, webs, hosts, env)
+            sized = ceilings or {}
+            for name in ("lab-1", "lab-2"):
+                ceiling = {"LOCKVIZ_MAX_RUNS": str(sized[name])} if name in sized else {}
+                hosts[name] = LabHost(name, workdir, {**env, **ceiling})
+            yield Bench(db, url, webs, hosts, env, ceilings=dict(sized))
         finally:
             for lab in hosts.values():
                 lab.stop()
@@ -223,14 +246,25 @@ def watched(url: str, runs: list[str]) -> threading.Event:
 
 def spread(bench: Bench, count: int) -> None:
     browsers = [Browser(bench.webs[n % 2].url) for n in range(count)]
-    sampled: dict[str, list[int]] = {name: [] for name in bench.hosts}
+    names = list(bench.hosts)
+    limits: dict[str, list[int]] = {name: [] for name in names}  # while requests waited
+    free: dict[str, list[int]] = {name: [] for name in names}
+    most = dict.fromkeys(names, 0)  # runs taken and not ended at once, from the database
     done = threading.Event()
+    client = redis.Redis.from_url(bench.layer, socket_timeout=5)
 
     def sample() -> None:
+        waiting = 0
         while not done.is_set():
-            for name, free in bench.slots().items():
-                sampled[name].append(free)
-            time.sleep(0.5)
+            for name, n in bench.at_once().items():
+                most[name] = max(most.get(name, 0), n)
+            with contextlib.suppress(redis.RedisError):  # a blink: the next sample
+                waiting = stream.waiting(client)
+            if waiting:  # runs waited unread: every host's slots are wanted
+                for name, beat in bench.slots().items():
+                    limits[name].append(beat["limit"])
+                    free[name].append(beat["free"])
+            time.sleep(0.25)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -245,25 +279,38 @@ def spread(bench: Bench, count: int) -> None:
     took = time.monotonic() - started
     done.set()
     stop.set()
+    sampler.join(10)
     found = [bench.run(r) for r in runs]
     bench.keep_contradicted(runs)
-    per_host = {name: 0 for name in bench.hosts}
+    per_host = dict.fromkeys(names, 0)
     for run in found:
         per_host[bench.host_name(run["host"])] = per_host.get(bench.host_name(run["host"]), 0) + 1
     met = sum(1 for r in found if r["expect_met"] is True)
     wrong = sum(1 for r in found if r["expect_met"] is False)
     honest = sum(1 for r in found if (r["verdict"] or {}).get("inconclusive"))
     other = len(found) - met - wrong - honest  # failed, cancelled, interrupted
-    free = {n: statistics.mean(v) if v else 0.0 for n, v in sampled.items()}
-    bench.rows += [
-        (f"{count} runs pressed at once ({SCENARIO}), through 2 web processes",
-         f"{len(runs)} started, {len(refused)} refused; all ended after {took:.0f} s", ""),
-        ("  taken by each host (its mean free slots while runs waited)",
-         ", ".join(f"{n}: {per_host.get(n, 0)} ({free[n]:.1f})" for n in bench.hosts),
-         "in proportion"),
+    slots = {n: statistics.mean(v) if v else 0.0 for n, v in limits.items()}
+    all_slots, all_taken = sum(slots.values()) or 1.0, sum(per_host.values()) or 1
+    sizes = " and ".join(str(bench.ceilings.get(n, DEFAULT_CEILING)) for n in names)
+    bench.rows.append(
+        (f"{count} runs pressed at once ({SCENARIO}), through 2 web processes, to hosts of "
+         f"ceiling {sizes}", f"{len(runs)} started, {len(refused)} refused; all ended after "
+         f"{took:.0f} s", "")
+    )  # fmt: skip
+    for name in names:
+        ceiling = bench.ceilings.get(name, DEFAULT_CEILING)
+        bench.rows.append(
+            (f"  {name}, `LOCKVIZ_MAX_RUNS={ceiling}`: runs taken (share); mean slots while "
+             "runs waited (share), and free; most at once",
+             f"{per_host.get(name, 0)} ({per_host.get(name, 0) / all_taken:.0%}); "
+             f"{slots[name]:.1f} ({slots[name] / all_slots:.0%}), "
+             f"{statistics.mean(free[name]) if free[name] else 0.0:.1f} free; {most[name]}",
+             f"share taken ≈ share of slots; at most {ceiling} at once")
+        )  # fmt: skip
+    bench.rows.append(
         ("  met `expect` / inconclusive / contradicted / other",
-         f"{met} / {honest} / {wrong} / {other}", f"{count}/{count} or inconclusive, 0 wrong"),
-    ]  # fmt: skip
+         f"{met} / {honest} / {wrong} / {other}", f"{count}/{count} or inconclusive, 0 wrong")
+    )  # fmt: skip
 
 
 def kill_9(bench: Bench) -> None:
@@ -430,6 +477,21 @@ def started(pressed: list[tuple[str | None, str]]) -> list[str]:
     return [run for run, _ in pressed if run]
 
 
+def ceilings(text: str) -> tuple[int, int]:
+    """``--ceilings A,B``: two hosts' ``LOCKVIZ_MAX_RUNS``, each 1 to 64."""
+    parts = text.split(",")
+    if len(parts) != 2 or not all(p.strip().isdigit() and 1 <= int(p) <= 64 for p in parts):
+        raise argparse.ArgumentTypeError(
+            f"two whole numbers from 1 to 64 are needed (one per lab host, e.g. 1,3), not {text!r}"
+        )
+    return int(parts[0]), int(parts[1])
+
+
+def load_after() -> str:
+    """The machine's load average over the last minute, 5 and 15 (it is shared)."""
+    return ", ".join(f"{n:.2f}" for n in os.getloadavg())
+
+
 def table(rows: list[tuple[str, str, str]]) -> str:
     lines = ["| measure | found | goal |", "|---|---|---|"]
     lines += [f"| {what} | {found} | {goal} |" for what, found, goal in rows]
@@ -443,9 +505,21 @@ def main() -> None:
     parser.add_argument("--no-doc", action="store_true")
     parser.add_argument("--only", choices=PHASES, action="append", help="run only these parts")
     parser.add_argument("--keep", metavar="DIR", default="", help="save contradicted runs here")
+    parser.add_argument(
+        "--ceilings",
+        metavar="A,B",
+        type=ceilings,
+        default=None,
+        help="each lab host's LOCKVIZ_MAX_RUNS, e.g. 1,3 (default: both 24)",
+    )
     args = parser.parse_args()
+    load_before, began = load_after(), datetime.now(UTC).strftime("%H:%M")
     only = args.only or list(PHASES)
-    with tempfile.TemporaryDirectory(prefix="bench-labhosts-") as workdir, tier(Path(workdir)) as b:
+    sized = dict(zip(("lab-1", "lab-2"), args.ceilings, strict=True)) if args.ceilings else None
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-labhosts-") as workdir,
+        tier(Path(workdir), sized) as b,
+    ):
         b.keep = args.keep
         phases: dict[str, Callable[[], None]] = {
             "click": lambda: click(b, args.clicks),
@@ -470,6 +544,14 @@ def main() -> None:
             f"sharing a PostgreSQL and a Redis.\n\n{body}\n{END}"
         )
         write_section(DOC, section, begin=BEGIN, end=END)
+    elif not args.no_doc and args.only == ["spread"] and args.ceilings:
+        section = (
+            f"{UNEQUAL[0]}\n`bench/labhosts.py --only spread --ceilings "
+            f"{','.join(map(str, args.ceilings))}` on {platform.machine()} ({when}, from "
+            f"{began} UTC, load average {load_before} before, {load_after()} after): the same "
+            f"tier, its two lab hosts sized unequally.\n\n{body}\n{UNEQUAL[1]}"
+        )
+        write_section(DOC, section, begin=UNEQUAL[0], end=UNEQUAL[1])
 
 
 if __name__ == "__main__":

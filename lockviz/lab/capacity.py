@@ -13,8 +13,10 @@ inconclusive; too few and a class waits for nothing. So :class:`Machine` watches
 and adapts how many runs may play at once (:attr:`Machine.limit`, from :data:`MIN_RUNS` to the
 ceiling, ``LOCKVIZ_MAX_RUNS``): one fewer than are playing when a step comes later than
 :data:`LATE_MS` (well inside the 50 ms at which a schedule shifts), half as many when one comes
-later than that or the cores are saturated, and one more when the machine is comfortable and
-runs are waiting. A queued run
+later than that or the cores are saturated, and one more when the machine is comfortable, every
+slot is taken and runs are waiting: in its own line, or, for a lab host, in the stream it reads
+only when it has a free slot (:meth:`Machine.wanted`; without it a lab host's limit would never
+pass :data:`MIN_RUNS`, whatever its ceiling). A new ceiling holds at once. A queued run
 starts (:meth:`Machine.enter`) in its turn, when the limit has room, no other run is starting,
 and the cores are not saturated or fewer than :data:`MIN_RUNS` runs play (a lone user never
 waits for a busy machine): starts are the bursts, one at a time keeps them from piling up.
@@ -50,8 +52,9 @@ RESERVED = 1  # runs past the limit that only a presenter's run may take
 
 class Machine:
     def __init__(self, ceiling: int, start_limit: int = MIN_RUNS, sample: bool = True) -> None:
-        self.ceiling = max(1, ceiling)
-        self.limit = min(self.ceiling, start_limit)
+        self._changed = threading.Condition()
+        self._ceiling = max(1, ceiling)
+        self.limit = min(self._ceiling, start_limit)
         self.busy = 0.0  # share of all cores at work, smoothed
         self.running: set[object] = set()  # runs admitted, starting or playing
         self.starting: set[object] = set()  # runs admitted and not yet playing
@@ -60,9 +63,29 @@ class Machine:
         self._lateness: deque[tuple[float, float]] = deque()  # (monotonic s, ms)
         self._last_cut = 0.0
         self._last_adapt = 0.0
-        self._changed = threading.Condition()
+        self._elsewhere = 0  # runs waiting for this machine outside its line (see wanted)
         self._sampler: threading.Thread | None = None
         self._sample = sample
+
+    @property
+    def ceiling(self) -> int:
+        return self._ceiling
+
+    @ceiling.setter
+    def ceiling(self, ceiling: int) -> None:
+        """The most runs at once (``LOCKVIZ_MAX_RUNS``): the limit never stays above it."""
+        with self._changed:
+            self._ceiling = max(1, ceiling)
+            self.limit = min(self.limit, self._ceiling)
+
+    def wanted(self, count: int) -> None:
+        """``count`` runs wait for this machine outside its own line: a lab host's requests in
+        the stream (lockviz.labhost.host), which it reads only when it has a free slot. While
+        they wait and every slot is taken, a comfortable machine takes one more, as it does for
+        runs waiting in its line."""
+        with self._changed:
+            self._elsewhere = max(0, count)
+            self._adapt()
 
     # -- what the runs report ---------------------------------------------------------------
 
@@ -181,7 +204,11 @@ class Machine:
                 fewer = room // 2 if late > BEHIND_MS or self.busy >= FULL else room - 1
                 self.limit = min(self.ceiling, max(MIN_RUNS, fewer))
                 self._last_cut = now
-        elif self.busy < COMFORTABLE and self._queue and len(self.running) >= self.limit:
+        elif (
+            self.busy < COMFORTABLE
+            and (self._queue or self._elsewhere)
+            and len(self.running) >= self.limit
+        ):
             self.limit = min(self.ceiling, self.limit + 1)
         if self.limit != before:
             log.info(

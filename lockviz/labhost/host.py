@@ -1,13 +1,20 @@
 """One lab host: take run requests while there is room, run them, drain on SIGTERM.
 
-The loop (:meth:`LabHost.serve`) asks the machine (lockviz.lab.capacity, as adaptive as ever)
-whether it has a free slot; only then does it read a request (lockviz.labhost.stream: a
-presenter's first, and now and then one a dead host left pending). It marks the run started
-in the database with a conditional UPDATE (queued → running, ``host`` = this host) that only one
-host can make, acknowledges the request, and starts the run as lockviz.runs.recorder always
-has: its servers and clients are this process's children, its events go to the database and
-the channel layer, its ``alive_at`` is touched every two seconds, and clicks relayed to this
-host's identity are answered (lockviz.runs.relay).
+The loop (:meth:`LabHost.serve`) asks the machine (lockviz.lab.capacity, as adaptive as ever,
+up to this process's ``LOCKVIZ_MAX_RUNS``) whether it has a free slot; only then does it read
+a request (lockviz.labhost.stream: a presenter's first, and now and then one a dead host left
+pending). It marks the run started in the database with a conditional UPDATE (queued →
+running, ``host`` = this host) that only one host can make, acknowledges the request, and
+starts the run as lockviz.runs.recorder always has: its servers and clients are this
+process's children, its events go to the database and the channel layer, its ``alive_at`` is
+touched every two seconds, and clicks relayed to this host's identity are answered
+(lockviz.runs.relay).
+
+Every :data:`DEMAND_EVERY_S` the host tells its machine how many requests wait in the stream
+unread: a host whose slots are all taken while runs wait takes one more when its cores allow,
+up to its ceiling, as a web process running its own runs does for its own queue. Each host
+reads only when it has a free slot, so a burst is shared in proportion to the hosts' slots
+(docs/deploy.md, "Sizing a lab host").
 
 Beside it a thread beats (lockviz.labhost.heartbeat). SIGTERM *drains*: no request is read
 any more, the heartbeat says so (no free slot), the runs here play to their verdict, then the
@@ -38,6 +45,7 @@ log = logging.getLogger(__name__)
 
 READ_BLOCK_MS = 500  # how long one read waits for a request (a presenter's waits at most this)
 RECLAIM_EVERY_S = 1.0
+DEMAND_EVERY_S = 0.5  # how often the host tells its machine how many requests wait unread
 STOPPED = "the lab host running it was stopped (Ctrl-C) before it ended"
 
 
@@ -81,8 +89,11 @@ class LabHost:
         self.draining.set()
 
     def _taking(self) -> None:
-        reclaimed_at = 0.0
+        reclaimed_at = asked_at = 0.0
         while not self.draining.is_set():
+            if time.monotonic() - asked_at >= DEMAND_EVERY_S:
+                asked_at = time.monotonic()
+                self.demand()
             room, first_room = self.room()
             if not first_room:
                 time.sleep(0.1)
@@ -120,6 +131,14 @@ class LabHost:
         machine = admission.machine()
         busy = len(machine.running) + machine.waiting
         return busy < machine.limit and not machine.waiting, busy < machine.limit + RESERVED
+
+    def demand(self) -> None:
+        """Tell the machine how many requests wait in the stream, read by no host yet."""
+        try:
+            admission.machine().wanted(stream.waiting(self._redis))
+        except redis.RedisError as exc:  # unknown for now: as if none waited
+            log.warning("lab host: could not count the run requests waiting: %s", exc)
+            admission.machine().wanted(0)
 
     # -- one request ------------------------------------------------------------------------
 

@@ -88,6 +88,22 @@ def pending(client: redis.Redis) -> int:
     return sum(int(client.xpending(stream, GROUP)["pending"]) for stream in (FIRST, RUNS))
 
 
+def waiting(client: redis.Redis) -> int:
+    """Requests in the streams that no host has read yet (the group's lag): the runs waiting
+    for a free slot on some host (each host reads only when it has one)."""
+    total = 0
+    for stream in (FIRST, RUNS):
+        for group in client.xinfo_groups(stream):
+            if _text(group["name"]) != GROUP:
+                continue
+            lag = group.get("lag")
+            if lag is None:  # Redis < 7, or entries deleted mid-stream: whether any waits
+                last: Any = client.xinfo_stream(stream)["last-generated-id"]
+                lag = int(_text(last) != _text(group["last-delivered-id"]))
+            total += int(lag)
+    return total
+
+
 def _read(client: redis.Redis, consumer: str, stream: str, block_ms: int | None) -> Request | None:
     answer: Any = client.xreadgroup(GROUP, consumer, {stream: ">"}, count=1, block=block_ms)
     for _name, entries in answer or []:

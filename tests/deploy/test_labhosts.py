@@ -5,11 +5,13 @@ Two web processes (``serve`` with ``LOCKVIZ_LAB_HOSTS=remote``: no lab of their 
 ``backing``); each process has a host name of its own (as root), so a dead host is found by its
 heartbeat, as across machines. The test reads PostgreSQL to know what is true, and Redis to play
 a host that died holding a request. The tests run in file order on one tier: the kill -9 and the
-drain each leave one host gone, and start another.
+drain each leave one host gone, and start another; the last two each start hosts of their own.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -47,8 +49,10 @@ class Tier:
         self.viewers.append(viewer)
         return run_id
 
-    def add_host(self, name: str) -> LabHost:
-        self.hosts[name] = LabHost(name, self.workdir, self.env)
+    def add_host(self, name: str, ceiling: int | None = None) -> LabHost:
+        """A lab host, sized by its own ``LOCKVIZ_MAX_RUNS`` when ``ceiling`` is given."""
+        sized = {"LOCKVIZ_MAX_RUNS": str(ceiling)} if ceiling else {}
+        self.hosts[name] = LabHost(name, self.workdir, {**self.env, **sized})
         return self.hosts[name]
 
     def redis(self) -> redis.Redis:
@@ -236,3 +240,46 @@ def test_a_request_taken_by_a_host_that_died_before_starting_it_is_run_by_anothe
     assert tier.kinds(run) == kinds
     assert first.started(lonely) + second.started(lonely) == 0
     assert tier.run(lonely)["status"] == "cancelled"
+
+
+def test_a_burst_is_shared_by_free_slots_a_bigger_host_takes_more_and_none_passes_its_ceiling(
+    tier: Tier,
+) -> None:
+    for lab in list(tier.hosts.values()):
+        lab.stop()
+        del tier.hosts[lab.name]
+    # Ceilings 1 and 3: on a loaded 2-core machine the bigger host's adaptive limit may stay at
+    # its floor (2) and never reach 3, but it is always twice the smaller one's.
+    small, big = tier.add_host("lab-small", ceiling=1), tier.add_host("lab-big", ceiling=3)
+    count = 8
+    with concurrent.futures.ThreadPoolExecutor(count) as pool:  # pressed at once, each its own
+        runs = list(pool.map(  # browser (a browser's runs are capped), through both webs
+            lambda n: tier.watched(Visitor(tier.webs[f"web-{n % 2 + 1}"].url).start_scenario(
+                turns(5, f"burst {n}"))), range(count)))  # fmt: skip
+    most = {small.identity: 0, big.identity: 0}  # runs each host had taken and not ended
+    ended = threading.Event()
+
+    def count_at_once() -> None:
+        while not ended.is_set():
+            for host, at_once in tier.db.query(
+                "SELECT host, count(*) FROM lockviz_run WHERE id = ANY(%s) AND status = 'running'"
+                " AND host <> '' GROUP BY host", runs,
+            ):  # fmt: skip
+                most[host] = max(most.get(host, 0), int(at_once))
+            time.sleep(0.05)
+
+    counter = threading.Thread(target=count_at_once, daemon=True)
+    counter.start()
+    try:
+        wait_for("every run of the burst ended", lambda: all(
+            tier.run(run)["status"] not in ("queued", "running") for run in runs), 240)  # fmt: skip
+    finally:
+        ended.set()
+        counter.join(5)
+    found = [tier.run(run) for run in runs]
+    assert [r["status"] for r in found] == ["finished"] * count, found
+    took = {lab.name: sum(1 for r in found if r["host"] == lab.identity) for lab in (small, big)}
+    assert sum(took.values()) == count, (took, found)  # every run on one of the two hosts
+    assert most[small.identity] <= 1, f"the host of ceiling 1 held {most} at once"
+    assert most[big.identity] >= 2, f"the bigger host never used a second slot: {most}"
+    assert took["lab-big"] > took["lab-small"], f"the bigger host took no more: {took}"

@@ -112,3 +112,40 @@ def test_a_presenters_run_goes_first_into_the_reserved_slot_on_saturated_cores()
     machine.join("second presenter's", first=True)
     assert machine.queued()[0] == "second presenter's"  # ahead of those not first
     assert not machine.enter("second presenter's", 0.1)  # one slot is kept, not unlimited
+
+
+def hosted(machine: Machine, in_stream: int, steps: int = 50) -> int:
+    """A lab host's loop (lockviz.labhost.host.LabHost.room): take a request only while a slot
+    is free and no run waits here to start, with ``in_stream`` more requests waiting in the
+    stream; every run starts at once and plays on. The most runs it had at once."""
+    taken = most = 0
+    for _ in range(steps):
+        machine.wanted(in_stream)
+        if len(machine.running) + machine.waiting < machine.limit and not machine.waiting:
+            machine.join(f"run {taken}")
+            taken += 1
+        for ticket in machine.queued():
+            if machine.enter(ticket, 0.0):
+                machine.started(ticket)
+        most = max(most, len(machine.running))
+    return most
+
+
+def test_a_lab_host_takes_more_runs_up_to_its_ceiling_while_requests_wait_in_the_stream() -> None:
+    # A host reads a request only when it has a free slot, so its own line is never longer
+    # than the one run about to start: only the stream says that runs wait for it.
+    assert hosted(quiet(ceiling=6), in_stream=0) == 2  # nobody waits: no need for more
+    assert hosted(quiet(ceiling=6), in_stream=5) == 6  # a comfortable host grows to its ceiling
+    assert hosted(quiet(ceiling=3), in_stream=5) == 3  # ...and a smaller one to its own
+    saturated = quiet(ceiling=6)
+    saturated.busy = 0.95
+    assert hosted(saturated, in_stream=5) == 2  # saturated cores: no more than the floor
+
+
+def test_a_lower_ceiling_holds_at_once_even_below_the_floor() -> None:
+    machine = quiet(ceiling=24, limit=2)
+    machine.ceiling = 1  # as lockviz.runs.admission sets LOCKVIZ_MAX_RUNS
+    assert machine.limit == 1
+    assert hosted(machine, in_stream=5) == 1
+    machine.ceiling = 4  # a higher ceiling is room to grow into, not a jump
+    assert machine.limit == 1

@@ -1,5 +1,5 @@
 """Run requests on a real Redis (lockviz.labhost.stream, heartbeat): presenters' first, a dead
-host's request claimed again, a host's heartbeat lapsing."""
+host's request claimed again, how many wait unread, a host's heartbeat lapsing."""
 
 from __future__ import annotations
 
@@ -60,6 +60,22 @@ def test_a_request_a_dead_host_took_is_claimed_again_only_after_it_lies_idle(
     assert stream.reclaim(client, "other-host") == []  # now the live host's, and fresh
     stream.ack(client, claimed)
     assert stream.pending(client) == 0
+
+
+def test_requests_waiting_are_those_no_host_has_read_yet(layer: str) -> None:
+    client = redis.Redis.from_url(layer)
+    stream.prepare(client)
+    assert stream.waiting(client) == 0
+    for run in ("a", "b", "c"):
+        stream.publish(client, run)
+    stream.publish(client, "presenter's", first=True)
+    assert stream.waiting(client) == 4
+    taken = stream.take(client, "host-1", block_ms=100)  # the presenter's, read: not waiting
+    assert taken is not None and taken.first
+    assert stream.waiting(client) == 3
+    stream.take(client, "host-2", block_ms=100)
+    stream.ack(client, taken)  # read counts, acknowledged or not
+    assert stream.waiting(client) == 2
 
 
 def test_a_host_whose_heartbeat_lapses_is_gone_and_one_that_stops_is_not(layer: str) -> None:
