@@ -138,6 +138,14 @@ def _fresh_shares() -> None:
     cache.clear()
 
 
+@pytest.fixture(autouse=True)
+def _quick_passwords(settings: Any) -> None:
+    """Passwords hashed in this process with a fast hasher (Django's advice for tests): the
+    app's own, PBKDF2 with ~1M iterations, costs 0.25 s a hash here, and what a test checks
+    is who may log in, not the hash. Apps the tests start as processes keep the app's."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def lab() -> LocalLab:
     return LocalLab()
