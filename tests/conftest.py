@@ -113,10 +113,14 @@ def _machine_locks(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path
 @pytest.fixture(autouse=True)
 def _the_machine(request: pytest.FixtureRequest, _machine_locks: Any) -> Iterator[None]:
     """Under ``-n``, a test marked ``alone`` (it loads the machine on purpose: CPU hogs, a class
-    of browsers) runs while no other test does, and so disturbs none; every other test shares
-    the machine. A readers-writer lock over files: a turnstile makes the next ``alone`` test
-    wait only for the tests already running, not for every test that comes after it."""
-    if _machine_locks is None:
+    of browsers) runs while no test that starts servers or a browser does, and so disturbs
+    none of their schedules; every other such test shares the machine. A readers-writer lock
+    over files: a turnstile makes the next ``alone`` test wait only for the tests already
+    running, not for every test that comes after it. The quick tests (neither ``live`` nor
+    ``browser``: the test client, pure functions; no schedule to keep) take no lock, and run
+    beside an ``alone`` test (tests/scheduling.py hands them out after it)."""
+    marked = {m.name for m in request.node.iter_markers()}
+    if _machine_locks is None or not marked & {"alone", "live", "browser"}:
         yield
         return
     turnstile_path, room_path = _machine_locks

@@ -11,14 +11,14 @@ collection (under ``-n`` only; ``-n 0`` runs in file order) by what a test is kn
     0  tests/deploy: a deployment's stack, then a chain of tests on it (minutes)
     1  a browser, a Hypothesis test (its examples add up)
     2  any other ``live`` test: real servers started and stopped
-    3  the rest: well under a second each
-    4  an ``alone`` test (tests/conftest.py:_the_machine), last: it first waits for every test
-       running, then runs while the other workers wait. Among short tests that wait is short,
-       and at the end the others have little left to wait with.
+    3  an ``alone`` test (tests/conftest.py:_the_machine): it first waits for every test that
+       starts servers or a browser, then runs while no other such test does. It comes before
+       the quick ones, which do not wait for it: the other workers run those meanwhile.
+    4  the rest: well under a second each
 
 A module's tests stay together, and a module that is one unit goes first within its rank (the
-module's rank is its costliest test's: tests/deploy/test_proxy.py's ``alone`` test stays in
-place, on the stack its module starts first)."""
+module's rank is its costliest test's; an ``alone`` test's unit ranks as ``alone``, so one that
+needs a deployment's stack has a module of its own: tests/deploy/test_class_arrives.py)."""
 
 from __future__ import annotations
 
@@ -65,14 +65,14 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 def cost_rank(item: pytest.Item) -> int:
     """0 costs most: see the module's docstring."""
+    if item.get_closest_marker("alone"):
+        return 3
     if item.nodeid.startswith("tests/deploy/"):
         return 0
-    if item.get_closest_marker("alone"):
-        return 4
     hypothesis = getattr(getattr(item, "obj", None), "is_hypothesis_test", False)
     if item.get_closest_marker("browser") or hypothesis:
         return 1
-    return 2 if item.get_closest_marker("live") else 3
+    return 2 if item.get_closest_marker("live") else 4
 
 
 def longest_first(items: list[pytest.Item]) -> list[pytest.Item]:
