@@ -29,6 +29,11 @@ ms a connection, measured at load 8), and a run logs in at least three times at 
 PgBouncer keeps the plain password (it must log in to the server with it) and makes a secret of
 its own for the clients that log in through it (the ``pooled`` variant only).
 
+What a run that takes a ready cluster (a warm spare) still pays at its start is its sessions'
+logins: each forks a backend that starts up (the relcache init files it reads were written by
+the readiness check's own login; ``SETUP_SQL`` ran there too, never per client). Measured phase
+by phase with ``bench/startphases.py`` (docs/performance.md, "Warm spares").
+
 Measured on the 2-core dev machine: initdb 0.42 s idle and 0.8-2.5 s with both cores busy
 (2.4-3.9 s at a load average of 15); postgres ready 25-50 ms after its start (up to 160 ms
 loaded), pgbouncer 5-30 ms after that. So a process runs initdb once, into a template dir, and
