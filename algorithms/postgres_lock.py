@@ -59,7 +59,8 @@ client-side deadline: past it, the lock shuts its socket down and the call fails
 that was lost that way (or any other way) is replaced by a new one at the next ``acquire``.
 
 Performance: the session lock's two statements (try-lock with the token, unlock) are prepared
-once per session and run on libpq directly (``psycopg.pq``), one round trip each; psycopg's
+once per session (both in one round trip, by :meth:`PostgresLock.prepare` before a run starts)
+and run on libpq directly (``psycopg.pq``), one round trip each; psycopg's
 ``execute`` spent as long in Python as the round trip took. The rest (the transaction scope,
 the liveness check) goes through psycopg as usual.
 """
@@ -100,6 +101,11 @@ TRY_SESSION_SQL = (
 # when it did not: someone else holds it, or it is a transaction lock.
 UNLOCK_SQL = "SELECT pg_advisory_unlock($1)"
 _STATEMENTS = {b"lockviz_try": TRY_SESSION_SQL.encode(), b"lockviz_unlock": UNLOCK_SQL.encode()}
+# Both, prepared in one round trip (one simple query): libpq runs a statement prepared by SQL
+# PREPARE by its name as it runs one prepared by the protocol, and $1's type is inferred alike.
+PREPARE_ALL_SQL = "; ".join(
+    f"PREPARE {name.decode()} AS {sql.decode()}" for name, sql in _STATEMENTS.items()
+).encode()
 # %s lock_timeout, statement_timeout, idle_in_transaction_session_timeout (ms), for this
 # transaction only.
 XACT_LIMITS_SQL = (
@@ -361,9 +367,15 @@ class PostgresLock(LockBase):
         if self.scope != "session" or self.conn.prepare_threshold is None:
             return
         with self._boundary():
-            for statement in _STATEMENTS:
-                if (self.conn.pgconn, statement) not in self._prepared:
-                    self._prepare(self.conn.pgconn, statement)
+            pgconn = self.conn.pgconn
+            missing = [s for s in _STATEMENTS if (pgconn, s) not in self._prepared]
+            if len(missing) < len(_STATEMENTS):  # some are (a lazy _run): the rest one by one
+                for statement in missing:
+                    self._prepare(pgconn, statement)
+                return
+            self._prepared.clear()  # statements of a session that is gone
+            self._check(pgconn.exec_(PREPARE_ALL_SQL), pq.ExecStatus.COMMAND_OK)
+            self._prepared.update((pgconn, statement) for statement in _STATEMENTS)
 
     def _check(self, result: pq.abc.PGresult, expected: pq.ExecStatus) -> None:
         if result.status != expected:

@@ -198,6 +198,19 @@ def test_through_pgbouncer_a_disconnected_holders_lock_stays_in_the_pool(make: M
     assert erin.acquire(timeout_ms=0) is not None  # whoever gets that session "holds" it
 
 
+def test_prepare_makes_both_statements_in_one_query_and_acquire_runs_them(make: MakeLock) -> None:
+    alice = make("alice")
+    alice.prepare()
+    rows = alice.conn.execute("SELECT name, from_sql FROM pg_prepared_statements").fetchall()
+    assert sorted(rows) == [("lockviz_try", True), ("lockviz_unlock", True)]  # by SQL PREPARE
+    grant = alice.acquire()
+    assert grant is not None and grant.token is not None
+    assert alice.release() is True
+    alice.prepare()  # prepared already: nothing to do
+    kinds = [kind for kind, _ in alice.events]  # type: ignore[attr-defined]
+    assert kinds == ["request", "reply", "granted", "request", "reply", "released"]
+
+
 def test_every_call_has_a_bound(pg: Any) -> None:
     with connect(pg.host, pg.port, application_name="t", timeout_ms=300) as conn:
         assert conn.execute("SHOW statement_timeout").fetchone() == ("300ms",)

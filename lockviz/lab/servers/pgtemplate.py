@@ -8,7 +8,8 @@ cluster a process starts runs ``initdb`` once into a template dir (``lockviz-pgt
 
 * each copy gets a **password of its own** before it ever listens: the template's is random and
   thrown away at once (nobody can log in with it), and the copy's is set in single-user mode,
-  which opens no port and reads the statement on its stdin (never on a command line);
+  which opens no port and reads the statement on its stdin (never on a command line), as a
+  ready SCRAM secret of :data:`SCRAM_ITERATIONS` (why so few: :mod:`lockviz.lab.servers.postgres`);
 * the template is **never started**: every copy is what ``initdb`` leaves, so a cluster from the
   template starts with the same state as one from its own ``initdb`` (no sequence, no table);
 * the template dir is **recorded in the registry** with no process (its ``lab.json``): removed at
@@ -21,6 +22,9 @@ refuse root, and the copy must be that user's), as the server does.
 from __future__ import annotations
 
 import atexit
+import base64
+import hashlib
+import hmac
 import os
 import shutil
 import subprocess
@@ -32,6 +36,8 @@ from lockviz.lab.errors import LabError
 from lockviz.lab.servers.base import new_password
 
 STEP_TIMEOUT_S = 60.0
+# PBKDF2 iterations of a copy's SCRAM secret (PostgreSQL's own is 4096): see the module's doc.
+SCRAM_ITERATIONS = 1
 
 _lock = threading.Lock()
 _templates: dict[str, str] = {}  # bin dir -> the template's data dir
@@ -101,7 +107,22 @@ def copy(
     """``source`` copied to ``data_dir``, its superuser's password set to ``password``."""
     run(["cp", "-a", source, data_dir], log_path, popen, "copying the template data dir")
     single = [os.path.join(binaries, "postgres"), "--single", "-D", data_dir, "-c", "fsync=off"]
-    if not password.replace("-", "").replace("_", "").isalnum():
+    if not (password.isascii() and password.replace("-", "").replace("_", "").isalnum()):
         raise LabError("a PostgreSQL password must be URL-safe (letters, digits, - and _)")
-    statement = f"ALTER ROLE postgres PASSWORD '{password}';\n"  # nothing in it to quote
+    secret = scram_secret(password)  # base64, $ and : only: nothing in it to quote
+    statement = f"ALTER ROLE postgres PASSWORD '{secret}';\n"
     run([*single, "postgres"], log_path, popen, "setting the copy's password", statement)
+
+
+def scram_secret(password: str, iterations: int = SCRAM_ITERATIONS, salt: bytes = b"") -> str:
+    """The SCRAM-SHA-256 secret PostgreSQL stores for ``password`` (RFC 5802 and 7677, in
+    PostgreSQL's ``SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>`` form); given to
+    ``ALTER ROLE ... PASSWORD``, the server keeps it as it is. ``password`` is ASCII, which
+    SASLprep leaves unchanged (libpq applies it before hashing)."""
+    salt = salt or os.urandom(16)
+    salted = hashlib.pbkdf2_hmac("sha256", password.encode(), salt, iterations)
+    client_key = hmac.digest(salted, b"Client Key", "sha256")
+    stored_key = hashlib.sha256(client_key).digest()
+    server_key = hmac.digest(salted, b"Server Key", "sha256")
+    parts = [base64.b64encode(part).decode() for part in (salt, stored_key, server_key)]
+    return f"SCRAM-SHA-256${iterations}:{parts[0]}${parts[1]}:{parts[2]}"

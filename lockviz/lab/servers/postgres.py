@@ -16,6 +16,24 @@ is deleted once it has run; the auth file stays (mode 0600) while the server run
 the lab checks that what answers on each port is its own cluster:
 ``current_setting('data_directory')`` is this server's data dir, directly and through PgBouncer.
 
+The password's SCRAM secret has 1 PBKDF2 iteration, not PostgreSQL's default 4096: the lab
+computes it and sets it as a ready secret (:func:`~lockviz.lab.servers.pgtemplate.scram_secret`;
+every PostgreSQL version keeps such a secret as it is, where 16+ could also be told
+``scram_iterations``). Iterations only slow down *guessing* a password from its secret (read
+from ``pg_authid``, or from a recorded login); each password here is 24 random bytes (192 bits),
+which no number of guesses finds, at 1 iteration or 4096, and it lives only as long as its run.
+What the count does cost is the client's CPU at every login (the server only checks a proof):
+libpq computes the 4096 iterations each time, 2.3 ms of CPU per login here (2.8 against 0.55
+ms a connection, measured at load 8), and a run logs in at least three times at its start
+(alice, bob, the lab's observer) on a machine where every millisecond of CPU is waited for.
+PgBouncer keeps the plain password (it must log in to the server with it) and makes a secret of
+its own for the clients that log in through it (the ``pooled`` variant only).
+
+What a run that takes a ready cluster (a warm spare) still pays at its start is its sessions'
+logins: each forks a backend that starts up (the relcache init files it reads were written by
+the readiness check's own login; ``SETUP_SQL`` ran there too, never per client). Measured phase
+by phase with ``bench/startphases.py`` (docs/performance.md, "Warm spares").
+
 Measured on the 2-core dev machine: initdb 0.42 s idle and 0.8-2.5 s with both cores busy
 (2.4-3.9 s at a load average of 15); postgres ready 25-50 ms after its start (up to 160 ms
 loaded), pgbouncer 5-30 ms after that. So a process runs initdb once, into a template dir, and

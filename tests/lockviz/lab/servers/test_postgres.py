@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hmac
 import json
 import os
 import shutil
@@ -22,6 +24,7 @@ from lockviz.lab.engine import RunEngine, RunResult
 from lockviz.lab.errors import LabError
 from lockviz.lab.labs import LocalLab
 from lockviz.lab.procs import wait_until
+from lockviz.lab.servers import pgtemplate
 from lockviz.lab.servers import postgres as pg_servers
 from lockviz.lab.watchers.postgres import LockTableWatcher
 from lockviz.scenarios.library import builtin
@@ -254,3 +257,39 @@ def test_clusters_are_copies_of_one_template_each_with_a_password_of_its_own() -
         and e["owner_pid"] == os.getpid()
     ]
     assert len(templates) == 1  # in the registry: swept like a run's dir once we are gone
+
+
+def test_a_clusters_scram_secret_has_the_labs_iteration_count_and_needs_the_password() -> None:
+    with LocalLab().servers(["pg-1"]) as started:
+        server = started["pg-1"]
+        assert isinstance(server, pg_servers.PostgresServer)
+        with server.connect() as conn:  # read back from the server: what libpq is asked to do
+            row = conn.execute("SELECT rolpassword FROM pg_authid WHERE rolname = 'postgres'")
+            secret = str(row.fetchone()[0])  # type: ignore[index]
+        iterations = pgtemplate.SCRAM_ITERATIONS
+        assert iterations < 4096 and secret.startswith(f"SCRAM-SHA-256${iterations}:")
+        with server.connect(pooled=True) as conn:  # PgBouncer logs in to it too
+            assert conn.execute("SELECT 1").fetchone() == (1,)
+        real = server.password
+        server.password = real[:-1] + ("A" if real[-1] != "A" else "B")  # one character off
+        try:
+            with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
+                server.connect()
+        finally:
+            server.password = real
+
+
+def test_the_scram_secret_is_the_one_rfc_7677_gives() -> None:
+    # RFC 7677's example: password "pencil", salt W22ZaJ0SNY7soEsUEjb6gQ==, 4096 iterations.
+    secret = pgtemplate.scram_secret("pencil", 4096, base64.b64decode("W22ZaJ0SNY7soEsUEjb6gQ=="))
+    salt, keys = secret.removeprefix("SCRAM-SHA-256$4096:").split("$")
+    stored, server = (base64.b64decode(key) for key in keys.split(":"))
+    assert salt == "W22ZaJ0SNY7soEsUEjb6gQ=="
+    # The RFC gives the server's signature for its exchange: HMAC(ServerKey, AuthMessage).
+    auth = (
+        "n=user,r=rOprNGfwEbeRWgbNEkqO,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,"
+        "s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096,c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0"
+    )
+    signature = hmac.digest(server, auth.encode(), "sha256")
+    assert base64.b64encode(signature).decode() == "6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="
+    assert len(stored) == 32
