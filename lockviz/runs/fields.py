@@ -217,14 +217,14 @@ def event(where: str, data: Mapping[str, object]) -> list[str]:
             rule, nullable, _ = declared[name]
             problems.extend(check(f"{where}.{name}", value, rule, nullable))
         elif name not in REQUIRED:
-            problems.append(f"{where}{_path(name)}: a {kind} event has no such field")
+            problems.append(f"{where}{name_path(name)}: a {kind} event has no such field")
     return problems
 
 
 PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _path(name: str) -> str:
+def name_path(name: str) -> str:
     """A field's name as a path: quoted when it could be read as something else (any name
     that is not plain ASCII: "Àttl_ms" must not pass for ttl_ms at a glance)."""
     plain = PLAIN_NAME.fullmatch(name) is not None and len(name) <= 40

@@ -228,12 +228,14 @@ def _parsed(where: str, event: Mapping[str, object]) -> list[str]:
     try:
         event_models.parse(event)
     except ValidationError as exc:
-        return [
-            f"{where}{''.join(f'.{p}' if isinstance(p, str) else f'[{p}]' for p in e['loc'][1:])}"
-            f": {e['msg']}"
-            for e in exc.errors()
-        ]
+        return [f"{where}{_loc(e['loc'][1:])}: {e['msg']}" for e in exc.errors()]
     return []
+
+
+def _loc(parts: tuple[int | str, ...]) -> str:
+    """A model's error location as the rest of a problem's path (``.verdict.holders[1]``), a
+    name that is not plain quoted as the field checks quote it (``["Foo Bar"]``)."""
+    return "".join(fields.name_path(p) if isinstance(p, str) else f"[{p}]" for p in parts)
 
 
 def _mb(size: int) -> str:

@@ -49,6 +49,21 @@ def accepted_or_named(data: bytes | str, decoded: Any, where: str = "file") -> N
 @example({**RUN, "verdict": {**RUN["verdict"], "stuck_clients": [1, None]}})
 @example({**RUN, "events": [{**RUN["events"][0], "servers": {"x" * 5000: 1}}]})
 @example({**RUN, "events": [{**RUN["events"][0], "Àttl_ms": 1}]})  # a name that is not ASCII
+@example(
+    {
+        **RUN,
+        "events": [
+            *RUN["events"][:-1],
+            {
+                **RUN["events"][-1],
+                "verdict": {
+                    **RUN["events"][-1]["verdict"],
+                    "holders": [{**RUN["events"][-1]["verdict"]["holders"][0], "Foo Bar": None}],
+                },
+            },
+        ],
+    }
+)  # a name with a space, deep in a model's fields (found by a draw)
 def test_every_exported_run_is_accepted_or_refused_by_its_fields(data: Any) -> None:
     accepted_or_named(json.dumps(data), data)
 
