@@ -13,7 +13,8 @@ collection (under ``-n`` only; ``-n 0`` runs in file order) by what a test is kn
     2  any other ``live`` test: real servers started and stopped
     3  an ``alone`` test (tests/conftest.py:_the_machine): it first waits for every test that
        starts servers or a browser, then runs while no other such test does. It comes before
-       the quick ones, which do not wait for it: the other workers run those meanwhile.
+       most of the quick ones, which do not wait for it: the other workers run those meanwhile
+       (:func:`quick_before_alone`: a few go first, so no other worker holds a live test then).
     4  the rest: well under a second each
 
 A module's tests stay together, and a module that is one unit goes first within its rank (the
@@ -63,6 +64,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return Together(config, log)
 
 
+QUICK_FIRST = 16  # quick units handed out before the alone ones (3 workers hold ~2 each ahead)
+
+
 def cost_rank(item: pytest.Item) -> int:
     """0 costs most: see the module's docstring."""
     if item.get_closest_marker("alone"):
@@ -85,7 +89,18 @@ def longest_first(items: list[pytest.Item]) -> list[pytest.Item]:
         units.values(),
         key=lambda tests: (min(cost_rank(t) for t in tests), len(tests) == 1),
     )  # sorted() is stable: file order within a rank
-    return [item for tests in order for item in tests]
+    return [item for tests in quick_before_alone(order) for item in tests]
+
+
+def quick_before_alone(order: list[list[pytest.Item]]) -> list[list[pytest.Item]]:
+    """``order`` with :data:`QUICK_FIRST` quick units moved ahead of the ``alone`` ones: each
+    worker holds a few units ahead of the one it runs, and a live test held by another worker
+    when an ``alone`` test starts would wait for all of it (100 s, seen). So by then the
+    others hold quick ones, which do not wait."""
+    alone = [u for u in order if min(cost_rank(t) for t in u) == 3]
+    quick = [u for u in order if min(cost_rank(t) for t in u) == 4]
+    rest = [u for u in order if u not in alone and u not in quick]
+    return rest + quick[:QUICK_FIRST] + alone + quick[QUICK_FIRST:]
 
 
 @pytest.hookimpl(trylast=True)
