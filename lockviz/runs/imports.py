@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import NoReturn
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from lockviz import plaintext
 from lockviz.errors import ImportRefused, ScenarioError
@@ -228,7 +229,7 @@ def _parsed(where: str, event: Mapping[str, object]) -> list[str]:
     try:
         event_models.parse(event)
     except ValidationError as exc:
-        return [f"{where}{_loc(e['loc'][1:])}: {e['msg']}" for e in exc.errors()]
+        return [f"{where}{_loc(e['loc'][1:])}: {_said(e)}" for e in exc.errors()]
     return []
 
 
@@ -236,6 +237,11 @@ def _loc(parts: tuple[int | str, ...]) -> str:
     """A model's error location as the rest of a problem's path (``.verdict.holders[1]``), a
     name that is not plain quoted as the field checks quote it (``["Foo Bar"]``)."""
     return "".join(fields.name_path(p) if isinstance(p, str) else f"[{p}]" for p in parts)
+
+
+def _said(error: ErrorDetails) -> str:
+    """A model's error in the words the field checks use."""
+    return "no such field" if error["type"] == "extra_forbidden" else error["msg"]
 
 
 def _mb(size: int) -> str:
