@@ -71,22 +71,19 @@ def writer(protocol: Any) -> Callable[[PreparedMessage], bool]:
     while anything is buffered. It returns whether the frame went out whole at once (nothing is
     held for the viewer: it keeps up)."""
 
-    plain: Callable[[bytes], int] | None = None  # the socket's send, once known plain
-
     def write(prepared: PreparedMessage) -> bool:
-        nonlocal plain
         if protocol.state != protocol.STATE_OPEN:
             return True  # nobody to send to, nothing held
         transport = protocol.transport
-        if plain is None and protocol._perMessageCompress is None and _plain(transport):
-            plain = transport.socket.send  # both fixed once open: checked once, not per frame
-        if plain is None or not _idle(transport):
+        if protocol._perMessageCompress is not None or not _idle(transport):
             protocol.sendPreparedMessage(prepared)
             return False
         data = prepared.payloadHybi
         try:
-            sent = plain(data)
-        except OSError:  # full (BlockingIOError), or going: Twisted's own write sees to it
+            sent = transport.socket.send(data)
+        except BlockingIOError:
+            sent = 0
+        except OSError:  # the connection is going: Twisted's own write sees to it
             sent = 0
         if sent < len(data):
             transport.write(data[sent:])
@@ -96,24 +93,14 @@ def writer(protocol: Any) -> Callable[[PreparedMessage], bool]:
     return write
 
 
-def _plain(transport: Any) -> bool:
-    """Whether a Twisted transport is a plain TCP connection, open (it stays plain)."""
+def _idle(transport: Any) -> bool:
+    """Whether a Twisted TCP transport is open, plain and has nothing buffered to write."""
     return bool(
         getattr(transport, "connected", False)
         and not getattr(transport, "TLS", True)
+        and not getattr(transport, "disconnecting", True)
+        and not getattr(transport, "_writeDisconnected", True)
+        and not transport.dataBuffer
+        and not transport._tempDataBuffer
         and getattr(transport, "socket", None) is not None
-        and hasattr(transport, "dataBuffer")
-        and hasattr(transport, "_tempDataBuffer")
-        and hasattr(transport, "_writeDisconnected")
-    )
-
-
-def _idle(transport: Any) -> bool:
-    """Whether a plain transport (:func:`_plain`) is still open and has nothing buffered."""
-    return not (
-        transport.dataBuffer
-        or transport._tempDataBuffer
-        or transport.disconnecting
-        or transport._writeDisconnected
-        or not transport.connected
     )
