@@ -81,10 +81,9 @@ def prompt_threads() -> None:
     loop, by a message to fan out) take the interpreter within a millisecond, not Python's
     default five, from a thread busy in Python (a run's engine narrating and storing the next
     event, the database thread catching up a viewer). A lab host has a dozen threads per run;
-    with a thread busy in Python beside it, publishing a burst of five events took a median of
-    23 ms at the default and 4 ms at one millisecond (docs/performance.md, "Lab hosts"). Called
-    once by the processes that publish and fan out: ``serve``'s web application and
-    ``labhost``."""
+    with two threads busy in Python beside it, a burst of five events was published at a median
+    of 45–70 ms at the default and 10–14 ms at one millisecond (bench/publish.py). Called once
+    by the processes that publish and fan out: ``serve``'s web application and ``labhost``."""
     sys.setswitchinterval(SWITCH_INTERVAL_S)
 
 
