@@ -5,6 +5,10 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
+import os
+import subprocess
+import sys
+import threading
 from typing import Any
 
 import pytest
@@ -144,3 +148,106 @@ def test_viewers_are_resynced_when_the_layers_redis_comes_back(tmp_path: Any) ->
     assert [m["position"] for m in late.got] == [3]
     late_join = float(steps[1].split("after ")[1].split(" s")[0])
     assert late_join < audience.JOIN_WAIT_S + 12, steps  # it returns: a margin for a loaded machine
+
+
+@pytest.mark.live
+def test_messages_sent_together_reach_each_group_in_order_in_one_round_trip(
+    tmp_path: Any,
+) -> None:
+    """RunLayer.group_send_all: a burst for two groups, interleaved, in one pipeline on the
+    app's own layer class; each group's viewers get exactly their messages, in order."""
+    from lockviz.channel_layer import RunLayer
+    from lockviz.lab.servers.redis import RedisServer
+
+    server = RedisServer("layer-together", str(tmp_path))
+    server.launch()
+    server.wait_ready()
+    url = f"redis://:{server.password}@127.0.0.1:{server.port}/0"
+
+    async def scenario() -> tuple[list[int], list[int]]:
+        layer = RunLayer(hosts=[url])
+        listeners = audience.Audience(layer)
+        one, two = Viewer(), Viewer()
+        await listeners.join("run.one", one)
+        await listeners.join("run.two", two)
+        burst = [(f"run.{'one' if n % 3 else 'two'}", status(n)) for n in range(1, 31)]
+        await layer.group_send_all(burst)
+        assert await until(lambda: len(one.got) + len(two.got) == 30)
+        listeners.leave("run.one", one)
+        listeners.leave("run.two", two)
+        await layer.flush()
+        return [m["position"] for m in one.got], [m["position"] for m in two.got]
+
+    try:
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            got = pool.submit(asyncio.run, scenario()).result(timeout=30)
+    finally:
+        server.stop()
+    assert got == ([n for n in range(1, 31) if n % 3], [n for n in range(1, 31) if not n % 3])
+
+
+class Together:
+    """A layer that records what the publisher hands it at once; the first send waits until
+    the test lets it go, as a round trip to Redis keeps the publisher busy."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.sends: list[list[tuple[str, int]]] = []
+        self.fail = fail
+        self.busy = concurrent.futures.Future[None]()
+        self.go = concurrent.futures.Future[None]()
+
+    async def group_send_all(self, sends: list[tuple[str, dict[str, Any]]]) -> None:
+        self.sends.append([(group, message["seq"]) for group, message in sends])
+        if len(self.sends) == 1:
+            self.busy.set_result(None)
+            await asyncio.wrap_future(self.go)
+        if self.fail:
+            raise ConnectionError("Redis is away")
+
+
+def test_what_queues_while_the_publisher_is_busy_goes_out_together_in_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A burst published while a round trip is under way is sent as one, in the order it was
+    published, and runs' groups keep their own messages."""
+    layer = Together()
+    monkeypatch.setattr(broadcast, "get_channel_layer", lambda: layer)
+    publisher = broadcast._Publisher()
+    event = broadcast.event_message
+    publisher.put("run.a", event({"seq": 1}))
+    layer.busy.result(timeout=10)
+    for seq, group in [(2, "run.a"), (1, "run.b"), (3, "run.a"), (4, "run.a")]:
+        publisher.put(group, event({"seq": seq}))
+    layer.go.set_result(None)
+    for _ in range(200):
+        if len(layer.sends) == 2:
+            break
+        threading.Event().wait(0.05)
+    assert layer.sends == [[("run.a", 1)], [("run.a", 2), ("run.b", 1), ("run.a", 3), ("run.a", 4)]]
+    assert publisher.failures == 0
+
+
+def test_a_failed_send_counts_every_message_it_carried(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Listeners resync when the publisher lost anything (lockviz.audience): all of a batch."""
+    layer = Together(fail=True)
+    monkeypatch.setattr(broadcast, "get_channel_layer", lambda: layer)
+    publisher = broadcast._Publisher()
+    publisher.put("run.a", broadcast.event_message({"seq": 1}))
+    layer.busy.result(timeout=10)
+    publisher.put("run.a", broadcast.event_message({"seq": 2}))
+    publisher.put("run.a", broadcast.event_message({"seq": 3}))
+    layer.go.set_result(None)
+    for _ in range(200):
+        if publisher.failures == 3:
+            break
+        threading.Event().wait(0.05)
+    assert publisher.failures == 3 and len(layer.sends) == 2
+
+
+def test_the_web_application_switches_threads_within_a_millisecond() -> None:
+    """asgi.py (what Daphne loads under ``serve``) sets it; Python's default is 5 ms."""
+    code = "import sys, lockviz.asgi; print(sys.getswitchinterval())"
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "lockviz.settings"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert float(out.stdout.split()[-1]) == broadcast.SWITCH_INTERVAL_S < 0.005

@@ -102,3 +102,44 @@ def test_an_idle_connection_is_written_to_at_once_and_a_full_one_keeps_the_order
     assert wire + held == b"".join(f.prepared.payloadHybi for f in big)
     ours.close()
     theirs.close()
+
+
+def test_a_connection_found_plain_once_is_still_checked_for_what_it_holds_each_frame() -> None:
+    """Whether a connection is plain TCP and uncompressed is read once; whether it holds
+    anything, and whether it is still open, is read for every frame: a frame never overtakes
+    bytes the transport holds, and nothing goes to a closed connection."""
+    ours, theirs = socket.socketpair()
+    theirs.settimeout(5)
+    ours.setblocking(False)
+    transport = Transport(ours)
+    protocol = Protocol(transport=transport)
+    write = frames.writer(protocol)
+    one, two, three = (Frame(json.dumps({"seq": n})) for n in (1, 2, 3))
+    assert write(one.prepared) is True
+    assert theirs.recv(1000) == one.prepared.payloadHybi
+
+    transport._tempDataBuffer.append(b"held")  # Twisted still holds bytes for this viewer
+    assert write(two.prepared) is False
+    assert protocol.wrote == [two.prepared], "the frame went past what the transport held"
+
+    protocol.state = 4  # closed
+    assert write(three.prepared) is True
+    assert protocol.wrote == [two.prepared]
+    theirs.setblocking(False)
+    with contextlib.suppress(BlockingIOError):
+        assert theirs.recv(1000) == b"", "a frame reached a closed connection"
+    ours.close()
+    theirs.close()
+
+
+def test_a_compressed_connection_is_always_written_through_autobahn() -> None:
+    ours, theirs = socket.socketpair()
+    ours.setblocking(False)
+    protocol = Protocol(transport=Transport(ours))
+    protocol._perMessageCompress = object()  # permessage-deflate was negotiated
+    write = frames.writer(protocol)
+    frame = Frame('{"seq": 1}')
+    assert write(frame.prepared) is False and write(frame.prepared) is False
+    assert protocol.wrote == [frame.prepared, frame.prepared]
+    ours.close()
+    theirs.close()

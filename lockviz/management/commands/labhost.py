@@ -14,6 +14,7 @@ import socket
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from lockviz import broadcast
 from lockviz.catalogue import REDIS
 from lockviz.lab import registry, spares
 from lockviz.lab.errors import LabError
@@ -54,6 +55,7 @@ class Command(BaseCommand):
                 spares.process_pool()  # warm spares from the start, not from the first run
         except LabError as exc:
             raise CommandError(f"the lab does not work here: {exc}") from None
+        broadcast.prompt_threads()  # a run's events are published as they happen
         try:
             LabHost().serve()  # it says what it does in the log
         except KeyboardInterrupt:
