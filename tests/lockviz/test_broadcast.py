@@ -92,12 +92,12 @@ async def until(condition: Any, timeout_s: float = 20) -> bool:
     return False
 
 
-@pytest.mark.live
 def status(position: int) -> dict[str, Any]:
     """A run.status message as the app publishes it (the layer's feed checks each message)."""
     return {"type": "run.status", "status": "queued", "position": position}
 
 
+@pytest.mark.live
 def test_viewers_are_resynced_when_the_layers_redis_comes_back(tmp_path: Any) -> None:
     """The layer's redis-server killed and started again on its port: the group's subscription
     comes back by itself, its viewers are told to read back what they missed, live messages
