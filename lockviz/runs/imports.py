@@ -229,19 +229,17 @@ def _parsed(where: str, event: Mapping[str, object]) -> list[str]:
     try:
         event_models.parse(event)
     except ValidationError as exc:
-        return [f"{where}{_loc(e['loc'][1:])}: {_said(e)}" for e in exc.errors()]
+        return [f"{where}{_said(e)}" for e in exc.errors()]
     return []
 
 
-def _loc(parts: tuple[int | str, ...]) -> str:
-    """A model's error location as the rest of a problem's path (``.verdict.holders[1]``), a
-    name that is not plain quoted as the field checks quote it (``["Foo Bar"]``)."""
-    return "".join(fields.name_path(p) if isinstance(p, str) else f"[{p}]" for p in parts)
-
-
 def _said(error: ErrorDetails) -> str:
-    """A model's error in the words the field checks use."""
-    return "no such field" if error["type"] == "extra_forbidden" else error["msg"]
+    """A model's error as the field checks say theirs: its path (a name that is not plain
+    quoted, ``["Foo Bar"]``), and "no such field" for a field the model does not take."""
+    path = "".join(
+        fields.name_path(p) if isinstance(p, str) else f"[{p}]" for p in error["loc"][1:]
+    )
+    return f"{path}: " + ("no such field" if error["type"] == "extra_forbidden" else error["msg"])
 
 
 def _mb(size: int) -> str:

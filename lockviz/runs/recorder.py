@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import TypedDict, Unpack
 
 from django.conf import settings
-from django.db import close_old_connections, transaction
+from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
 from lockviz import accounts, broadcast
@@ -47,6 +49,12 @@ _priorities = Priorities(lambda run_id: _engines[run_id].pids() if run_id in _en
 NOT_LIVE = "this run is not live any more: start a new one"
 _NOT_LIVE: JsonObject = {"problems": [NOT_LIVE], "live": False}  # a relayed answer
 MAX_CLICKS = MAX_STEPS  # a live run takes at most as many clicks as a scenario has steps
+# Events are stored by these threads only. An engine records from many threads (each client's
+# reader, each watcher, a timer per pause), and Django opens a database connection per thread
+# that touches it, held until the thread is collected: twenty runs on two replicas took all 100
+# of PostgreSQL's connections, and a page got a 500 (seen in the deploy test).
+STORERS = 4
+_store = ThreadPoolExecutor(max_workers=STORERS, thread_name_prefix="run-store")
 
 
 def lab() -> Lab:
@@ -253,18 +261,22 @@ def execute(
     def sink(event: events.Event) -> None:
         data = events.as_json(event)  # the store keeps, and viewers get, the event's JSON
         told = narrator.narrate(data)  # said once: stored with it, and sent as it is
-        with transaction.atomic():
-            RunEvent.objects.create(
-                run=run,
-                seq=event.seq,
-                t_ms=event.t_ms,
-                actor=event.actor,
-                kind=event.kind,
-                data=data,
-                said=told["said"],
-            )
-            if isinstance(event, events.RunFinished):
-                _judged(run, event)
+
+        def store() -> None:
+            with transaction.atomic():
+                RunEvent.objects.create(
+                    run=run,
+                    seq=event.seq,
+                    t_ms=event.t_ms,
+                    actor=event.actor,
+                    kind=event.kind,
+                    data=data,
+                    said=told["said"],
+                )
+                if isinstance(event, events.RunFinished):
+                    _judged(run, event)
+
+        stored(store)
         broadcast.publish(run.pk, {"type": "run.event", "event": told})
 
     def waiting(position: int) -> None:  # shared (external) servers: runs take turns
@@ -274,6 +286,8 @@ def execute(
 
     engine = RunEngine(scenario, lab(), sink, on_wait=waiting, open_ended=open_ended, meter=meter)
     _engines[run.pk] = engine
+    if not connection.in_atomic_block:  # idle while the run plays: not held for all of it
+        connection.close()
     try:
         result = engine.run()
     except Exception as exc:
@@ -284,6 +298,15 @@ def execute(
         _engines.pop(run.pk, None)
     _finish(run, result=result)
     return result
+
+
+def stored(work: Callable[[], None]) -> None:
+    """Do ``work`` (database writes) in one of the :data:`STORERS` threads, and wait for it:
+    stored before the caller goes on, on one of a few connections whatever thread asks."""
+    if threading.current_thread().name.startswith("run-store"):
+        work()
+    else:
+        _store.submit(work).result()
 
 
 def queue_position(run_id: str) -> int | None:

@@ -17,8 +17,10 @@ view does not catch itself is answered here too (:class:`Refusals`, a middleware
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
+from django.db import OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -37,7 +39,11 @@ from lockviz.ops import metrics
 from lockviz.ops.metrics import Reason
 from lockviz.views import HtmxHttpRequest
 
+log = logging.getLogger(__name__)
 RESULT = "lockviz/_play_result.html"
+# What a request is told when the database would not take its connection (PostgreSQL's
+# max_connections reached, the server restarting): a moment later it may.
+DATABASE_BUSY = "the database is not taking connections right now: try again in a few seconds"
 REASONS: dict[type[Refusal], Reason] = {
     Busy: "lab_busy",
     TooMany: "over_share",
@@ -110,6 +116,9 @@ class Refusals:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if isinstance(exception, Refusal):
             return respond(request, exception)  # type: ignore[arg-type]  # htmx or not: both
+        if isinstance(exception, OperationalError):  # a 503 that says so, not a server error
+            log.warning("%s %s: the database refused: %s", request.method, request.path, exception)
+            return respond(request, Busy(DATABASE_BUSY, retry_after_s=5))  # type: ignore[arg-type]
         return None
 
 

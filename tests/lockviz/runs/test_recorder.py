@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
+from django.db.models.signals import post_save
 
 from lockviz import broadcast
-from lockviz.models import Run
+from lockviz.lab.engine import RunEngine
+from lockviz.models import Run, RunEvent
 from lockviz.runs import recorder
 from lockviz.scenarios.library import builtin
 
@@ -58,3 +61,36 @@ def test_a_run_deleted_while_it_ends_stays_deleted(monkeypatch: pytest.MonkeyPat
     result = recorder.execute(run, scenario)
     assert result.verdict["mutual_exclusion"] == "held"
     assert not Run.objects.filter(pk=run.pk).exists()
+
+
+@pytest.mark.live
+@pytest.mark.django_db(transaction=True)
+def test_events_recorded_from_every_thread_are_stored_by_a_few_threads() -> None:
+    """A GC pause's run records from the engine, each client's reader, the watcher and the
+    thaw's timer: each thread that touched the database held a connection of its own, and twenty
+    runs took all of PostgreSQL's. Every event is now stored by one of a few threads."""
+    recorded: set[str] = set()
+    stored_by: set[str] = set()
+    scenario = builtin()["gc-pause-fenced"]
+    run = recorder.create_run(scenario, "gc-pause-fenced")
+
+    def seen(sender: Any, instance: RunEvent, created: bool, **_: Any) -> None:
+        stored_by.add(threading.current_thread().name)
+
+    engine_record = RunEngine.record
+
+    def record(self: RunEngine, *args: Any, **kwargs: Any) -> None:
+        recorded.add(threading.current_thread().name)
+        engine_record(self, *args, **kwargs)
+
+    post_save.connect(seen, sender=RunEvent)
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(RunEngine, "record", record)
+            recorder.execute(run, scenario)
+    finally:
+        post_save.disconnect(seen, sender=RunEvent)
+    assert len(recorded) >= 3, recorded  # the engine's, a client's reader, a timer...
+    assert stored_by and all(name.startswith("run-store") for name in stored_by), stored_by
+    assert len(stored_by) <= recorder.STORERS
+    assert RunEvent.objects.filter(run=run).count() > 20
