@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import TypedDict, Unpack
 
 from django.conf import settings
@@ -38,6 +36,7 @@ from lockviz.models import Run, RunEvent
 from lockviz.narrator import Narrator
 from lockviz.runs import admission, priority, recovery, relay
 from lockviz.runs.priority import Priorities
+from lockviz.runs.store import Writer
 from lockviz.scenarios.schema import MAX_STEPS, Scenario, Step, check_step
 from lockviz.shares.runs import Charge
 
@@ -49,12 +48,6 @@ _priorities = Priorities(lambda run_id: _engines[run_id].pids() if run_id in _en
 NOT_LIVE = "this run is not live any more: start a new one"
 _NOT_LIVE: JsonObject = {"problems": [NOT_LIVE], "live": False}  # a relayed answer
 MAX_CLICKS = MAX_STEPS  # a live run takes at most as many clicks as a scenario has steps
-# Events are stored by these threads only. An engine records from many threads (each client's
-# reader, each watcher, a timer per pause), and Django opens a database connection per thread
-# that touches it, held until the thread is collected: twenty runs on two replicas took all 100
-# of PostgreSQL's connections, and a page got a 500 (seen in the deploy test).
-STORERS = 4
-_store = ThreadPoolExecutor(max_workers=STORERS, thread_name_prefix="run-store")
 
 
 def lab() -> Lab:
@@ -257,6 +250,7 @@ def execute(
     _status(run)
 
     narrator = Narrator(scenario.backend)
+    writer = Writer(run.pk)  # lockviz.runs.store
 
     def sink(event: events.Event) -> None:
         data = events.as_json(event)  # the store keeps, and viewers get, the event's JSON
@@ -276,8 +270,9 @@ def execute(
                 if isinstance(event, events.RunFinished):
                     _judged(run, event)
 
-        stored(store)
-        broadcast.publish(run.pk, {"type": "run.event", "event": told})
+            broadcast.publish(run.pk, {"type": "run.event", "event": told})  # once stored
+
+        writer.put(store)  # in order, on the run's own thread: the engine goes on at once
 
     def waiting(position: int) -> None:  # shared (external) servers: runs take turns
         broadcast.publish(
@@ -292,21 +287,14 @@ def execute(
         result = engine.run()
     except Exception as exc:
         log.exception("run %s crashed", run.pk)
+        writer.drain()
         _finish(run, error=f"the lab failed: {exc}")
         raise
     finally:
         _engines.pop(run.pk, None)
+    writer.drain()  # every event stored before the run's end is
     _finish(run, result=result)
     return result
-
-
-def stored(work: Callable[[], None]) -> None:
-    """Do ``work`` (database writes) in one of the :data:`STORERS` threads, and wait for it:
-    stored before the caller goes on, on one of a few connections whatever thread asks."""
-    if threading.current_thread().name.startswith("run-store"):
-        work()
-    else:
-        _store.submit(work).result()
 
 
 def queue_position(run_id: str) -> int | None:

@@ -65,17 +65,19 @@ def test_a_run_deleted_while_it_ends_stays_deleted(monkeypatch: pytest.MonkeyPat
 
 @pytest.mark.live
 @pytest.mark.django_db(transaction=True)
-def test_events_recorded_from_every_thread_are_stored_by_a_few_threads() -> None:
+def test_events_recorded_from_every_thread_are_stored_by_one_thread_in_order() -> None:
     """A GC pause's run records from the engine, each client's reader, the watcher and the
     thaw's timer: each thread that touched the database held a connection of its own, and twenty
-    runs took all of PostgreSQL's. Every event is now stored by one of a few threads."""
+    runs took all of PostgreSQL's. Every event is now stored, then heard, by one thread of the
+    run's own, in the order recorded."""
     recorded: set[str] = set()
-    stored_by: set[str] = set()
+    stored_by: list[tuple[str, int]] = []
+    heard: list[int] = []
     scenario = builtin()["gc-pause-fenced"]
     run = recorder.create_run(scenario, "gc-pause-fenced")
 
     def seen(sender: Any, instance: RunEvent, created: bool, **_: Any) -> None:
-        stored_by.add(threading.current_thread().name)
+        stored_by.append((threading.current_thread().name, instance.seq))
 
     engine_record = RunEngine.record
 
@@ -83,14 +85,26 @@ def test_events_recorded_from_every_thread_are_stored_by_a_few_threads() -> None
         recorded.add(threading.current_thread().name)
         engine_record(self, *args, **kwargs)
 
+    publish = broadcast.publish
+
+    def listen(run_id: str, message: dict[str, Any]) -> None:
+        if "event" in message:
+            seq = message["event"]["seq"]
+            assert RunEvent.objects.filter(run_id=run_id, seq=seq).exists()  # stored first
+            heard.append(seq)
+        publish(run_id, message)
+
     post_save.connect(seen, sender=RunEvent)
     try:
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(RunEngine, "record", record)
+            patch.setattr(broadcast, "publish", listen)
             recorder.execute(run, scenario)
     finally:
         post_save.disconnect(seen, sender=RunEvent)
     assert len(recorded) >= 3, recorded  # the engine's, a client's reader, a timer...
-    assert stored_by and all(name.startswith("run-store") for name in stored_by), stored_by
-    assert len(stored_by) <= recorder.STORERS
-    assert RunEvent.objects.filter(run=run).count() > 20
+    assert {name for name, _ in stored_by} == {f"store-{run.pk}"}
+    seqs = [seq for _, seq in stored_by]
+    assert seqs == sorted(seqs) == heard == list(range(1, len(seqs) + 1))
+    run.refresh_from_db()  # the outcome, stored after the last event
+    assert run.status == Run.Status.FINISHED and run.verdict and len(seqs) > 20
