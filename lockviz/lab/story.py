@@ -36,6 +36,11 @@ from lockviz.scenarios.verbs import DEFAULT_ACQUIRE_TIMEOUT_MS, VERBS
 _LETS_GO = (events.Releasing, events.Released, events.Lost, events.Crashed)
 # A fault done to a client, recorded once it was done (a stalled engine does it after its step)
 _LANDS = (events.Paused, events.Crashed, events.ClockJumped, events.ClockRate)
+# An event's time is rounded to 0.1 ms (lockviz.lab.engine.RunEngine.record): a step recorded at
+# 300.5 ms may have been done at 300.46, before a command held up until 300.47 ms. Seen: a crash
+# that landed on alice's held-up acquire was judged to come after it, and the run told bob's
+# grant as the story's with confidence (about one run in six under a CPU hog).
+STEP_RESOLUTION_MS = 0.1
 
 
 @dataclass(frozen=True)
@@ -188,9 +193,10 @@ class Story:
     ) -> Crossing | None:
         """The first moment (due time, what) that moving ``late_ms`` later carries across a
         point that stays (:meth:`marks`) — or, for a timer, to within ``margin_ms`` of its end,
-        which is an estimate; a step's time is not. None: the story is kept."""
+        which is an estimate; a step's time is not, but is recorded to 0.1 ms
+        (:data:`STEP_RESOLUTION_MS`). None: the story is kept."""
         for mark in self.marks(late_client):
-            margin = 0.0 if mark.kind == "step" else margin_ms
+            margin = STEP_RESOLUTION_MS if mark.kind == "step" else margin_ms
             for due, what in sorted(moments):
                 if due < mark.at_ms <= due + late_ms + margin:
                     return Crossing(mark, what, due, due + late_ms)

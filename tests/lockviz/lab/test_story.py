@@ -136,3 +136,25 @@ def test_a_fault_is_fixed_where_it_landed_and_the_late_command_s_own_wait_is_not
     # command of hers does not cross its end; bob's wait would be fixed.
     assert story.crossing(moment, late_ms=10_500, margin_ms=50, late_client=(0, "bob"))
     assert all(m.who != "alice" for m in story.marks((0, "alice")) if m.kind == "wait")
+
+
+def test_a_fault_recorded_a_hair_after_the_held_up_command_it_landed_on_still_crosses_it() -> None:
+    # Seen under a CPU hog: alice's acquire (due at 3.3 ms) was still not taken when her crash
+    # landed, at 300.47 ms; the crash was recorded at 300.5 (times are kept to 0.1 ms), and the
+    # held-up acquire, moved to 300.47, seemed to come before it: the run told bob's grant as
+    # the story's. A step's recorded time is known to 0.1 ms, and that is the margin it gets.
+    story = told(
+        {
+            "t_ms": 300.3,
+            "actor": "lab",
+            "kind": "step",
+            "index": 1,
+            "do": "crash",
+            "client": "alice",
+        },
+        {"t_ms": 300.5, "actor": "alice", "kind": "crashed"},
+    )
+    moment = [(3.3, "step 1 (acquire)")]
+    crossing = story.crossing(moment, late_ms=297.17, margin_ms=0.0, late_client=(0, "alice"))
+    assert crossing is not None and crossing.fixed == Mark("step", "step 2 (crash)", 300.5)
+    assert story.crossing(moment, late_ms=297.0, margin_ms=0.0, late_client=(0, "alice")) is None
