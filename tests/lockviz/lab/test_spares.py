@@ -279,8 +279,8 @@ def test_ctrl_c_of_an_app_with_spares_leaves_no_spare_behind(tmp_path: Path) -> 
             return len([e for e in spare_entries(*labs()) if e["pids"]]) >= 3
 
         wait_until(warm, START_S, "the app's spares")
-        children = list(app.descendants())
         spares = [pid for e in spare_entries(*labs()) for pid in e["pids"].values()]
+        children = list(app.descendants())  # after: a spare may start between the two reads
         assert spares and set(spares) <= set(children)
         app.proc.send_signal(signal.SIGINT)
         app.proc.wait(timeout=60)
