@@ -111,19 +111,25 @@ def shifting() -> tuple[Stalls, Timeline, list[Late], list[tuple[str, float, flo
     return now, timeline, shifts, done
 
 
+def stalled_at_step_1() -> tuple[list[Late], list[tuple[str, float, float]]]:
+    """Three steps, the first stalling the schedule 1 s: the shifts, and what each step saw."""
+    now, timeline, shifts, done = shifting()
+    steps = Scheduler(timeline)
+
+    def act(name: str, stall_ms: float = 0) -> None:
+        done.append((name, now(), steps.late_ms()))
+        now.stall(stall_ms)
+
+    steps.at(0, lambda: act("a", stall_ms=1000), "step 1", 0)
+    steps.at(100, lambda: act("b"), "step 2", 1)
+    steps.at(300, lambda: act("c"), "step 3", 2)
+    steps.run()
+    return shifts, done
+
+
 def test_a_step_beyond_the_tolerance_shifts_the_rest_and_keeps_their_intervals() -> None:
     for _ in range(3):  # a loaded machine may make step 3 late for real: a second shift
-        now, timeline, shifts, done = shifting()
-        steps = Scheduler(timeline)
-
-        def act(name: str, stall_ms: float = 0) -> None:
-            done.append((name, now(), steps.late_ms()))
-            now.stall(stall_ms)
-
-        steps.at(0, lambda: act("a", stall_ms=1000), "step 1", 0)
-        steps.at(100, lambda: act("b"), "step 2", 1)
-        steps.at(300, lambda: act("c"), "step 3", 2)
-        steps.run()
+        shifts, done = stalled_at_step_1()
         if len(shifts) == 1:
             break
     _, (_, at_b, late_b), (_, at_c, late_c) = done
