@@ -15,7 +15,8 @@
     ├── NotAdmitted        a run the lab will not take now (lockviz.runs.admission.admit)
     │   ├── TooMany   429  this client has taken its share (runs, imports, rooms, joins,
     │   │                  answers: lockviz.shares), with ``retry_after_s``
-    │   └── Busy      503  the lab is full: try again after ``retry_after_s``
+    │   ├── Busy      503  the lab is full: try again after ``retry_after_s``
+    │   └── DatabaseBusy 503  the database would not take a connection: try again soon
     └── LabError      503  the lab cannot provide what a run needs (lockviz.lab.errors):
                            recorded as the run's ``run_failed``, said as it is
 
@@ -110,6 +111,17 @@ class Busy(NotAdmitted):
     status = 503
 
     def __init__(self, problems: list[str] | str, retry_after_s: int = 60) -> None:
+        super().__init__(problems)
+        self.retry_after_s = retry_after_s
+
+
+class DatabaseBusy(NotAdmitted):
+    """The database would not take a connection (PostgreSQL's ``max_connections`` reached, the
+    server restarting): try again after ``retry_after_s``. Counted apart from a full lab."""
+
+    status = 503
+
+    def __init__(self, problems: list[str] | str, retry_after_s: int = 5) -> None:
         super().__init__(problems)
         self.retry_after_s = retry_after_s
 

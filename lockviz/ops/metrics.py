@@ -17,6 +17,7 @@ What an admin running a class watches, by name:
 ``lockviz_viewers{stream}``        gauge   live streams open on this process: ``run``
                                            (a run's events) and ``room`` (a class)
 ``lockviz_refusals_total{reason}`` counter requests refused: ``lab_busy`` (503),
+                                           ``database_busy`` (503, no connection to be had),
                                            ``over_share`` (429, a client's share: runs,
                                            imports, rooms, joins, answers, streams),
                                            ``no_room`` (404, a code of no open room),
@@ -69,7 +70,9 @@ from lockviz.models import Run
 
 log = logging.getLogger(__name__)
 
-Reason = Literal["lab_busy", "over_share", "no_room", "not_owner", "not_live", "invalid"]
+Reason = Literal[
+    "lab_busy", "database_busy", "over_share", "no_room", "not_owner", "not_live", "invalid"
+]
 Stream = Literal["run", "room"]
 
 # No *_created series: they double the output and say nothing here (the call is untyped).
@@ -82,7 +85,7 @@ GCCollector(registry=REGISTRY)
 
 REFUSALS = Counter(
     "lockviz_refusals",
-    "Requests the app refused, by reason: lab_busy (503), over_share (429), "
+    "Requests the app refused, by reason: lab_busy (503), database_busy (503), over_share (429), "
     "no_room (404), not_owner (403), not_live (409), invalid (400)",
     ["reason"],
     registry=REGISTRY,

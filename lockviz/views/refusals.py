@@ -27,6 +27,7 @@ from django.shortcuts import render
 from lockviz import plaintext
 from lockviz.errors import (
     Busy,
+    DatabaseBusy,
     Invalid,
     NoRoom,
     NotAdmitted,
@@ -46,6 +47,7 @@ RESULT = "lockviz/_play_result.html"
 DATABASE_BUSY = "the database is not taking connections right now: try again in a few seconds"
 REASONS: dict[type[Refusal], Reason] = {
     Busy: "lab_busy",
+    DatabaseBusy: "database_busy",
     TooMany: "over_share",
     NoRoom: "no_room",
     NotYours: "not_owner",
@@ -118,7 +120,7 @@ class Refusals:
             return respond(request, exception)  # type: ignore[arg-type]  # htmx or not: both
         if isinstance(exception, OperationalError):  # a 503 that says so, not a server error
             log.warning("%s %s: the database refused: %s", request.method, request.path, exception)
-            return respond(request, Busy(DATABASE_BUSY, retry_after_s=5))  # type: ignore[arg-type]
+            return respond(request, DatabaseBusy(DATABASE_BUSY))  # type: ignore[arg-type]
         return None
 
 

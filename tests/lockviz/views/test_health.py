@@ -15,7 +15,7 @@ from django.db.utils import ConnectionHandler
 from django.test import Client
 
 from lockviz.lab.ports import free_port
-from lockviz.ops import readiness
+from lockviz.ops import metrics, readiness
 
 FAMILIES = (
     "lockviz_runs",
@@ -187,6 +187,13 @@ def test_a_database_that_refuses_connections_is_a_503_that_says_so(
     # 100): the page is told to retry in a moment, not given a server error.
     from django.db import connections
 
+    def sample() -> float:
+        value = metrics.REGISTRY.get_sample_value(
+            "lockviz_refusals_total", {"reason": "database_busy"}
+        )
+        return value or 0.0
+
+    counted = sample()
     with monkeypatch.context() as patch:
         patch.setattr(connections._connections, DEFAULT_DB_ALIAS, unreachable_database)
         answers = {path: client.get(path) for path in ("/runs/0123456789/follow.json",
@@ -194,3 +201,4 @@ def test_a_database_that_refuses_connections_is_a_503_that_says_so(
     for path, answer in answers.items():
         assert answer.status_code == 503 and int(answer["Retry-After"]) > 0, path
         assert "the database is not taking connections" in answer.content.decode()
+    assert sample() == counted + 2  # counted apart from a full lab
