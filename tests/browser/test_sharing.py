@@ -62,49 +62,73 @@ def files(
     return {slug: on_site(server, run_id, folder) for slug, run_id in runs.items()}
 
 
-def offline(browser: Any, file: Path, query: str = "") -> tuple[Any, Any, list[str]]:
-    """A page of its own context that opens ``file`` from disk, where every request but that
-    one is refused (and listed, with every request the page made, in the list returned)."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    own = file.as_uri() + query
-    document = own.split("#")[0]
-    asked: list[str] = []
+class Offline:
+    """A page of its own context that opens files from disk, where every request but the file
+    itself is refused and listed (in :attr:`asked`, with every request the page made)."""
 
-    def refuse(route: Any) -> None:
-        if route.request.url.split("#")[0] == document:
+    def __init__(self, browser: Any) -> None:
+        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
+        self.document = ""
+        self.asked: list[str] = []
+        self.context.route("**/*", self._refuse)
+        self.page = self.context.new_page()
+        self.page.errors = []
+        self.page.on("pageerror", lambda exc: self.page.errors.append(str(exc)))
+        self.page.on(
+            "console", lambda msg: msg.type == "error" and self.page.errors.append(msg.text)
+        )
+        self.page.on("request", self._asked)
+        self.page.on("websocket", lambda ws: self.asked.append(f"websocket {ws.url}"))
+
+    def _refuse(self, route: Any) -> None:
+        if route.request.url.split("#")[0] == self.document:
             route.continue_()  # the file itself
         else:
-            asked.append(f"refused {route.request.url}")
+            self.asked.append(f"refused {route.request.url}")
             route.abort()
 
-    context.route("**/*", refuse)
-    page = context.new_page()
-    page.errors = []
-    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
-    page.on("console", lambda msg: msg.type == "error" and page.errors.append(msg.text))
-    page.on("request", lambda r: r.url.split("#")[0] != document and asked.append(r.url))
-    page.on("websocket", lambda ws: asked.append(f"websocket {ws.url}"))
-    page.goto(own)
-    return context, page, asked
+    def _asked(self, request: Any) -> None:
+        if request.url.split("#")[0] != self.document:
+            self.asked.append(request.url)
+
+    def open(self, file: Path, query: str = "") -> Any:
+        """The page, now on ``file`` (nothing asked yet, no error yet)."""
+        own = file.as_uri() + query
+        self.document = own.split("#")[0]
+        self.asked.clear()
+        self.page.errors.clear()
+        self.page.goto(own)
+        return self.page
+
+
+def offline(browser: Any, file: Path, query: str = "") -> tuple[Any, Any, list[str]]:
+    """A context of its own on ``file`` (see :class:`Offline`): (context, page, asked)."""
+    reader = Offline(browser)
+    return reader.context, reader.open(file, query), reader.asked
+
+
+@pytest.fixture(scope="module")
+def reader(browser: Any) -> Iterator[Offline]:
+    """One reader for the replays of every built-in (a new context costs ~0.5 s of CPU)."""
+    shared = Offline(browser)
+    yield shared
+    shared.context.close()
 
 
 @pytest.mark.parametrize("slug", recorded.RUNS)
 def test_the_one_file_replay_plays_offline_to_the_sites_end(
-    slug: str, files: dict[str, OnSite], browser: Any
+    slug: str, files: dict[str, OnSite], reader: Offline
 ) -> None:
     site = files[slug]
     assert site.events == len(
         json.loads((recorded.DATA / "runs" / f"{slug}.json").read_text())["events"]
     )
-    context, page, asked = offline(browser, site.file, "?autoplay&speed=8")
-    try:
-        page.locator("#rp-verdict.shown").wait_for(timeout=90_000)  # played to the end
-        when = page.locator("#rp-when").text_content() or ""
-        assert f"(event {site.events} of {site.events})" in when, when
-        assert page.locator("#rp-verdict .headline").text_content() == site.headline
-        assert asked == [] and page.errors == []
-    finally:
-        context.close()
+    page = reader.open(site.file, "?autoplay&speed=8")
+    page.locator("#rp-verdict.shown").wait_for(timeout=90_000)  # played to the end
+    when = page.locator("#rp-when").text_content() or ""
+    assert f"(event {site.events} of {site.events})" in when, when
+    assert page.locator("#rp-verdict .headline").text_content() == site.headline
+    assert reader.asked == [] and page.errors == []
     assert site.file.stat().st_size <= 400_000, f"{slug}: {site.file.stat().st_size} bytes"
 
 

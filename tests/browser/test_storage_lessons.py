@@ -4,10 +4,12 @@ a lesson without any lock service."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.browser.conftest import entry
 from tests.browser.test_walkthrough import jump_to_question, told_answer
@@ -35,9 +37,11 @@ def start(page: Any, server: AppServer, slug: str) -> None:
 
 
 def to_the_end(page: Any) -> None:
-    """Step to the end, answering any checkpoint on the way (with its first choice)."""
+    """Step to the end, answering any checkpoint on the way (with its first choice), each key
+    press waiting for the telling to move (a loaded machine draws each step later)."""
     checkpoint = page.locator("#checkpoint:not([hidden])")
-    deadline = time.monotonic() + 60  # a busy machine draws each step later, not fewer of them
+    position = page.locator("#position")
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if page.locator("#end").is_visible():
             return
@@ -45,8 +49,20 @@ def to_the_end(page: Any) -> None:
             checkpoint.locator("input").first.check()
             page.get_by_role("button", name="Check my answer").click()
             told_answer(page)
+        was = position.text_content() or ""
         page.keyboard.press("ArrowRight")
-    raise AssertionError("the walkthrough never reached its end")
+        with contextlib.suppress(AssertionError):  # the last event, or a checkpoint: no move
+            expect(position).not_to_have_text(was, timeout=2_000)
+    entry(page)
+    where = page.evaluate(
+        """() => ({
+            at: document.getElementById("position").textContent,
+            last: window.entry.walkthrough.events.at(-1).kind,
+            live: document.getElementById("live").textContent,
+            focus: document.activeElement.outerHTML.slice(0, 80),
+        })"""
+    )
+    raise AssertionError(f"the walkthrough never reached its end: {where}")
 
 
 def test_the_sequencer_lesson_asks_before_the_storage_asks_zookeeper(

@@ -48,14 +48,6 @@ def retold(play: Callable[[], RunResult], attempts: int = 3) -> RunResult:
     return result
 
 
-@pytest.mark.parametrize("slug", list(builtin()))
-def test_builtin_scenario_meets_its_expectation(slug: str) -> None:
-    result = told(builtin()[slug])
-    assert result.error is None
-    assert result.mismatches == [], result.verdict
-    assert result.expect_met is True, result.inconclusive  # not inconclusive: the story was told
-
-
 def test_fenced_gc_pause_story_in_order() -> None:
     _, result = run(builtin()["gc-pause-fenced"])
     events = result.events

@@ -135,7 +135,9 @@ def test_a_step_beyond_the_tolerance_shifts_the_rest_and_keeps_their_intervals()
     _, (_, at_b, late_b), (_, at_c, late_c) = done
     assert late_b >= 900  # the stall: step 2 began 900 ms after it was due
     assert late_c < TOLERANCE_MS  # step 3 came on the shifted schedule
-    assert 200 <= at_c - at_b < 200 + TOLERANCE_MS  # the interval the story scripted
+    # The interval the story scripted, give or take how late each began (b may begin later
+    # after its moment than c: 199.8 ms apart, seen on a loaded machine)
+    assert abs(at_c - at_b - 200) < TOLERANCE_MS
     [shift] = shifts
     assert shift.index == 1 and shift.late_ms == late_b and shift.shift_ms == late_b
     assert [what for _, what in shift.pending] == ["step 3"]
@@ -152,7 +154,8 @@ def test_lateness_within_the_tolerance_is_recorded_but_shifts_nothing() -> None:
     assert 0 < done[1][2] <= TOLERANCE_MS
 
 
-def test_a_shift_moves_what_is_pending_on_every_schedule_of_the_run() -> None:
+def stalled_beside_a_thaw() -> tuple[list[Late], list[tuple[str, float, float]]]:
+    """A step stalling the schedule 1 s, and a thaw on a timer schedule of the same run."""
     now, timeline, shifts, done = shifting()
     steps, timers = Scheduler(timeline), Scheduler(timeline)
     timers.at(400, lambda: done.append(("thaw", now(), timers.late_ms())), "alice's thaw")
@@ -162,6 +165,14 @@ def test_a_shift_moves_what_is_pending_on_every_schedule_of_the_run() -> None:
     thawing.start()
     steps.run()
     thawing.join(5)
+    return shifts, done
+
+
+def test_a_shift_moves_what_is_pending_on_every_schedule_of_the_run() -> None:
+    for _ in range(3):  # a loaded machine may start step 1 late for real: a shift before
+        shifts, done = stalled_beside_a_thaw()
+        if shifts and shifts[0].index == 1:
+            break
     # The stall's shift (a loaded machine may add small ones of its own, later):
     shift = shifts[0]
     assert shift.index == 1 and shift.late_ms >= 800  # step 2 was due at 200: 1000 - 200
