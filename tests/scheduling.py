@@ -9,10 +9,8 @@ others wait idle: a worker takes its next unit in collection order, and this plu
 collection (under ``-n`` only; ``-n 0`` runs in file order) by what a test is known to cost:
 
     0  tests/deploy: a deployment's stack, then a chain of tests on it (minutes)
-    1  a browser, a Hypothesis test (its examples add up): busy cores
-    2  any other ``live`` test: real servers started and stopped, mostly waiting for the next
-       moment of a scenario. Units of ranks 1 and 2 are handed out in turn
-       (:func:`busy_beside_waiting`), so the cores are kept busy while live runs wait
+    1  a browser, a Hypothesis test (its examples add up)
+    2  any other ``live`` test: real servers started and stopped
     3  an ``alone`` test (tests/conftest.py:_the_machine): it first waits for every test that
        starts servers or a browser, then runs while no other such test does. It comes before
        most of the quick ones, which do not wait for it: the other workers run those meanwhile
@@ -26,7 +24,6 @@ needs a deployment's stack has a module of its own: tests/deploy/test_class_arri
 from __future__ import annotations
 
 import functools
-import itertools
 import os
 import re
 from pathlib import Path
@@ -92,21 +89,7 @@ def longest_first(items: list[pytest.Item]) -> list[pytest.Item]:
         units.values(),
         key=lambda tests: (min(cost_rank(t) for t in tests), len(tests) == 1),
     )  # sorted() is stable: file order within a rank
-    return [item for tests in quick_before_alone(busy_beside_waiting(order)) for item in tests]
-
-
-def busy_beside_waiting(order: list[list[pytest.Item]]) -> list[list[pytest.Item]]:
-    """``order`` with the browser and Hypothesis units (rank 1: they keep the cores busy) and
-    the other live ones (rank 2: mostly waiting for a scenario's next moment) taken in turn, so
-    that the workers run some of each at any time. One after the other, the first half of a run
-    kept both cores 95–99% busy and the second left them 40–60% idle (measured: 643 s, of
-    which ~80 s of idle cores)."""
-    ranks = [min(cost_rank(t) for t in u) for u in order]
-    busy = [u for u, r in zip(order, ranks, strict=True) if r == 1]
-    waiting = [u for u, r in zip(order, ranks, strict=True) if r == 2]
-    turns = [u for pair in itertools.zip_longest(busy, waiting) for u in pair if u is not None]
-    head = [u for u, r in zip(order, ranks, strict=True) if r < 1]
-    return head + turns + [u for u, r in zip(order, ranks, strict=True) if r > 2]
+    return [item for tests in quick_before_alone(order) for item in tests]
 
 
 def quick_before_alone(order: list[list[pytest.Item]]) -> list[list[pytest.Item]]:
