@@ -20,7 +20,7 @@ from tests.lockviz.lab.test_engine import told
 
 pytestmark = pytest.mark.live
 
-AT_ONCE = 4  # runs played side by side (each a few servers and clients, mostly waiting)
+AT_ONCE = 3  # runs played side by side (each a few servers and clients, mostly waiting)
 
 
 def length_ms(slug: str) -> int:
