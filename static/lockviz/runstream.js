@@ -17,6 +17,7 @@ import { dataOf, socketUrl } from "./sockets.js";
 
 const SETTLED = ["finished", "failed", "interrupted", "cancelled"];
 const SHARE_RETRY_MS = 30_000; // a stream refused for its address's share (4429) waits this long
+const FINISHED_WAIT_MS = 12_000; // a finished run's last event: past a resume's 5 s and a reconnect
 
 /** The order of a run's events, whatever order they arrive in: each seq once, none skipped. */
 export class Sequence {
@@ -93,12 +94,15 @@ export function openStream(wsPath, after, handlers, env = globalThis) {
     }
     // A finished run's socket sends its status first, then the stored events; a run the lab
     // failed to start may end without a run_failed event, so do not wait for ever. If the last
-    // events are what went missing, half a second on the resume brings them.
+    // events are what went missing, the resume brings them. A finished run's run_finished is
+    // stored with its status, so it is waited for longer: a resume the server refused or did
+    // not answer is followed by a reconnect, whose catch-up brings it (given up after 1.5 s, a
+    // loaded machine left a lesson without its end, for ever).
     if (ended && settled) done(settled);
     else if (settled && !graceTimer) {
       graceTimer = env.setTimeout(() => {
         resume();
-        graceTimer = env.setTimeout(() => done(settled), 1000);
+        graceTimer = env.setTimeout(() => done(settled), settled === "finished" ? FINISHED_WAIT_MS : 1000);
       }, 500);
     }
   }

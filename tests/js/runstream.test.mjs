@@ -170,6 +170,41 @@ describe("the stream", () => {
     assert.deepEqual(heard.done, ["finished"]);
   });
 
+  it("waits for a finished run's last event past an unanswered resume: the reconnect brings it", () => {
+    const env = fakeWindow();
+    const { heard } = listen(env);
+    env.socket.receive(many(1, 2));
+    env.socket.receive(status("finished")); // its run_finished (3) is stored with the status
+    env.tick(); // half a second of grace: it asks
+    assert.deepEqual(env.socket.sent, [{ type: "resume", after: 2 }]);
+    const [unanswered, giveUp] = env.timers.filter((t) => t.fn);
+    assert.equal(unanswered.ms, 5000);
+    assert.ok(giveUp.ms > unanswered.ms + 1000, "it gives up only after the reconnect has had its turn");
+    unanswered.fn(); // no answer in 5 s: the socket is closed
+    env.timers
+      .filter((t) => t.fn)
+      .at(-1)
+      .fn(); // the reconnect's delay (before giving up)
+    assert.equal(env.socket.url, "wss://lockviz.example/ws/runs/r1/?after=2");
+    env.socket.open();
+    env.socket.receive(status("finished"));
+    assert.deepEqual(heard.done, []);
+    env.socket.receive(one(3, "run_finished"));
+    assert.deepEqual(heard.events, [1, 2, 3]);
+    assert.deepEqual(heard.done, ["finished"]);
+  });
+
+  it("gives up on a failed run's missing last event after a second and a half", () => {
+    const env = fakeWindow();
+    const { heard } = listen(env);
+    env.socket.receive(many(1, 2));
+    env.socket.receive(status("failed")); // a run the lab failed to start may have no run_failed
+    env.tick();
+    assert.equal(env.timers.filter((t) => t.fn).at(-1).ms, 1000);
+    env.tick();
+    assert.deepEqual(heard.done, ["failed"]);
+  });
+
   it("says so when the run does not exist, and does not retry", () => {
     const env = fakeWindow();
     const { heard } = listen(env);
