@@ -11,6 +11,7 @@
 // The URL fragment #seq=N names the cursor, so a link opens the replay at that moment.
 // replay-timeline.js knows the run's time line; this module moves the cursor and shows it.
 
+import { elements } from "./dom.js";
 import { LockDiagram } from "./diagram/diagram.js";
 import { presenter } from "./presenter.js";
 import { replayKeys } from "./replay-keys.js";
@@ -26,23 +27,25 @@ export function startReplay(events, data) {
   const { n: N, reach, endT, indexOf, finishAt, durationMs } = line;
   const $ = (id) => document.getElementById(id);
   const ui = {
-    play: $("rp-play"),
-    speed: $("rp-speed"),
-    time: $("rp-time"),
-    clock: $("rp-clock"),
-    seq: $("rp-seq"),
-    when: $("rp-when"),
-    actor: $("rp-actor"),
-    kind: $("rp-kind"),
-    desc: $("rp-desc"),
-    storyLine: $("rp-story"),
-    message: $("rp-message"),
-    messageText: $("rp-message-text"),
-    copied: $("rp-copied"),
-    whatIf: $("rp-whatif"),
-    verdict: $("rp-verdict"),
-    verdictWait: $("rp-verdict-wait"),
-    story: $("story"),
+    ...elements({
+      play: "rp-play",
+      speed: "rp-speed",
+      time: "rp-time",
+      clock: "rp-clock",
+      seq: "rp-seq",
+      when: "rp-when",
+      actor: "rp-actor",
+      kind: "rp-kind",
+      desc: "rp-desc",
+      storyLine: "rp-story",
+      message: "rp-message",
+      messageText: "rp-message-text",
+      copied: "rp-copied",
+      whatIf: "rp-whatif",
+      verdict: "rp-verdict",
+      verdictWait: "rp-verdict-wait",
+      story: "story",
+    }),
     bar: document.querySelector(".replay-bar"),
   };
   const secs = (ms) => (ms / 1000).toFixed(2) + " s";

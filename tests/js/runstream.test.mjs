@@ -74,6 +74,17 @@ function listen(env, after = 0) {
   return { stream, heard };
 }
 
+/** A stream that had events 1 and 2 when the server said the run had ended (`value`), its
+ * last event missing, half a second on: it has asked for what follows 2. */
+function endedShort(value) {
+  const env = fakeWindow();
+  const { heard } = listen(env);
+  env.socket.receive(many(1, 2));
+  env.socket.receive(status(value));
+  env.tick(); // half a second of grace
+  return { env, heard };
+}
+
 describe("the order of events", () => {
   it("takes the next seq, skips what it has, and stops at a gap", () => {
     const order = new Sequence(3);
@@ -158,12 +169,8 @@ describe("the stream", () => {
     assert.equal(env.sockets.length, 1);
   });
 
-  it("asks for a lost last event when the server says the run ended, then gives up waiting", () => {
-    const env = fakeWindow();
-    const { heard } = listen(env);
-    env.socket.receive(many(1, 2));
-    env.socket.receive(status("finished")); // run_finished (3) never came
-    env.tick(); // half a second of grace
+  it("asks for a lost last event when the server says the run ended, and draws it when it comes", () => {
+    const { env, heard } = endedShort("finished"); // run_finished (3) never came
     assert.deepEqual(env.socket.sent, [{ type: "resume", after: 2 }]);
     env.socket.receive(one(3, "run_finished"));
     assert.deepEqual(heard.events, [1, 2, 3]);
@@ -171,20 +178,13 @@ describe("the stream", () => {
   });
 
   it("waits for a finished run's last event past an unanswered resume: the reconnect brings it", () => {
-    const env = fakeWindow();
-    const { heard } = listen(env);
-    env.socket.receive(many(1, 2));
-    env.socket.receive(status("finished")); // its run_finished (3) is stored with the status
-    env.tick(); // half a second of grace: it asks
-    assert.deepEqual(env.socket.sent, [{ type: "resume", after: 2 }]);
+    const { env, heard } = endedShort("finished"); // its run_finished is stored with the status
     const [unanswered, giveUp] = env.timers.filter((t) => t.fn);
     assert.equal(unanswered.ms, 5000);
     assert.ok(giveUp.ms > unanswered.ms + 1000, "it gives up only after the reconnect has had its turn");
     unanswered.fn(); // no answer in 5 s: the socket is closed
-    env.timers
-      .filter((t) => t.fn)
-      .at(-1)
-      .fn(); // the reconnect's delay (before giving up)
+    const reconnect = env.timers.filter((t) => t.fn).at(-1);
+    reconnect.fn(); // (before giving up)
     assert.equal(env.socket.url, "wss://lockviz.example/ws/runs/r1/?after=2");
     env.socket.open();
     env.socket.receive(status("finished"));
@@ -195,11 +195,7 @@ describe("the stream", () => {
   });
 
   it("gives up on a failed run's missing last event after a second and a half", () => {
-    const env = fakeWindow();
-    const { heard } = listen(env);
-    env.socket.receive(many(1, 2));
-    env.socket.receive(status("failed")); // a run the lab failed to start may have no run_failed
-    env.tick();
+    const { env, heard } = endedShort("failed"); // a run the lab failed to start may have no run_failed
     assert.equal(env.timers.filter((t) => t.fn).at(-1).ms, 1000);
     env.tick();
     assert.deepEqual(heard.done, ["failed"]);

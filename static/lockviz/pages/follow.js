@@ -21,21 +21,22 @@ import { openStream } from "../runstream.js";
 import { startSite } from "../site.js";
 import { wireZoom } from "../zoom.js";
 import { dataOf, socketUrl } from "../sockets.js";
+import { elements } from "../dom.js";
 
 startSite();
 wireZoom();
 const data = pageData();
 const $ = (id) => document.getElementById(id);
-const ui = {
-  status: $("follow-status"),
-  title: $("follow-title"),
-  narration: $("follow-narration"),
-  explore: $("explore"),
-  whatIf: $("what-if"),
-  verdict: $("follow-verdict"),
-  waiting: $("follow-waiting"),
-  svg: $("diagram"),
-};
+const ui = elements({
+  status: "follow-status",
+  title: "follow-title",
+  narration: "follow-narration",
+  explore: "explore",
+  whatIf: "what-if",
+  verdict: "follow-verdict",
+  waiting: "follow-waiting",
+  svg: "diagram",
+});
 let state = data.state || {};
 let run = null; // {id, meta, events, stream, diagram, held, ended}
 const poll = new ClassPoll(data.room);
