@@ -83,7 +83,12 @@ def test_a_checkpoint_stops_before_the_outcome_and_back_hides_it_again(
     rejected.first.wait_for()
     assert "<" in rejected.first.text_content()
 
-    page.get_by_role("button", name="Back").click()
+    # Back to before the write landed (one event, or a few more where a loaded machine's run
+    # recorded others in the outcome after it): the rejection is not drawn there.
+    for _ in range(8):
+        page.get_by_role("button", name="Back").click()
+        if rejected.count() == 0:
+            break
     assert rejected.count() == 0
     assert page.locator("#mark").text_content().startswith("✔ Right")  # answer remembered
     assert page.locator("#checkpoint input:checked").count() == 1
