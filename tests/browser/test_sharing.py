@@ -101,12 +101,6 @@ class Offline:
         return self.page
 
 
-def offline(browser: Any, file: Path, query: str = "") -> tuple[Any, Any, list[str]]:
-    """A context of its own on ``file`` (see :class:`Offline`): (context, page, asked)."""
-    reader = Offline(browser)
-    return reader.context, reader.open(file, query), reader.asked
-
-
 @pytest.fixture(scope="module")
 def reader(browser: Any) -> Iterator[Offline]:
     """One reader for the replays of every built-in (a new context costs ~0.5 s of CPU)."""
@@ -133,55 +127,49 @@ def test_the_one_file_replay_plays_offline_to_the_sites_end(
 
 
 def test_the_file_has_the_sites_keys_links_and_story(
-    files: dict[str, OnSite], browser: Any
+    files: dict[str, OnSite], reader: Offline
 ) -> None:
     site = files["gc-pause-fenced"]
-    context, page, asked = offline(browser, site.file, "#seq=5")
-    try:
-        expect(page.locator("#rp-seq")).to_have_text("#5")  # (the file's policy allows no eval)
-        page.keyboard.press("ArrowRight")
-        assert page.locator("#rp-seq").text_content() == "#6"
-        page.keyboard.press("End")
-        assert page.locator("#rp-verdict.shown").count() == 1
-        page.keyboard.press("Home")
-        assert page.locator("#rp-seq").text_content() == "#1"
-        expect(page).to_have_url(re.compile(r"#seq=1$"))
-        page.keyboard.press("Shift+ArrowRight")  # the next story line
-        assert page.locator("#rp-desc").text_content() == page.locator("#rp-story").text_content()
-        jump = page.locator("#story button.story-jump").last
-        seq = jump.get_attribute("data-seq")
-        jump.click()
-        assert page.locator("#rp-seq").text_content() == f"#{seq}"
-        page.evaluate("location.hash = '#seq=3'")
-        expect(page.locator("#rp-seq")).to_have_text("#3")
-        page.emulate_media(color_scheme="dark")  # light and dark, as the reader's system says
-        dark = page.evaluate("getComputedStyle(document.body).backgroundColor")
-        page.emulate_media(color_scheme="light")
-        assert dark != page.evaluate("getComputedStyle(document.body).backgroundColor")
-        assert violations(page) == []
-        assert asked == [] and page.errors == []
-    finally:
-        context.close()
+    page = reader.open(site.file, "#seq=5")
+    expect(page.locator("#rp-seq")).to_have_text("#5")  # (the file's policy allows no eval)
+    page.keyboard.press("ArrowRight")
+    assert page.locator("#rp-seq").text_content() == "#6"
+    page.keyboard.press("End")
+    assert page.locator("#rp-verdict.shown").count() == 1
+    page.keyboard.press("Home")
+    assert page.locator("#rp-seq").text_content() == "#1"
+    expect(page).to_have_url(re.compile(r"#seq=1$"))
+    page.keyboard.press("Shift+ArrowRight")  # the next story line
+    assert page.locator("#rp-desc").text_content() == page.locator("#rp-story").text_content()
+    jump = page.locator("#story button.story-jump").last
+    seq = jump.get_attribute("data-seq")
+    jump.click()
+    assert page.locator("#rp-seq").text_content() == f"#{seq}"
+    page.evaluate("location.hash = '#seq=3'")
+    expect(page.locator("#rp-seq")).to_have_text("#3")
+    page.emulate_media(color_scheme="dark")  # light and dark, as the reader's system says
+    dark = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    page.emulate_media(color_scheme="light")
+    assert dark != page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert violations(page) == []
+    assert reader.asked == [] and page.errors == []
 
 
 def test_a_20000_event_runs_file_opens_and_plays(
-    server: AppServer, browser: Any, tmp_path: Path
+    server: AppServer, reader: Offline, tmp_path: Path
 ) -> None:
     run_id = recorded.import_run(server, big_import(20_000))
     site = on_site(server, run_id, tmp_path)
     assert site.events == 20_000
-    context, page, asked = offline(browser, site.file, "?autoplay&speed=8")
-    try:
-        expect(page.locator("#rp-when")).to_contain_text("of 20000)", timeout=180_000)
-        expect(page.locator("#rp-play")).to_contain_text("pause")  # ?autoplay: it plays
-        first = int((page.locator("#rp-seq").text_content() or "#0")[1:])
-        expect(page.locator("#rp-seq")).not_to_have_text(f"#{first}", timeout=30_000)
-        page.keyboard.press("End")
-        assert "(event 20000 of 20000)" in (page.locator("#rp-when").text_content() or "")
-        assert page.locator("#rp-verdict .headline").text_content() == site.headline
-        assert asked == [] and page.errors == []
-    finally:
-        context.close()
+    page = reader.open(site.file, "?autoplay&speed=8")
+    expect(page.locator("#rp-when")).to_contain_text("of 20000)", timeout=180_000)
+    expect(page.locator("#rp-play")).to_contain_text("pause")  # ?autoplay: it plays
+    first = int((page.locator("#rp-seq").text_content() or "#0")[1:])
+    expect(page.locator("#rp-seq")).not_to_have_text(f"#{first}", timeout=30_000)
+    page.keyboard.press("End")
+    assert "(event 20000 of 20000)" in (page.locator("#rp-when").text_content() or "")
+    assert page.locator("#rp-verdict .headline").text_content() == site.headline
+    assert reader.asked == [] and page.errors == []
 
 
 class _Course(http.server.SimpleHTTPRequestHandler):
