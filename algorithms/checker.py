@@ -270,15 +270,26 @@ SAVED_BY = {
 }
 
 
+# Between an inconclusive summary's why and what the run showed (see :func:`unjudged`).
+SHOWED = " What it showed: "
+
+
 def summarize(verdict: Verdict, storage: str = "fenced") -> str:
     """One or two sentences a learner can read next to the diagram."""
     told = _told(verdict, storage)
     if verdict.inconclusive:
         return (
             f"Inconclusive: {verdict.inconclusive}, so this run could not keep its story and "
-            f"the scenario's prediction was not judged. What it showed: {told}"
+            f"the scenario's prediction was not judged.{SHOWED}{told}"
         )
     return told
+
+
+def unjudged(summary: str) -> tuple[str, str]:
+    """A summary cut into why it was not judged ("" for a judged run) and what the run showed;
+    the presenter view shows only the second, under a headline that already says the first."""
+    why, found, told = summary.partition(SHOWED)
+    return (why + found, told) if found else ("", summary)
 
 
 def _told(verdict: Verdict, storage: str) -> str:

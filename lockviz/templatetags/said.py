@@ -5,7 +5,8 @@
 * ``scenario|setup``: the setting before anything has happened, which a lesson shows before the
   run (never its outcome);
 * ``verdict|damage``: each stale write the storage accepted, to link to the moment it landed;
-* ``slug|no_fencing``: why a built-in's lock service cannot fence ("" when it can).
+* ``slug|no_fencing``: why a built-in's lock service cannot fence ("" when it can);
+* ``summary|unjudged``: a verdict's summary as (why it was not judged, what the run showed).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Mapping
 
 from django import template
 
+from algorithms import checker
 from lockviz import narrator
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import Scenario
@@ -52,3 +54,8 @@ def no_fencing(slug: str) -> str:
     """Why a built-in scenario's lock service cannot fence ("" when it can)."""
     found = builtin().get(str(slug))
     return found.lock_service.no_fencing if found is not None else ""
+
+
+@register.filter
+def unjudged(summary: str) -> tuple[str, str]:
+    return checker.unjudged(str(summary))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from algorithms.checker import belief_intervals, check, compare
+from algorithms.checker import belief_intervals, check, compare, unjudged
 
 
 def ev(seq: int, t: float, actor: str, kind: str, **details: object) -> dict:
@@ -176,6 +176,11 @@ def test_a_shift_that_could_not_keep_the_story_makes_the_run_inconclusive() -> N
     # Its expect is not judged: neither met nor contradicted.
     assert compare(verdict.as_dict(), {"mutual_exclusion": "held"}) == []
     assert check([*history, kept]).inconclusive == ""
+    # Cut in two for the presenter view: why it was not judged, and what the run showed.
+    why, told = unjudged(verdict.summary)
+    assert why.startswith("Inconclusive:") and why.endswith("What it showed: ")
+    assert told == check(history).summary and why + told == verdict.summary
+    assert unjudged(told) == ("", told)
 
 
 # ---- writes based on an out-of-date read; no lock in play ---------------------------------

@@ -1,7 +1,7 @@
-"""A phone's page is never wider than the phone: a wide table scrolls in its own box, a long
-option or a form's fields wrap (found at 390 px: the index's recent runs and the library's
-table made the page 648 and 711 px wide, through the table and the visually hidden labels in
-its cells; the library's search form 418 px; the editor's save form 404 px)."""
+"""A phone's page is never wider than the phone: a wide table or a replay's diagram scrolls in
+its own box, a long option or a form's fields wrap (found at 390 px: the index's recent runs and
+the library's table made the page 648 and 711 px wide, through the table and the visually hidden
+labels in its cells; the library's search form 418 px; the editor's save form 404 px)."""
 
 from __future__ import annotations
 
@@ -22,13 +22,26 @@ def test_a_teachers_pages_fit_a_390_px_phone(app_server: AppServer, browser: Any
     try:
         page = context.new_page()
         log_in(page, app_server, make_teacher(app_server))
+        replays = []
         for slug in ("gc-pause-fenced", "gc-pause-unfenced"):  # rows for the library's table
-            import_run(page, app_server, slug)
+            replays.append(f"/runs/{import_run(page, app_server, slug)}/replay/")
             save(page, "unlisted")
-        for path in PAGES:
+        for path in [*PAGES, *replays[:1]]:
             page.goto(app_server.url + path)
             page.wait_for_load_state("load")
             assert page.evaluate("document.documentElement.scrollWidth") <= 390, path
+        # The replay's controls all on the phone's screen (they wrap); its diagram scrolls in
+        # its own box (found at 390 px: the page was as wide as the diagram, and the bar's
+        # step and copy buttons were off the right edge).
+        page.goto(app_server.url + replays[0])
+        controls = page.locator(".replay-bar button, .replay-bar select").all()
+        boxes = [box for c in controls if (box := c.bounding_box())]  # those shown
+        assert boxes and all(b["x"] >= 0 and b["x"] + b["width"] <= 390 for b in boxes), boxes
+        wrap = page.evaluate(
+            "() => { const w = document.querySelector('.diagram-wrap');"
+            " return [w.scrollWidth, w.clientWidth]; }"
+        )
+        assert wrap[0] > wrap[1]  # the diagram scrolls sideways inside
         page.goto(app_server.url + "/library/")
         tables = page.evaluate(WIDE)
         assert tables and all(inner > outer for inner, outer in tables)  # they scroll inside

@@ -5,16 +5,20 @@ same view on a phone."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
+from tests.browser.recorded import DATA as RECORDED
+from tests.browser.recorded import import_run
 from tests.browser.test_replay import run_live
 from tests.browser.test_walkthrough import jump_to_question
 from tests.conftest import ROOT, AppServer
 
 pytestmark = [pytest.mark.live, pytest.mark.browser]
 SHOTS = ROOT / "screenshots"
+INCONCLUSIVE = ROOT / "tests" / "lockviz" / "data" / "gc-pause-fenced-inconclusive-run.json"
 LABEL_PX = """() => {
     const svg = document.getElementById('diagram');
     const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
@@ -110,6 +114,9 @@ def test_redlock_on_a_720p_projector_fits_reads_and_keeps_still(
     page = presenter_run(browser, app_server, (1280, 720), "redlock-gc-pause")
     page.locator("svg#diagram .lifeline-header").first.wait_for()
     page.locator("#verdict .pending").wait_for()
+    # Measured once the run plays: a queued run's status ("waiting for the lab (place 3 in the
+    # queue)") may wrap its line, and that is before anything is drawn.
+    page.locator("#run-status[data-status=running]").wait_for(timeout=40_000)
     before = page.evaluate(DIAGRAM_TOP)
     page.locator("#verdict .headline").wait_for(timeout=40_000)
     page.wait_for_timeout(300)  # the page's last follow
@@ -133,6 +140,33 @@ def test_redlock_on_a_720p_projector_fits_reads_and_keeps_still(
     captions = page.locator("svg#diagram text.say-short").all_text_contents()
     assert captions and not any("…" in caption for caption in captions)
     close_clean(page, "presenter-redlock-1280x720.png")
+
+
+def test_an_inconclusive_verdict_on_a_projector_is_as_tall_as_a_judged_one(
+    app_server: AppServer, browser: Any
+) -> None:
+    """Its headline says why it was not judged; the summary under it says only what the run
+    showed (the page, not the projector, says both), so an inconclusive run moves nothing."""
+    judged = import_run(
+        app_server, json.loads((RECORDED / "runs" / "gc-pause-fenced.json").read_text())
+    )
+    unjudged = import_run(app_server, json.loads(INCONCLUSIVE.read_text()))
+    page = presenter_page(browser, 1280, 720)
+    heights = {}
+    for run_id in (judged, unjudged):
+        page.goto(f"{app_server.url}/runs/{run_id}/")
+        page.locator("#verdict .headline").wait_for()
+        heights[run_id] = page.locator("#verdict").bounding_box()["height"]
+    headline = page.locator("#verdict .headline").inner_text()
+    assert headline.startswith("⚠ Inconclusive: the machine fell behind by")
+    summary = page.locator("#verdict .summary")
+    assert summary.inner_text().startswith("Mutual exclusion violated: alice and bob")
+    assert page.locator("#verdict .summary .unjudged").is_hidden()
+    assert heights[unjudged] == heights[judged]
+    page.get_by_role("button", name="Presenter").click()  # the page says why, too
+    assert summary.inner_text().startswith("Inconclusive: the machine fell behind by")
+    assert "What it showed: Mutual exclusion violated" in summary.inner_text()
+    close_clean(page, "presenter-inconclusive.png")
 
 
 def test_a_lesson_on_a_720p_projector_leaves_the_diagram_60_percent(

@@ -69,12 +69,17 @@ class Learner:
 
 async def answer_of(page: Page, button: Any, path: str) -> str:
     """Click ``button`` and say what the POST to ``path`` answered: "done", or why not."""
+    sent: list[float] = []
+    page.on("request", lambda r: r.url.endswith(path) and sent.append(time.monotonic()))
     try:
         async with page.expect_response(lambda r: r.url.endswith(path), timeout=20_000) as info:
             await button.click(timeout=10_000)
         answer = await info.value
     except PlaywrightError as exc:
-        return f"no answer: {str(exc).splitlines()[0]}"
+        # Which it was: a button that could not be pressed, or a POST with no answer.
+        status = await page.locator("#run-status").text_content()
+        posted = f"POST sent {time.monotonic() - sent[0]:.0f} s ago" if sent else "no POST sent"
+        return f"no answer ({posted}; the page says {status!r}): {str(exc).splitlines()[0]}"
     if answer.headers.get("x-fault") == "done":
         return "done"
     return f"{answer.headers.get('x-fault') or answer.status}: {said(await answer.text())}"

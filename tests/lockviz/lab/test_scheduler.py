@@ -134,11 +134,14 @@ def test_a_step_beyond_the_tolerance_shifts_the_rest_and_keeps_their_intervals()
             break
     _, (_, at_b, late_b), (_, at_c, late_c) = done
     assert late_b >= 900  # the stall: step 2 began 900 ms after it was due
-    assert late_c < TOLERANCE_MS  # step 3 came on the shifted schedule
-    # The interval the story scripted, give or take how late each began (b may begin later
-    # after its moment than c: 199.8 ms apart, seen on a loaded machine)
-    assert abs(at_c - at_b - 200) < TOLERANCE_MS
-    [shift] = shifts
+    # Step 3 came on the shifted schedule, not 900 ms late again. A loaded machine may make it
+    # late by itself (three times in a row, 108 ms, in one run of the suite): a shift of its own.
+    assert late_c < late_b / 2
+    assert all(shift.index == 2 for shift in shifts[1:])
+    # The interval the story scripted: step 3's moment, as shifted, 200 ms after step 2 began
+    # (a moment is when a step began less how late it began; b's lateness is the shift).
+    assert abs((at_c - late_c) - at_b - 200) < TOLERANCE_MS
+    shift = shifts[0]
     assert shift.index == 1 and shift.late_ms == late_b and shift.shift_ms == late_b
     assert [what for _, what in shift.pending] == ["step 3"]
     assert shift.pending[0][0] == 300  # as it was due before the shift

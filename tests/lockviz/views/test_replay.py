@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -52,6 +53,31 @@ def test_the_replay_embeds_every_event_with_its_words(client: Client) -> None:
     assert said["text"] == "alice ← storage: write REJECTED (1 < 2)"
     assert said["label"] == "REJECTED 1 < 2" and said["mark"] == "REJECTED 1 < 2"
     assert "Keyboard" in page and "<kbd>Space</kbd>" in page
+
+
+def test_no_template_comment_reaches_a_page() -> None:
+    """Django's ``{# #}`` ends on its own line: one that runs on is printed, as the replay's
+    partial printed its comment atop every replay, embed and downloaded file (a stray text in
+    the layout's grid that, on a phone, pushed the controls off the screen)."""
+    templates = Path(__file__).parents[3] / "templates"
+    unclosed = [
+        f"{path.relative_to(templates)}:{n}"
+        for path in templates.rglob("*.html")
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if "{#" in line and "#}" not in line.split("{#", 1)[1]
+    ]
+    assert unclosed == []
+
+
+def test_the_replay_embed_and_file_print_no_template_syntax(client: Client) -> None:
+    run = imported(client)
+    for path in (
+        f"/runs/{run.pk}/replay/",
+        f"/embed/runs/{run.pk}/",
+        f"/runs/{run.pk}/export.html",
+    ):
+        page = client.get(path).content.decode()
+        assert "{#" not in page and "#}" not in page and "{%" not in page, path
 
 
 def test_the_mermaid_export_is_a_text_download(client: Client) -> None:

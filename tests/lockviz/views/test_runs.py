@@ -117,6 +117,7 @@ def test_an_inconclusive_run_is_not_judged_on_its_page_nor_in_its_export(client:
     said = recorded["inconclusive"]
     assert said.startswith("the machine fell behind by") and said.endswith("ms at step 2")
     assert f"⚠ Inconclusive: {said}" in verdict
+    assert f'<span class="unjudged">Inconclusive: {said}, so' in verdict  # the presenter hides it
     assert "Not judged" in verdict and "Not what the scenario predicted" not in verdict
     exported = client.get(f"/runs/{run.pk}/export.json").json()
     assert exported["expect_met"] is None
