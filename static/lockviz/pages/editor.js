@@ -50,10 +50,9 @@ function armRemove(row) {
   button.hidden = false;
   button.addEventListener("click", () => {
     const next = row.nextElementSibling;
-    // A check still on its way answers for the rows as they were: stop it (htmx's own abort
-    // event), so that no answer names a row that has gone; the recheck below asks again.
-    form.dispatchEvent(new Event("htmx:abort"));
-    removals += 1; // and an answer already on its way when it was removed is not swapped in
+    // A check still on its way answers for the rows as they were: its answer is not swapped
+    // in (below), and the recheck asks again (queued after it: hx-sync="this:queue last").
+    removals += 1;
     row.remove();
     renumber();
     (next ? next.querySelector("input") : document.getElementById("editor-add")).focus();
@@ -65,13 +64,15 @@ export const editor = { form, rows, addRow };
 
 // A check sent before a row was removed answers with a problem slot per row as they were: its
 // answer is dropped (a newer check follows), or htmx would look for the removed row's slot.
+// htmx says "before swap" on the answer's target (outside the form), not on the form.
 let removals = 0;
 const sentAt = new WeakMap();
 
 if (form) {
   form.addEventListener("htmx:beforeRequest", (event) => sentAt.set(event.detail.xhr, removals));
-  form.addEventListener("htmx:beforeSwap", (event) => {
-    if (sentAt.get(event.detail.xhr) !== removals) event.detail.shouldSwap = false;
+  document.getElementById("editor-result").addEventListener("htmx:beforeSwap", (event) => {
+    const sent = sentAt.get(event.detail.xhr);
+    if (sent !== undefined && sent !== removals) event.detail.shouldSwap = false;
   });
   startRows(box, verbs);
   showBackend();
