@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 
 from tests.browser.recorded import DATA as RECORDED
 from tests.browser.recorded import import_run
@@ -142,6 +143,17 @@ def test_redlock_on_a_720p_projector_fits_reads_and_keeps_still(
     close_clean(page, "presenter-redlock-1280x720.png")
 
 
+def box_of(page: Any, selector: str) -> Any:
+    """``selector``'s box, once it is on the page: a finished run's page fetches its verdict
+    again when the stream says so, and the box read as htmx swaps it in is none."""
+    for _ in range(50):
+        box = page.locator(selector).bounding_box()
+        if box is not None:
+            return box
+        page.wait_for_timeout(100)
+    raise AssertionError(f"{selector} never showed")
+
+
 def test_an_inconclusive_verdict_on_a_projector_is_as_tall_as_a_judged_one(
     app_server: AppServer, browser: Any
 ) -> None:
@@ -155,8 +167,8 @@ def test_an_inconclusive_verdict_on_a_projector_is_as_tall_as_a_judged_one(
     heights = {}
     for run_id in (judged, unjudged):
         page.goto(f"{app_server.url}/runs/{run_id}/")
-        page.locator("#verdict .headline").wait_for()
-        heights[run_id] = page.locator("#verdict").bounding_box()["height"]
+        page.locator("#run-status[data-status=finished]").wait_for()
+        heights[run_id] = box_of(page, "#verdict")["height"]
     headline = page.locator("#verdict .headline").inner_text()
     assert headline.startswith("⚠ Inconclusive: the machine fell behind by")
     summary = page.locator("#verdict .summary")
@@ -203,14 +215,26 @@ def visible_height(page: Any, selector: str) -> float:
 def shows_at_least(page: Any, selector: str, height: float) -> None:
     """Wait (5 s at most) until ``selector`` shows ``height`` px of itself: a step follows the
     moment with a smooth scroll, which a loaded machine draws slowly; then check it."""
-    page.wait_for_function(
-        """([selector, height]) => {
-             const r = document.querySelector(selector).getBoundingClientRect();
-             return Math.min(720, r.bottom) - Math.max(0, r.top) >= height;
-           }""",
-        arg=[selector, height],
-        timeout=5000,
-    )
+    try:
+        page.wait_for_function(
+            """([selector, height]) => {
+                 const r = document.querySelector(selector).getBoundingClientRect();
+                 return Math.min(720, r.bottom) - Math.max(0, r.top) >= height;
+               }""",
+            arg=[selector, height],
+            timeout=5000,
+        )
+    except PlaywrightError:  # say where the page was, not only that it was not there
+        where = page.evaluate(
+            """(selector) => {
+                 const r = document.querySelector(selector).getBoundingClientRect();
+                 const bar = document.querySelector('.replay-bar, .verdict-slot');
+                 return {top: r.top, bottom: r.bottom, scrollY, at: document.querySelector(
+                   '#rp-when, #position')?.textContent, above: bar?.getBoundingClientRect().bottom};
+               }""",
+            selector,
+        )
+        raise AssertionError(f"{selector} shows less than {height:.0f} px: {where}") from None
 
 
 def test_a_replay_on_a_720p_projector_leaves_the_diagram_60_percent(
