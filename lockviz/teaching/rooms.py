@@ -130,6 +130,8 @@ def show(room: Room, state: State) -> None:
 def allow(room: Room, student_runs: bool, each: int, in_all: int) -> None:
     """The presenter sets the room's allowance of the lab (lockviz.shares.runs): whether its
     students may start runs of their own, how many each may have going, how many in all."""
+    if room.closed:
+        raise RoomRefused(ENDED)
     if not 1 <= each <= MOST_EACH:
         raise RoomRefused(f"runs_each: from 1 to {MOST_EACH} runs each")
     if not 1 <= in_all <= MOST_IN_ALL:
@@ -183,6 +185,10 @@ def followed_by(browser: str) -> Room | None:
 # -- polls ---------------------------------------------------------------------------------
 
 
+# What a closed room says to its presenter's asks: its students see "this class has ended".
+ENDED = "room: this room is closed and its class has ended; Teach a class opens a new room"
+
+
 def current(room: Room) -> Poll | None:
     return room.polls.first()
 
@@ -198,6 +204,8 @@ def ask(
     step: int | None = None,
 ) -> Poll:
     """Put a question to the room (the one before it is over)."""
+    if room.closed:  # its class has ended: nobody would see the question
+        raise RoomRefused(ENDED)
     question = question.strip()
     cleaned = [c.strip()[:200] for c in choices if isinstance(c, str) and c.strip()]
     if not question:

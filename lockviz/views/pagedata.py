@@ -61,6 +61,8 @@ def room_bar(request: HttpRequest) -> dict[str, object]:
     context: dict[str, object] = {"page": page_data(request)}
     if code:
         context["presenting"] = code
+        # A closed room's class has ended: the bar offers no question to ask it.
+        context["presenting_closed"] = Room.objects.filter(code=code, closed__isnull=False).exists()
     elif CODE_SHAPE.fullmatch(asked):
         context["rejoin"] = asked
     return context

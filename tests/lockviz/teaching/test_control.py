@@ -89,6 +89,18 @@ def test_a_closed_room_refuses_joins_votes_and_shares_as_no_room_would() -> None
     page = teacher.get(f"/rooms/{room.code}/").content.decode()
     assert "This room is closed" in page and "This class has ended" in page
     assert 'class="join-qr"' not in page and "stays open" not in page  # no way in is offered
+    # Nothing is offered that the class would never see: no question, no allowance, nothing to
+    # show; the last poll stays readable, and a new room is one press away.
+    assert 'id="ask-form"' not in page and "Show the class something" not in page
+    assert 'id="bar-ask-form"' not in page and "closed: the class has ended" in page  # the bar
+    assert "Students' own runs" not in page and 'id="new-room"' in page and "Next?" in page
+    asked = teacher.post(
+        f"/rooms/{room.code}/polls", {"question": "Still there?", "choices": "a\nb"}
+    )
+    assert asked.status_code == 400 and rooms.ENDED in asked.content.decode()
+    allowed = teacher.post(f"/rooms/{room.code}/allowance", {"runs_each": "2", "runs_in_all": "9"})
+    assert allowed.status_code == 400 and rooms.ENDED in allowed.content.decode()
+    assert Poll.objects.filter(room=room).count() == 1
 
 
 def test_stopping_joins_keeps_the_class_and_refuses_newcomers() -> None:
