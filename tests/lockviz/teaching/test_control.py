@@ -93,6 +93,7 @@ def test_a_closed_room_refuses_joins_votes_and_shares_as_no_room_would() -> None
     # show; the last poll stays readable, and a new room is one press away.
     assert 'id="ask-form"' not in page and "Show the class something" not in page
     assert 'id="bar-ask-form"' not in page and "closed: the class has ended" in page  # the bar
+    assert 'name="joins_open"' not in page  # no joins to open: its code leads nowhere
     assert "Students' own runs" not in page and 'id="new-room"' in page and "Next?" in page
     asked = teacher.post(
         f"/rooms/{room.code}/polls", {"question": "Still there?", "choices": "a\nb"}
