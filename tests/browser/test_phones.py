@@ -37,6 +37,9 @@ def test_a_teachers_pages_fit_a_390_px_phone(app_server: AppServer, browser: Any
         controls = page.locator(".replay-bar button, .replay-bar select").all()
         boxes = [box for c in controls if (box := c.bounding_box())]  # those shown
         assert boxes and all(b["x"] >= 0 and b["x"] + b["width"] <= 390 for b in boxes), boxes
+        # and they stay on screen as a compact bar: the diagram keeps most of it (found: 530 px
+        # of 844, the arrow buttons' words wrapping them into seven rows).
+        assert page.locator(".replay-bar").bounding_box()["height"] <= 0.4 * 844
         wrap = page.evaluate(
             "() => { const w = document.querySelector('.diagram-wrap');"
             " return [w.scrollWidth, w.clientWidth]; }"
