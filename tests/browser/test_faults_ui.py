@@ -103,9 +103,13 @@ def test_cut_heal_crash_and_restart_by_clicking(app_server: AppServer, page: Any
 
 
 def test_a_finished_run_offers_no_fault_controls(app_server: AppServer, page: Any) -> None:
-    short = {**LONG_RUN, "steps": LONG_RUN["steps"][:1]}
+    # Live for 5 s: the page opens while it plays (a run of one step at 0 ms, 0.08 s long, had
+    # ended before a loaded machine served its page, which then had no controls to end).
+    release = {"at_ms": 5000, "client": "alice", "do": "release"}
+    short = {**LONG_RUN, "steps": [LONG_RUN["steps"][0], release]}
     page.goto(app_server.url + "/")
     page.goto(page.evaluate(START, json.dumps(short)))
+    expect(page.locator("#fault-controls")).to_be_visible()  # live when the page opened
     expect(page.locator("#run-status")).to_have_text("finished", timeout=30_000)
     expect(page.locator(".fault-ended")).to_be_visible()
     expect(page.locator('.menu-button[data-opens="alice"]')).to_be_hidden()
