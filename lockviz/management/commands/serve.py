@@ -83,9 +83,9 @@ class Command(BaseCommand):
         guard_daphne(settings.LOCKVIZ_MAX_BODY)  # refuse an oversized body before reading it
         measure_daphne()  # a viewer far behind on its frames is dropped (lockviz.unsent)
         lab = LabCheck(self.stdout.write, self.stderr.write, labhost)
-        if settings.LOCKVIZ_LAB_HOSTS == "inprocess" and not settings.LOCKVIZ_SERVERS:
-            spares.process_pool()  # runs play here: their warm spares from the start
         try:
+            if settings.LOCKVIZ_LAB_HOSTS == "inprocess" and not settings.LOCKVIZ_SERVERS:
+                spares.process_pool()  # runs play here: their warm spares from the start
             url = f"http://{options['host']}:{options['port']}/"
             self.stdout.write(
                 self.style.SUCCESS(f"lockviz is at {url}  (Ctrl-C stops it and every server)")
@@ -94,6 +94,7 @@ class Command(BaseCommand):
                 ["-e", endpoint(str(options["host"]), int(str(options["port"]))), ASGI_APP]
             )
         except KeyboardInterrupt:  # the check stopped us before Daphne took over Ctrl-C
+            lab.stopping.set()
             if lab.failed is None:
                 raise
         if lab.failed is not None:
@@ -142,6 +143,7 @@ class LabCheck(threading.Thread):
         super().__init__(name="lab-check", daemon=True)
         self.say, self.complain, self.labhost = say, complain, labhost
         self.failed: str | None = None
+        self.stopping = threading.Event()  # set by the app once it is on its way out
         self.start()
 
     def run(self) -> None:
@@ -173,9 +175,24 @@ class LabCheck(threading.Thread):
             except (LabError, CommandError) as exc:
                 self.failed = f"{what}: {exc}"
                 self.complain(f"  {what} … FAILED: {exc}")
-                os.kill(os.getpid(), signal.SIGINT)
+                stop_app(self.stopping)
                 return
             self.say(f"  {what} … ok ({(time.monotonic() - started) * 1000:.0f} ms)")
+
+
+RESEND_S = 2.0  # how long a Ctrl-C sent by the lab check has to take before it is sent again
+
+
+def stop_app(stopping: threading.Event, every_s: float = RESEND_S) -> None:
+    """SIGINT to this process, as Ctrl-C. Before Daphne's reactor takes Ctrl-C over, Python
+    raises it as KeyboardInterrupt, and one that lands while the main thread runs a finalizer is
+    printed as "ignored" and lost (seen once under load: the app went on serving with a broken
+    lab until it was killed): so until the app says it is ``stopping``, it is sent again."""
+    while True:
+        raised = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        os.kill(os.getpid(), signal.SIGINT)
+        if not raised or stopping.wait(every_s):
+            return
 
 
 def self_test() -> None:

@@ -4,14 +4,19 @@ with a lab that does not work: it says what failed and exits with an error."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
 from lockviz.lab.ports import free_port
 from lockviz.lab.procs import wait_until
+from lockviz.management.commands.serve import stop_app
 from tests.conftest import ROOT, AppServer
 
 pytestmark = pytest.mark.live
@@ -64,3 +69,32 @@ def test_the_app_queues_a_lecture_halls_worth_of_connections_at_once(
         ["ss", "-ltnH", f"sport = :{app_server.port}"], capture_output=True, text=True, check=True
     ).stdout.split()
     assert listening[0] == "LISTEN" and listening[2] == "1024", listening  # state, recv-q, send-q
+
+
+def test_a_ctrl_c_lost_before_daphne_runs_is_sent_again_until_the_app_stops() -> None:
+    """The lab check stops the app with SIGINT, raised as KeyboardInterrupt until Daphne takes
+    Ctrl-C over. One that lands in a finalizer is printed as "ignored" and lost: here the first
+    is swallowed, and the check sends another, and none once the app says it is stopping."""
+    stopping = threading.Event()
+    got: list[int] = []
+
+    def swallow_the_first(signum: int, frame: object) -> None:
+        got.append(signum)
+        if len(got) == 2:
+            stopping.set()  # the second came through: the app is on its way out
+        # the first is lost, as in a finalizer
+
+    before = signal.signal(signal.SIGINT, swallow_the_first)
+    try:
+        checker = threading.Thread(target=stop_app, args=(stopping, 0.2))
+        # Python's own handler still in place (Daphne not running): each Ctrl-C is raised.
+        with mock.patch.object(signal, "getsignal", return_value=signal.default_int_handler):
+            checker.start()
+            deadline = time.monotonic() + 10
+            while checker.is_alive() and time.monotonic() < deadline:
+                time.sleep(0.05)  # signal handlers run in this, the main thread
+        assert not checker.is_alive() and got == [signal.SIGINT, signal.SIGINT]
+        time.sleep(0.5)
+        assert len(got) == 2  # none after the app said it was stopping
+    finally:
+        signal.signal(signal.SIGINT, before)

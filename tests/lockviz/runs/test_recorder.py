@@ -40,7 +40,10 @@ def test_a_run_is_finished_in_the_database_before_its_verdict_is_heard(
     status, verdict = heard["run_finished"]
     assert status == Run.Status.FINISHED and verdict["mutual_exclusion"] == "held"
     run.refresh_from_db()
-    assert run.status == Run.Status.FINISHED and run.expect_met is True
+    assert run.status == Run.Status.FINISHED
+    # Its prediction judged, unless a loaded machine fell behind and the run says so (then
+    # nothing is judged: seen once in a full run of the suite).
+    assert run.expect_met is True or (run.expect_met is None and run.verdict["inconclusive"])
 
 
 @pytest.mark.live
