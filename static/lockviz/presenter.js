@@ -24,6 +24,18 @@ function apply(on, quiet) {
   root.classList.toggle("presenter", on);
   const button = document.getElementById("presenter-toggle");
   if (button) button.setAttribute("aria-pressed", String(on));
+  // The verdict's slot keeps its height in this view and scrolls a longer verdict (page.css):
+  // a keyboard can reach it to scroll.
+  document.querySelectorAll(".verdict-slot").forEach((slot) => {
+    for (const [name, value] of [
+      ["tabindex", "0"],
+      ["role", "region"],
+      ["aria-label", "Verdict"],
+    ]) {
+      if (on) slot.setAttribute(name, value);
+      else slot.removeAttribute(name);
+    }
+  });
   try {
     localStorage.setItem("lockviz-presenter", on ? "1" : "");
   } catch {

@@ -13,6 +13,7 @@ from playwright.sync_api import Error as PlaywrightError
 
 from tests.browser.recorded import DATA as RECORDED
 from tests.browser.recorded import import_run
+from tests.browser.test_accessibility import violations
 from tests.browser.test_replay import run_live
 from tests.browser.test_walkthrough import jump_to_question
 from tests.conftest import ROOT, AppServer
@@ -179,6 +180,46 @@ def test_an_inconclusive_verdict_on_a_projector_is_as_tall_as_a_judged_one(
     assert summary.inner_text().startswith("Inconclusive: the machine fell behind by")
     assert "What it showed: Mutual exclusion violated" in summary.inner_text()
     close_clean(page, "presenter-inconclusive.png")
+
+
+TALLER = """() => {
+    const verdict = document.getElementById('verdict');
+    const damage = verdict.querySelector('.damage');
+    for (let i = 0; i < 3; i++) damage.append(damage.firstElementChild.cloneNode(true));
+    const summary = verdict.querySelector('.summary');
+    summary.textContent = summary.textContent.repeat(3);
+}"""
+
+
+def test_a_verdict_taller_than_its_room_scrolls_inside_it_and_moves_nothing(
+    app_server: AppServer, browser: Any
+) -> None:
+    """A room's verdict may be longer than the room kept for it (a summary that wraps, several
+    damaged writes: seen on a loaded machine, where the diagram then moved down a line as the
+    verdict came): it scrolls inside its slot, which a keyboard can reach."""
+    run_id = import_run(
+        app_server, json.loads((RECORDED / "runs" / "gc-pause-unfenced.json").read_text())
+    )
+    page = presenter_page(browser, 1280, 720)
+    page.goto(f"{app_server.url}/runs/{run_id}/")
+    page.locator("#run-status[data-status=finished]").wait_for()
+    page.locator("#verdict .damage li").first.wait_for()
+    slot = box_of(page, ".verdict-slot")
+    top = page.evaluate(DIAGRAM_TOP)
+    page.evaluate(TALLER)
+    assert page.evaluate(DIAGRAM_TOP) == top
+    assert box_of(page, ".verdict-slot")["height"] == slot["height"]
+    scrolls = "(s) => s.scrollHeight > s.clientHeight + 20 && getComputedStyle(s).overflowY"
+    assert page.locator(".verdict-slot").evaluate(scrolls) == "auto"
+    assert page.locator(".verdict-slot").get_attribute("tabindex") == "0"
+    page.locator(".verdict-slot").focus()
+    page.keyboard.press("PageDown")
+    page.wait_for_function("document.querySelector('.verdict-slot').scrollTop > 0")
+    assert violations(page) == []
+    page.get_by_role("button", name="Presenter").click()  # the page shows it all, unscrolled
+    assert page.locator(".verdict-slot").get_attribute("tabindex") is None
+    assert page.locator(".verdict-slot").evaluate("(s) => s.scrollHeight <= s.clientHeight")
+    close_clean(page, "presenter-long-verdict.png")
 
 
 def test_a_lesson_on_a_720p_projector_leaves_the_diagram_60_percent(
