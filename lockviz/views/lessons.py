@@ -93,6 +93,7 @@ def walkthrough(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         nodes=lesson.scenario.nodes,
         hidden=hidden,
         events=[_unspoilt(e, hidden) for e in run.said_after(0)],
+        events_url=reverse("replay_events", args=[run.pk]),  # the stored ones, if the stream fails
     )
     return render(request, "lockviz/lesson.html", context)
 

@@ -5,6 +5,8 @@ a lesson without any lock service."""
 from __future__ import annotations
 
 import contextlib
+import json
+import re
 import time
 from typing import Any
 
@@ -26,9 +28,10 @@ def start(page: Any, server: AppServer, slug: str) -> None:
     for _ in range(3):
         page.goto(f"{server.url}/lessons/{slug}/")
         # The first time, Start; again (the run before could not keep its story), the page
-        # shows that run and offers to run it again live.
+        # shows that run and offers to run it again live: the new run's page, not that one.
+        shown = page.url
         page.locator("#start-lesson, #rerun").click()
-        page.wait_for_url(f"**/lessons/{slug}/?run=*")
+        page.wait_for_url(lambda url, shown=shown: "?run=" in url and url != shown)
         page.locator("#live[data-status=finished]").wait_for(timeout=40_000)
         run = page.url.split("run=")[1]
         verdict = page.request.get(f"{server.url}/runs/{run}/export.json").json()["verdict"]
@@ -110,4 +113,35 @@ def test_a_lesson_without_a_lock_service(app_server: AppServer, page: Any) -> No
     page.locator("#end #verdict .headline").filter(
         has_text="No lock, but compare-and-set kept every update"
     ).wait_for()
+    assert page.errors == []
+
+
+def without_the_end(ws: Any) -> None:
+    """A run's stream that never carries its end (``run_finished``): in its live frames, its
+    catch-ups and its resumes alike."""
+    server = ws.connect_to_server()
+
+    def from_server(message: str | bytes) -> None:
+        data = json.loads(message)
+        if data.get("type") == "event" and data["event"]["kind"] == "run_finished":
+            return
+        if data.get("type") == "events":
+            data["frames"] = [f for f in data["frames"] if f["event"]["kind"] != "run_finished"]
+        ws.send(json.dumps(data))
+
+    server.on_message(from_server)
+
+
+def test_a_lesson_whose_stream_lost_the_runs_end_still_reaches_it(
+    app_server: AppServer, page: Any
+) -> None:
+    """Seen on a loaded machine: the stream said "finished" but never brought the run's last
+    event, and the telling began without it, so the lesson could never show its end. The page
+    reads the stored events then."""
+    page.route_web_socket(re.compile(r".*/ws/runs/.*"), without_the_end)
+    start(page, app_server, "storage-lost-update-cas")
+    to_the_end(page)
+    page.locator("#end #verdict .headline").wait_for()
+    entry(page)
+    assert page.evaluate("window.entry.walkthrough.events.at(-1).kind") == "run_finished"
     assert page.errors == []

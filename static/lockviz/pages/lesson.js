@@ -19,6 +19,7 @@
 // Exports `walkthrough` {diagram, pos, events} while a run is told (the browser tests read it).
 
 import { LockDiagram } from "../diagram/diagram.js";
+import { allEvents } from "../event-chunks.js";
 import { Answers } from "../lesson-answers.js";
 import { lessonKeys } from "../lesson-keys.js";
 import { LiveLine } from "../lesson-live.js";
@@ -83,6 +84,8 @@ function startWalkthrough(data) {
   });
   presenter.adopt(diagram, svg.parentElement);
   const FINAL = new Set(["run_finished", "run_failed"]);
+  const SETTLED = new Set(["finished", "failed", "interrupted", "cancelled"]);
+  const hasEnd = () => events.some((e) => FINAL.has(e.kind));
   const store = new Answers(data.run, data.answer_url, steps);
   const answers = store.given;
   const events = (data.events || []).slice();
@@ -90,6 +93,7 @@ function startWalkthrough(data) {
   told.events = events;
   let status = data.status;
   let telling = false;
+  let over = false; // the run has ended (ended())
   let pos = 0;
   const live = new LiveLine(ui.live, data);
   const showLive = (position) => live.say(status, events, position);
@@ -107,17 +111,41 @@ function startWalkthrough(data) {
       onStatus(s, position) {
         status = s;
         showLive(position);
+        // The page came with the run's end already (its events were read just after it):
+        // nothing is left to wait for.
+        if (SETTLED.has(s) && hasEnd()) ended(s);
       },
-      onDone(s) {
-        status = s;
-        showLive();
-        document.body.dispatchEvent(new Event("verdict-ready")); // the stored verdict is complete now
-        begin();
-      },
+      onDone: ended,
       onError(message) {
         ui.live.textContent = `The live run cannot be followed: ${message}.`;
       },
     });
+  }
+
+  // The run has ended: the stored verdict is complete now, and the telling begins once the page
+  // has the run's end. The stream brings it (its resume, then a reconnect, repair a message lost
+  // on a loaded machine); if it still has not, the stored events do. A run whose end was never
+  // stored is told to its last event, and ends there.
+  function ended(s) {
+    if (over) return;
+    over = true;
+    status = s;
+    showLive();
+    document.body.dispatchEvent(new Event("verdict-ready"));
+    withTheEnd().then(begin);
+  }
+
+  async function withTheEnd() {
+    if (hasEnd() || !["finished", "failed"].includes(status)) return;
+    const after = events.reduce((most, e) => Math.max(most, e.seq), 0);
+    try {
+      for (const ev of await allEvents([], `${data.events_url}?after=${after}`)) {
+        if (ev.seq > after) events.push(forDiagram(ev));
+      }
+    } catch (err) {
+      console.warn("lockviz:", err.message);
+    }
+    showLive();
   }
 
   // ---- the telling ---------------------------------------------------------------------
@@ -224,7 +252,7 @@ function startWalkthrough(data) {
     renderNarration(stepP);
     const ask = stepP >= 0 ? askAt(stepP) : null;
     question.show(ask, ask ? events[stepP].index : null, ask ? answers[events[stepP].index] : null);
-    const atEnd = pos === last() && FINAL.has(ev.kind);
+    const atEnd = pos === last() && (FINAL.has(ev.kind) || (status === "finished" && !hasEnd()));
     if (atEnd && ui.end.hidden) requestAnimationFrame(() => ui.end.scrollIntoView({ block: "nearest" }));
     ui.end.hidden = !atEnd;
     showAfter(atEnd);
@@ -302,7 +330,7 @@ function startWalkthrough(data) {
     b.disabled = true;
   });
   showLive();
-  if (["finished", "failed", "interrupted", "cancelled"].includes(status)) begin();
+  if (SETTLED.has(status)) begin();
   else waitForRun();
   // For a presenter's room (showing.js): the lesson at its current event.
   const slug = location.pathname.split("/").filter(Boolean)[1];
