@@ -30,6 +30,7 @@ watchers and capacity live in their own modules.
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 import time
 from collections.abc import Mapping
@@ -51,8 +52,12 @@ from lockviz.lab.story import Crossing, Mark, Story
 from lockviz.scenarios.schema import Scenario, Step
 from lockviz.scenarios.verbs import DEFAULT_ACQUIRE_TIMEOUT_MS
 
+log = logging.getLogger(__name__)
+
 DRAIN_MARGIN_MS = 5_000
 ENDING_DRAIN_S = 0.5  # an ended run waits this long for commands in flight, not for their waits
+WATCHERS_SETTLE_S = 2.0  # and at most this long for a watcher's decision (ZooKeeper's dump)
+ENDS = ("run_finished", "run_failed")  # the last event of a run: nothing is kept after it
 
 
 @dataclass
@@ -128,6 +133,10 @@ class RunEngine:
         """Give the event its seq and reference time, check it against its kind's model (a
         field the model does not declare is a bug: it raises), keep it, hand it to the sink."""
         with self._lock:
+            if self.events and self.events[-1].kind in ENDS:
+                # Judged (or failed) already: every page and replay ends the story at its end.
+                log.info("%s's %s came after the run's end: not kept", actor, kind)
+                return
             t = time.monotonic_ns() if t_ns is None else t_ns
             event = events.parse(
                 {
@@ -363,7 +372,7 @@ class RunEngine:
             watchdog.stop()
             self.timers.cancel()
 
-    def _judge(self) -> RunResult:
+    def _judge(self) -> RunResult | None:
         s = self.scenario
         verdict = check(self.events_json(), self.now_ms).as_dict()
         mismatches = compare(verdict, s.expect.as_dict() if s.expect else {})
@@ -375,7 +384,8 @@ class RunEngine:
             {"verdict": verdict, "expect_met": expect_met, "mismatches": mismatches},
         )
         finished = self.events[-1]
-        assert isinstance(finished, events.RunFinished)
+        if not isinstance(finished, events.RunFinished):  # it failed as it was judged (abort)
+            return None
         return RunResult(self.events_json(), finished.verdict, mismatches)
 
     def _describe(self, addresses: dict[str, str]) -> dict[str, object]:
@@ -444,3 +454,6 @@ class RunEngine:
         for client in lab.clients.values():
             client.wait_idle(max(0.0, deadline - time.monotonic()))
         time.sleep(0.05)  # late notifications from the servers' observers
+        settle = time.monotonic() + WATCHERS_SETTLE_S
+        while any(w.deciding for w in lab.watchers) and time.monotonic() < settle:
+            time.sleep(0.02)  # a watcher still asking the server what it decided

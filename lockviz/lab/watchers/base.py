@@ -66,6 +66,13 @@ class Watcher(ABC):
     def running(self) -> bool:
         return self._thread.is_alive()
 
+    @property
+    def deciding(self) -> bool:
+        """Whether the server told of a change this watcher has not recorded yet (it is asking
+        what the change was): a run's end waits for it, so the change is told before the
+        verdict. None by default: most record what they are told as they are told it."""
+        return False
+
     def ready(self) -> None:
         """Called by :meth:`watch` once it is watching (the server is reachable again)."""
         self.failures = 0

@@ -68,6 +68,7 @@ class NodeWatcher(Watcher):
         super().__init__("zk", record, retired=retired)
         self.servers = servers  # name -> (host, port), in the scenario's order
         self.known: dict[str, tuple[str, int]] = {}  # node name -> (owner, owner's session id)
+        self._fired = self._handled = 0  # the server's notifications, and those recorded
 
     def backoff_s(self, failures: int) -> float:
         return 0.1  # each attempt is bounded by the session and call timeouts
@@ -89,6 +90,12 @@ class NodeWatcher(Watcher):
             client.stop()
             client.close()
 
+    @property
+    def deciding(self) -> bool:
+        # A node went: whose delete it was takes the server's session list (``dump``), a
+        # round trip to the JVM that a loaded machine answers in hundreds of milliseconds.
+        return self._fired != self._handled
+
     def _follow(self, client: KazooClient) -> None:
         fired_ns: list[int] = []
         while not self.stopping:
@@ -96,12 +103,15 @@ class NodeWatcher(Watcher):
 
             def on_change(event: WatchedEvent, changed: threading.Event = changed) -> None:
                 fired_ns.append(time.monotonic_ns())  # when the server told us, not when we ask
+                self._fired += 1
                 changed.set()
 
+            told = self._fired
             listed = client.get_children_async(LOCK_PATH, watch=on_change)
             children = listed.get(timeout=CALL_TIMEOUT_S)
             self._update(client, children, fired_ns[-1] if fired_ns else time.monotonic_ns())
             fired_ns.clear()
+            self._handled = told
             self.ready()
             while not changed.wait(0.05):
                 if self.stopping:

@@ -252,7 +252,9 @@ function startWalkthrough(data) {
     renderNarration(stepP);
     const ask = stepP >= 0 ? askAt(stepP) : null;
     question.show(ask, ask ? events[stepP].index : null, ask ? answers[events[stepP].index] : null);
-    const atEnd = pos === last() && (FINAL.has(ev.kind) || (status === "finished" && !hasEnd()));
+    // A finished run ends at its last event, whatever it is (a run stored before the end was
+    // always its last event may have one after it).
+    const atEnd = pos === last() && (FINAL.has(ev.kind) || status === "finished");
     if (atEnd && ui.end.hidden) requestAnimationFrame(() => ui.end.scrollIntoView({ block: "nearest" }));
     ui.end.hidden = !atEnd;
     showAfter(atEnd);

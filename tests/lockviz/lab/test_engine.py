@@ -162,3 +162,15 @@ def test_a_missing_server_binary_fails_the_run_clearly(monkeypatch: pytest.Monke
     assert result.verdict is None
     assert result.error is not None and "apt-get install redis-server" in result.error
     assert result.events[-1]["kind"] == "run_failed"
+
+
+def test_nothing_is_kept_after_the_runs_end() -> None:
+    """A server's late notification (ZooKeeper's watcher asks whose delete it was, slowly on a
+    loaded machine) once came after ``run_finished``: a lesson then told the run to an event
+    past its end and never showed the verdict. The end is the last event, whatever comes."""
+    heard: list[Event] = []
+    engine, _ = run(scenario(), heard.append)
+    assert engine.events[-1].kind == "run_finished"
+    kept = len(engine.events)
+    engine.record("redis-1", "expired", {"key": "lockviz:lock", "holder": "alice"})
+    assert len(engine.events) == kept and heard[-1].kind == "run_finished"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -127,6 +128,38 @@ def test_the_watcher_tells_expiry_from_release_and_outlives_a_server_restart() -
         finally:
             for each in locks:
                 each.close()
+            watcher.stop()
+
+
+def test_the_watcher_says_it_is_deciding_until_a_gone_node_is_recorded() -> None:
+    """A node's going is told only once the watcher has asked the server whose delete it was:
+    until it has recorded it, ``deciding`` says so (a run's end waits for it)."""
+    with LocalLab().servers(["zk-1"]) as servers:
+        zk = servers["zk-1"]
+        recording, go_on = threading.Event(), threading.Event()
+        seen: list[str] = []
+
+        def record(actor: str, kind: str, details: Any, t_ns: int) -> None:
+            recording.set()
+            go_on.wait(10)  # the server's answer, slow to come
+            seen.append(kind)
+
+        watcher = NodeWatcher({"zk-1": (zk.host, zk.port)}, record)
+        client = connect(zk.address, session_ms=2000, timeout_ms=5000)
+        alice = ZooKeeperLock(client, owner="alice", ttl_ms=2000)
+        watcher.start()
+        try:
+            assert alice.acquire() is not None
+            wait_for(lambda: any(n.startswith("alice.") for n in watcher.known), 5)
+            assert not watcher.deciding
+            assert alice.release() is True
+            assert recording.wait(5)
+            assert watcher.deciding and seen == []
+            go_on.set()
+            wait_for(lambda: seen == ["deleted"] and not watcher.deciding, 5)
+        finally:
+            go_on.set()
+            alice.close()
             watcher.stop()
 
 
