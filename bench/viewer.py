@@ -110,6 +110,11 @@ class Viewer(asyncio.Protocol):
         finally:  # cancelled (a caller's timeout): the connection goes with it
             self.close()
 
+    def text(self, now_ns: int, message: bytes) -> None:
+        """One text message from the server, as it came, read at ``now_ns``: parsed, for
+        :meth:`received` (a viewer that only keeps what it was sent may read it later)."""
+        self.received(now_ns, json.loads(message))
+
     def received(self, now_ns: int, message: dict[str, Any]) -> None:
         """One message from the server, read at ``now_ns`` (the host's monotonic clock)."""
 
@@ -148,7 +153,7 @@ class Viewer(asyncio.Protocol):
                 self._fragments += payload
                 if fin:
                     message, self._fragments = bytes(self._fragments), bytearray()
-                    self.received(now, json.loads(message))
+                    self.text(now, message)
             elif opcode == PING:
                 self._send(PONG, payload)
             elif opcode == CLOSE:
