@@ -4,18 +4,23 @@ One script past the usual ~300 lines, on purpose: a bench is read and run as one
 viewers, its instrument and its table).
 
 For each viewer count it starts the app (``manage.py serve``, as ``make run`` does), connects N
-viewers to ``/ws/runs/<id>/`` from a separate process (the ``websockets`` library, so their CPU
-is not the app's), then plays a scenario of about ``--rate`` events/s through the real lab and
-measures, per delivered event, the time from its stamp (``published_ns``: the host's
+viewers to ``/ws/runs/<id>/`` from a separate process (bench/viewer.py's minimal client, so
+their CPU is not the app's), then plays a scenario of about ``--rate`` events/s through the
+real lab and measures, per delivered event, the time from its stamp (``published_ns``: the host's
 CLOCK_MONOTONIC when the run published it, shared by every process here) to its receipt. Each
 viewer behaves like the page (static/lockviz/runstream.js): it drops a repeated seq, and on a
 gap asks ``{"type": "resume", "after": last}`` (``--no-heal``: it does not, as the page did not
-before). Then, in the same run, a raw ``websockets`` server replays the same events with the
-same timing to the same number of viewers: what a bare broadcast costs on this machine.
+before, and it reads each message only once the run has ended: while the run plays it stamps
+and keeps it, a few µs, not a JSON parse, so the instrument takes less of the cores it shares
+with what it measures). Then, in the same run, a raw ``websockets`` server replays the same
+events with the same timing to the same number of viewers: what a bare broadcast costs on this
+machine. With ``--like-for-like`` an NxP row also gets a bare baseline over P processes (each
+replaying every event to its share of the viewers): the same topology as the app's.
 
     .venv/bin/python -m bench.fanout                  # 30 … 1000 viewers, 1000x2, 1000w
     .venv/bin/python -m bench.fanout --viewers 300 --seconds 20 --no-doc
     .venv/bin/python -m bench.fanout --viewers 1000x2  # over two app processes on one layer
+    .venv/bin/python -m bench.fanout --viewers 1000x2 --like-for-like --no-heal --no-doc
     .venv/bin/python -m bench.fanout --viewers 1000w   # a join wave, after the run started
 
 A size written NxP puts N viewers on P ``serve`` processes (split evenly) that share one Redis
@@ -384,26 +389,41 @@ def measure_app(
 
 
 def measure_baseline(
-    workdir: str, events: list[dict[str, Any]], n: int, heal: bool = True
+    workdir: str, events: list[dict[str, Any]], n: int, heal: bool = True, processes: int = 1
 ) -> dict[str, Any]:
+    """The bare server's replay of ``events`` to ``n`` viewers; over ``processes`` servers
+    (split evenly, each replaying every event, started together) to measure the same topology
+    as the app's NxP rows, beside the one-process baseline the goal is set against."""
     path = os.path.join(workdir, "events.json")
     with open(path, "w") as f:
         json.dump(events, f)
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", __spec__.name, "--child-baseline", str(port), path],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,
-    )  # fmt: skip
-    assert server.stdin and server.stdout
-    server.stdout.readline()
-    viewers = spawn_viewers([f"ws://127.0.0.1:{port}/"], n, heal, timeout_s=300)
-    sampler = CpuSampler({"cpu": [server.pid], "viewers_cpu": [viewers.pid]})
-    server.stdin.write("go\n")
-    server.stdin.flush()
+    ports = [free_port() for _ in range(processes)]
+    child = [sys.executable, "-m", __spec__.name, "--child-baseline"]
+    servers = [
+        subprocess.Popen(
+            [*child, str(port), path],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+        for port in ports
+    ]
+    for server in servers:
+        assert server.stdout
+        server.stdout.readline()
+    urls = [f"ws://127.0.0.1:{port}/" for port in ports]
+    viewers = spawn_viewers(urls, n, heal, timeout_s=300)
+    sampler = CpuSampler({"cpu": [s.pid for s in servers], "viewers_cpu": [viewers.pid]})
+    for server in servers:
+        assert server.stdin
+        server.stdin.write("go\n")
+        server.stdin.flush()
     result = finish_viewers(viewers)
     result.update(sampler.percent(result["window_ns"]))
-    server.terminate()
-    server.wait()
+    for server in servers:
+        server.terminate()
+        server.wait()
     return result
 
 
@@ -433,6 +453,11 @@ def main() -> None:
     parser.add_argument("--no-heal", dest="heal", action="store_false")
     parser.add_argument("--no-baseline", dest="baseline", action="store_false")
     parser.add_argument("--no-doc", dest="doc", action="store_false")
+    parser.add_argument(
+        "--like-for-like",
+        action="store_true",
+        help="an NxP row also gets a bare baseline over P processes",
+    )
     parser.add_argument("--label", default="lockviz")
     parser.add_argument("--root", default=ROOT, help="the checkout whose app to measure")
     parser.add_argument("--timeout", type=float, default=300)
@@ -496,6 +521,10 @@ def measure(n: int, processes: int, args: argparse.Namespace, wave: bool = False
         if args.baseline:
             raw = measure_baseline(workdir, ours["events"], n, args.heal)
             lines.append(row(n, "raw websockets", raw))
+            print(lines[-1], flush=True)
+        if args.baseline and processes > 1 and args.like_for_like:
+            raw = measure_baseline(workdir, ours["events"], n, args.heal, processes)
+            lines.append(row(n, f"raw websockets, {processes} processes", raw))
             print(lines[-1], flush=True)
     return lines
 
