@@ -375,3 +375,26 @@ describe("what the handlers compute", () => {
     assert.equal(diagram.addAll(run.events), 0);
   });
 });
+
+// ---- a session without a schedule ----------------------------------------------------------
+
+describe("a diagram drawn for a guess at the run's length (free play: fitToEnd)", () => {
+  const run = RUNS["gc-pause-unfenced"];
+  const end = run.events.at(-1).t_ms;
+  const options = { clients: run.scenario.clients, backend: run.scenario.backend, durationMs: 60_000, pxPerMs: 0.2 };
+
+  it("ends at the run's end, whether drawn at once or event by event", () => {
+    assert.ok(end < 20_000, "a run much shorter than the guess");
+    const guessed = new LockDiagram(fakeDocument().svg, options);
+    guessed.addAll(run.events);
+    assert.ok(guessed.height >= 0.2 * 60_000, "without it: the guessed length, empty below the end");
+    const whole = new LockDiagram(fakeDocument().svg, { ...options, fitToEnd: true });
+    whole.addAll(run.events);
+    const live = new LockDiagram(fakeDocument().svg, { ...options, fitToEnd: true });
+    for (const ev of run.events) live.add(ev);
+    for (const fitted of [whole, live]) {
+      assert.ok(fitted.height >= 0.2 * end, "the whole run is in it");
+      assert.ok(fitted.height <= 0.2 * (end + 600) + 400, `no more than the end's margin: ${fitted.height}`);
+    }
+  });
+});

@@ -18,13 +18,14 @@
 // handlers/ (one function per kind of event), rounds.js (folded retries), end.js (the end).
 //
 // API: new LockDiagram(svg, {clients, nodes, storage, durationMs, pxPerMs, columnWidth,
-// narrationWidth, backend, onHeader, fit, lane, breakMs}); add(event), addAll(events), reset(),
+// narrationWidth, backend, onHeader, fit, lane, breakMs, fitToEnd}); add(event), addAll(events), reset(),
 // finish(verdict, endMs?), highlight(seq), showUpTo(seq), setHeaderAction(fn), relayout(),
 // yOf(seq), nowY(), toggleFold(id), markTime(tMs, text); width, height, px. `fit` (an element)
 // makes the columns share its width; `lane` ({width, scale}) draws a compare lane beside
 // another, compact (layout.js LANE), `width` px wide at `scale`. markTime draws a line across
 // the diagram at a moment, with its words from the server (where a fork parts from its
-// original), kept through redraws.
+// original), kept through redraws. `fitToEnd`: the diagram ends at the run's end (a session
+// without a schedule, drawn for a guess at its length).
 
 import { finish } from "./end.js";
 import { Frame } from "./frame.js";

@@ -36,7 +36,15 @@ export function finish(d, verdict, endMs, ev) {
   const words = lines(said(ev).mark);
   ((verdict && verdict.overlaps) || []).forEach((o, i) => overlap(d, ev, o, words[i]));
   for (const w of (verdict && verdict.writes) || []) if (w.stale && w.accepted) staleWrite(d, w);
+  // A session without a schedule (free play) was drawn for a guess at its length: it ends
+  // where it ended, without the empty time below.
+  if (d.options.fitToEnd) {
+    d.extentMs = t + END_MARGIN_MS;
+    if (!d.batch) d.frame.resize(true);
+  }
 }
+
+const END_MARGIN_MS = 600; // below a fitted end: room for its label
 
 // At the end the bars have their final lengths: labels keep off them from now on.
 function barsAsObstacles(d) {

@@ -28,8 +28,10 @@ function startSession(controls, data) {
     nodes: data.nodes,
     storage: "storage",
     backend: data.backend,
-    // A session has no schedule: a quiet spell of more than 6 s (left idle) is drawn short.
+    // A session has no schedule: a quiet spell of more than 6 s (left idle) is drawn short,
+    // and its end is the diagram's end.
     durationMs: 6000,
+    fitToEnd: true,
     pxPerMs: 0.2,
     narrationWidth: 210,
     breakMs: 6000,
