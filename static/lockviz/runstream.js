@@ -15,7 +15,8 @@
 
 import { dataOf, socketUrl } from "./sockets.js";
 
-const SETTLED = ["finished", "failed", "interrupted", "cancelled"];
+/** The statuses of a run that has ended, one way or another. */
+export const SETTLED = new Set(["finished", "failed", "interrupted", "cancelled"]);
 const SHARE_RETRY_MS = 30_000; // a stream refused for its address's share (4429) waits this long
 const FINISHED_WAIT_MS = 12_000; // a finished run's last event: past a resume's 5 s and a reconnect
 
@@ -88,7 +89,7 @@ export function openStream(wsPath, after, handlers, env = globalThis) {
       for (const frame of data.frames || []) if (!take(frame.event)) break;
     } else if (data.type === "status") {
       on.onStatus(data.status, data.position);
-      if (SETTLED.includes(data.status)) settled = data.status;
+      if (SETTLED.has(data.status)) settled = data.status;
     } else if (data.type === "error") {
       on.onError(data.message);
     }

@@ -27,7 +27,7 @@ import { Question } from "../lesson-question.js";
 import { pageData } from "../page-data.js";
 import { mark } from "../progress.js";
 import { presenter } from "../presenter.js";
-import { openStream } from "../runstream.js";
+import { openStream, SETTLED } from "../runstream.js";
 import { pageTitle, tell } from "../showing.js";
 import { startSite } from "../site.js";
 import { Telling } from "../telling.js";
@@ -84,7 +84,6 @@ function startWalkthrough(data) {
   });
   presenter.adopt(diagram, svg.parentElement);
   const FINAL = new Set(["run_finished", "run_failed"]);
-  const SETTLED = new Set(["finished", "failed", "interrupted", "cancelled"]);
   const hasEnd = () => events.some((e) => FINAL.has(e.kind));
   const store = new Answers(data.run, data.answer_url, steps);
   const answers = store.given;

@@ -11,7 +11,7 @@ import { startExports } from "../export.js";
 import { ENDED, faultControls } from "../fault-controls.js";
 import { pageData } from "../page-data.js";
 import { presenter } from "../presenter.js";
-import { openStream } from "../runstream.js";
+import { openStream, SETTLED } from "../runstream.js";
 import { durationOf } from "../schedule.js";
 import { pageTitle, tell } from "../showing.js";
 import { startSite } from "../site.js";
@@ -79,7 +79,7 @@ const stream = openStream(data.ws, 0, {
   onEvent,
   onStatus(status, position) {
     // The status comes after the verdict is stored: only then is it there to fetch.
-    if (["finished", "failed", "interrupted", "cancelled"].includes(status)) {
+    if (SETTLED.has(status)) {
       document.body.dispatchEvent(new Event("verdict-ready"));
     }
     if (!finished) setStatus(status, position);
