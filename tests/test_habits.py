@@ -69,3 +69,15 @@ def test_lockviz_holds_at_most_115_whole_word_any() -> None:
         f"lockviz/ holds {total} whole-word `Any` (at most {MOST_ANY}, issue 20); "
         f"most in: {most}. Type what the module handles instead"
     )
+
+
+def test_socket_tests_read_with_the_patient_communicator() -> None:
+    """Channels' communicator gives up on a message after 1 s, which a loaded CI machine passed
+    (tests/communicator.py): every socket test reads with the patient one."""
+    direct = re.compile(r"from channels\.testing import .*\bWebsocketCommunicator\b")
+    found = [
+        path.relative_to(ROOT)
+        for path in sorted(ROOT.glob("tests/**/*.py"))
+        if path.name != "communicator.py" and direct.search(path.read_text())
+    ]
+    assert found == []

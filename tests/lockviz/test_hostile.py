@@ -29,7 +29,6 @@ from urllib.parse import urlencode
 import pytest
 from channels.db import database_sync_to_async
 from channels.routing import URLRouter
-from channels.testing import WebsocketCommunicator
 from django.test import Client
 
 from lockviz.lab import procs
@@ -37,6 +36,7 @@ from lockviz.models import Run, RunEvent
 from lockviz.routing import websocket_urlpatterns
 from lockviz.runs import recorder
 from lockviz.scenarios.library import builtin
+from tests.communicator import WebsocketCommunicator
 from tests.conftest import AppServer, live_processes
 
 pytestmark = pytest.mark.live

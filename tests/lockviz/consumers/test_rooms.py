@@ -14,13 +14,13 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.routing import URLRouter
 from channels.sessions import SessionMiddlewareStack
-from channels.testing import WebsocketCommunicator
 from django.test import Client
 
 from lockviz.models import Member, Room
 from lockviz.routing import websocket_urlpatterns
 from lockviz.teaching import codes, control, rooms
 from lockviz.teaching.rooms import State
+from tests.communicator import WebsocketCommunicator
 from tests.lockviz.teaching.test_reveals import teachers_run
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from channels.db import database_sync_to_async
 from channels.routing import URLRouter
-from channels.testing import WebsocketCommunicator
 
 from lockviz import broadcast
 from lockviz.consumers import runs
@@ -22,6 +21,7 @@ from lockviz.models import Run, RunEvent
 from lockviz.routing import websocket_urlpatterns
 from lockviz.runs import recorder
 from lockviz.scenarios.library import builtin
+from tests.communicator import WebsocketCommunicator
 from tests.lockviz.teaching.test_forks import stored
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]

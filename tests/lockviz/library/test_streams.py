@@ -10,12 +10,12 @@ import pytest
 from channels.auth import AuthMiddlewareStack
 from channels.db import database_sync_to_async
 from channels.routing import URLRouter
-from channels.testing import WebsocketCommunicator
 from django.test import Client
 
 from lockviz.library import saving
 from lockviz.models import Visibility
 from lockviz.routing import websocket_urlpatterns
+from tests.communicator import WebsocketCommunicator
 from tests.lockviz.library.helpers import teacher, teachers_run
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]

@@ -9,7 +9,6 @@ import time
 import pytest
 from channels.db import database_sync_to_async
 from channels.routing import URLRouter
-from channels.testing import WebsocketCommunicator
 from django.test import Client
 from django.test.utils import override_settings
 
@@ -21,6 +20,7 @@ from lockviz.ops import metrics
 from lockviz.routing import websocket_urlpatterns
 from lockviz.runs import admission
 from lockviz.teaching import rooms
+from tests.communicator import WebsocketCommunicator
 from tests.conftest import browser_of, builtin_json
 
 HTMX = {"HTTP_HX_REQUEST": "true"}

@@ -8,7 +8,6 @@ import json
 import pytest
 from channels.db import database_sync_to_async
 from channels.routing import URLRouter
-from channels.testing import WebsocketCommunicator
 from django.core.cache import cache
 from django.test.utils import override_settings
 
@@ -17,6 +16,7 @@ from lockviz.models import Run
 from lockviz.routing import websocket_urlpatterns
 from lockviz.shares import sockets
 from lockviz.teaching import rooms
+from tests.communicator import WebsocketCommunicator
 from tests.conftest import builtin_json
 
 app = URLRouter(websocket_urlpatterns)

@@ -8,13 +8,13 @@ import json
 import pytest
 from channels.routing import URLRouter
 from channels.sessions import SessionMiddlewareStack
-from channels.testing import WebsocketCommunicator
 from django.test import Client
 from django.test.utils import override_settings
 
 from lockviz.models import ROOM_ALPHABET, Room
 from lockviz.routing import websocket_urlpatterns
 from lockviz.teaching import codes, rooms
+from tests.communicator import WebsocketCommunicator
 
 app = SessionMiddlewareStack(URLRouter(websocket_urlpatterns))
 GUESSER = "10.66.0.1"

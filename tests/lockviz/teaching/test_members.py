@@ -9,7 +9,6 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.routing import URLRouter
 from channels.sessions import SessionMiddlewareStack
-from channels.testing import WebsocketCommunicator
 from django.core import signing
 from django.test import Client
 from django.test.utils import override_settings
@@ -17,6 +16,7 @@ from django.test.utils import override_settings
 from lockviz.models import Member, Poll, Room, Vote
 from lockviz.routing import websocket_urlpatterns
 from lockviz.teaching import members, rooms
+from tests.communicator import WebsocketCommunicator
 from tests.lockviz.consumers.test_rooms import browser
 from tests.lockviz.teaching.test_rooms import join, open_room
 
