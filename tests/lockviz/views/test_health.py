@@ -165,7 +165,7 @@ def asgi_get(path: str, peer: str, headers: list[tuple[bytes, bytes]]) -> dict[s
     communicator = HttpCommunicator(application, "GET", path, headers=headers)
     communicator.scope["client"] = (peer, 40000)
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, communicator.get_response()).result()
+        return pool.submit(asyncio.run, communicator.get_response(timeout=10)).result()
 
 
 @pytest.mark.django_db(transaction=True)
