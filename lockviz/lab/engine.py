@@ -56,7 +56,7 @@ log = logging.getLogger(__name__)
 
 DRAIN_MARGIN_MS = 5_000
 ENDING_DRAIN_S = 0.5  # an ended run waits this long for commands in flight, not for their waits
-WATCHERS_SETTLE_S = 2.0  # and at most this long for a watcher's decision (ZooKeeper's dump)
+WATCHERS_SETTLE_S = 2.0  # and at most this long for the watchers to catch up (a dump, a poll)
 ENDS = ("run_finished", "run_failed")  # the last event of a run: nothing is kept after it
 
 
@@ -453,7 +453,8 @@ class RunEngine:
         deadline = time.monotonic() + wait_s
         for client in lab.clients.values():
             client.wait_idle(max(0.0, deadline - time.monotonic()))
+        idle_ns = time.monotonic_ns()
         time.sleep(0.05)  # late notifications from the servers' observers
         settle = time.monotonic() + WATCHERS_SETTLE_S
-        while any(w.deciding for w in lab.watchers) and time.monotonic() < settle:
-            time.sleep(0.02)  # a watcher still asking the server what it decided
+        while not all(w.caught_up(idle_ns) for w in lab.watchers) and time.monotonic() < settle:
+            time.sleep(0.02)  # a watcher still asking a server (or polling it) what it decided

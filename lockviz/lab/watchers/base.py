@@ -66,12 +66,11 @@ class Watcher(ABC):
     def running(self) -> bool:
         return self._thread.is_alive()
 
-    @property
-    def deciding(self) -> bool:
-        """Whether the server told of a change this watcher has not recorded yet (it is asking
-        what the change was): a run's end waits for it, so the change is told before the
-        verdict. None by default: most record what they are told as they are told it."""
-        return False
+    def caught_up(self, since_ns: int) -> bool:
+        """Whether what the server decided before ``since_ns`` (CLOCK_MONOTONIC) is recorded:
+        a run's end waits for it (lockviz.lab.engine), so the story has it before the verdict.
+        True by default: a watcher the server tells at once records as it is told."""
+        return True
 
     def ready(self) -> None:
         """Called by :meth:`watch` once it is watching (the server is reachable again)."""

@@ -42,6 +42,12 @@ class LockTableWatcher(ServerWatcher):
     def init_state(self) -> None:
         self.held: dict[tuple[int, int], str] = {}  # (backend pid, key) -> holder's name
         self.lost_ns: int | None = None  # when the connection to the server was lost
+        self.polled_ns = 0  # when the last poll that completed began
+
+    def caught_up(self, since_ns: int) -> bool:
+        # A poll that began after ``since_ns`` has seen what went before it; a server that is
+        # down had its locks reported gone already.
+        return self.polled_ns >= since_ns or self.lost_ns is not None or not self.running
 
     def watch(self) -> None:
         with connect(
@@ -75,3 +81,4 @@ class LockTableWatcher(ServerWatcher):
             if (pid, key) not in now:
                 self.record(self.name, "deleted", {"key": key, "holder": holder}, t_ns)
         self.held = now
+        self.polled_ns = t_ns

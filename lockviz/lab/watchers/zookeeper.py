@@ -90,11 +90,11 @@ class NodeWatcher(Watcher):
             client.stop()
             client.close()
 
-    @property
-    def deciding(self) -> bool:
-        # A node went: whose delete it was takes the server's session list (``dump``), a
-        # round trip to the JVM that a loaded machine answers in hundreds of milliseconds.
-        return self._fired != self._handled
+    def caught_up(self, since_ns: int) -> bool:
+        # Not while a node that went is being asked about: whose delete it was takes the
+        # server's session list (``dump``), a round trip to the JVM that a loaded machine
+        # answers in hundreds of milliseconds.
+        return self._fired == self._handled
 
     def _follow(self, client: KazooClient) -> None:
         fired_ns: list[int] = []

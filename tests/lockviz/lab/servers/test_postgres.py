@@ -81,6 +81,33 @@ def test_kill_takes_every_backend_with_the_postmaster_and_a_restart_keeps_tokens
     assert not procs.alive(pg.pooler.pid)
 
 
+def test_the_observer_has_caught_up_once_a_poll_begun_after_a_moment_has_seen_it() -> None:
+    """PostgreSQL tells nobody: the observer polls. A run's end waits until it has caught up
+    with the moment the clients went idle, so a lock released just before is in the story."""
+    seen: list[str] = []
+    with LocalLab().servers(["pg-1"]) as servers:
+        pg = servers["pg-1"]
+        watcher = LockTableWatcher(
+            pg.host, pg.port, "pg-1", lambda a, k, d, t=None: seen.append(k),
+            password=pg.password,
+        )  # fmt: skip
+        watcher.start()
+        lock = PostgresLock(pg.connect(application_name="alice"), 7, owner="alice")
+        try:
+            assert lock.acquire() is not None
+            wait_until(lambda: len(watcher.held) == 1, 10, "the watcher seeing the lock")
+            lock.release()
+            since = time.monotonic_ns()
+            wait_until(lambda: watcher.caught_up(since), 10, "the watcher catching up")
+            assert seen == ["deleted"]  # caught up: the release is recorded already
+            pg.kill()  # a server down: its locks died with it, nothing more to wait for
+            later = time.monotonic_ns() + 10**12
+            wait_until(lambda: watcher.caught_up(later), 10, "the watcher seeing it down")
+        finally:
+            lock.close()
+            watcher.stop()
+
+
 def test_the_observer_reports_who_held_each_lock_that_disappears() -> None:
     seen: list[tuple[str, str, dict[str, Any]]] = []
     with LocalLab().servers(["pg-1"]) as servers:

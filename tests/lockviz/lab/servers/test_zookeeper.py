@@ -131,9 +131,9 @@ def test_the_watcher_tells_expiry_from_release_and_outlives_a_server_restart() -
             watcher.stop()
 
 
-def test_the_watcher_says_it_is_deciding_until_a_gone_node_is_recorded() -> None:
+def test_the_watcher_is_not_caught_up_until_a_gone_node_is_recorded() -> None:
     """A node's going is told only once the watcher has asked the server whose delete it was:
-    until it has recorded it, ``deciding`` says so (a run's end waits for it)."""
+    until it has recorded it, it is not ``caught_up`` (a run's end waits for it)."""
     with LocalLab().servers(["zk-1"]) as servers:
         zk = servers["zk-1"]
         recording, go_on = threading.Event(), threading.Event()
@@ -151,12 +151,12 @@ def test_the_watcher_says_it_is_deciding_until_a_gone_node_is_recorded() -> None
         try:
             assert alice.acquire() is not None
             wait_for(lambda: any(n.startswith("alice.") for n in watcher.known), 5)
-            assert not watcher.deciding
+            assert watcher.caught_up(time.monotonic_ns())
             assert alice.release() is True
             assert recording.wait(5)
-            assert watcher.deciding and seen == []
+            assert not watcher.caught_up(time.monotonic_ns()) and seen == []
             go_on.set()
-            wait_for(lambda: seen == ["deleted"] and not watcher.deciding, 5)
+            wait_for(lambda: seen == ["deleted"] and watcher.caught_up(time.monotonic_ns()), 5)
         finally:
             go_on.set()
             alice.close()
