@@ -50,7 +50,8 @@ def told(page: Any, press: Callable[[], None], headline: str, tries: int = 3) ->
     """Press a button that starts a live run (``press``), wait on its page for the final
     headline, and return the run's id once that headline says ``headline``. A run that says
     the machine fell behind (inconclusive: a loaded test machine) is pressed again, up to
-    ``tries`` times, as the engine's own tests do; any other ending must be ``headline``."""
+    ``tries`` times, as the engine's own tests do; any other ending must be ``headline``.
+    ``press`` is called again from the page of the run before: it goes where its button is."""
     said = ""
     for _ in range(tries):
         press()
