@@ -10,9 +10,6 @@
 // faultControls(root) -> {show(name), toggle(name, anchor), setLive(on, ended), live}; a page
 // without controls (someone watching another's run) uses NO_CONTROLS.
 
-/** The statuses after which a run takes no more clicks. */
-export const ENDED = new Set(["finished", "failed"]);
-
 /** Someone watching another's session has no controls, but the same live diagram. */
 export const NO_CONTROLS = { show() {}, toggle() {}, setLive() {}, live: false };
 

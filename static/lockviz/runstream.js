@@ -17,6 +17,9 @@ import { dataOf, socketUrl } from "./sockets.js";
 
 /** The statuses of a run that has ended, one way or another. */
 export const SETTLED = new Set(["finished", "failed", "interrupted", "cancelled"]);
+/** The statuses of a run that played to its end (its last event is run_finished or run_failed);
+ * it takes no more clicks. */
+export const ENDED = new Set(["finished", "failed"]);
 const SHARE_RETRY_MS = 30_000; // a stream refused for its address's share (4429) waits this long
 const FINISHED_WAIT_MS = 12_000; // a finished run's last event: past a resume's 5 s and a reconnect
 

@@ -27,7 +27,7 @@ import { Question } from "../lesson-question.js";
 import { pageData } from "../page-data.js";
 import { mark } from "../progress.js";
 import { presenter } from "../presenter.js";
-import { openStream, SETTLED } from "../runstream.js";
+import { ENDED, openStream, SETTLED } from "../runstream.js";
 import { pageTitle, tell } from "../showing.js";
 import { startSite } from "../site.js";
 import { Telling } from "../telling.js";
@@ -135,7 +135,7 @@ function startWalkthrough(data) {
   }
 
   async function withTheEnd() {
-    if (hasEnd() || !["finished", "failed"].includes(status)) return;
+    if (hasEnd() || !ENDED.has(status)) return;
     const after = events.reduce((most, e) => Math.max(most, e.seq), 0);
     try {
       for (const ev of await allEvents([], `${data.events_url}?after=${after}`)) {

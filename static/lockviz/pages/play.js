@@ -6,10 +6,10 @@
 // Exports `session` {diagram} while a session is shown (the browser tests read it).
 
 import { LockDiagram } from "../diagram/diagram.js";
-import { ENDED, NO_CONTROLS, faultControls } from "../fault-controls.js";
+import { NO_CONTROLS, faultControls } from "../fault-controls.js";
 import { pageData } from "../page-data.js";
 import { presenter } from "../presenter.js";
-import { openStream } from "../runstream.js";
+import { ENDED, openStream } from "../runstream.js";
 import { pageTitle, tell } from "../showing.js";
 import { startSite } from "../site.js";
 

@@ -8,10 +8,10 @@
 
 import { LockDiagram } from "../diagram/diagram.js";
 import { startExports } from "../export.js";
-import { ENDED, faultControls } from "../fault-controls.js";
+import { faultControls } from "../fault-controls.js";
 import { pageData } from "../page-data.js";
 import { presenter } from "../presenter.js";
-import { openStream, SETTLED } from "../runstream.js";
+import { ENDED, openStream, SETTLED } from "../runstream.js";
 import { durationOf } from "../schedule.js";
 import { pageTitle, tell } from "../showing.js";
 import { startSite } from "../site.js";
