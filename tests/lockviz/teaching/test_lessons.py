@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -129,6 +130,32 @@ def test_the_redis_lessons_have_their_own_takeaway_and_checkpoints() -> None:
     fenced = builtin()["gc-pause-fenced"]
     write = fenced.steps[5]
     assert write.do == "write" and write.client == "alice" and "storage" in write.ask.question
+
+
+RECORDED = Path(__file__).parents[2] / "browser" / "data" / "runs"  # a real run of each built-in
+
+
+def test_every_lesson_stops_at_least_once_to_ask_before_it_shows() -> None:
+    for item in course():
+        asks = [step.ask for step in item.scenario.steps if step.ask]
+        assert asks, f"{item.slug}: no checkpoint"
+        for ask in asks:
+            assert ask.answer in ask.choices and ask.explain, item.slug
+
+
+def test_every_checkpoint_has_an_outcome_to_show_in_a_real_run_of_its_lesson() -> None:
+    """Answering shows the step's outcome: what the servers did between the step and the next
+    one. In a recorded real run of the lesson (the same script), that is not nothing."""
+    for item in course():
+        run = json.loads((RECORDED / f"{item.slug}.json").read_text())
+        assert same_script(run["scenario"], item) and run["expect_met"], item.slug
+        starts = {e["index"]: n for n, e in enumerate(run["events"]) if e["kind"] == "step"}
+        for index, step in enumerate(item.scenario.steps):
+            if not step.ask:
+                continue
+            until = starts.get(index + 1, len(run["events"]))
+            outcome = [e["kind"] for e in run["events"][starts[index] + 1 : until]]
+            assert set(outcome) - {"run_finished"}, (item.slug, index, outcome)
 
 
 def test_same_script_ignores_words_but_not_what_happens() -> None:
