@@ -45,6 +45,15 @@ def test_a_teachers_pages_fit_a_390_px_phone(app_server: AppServer, browser: Any
             " return [w.scrollWidth, w.clientWidth]; }"
         )
         assert wrap[0] > wrap[1]  # the diagram scrolls sideways inside
+        # The course's lesson cards give their words the phone's width: the Start button goes
+        # under them (found at 390 px: number, words and button side by side left the words
+        # a 90 px column, and the page 32,000 px tall).
+        page.goto(app_server.url + "/lessons/")
+        widths = page.evaluate(
+            "() => [...document.querySelectorAll('.course .lesson')].map(card =>"
+            " [card.querySelector('.body').clientWidth, card.clientWidth])"
+        )
+        assert widths and all(body >= 0.6 * card for body, card in widths), widths[:3]
         page.goto(app_server.url + "/library/")
         tables = page.evaluate(WIDE)
         assert tables and all(inner > outer for inner, outer in tables)  # they scroll inside

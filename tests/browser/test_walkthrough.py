@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -126,6 +127,8 @@ def test_the_lessons_index_lists_the_lessons_in_course_order(
     assert modules.first.text_content().strip().endswith("Single Redis")
     assert modules.last.text_content().strip().endswith("What the storage checks")
     assert page.locator("#module-redis .minutes").first.text_content().startswith("about ")
+    said = page.locator("#module-redis .module-head .meta").inner_text().strip()
+    assert re.search(r"\d+ lessons$", said), said  # no "·" before a progress not made yet
     first = items.first
     assert first.locator(".number").text_content() == "1"
     assert first.locator(".minutes").text_content().endswith("min")
