@@ -26,6 +26,18 @@ def test_index_lists_every_builtin_scenario(client: Client) -> None:
         assert escape(s.title) in page
 
 
+def test_the_index_leads_to_each_lock_services_scenarios_from_its_top(client: Client) -> None:
+    """46 cards are a long page (37,000 px on a phone): a list at the top jumps to each
+    service's section, and says how many scenarios it has."""
+    page = client.get("/").content.decode()
+    headings = re.findall(r'<h2 class="backend-heading" id="(backend-[a-z]+)"', page)
+    nav = page.split('<nav class="backend-nav"', 1)[1].split("</nav>", 1)[0]
+    assert re.findall(r'href="#(backend-[a-z]+)"', nav) == headings and len(headings) >= 5
+    redis = sum(s.backend == "redis" for s in builtin().values())
+    counted = rf'href="#backend-redis">Single Redis node</a> <span class="count">\({redis}\)'
+    assert re.search(counted, nav), nav
+
+
 @pytest.mark.live
 def test_posting_the_form_runs_the_scenario_live_with_fencing_off(client: Client) -> None:
     for _ in range(3):  # a machine that fell behind says so (inconclusive): play it again
