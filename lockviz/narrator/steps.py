@@ -77,11 +77,14 @@ def setup(scenario: Mapping[str, object]) -> str:
     who = ", ".join(clients[:-1]) + f" and {clients[-1]}" if len(clients) > 1 else "".join(clients)
     kind = scenario.get("storage") or ("fenced" if scenario.get("fencing", True) else "plain")
     checks = _SETUP_STORAGE.get(str(kind), "the storage does not check tokens")
+    alone = len(clients) == 1
     if service is not None and not service.lock:
-        return f"{who} write to one storage with no lock at all; {checks}."
+        write = "writes" if alone else "write"
+        return f"{who} {write} to one storage with no lock at all; {checks}."
     leased = scenario.get("variant") != "no_ttl" and scenario.get("backend") != "postgres"
     lease = f", with a lease of {duration(scenario.get('ttl_ms'))}" if leased else ""
-    return f"{who} share one lock on {on}{lease}; {checks}."
+    takes = "takes a lock" if alone else "share one lock"
+    return f"{who} {takes} on {on}{lease}; {checks}."
 
 
 _SETUP_STORAGE = {  # what the storage checks, as a scenario's setting says it

@@ -298,6 +298,14 @@ def test_the_setup_and_a_checkpoint_never_tell_the_outcome() -> None:
     assert step["say"] not in words["text"] and step["ask"]["question"] in words["text"]
 
 
+def test_the_setup_of_one_client_says_it_takes_the_lock_not_that_it_shares_it() -> None:
+    alone = json.loads((RUNS / "redlock-happy.json").read_text())["scenario"]
+    assert alone["clients"] == ["alice"]
+    assert setup(alone).startswith("alice takes a lock on Redlock (5 nodes), with a lease of 3 s")
+    assert setup({**alone, "backend": "none"}).startswith("alice writes to one storage")
+    assert setup({**alone, "backend": "none", "clients": ["a", "b"]}).startswith("a and b write")
+
+
 def test_each_damaging_write_links_to_its_moment() -> None:
     run = json.loads((RUNS / "gc-pause-unfenced.json").read_text())
     [found] = damage(run["verdict"])
