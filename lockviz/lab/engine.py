@@ -310,7 +310,12 @@ class RunEngine:
         late_client = (late.index, late.client) if late.client and late.index is not None else None
         with self._lock:
             moments = [(late.due_ms, late.what), *late.pending]
-            crossing = self.story.crossing(moments, late.late_ms, TOLERANCE_MS, late_client)
+            if late.began_ms is None:
+                crossing = self.story.crossing(moments, late.late_ms, TOLERANCE_MS, late_client)
+            else:  # the step itself as late as it began; what is pending as late as it is done
+                crossing = self.story.crossing(
+                    moments[:1], late.began_ms, TOLERANCE_MS, late_client
+                ) or self.story.crossing(moments[1:], late.late_ms, TOLERANCE_MS, late_client)
             if crossing is None and late.until_ms is not None:  # not done yet when a fault came
                 still = late.until_ms - late.due_ms
                 crossing = self.story.crossing(moments[:1], still, 0.0, late_client)
@@ -419,6 +424,7 @@ class RunEngine:
         said = {k: v for k, v in done.items() if k != "ask"}
         t_ns = time.monotonic_ns()
         self.record("lab", "step", {"index": index, **said, **timing}, t_ns)
+        began_ns = time.monotonic_ns()
         if not step.command:
             lab.apply(step)
             client = lab.clients.get(step.client or "")
@@ -426,20 +432,24 @@ class RunEngine:
                 client.fault_landed()  # a frozen client's delay is as it was when it froze
         elif refused := lab.clients[step.client or ""].send(done, index):
             self.record(step.client or "lab", "step_refused", {"index": index, "why": refused})
-        self._held_back(index, step, time.monotonic_ns())
+        self._held_back(index, step, began_ns, time.monotonic_ns())
 
-    def _held_back(self, index: int, step: Step, t_ns: int) -> None:
+    def _held_back(self, index: int, step: Step, began_ns: int, t_ns: int) -> None:
         """The step is done (at ``t_ns``) well after the schedule let it begin: the machine
-        stalled the engine in between (storing the shift that came first, say). Its lateness
-        as done shifts the rest, or the next step would come too soon after it (a pause 20 ms
-        after the acquire it was scripted 300 ms after, that alice had no time to run)."""
+        stalled the engine in between (storing the shift that came first, say), or doing it
+        took that long (a server's restart waits until it answers again). Its lateness as done
+        shifts the rest, or the next step would come too soon after it (a pause 20 ms after
+        the acquire it was scripted 300 ms after, that alice had no time to run). The step's
+        own moment is when the lab began it (``began_ns``): what ends while a restart is under
+        way (bob's poll granted by the server coming back) is not a moment it moved across."""
         due = self.schedule.due_ms()
         if due is None:
             return
         late_ms = (t_ns - self._t0_ns) / 1e6 - due
         if late_ms > TOLERANCE_MS:
             what = f"step {index + 1} ({step.do}), as the lab did it"
-            self.timeline.late_elsewhere(what, index, due, late_ms, "")
+            began_ms = max(0.0, (began_ns - self._t0_ns) / 1e6 - due)
+            self.timeline.late_elsewhere(what, index, due, late_ms, "", began_ms=began_ms)
 
     def _drain(self, lab: Provisioned) -> None:
         """Let every client finish what it was told (a frozen one is thawed by now); a run that

@@ -55,6 +55,7 @@ class Late:
     pending: tuple[tuple[float, str], ...]  # (due on the run's clock before the shift, what)
     client: str = ""  # the client that began its command late (not an action of a schedule)
     until_ms: float | None = None  # the late command was still not done then (a fault came)
+    began_ms: float | None = None  # how late the action began, when doing it took the rest
 
 
 class Timeline:
@@ -114,12 +115,14 @@ class Timeline:
         late_ms: float,
         client: str,
         until_ms: float | None = None,
+        began_ms: float | None = None,
     ) -> None:
         """Something the schedule started began late outside it (``client``'s process took its
         command ``late_ms`` after it could have, or was held up that long as it ran it):
         beyond the tolerance, shift what is pending by that much, so the rest keeps its
         intervals to when it really began. ``until_ms``: the command was still not done then
-        (a fault was about to be done to its client)."""
+        (a fault was about to be done to its client). ``began_ms``: the lab began the action
+        that much late, and doing it (a server's restart) took the rest of ``late_ms``."""
         if self.tolerance_ms is None or late_ms <= self.tolerance_ms:
             return
         with self._lock:
@@ -136,6 +139,7 @@ class Timeline:
                 tuple((d, e.what) for d, e in pending),
                 client=client,
                 until_ms=until_ms,
+                began_ms=began_ms,
             )
         if self.on_late is not None:
             self.on_late(shifted)
