@@ -4,6 +4,10 @@ Lateness is forced honestly: a step made slow in the engine's own thread (as a b
 would leave it), a client process stopped by SIGSTOP from outside the lab (as a machine too busy
 to run it would), and, in tests/lockviz/management/test_run_scenario.py, the whole engine process
 stopped, and a real CPU hog.
+
+One module past the usual ~300 lines, on purpose: each way a machine makes a run late is a case
+here, on the same helpers (a stalled engine, a client or server stopped from outside), and read
+together they are the account docs/fidelity.md and docs/reliability.md give.
 """
 
 from __future__ import annotations
