@@ -248,6 +248,25 @@ def test_a_lesson_on_a_720p_projector_leaves_the_diagram_60_percent(
     close_clean(page, "presenter-lesson-1280x720.png")
 
 
+def test_an_early_checkpoint_on_a_720p_projector_shows_its_moment_above_the_question(
+    app_server: AppServer, browser: Any
+) -> None:
+    """Found on redlock-two-down: a checkpoint 0.4 s into the run. The page kept the moment in
+    view before the question made the telling's band taller; the band then covered it, and the
+    room saw the question over nothing but the lifelines' heads."""
+    page = presenter_page(browser, 1280, 720)
+    page.goto(app_server.url + "/lessons/contention/")
+    page.get_by_role("button", name="Start the lesson on live servers").click()
+    page.wait_for_url("**/lessons/contention/?run=*")
+    page.locator("#live[data-status=finished]").wait_for(timeout=40_000)
+    jump_to_question(page, "Alice holds the lock.")  # bob's acquire, 0.3 s in
+    telling = page.locator("#telling").bounding_box()
+    current = page.locator("svg#diagram g.narration.current text.say-short").bounding_box()
+    above = current and current["y"] >= 0 and current["y"] + current["height"] <= telling["y"]
+    assert above, (current, telling)
+    close_clean(page, "presenter-early-checkpoint-1280x720.png")
+
+
 def visible_height(page: Any, selector: str) -> float:
     box = page.locator(selector).bounding_box()
     return min(720, box["y"] + box["height"]) - max(0, box["y"])

@@ -240,7 +240,6 @@ function startWalkthrough(data) {
     const ev = events[pos];
     diagram.showUpTo(ev.seq);
     const found = diagram.highlight(ev.seq);
-    if (found.length) keepInView(found[0]);
     const stepP = told.stepBefore(pos);
     const stepCount = steps.length;
     ui.position.textContent =
@@ -262,6 +261,8 @@ function startWalkthrough(data) {
     ui.next.disabled = ui.nextSay.disabled = pos === last();
     ui.next.setAttribute("aria-disabled", String(blocked(pos)));
     ui.nextSay.setAttribute("aria-disabled", String(blocked(pos)));
+    // Once the telling shows what it says here: a checkpoint's question makes its band taller.
+    if (found.length) keepInView(found[0]);
   }
 
   // The current event on screen: scrolled vertically only (never sideways, where the clients
