@@ -204,13 +204,13 @@ def test_a_free_play_fork_runs_as_prefilled_and_opens_where_it_parts(
                  >= document.getElementById('lanes-tools').getBoundingClientRect().bottom"""
         )
         assert page.locator(".lane svg .lifeline-header").first.bounding_box()["y"] < 720
-        page.locator(".lane[data-done]").nth(1).wait_for(timeout=40_000)
+        both_verdicts_in(page)
         assert_side_by_side_and_readable(page)
         # On the projector too: the same two lanes side by side, every word at least 12 px.
         page.evaluate("localStorage.setItem('lockviz-presenter', '1')")
         page.reload()
         page.wait_for_function("() => document.documentElement.classList.contains('presenter')")
-        page.locator(".lane[data-done]").nth(1).wait_for(timeout=40_000)
+        both_verdicts_in(page)
         assert_side_by_side_and_readable(page)
         page.screenshot(path=str(ROOT / "screenshots" / "fork-beside-original-1280x720.png"))
         assert errors == []
@@ -218,12 +218,25 @@ def test_a_free_play_fork_runs_as_prefilled_and_opens_where_it_parts(
         context.close()
 
 
+def both_verdicts_in(page: Any) -> None:
+    """Both lanes done, and then each one's verdict, fetched once it is done (ci23: read as
+    the second came, the lanes were measured 1.6 px apart, one before it and one after)."""
+    page.locator(".lane[data-done]").nth(1).wait_for(timeout=40_000)
+    page.wait_for_function("() => !document.querySelector('.lane-summary.pending')")
+
+
 def assert_side_by_side_and_readable(page: Any) -> None:
     """Both lanes of a fork and its original on a 1280 px screen, side by side, neither cut,
     and no word in either diagram drawn smaller than 12 px."""
     lanes = page.locator(".lane")
-    svgs = [lanes.nth(n).locator("svg").bounding_box() for n in range(2)]
-    assert abs(svgs[0]["y"] - svgs[1]["y"]) < 1
+    # Read in one go: a lane's head grows when its verdict comes, and both lanes move with it.
+    svgs = page.evaluate(
+        """() => [...document.querySelectorAll('.lane svg')].slice(0, 2).map((svg) => {
+             const r = svg.getBoundingClientRect();
+             return {x: r.x, y: r.y, width: r.width, height: r.height};
+           })"""
+    )
+    assert abs(svgs[0]["y"] - svgs[1]["y"]) < 1, svgs
     assert svgs[1]["x"] >= svgs[0]["x"] + svgs[0]["width"]
     assert svgs[0]["x"] >= 0 and svgs[1]["x"] + svgs[1]["width"] <= 1280 + 0.5
     assert page.evaluate("document.documentElement.scrollWidth") <= 1280
