@@ -5,6 +5,8 @@
     │   ├── ScenarioError      a scenario, or a click's step, that cannot be run
     │   │                      (lockviz.scenarios.schema)
     │   ├── ImportRefused      a file that cannot be imported (lockviz.runs.imports)
+    │   ├── JsonRefused        JSON text from outside that is too big, too deep or holds a
+    │   │                      number that is not one (lockviz.jsontext)
     │   ├── RoomRefused        what a room will not take (lockviz.teaching.rooms)
     │   └── PlanRefused        a lecture plan that cannot be kept: each problem names its
     │                          item (lockviz.teaching.plans)
@@ -54,6 +56,11 @@ class ScenarioError(Invalid):
 
 class ImportRefused(Invalid):
     """A file that cannot be imported; ``problems`` name each offending field."""
+
+
+class JsonRefused(Invalid):
+    """JSON text from outside the app that is not read: too big, nested too deep, not JSON, or
+    holding a number that is not a finite one (lockviz.jsontext); the problem names where."""
 
 
 class RoomRefused(Invalid):

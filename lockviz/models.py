@@ -230,11 +230,26 @@ class Member(models.Model):
     name = models.CharField(max_length=40, blank=True)
     address = models.CharField(max_length=45, blank=True)  # it joined from (lockviz.shares)
     joined = models.DateTimeField(auto_now_add=True)
-    connections = models.IntegerField(default=0)  # its follow pages open now
     removed = models.BooleanField(default=False)  # by the presenter: it may not come back
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["room", "browser"], name="one_member")]
+
+
+def new_presence_id() -> str:
+    return secrets.token_hex(8)
+
+
+class Presence(models.Model):
+    """One live connection of a member's page to its room's stream: a member is present while
+    it has one (lockviz.teaching.rooms.present). Not a counter: the stream deletes its own row
+    however it ends (lockviz.consumers.stream), and the rows of an app process that died with
+    streams open are removed by the keeper (lockviz.runs.recovery), by the ``process`` named."""
+
+    id = models.CharField(primary_key=True, max_length=16, default=new_presence_id)
+    member = models.ForeignKey(Member, on_delete=models.CASCADE, related_name="presences")
+    process = models.CharField(max_length=100, db_index=True)  # recovery.process_id()
+    opened = models.DateTimeField(auto_now_add=True)
 
 
 class Poll(models.Model):

@@ -9,7 +9,9 @@ the presenter only, ``{"type": "tally", ...}`` and ``{"type": "present", ...}``.
 page (lockviz.teaching.members: it joined) counts as present while it is connected. Nothing a
 client sends is understood: answers are POSTed (lockviz.views.rooms), so they go through the
 same checks as every form; a client that sends more than :data:`MAX_MESSAGE` bytes (closed with
-1009) or more than :data:`MAX_MESSAGES` messages in :data:`LISTEN_S` (4429) is cut off.
+4009) or more than :data:`MAX_MESSAGES` messages in :data:`LISTEN_S` (4429) is cut off. Whatever
+ends a stream, what it held (its address's stream, its member's presence, its place in the
+audience, the gauge) is given back (lockviz.consumers.stream).
 
 A follower never runs ahead of the presenter: the events of a lesson or a replay the presenter
 walks through come on this stream, ``{"type": "events", "run": id, "upto": seq, "events":
@@ -30,14 +32,15 @@ misses, is closed with 4429 and the sentence that says which.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import time
 from collections import deque
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncWebsocketConsumer
 
-from lockviz import accounts
+from lockviz import accounts, jsontext
+from lockviz.consumers.stream import FORBIDDEN, GONE, NOT_FOUND, TOO_BIG, Stream
 from lockviz.audience import Now, audience
 from lockviz.broadcast import EventMessage, Message
 from lockviz.errors import TooMany
@@ -46,16 +49,14 @@ from lockviz.models import Member, Room, Run
 from lockviz.narrator import Told
 from lockviz.ops import metrics
 from lockviz.shares import SOCKET_REFUSED, address_in
-from lockviz.shares.sockets import Counted
 from lockviz.teaching import codes, control, members, reveals, rooms
 
 MAX_MESSAGE = 1024  # bytes: nothing a client sends is read, so nothing needs more
+FRAME_BYTES = 1024 * 1024  # a room's frame, from the channel layer (lockviz.broadcast)
 MAX_MESSAGES, LISTEN_S = 10, 10.0  # more than this many messages in this long: cut off
 
 
-class RoomConsumer(Counted, AsyncWebsocketConsumer):
-    # No layer channel of its own (lockviz.audience): Channels checks for None.
-    channel_layer_alias = None  # type: ignore[assignment]
+class RoomConsumer(Stream):
     room: Room | None = None
 
     async def connect(self) -> None:
@@ -77,36 +78,45 @@ class RoomConsumer(Counted, AsyncWebsocketConsumer):
             await self.refuse(refused.message, SOCKET_REFUSED)
             return
         if self.room is None:  # no such room, or not this browser's (closed, removed, stopped)
-            await self.refuse(codes.no_room(code), 4404)
+            await self.refuse(codes.no_room(code), NOT_FOUND)
             return
         self.browser, self.member = browser, await database_sync_to_async(self._member)()
         await self.accept()
-        metrics.viewers("room", +1)  # and -1 in disconnect: every found room's stream counts
+        metrics.viewers("room", +1)  # every found room's stream counts
+        await self.hold(self._ungauge)
         self.presenter = bool(self.browser) and self.browser == self.room.presenter
         if self.presenter:
             await database_sync_to_async(control.seen)(self.room)
-        self.groups_joined = [rooms.group(self.room)]
+        groups = [rooms.group(self.room)]
         if self.presenter:
-            self.groups_joined.append(rooms.presenter_group(self.room))
-        for name in self.groups_joined:
+            groups.append(rooms.presenter_group(self.room))
+        for name in groups:
+            await self.hold(functools.partial(self._leave, name))
             await audience().join(name, self)
         first = await database_sync_to_async(self._now)()
         await self.send(text_data=json.dumps(first))
         if not self.presenter:
             await self._events_to(first["state"])
         if not self.presenter and self.member is not None:  # present: a member who joined
-            await database_sync_to_async(rooms.connected)(self.room, self.member.browser, +1)
-            self.counted = True
+            await self.hold(database_sync_to_async(self._absent))
+            await database_sync_to_async(self._present)()
 
-    async def disconnect(self, code: int) -> None:
-        await self.give_share()
-        if self.room is None or not hasattr(self, "groups_joined"):
-            return
+    async def _ungauge(self) -> None:
         metrics.viewers("room", -1)
-        for name in self.groups_joined:
-            audience().leave(name, self)
-        if getattr(self, "counted", False) and self.member is not None:
-            await database_sync_to_async(rooms.connected)(self.room, self.member.browser, -1)
+
+    async def _leave(self, group: str) -> None:
+        audience().leave(group, self)
+
+    def _present(self) -> None:
+        """This page's live connection: its member is present while it lasts."""
+        assert self.room is not None and self.member is not None
+        self.presence = rooms.arrived(self.room, self.member)
+
+    def _absent(self) -> None:
+        """On the database's thread, after :meth:`_present` however the stream ended."""
+        presence, self.presence = getattr(self, "presence", ""), ""
+        if presence and self.room is not None:
+            rooms.left(self.room, presence)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """Nothing sent is understood; a client that sends big or often is cut off."""
@@ -116,7 +126,7 @@ class RoomConsumer(Counted, AsyncWebsocketConsumer):
         while self.heard and self.heard[0] < now - LISTEN_S:
             self.heard.popleft()
         if size > MAX_MESSAGE:
-            await self.close(code=1009)  # "message too big"
+            await self.close(code=TOO_BIG)
         elif len(self.heard) > MAX_MESSAGES:
             await self.refuse(
                 f"more than {MAX_MESSAGES} messages in {LISTEN_S:g} s: this stream only speaks",
@@ -133,15 +143,17 @@ class RoomConsumer(Counted, AsyncWebsocketConsumer):
     async def deliver(self, message: Message) -> None:
         """A message to the room (see lockviz.audience.Audience), already serialised."""
         if message["type"] == "frame":
-            frame = json.loads(message["text"])
+            frame = jsontext.loads(message["text"], max_bytes=FRAME_BYTES, where="a room's frame")
+            if not isinstance(frame, dict):
+                return
             if frame.get("type") == "removed":  # for that member's pages alone
                 if self.member is not None and frame.get("member") == self.member.pk:
                     await self.send(text_data=message["text"])
-                    await self.close(code=4403)
+                    await self.close(code=FORBIDDEN)
                 return
             await self.send(text_data=message["text"])
             if frame.get("type") == "closed" and not self.presenter:
-                await self.close(code=4410)
+                await self.close(code=GONE)
             elif frame.get("type") == "state" and not self.presenter:  # a task of its own:
                 task = asyncio.ensure_future(self._events_to(frame["state"]))
                 self.tasks.add(task)

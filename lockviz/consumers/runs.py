@@ -44,11 +44,10 @@ from urllib.parse import parse_qs
 
 from autobahn.websocket.protocol import PreparedMessage
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.db.models import F
 
-from lockviz import accounts, broadcast, frames
+from lockviz import accounts, broadcast, frames, jsontext
 from lockviz.audience import Now, audience
 from lockviz.broadcast import EventMessage, Message
 from lockviz.frames import Frame
@@ -58,7 +57,7 @@ from lockviz.models import Run
 from lockviz.narrator import Told
 from lockviz.ops import metrics
 from lockviz.runs.recorder import queue_position
-from lockviz.shares.sockets import Counted
+from lockviz.consumers.stream import BEHIND, NOT_FOUND, Stream
 from lockviz.teaching import reveals
 from lockviz.unsent import unsent
 
@@ -67,12 +66,13 @@ log = logging.getLogger(__name__)
 RESUME_EVERY_S = 0.5  # a viewer's resumes: at most one per this long
 RESUMES = 20  # and at most this many per connection (the page resumes only on a gap)
 PAGE = 500  # events read and sent in one go before the stream lets others' messages through
-BEHIND = 4008  # the close code of a viewer dropped for not reading what it was sent
+FRAME_BYTES = 1024 * 1024  # a live event's frame, from the channel layer (lockviz.broadcast)
 
 
-class RunConsumer(Counted, AsyncWebsocketConsumer):
-    # No layer channel of its own (lockviz.audience): Channels checks for None.
-    channel_layer_alias = None  # type: ignore[assignment]
+class RunConsumer(Stream):
+    """One viewer of one run. What it holds (its address's stream, its place in the audience,
+    the run's watcher count, the viewers gauge) is given back however it ends
+    (lockviz.consumers.stream)."""
 
     async def connect(self) -> None:
         if not await self.take_share():  # one of its address's streams (lockviz.shares)
@@ -93,66 +93,74 @@ class RunConsumer(Counted, AsyncWebsocketConsumer):
         await self.accept()
         after = _read_after(parse_qs(self.scope.get("query_string", b"").decode()).get("after"))
         if isinstance(after, str):
-            await self._error(after)
+            await self.error(after)
             after = 0
         self.sent = after  # the viewer has everything up to here
         # Join first, then catch up: anything published meanwhile is held for us and
         # dropped by seq if the catch-up already delivered it.
         self.holding += 1
         try:
+            self.watching = False  # counted in the run's watchers (a queued run needs one)
+            await self.hold(database_sync_to_async(self._unwatch))
+            await self.hold(self._leave_audience)
             await audience().join(self.group, self)
             # One trip to the database: a class that arrives at once queues on one thread.
             # (Who it is reads the session, which may touch the database: on that thread too.)
-            arrived = await database_sync_to_async(
-                lambda: arrive(self.run_id, after, accounts.in_scope(self.scope))
-            )()
+            arrived = await database_sync_to_async(self._arrive)(after)
             if arrived is None:
-                await self._error(f"there is no run {self.run_id!r}")
-                await self.close(code=4404)
+                await self.error(f"there is no run {self.run_id!r}")
+                await self.close(code=NOT_FOUND)
                 return
+            metrics.viewers("run", +1)
+            await self.hold(self._ungauge)
             run, self.hidden, told = arrived
             self.scenario = run.scenario
-            self.counted = True  # a queued run with nobody watching is cancelled
-            metrics.viewers("run", +1)
             await self._send_status(run.status, await position(run))
             await self._catch_up(after, run, told)
         finally:
             self.holding -= 1
         await self._release_held()
 
-    async def disconnect(self, code: int) -> None:
-        await self.give_share()
-        if getattr(self, "counted", False):
-            metrics.viewers("run", -1)
-            watchers = Run.objects.filter(pk=self.run_id)
-            await database_sync_to_async(watchers.update)(watchers=F("watchers") - 1)
-        if hasattr(self, "group"):
-            audience().leave(self.group, self)
+    async def _leave_audience(self) -> None:
+        audience().leave(self.group, self)
+
+    def _arrive(self, after: int) -> tuple[Run, frozenset[int], list[Told]] | None:
+        arrived = arrive(self.run_id, after, accounts.in_scope(self.scope))
+        self.watching = arrived is not None
+        return arrived
+
+    def _unwatch(self) -> None:
+        """On the database's thread, after :meth:`_arrive` even if the stream was cancelled
+        while it ran there: it counted the watcher, this counts it out."""
+        if self.watching:
+            self.watching = False
+            Run.objects.filter(pk=self.run_id).update(watchers=F("watchers") - 1)
+
+    async def _ungauge(self) -> None:
+        metrics.viewers("run", -1)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        try:
-            message = json.loads(text_data or "")
-        except ValueError:
-            await self._error('messages must be JSON, like {"type": "resume", "after": 12}')
+        message = await self.read(text_data, bytes_data)  # bounded (lockviz.jsontext)
+        if message is None:
             return
         if not isinstance(message, dict) or message.get("type") != "resume":
-            await self._error(
+            await self.error(
                 'unknown message; the only one understood is {"type": "resume", "after": N}'
             )
             return
         after = _read_after([message.get("after")])
         if isinstance(after, str):
-            await self._error(after)
+            await self.error(after)
             return
         now = time.monotonic()
         if self.resumes >= RESUMES:  # a resume re-reads the run: bounded per connection
-            await self._error(
+            await self.error(
                 f"this connection has resumed {RESUMES} times, the most it may; reconnect "
                 "with ?after=N to go on"
             )
             return
         if now - self.last_resume < RESUME_EVERY_S:
-            await self._error(
+            await self.error(
                 f"resume at most once every {RESUME_EVERY_S:g} s; wait and send it again"
             )
             return
@@ -273,17 +281,16 @@ class RunConsumer(Counted, AsyncWebsocketConsumer):
         """A live event's frame, without a withheld checkpoint's narration."""
         if not self.hidden or '"step"' not in text:
             return text
-        frame = json.loads(text)
-        frame["event"] = reveals.event(frame["event"], self.hidden, self.scenario)
-        return json.dumps(frame)
+        frame = jsontext.loads(text, max_bytes=FRAME_BYTES, where="a live event")
+        event = frame.get("event") if isinstance(frame, dict) else None
+        if not isinstance(frame, dict) or not isinstance(event, dict):
+            return text
+        return json.dumps({**frame, "event": reveals.event(event, self.hidden, self.scenario)})
 
     async def _send_status(self, status: str, position: int | None) -> None:
         await self.send(
             text_data=json.dumps({"type": "status", "status": status, "position": position})
         )
-
-    async def _error(self, text: str) -> None:
-        await self.send(text_data=json.dumps({"type": "error", "message": text}))
 
 
 def arrive(
@@ -310,7 +317,7 @@ def _read_after(values: Sequence[object] | None) -> int | str:
         return f"after must be a whole number ≥ 0, not {value!r}"
     try:
         number = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # Infinity: refused by the decoder, too
         return f"after must be a whole number ≥ 0, not {value!r}"
     if number < 0 or str(number) != str(value).strip():
         return f"after must be a whole number ≥ 0, not {value!r}"

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from lockviz import accounts
-from lockviz.errors import ImportRefused, Refusal
+from lockviz import accounts, jsontext
+from lockviz.errors import ImportRefused, JsonRefused, Refusal
 from lockviz.jsontypes import JsonValue
 from lockviz.library import saving
 from lockviz.models import Plan, Run, SavedRun, SavedScenario
@@ -41,6 +41,7 @@ VERSION = 1
 MANIFEST = "library.json"
 MAX_BYTES = 50 * 1024 * 1024
 MAX_ITEMS = 500
+MAX_MANIFEST_BYTES = imports.MAX_BYTES  # library.json: its scenarios and plans are in it
 MAX_PROBLEMS = imports.MAX_PROBLEMS
 
 
@@ -207,9 +208,9 @@ def _manifest(packed: zipfile.ZipFile) -> dict[str, JsonValue]:
         ) from None
     text = _read(packed, info)
     try:
-        manifest = json.loads(text)
-    except ValueError as exc:
-        raise ImportRefused(f"{MANIFEST}: not JSON ({exc})") from None
+        manifest = jsontext.loads(text, max_bytes=MAX_MANIFEST_BYTES, where=MANIFEST)
+    except JsonRefused as exc:
+        raise ImportRefused(exc.problems) from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise ImportRefused(f'{MANIFEST}: format: must be "{FORMAT}"')
     if manifest.get("version") != VERSION:

@@ -20,13 +20,12 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import NoReturn
 
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from lockviz import plaintext
-from lockviz.errors import ImportRefused, ScenarioError
+from lockviz import jsontext, plaintext
+from lockviz.errors import ImportRefused, JsonRefused, ScenarioError
 from lockviz.jsontypes import JsonObject, JsonValue
 from lockviz.lab import events as event_models
 from lockviz.lab.events import EventJson
@@ -93,16 +92,10 @@ def decode(data: bytes | str, where: str = "file") -> JsonValue:
         raise ImportRefused(
             [f"{where}: it is empty; paste or upload a scenario or an exported run"]
         )
-    try:
-        decoded: JsonValue = json.loads(data, parse_constant=_no_constant)
-    except json.JSONDecodeError as exc:
-        raise ImportRefused(
-            [f"{where}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]
-        ) from None
-    except RecursionError:
-        raise ImportRefused([f"{where}: not valid JSON here: it is nested too deeply"]) from None
-    except ValueError as exc:  # NaN, Infinity, an integer of thousands of digits
-        raise ImportRefused([f"{where}: not valid JSON: {exc}"]) from None
+    try:  # depth, NaN, Infinity, an integer of thousands of digits: lockviz.jsontext
+        decoded = jsontext.loads(data, max_bytes=MAX_BYTES, where=where)
+    except JsonRefused as exc:
+        raise ImportRefused(exc.problems) from None
     if "\\u0000" in data or "\x00" in data:  # PostgreSQL stores neither (lockviz.plaintext)
         raise ImportRefused([f"{where}: {plaintext.problem(chr(0), lines=True)}"])
     return _without_lone_surrogates(decoded) if _SURROGATE_ESCAPE.search(data) else decoded
@@ -135,10 +128,6 @@ def _without_lone_surrogates(value: JsonValue) -> JsonValue:
             item[:] = [fix(v) for v in item]
             todo.extend(item)
     return value
-
-
-def _no_constant(name: str) -> NoReturn:
-    raise ValueError(f"{name} is not a JSON number")
 
 
 def _run(data: JsonObject) -> ImportedRun:

@@ -37,7 +37,7 @@ from django.utils import timezone
 from lockviz import broadcast
 from lockviz.lab import events, procs
 from lockviz.labhost import heartbeat
-from lockviz.models import Plan, Run, RunEvent
+from lockviz.models import Plan, Presence, Run, RunEvent
 from lockviz.narrator import narrate
 
 log = logging.getLogger(__name__)
@@ -121,7 +121,20 @@ def recover() -> int:
         interrupt(run, _why(run.host))
     for run in untaken:
         interrupt(run, NO_HOST)
+    _absent_with_their_process()
     return len(orphans) + len(untaken) + len(unwatched)
+
+
+def _absent_with_their_process() -> None:
+    """A room member's presence is its stream's connection (models.Presence): one held by an
+    app process of this machine that is gone (killed with streams open) is gone too."""
+    here = f"{socket.gethostname()}:"
+    processes = Presence.objects.filter(process__startswith=here).values_list("process")
+    for process in {p for (p,) in processes.distinct()} - {process_id()}:
+        pid, _, ticks = process.removeprefix(here).partition(":")
+        stat = procs.stat(int(pid)) if pid.isdigit() else None
+        if stat is None or not stat.alive or str(stat.start_ticks) != ticks:
+            Presence.objects.filter(process=process).delete()
 
 
 def _unwatched(run: Run, now: dt.datetime) -> bool:

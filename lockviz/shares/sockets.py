@@ -3,24 +3,21 @@
 Not a rate: a connection is held, and what matters is how many are open now. So this is a count
 in the shared cache, one up on connect and one down on disconnect, not a limiter's window
 (django-ratelimit only ever counts up). A process killed with streams open never counts them
-down; so the count expires :data:`FORGET_S` after its address last connected, and a leaked count
-cannot outlive that. The price: an address whose streams all stay open longer than that without
-a new one is undercounted from then on, never refused wrongly.
+down; so the count expires :data:`FORGET_S` after its address last opened a stream it was let
+open, and a leaked count cannot outlive that (a refused stream does not renew it: a script that
+keeps knocking cannot keep a leak alive). The price: an address whose streams all stay open
+longer than that without a new one is undercounted from then on, never refused wrongly. The
+streams themselves give back what they take however they end (lockviz.consumers.stream).
 """
 
 from __future__ import annotations
 
-import json
 import logging
-from typing import Any, cast
 
-from asgiref.sync import sync_to_async
-from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.core.cache import cache
 
 from lockviz.errors import TooMany
-from lockviz.shares import SOCKET_REFUSED, address_in
 
 log = logging.getLogger(__name__)
 FORGET_S = 3 * 3600  # a lesson's length, and then some
@@ -40,12 +37,13 @@ def take(address: str) -> None:
     try:
         cache.add(key, 0, FORGET_S)
         held = cache.incr(key)
-        cache.touch(key, FORGET_S)
+        if held <= most:  # only a stream let through renews the count's life: a refused
+            cache.touch(key, FORGET_S)  # one must not keep a leaked count alive for ever
     except Exception:  # the shared cache is away: a share is fairness, not authorization
         log.warning("could not count a stream of %s: let through", address, exc_info=True)
         return
     if held > most:
-        give_back(address)
+        _down(key)
         raise TooMany(
             f"This address has {most} live streams open, as many as one address may "
             "(LOCKVIZ_SOCKETS_PER_ADDRESS): close a tab, then reload this page.",
@@ -55,53 +53,21 @@ def take(address: str) -> None:
 
 def give_back(address: str) -> None:
     """A stream of ``address`` closed (one that :func:`take` let through)."""
-    if settings.LOCKVIZ_SOCKETS_PER_ADDRESS <= 0:
-        return
+    if settings.LOCKVIZ_SOCKETS_PER_ADDRESS > 0:
+        _down(_key(address))
+
+
+def _down(key: str) -> None:
+    """One less in the count at ``key``, its lifetime untouched (Redis' DECR keeps a TTL)."""
     try:
-        if cache.decr(_key(address)) < 0:
-            cache.set(_key(address), 0, FORGET_S)
+        if cache.decr(key) < 0:
+            cache.delete(key)
     except ValueError:
         pass  # forgotten already (see the module's docstring)
     except Exception:
-        log.warning("could not count down a stream of %s", address, exc_info=True)
+        log.warning("could not count down %s", key, exc_info=True)
 
 
 def held(address: str) -> int:
     """How many streams ``address`` holds open now, as counted."""
     return int(cache.get(_key(address), 0))
-
-
-class Counted:
-    """For a consumer (a live stream): takes one of its address's streams on connect, gives it
-    back on disconnect; refused, it says why and closes with :data:`SOCKET_REFUSED`."""
-
-    scope: Any
-    _share: str | None = None  # the address whose stream this holds, once taken
-
-    async def take_share(self) -> bool:
-        """Whether this stream may open (False: it has been told why and closed)."""
-        address = address_in(self.scope)
-        try:
-            # The shared cache, not the database: off the one thread the database work of a
-            # class arriving at once queues on.
-            await sync_to_async(take, thread_sensitive=False)(address)
-        except TooMany as refused:
-            await self.refuse(refused.message, SOCKET_REFUSED)
-            return False
-        self._share = address
-        return True
-
-    async def give_share(self) -> None:
-        if self._share is not None:
-            address, self._share = self._share, None
-            await sync_to_async(give_back, thread_sensitive=False)(address)
-
-    async def refuse(self, message: str, code: int, accepted: bool = False) -> None:
-        """Accept (so the page can read it) unless ``accepted``, say ``message``, close with
-        ``code`` and the start of ``message`` as the reason."""
-        consumer = cast(AsyncWebsocketConsumer, self)
-        if not accepted:
-            await consumer.accept()
-        await consumer.send(text_data=json.dumps({"type": "error", "message": message}))
-        # The close frame says it too, as much as fits its 123 bytes.
-        await consumer.close(code=code, reason=message.encode()[:120].decode(errors="ignore"))

@@ -26,9 +26,9 @@ import math
 import re
 from dataclasses import dataclass
 
-from lockviz import narrator
+from lockviz import jsontext, narrator
 from lockviz.catalogue import STORAGE_KINDS
-from lockviz.errors import ScenarioError
+from lockviz.errors import JsonRefused, ScenarioError
 from lockviz.jsontypes import JsonObject
 from lockviz.models import Run
 from lockviz.scenarios.schema import STEP_PATH, Scenario, Step, parse
@@ -40,6 +40,7 @@ from lockviz.teaching.steprows import Row
 
 NEW_ROWS = 2  # blank rows the editor offers for added steps
 MAX_ROWS = 200
+MAX_ORIGINAL_BYTES = 64 * 1024  # a row's original step, as the form carries it
 MOMENTS = 60  # moments the fork page offers at once, around the one chosen
 EDITABLE = 25  # the editor's rows for steps after the moment; later ones are kept as they are
 
@@ -176,8 +177,8 @@ def _original(text: str | bool | None) -> JsonObject | None:
     if not text:
         return None
     try:
-        found = json.loads(str(text))
-    except ValueError:
+        found = jsontext.loads(str(text), max_bytes=MAX_ORIGINAL_BYTES, where="original")
+    except JsonRefused:
         return None
     return found if isinstance(found, dict) else None
 

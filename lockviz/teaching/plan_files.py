@@ -4,10 +4,10 @@ back (:func:`imported`), bounded and checked item by item as the editor is
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from lockviz.errors import PlanRefused
+from lockviz import jsontext
+from lockviz.errors import JsonRefused, PlanRefused
 from lockviz.models import Plan
 from lockviz.teaching.plans import read, save
 
@@ -26,10 +26,9 @@ def imported(data: bytes, browser: str) -> Plan:
     if len(data) > MAX_FILE_BYTES:
         raise PlanRefused(f"file: {len(data) // 1024} KB; a plan's file is at most 512 KB")
     try:
-        decoded = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        where = f" at line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
-        raise PlanRefused(f"file: not a plan's JSON (its export.json){where}") from None
+        decoded = jsontext.loads(data, max_bytes=MAX_FILE_BYTES, where="file")
+    except JsonRefused as exc:
+        raise PlanRefused(f"{exc.message} (a plan's file is its export.json)") from None
     return load(decoded, browser)
 
 

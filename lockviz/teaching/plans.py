@@ -29,8 +29,8 @@ from typing import TypedDict
 
 from django.db.models import Max
 
-from lockviz import plaintext
-from lockviz.errors import PlanRefused, ScenarioError
+from lockviz import jsontext, plaintext
+from lockviz.errors import JsonRefused, PlanRefused, ScenarioError
 from lockviz.jsontypes import JsonObject, JsonValue
 from lockviz.models import Plan, Run
 from lockviz.scenarios.library import builtin
@@ -234,9 +234,9 @@ def _decoded(scenario: JsonValue) -> JsonValue:
         if len(scenario.encode()) > MAX_SCENARIO_BYTES:
             raise PlanRefused(f"scenario: larger than {MAX_SCENARIO_BYTES // 1024} KB")
         try:
-            scenario = json.loads(scenario)
-        except json.JSONDecodeError as exc:
-            raise PlanRefused(f"scenario: not valid JSON: {exc.msg} at line {exc.lineno}") from None
+            scenario = jsontext.loads(scenario, max_bytes=MAX_SCENARIO_BYTES, where="scenario")
+        except JsonRefused as exc:
+            raise PlanRefused(exc.problems) from None
     elif scenario is None or isinstance(scenario, str):
         raise PlanRefused("scenario: choose a built-in scenario or paste a scenario's JSON")
     if len(json.dumps(scenario).encode()) > MAX_SCENARIO_BYTES:

@@ -17,12 +17,13 @@ import re
 from dataclasses import asdict, dataclass
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F
+from django.db.models import Count, QuerySet
 
 from lockviz import broadcast, plaintext
 from lockviz.errors import RoomRefused
 from lockviz.jsontypes import JsonValue
-from lockviz.models import Member, Poll, Room, Run, Vote
+from lockviz.models import Member, Poll, Presence, Room, Run, Vote
+from lockviz.runs import recovery
 from lockviz.scenarios.library import builtin
 from lockviz.teaching import control
 
@@ -155,17 +156,34 @@ def join(room: Room, browser: str, name: str = "") -> Member:
     return member
 
 
-def connected(room: Room, browser: str, change: int) -> None:
-    """A follower's page opened (+1) or closed (-1): the presenter sees who is present."""
-    Member.objects.filter(room=room, browser=browser).update(connections=F("connections") + change)
+def arrived(room: Room, member: Member) -> str:
+    """A member's page connected to the room's stream: the id of its :class:`Presence`, which
+    :func:`left` ends (the presenter sees who is present)."""
+    presence = Presence.objects.create(member=member, process=recovery.process_id())
+    _tell_presence(room)
+    return presence.pk
+
+
+def left(room: Room, presence: str) -> None:
+    """That connection ended (once: a presence already gone is not counted again)."""
+    if Presence.objects.filter(pk=presence).delete()[0]:
+        _tell_presence(room)
+
+
+def _tell_presence(room: Room) -> None:
     broadcast.publish_frame(presenter_group(room), {"type": "present", "present": present(room)})
     poll = current(room)
     if poll is not None:  # who answered among those present changes with who is present
         broadcast.publish_frame(presenter_group(room), {"type": "tally", **tally(poll)})
 
 
+def _here(room: Room) -> QuerySet[Member]:
+    """The members with a page connected now."""
+    return Member.objects.filter(room=room, presences__isnull=False).distinct()
+
+
 def present(room: Room) -> int:
-    return Member.objects.filter(room=room, connections__gt=0).count()
+    return _here(room).count()
 
 
 # -- forks shared with the presenter -------------------------------------------------------
@@ -245,8 +263,7 @@ def vote(poll: Poll, member: Member, choice: str) -> None:
         raise RoomRefused("choice: this question has been answered already: see the reveal")
     if choice not in poll.choices:
         raise RoomRefused(f"choice: {choice[:60]!r} is not one of the choices")
-    member.refresh_from_db(fields=["connections"])
-    if member.connections <= 0:
+    if not Presence.objects.filter(member=member).exists():
         raise RoomRefused("choice: open the class's page (it follows the presenter) to answer")
     Vote.objects.update_or_create(poll=poll, browser=member.browser, defaults={"choice": choice})
     broadcast.publish_frame(presenter_group(poll.room), {"type": "tally", **tally(poll)})
@@ -270,7 +287,7 @@ def tally(poll: Poll) -> dict[str, object]:
     counts the answers of members present now, so it never exceeds ``present``; answers of
     members who have left since are in the counts, and ``note`` says how many."""
     tallied = counts(poll)
-    here = Member.objects.filter(room=poll.room, connections__gt=0).values("browser")
+    here = _here(poll.room).values("browser")
     answered = poll.votes.filter(browser__in=here).count()
     left = sum(tallied.values()) - answered
     note = f"{left} more answered and then left" if left else ""

@@ -21,6 +21,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
+from lockviz import jsontext
 from lockviz.catalogue import BACKENDS, STORAGE_KINDS
 from lockviz.errors import ImportRefused, Invalid, NotYours, Refusal
 from lockviz.library import access, archive, listing, saving
@@ -114,10 +115,7 @@ def add_scenario(request: HtmxHttpRequest) -> HttpResponse:
     try:
         if len(text) > MAX_SCENARIO:
             raise Invalid(f"scenario: {len(text)} characters; the most is {MAX_SCENARIO}")
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise Invalid(f"scenario: not JSON ({exc})") from None
+        data = jsontext.loads(text, max_bytes=4 * MAX_SCENARIO, where="scenario")
         saved = saving.save_scenario(
             _teacher(request), data, str(request.POST.get("visibility", Visibility.PRIVATE)),
             str(request.POST.get("title", "")),

@@ -10,7 +10,6 @@ name, and follow at ``/rooms/<code>/follow/``; joining never starts a server.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable
 
 import segno
@@ -19,7 +18,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from lockviz.errors import NoRoom, NotYours, Refusal, RoomRefused
+from lockviz import jsontext
+from lockviz.errors import JsonRefused, NoRoom, NotYours, Refusal, RoomRefused
 from lockviz.jsontypes import JsonValue
 from lockviz.library import access
 from lockviz.models import Poll, Room, Run, Share
@@ -31,6 +31,7 @@ from lockviz.views import HtmxHttpRequest, absolute, browser, withheld
 from lockviz.views.pagedata import page_data
 from lockviz.views.refusals import respond
 
+MAX_STATE_BYTES = 16 * 1024  # a presenter's state: a narration of 1,000 characters, and ids
 
 def _room(request: HtmxHttpRequest, code: str, admit: bool = True) -> Room:
     """The room of this code, looked up as every code is (lockviz.teaching.codes): 404 with the
@@ -285,10 +286,9 @@ def _key_once(request: HtmxHttpRequest, room: Room) -> str:
 
 def _json(request: HtmxHttpRequest) -> JsonValue:
     try:
-        decoded: JsonValue = json.loads(request.body or b"{}")
-    except ValueError:
-        raise RoomRefused("state: not JSON") from None
-    return decoded
+        return jsontext.loads(request.body or b"{}", max_bytes=MAX_STATE_BYTES, where="state")
+    except JsonRefused as exc:
+        raise RoomRefused(exc.problems) from None
 
 
 def _whole(value: str | None, field: str = "step") -> int:

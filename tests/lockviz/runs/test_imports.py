@@ -71,8 +71,10 @@ def test_every_problem_is_listed_even_behind_a_value_of_the_wrong_type() -> None
         (b"\x89PNG\r\n\x1a\n\x00\x00", "file: this is a binary file, not JSON text"),
         (b"{\xff}", "file: not UTF-8 text (byte 0xff at position 1)"),
         (b"  \n", "file: it is empty"),
-        (b'{"t": NaN}', "file: not valid JSON: NaN is not a JSON number"),
-        (b"[" * 200_000, "file: not valid JSON here: it is nested too deeply"),
+        (b'{"t": NaN}', "file: NaN is not a finite number"),
+        (b'{"t": 1e999}', "file: 1e999 is not a finite number"),
+        (b'{"t": ' + b"9" * 5000 + b"}", "file: an integer of 5,000 digits; the most is 20"),
+        (b"[" * 200_000, "file: nested 200,000 deep; the most is 32"),
         (b" " * (10 * 1024 * 1024), "file: 10 MB is too big; the most is 5 MB"),
     ],
 )

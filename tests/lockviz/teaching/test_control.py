@@ -32,7 +32,7 @@ def open_room(teacher: Client) -> Room:
 def joined(room: Room, name: str = "Ada") -> Client:
     student = Client()
     assert student.post(f"/r/{room.code}", {"name": name}).status_code == 302
-    Member.objects.filter(browser=browser_of(student)).update(connections=1)  # its page is open
+    rooms.arrived(room, Member.objects.get(room=room, browser=browser_of(student)))  # page open
     return student
 
 

@@ -13,7 +13,7 @@ from django.core import signing
 from django.test import Client
 from django.test.utils import override_settings
 
-from lockviz.models import Member, Poll, Room, Vote
+from lockviz.models import Member, Poll, Presence, Room, Vote
 from lockviz.routing import websocket_urlpatterns
 from lockviz.teaching import members, rooms
 from tests.communicator import WebsocketCommunicator
@@ -57,7 +57,7 @@ def test_a_member_answers_once_and_only_while_present() -> None:
     ada.post(vote, {"choice": "Alice"})  # changed her mind: still one answer
     assert Vote.objects.filter(poll=poll).count() == 1
     assert rooms.tally(poll)["answered"] == 1 == rooms.tally(poll)["present"]
-    Member.objects.filter(pk=ada_member.pk).update(connections=0)  # she closed the page
+    Presence.objects.filter(member=ada_member).delete()  # she closed the page
     left = rooms.tally(poll)
     assert left["answered"] == 0 == left["present"]  # answered never exceeds present
     assert (
@@ -90,7 +90,8 @@ def test_members_and_answers_are_limited_per_address_in_a_room() -> None:
     jars = [Client(REMOTE_ADDR=NAT) for _ in range(4)]
     assert [j.post(f"/r/{room.code}").status_code for j in jars] == [302, 302, 302, 429]
     assert "LOCKVIZ_MEMBERS_PER_ADDRESS" in jars[3].post(f"/r/{room.code}").content.decode()
-    Member.objects.filter(room=room).update(connections=1)
+    for member in Member.objects.filter(room=room):
+        rooms.arrived(room, member)
     answers = [j.post(vote, {"choice": "Bob"}) for j in jars[:3]]
     assert [a.status_code for a in answers] == [200, 200, 429] and answers[2]["Retry-After"]
     assert Client(REMOTE_ADDR="10.44.0.2").post(f"/r/{room.code}").status_code == 302

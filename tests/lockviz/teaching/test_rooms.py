@@ -10,6 +10,7 @@ from django.test import Client
 
 from lockviz.models import ROOM_ALPHABET, Member, Poll, Room, Run, Vote
 from lockviz.scenarios.library import builtin
+from lockviz.teaching import rooms
 from tests.conftest import browser_of
 
 pytestmark = pytest.mark.django_db
@@ -27,7 +28,7 @@ def join(student: Client, room: Room, name: str = "") -> Member:
     """``student`` joins through the room's link, and its class page is open (present)."""
     assert student.post(f"/r/{room.code}", {"name": name}).status_code == 302
     member = Member.objects.get(room=room, browser=student.session["browser"])
-    Member.objects.filter(pk=member.pk).update(connections=1)  # as its room stream does
+    rooms.arrived(room, member)  # as its room stream does
     return member
 
 
