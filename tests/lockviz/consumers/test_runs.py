@@ -132,7 +132,7 @@ async def test_bad_messages_get_a_clear_error_and_the_stream_goes_on() -> None:
     first = json.loads(await ws.receive_from(timeout=5))
     assert first == {"type": "error", "message": "after must be a whole number ≥ 0, not 'banana'"}
     for bad, expected in [
-        ("not json", "messages must be JSON"),
+        ("not json", "message: not valid JSON"),
         (json.dumps({"type": "dance"}), "unknown message"),
         (json.dumps({"type": "resume", "after": -3}), "after must be a whole number ≥ 0, not -3"),
     ]:
