@@ -194,6 +194,11 @@ ROOM_CODE_LENGTH = 6
 ROOM_ALPHABET = "ACDEFHJKMNPQRTUVWXY3479"
 
 
+def default_runs_in_all() -> int:
+    """A new room's allowance for its class: within what the lab runs at once."""
+    return min(20, int(settings.LOCKVIZ_MAX_RUNS))
+
+
 class Room(models.Model):
     """A class following one presenter: what the presenter shows, and who follows."""
 
@@ -216,7 +221,7 @@ class Room(models.Model):
     # runs count against it instead of their address's share (a class behind one NAT).
     student_runs = models.BooleanField(default=False)
     runs_each = models.PositiveSmallIntegerField(default=1)
-    runs_in_all = models.PositiveSmallIntegerField(default=30)
+    runs_in_all = models.PositiveSmallIntegerField(default=default_runs_in_all)
 
     def __str__(self) -> str:
         return f"room {self.code}"

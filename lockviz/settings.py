@@ -16,6 +16,10 @@ LOCKVIZ_SPARES        warm spares kept ahead per set of servers a run asks for (
                       read by the lab itself, lockviz/lab/spares.py); LOCKVIZ_SPARES_MOST (4) for
                       sets in demand
 LOCKVIZ_MAX_PER_BROWSER  one browser's queued + running runs before it is refused, 429 (4)
+LOCKVIZ_PRESENTER_RUNS   a room's presenter's runs live at once, their own allowance (4); a
+                      presenter's runs go first. Presenting counts only for a room open, not
+                      idle, with members present, opened by a logged-in teacher, or by anyone
+                      where LOCKVIZ_ANYONE_PRESENTS is "1" (a closed lab; default off)
 Fair shares per client address (lockviz.shares; over one: 429, a sentence and Retry-After). The
 address is the socket's, or the trusted proxy's word (LOCKVIZ_TRUSTED_PROXIES). Members of a
 room count against the room's allowance instead, which its presenter sets on the room page:
@@ -264,6 +268,8 @@ if LOCKVIZ_LAB_HOSTS == "remote" and not LOCKVIZ_CHANNEL_REDIS:
     )
 LOCKVIZ_MAX_QUEUE = number("LOCKVIZ_MAX_QUEUE", 64)
 LOCKVIZ_MAX_PER_BROWSER = number("LOCKVIZ_MAX_PER_BROWSER", 4)
+LOCKVIZ_PRESENTER_RUNS = number("LOCKVIZ_PRESENTER_RUNS", 4)
+LOCKVIZ_ANYONE_PRESENTS = os.environ.get("LOCKVIZ_ANYONE_PRESENTS", "") == "1"
 LOCKVIZ_RETENTION_DAYS = number("LOCKVIZ_RETENTION_DAYS", 30)
 LOCKVIZ_ROOM_IDLE_HOURS = number("LOCKVIZ_ROOM_IDLE_HOURS", 12.0)
 LOCKVIZ_MAX_PER_ADDRESS = number("LOCKVIZ_MAX_PER_ADDRESS", 6)

@@ -40,9 +40,9 @@ from collections import deque
 from channels.db import database_sync_to_async
 
 from lockviz import accounts, jsontext
-from lockviz.consumers.stream import FORBIDDEN, GONE, NOT_FOUND, TOO_BIG, Stream
 from lockviz.audience import Now, audience
 from lockviz.broadcast import EventMessage, Message
+from lockviz.consumers.stream import FORBIDDEN, GONE, NOT_FOUND, TOO_BIG, Stream
 from lockviz.errors import TooMany
 from lockviz.frames import Frame
 from lockviz.models import Member, Room, Run

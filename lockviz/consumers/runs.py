@@ -50,6 +50,7 @@ from django.db.models import F
 from lockviz import accounts, broadcast, frames, jsontext
 from lockviz.audience import Now, audience
 from lockviz.broadcast import EventMessage, Message
+from lockviz.consumers.stream import BEHIND, NOT_FOUND, Stream
 from lockviz.frames import Frame
 from lockviz.jsontypes import JsonObject
 from lockviz.library import access
@@ -57,7 +58,6 @@ from lockviz.models import Run
 from lockviz.narrator import Told
 from lockviz.ops import metrics
 from lockviz.runs.recorder import queue_position
-from lockviz.consumers.stream import BEHIND, NOT_FOUND, Stream
 from lockviz.teaching import reveals
 from lockviz.unsent import unsent
 

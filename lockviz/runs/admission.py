@@ -56,8 +56,10 @@ def admit(
 
 
 def wait_for_lab(run: Run, lab_now: capacity.Machine, moved: Callable[[Run], None]) -> bool:
-    """Wait until ``run`` may enter the lab (True), telling ``moved`` whenever its place in the
-    queue changes; False when nobody watched it for :data:`UNWATCHED_S` and it was cancelled."""
+    """Wait until ``run`` may enter the lab (True: it is marked running), telling ``moved``
+    whenever its place in the queue changes; False when nobody watched it for
+    :data:`UNWATCHED_S` and it was cancelled, or its owner cancelled it
+    (lockviz.runs.recovery.cancel_queued)."""
     unwatched_since = asked = time.monotonic()
     told: int | None = None
     while not lab_now.enter(run.pk, timeout_s=0.5):
@@ -67,7 +69,11 @@ def wait_for_lab(run: Run, lab_now: capacity.Machine, moved: Callable[[Run], Non
         if time.monotonic() - asked < WATCHED_EVERY_S:
             continue
         asked = time.monotonic()
-        if Run.objects.filter(pk=run.pk, watchers__gt=0).exists():
+        found = Run.objects.filter(pk=run.pk).values_list("status", "watchers").first()
+        if found is None or found[0] not in Run.LIVE:  # cancelled by its owner, or gone
+            lab_now.forget(run.pk)
+            return False
+        if found[1] > 0:
             unwatched_since = time.monotonic()
         elif time.monotonic() - unwatched_since > UNWATCHED_S:
             why = f"nobody watched it for {UNWATCHED_S:g} s while it waited for the lab"
@@ -76,4 +82,8 @@ def wait_for_lab(run: Run, lab_now: capacity.Machine, moved: Callable[[Run], Non
             run.refresh_from_db()
             moved(run)
             return False
-    return True
+    # Only a run still live starts (a lab host marked it running as it took it): one cancelled
+    # as it entered stays cancelled.
+    return bool(
+        Run.objects.filter(pk=run.pk, status__in=Run.LIVE).update(status=Run.Status.RUNNING)
+    )

@@ -17,12 +17,13 @@ import threading
 from collections.abc import Callable
 
 from lockviz.lab import procs
-from lockviz.models import Room
+from lockviz.shares import runs as shares
 
 
 def presents(owner: str) -> bool:
-    """Whether ``owner`` (a browser) presents a room: their runs are on a projector."""
-    return bool(owner) and Room.objects.filter(presenter=owner).exists()
+    """Whether ``owner`` presents a room with a presenter's standing (lockviz.shares.runs.
+    presenting: a teacher's open room with its class there): their runs are on a projector."""
+    return shares.presenting(owner) is not None
 
 
 class Priorities:

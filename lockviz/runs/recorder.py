@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import TypedDict, Unpack
+from typing import Literal, TypedDict, Unpack
 
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
@@ -190,12 +190,17 @@ def _inject_here(run_id: str, data: JsonObject) -> Step:
     return step
 
 
-def finish(run_id: str, why: str = "Finish was pressed") -> bool:
-    """End a live run now and judge it (within about a second), whichever app process runs it;
-    False when it is not live."""
-    if run_id not in _engines:
-        return "done" in _relayed("finish", run_id, {"why": why})
-    return _finish_here(run_id, why)
+def finish(
+    run_id: str, why: str = "Finish was pressed"
+) -> Literal["finishing", "cancelled"] | None:
+    """End a live run now and judge it (within about a second), whichever app process runs it:
+    ``"finishing"``; a run that has not started yet is cancelled instead (``"cancelled"``);
+    None when it is not live."""
+    if run_id in _engines:
+        return "finishing" if _finish_here(run_id, why) else None
+    if recovery.cancel_queued(run_id, f"cancelled before it started ({why})"):
+        return "cancelled"
+    return "finishing" if "done" in _relayed("finish", run_id, {"why": why}) else None
 
 
 def _finish_here(run_id: str, why: str) -> bool:

@@ -150,15 +150,26 @@ def _why(host: str) -> str:
     return heartbeat.GONE if heartbeat.lab_host(host) else APP_GONE
 
 
+def cancel_queued(run_id: str, why: str) -> bool:
+    """Cancel a run that has not started (its owner's Finish): False if it is not queued. A
+    run waiting in a process's queue sees it within a second (lockviz.runs.admission), a lab
+    host takes only a run still queued (lockviz.labhost.host)."""
+    run = Run.objects.filter(pk=run_id, status=Run.Status.QUEUED).first()
+    return run is not None and interrupt(run, why, Run.Status.CANCELLED, (Run.Status.QUEUED,))
+
+
 @transaction.atomic
-def interrupt(run: Run, why: str, status: str = Run.Status.INTERRUPTED) -> None:
-    """End a live run that will never be judged: its status, and an event saying why, which
-    every open page of it is sent (once it is stored)."""
-    updated = Run.objects.filter(pk=run.pk, status__in=Run.LIVE).update(
+def interrupt(
+    run: Run, why: str, status: str = Run.Status.INTERRUPTED, only: tuple[str, ...] = Run.LIVE
+) -> bool:
+    """End a live run (one whose status is one of ``only``) that will never be judged: its
+    status, and an event saying why, which every open page of it is sent (once it is stored).
+    False when it had ended meanwhile."""
+    updated = Run.objects.filter(pk=run.pk, status__in=only).update(
         status=status, error=why, finished=timezone.now()
     )
     if not updated:
-        return  # it ended meanwhile
+        return False  # it ended meanwhile
     last = run.events.aggregate(last=Max("seq"))["last"] or 0
     t_ms = run.events.aggregate(t=Max("t_ms"))["t"] or 0.0
     kind = "run_interrupted" if status == Run.Status.INTERRUPTED else "run_cancelled"
@@ -169,6 +180,7 @@ def interrupt(run: Run, why: str, status: str = Run.Status.INTERRUPTED) -> None:
         run=run, seq=last + 1, t_ms=t_ms, actor="lab", kind=kind, data=data, said=told["said"]
     )
     transaction.on_commit(lambda: _tell(run.pk, told, status))
+    return True
 
 
 def _tell(run_id: str, event: dict[str, object], status: str) -> None:

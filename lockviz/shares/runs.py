@@ -8,9 +8,14 @@ made under the recorder's admission lock.
 
 Whose share:
 
+- the presenter of a room (:func:`presenting`: a room open, not idle, with members present,
+  opened by a logged-in teacher, or by anyone where ``LOCKVIZ_ANYONE_PRESENTS`` says so): an
+  allowance of their own, ``LOCKVIZ_PRESENTER_RUNS`` runs live at once (its runs are not the
+  class's), and their runs go first (lockviz.runs.priority). Opening a room needs no account,
+  so a room by itself lifts no share: a presenter without that standing is a visitor;
 - a member of a room whose presenter lets students start runs: the room's allowance (so many
-  each, so many for the class in all), whatever address the class comes from;
-- the presenter of a room: only the browser's own cap (its runs are not the class's);
+  each, so many for the class in all), whatever address the class comes from, for as long as
+  they are a member (not removed) and the room is open;
 - anyone else, a visitor in no room: the address's share (``LOCKVIZ_MAX_PER_ADDRESS`` runs, of
   them ``LOCKVIZ_PLAY_PER_ADDRESS`` free-play sessions) and the browser's cap
   (``LOCKVIZ_MAX_PER_BROWSER``).
@@ -18,10 +23,13 @@ Whose share:
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.utils import timezone
 
+from lockviz import accounts
 from lockviz.errors import TooMany
 from lockviz.models import Member, Room, Run
 
@@ -37,16 +45,35 @@ class Charge:
     allowance: str = ""
 
 
+def _open_since() -> dt.datetime:
+    """Rooms whose presenter was there since this are not idle (lockviz.teaching.control)."""
+    return timezone.now() - dt.timedelta(hours=settings.LOCKVIZ_ROOM_IDLE_HOURS)
+
+
+def presenting(owner: str) -> Room | None:
+    """The room ``owner`` presents with a presenter's standing, if any: open, not idle, with a
+    member present (a page connected: models.Presence) that was not removed, and opened by a
+    logged-in teacher (or by anyone, ``LOCKVIZ_ANYONE_PRESENTS``)."""
+    if not owner or not (settings.LOCKVIZ_ANYONE_PRESENTS or accounts.account_id(owner)):
+        return None
+    rooms = Room.objects.filter(
+        presenter=owner, closed__isnull=True, presenter_seen__gte=_open_since(),
+        members__removed=False, members__presences__isnull=False,
+    )  # fmt: skip
+    return rooms.order_by("-created").first()
+
+
 def allowance(owner: str) -> Room | None:
-    """The room whose allowance ``owner``'s runs count against, if any: the room it presents,
-    or the room it joined last if that room's presenter lets students start runs."""
+    """The room whose allowance ``owner``'s runs count against as a student, if any: the room
+    it joined last, while it is a member and the room is open, if its presenter lets students
+    start runs."""
     if not owner:
         return None
-    presented = Room.objects.filter(presenter=owner).order_by("-created").first()
-    if presented is not None:
-        return presented
-    member = Member.objects.filter(browser=owner).select_related("room").order_by("-joined")
-    joined = member.first()
+    member = Member.objects.filter(
+        browser=owner, removed=False, room__closed__isnull=True,
+        room__presenter_seen__gte=_open_since(),
+    )  # fmt: skip
+    joined = member.select_related("room").order_by("-joined").first()
     return joined.room if joined is not None and joined.room.student_runs else None
 
 
@@ -61,9 +88,18 @@ def charge(owner: str, address: str, count: int = 1, open_ended: bool = False) -
             f"You already have {mine} run{'s' * (mine != 1)} queued or running, and one "
             f"browser may have {most} at a time: wait for one to end, or finish it."
         )
+    presented = presenting(owner)
+    if presented is not None:
+        theirs = live.filter(owner=owner, allowance=presented.code).count()
+        most_presenter = settings.LOCKVIZ_PRESENTER_RUNS
+        if theirs + count > most_presenter:
+            _refuse(
+                f"You present room {presented.code}, and a presenter may have {most_presenter} "
+                f"run{'s' * (most_presenter != 1)} going at a time (LOCKVIZ_PRESENTER_RUNS): "
+                "finish one, or wait for one to end."
+            )
+        return Charge(address, presented.code)
     room = allowance(owner)
-    if room is not None and room.presenter == owner:
-        return Charge(address, room.code)
     if room is not None:
         if mine + count > room.runs_each:
             _refuse(

@@ -116,6 +116,8 @@ def add_scenario(request: HtmxHttpRequest) -> HttpResponse:
         if len(text) > MAX_SCENARIO:
             raise Invalid(f"scenario: {len(text)} characters; the most is {MAX_SCENARIO}")
         data = jsontext.loads(text, max_bytes=4 * MAX_SCENARIO, where="scenario")
+        if not isinstance(data, dict):
+            raise Invalid("scenario: must be a JSON object (a scenario)")
         saved = saving.save_scenario(
             _teacher(request), data, str(request.POST.get("visibility", Visibility.PRIVATE)),
             str(request.POST.get("title", "")),

@@ -87,8 +87,11 @@ def finish(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = access.run_or_404(request, run_id)
     if not owns(request, run):
         return not_yours(request, run.pk, "finish it")
-    if not recorder.finish(run.pk):
+    ended = recorder.finish(run.pk)
+    if ended is None:
         return respond(request, _said_not_live(run, NotLive("this run is not live")))
+    if ended == "cancelled":
+        return _done(request, "cancelled: it had not started, and its place in line is free")
     return _done(
         request, "finishing: pauses end, what was still waiting is dropped, the verdict follows"
     )

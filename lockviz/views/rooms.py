@@ -33,6 +33,7 @@ from lockviz.views.refusals import respond
 
 MAX_STATE_BYTES = 16 * 1024  # a presenter's state: a narration of 1,000 characters, and ids
 
+
 def _room(request: HtmxHttpRequest, code: str, admit: bool = True) -> Room:
     """The room of this code, looked up as every code is (lockviz.teaching.codes): 404 with the
     one sentence for every code that leads nowhere (or to a room this browser may not enter,

@@ -26,8 +26,8 @@ from django.core.cache import cache
 from django.test.utils import override_settings
 
 from lockviz.audience import audience
-from lockviz.errors import TooMany
 from lockviz.consumers import runs as run_stream
+from lockviz.errors import TooMany
 from lockviz.models import Room, Run
 from lockviz.ops import metrics
 from lockviz.routing import websocket_urlpatterns
@@ -45,14 +45,11 @@ Message = MutableMapping[str, Any]
 def as_daphne(app: Any) -> Any:
     """``app`` with Daphne's refusal of a close code a server may not send."""
 
-    async def served(
-        scope: Message, receive: Callable[[], Awaitable[Message]], send: Any
-    ) -> None:
+    async def served(scope: Message, receive: Callable[[], Awaitable[Message]], send: Any) -> None:
         async def checked(message: Message) -> None:
-            code = message.get("code")
-            if message["type"] == "websocket.close" and code is not None:
-                if code != 1000 and not 3000 <= code <= 4999:  # autobahn's sendClose
-                    raise ValueError(f"invalid close code {code}")
+            code = message.get("code", 1000) if message["type"] == "websocket.close" else 1000
+            if code != 1000 and not 3000 <= code <= 4999:  # autobahn's sendClose
+                raise ValueError(f"invalid close code {code}")
             await send(message)
 
         await app(scope, receive, checked)
@@ -102,7 +99,7 @@ async def answer(ws: WebsocketCommunicator) -> dict[str, Any]:
     return dict(json.loads(output["text"]))
 
 
-async def test_a_resume_after_infinity_or_deeply_nested_is_answered_and_the_stream_goes_on() -> None:
+async def test_infinity_deep_nesting_or_huge_numbers_are_answered_and_the_stream_goes_on() -> None:
     run = await finished_run()
     ws = await stream(f"/ws/runs/{run.pk}/")
     assert (await ws.connect())[0]

@@ -7,11 +7,14 @@ import time
 from collections.abc import Callable
 
 import pytest
+from django.contrib.auth.models import User
 
+from lockviz import accounts
 from lockviz.lab import procs
 from lockviz.models import Room, Run
 from lockviz.runs import recorder
 from lockviz.scenarios.schema import Scenario, parse
+from lockviz.teaching import rooms
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
 
@@ -40,12 +43,14 @@ def playing(run: Run) -> list[int]:
 
 
 def test_a_students_run_yields_to_the_presenters_and_the_presenters_does_not() -> None:
-    Room.objects.create(presenter="teacher")
+    teacher = accounts.owner_of(User.objects.create_user("teacher"))
+    room = Room.objects.create(presenter=teacher)  # a teacher's room, its class there
+    rooms.arrived(room, rooms.join(room, "a student"))
     base = os.getpriority(os.PRIO_PROCESS, 0)
     [student] = recorder.launch_many([free_play()], owner="student", open_ended=True)
     before = playing(student)
     assert {procs.niceness(pid) for pid in before} == {base}  # no presenter's run: no yielding
-    [presenter] = recorder.launch_many([free_play()], owner="teacher", open_ended=True)
+    [presenter] = recorder.launch_many([free_play()], owner=teacher, open_ended=True)
     theirs = playing(presenter)
     assert {procs.niceness(pid) for pid in before} == {max(base, procs.LOW_NICENESS)}
     assert {procs.niceness(pid) for pid in theirs} == {base}

@@ -120,7 +120,10 @@ def test_an_import_names_what_is_wrong() -> None:
             plan_files.imported(data, "b")
         return exc.value.problems
 
-    assert refused(b"{nope") == ["file: not a plan's JSON (its export.json) at line 1"]
+    assert refused(b"{nope") == [
+        "file: not valid JSON: Expecting property name enclosed in double quotes at line 1 "
+        "column 2 (a plan's file is its export.json)"
+    ]
     assert refused(b'{"format": 1}')[0].startswith("lockviz_plan: not a lecture plan's export")
     assert refused(b'{"lockviz_plan": 1, "title": "T", "items": [], "x": 1}') == [
         "x: unknown field"
