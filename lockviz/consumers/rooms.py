@@ -45,6 +45,7 @@ from lockviz.broadcast import EventMessage, Message
 from lockviz.consumers.stream import FORBIDDEN, GONE, NOT_FOUND, TOO_BIG, Stream
 from lockviz.errors import TooMany
 from lockviz.frames import Frame
+from lockviz.library import access
 from lockviz.models import Member, Room, Run
 from lockviz.narrator import Told
 from lockviz.ops import metrics
@@ -183,7 +184,7 @@ class RoomConsumer(Stream):
 
     def _told(self, run_id: str, after: int, reach: int) -> list[Told]:
         run = Run.objects.filter(pk=run_id).first()
-        if run is None:
+        if run is None or not access.may_see(self.browser, run):  # private: its class only
             return []
         return reveals.told_between(run, reveals.hidden(run, self.browser), after, reach)
 

@@ -42,5 +42,5 @@ def load(decoded: object, browser: str) -> Plan:
     unknown = sorted(set(decoded) - {"lockviz_plan", "title", "items"})
     if unknown:
         raise PlanRefused(f"{str(unknown[0])[:40]}: unknown field")
-    title, items = read(decoded)
+    title, items = read(decoded, browser)
     return save(Plan(owner=browser), title, items)

@@ -32,6 +32,7 @@ from django.db.models import Max
 from lockviz import jsontext, plaintext
 from lockviz.errors import JsonRefused, PlanRefused, ScenarioError
 from lockviz.jsontypes import JsonObject, JsonValue
+from lockviz.library import access
 from lockviz.models import Plan, Run
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import parse
@@ -108,9 +109,11 @@ class Fields(TypedDict, total=False):
     choices: tuple[str, ...]
 
 
-def read(data: JsonValue) -> tuple[str, list[Item]]:
+def read(data: JsonValue, viewer: str | None = None) -> tuple[str, list[Item]]:
     """A plan's title and items from decoded JSON ``{"title", "items": [...]}``, or
-    :class:`PlanRefused` naming every problem (the title's, and each item's by its number)."""
+    :class:`PlanRefused` naming every problem (the title's, and each item's by its number).
+    Made by ``viewer`` (an owner name), a replay item names only a run it may see
+    (lockviz.library.access): a private run is as if it did not exist."""
     if not isinstance(data, dict):
         raise PlanRefused("plan: must be a JSON object with a title and items")
     title = data.get("title")
@@ -125,7 +128,7 @@ def read(data: JsonValue) -> tuple[str, list[Item]]:
     items: list[Item] = []
     for number, raw in enumerate(given, start=1):
         try:
-            items.append(read_item(raw))
+            items.append(_seen(read_item(raw), viewer))
         except PlanRefused as exc:
             kind = raw.get("kind") if isinstance(raw, dict) else None
             named = f"item {number}" + (f" ({KIND_WORDS[kind]})" if kind in KINDS else "")
@@ -133,6 +136,15 @@ def read(data: JsonValue) -> tuple[str, list[Item]]:
     if problems:
         raise PlanRefused(problems)
     return str(title).strip(), items
+
+
+def _seen(item: Item, viewer: str | None) -> Item:
+    if viewer is None or item.kind != "replay":
+        return item
+    run = Run.objects.filter(pk=item.run).first()
+    if run is None or not access.may_see(viewer, run):
+        raise PlanRefused(f"run: there is no run {item.run!r} here (import its export.json first)")
+    return item
 
 
 def _title_problems(title: JsonValue) -> list[str]:

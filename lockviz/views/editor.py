@@ -22,9 +22,11 @@ from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_POST
 
+from lockviz import accounts
 from lockviz.catalogue import BACKENDS, OPTIONS, STORAGE_KINDS
 from lockviz.errors import ImportRefused, ScenarioError
 from lockviz.jsontypes import JsonValue
+from lockviz.library import access
 from lockviz.models import Run
 from lockviz.runs import imports
 from lockviz.scenarios.library import builtin
@@ -62,8 +64,8 @@ def _opened(request: HtmxHttpRequest, code: str, slug: str, run_id: str) -> Mapp
             raise ScenarioError([f"from: there is no built-in scenario {slug!r}"])
         return builtin()[slug].to_json()
     if run_id:
-        run = Run.objects.filter(pk=run_id).first()
-        if run is None:
+        run = Run.objects.filter(pk=run_id[:16]).first()
+        if run is None or not access.may_see(accounts.viewer(request), run):  # private: as none
             raise ScenarioError([f"run: there is no run {run_id!r}"])
         return reveals.scenario(free_play.scenario_from_run(run), withheld(request, run))
     return editor.decode(code)

@@ -70,7 +70,7 @@ def edit(request: HtmxHttpRequest, plan_id: str) -> HttpResponse:
 def _save(request: HtmxHttpRequest, plan: Plan) -> HttpResponse:
     given = _from_form(request)
     try:
-        plans.save(plan, *plans.read(given))
+        plans.save(plan, *plans.read(given, browser(request)))
     except PlanRefused as exc:
         return _editor(request, None if plan._state.adding else plan, given, exc.problems, 400)
     return redirect("plan", plan_id=plan.pk)
@@ -134,7 +134,8 @@ def add(request: HtmxHttpRequest, plan_id: str) -> HttpResponse:
     plan = _mine(request, plan_id, "add to it")
     item: JsonObject = {"kind": request.POST.get("kind", "")}
     item.update({k: v for k in FIELDS if (v := request.POST.get(k)) is not None})
-    plans.save(plan, *plans.read({"title": plan.title, "items": [*plan.items, item]}))
+    given: JsonObject = {"title": plan.title, "items": [*plan.items, item]}
+    plans.save(plan, *plans.read(given, browser(request)))
     return redirect("plan", plan_id=plan.pk)
 
 

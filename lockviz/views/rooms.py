@@ -176,7 +176,12 @@ def follow(request: HtmxHttpRequest, code: str) -> HttpResponse:
 def show(request: HtmxHttpRequest, room: Room) -> HttpResponse:
     """The presenter's page says what it shows now (room.js, a few times a second at most)."""
     control.seen(room)
-    rooms.show(room, State.read(_json(request)))
+    state = State.read(_json(request))
+    for field, run_id in (("run", state.run), ("beside", state.beside)):
+        run = Run.objects.filter(pk=run_id).first() if run_id else None
+        if run_id and (run is None or not access.may_see(room.presenter, run)):
+            raise RoomRefused(f"{field}: there is no run {run_id!r}")  # private: as if none
+    rooms.show(room, state)
     return HttpResponse(status=204)
 
 
@@ -185,7 +190,7 @@ def show(request: HtmxHttpRequest, room: Room) -> HttpResponse:
 def ask(request: HtmxHttpRequest, room: Room) -> HttpResponse:
     """A poll: a lesson's checkpoint (``run`` and ``step``) or the presenter's own question."""
     if request.POST.get("step"):
-        run = get_object_or_404(Run, pk=str(request.POST.get("run", ""))[:16])
+        run = access.run_or_404(request, str(request.POST.get("run", "")))
         poll = rooms.ask_checkpoint(room, run, _whole(request.POST.get("step")))
     else:
         given = request.POST.getlist("choices")
@@ -238,7 +243,7 @@ def vote(request: HtmxHttpRequest, code: str, poll_id: int) -> HttpResponse:
 def share(request: HtmxHttpRequest, code: str) -> HttpResponse:
     """A student shares a fork of theirs with the presenter (who alone sees the list)."""
     room = _room(request, code)
-    run = get_object_or_404(Run, pk=str(request.POST.get("run", ""))[:16])
+    run = access.run_or_404(request, str(request.POST.get("run", "")))
     try:
         shown = sharing.share(room, run, browser(request))
     except Refusal as exc:
