@@ -38,8 +38,12 @@ LOCKVIZ_RETENTION_DAYS   runs and imports older than this are removed (default 3
                       a teacher saved them in their library (lockviz.library)
 LOCKVIZ_SIGNUP        "1": anyone may make a teacher account at /accounts/signup/ (default off:
                       accounts are made by an admin, manage.py createteacher or /admin/)
-LOCKVIZ_LOGIN_FAILURES_PER_HOUR  failed logins from one address, and for one account name,
-                      before more are refused for the rest of the hour (20)
+LOCKVIZ_LOGIN_FAILURES_PER_HOUR  failed logins to one account name from one address (then
+                      that address may not try that name for the rest of the hour), from one
+                      device that logged in as it before, and to the name from everywhere (20):
+                      past that, a device new to the name is slowed (lockviz.accounts.logins)
+LOCKVIZ_LOGIN_SLOWED_PER_MINUTE  attempts a minute at a name past its failures, from devices
+                      that never logged in as it (1); a known device's right password gets in
 LOCKVIZ_SIGNUPS_PER_HOUR  accounts made from one address in an hour, when sign-up is on (5)
 LOCKVIZ_ROOM_IDLE_HOURS  a room whose presenter has been away this long is gone, and deleted
                       with its polls by prune (default 12)
@@ -315,6 +319,7 @@ SESSION_COOKIE_HTTPONLY = True
 # the teacher where LOCKVIZ_SIGNUP is "1". Learners never need one.
 LOCKVIZ_SIGNUP = os.environ.get("LOCKVIZ_SIGNUP", "") == "1"
 LOCKVIZ_LOGIN_FAILURES_PER_HOUR = int(os.environ.get("LOCKVIZ_LOGIN_FAILURES_PER_HOUR", "20"))
+LOCKVIZ_LOGIN_SLOWED_PER_MINUTE = number("LOCKVIZ_LOGIN_SLOWED_PER_MINUTE", 1)
 LOCKVIZ_SIGNUPS_PER_HOUR = int(os.environ.get("LOCKVIZ_SIGNUPS_PER_HOUR", "5"))
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "library"

@@ -24,13 +24,15 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Rate:
-    """``setting`` (how many) per ``period_s``, per address (or per address and room)."""
+    """``setting`` (how many) per ``period_s``, per address (or per address and room, or
+    what ``whose`` names)."""
 
     group: str  # its name in the cache
     setting: str  # the LOCKVIZ_ setting that holds how many
     period_s: int
     done: str  # what was done, as "<n> <done> <per>" says it: "imports"
     per: str  # "an hour"
+    whose: str = "address"  # who is counted: "This <whose> has made ..."
 
     @property
     def most(self) -> int:
@@ -38,8 +40,8 @@ class Rate:
 
     def sentence(self, retry_after_s: int) -> str:
         return (
-            f"This address has made {self.most} {self.done} {self.per}, as many as one "
-            f"address may ({self.setting}): try again in {retry_after_s} s."
+            f"This {self.whose} has made {self.most} {self.done} {self.per}, as many as one "
+            f"{self.whose} may ({self.setting}): try again in {retry_after_s} s."
         )
 
 
@@ -51,18 +53,30 @@ CODE_MISSES = Rate(
     "in an hour",
 )  # fmt: skip
 VOTES = Rate("votes", "LOCKVIZ_VOTES_PER_MINUTE", 60, "answers in this room", "in a minute")
-# Guessing a teacher's password: failed logins, counted per address and per account name (a
-# botnet's many addresses still meet the name's count); a success counts nothing.
+# Guessing a teacher's password (lockviz.accounts.logins): failed logins per address and name,
+# per name from everywhere (past it, devices new to the name are slowed: LOGIN_SLOWED), and per
+# device that logged in as the name before; a success counts nothing.
 LOGIN_FAILURES = Rate(
-    "login-failures", "LOCKVIZ_LOGIN_FAILURES_PER_HOUR", 3600, "failed logins", "in an hour"
-)
+    "login-failures", "LOCKVIZ_LOGIN_FAILURES_PER_HOUR", 3600,
+    "failed logins to this account", "in an hour",
+)  # fmt: skip
 LOGIN_FAILURES_NAME = Rate(
     "login-failures-name", "LOCKVIZ_LOGIN_FAILURES_PER_HOUR", 3600,
-    "failed logins to this account", "in an hour",
+    "failed logins from everywhere", "in an hour", "account",
+)  # fmt: skip
+LOGIN_SLOWED = Rate(
+    "login-slowed", "LOCKVIZ_LOGIN_SLOWED_PER_MINUTE", 60,
+    "attempts from devices it was never used on, after many failed logins", "in a minute",
+    "account",
+)  # fmt: skip
+LOGIN_FAILURES_DEVICE = Rate(
+    "login-failures-device", "LOCKVIZ_LOGIN_FAILURES_PER_HOUR", 3600,
+    "failed logins", "in an hour", "device",
 )  # fmt: skip
 SIGNUPS = Rate("signups", "LOCKVIZ_SIGNUPS_PER_HOUR", 3600, "new accounts", "in an hour")
 RATES = (
-    IMPORTS, ROOMS, JOINS, CODE_MISSES, VOTES, LOGIN_FAILURES, LOGIN_FAILURES_NAME, SIGNUPS,
+    IMPORTS, ROOMS, JOINS, CODE_MISSES, VOTES, LOGIN_FAILURES, LOGIN_FAILURES_NAME,
+    LOGIN_SLOWED, LOGIN_FAILURES_DEVICE, SIGNUPS,
 )  # fmt: skip
 
 

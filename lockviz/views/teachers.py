@@ -1,10 +1,9 @@
 """Teacher accounts: log in, log out, sign up (where the deployment allows it).
 
 Learners never need an account: nothing else in the app asks for one, except keeping things in
-a library (lockviz.views.library). Failed logins are counted per address and per account name
-(lockviz.shares.rates): past ``LOCKVIZ_LOGIN_FAILURES_PER_HOUR`` of either, every attempt is
-refused (429) until the hour is up, the right password too, so guessing gets nowhere. The admin
-site's login is this page too (lockviz.urls), under the same count.
+a library (lockviz.views.library). Failed logins are counted so that guessing gets nowhere and
+nobody can lock a teacher out (lockviz.accounts.logins: per address and name, per known device,
+slowed per name). The admin site's login is this page too (lockviz.urls), under the same count.
 """
 
 from __future__ import annotations
@@ -21,12 +20,10 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
 
+from lockviz.accounts import logins
 from lockviz.errors import TooMany
 from lockviz.shares import address_of, rates
 from lockviz.views import HtmxHttpRequest
-
-MAX_NAME = 150  # Django's username
-
 
 if TYPE_CHECKING:  # generic in django-stubs only
     UserFormBase = BaseUserCreationForm[User]
@@ -53,10 +50,7 @@ def _next(request: HtmxHttpRequest) -> str:
 
 
 def _too_many(request: HtmxHttpRequest, form: AuthenticationForm, refused: TooMany) -> HttpResponse:
-    problem = (
-        "Too many failed logins from this address or to this account: try again in "
-        f"{refused.retry_after_s} s."
-    )
+    problem = f"Too many failed logins. {refused.message}"
     context = {"form": form, "next": _next(request), "problem": problem}
     context["signup_open"] = settings.LOCKVIZ_SIGNUP
     response = render(request, "lockviz/login.html", context, status=429)
@@ -74,19 +68,21 @@ def login_page(request: HtmxHttpRequest) -> HttpResponse:
     }
     if request.method == "GET":
         return render(request, "lockviz/login.html", context)
-    address = address_of(request)
-    name = str(request.POST.get("username", "")).strip().lower()[:MAX_NAME]
+    name = str(request.POST.get("username", ""))[: 4 * logins.MAX_NAME]
+    found = User.objects.filter(username=User.normalize_username(name)).only("pk").first()
+    user_id = found.pk if found is not None else None
     try:
-        rates.check(rates.LOGIN_FAILURES, address)
-        rates.check(rates.LOGIN_FAILURES_NAME, name)
+        logins.check(request, name, user_id)
     except TooMany as refused:
         return _too_many(request, form, refused)
     if form.is_valid():
-        login(request, form.get_user())  # what this browser owned becomes the account's
-        return redirect(_next(request))
+        user = form.get_user()
+        login(request, user)  # what this browser owned becomes the account's
+        response = redirect(_next(request))
+        logins.remember(request, response, user)
+        return response
     try:
-        rates.take(rates.LOGIN_FAILURES, address)
-        rates.take(rates.LOGIN_FAILURES_NAME, name)
+        logins.failed(request, name, user_id)
     except TooMany as refused:
         return _too_many(request, form, refused)
     return render(request, "lockviz/login.html", context, status=400)

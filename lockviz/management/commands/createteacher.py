@@ -18,6 +18,8 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from lockviz.accounts import logins
+
 MAX_PASSWORD = 1024  # characters: a password line longer than this is refused, not read on
 
 
@@ -36,7 +38,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: object, **options: object) -> None:
-        name = str(options["name"]).strip()
+        given = str(options["name"]).strip()
+        name = User.normalize_username(given)  # as a login reads it: NFKC
         email = str(options["email"] or "").strip()
         user = User(username=name, email=email)
         try:
@@ -44,10 +47,18 @@ class Command(BaseCommand):
         except ValidationError as exc:
             problems = "; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())
             raise CommandError(f"Not a teacher account: {problems}") from None
-        existing = User.objects.filter(username=name).first()
+        key = logins.name_key(name)
+        twins = [
+            u
+            for u in User.objects.filter(username__iexact=name)
+            if logins.name_key(u.username) == key
+        ]
+        existing = next((u for u in twins if u.username == name), twins[0] if twins else None)
         if existing is not None and not options["reset_password"]:
+            same = "" if existing.username == given else f" ({given!r} is the same name)"
             raise CommandError(
-                f"A teacher named {name!r} exists already (--reset-password sets a new password)."
+                f"A teacher named {existing.username!r} exists already{same}; "
+                "--reset-password sets a new password."
             )
         if existing is None and options["reset_password"]:
             raise CommandError(f"There is no teacher named {name!r} to reset.")
