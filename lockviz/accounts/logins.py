@@ -21,6 +21,7 @@ A refused attempt never reaches the password hasher (a failure costs a hash: 0.2
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import unicodedata
 from dataclasses import dataclass
@@ -103,8 +104,6 @@ def failed(request: HttpRequest, name: str, user_id: int | None) -> None:
         rates.take(rates.LOGIN_FAILURES_DEVICE, known.id)
         return
     key = name_key(name)
-    try:
+    with contextlib.suppress(TooMany):  # counted: past it, new devices are slowed (check)
         rates.take(rates.LOGIN_FAILURES_NAME, key)
-    except TooMany:
-        pass  # counted: from now on, devices new to the name are slowed (check)
     rates.take(rates.LOGIN_FAILURES, address_of(request), key)
