@@ -21,6 +21,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+import zlib
 from dataclasses import dataclass
 
 from django.contrib.auth.models import User
@@ -265,7 +266,8 @@ def _read(packed: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     try:
         with packed.open(info) as member:
             data = member.read(limit + 1)
-    except (zipfile.BadZipFile, OSError, RuntimeError, NotImplementedError) as exc:
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError,
+            NotImplementedError) as exc:  # fmt: skip
         raise ImportRefused(f"{info.filename[:100]}: cannot be read ({exc})") from None
     if len(data) > limit:
         raise ImportRefused(f"{info.filename[:100]}: more than {limit} bytes unpacked")
