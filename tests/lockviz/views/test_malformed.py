@@ -100,7 +100,7 @@ ROWS: list[tuple[str, Callable[[], HttpResponse], str]] = [
                 "runs/a.json": b'{"events": [' + b'{"seq": 1}, ' * 4000 + b"{}]}",
             },
             corrupt="runs/a.json",
-        ),  # fmt: skip
+        ),
         "runs/a.json: cannot be read",
     ),
 ]
