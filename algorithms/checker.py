@@ -41,6 +41,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from algorithms.writes import Write, WriteJudge
+
 Event = Mapping[str, Any]
 
 _BELIEF_ENDS = {"releasing", "released", "lost", "crashed"}
@@ -59,17 +61,6 @@ class Overlap:
     clients: tuple[str, str]
     start_ms: float
     end_ms: float
-
-
-@dataclass(frozen=True)
-class Write:
-    seq: int
-    client: str
-    token: int | None
-    value: str | None
-    accepted: bool
-    stale: bool
-    superseded_by: str | None
 
 
 @dataclass(frozen=True)
@@ -144,50 +135,10 @@ def lock_in_play(events: Sequence[Event]) -> bool:
 
 
 def writes(events: Sequence[Event]) -> list[Write]:
-    """Every write the storage answered, judged stale or not."""
-    ordered = _in_time_order(events)
-    locked = lock_in_play(events)
-    grants = [(float(e["t_ms"]), e["actor"]) for e in ordered if e["kind"] == "granted"]
-    requests = {
-        (e["actor"], e["call"]): e
-        for e in ordered
-        if e["kind"] == "request" and e.get("op") == "write"
-    }
-    replies = [
-        e for e in ordered if e["kind"] == "reply" and e.get("op") == "write" and "accepted" in e
-    ]
-    made = {e.get("version"): e["actor"] for e in replies if e["accepted"] and "found" in e}
-    judged: list[Write] = []
-    for e in replies:
-        client = e["actor"]
-        request = requests.get((client, e["call"]), e)
-        t_sent = float(request["t_ms"])
-        own = [t for t, who in grants if who == client and t <= t_sent]
-        since = own[-1] if own else float("-inf")
-        rivals = [who for t, who in grants if who != client and since < t <= t_sent]
-        outdated = _outdated(request, e)
-        stale = (locked and (not own or bool(rivals))) or outdated
-        superseded = rivals[-1] if rivals and locked else None
-        if superseded is None and outdated:
-            superseded = made.get(e.get("found"))  # whose write the read did not see
-        judged.append(
-            Write(
-                seq=int(e["seq"]),
-                client=client,
-                token=e.get("token"),
-                value=request.get("value"),
-                accepted=bool(e["accepted"]),
-                stale=stale,
-                superseded_by=superseded,
-            )
-        )
-    return judged
-
-
-def _outdated(request: Event, reply: Event) -> bool:
-    """A write based on a read the storage had moved past when the write arrived."""
-    read, found = request.get("read"), reply.get("found")
-    return isinstance(read, int) and isinstance(found, int) and found != read
+    """Every write the storage answered, judged stale or not: the history fed in time order to
+    the one rule, :class:`algorithms.writes.WriteJudge` (which a narrator keeps as a run goes)."""
+    judge = WriteJudge(locked=lock_in_play(events))
+    return [w for e in _in_time_order(events) if (w := judge.see(e)) is not None]
 
 
 def stuck_clients(events: Sequence[Event]) -> list[str]:

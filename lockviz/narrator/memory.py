@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from algorithms import checker
+from algorithms.writes import WriteJudge
+from algorithms.writes import Write as Write
 from lockviz.catalogue import BACKENDS, server_kind
 from lockviz.narrator.words import Event, Said, items, number
 
@@ -49,7 +50,9 @@ class Memory:
     requests: dict[tuple[str, object], Event] = field(default_factory=dict)  # (actor, call)
     holders: dict[str, str] = field(default_factory=dict)  # lock node -> whose key it holds
     stored: Event | None = None  # the write request whose value the storage holds
-    judged: list[Event] = field(default_factory=list)  # run_started, grants, versioned writes
+    # The checker's stale-write rule, kept as the run goes (run_started, grants, versioned
+    # writes): each write judged in O(log n), not by judging the whole run again.
+    writes: WriteJudge = field(default_factory=WriteJudge)
     expired: dict[str, float] = field(default_factory=dict)  # client -> when its lease ended
     rounds: dict[str, Rounds] = field(default_factory=dict)
     linking: dict[str, list[str]] = field(default_factory=dict)  # client -> its last link click
@@ -78,16 +81,12 @@ class Memory:
         """The request a reply answers (empty when the run never showed it)."""
         return self.requests.get((str(reply.get("actor", "?")), reply.get("call")), {})
 
-    def judge(self, request: Event, e: Event) -> checker.Write | None:
+    def judge(self, request: Event, e: Event) -> Write | None:
         """A write as the checker will judge it: the same rule, on the grants so far."""
-        judged = self._writes(request, e)
-        return judged[-1] if judged else None
-
-    def _writes(self, request: Event, e: Event) -> list[checker.Write] | None:
         if not request or not e.get("accepted"):
             return None
         try:
-            return checker.writes([*self.judged, request, e])
+            return self.writes.judge(e, request)
         except (KeyError, TypeError, ValueError):  # an imported run's odd event: not judged
             return None
 
@@ -169,8 +168,8 @@ class Memory:
         if e.get("duplicate") or e.get("accepted") is False:
             return
         self.stored = request or e
-        if "found" in e and self._writes(request, e) is not None:
-            self.judged.append(e)
+        if "found" in e and self.judge(request, e) is not None:
+            self.writes.see(e)  # who made its version: a later outdated write names it
 
     def _settle(self, e: Event, who: str) -> None:
         state = self.rounds.get(who)
@@ -181,13 +180,13 @@ class Memory:
         backend = e.get("backend")
         self.backend = str(backend) if backend else self.backend
         self.nodes = [str(n) for n in items(e.get("nodes") or [])]
-        self.judged.append(e)  # whether a lock is in play at all (backend "none")
+        self.writes.see(e)  # whether a lock is in play at all (backend "none")
 
     def _follow(self, e: Event, who: str) -> None:
         """What events other than messages change: who holds what, whose lease ended."""
         kind = e.get("kind")
         if kind == "granted":
-            self.judged.append(e)
+            self._granted(e)
             self.expired.pop(who, None)
             for node in items(e.get("nodes") or [e.get("node")]):
                 self.holders[str(node)] = who
@@ -203,6 +202,12 @@ class Memory:
                 self.holders.pop(who, None)
         elif kind == "step" and e.get("client") and e.get("do") in ("partition", "heal", "delay"):
             self.linking[str(e["client"])] = [str(n) for n in items(e.get("nodes") or [])]
+
+    def _granted(self, e: Event) -> None:
+        try:
+            self.writes.see(e)
+        except (KeyError, TypeError, ValueError):  # an imported run's odd grant: not judged
+            pass
 
     def _ended(self, e: Event, node: str) -> None:
         """A server ended a holder's key (expired or deleted)."""
