@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.cache import cache
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -17,6 +16,7 @@ from lockviz.jsontypes import JsonObject
 from lockviz.library import access
 from lockviz.models import Run
 from lockviz.narrator.words import number
+from lockviz.once import single_flight
 from lockviz.runs import exports
 from lockviz.teaching import reveals
 from lockviz.views import HtmxHttpRequest, absolute, ask_first, withheld
@@ -146,11 +146,9 @@ def export_mermaid(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     hidden = withheld(request, run)
     if run.status in Run.LIVE:  # still growing: drawn as it is now
         drawn = exports.mermaid(reveals.export(run, hidden))
-    else:  # narrated once per run (and per what is withheld), as its events are (issue 18)
+    else:  # made once per run (and per what is withheld), by one request at a time (lockviz.once)
         key = f"lockviz:mmd:{run.pk}:{run.status}:{','.join(map(str, sorted(hidden)))}"
-        drawn = str(
-            cache.get_or_set(key, lambda: exports.mermaid(reveals.export(run, hidden)), 86400)
-        )
+        drawn = single_flight(key, lambda: exports.mermaid(reveals.export(run, hidden)), 86400)
     response = HttpResponse(drawn, content_type="text/plain; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="lockviz-run-{run.pk}.mmd"'
     return response
