@@ -10,9 +10,12 @@ replays that is not saved travels with it (``plan_runs``), and on import each pl
 point at the runs as stored there.
 
 Bounds: the zip at most :data:`MAX_BYTES` (an upload through the library page stops sooner, at
-``LOCKVIZ_MAX_UPLOAD``, 5 MB: some 50 MB of runs' JSON, zipped); at most :data:`MAX_ITEMS`
-items; each run's file at most ``imports.MAX_BYTES`` unpacked (read no further than that,
-whatever its header says).
+``LOCKVIZ_MAX_UPLOAD``, 5 MB); at most :data:`MAX_ITEMS` items; each run's file at most
+``imports.MAX_BYTES`` unpacked (read no further than that, whatever its header says), each
+named once (a file named twice is refused, not read twice), and all of them together at most
+:data:`MAX_UNPACKED` bytes and :data:`MAX_EVENTS` events (:class:`Budget`): everything is read
+before anything is stored, so what is read at once is bounded. An import is charged to the
+address as a run's import is (``LOCKVIZ_IMPORTS_PER_HOUR``).
 An archive with any problem adds nothing: every problem is named by its file and field.
 """
 
@@ -22,7 +25,7 @@ import io
 import json
 import zipfile
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -43,7 +46,35 @@ MANIFEST = "library.json"
 MAX_BYTES = 50 * 1024 * 1024
 MAX_ITEMS = 500
 MAX_MANIFEST_BYTES = imports.MAX_BYTES  # library.json: its scenarios and plans are in it
+MAX_UNPACKED = 32 * 1024 * 1024  # every run's file together, unpacked
+MAX_EVENTS = 100_000  # every run's events together (one run may have imports.MAX_EVENTS)
 MAX_PROBLEMS = imports.MAX_PROBLEMS
+
+
+@dataclass
+class Budget:
+    """What reading one archive has taken so far: its files by name, their bytes and events."""
+
+    names: set[str] = field(default_factory=set)
+    unpacked: int = 0
+    events: int = 0
+
+    def file(self, name: str) -> None:
+        """``name`` is about to be read; :class:`ImportRefused` if it was, or if the archive
+        has unpacked all it may."""
+        if name in self.names:
+            raise ImportRefused(f"{name[:100]}: named twice in {MANIFEST}; each run is one file")
+        self.names.add(name)
+        if self.unpacked >= MAX_UNPACKED:
+            raise ImportRefused(f"archive: more than {MAX_UNPACKED // 1024 // 1024} MB unpacked")
+
+    def took(self, data: bytes, run: ImportedRun | None = None) -> None:
+        self.unpacked += len(data)
+        self.events += len(run.events) if run is not None else 0
+        if self.unpacked > MAX_UNPACKED:
+            raise ImportRefused(f"archive: more than {MAX_UNPACKED // 1024 // 1024} MB unpacked")
+        if self.events > MAX_EVENTS:
+            raise ImportRefused(f"archive: more than {MAX_EVENTS} events in all its runs")
 
 
 @dataclass(frozen=True)
@@ -94,10 +125,11 @@ def export(user: User) -> bytes:
 def load(user: User, data: bytes) -> Added:
     """Add the archive ``data`` to ``user``'s library, all of it or nothing:
     :class:`ImportRefused` naming every problem."""
-    runs, scenarios = read(data)
+    budget = Budget()
+    runs, scenarios = read(data, budget)
     with packed_zip(data) as packed:
         manifest = _manifest(packed)
-        plan_runs, problems = _runs(packed, manifest.get("plan_runs", []), "plan_runs")
+        plan_runs, problems = _runs(packed, manifest.get("plan_runs", []), budget, "plan_runs")
     plans = manifest.get("plans", [])
     if not isinstance(plans, list) or len(plans) > MAX_ITEMS:
         problems.append(f"{MANIFEST}: plans: a list of at most {MAX_ITEMS} exported plans")
@@ -150,7 +182,9 @@ def _replays_moved(plan: JsonValue, moved: dict[str, str]) -> JsonValue:
 Entry = dict[str, JsonValue]
 
 
-def read(data: bytes) -> tuple[list[tuple[ImportedRun, Entry]], list[Entry]]:
+def read(
+    data: bytes, budget: Budget | None = None
+) -> tuple[list[tuple[ImportedRun, Entry]], list[Entry]]:
     """What the archive ``data`` holds (its runs, read by the run import, and its scenarios,
     checked by the schema), each with its manifest entry; :class:`ImportRefused` naming every
     problem."""
@@ -158,7 +192,7 @@ def read(data: bytes) -> tuple[list[tuple[ImportedRun, Entry]], list[Entry]]:
         raise ImportRefused(f"archive: {len(data)} bytes; the most is {MAX_BYTES}")
     with packed_zip(data) as packed:
         manifest = _manifest(packed)
-        runs, problems = _runs(packed, manifest.get("runs"))
+        runs, problems = _runs(packed, manifest.get("runs"), budget or Budget())
     scenarios, more = _scenarios(manifest.get("scenarios"))
     problems += more
     if len(scenarios) + len(runs) > MAX_ITEMS:
@@ -222,7 +256,7 @@ def _manifest(packed: zipfile.ZipFile) -> dict[str, JsonValue]:
 
 
 def _runs(
-    packed: zipfile.ZipFile, entries: JsonValue, listed: str = "runs"
+    packed: zipfile.ZipFile, entries: JsonValue, budget: Budget, listed: str = "runs"
 ) -> tuple[list[tuple[ImportedRun, Entry]], list[str]]:
     """Each run the manifest ``listed`` names, read by the run import; and every problem. The
     library's ``runs`` have a title and a visibility; the ``plan_runs`` (unsaved runs a plan
@@ -239,12 +273,20 @@ def _runs(
             problems.append(f"{MANIFEST}: {listed}[{index}].file: must name a file in the archive")
             continue
         try:
-            read = imports.read(_read(packed, packed.getinfo(name)), name)
+            info = packed.getinfo(name)
         except KeyError:
             problems.append(f"{MANIFEST}: {listed}[{index}].file: {name[:100]!r} is not in it")
             continue
+        try:
+            budget.file(name)
+            data = _read(packed, info)
+            budget.took(data)
+            read = imports.read(data, name)
+            budget.took(b"", read if isinstance(read, ImportedRun) else None)
         except ImportRefused as refused:
             problems.extend(refused.problems)
+            if budget.unpacked > MAX_UNPACKED or budget.events > MAX_EVENTS:
+                break  # nothing more is read: the archive is refused whatever the rest holds
             continue
         if not isinstance(read, ImportedRun):
             problems.append(f"{name[:100]}: holds a scenario, not an exported run")
