@@ -17,6 +17,9 @@ named once (a file named twice is refused, not read twice), and all of them toge
 before anything is stored, so what is read at once is bounded. An import is charged to the
 address as a run's import is (``LOCKVIZ_IMPORTS_PER_HOUR``).
 An archive with any problem adds nothing: every problem is named by its file and field.
+
+One module past the usual ~300 lines, on purpose: the archive's format, its bounds and its
+all-or-nothing import are read together to be trusted.
 """
 
 from __future__ import annotations
@@ -67,6 +70,10 @@ class Budget:
         self.names.add(name)
         if self.unpacked >= MAX_UNPACKED:
             raise ImportRefused(f"archive: more than {MAX_UNPACKED // 1024 // 1024} MB unpacked")
+
+    @property
+    def spent(self) -> bool:
+        return self.unpacked > MAX_UNPACKED or self.events > MAX_EVENTS
 
     def took(self, data: bytes, run: ImportedRun | None = None) -> None:
         self.unpacked += len(data)
@@ -273,23 +280,11 @@ def _runs(
             problems.append(f"{MANIFEST}: {listed}[{index}].file: must name a file in the archive")
             continue
         try:
-            info = packed.getinfo(name)
-        except KeyError:
-            problems.append(f"{MANIFEST}: {listed}[{index}].file: {name[:100]!r} is not in it")
-            continue
-        try:
-            budget.file(name)
-            data = _read(packed, info)
-            budget.took(data)
-            read = imports.read(data, name)
-            budget.took(b"", read if isinstance(read, ImportedRun) else None)
+            read = _run_file(packed, name, budget, f"{MANIFEST}: {listed}[{index}].file")
         except ImportRefused as refused:
             problems.extend(refused.problems)
-            if budget.unpacked > MAX_UNPACKED or budget.events > MAX_EVENTS:
+            if budget.spent:
                 break  # nothing more is read: the archive is refused whatever the rest holds
-            continue
-        if not isinstance(read, ImportedRun):
-            problems.append(f"{name[:100]}: holds a scenario, not an exported run")
             continue
         try:
             if listed == "runs":
@@ -300,6 +295,23 @@ def _runs(
             continue
         found.append((read, entry))
     return found, problems
+
+
+def _run_file(packed: zipfile.ZipFile, name: str, budget: Budget, where: str) -> ImportedRun:
+    """The run file ``name`` (the manifest's ``where``) read by the run import, within
+    ``budget``; :class:`ImportRefused` saying why not."""
+    try:
+        info = packed.getinfo(name)
+    except KeyError:
+        raise ImportRefused(f"{where}: {name[:100]!r} is not in it") from None
+    budget.file(name)
+    data = _read(packed, info)
+    budget.took(data)
+    read = imports.read(data, name)
+    if not isinstance(read, ImportedRun):
+        raise ImportRefused(f"{name[:100]}: holds a scenario, not an exported run")
+    budget.took(b"", read)
+    return read
 
 
 def _read(packed: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:

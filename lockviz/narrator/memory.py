@@ -16,11 +16,12 @@ one folds, and :meth:`Memory.see` opens and closes them.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from algorithms.writes import WriteJudge
 from algorithms.writes import Write as Write
+from algorithms.writes import WriteJudge
 from lockviz.catalogue import BACKENDS, server_kind
 from lockviz.narrator.words import Event, Said, items, number
 
@@ -204,10 +205,8 @@ class Memory:
             self.linking[str(e["client"])] = [str(n) for n in items(e.get("nodes") or [])]
 
     def _granted(self, e: Event) -> None:
-        try:
+        with contextlib.suppress(KeyError, TypeError, ValueError):  # an odd imported grant
             self.writes.see(e)
-        except (KeyError, TypeError, ValueError):  # an imported run's odd grant: not judged
-            pass
 
     def _ended(self, e: Event, node: str) -> None:
         """A server ended a holder's key (expired or deleted)."""

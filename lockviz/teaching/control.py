@@ -33,6 +33,8 @@ from lockviz.errors import RoomRefused
 from lockviz.models import Member, Poll, Room, Share, Vote
 
 SEEN_EVERY = dt.timedelta(minutes=1)  # the presenter's presence is written at most this often
+# What a closed room says to its presenter's asks: its students see "this class has ended".
+ENDED = "room: this room is closed and its class has ended; Teach a class opens a new room"
 
 
 # -- presence and expiry -------------------------------------------------------------------
@@ -108,6 +110,24 @@ def close(room: Room) -> None:
 
 def members(room: Room) -> QuerySet[Member]:
     return room.members.filter(removed=False).order_by("joined")
+
+
+# -- the room's allowance of the lab (lockviz.shares.runs) --------------------------------
+
+MOST_EACH, MOST_IN_ALL = 4, 200  # what a presenter may let the class run
+
+
+def allow(room: Room, student_runs: bool, each: int, in_all: int) -> None:
+    """The presenter sets the room's allowance of the lab (lockviz.shares.runs): whether its
+    students may start runs of their own, how many each may have going, how many in all."""
+    if room.closed:
+        raise RoomRefused(ENDED)
+    if not 1 <= each <= MOST_EACH:
+        raise RoomRefused(f"runs_each: from 1 to {MOST_EACH} runs each")
+    if not 1 <= in_all <= MOST_IN_ALL:
+        raise RoomRefused(f"runs_in_all: from 1 to {MOST_IN_ALL} runs for the class at once")
+    room.student_runs, room.runs_each, room.runs_in_all = student_runs, each, in_all
+    room.save(update_fields=["student_runs", "runs_each", "runs_in_all"])
 
 
 # -- shares --------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from django.db.models import Count, QuerySet
 from lockviz import broadcast, plaintext
 from lockviz.errors import RoomRefused
 from lockviz.jsontypes import JsonValue
+from lockviz.library import access
 from lockviz.models import Member, Poll, Presence, Room, Run, Vote
 from lockviz.runs import recovery
 from lockviz.scenarios.library import builtin
@@ -30,7 +31,6 @@ from lockviz.teaching import control
 VIEWS = ("idle", "run", "lesson", "replay")
 RUN_ID = re.compile(r"^[A-Za-z0-9_-]{1,16}$")
 MAX_CHOICES = 6
-MOST_EACH, MOST_IN_ALL = 4, 200  # a room's allowance: what a presenter may let the class run
 
 
 @dataclass(frozen=True)
@@ -40,9 +40,7 @@ class State:
     view: str = "idle"  # idle | run | lesson | replay
     run: str | None = None  # the run on screen
     lesson: str | None = None  # its lesson, when the presenter walks through one
-    at: int | None = (
-        None  # the last event shown (a replay's or a walkthrough's position); None: live
-    )
+    at: int | None = None  # the last event shown (a replay's or walkthrough's); None: live
     narration: str = ""  # the story line the presenter is at
     title: str = ""
     beside: str | None = None  # a run shown beside ``run`` (a fork's original), whole
@@ -120,25 +118,17 @@ def open_room(presenter: str) -> Room:
 
 
 def show(room: Room, state: State) -> None:
-    """The presenter shows ``state`` now: every follower's page follows."""
+    """The presenter shows ``state`` now: every follower's page follows. A run it names must
+    be one the presenter may see (lockviz.library.access): a private one is as if none."""
+    for field, run_id in (("run", state.run), ("beside", state.beside)):
+        run = Run.objects.filter(pk=run_id).first() if run_id else None
+        if run_id and (run is None or not access.may_see(room.presenter, run)):
+            raise RoomRefused(f"{field}: there is no run {run_id!r}")
     if room.state == asdict(state):
         return
     room.state = asdict(state)
     room.save(update_fields=["state"])
     broadcast.publish_frame(group(room), {"type": "state", "state": room.state})
-
-
-def allow(room: Room, student_runs: bool, each: int, in_all: int) -> None:
-    """The presenter sets the room's allowance of the lab (lockviz.shares.runs): whether its
-    students may start runs of their own, how many each may have going, how many in all."""
-    if room.closed:
-        raise RoomRefused(ENDED)
-    if not 1 <= each <= MOST_EACH:
-        raise RoomRefused(f"runs_each: from 1 to {MOST_EACH} runs each")
-    if not 1 <= in_all <= MOST_IN_ALL:
-        raise RoomRefused(f"runs_in_all: from 1 to {MOST_IN_ALL} runs for the class at once")
-    room.student_runs, room.runs_each, room.runs_in_all = student_runs, each, in_all
-    room.save(update_fields=["student_runs", "runs_each", "runs_in_all"])
 
 
 def join(room: Room, browser: str, name: str = "") -> Member:
@@ -177,8 +167,7 @@ def _tell_presence(room: Room) -> None:
         broadcast.publish_frame(presenter_group(room), {"type": "tally", **tally(poll)})
 
 
-def _here(room: Room) -> QuerySet[Member]:
-    """The members with a page connected now."""
+def _here(room: Room) -> QuerySet[Member]:  # the members with a page connected now
     return Member.objects.filter(room=room, presences__isnull=False).distinct()
 
 
@@ -191,20 +180,17 @@ def present(room: Room) -> int:
 
 def followed_by(browser: str) -> Room | None:
     """The room this browser joined last (where its forks may be shared), if any."""
-    if not browser:
-        return None
     member = Member.objects.filter(
         browser=browser, removed=False, room__in=control.live_rooms(), room__closed__isnull=True
     )  # a room that ended, or removed this browser, takes no share
-    found = member.select_related("room").order_by("-joined").first()
+    found = member.select_related("room").order_by("-joined").first() if browser else None
     return found.room if found is not None else None
 
 
 # -- polls ---------------------------------------------------------------------------------
 
 
-# What a closed room says to its presenter's asks: its students see "this class has ended".
-ENDED = "room: this room is closed and its class has ended; Teach a class opens a new room"
+ENDED = control.ENDED
 
 
 def current(room: Room) -> Poll | None:

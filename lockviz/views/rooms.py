@@ -176,12 +176,7 @@ def follow(request: HtmxHttpRequest, code: str) -> HttpResponse:
 def show(request: HtmxHttpRequest, room: Room) -> HttpResponse:
     """The presenter's page says what it shows now (room.js, a few times a second at most)."""
     control.seen(room)
-    state = State.read(_json(request))
-    for field, run_id in (("run", state.run), ("beside", state.beside)):
-        run = Run.objects.filter(pk=run_id).first() if run_id else None
-        if run_id and (run is None or not access.may_see(room.presenter, run)):
-            raise RoomRefused(f"{field}: there is no run {run_id!r}")  # private: as if none
-    rooms.show(room, state)
+    rooms.show(room, State.read(_json(request)))
     return HttpResponse(status=204)
 
 
@@ -203,7 +198,7 @@ def ask(request: HtmxHttpRequest, room: Room) -> HttpResponse:
 @_by_the_presenter("set what students may run")
 def allowance(request: HtmxHttpRequest, room: Room) -> HttpResponse:
     """The switch on the room page: students may start runs of their own, and how many."""
-    rooms.allow(
+    control.allow(
         room,
         request.POST.get("student_runs") == "on",
         _whole(request.POST.get("runs_each"), "runs_each"),

@@ -188,7 +188,9 @@ def test_a_file_named_twice_is_refused_not_read_twice(monkeypatch: pytest.Monkey
     data = _zip({"library.json": _manifest(["runs/a.json"] * 16), "runs/a.json": one})
     with pytest.raises(ImportRefused) as refused:
         archive.load(ada, data)
-    assert "runs/a.json: named twice in library.json; each run is one file" in refused.value.problems
+    assert (
+        "runs/a.json: named twice in library.json; each run is one file" in refused.value.problems
+    )
     assert len(read) <= 1
     plans_too = _zip({"library.json": json.dumps({
         "format": archive.FORMAT, "version": archive.VERSION, "scenarios": [],

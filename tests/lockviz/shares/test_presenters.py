@@ -124,7 +124,7 @@ def test_an_owner_cancels_their_queued_run() -> None:
 def test_a_rooms_allowance_ends_with_membership_and_with_the_room() -> None:
     client, _ = teacher()
     room = open_room(client)
-    rooms.allow(room, True, 2, 10)
+    control.allow(room, True, 2, 10)
     students = [Client(REMOTE_ADDR=NAT) for _ in range(3)]
     for student in students:
         assert student.post(f"/r/{room.code}").status_code == 302

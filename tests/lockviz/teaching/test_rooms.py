@@ -67,6 +67,8 @@ def test_students_join_by_link_or_code_and_joining_starts_nothing() -> None:
 def test_only_the_presenter_says_what_the_class_sees() -> None:
     teacher, student = Client(), Client()
     room = open_room(teacher)
+    for run_id in ("abc123", "fork1", "orig1"):  # runs the presenter may see (any unsaved run)
+        Run.objects.create(id=run_id, title=run_id, scenario={})
     state = {"view": "replay", "run": "abc123", "at": 7, "title": "GC pause"}
     ok = teacher.post(f"/rooms/{room.code}/show", json.dumps(state), content_type="text/plain")
     assert ok.status_code == 204
@@ -85,6 +87,9 @@ def test_only_the_presenter_says_what_the_class_sees() -> None:
     odd = json.dumps({**beside, "beside": "../x"})
     bad = teacher.post(f"/rooms/{room.code}/show", odd, content_type="text/plain")
     assert bad.status_code == 400 and bad.content.decode().startswith("beside:")
+    none = json.dumps({**beside, "beside": "nosuchrun"})  # a run that is not there: refused
+    bad = teacher.post(f"/rooms/{room.code}/show", none, content_type="text/plain")
+    assert bad.status_code == 400 and "beside: there is no run 'nosuchrun'" in bad.text
 
 
 def test_a_poll_is_answered_once_each_tallied_for_the_presenter_and_revealed_to_all() -> None:
