@@ -4,8 +4,9 @@ A client is its address: the socket's, or the trusted proxy's word for it (lockv
 ``LOCKVIZ_TRUSTED_PROXIES``), the same for HTTP (``REMOTE_ADDR``) and WebSockets (the scope's
 ``client``), as :func:`client_of` counts it: an IPv6 host is its /64 (one host is given a whole
 /64, and could take a fresh address from it for every request), an IPv4 address written as
-IPv6 (``::ffff:10.1.2.3``) is that IPv4 address. A session counts too (``LOCKVIZ_MAX_PER_BROWSER``), but a fresh cookie jar is a
-new session, so the address is what a script cannot shed.
+IPv6 (``::ffff:10.1.2.3``) is that IPv4 address. A session counts too
+(``LOCKVIZ_MAX_PER_BROWSER``), but a fresh cookie jar is a new session, so the address is what a
+script cannot shed.
 
 - :mod:`lockviz.shares.rates`: how often one address may do something (import, open a room,
   join, guess a code, answer), counted by django-ratelimit on the shared cache (``CACHES``: the

@@ -40,6 +40,8 @@ def test_a_hosts_slash_64_is_one_client(monkeypatch: pytest.MonkeyPatch) -> None
     assert codes == [302, 302, 429]
     mapped = Client(REMOTE_ADDR="::ffff:10.9.8.7")
     plain = Client(REMOTE_ADDR="10.9.8.7")
-    codes = [c.post("/runs/", {"scenario": "contention"}).status_code for c in (mapped, plain, plain)]
+    codes = [
+        c.post("/runs/", {"scenario": "contention"}).status_code for c in (mapped, plain, plain)
+    ]
     assert codes == [302, 302, 429]
     assert set(Run.objects.values_list("address", flat=True)) == {"2001:db8:5:6::/64", "10.9.8.7"}
