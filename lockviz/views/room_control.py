@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from lockviz.errors import RoomRefused
 from lockviz.models import Room
 from lockviz.teaching import control
-from lockviz.views import HtmxHttpRequest, browser
-from lockviz.views.rooms import _by_the_presenter, _room
+from lockviz.views import HtmxHttpRequest, absolute, browser
+from lockviz.views.rooms import _by_the_presenter, _room, key_once
 
 
 def _back(room: Room) -> HttpResponse:
@@ -49,11 +50,17 @@ def decide(request: HtmxHttpRequest, room: Room, run_id: str, state: str) -> Htt
     return _back(room)
 
 
-@require_POST
-@_by_the_presenter("make a new presenter key")
+@require_http_methods(["GET", "POST"])
+@_by_the_presenter("see or make the presenter key")
 def new_key(request: HtmxHttpRequest, room: Room) -> HttpResponse:
-    request.session["room_key"] = {"room": room.code, "key": control.new_key(room)}  # shown once
-    return _back(room)
+    """POST: a new presenter key (the old one stops working). GET: the key just made, once, on
+    a page of its own: the room page is on the projector, and the key takes the room."""
+    if request.method == "POST":
+        request.session["room_key"] = {"room": room.code, "key": control.new_key(room)}
+        return redirect("room_new_key", code=room.code)
+    key = key_once(request, room)
+    link = absolute(request, reverse("room_take", args=[room.code, key])) if key else ""
+    return render(request, "lockviz/room_key.html", {"room": room, "key_link": link})
 
 
 @require_http_methods(["GET", "POST"])

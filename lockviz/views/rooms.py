@@ -88,7 +88,7 @@ def open_room(request: HtmxHttpRequest) -> HttpResponse:
     rates.take(rates.ROOMS, address_of(request))
     room = rooms.open_room(browser(request))
     request.session["presenting"] = room.code
-    # Its presenter key, shown once on the room page (lockviz.views.room_control).
+    # Its presenter key, shown once on a page of its own (lockviz.views.room_control.key).
     request.session["room_key"] = {"room": room.code, "key": control.new_key(room)}
     return redirect("room", code=room.code)
 
@@ -104,7 +104,6 @@ def room_page(request: HtmxHttpRequest, code: str) -> HttpResponse:
     qr = segno.make(link, error="m").svg_inline(scale=10, border=2, dark="#111", light="#fff")
     poll = rooms.current(room)
     counts = rooms.counts(poll) if poll and poll.state == Poll.State.REVEALED else {}
-    key = _key_once(request, room)
     context = {
         "room": room,
         "link": link,
@@ -120,8 +119,7 @@ def room_page(request: HtmxHttpRequest, code: str) -> HttpResponse:
         "waiting": sharing.shared(room, Share.State.WAITING),
         "members": control.members(room),
         "idle_hours": control.idle_limit().total_seconds() / 3600,
-        "key": key,
-        "key_link": absolute(request, reverse("room_take", args=[room.code, key])) if key else "",
+        "key_waiting": _key_waiting(request, room),
     }
     return render(request, "lockviz/room.html", context)
 
@@ -276,13 +274,18 @@ def run_for_followers(request: HtmxHttpRequest, run_id: str) -> JsonResponse:
     )
 
 
-def _key_once(request: HtmxHttpRequest, room: Room) -> str:
-    """The presenter key just made for ``room``, once: the session forgets it as it is shown."""
+def _key_waiting(request: HtmxHttpRequest, room: Room) -> bool:
+    """Whether a presenter key made for ``room`` waits to be shown (on its own page, never on
+    the room page, which is on the projector: lockviz.views.room_control.key)."""
     note = request.session.get("room_key")
-    if not isinstance(note, dict) or note.get("room") != room.code:
+    return isinstance(note, dict) and note.get("room") == room.code
+
+
+def key_once(request: HtmxHttpRequest, room: Room) -> str:
+    """The presenter key just made for ``room``, once: the session forgets it as it is shown."""
+    if not _key_waiting(request, room):
         return ""
-    del request.session["room_key"]
-    return str(note.get("key") or "")
+    return str(request.session.pop("room_key").get("key") or "")
 
 
 def _json(request: HtmxHttpRequest) -> JsonValue:

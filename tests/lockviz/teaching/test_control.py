@@ -185,12 +185,17 @@ def test_a_serving_app_prunes_an_idle_room_without_a_restart(
 def test_a_presenter_key_shown_once_takes_the_room_to_another_browser() -> None:
     teacher, laptop = Client(), Client()
     room = open_room(teacher)
-    first = teacher.get(f"/rooms/{room.code}/").content.decode()
+    projected = teacher.get(f"/rooms/{room.code}/").text  # the page on the projector
+    assert 'id="room-key-link"' not in projected and "/take/" not in projected
+    assert 'id="room-key-open"' in projected  # where the key waits, on a page of its own
+    first = teacher.get(f"/rooms/{room.code}/key").text
     link = re.search(r'id="room-key-link">([^<]+)<', first)
     assert link is not None
     path = link.group(1).removeprefix("http://testserver")
     assert f"/rooms/{room.code}/take/" in path
-    assert 'id="room-key-link"' not in teacher.get(f"/rooms/{room.code}/").content.decode()
+    assert 'id="room-key-link"' not in teacher.get(f"/rooms/{room.code}/key").text  # once
+    assert 'id="room-key-open"' not in teacher.get(f"/rooms/{room.code}/").text
+    assert Client().get(f"/rooms/{room.code}/key").status_code in (302, 403, 404)
 
     assert laptop.get(f"/rooms/{room.code}/")["Location"] == f"/r/{room.code}"
     asked = laptop.get(path)
