@@ -222,6 +222,10 @@ class Room(models.Model):
     student_runs = models.BooleanField(default=False)
     runs_each = models.PositiveSmallIntegerField(default=1)
     runs_in_all = models.PositiveSmallIntegerField(default=default_runs_in_all)
+    # How many members may join from one address (a class behind one NAT needs many; a script
+    # stuffing the ballot needs them too): the presenter sees who shares an address, and may
+    # lower this below LOCKVIZ_MEMBERS_PER_ADDRESS (lockviz.teaching.control).
+    members_per_address = models.PositiveSmallIntegerField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"room {self.code}"

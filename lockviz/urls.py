@@ -88,6 +88,12 @@ urlpatterns = [
         room_control.decide,
         name="room_share_decide",
     ),
+    path(
+        "rooms/<str:code>/members/from/<str:mark>/remove",
+        room_control.remove_crowd,
+        name="room_remove_crowd",
+    ),
+    path("rooms/<str:code>/members/cap", room_control.limit_members, name="room_members_cap"),
     path("rooms/<str:code>/key", room_control.new_key, name="room_new_key"),
     path("rooms/<str:code>/take/<str:key>", room_control.take_back, name="room_take"),
     path("r/<str:code>", rooms.join_room, name="join_room"),

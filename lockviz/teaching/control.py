@@ -23,15 +23,19 @@ import datetime as dt
 import hashlib
 import hmac
 import secrets
+from collections.abc import MutableMapping
+from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 from django.utils import timezone
 
 from lockviz import broadcast
 from lockviz.errors import RoomRefused
 from lockviz.models import Member, Poll, Room, Share, Vote
 
+KEY = "room_key"  # the session's presenter key not yet shown
 SEEN_EVERY = dt.timedelta(minutes=1)  # the presenter's presence is written at most this often
 # What a closed room says to its presenter's asks: its students see "this class has ended".
 ENDED = "room: this room is closed and its class has ended; Teach a class opens a new room"
@@ -112,6 +116,54 @@ def members(room: Room) -> QuerySet[Member]:
     return room.members.filter(removed=False).order_by("joined")
 
 
+# -- many members from one address (a class's NAT, or a script stuffing the ballot) ---------
+
+
+@dataclass(frozen=True)
+class Crowd:
+    """Members of a room who joined from one address: how many, and the address's mark (its
+    hash: the presenter sees who shares an address, never the address)."""
+
+    members: int
+    mark: str
+
+
+def members_per_address(room: Room) -> int:
+    """How many members may join ``room`` from one address."""
+    most = int(settings.LOCKVIZ_MEMBERS_PER_ADDRESS)
+    return min(most, room.members_per_address) if room.members_per_address else most
+
+
+def crowds(room: Room) -> list[Crowd]:
+    """The addresses more than one member joined from, the largest first."""
+    joined = members(room).exclude(address="").order_by()  # grouped by address alone
+    counts = joined.values("address").annotate(n=Count("id"))
+    found = [Crowd(int(c["n"]), _mark(room, str(c["address"]))) for c in counts if c["n"] > 1]
+    return sorted(found, key=lambda c: -c.members)
+
+
+def remove_crowd(room: Room, mark: str) -> int:
+    """Remove every member who joined from the address ``mark`` names; how many."""
+    crowd = [m for m in members(room) if m.address and _mark(room, m.address) == mark]
+    for member in crowd:
+        remove(room, member.pk)
+    return len(crowd)
+
+
+def limit_members(room: Room, most: int) -> None:
+    """The presenter lowers (or raises, up to the installation's) the members per address."""
+    ceiling = int(settings.LOCKVIZ_MEMBERS_PER_ADDRESS)
+    if not 1 <= most <= ceiling:
+        raise RoomRefused(f"members_per_address: from 1 to {ceiling} members from one address")
+    room.members_per_address = most
+    room.save(update_fields=["members_per_address"])
+
+
+def _mark(room: Room, address: str) -> str:
+    return hmac.new(settings.SECRET_KEY.encode(), f"{room.code}|{address}".encode(),
+                    hashlib.sha256).hexdigest()[:12]  # fmt: skip
+
+
 # -- the room's allowance of the lab (lockviz.shares.runs) --------------------------------
 
 MOST_EACH, MOST_IN_ALL = 4, 200  # what a presenter may let the class run
@@ -158,6 +210,22 @@ def new_key(room: Room) -> str:
     room.key_hash = _hash(key)
     room.save(update_fields=["key_hash"])
     return key
+
+
+def keep_key(session: MutableMapping[str, Any], room: Room) -> None:
+    """A new key for ``room``, kept in its presenter's session until it is shown, once, on a
+    page of its own (never on the room page, which is on the projector)."""
+    session[KEY] = {"room": room.code, "key": new_key(room)}
+
+
+def key_waiting(session: MutableMapping[str, Any], room: Room) -> bool:
+    note = session.get(KEY)
+    return isinstance(note, dict) and note.get("room") == room.code
+
+
+def key_once(session: MutableMapping[str, Any], room: Room) -> str:
+    """The key kept for ``room``, once: the session forgets it as it is shown."""
+    return str(session.pop(KEY).get("key") or "") if key_waiting(session, room) else ""
 
 
 def take_back(room: Room, key: str, browser: str) -> None:

@@ -14,14 +14,13 @@ from __future__ import annotations
 from collections.abc import MutableMapping
 from typing import Any
 
-from django.conf import settings
 from django.core import signing
 
 from lockviz.errors import TooMany
 from lockviz.models import Member, Room
 from lockviz.shares import rates
 from lockviz.shares.rates import JOINS
-from lockviz.teaching import rooms
+from lockviz.teaching import control, rooms
 
 SALT = "lockviz.teaching.members"
 SESSION_KEY = "members"  # the session's {code: member token}
@@ -38,11 +37,11 @@ def join(room: Room, browser: str, address: str, session: Session, name: str = "
     keeps the member token. :class:`TooMany` past a share of joins or members."""
     rates.take(JOINS, address)
     known = Member.objects.filter(room=room, browser=browser).exists()
-    most = settings.LOCKVIZ_MEMBERS_PER_ADDRESS
+    most = control.members_per_address(room)
     if not known and Member.objects.filter(room=room, address=address).count() >= most:
         raise TooMany(
             f"Room {room.code} has {most} members from this address, as many as one address "
-            "may have in a room (LOCKVIZ_MEMBERS_PER_ADDRESS).",
+            "may have in this room (its presenter's choice, at most LOCKVIZ_MEMBERS_PER_ADDRESS).",
             retry_after_s=3600,
         )
     member = rooms.join(room, browser, name)

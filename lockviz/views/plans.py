@@ -205,7 +205,7 @@ def present(request: HtmxHttpRequest, plan_id: str) -> HttpResponse:
         rates.take(rates.ROOMS, address_of(request))
         room = rooms.open_room(browser(request))
         request.session["presenting"] = room.code
-        request.session["room_key"] = {"room": room.code, "key": control.new_key(room)}
+        control.keep_key(request.session, room)
     presenting.Presenting(plan=plan.pk, room=room.code).keep(request.session)
     return redirect("room", code=room.code)
 

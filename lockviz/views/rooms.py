@@ -13,6 +13,7 @@ import functools
 from collections.abc import Callable
 
 import segno
+from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -89,7 +90,7 @@ def open_room(request: HtmxHttpRequest) -> HttpResponse:
     room = rooms.open_room(browser(request))
     request.session["presenting"] = room.code
     # Its presenter key, shown once on a page of its own (lockviz.views.room_control.key).
-    request.session["room_key"] = {"room": room.code, "key": control.new_key(room)}
+    control.keep_key(request.session, room)
     return redirect("room", code=room.code)
 
 
@@ -118,8 +119,11 @@ def room_page(request: HtmxHttpRequest, code: str) -> HttpResponse:
         "shared": sharing.shared(room),
         "waiting": sharing.shared(room, Share.State.WAITING),
         "members": control.members(room),
+        "crowds": control.crowds(room),
+        "members_per_address": control.members_per_address(room),
+        "members_ceiling": settings.LOCKVIZ_MEMBERS_PER_ADDRESS,
         "idle_hours": control.idle_limit().total_seconds() / 3600,
-        "key_waiting": _key_waiting(request, room),
+        "key_waiting": control.key_waiting(request.session, room),
     }
     return render(request, "lockviz/room.html", context)
 
@@ -272,20 +276,6 @@ def run_for_followers(request: HtmxHttpRequest, run_id: str) -> JsonResponse:
             verdict=reverse("verdict", args=[run.pk]),
         )
     )
-
-
-def _key_waiting(request: HtmxHttpRequest, room: Room) -> bool:
-    """Whether a presenter key made for ``room`` waits to be shown (on its own page, never on
-    the room page, which is on the projector: lockviz.views.room_control.key)."""
-    note = request.session.get("room_key")
-    return isinstance(note, dict) and note.get("room") == room.code
-
-
-def key_once(request: HtmxHttpRequest, room: Room) -> str:
-    """The presenter key just made for ``room``, once: the session forgets it as it is shown."""
-    if not _key_waiting(request, room):
-        return ""
-    return str(request.session.pop("room_key").get("key") or "")
 
 
 def _json(request: HtmxHttpRequest) -> JsonValue:

@@ -4,6 +4,7 @@ says more answered than are present; members and answers are limited per address
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from channels.db import database_sync_to_async
@@ -111,3 +112,40 @@ async def test_a_stream_of_a_browser_that_never_joined_is_not_present() -> None:
     assert json.loads(await ws.receive_from())["type"] == "room"
     assert await database_sync_to_async(rooms.present)(room) == 0
     await ws.disconnect()
+
+
+@pytest.mark.django_db
+def test_the_presenter_sees_many_members_from_one_address_and_removes_them() -> None:
+    """12 scripted members from one address outvoted a real student 12 to 1."""
+    teacher = Client()
+    room = open_room(teacher)
+    _, vote = asked(teacher, room)
+    script = [Client(REMOTE_ADDR="10.45.0.1") for _ in range(12)]
+    for jar in script:
+        assert jar.post(f"/r/{room.code}").status_code == 302
+    ada = Client(REMOTE_ADDR="10.45.0.2")
+    join(ada, room, "Ada")
+    page = teacher.get(f"/rooms/{room.code}/").text
+    assert "12 members from one address" in page and "10.45.0.1" not in page
+    mark = re.search(r"/rooms/\w+/members/from/(\w+)/remove", page)
+    assert mark is not None
+    assert Client().post(f"/rooms/{room.code}/members/from/{mark[1]}/remove").status_code == 403
+    assert teacher.post(f"/rooms/{room.code}/members/from/{mark[1]}/remove").status_code == 302
+    assert Member.objects.filter(room=room, removed=True).count() == 12
+    assert not Member.objects.get(room=room, browser=ada.session["browser"]).removed
+    assert "members from one address" not in teacher.get(f"/rooms/{room.code}/").text
+    assert script[0].post(vote, {"choice": "Bob"}).status_code in (403, 404)
+
+
+@pytest.mark.django_db
+def test_the_presenter_lowers_the_members_per_address() -> None:
+    teacher = Client()
+    room = open_room(teacher)
+    cap = f"/rooms/{room.code}/members/cap"
+    assert Client().post(cap, {"members_per_address": "2"}).status_code == 403
+    assert teacher.post(cap, {"members_per_address": "0"}).status_code == 400
+    assert teacher.post(cap, {"members_per_address": "2"}).status_code == 302
+    jars = [Client(REMOTE_ADDR="10.46.0.1") for _ in range(3)]
+    answers = [j.post(f"/r/{room.code}") for j in jars]
+    assert [a.status_code for a in answers] == [302, 302, 429]
+    assert "2 members from this address" in answers[2].text

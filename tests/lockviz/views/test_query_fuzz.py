@@ -45,7 +45,8 @@ def pages() -> list[str]:
     )  # fmt: skip
     fill = {"plan_id": plan.pk, "number": "1", "run_id": run.pk, "code": room.code,
             "slug": LESSON, "poll_id": str(poll.pk), "member_id": str(member.pk),
-            "key": "not-the-key", "state": "listed", "saved_id": saved.pk}  # fmt: skip
+            "key": "not-the-key", "state": "listed", "saved_id": saved.pk,
+            "mark": "0123456789ab"}  # fmt: skip
     found = []
     for entry in urls.urlpatterns:
         if isinstance(entry, URLResolver):  # the admin site: Django's own
