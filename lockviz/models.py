@@ -334,6 +334,9 @@ class Plan(models.Model):
     items = models.JSONField(default=list)  # lockviz.teaching.plans.Item.as_data, in order
     owner = models.CharField(max_length=64, blank=True, db_index=True)
     copied_from = models.CharField(max_length=16, blank=True)  # the plan it was copied from
+    # Its notes are its owner's alone unless the owner shares them with whoever has the link
+    # (lockviz.teaching.plans.readable: the page, export.json and a copy).
+    share_notes = models.BooleanField(default=False)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 
@@ -349,7 +352,9 @@ class Plan(models.Model):
 
     @classmethod
     def runs_replayed(cls) -> set[str]:
-        """The runs some plan replays: kept as long as a plan uses them (recovery.prune)."""
+        """The runs some plan replays: kept as long as a plan uses them (recovery.prune). An
+        anonymous browser's plan is itself pruned once untouched for the retention period
+        (lockviz.teaching.plans.prune), so its runs are not kept for ever."""
         return {run for plan in cls.objects.only("items").iterator() for run in plan.replayed()}
 
 

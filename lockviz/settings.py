@@ -34,8 +34,10 @@ LOCKVIZ_SOCKETS_PER_ADDRESS   live streams (runs' and rooms') open from one addr
                               0: no limit)
 LOCKVIZ_MEMBERS_PER_ADDRESS   members of one room from one address (300)
 LOCKVIZ_VOTES_PER_MINUTE      answers to one room's polls from one address (600)
+LOCKVIZ_PLANS_PER_HOUR        lecture plans made (new, copied, imported) from one address (20)
 LOCKVIZ_RETENTION_DAYS   runs and imports older than this are removed (default 30; prune), unless
-                      a teacher saved them in their library (lockviz.library)
+                      a teacher saved them in their library (lockviz.library) or a lecture plan
+                      replays them; an anonymous browser's plans untouched this long go too
 LOCKVIZ_SIGNUP        "1": anyone may make a teacher account at /accounts/signup/ (default off:
                       accounts are made by an admin, manage.py createteacher or /admin/)
 LOCKVIZ_LOGIN_FAILURES_PER_HOUR  failed logins to one account name from one address (then
@@ -285,6 +287,7 @@ LOCKVIZ_CODE_MISSES_PER_HOUR = number("LOCKVIZ_CODE_MISSES_PER_HOUR", 100)
 LOCKVIZ_SOCKETS_PER_ADDRESS = number("LOCKVIZ_SOCKETS_PER_ADDRESS", 400)
 LOCKVIZ_MEMBERS_PER_ADDRESS = number("LOCKVIZ_MEMBERS_PER_ADDRESS", 300)
 LOCKVIZ_VOTES_PER_MINUTE = number("LOCKVIZ_VOTES_PER_MINUTE", 600)
+LOCKVIZ_PLANS_PER_HOUR = number("LOCKVIZ_PLANS_PER_HOUR", 20)
 
 # /metrics (lockviz.ops.access): from these addresses, straight; or anywhere, with the token.
 LOCKVIZ_METRICS_FROM = networks(

@@ -106,6 +106,7 @@ urlpatterns = [
     path("plans/<str:plan_id>/", plans.plan_page, name="plan"),
     path("plans/<str:plan_id>/edit/", plans.edit, name="plan_edit"),
     path("plans/<str:plan_id>/copy", plans.copy, name="plan_copy"),
+    path("plans/<str:plan_id>/notes", plans.share_notes, name="plan_notes"),
     path("plans/<str:plan_id>/add", plans.add, name="plan_add"),
     path("plans/<str:plan_id>/delete", plans.delete, name="plan_delete"),
     path("plans/<str:plan_id>/export.json", plans.export_json, name="plan_export"),

@@ -74,9 +74,10 @@ LOGIN_FAILURES_DEVICE = Rate(
     "failed logins", "in an hour", "device",
 )  # fmt: skip
 SIGNUPS = Rate("signups", "LOCKVIZ_SIGNUPS_PER_HOUR", 3600, "new accounts", "in an hour")
+PLANS = Rate("plans", "LOCKVIZ_PLANS_PER_HOUR", 3600, "new lecture plans", "in an hour")
 RATES = (
     IMPORTS, ROOMS, JOINS, CODE_MISSES, VOTES, LOGIN_FAILURES, LOGIN_FAILURES_NAME,
-    LOGIN_SLOWED, LOGIN_FAILURES_DEVICE, SIGNUPS,
+    LOGIN_SLOWED, LOGIN_FAILURES_DEVICE, SIGNUPS, PLANS,
 )  # fmt: skip
 
 

@@ -9,15 +9,19 @@ from typing import Any
 from lockviz import jsontext
 from lockviz.errors import JsonRefused, PlanRefused
 from lockviz.models import Plan
-from lockviz.teaching.plans import read, save
+from lockviz.teaching.plans import notes_readable, read, save
 
 FORMAT = 1  # an exported plan's "lockviz_plan"
 MAX_FILE_BYTES = 512 * 1024  # an imported plan: 30 items of the largest kind, and room to spare
 
 
-def export(plan: Plan) -> dict[str, Any]:
-    """The plan as ``export.json`` has it, and as :func:`imported` reads it back."""
-    return {"lockviz_plan": FORMAT, "title": plan.title, "items": plan.items}
+def export(plan: Plan, browser: str | None = None) -> dict[str, Any]:
+    """The plan as ``export.json`` has it, and as :func:`imported` reads it back; for
+    ``browser``, without the notes it may not read (None: its owner's, all of it)."""
+    if browser is None or notes_readable(plan, browser):
+        return {"lockviz_plan": FORMAT, "title": plan.title, "items": plan.items}
+    items = [{**i, "note": ""} if isinstance(i, dict) else i for i in plan.items]
+    return {"lockviz_plan": FORMAT, "title": plan.title, "items": items}
 
 
 def imported(data: bytes, browser: str) -> Plan:

@@ -22,14 +22,16 @@ reading (:func:`items_of`), so a new field of an item is added in one module.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypedDict
 
 from django.db.models import Max
+from django.utils import timezone
 
-from lockviz import jsontext, plaintext
+from lockviz import accounts, jsontext, plaintext
 from lockviz.errors import JsonRefused, PlanRefused, ScenarioError
 from lockviz.jsontypes import JsonObject, JsonValue
 from lockviz.library import access
@@ -320,6 +322,34 @@ def save(plan: Plan, title: str, items: list[Item]) -> Plan:
 
 
 def copy(plan: Plan, browser: str) -> Plan:
-    """A copy of ``plan`` that ``browser`` owns (its notes too: a shared plan shares them)."""
+    """A copy of ``plan`` that ``browser`` owns (its notes too, if they are ``browser``'s to
+    read: :func:`readable`)."""
     copied = Plan(owner=browser, copied_from=plan.pk)
-    return save(copied, plan.title[:MAX_TITLE], items_of(plan))
+    return save(copied, plan.title[:MAX_TITLE], readable(plan, browser))
+
+
+def notes_readable(plan: Plan, browser: str) -> bool:
+    """Whether ``browser`` may read ``plan``'s notes: its owner, or anyone if it shares them."""
+    return plan.share_notes or may_edit(plan, browser)
+
+
+def readable(plan: Plan, browser: str) -> list[Item]:
+    """``plan``'s items as ``browser`` may read them: without the notes, unless
+    :func:`notes_readable`."""
+    found = items_of(plan)
+    if notes_readable(plan, browser):
+        return found
+    return [replace(item, note="") for item in found]
+
+
+def prune(days: int) -> int:
+    """Remove the plans of anonymous browsers (not a teacher's account) untouched for ``days``;
+    how many. (A browser's session lives as long: nobody could edit them any more.)"""
+    cutoff = timezone.now() - dt.timedelta(days=days)
+    old = Plan.objects.filter(updated__lt=cutoff).exclude(owner__startswith=accounts.ACCOUNT)
+    return int(old.delete()[1].get("lockviz.Plan", 0))
+
+
+def touch(plan: Plan) -> None:
+    """``plan`` is in use (presented): it is not untouched, whatever its edits."""
+    Plan.objects.filter(pk=plan.pk).update(updated=timezone.now())

@@ -54,6 +54,7 @@ def index(request: HtmxHttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def new(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "POST":
+        rates.take(rates.PLANS, address_of(request))  # a new plan: counted (a refusal: 429)
         return _save(request, Plan(owner=browser(request)))
     blank: JsonObject = {"title": "", "items": [{"kind": "lesson", "lesson": course()[0].slug}]}
     return _editor(request, None, blank, [])
@@ -145,7 +146,7 @@ def plan_page(request: HtmxHttpRequest, plan_id: str) -> HttpResponse:
     now = presenting.Presenting.of(request.session)
     context = {
         "plan": plan,
-        "items": plans.items_of(plan),
+        "items": plans.readable(plan, browser(request)),
         "yours": plans.may_edit(plan, browser(request)),
         "link": absolute(request, reverse("plan", args=[plan.pk])),
         "embed": absolute(request, reverse("embed_plan", args=[plan.pk])),
@@ -157,7 +158,17 @@ def plan_page(request: HtmxHttpRequest, plan_id: str) -> HttpResponse:
 @require_POST
 def copy(request: HtmxHttpRequest, plan_id: str) -> HttpResponse:
     plan = get_object_or_404(Plan, pk=plan_id[:16])
+    rates.take(rates.PLANS, address_of(request))
     return redirect("plan", plan_id=plans.copy(plan, browser(request)).pk)
+
+
+@require_POST
+def share_notes(request: HtmxHttpRequest, plan_id: str) -> HttpResponse:
+    """The owner lets whoever has the plan's link read its notes (or stops letting them)."""
+    plan = _mine(request, plan_id, "share its notes")
+    plan.share_notes = request.POST.get("share_notes") == "on"
+    plan.save(update_fields=["share_notes"])
+    return redirect("plan", plan_id=plan.pk)
 
 
 @require_POST
@@ -169,7 +180,8 @@ def delete(request: HtmxHttpRequest, plan_id: str) -> HttpResponse:
 @require_GET
 def export_json(request: HtmxHttpRequest, plan_id: str) -> JsonResponse:
     plan = get_object_or_404(Plan, pk=plan_id[:16])
-    response = JsonResponse(plan_files.export(plan), json_dumps_params={"indent": 1})
+    exported = plan_files.export(plan, browser(request))
+    response = JsonResponse(exported, json_dumps_params={"indent": 1})
     response["Content-Disposition"] = f'attachment; filename="lockviz-plan-{plan.pk}.json"'
     return response
 
@@ -183,6 +195,7 @@ def import_plan(request: HtmxHttpRequest) -> HttpResponse:
         if not data.strip():
             raise PlanRefused("file: choose a plan's export.json, or paste its text")
         rates.take(rates.IMPORTS, address_of(request))
+        rates.take(rates.PLANS, address_of(request))
         plan = plan_files.imported(data, browser(request))
     except PlanRefused as exc:
         mine = Plan.objects.filter(owner=browser(request))[:100]
@@ -199,6 +212,7 @@ def present(request: HtmxHttpRequest, plan_id: str) -> HttpResponse:
     """Present this plan: the room this browser presents, if it is open, or a new one; the
     presenter lands on the room's page (item 0) while the class joins."""
     plan = _mine(request, plan_id, "present it")
+    plans.touch(plan)  # in use: not pruned as untouched
     code = presented_room(request)
     room = rooms.find(code, browser(request)) if code else None
     if room is None or room.presenter != browser(request) or room.closed is not None:

@@ -2,8 +2,9 @@
 
 The app does this at every start-up too (``serve``), with ``LOCKVIZ_RETENTION_DAYS`` (30 by
 default). Runs still live are never removed, nor runs a teacher saved in their library
-(lockviz.library). Expired sessions go with them, and rooms whose
-presenter has been away longer than ``LOCKVIZ_ROOM_IDLE_HOURS`` with their polls
+(lockviz.library), nor runs a lecture plan replays; an anonymous browser's plans untouched for
+as long are removed first (lockviz.teaching.plans.prune). Expired sessions go with them, and
+rooms whose presenter has been away longer than ``LOCKVIZ_ROOM_IDLE_HOURS`` with their polls
 (lockviz.teaching.control).
 """
 
@@ -15,7 +16,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.utils import timezone
 
 from lockviz.runs import recovery
-from lockviz.teaching import control
+from lockviz.teaching import control, plans
 
 
 class Command(BaseCommand):
@@ -30,11 +31,13 @@ class Command(BaseCommand):
     def handle(self, *args: object, **options: object) -> None:
         days = options["days"]
         assert isinstance(days, int)  # argparse made it one
+        plans_removed = plans.prune(max(0, days))  # first: their runs are then kept no more
         removed = recovery.prune(max(0, days))
         Session.objects.filter(expire_date__lt=timezone.now()).delete()
         rooms = control.prune()
         if options["verbosity"] != 0:
             runs = f"{removed} run{'s' * (removed != 1)}"
             self.stdout.write(f"Removed {runs} older than {options['days']} days.")
+            self.stdout.write(f"Removed {plans_removed} anonymous lecture plans untouched as long.")
             idle = f"{settings.LOCKVIZ_ROOM_IDLE_HOURS:g} h"
             self.stdout.write(f"Removed {rooms} room{'s' * (rooms != 1)} idle for over {idle}.")
