@@ -34,13 +34,15 @@ def embed_run(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """The replay and its controls, nothing else, framable by ``LOCKVIZ_EMBED_ANCESTORS``."""
     run = access.run_or_404(request, run_id)  # a private run: its teacher and class only
     hidden = withheld(request, run)
-    if ask_first(request, run, hidden):
-        response = ask_for_outcome(request, run, hidden, "replay")
-    else:
-        context = replay_context(request, run, hidden)
-        context["standalone"] = True
-        context["full_page"] = absolute(request, reverse("replay", args=[run.pk]))
-        response = render(request, "lockviz/embed.html", context)
+    if ask_first(request, run, hidden):  # standalone, no site around it, and never framed
+        response = ask_for_outcome(request, run, hidden, "replay", "lockviz/embed_outcome.html")
+        response["X-Frame-Options"] = "DENY"
+        response["Content-Security-Policy"] = "frame-ancestors 'none'"
+        return response
+    context = replay_context(request, run, hidden)
+    context["standalone"] = True
+    context["full_page"] = absolute(request, reverse("replay", args=[run.pk]))
+    response = render(request, "lockviz/embed.html", context)
     response["Content-Security-Policy"] = f"frame-ancestors {settings.LOCKVIZ_EMBED_ANCESTORS}"
     return response
 

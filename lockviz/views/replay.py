@@ -78,7 +78,11 @@ def _stop_at(request: HtmxHttpRequest) -> int | None:
 
 
 def ask_for_outcome(
-    request: HtmxHttpRequest, run: Run, hidden: frozenset[int], what: str
+    request: HtmxHttpRequest,
+    run: Run,
+    hidden: frozenset[int],
+    what: str,
+    template: str = "lockviz/outcome.html",
 ) -> HttpResponse:
     """A lesson's run before the reveal: the page says it shows the outcome and asks first."""
     query = request.GET.copy()
@@ -86,7 +90,7 @@ def ask_for_outcome(
     # ?room=<code>: the way back to the class is the room bar's ``rejoin`` (lockviz.views.rooms)
     context = {"run": run, "withheld": sorted(hidden), "what": what,
                "shown_query": query.urlencode()}  # fmt: skip
-    return render(request, "lockviz/outcome.html", context)
+    return render(request, template, context)
 
 
 @require_GET

@@ -121,6 +121,21 @@ def test_a_lesson_run_is_embedded_and_downloaded_as_its_replay_shows_it() -> Non
     assert all(found(json.dumps(run_events(own)[1]) + own, secret) for secret in secrets)
 
 
+def test_the_embeds_ask_first_page_is_standalone_and_not_framable() -> None:
+    """It was the whole site page (navigation, the "Teach a class" form), framable by anyone."""
+    teacher, student = Client(), Client()
+    open_class(teacher, student)
+    run = teachers_run(teacher)
+    asked = student.get(f"/embed/runs/{run.pk}/")
+    page = asked.content.decode()
+    assert 'id="show-outcome"' in page and 'class="standalone' in page
+    assert "<nav" not in page and "<form" not in page and "Teach a class" not in page
+    assert asked["X-Frame-Options"] == "DENY"
+    assert "frame-ancestors 'none'" in asked["Content-Security-Policy"]
+    shown = student.get(f"/embed/runs/{run.pk}/?outcome=shown")
+    assert "X-Frame-Options" not in shown  # the embed itself: as any course page frames it
+
+
 def test_a_lecture_plan_embeds_its_items_in_order_without_the_teachers_notes(
     client: Client,
 ) -> None:
