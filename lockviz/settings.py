@@ -118,7 +118,7 @@ if PUBLIC_URL and (_public.scheme not in ("http", "https") or not _public.hostna
         f"LOCKVIZ_PUBLIC_URL={PUBLIC_URL!r} must be an http:// or https:// address with a host, "
         "e.g. https://locks.example.edu"
     )
-ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]", "testserver"] + [
+ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]"] + [  # Django's tests add "testserver"
     host for host in os.environ.get("LOCKVIZ_ALLOWED_HOSTS", "").split(",") if host
 ]
 CSRF_TRUSTED_ORIGINS: list[str] = []
@@ -152,6 +152,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",  # a teacher's account, if any
     "django.contrib.messages.middleware.MessageMiddleware",  # the admin site's notices
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "lockviz.csp.Middleware",  # scripts only from the site itself (lockviz.csp)
     "django_htmx.middleware.HtmxMiddleware",
     "lockviz.views.refusals.Refusals",  # a refusal a view lets out: its sentence and status
 ]
