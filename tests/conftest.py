@@ -26,6 +26,7 @@ from lockviz.lab import procs
 from lockviz.lab.labs import LocalLab, ServerSet
 from lockviz.lab.servers.redis import RedisServer
 from lockviz.models import Run
+from lockviz.ops import readiness
 from lockviz.runs import recorder
 from lockviz.scenarios.schema import Scenario, parse
 
@@ -138,8 +139,9 @@ def _the_machine(request: pytest.FixtureRequest, _machine_locks: Any) -> Iterato
 @pytest.fixture(autouse=True)
 def _fresh_shares() -> None:
     """Each test starts with every address's shares unspent (lockviz.shares counts in the
-    cache, which lives as long as the test process)."""
+    cache, which lives as long as the test process), and /readyz's last answer forgotten."""
     cache.clear()
+    readiness._last = None
 
 
 @pytest.fixture(autouse=True)

@@ -20,11 +20,19 @@ A check returns what it found or raises; :func:`run_checks` turns whatever it ra
 failed :class:`Check` naming the error, so a probe reads plain text, never a traceback. A
 service that is down fails its check within about a second (connection refused, or a Redis
 that does not answer within :data:`REDIS_TIMEOUT_S`).
+
+``/readyz`` is public (a load balancer asks it), so what it costs is bounded: the checks run at
+most once per :data:`FRESH_S` in a process, whoever asks and however often (:func:`checks`:
+one caller runs them, the others read its answer), and the PING goes over one pooled
+connection per Redis, opened once (:func:`_redis`), not a connection per call.
 """
 
 from __future__ import annotations
 
+import functools
 import shutil
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -69,14 +77,18 @@ def database() -> str:
 def channel_layer_redis() -> str:
     urls = layer_urls()
     for url in urls:
-        client = redis.Redis.from_url(
-            url, socket_timeout=REDIS_TIMEOUT_S, socket_connect_timeout=REDIS_TIMEOUT_S
-        )
-        try:
-            client.ping()
-        finally:
-            client.close()
+        _redis(url).ping()
     return f"the Redis at {', '.join(_where(url) for url in urls)} answered PING"
+
+
+@functools.cache
+def _redis(url: str) -> redis.Redis:
+    """One client per Redis for this process, over a pool of one connection."""
+    pool = redis.BlockingConnectionPool.from_url(
+        url, max_connections=1, timeout=REDIS_TIMEOUT_S, socket_timeout=REDIS_TIMEOUT_S,
+        socket_connect_timeout=REDIS_TIMEOUT_S,
+    )  # fmt: skip
+    return redis.Redis(connection_pool=pool)
 
 
 def lab() -> str:
@@ -104,6 +116,20 @@ CHECKS: dict[str, Callable[[], str]] = {
     "channel layer": channel_layer_redis,
     "lab": lab,
 }
+
+
+FRESH_S = 1.0  # an answer of the checks is given again for this long
+_last: tuple[float, list[Check]] | None = None
+_running = threading.Lock()
+
+
+def checks() -> list[Check]:
+    """The checks' answer, at most :data:`FRESH_S` old: run by one caller at a time."""
+    global _last
+    with _running:
+        if _last is None or time.monotonic() - _last[0] >= FRESH_S:
+            _last = (time.monotonic(), run_checks())
+        return _last[1]
 
 
 def run_checks() -> list[Check]:

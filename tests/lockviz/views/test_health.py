@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import redis
 from channels.testing import HttpCommunicator
 from django.db import DEFAULT_DB_ALIAS
 from django.db.utils import ConnectionHandler
@@ -202,3 +204,27 @@ def test_a_database_that_refuses_connections_is_a_503_that_says_so(
         assert answer.status_code == 503 and int(answer["Retry-After"]) > 0, path
         assert "the database is not taking connections" in answer.content.decode()
     assert sample() == counted + 2  # counted apart from a full lab
+
+
+@pytest.mark.live
+@pytest.mark.django_db
+def test_readyz_asked_often_checks_once_a_second_over_one_connection(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/readyz is public: each call ran every check and opened a new connection to the layer's
+    Redis."""
+    ran = []
+    run_checks = readiness.run_checks
+    monkeypatch.setattr(readiness, "run_checks", lambda: ran.append(1) or run_checks())
+    [url] = readiness.layer_urls()
+    watcher = redis.Redis.from_url(url)
+    before = int(watcher.info("stats")["total_connections_received"])
+    started = time.monotonic()
+    for _ in range(40):
+        answer = client.get("/readyz")
+        assert answer.status_code == 200, answer.content
+    seconds = time.monotonic() - started
+    opened = int(watcher.info("stats")["total_connections_received"]) - before
+    assert len(ran) <= seconds / readiness.FRESH_S + 1
+    assert opened <= 1  # (the watcher's own connection was opened before)
+    watcher.close()
