@@ -225,11 +225,18 @@ def _relayed(op: str, run_id: str, data: JsonObject) -> JsonObject:
     if not recovery.running(run):
         recovery.settle(run)
         return _NOT_LIVE
-    answer = relay.ask(run.host, op, run_id, data)
+    answer = relay.ask(run.host, op, run_id, run.owner, data)  # its owner's, checked by the view
     return answer if answer is not None else _NOT_LIVE
 
 
-def _answer_inject(run_id: str, data: JsonObject) -> JsonObject:
+def _speaks_for(run_id: str, owner: str) -> bool:
+    """Whether a relayed request speaks for ``run_id``'s owner (lockviz.runs.relay)."""
+    return Run.objects.filter(pk=run_id, owner=owner).exists()
+
+
+def _answer_inject(run_id: str, owner: str, data: JsonObject) -> JsonObject:
+    if not _speaks_for(run_id, owner):
+        return {"problems": ["this request does not speak for the run's owner"]}
     try:
         return {"step": _inject_here(run_id, data).to_json()}
     except NotLive:
@@ -238,7 +245,9 @@ def _answer_inject(run_id: str, data: JsonObject) -> JsonObject:
         return {"problems": [p for p in exc.problems]}
 
 
-def _answer_finish(run_id: str, data: JsonObject) -> JsonObject:
+def _answer_finish(run_id: str, owner: str, data: JsonObject) -> JsonObject:
+    if not _speaks_for(run_id, owner):
+        return {"problems": ["this request does not speak for the run's owner"]}
     if _finish_here(run_id, str(data.get("why") or "Finish was pressed")):
         return {"done": True}
     return _NOT_LIVE

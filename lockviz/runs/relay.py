@@ -8,7 +8,7 @@ share for live streams (``LOCKVIZ_CHANNEL_REDIS``), and answers the browser with
 reply, within the same request:
 
     asker                                       owner (listen() thread)
-    RPUSH lockviz:relay:<owner> {op, run, data, reply, deadline}
+    RPUSH lockviz:relay:<owner> {op, run, owner, data, reply, deadline}
     BLPOP <reply> (≤ ASK_TIMEOUT_S)             BLPOP lockviz:relay:<owner>
                                                 handler(run, data) → answer
                                                 RPUSH <reply> answer; EXPIRE <reply>
@@ -17,6 +17,13 @@ No answer in time means the owner is gone or frozen: :func:`ask` returns None an
 says the run is not live (lockviz.runs.recovery marks a dead owner's runs interrupted). A
 request the owner reads after its deadline is dropped, never applied late: the learner was
 already told it was not. With no shared Redis there is one process, and nothing to relay.
+
+**The trust boundary.** Whoever can write to that Redis (it holds its password) can put a
+request in any process's inbox; the channel Redis is inside the installation's trust boundary,
+like its database, and must not be reachable from the class's network (docs/deploy.md). Each
+request also says which run owner it speaks for (``owner``: the run's owner, whose request the
+asking process checked), and the answering process applies it only if that is the run's owner
+in the database: a writer of the Redis must also know a browser's secret token.
 """
 
 from __future__ import annotations
@@ -39,7 +46,7 @@ log = logging.getLogger(__name__)
 
 ASK_TIMEOUT_S = 5.0  # an owner that answers nothing in this long is gone or frozen
 REPLY_TTL_S = 30
-Handler = Callable[[str, JsonObject], JsonObject]  # (run id, the request's data) -> answer
+Handler = Callable[[str, str, JsonObject], JsonObject]  # (run id, owner, its data) -> answer
 
 _listening: threading.Thread | None = None
 _listen_lock = threading.Lock()
@@ -60,13 +67,14 @@ def _client(timeout_s: float) -> redis.Redis:
     )
 
 
-def ask(process: str, op: str, run_id: str, data: JsonObject) -> JsonObject | None:
-    """``op`` on ``run_id`` done by ``process``, which runs it: its answer, or None when it did
-    not answer within :data:`ASK_TIMEOUT_S` (or Redis is away)."""
+def ask(process: str, op: str, run_id: str, owner: str, data: JsonObject) -> JsonObject | None:
+    """``op`` on ``run_id`` for its ``owner``, done by ``process``, which runs it: its answer, or
+    None when it did not answer within :data:`ASK_TIMEOUT_S` (or Redis is away)."""
     reply = f"lockviz:relay:reply:{secrets.token_urlsafe(12)}"
     request = {
         "op": op,
         "run": run_id,
+        "owner": owner,
         "data": data,
         "reply": reply,
         "deadline": time.time() + ASK_TIMEOUT_S,
@@ -120,7 +128,9 @@ def _answer(client: redis.Redis, raw: bytes | str, handlers: dict[str, Handler])
         if time.time() > float(request["deadline"]):
             log.warning("relay: dropped %s for run %s, asked too long ago", *_what(request))
             return
-        answer = handlers[request["op"]](str(request["run"]), dict(request["data"]))
+        answer = handlers[request["op"]](
+            str(request["run"]), str(request.get("owner", "")), dict(request["data"])
+        )
         with client.pipeline() as pipe:
             pipe.rpush(request["reply"], json.dumps(answer))
             pipe.expire(request["reply"], REPLY_TTL_S)
