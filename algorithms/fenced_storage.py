@@ -10,11 +10,9 @@ write, so nothing can come between the check and the write. What it checks is th
   lower one (Kleppmann's fencing). Equal tokens are accepted (the same holder writing twice).
   It only knows a token is old once it has seen a newer one: a stale write that arrives
   *before* the new holder's first write is accepted (the fencing hole).
-* ``fenced_reads`` is ``fenced`` with reads that carry the reader's token too: a read raises
-  the highest token seen, as a write does, and a read with a lower token is refused. A new holder
-  that reads before it writes (a read-modify-write) so tells the storage its token before any
-  stale write can arrive, and the fencing hole closes. The cost: every read must carry a token,
-  and a holder that writes without reading first still leaves the hole open until its write.
+* ``fenced_reads`` is ``fenced`` whose reads carry the reader's token too: a read raises the
+  highest token seen and a lower one is refused, so a new holder that reads before it writes
+  closes the fencing hole. Cost: every read carries a token; a writer that never reads does not.
 * ``cas`` keeps a version number, raised by every accepted write, and applies a write only if
   the data is still at the version its writer last ``read`` (compare-and-set). A write based on
   an out-of-date read is rejected; a writer that never read compares against version 0. It
@@ -31,8 +29,7 @@ as usual and its result is remembered under the key; every later write with that
 with the first result (``duplicate``) and applies nothing. A client that retries a write whose
 reply it never got (a timeout, a partition) can then not apply it twice.
 
-The storage keeps an append-only log of every accepted write, so a run can show what the data
-went through.
+It keeps an append-only log of every accepted write: what the data went through.
 """
 
 from __future__ import annotations
@@ -90,11 +87,8 @@ end
 return {accepted, highest, version, after, 0}
 """
 
-# KEYS[1] highest token seen, KEYS[2] current value, KEYS[4] its version (WRITE_SCRIPT's keys);
-# ARGV[1] the reader's token ('' for none), ARGV[2] the check (a kind, as WRITE_SCRIPT's).
-# Returns {1 and the value, or 0 and '' when nothing was written yet or the read was refused;
-# the version; the highest token seen before this read; accepted (1|0)}. With 'fenced_reads' a
-# read carrying a token raises the highest seen, and one carrying a lower token is refused.
+# KEYS as WRITE_SCRIPT's; ARGV[1] the reader's token ('' for none), ARGV[2] the kind. Returns {1
+# and the value, or 0 and '' (none yet, or refused); version; highest before; accepted (1|0)}.
 READ_SCRIPT = """
 local highest = tonumber(redis.call('GET', KEYS[1]) or '0')
 local version = tonumber(redis.call('GET', KEYS[4]) or '0')
@@ -148,8 +142,7 @@ class ReadResult:
     accepted: bool = True  # False: a fenced read with a lower token than the highest seen
 
     @property
-    def reason(self) -> str:
-        """Why the read was refused ("1 < 2"); "" when it was not."""
+    def reason(self) -> str:  # why the read was refused ("1 < 2"); "" when it was not
         return "" if self.accepted else f"{self.token} < {self.highest}"
 
 
@@ -254,11 +247,11 @@ class FencedStorage:
         return result
 
     def read_versioned(self, token: int | None = None) -> ReadResult:
-        """The value and its version, reported as a ``read`` request and reply; ``token`` is
-        the reader's, which a ``fenced_reads`` storage checks and remembers (ignored by the
-        other kinds, and not sent to them)."""
+        """The value and its version, reported as a ``read`` request and reply; ``token``, the
+        reader's, only a ``fenced_reads`` storage is sent (it checks and remembers it)."""
         token = token if self.kind == "fenced_reads" else None
-        call = self._report.request(self.node, "read", **({} if token is None else {"token": token}))
+        carried = {} if token is None else {"token": token}
+        call = self._report.request(self.node, "read", **carried)
         try:
             result = self.fetch(token)
         except BackendUnavailable as exc:
@@ -273,11 +266,10 @@ class FencedStorage:
             present, value, version, highest, accepted = self._read(
                 keys=self.keys, args=["" if token is None else token, self.kind]
             )
+        found = str(value) if present else None
         if token is None:
-            return ReadResult(str(value) if present else None, int(version))
-        return ReadResult(
-            str(value) if present else None, int(version), token, int(highest), bool(accepted)
-        )
+            return ReadResult(found, int(version))
+        return ReadResult(found, int(version), token, int(highest), bool(accepted))
 
     def read(self) -> tuple[str | None, list[str]]:
         """The current value and the log of accepted writes (``"writer token value"``)."""

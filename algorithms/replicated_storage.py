@@ -30,6 +30,9 @@ Two kinds (the scenario's ``storage``):
   the data type's sake and its tests.
 
 Both scripts run on the replica (Lua), atomically with what they compare.
+
+One module past the usual ~300 lines, on purpose: both kinds share the client's fan-out to the
+replicas and its read repair, and their scripts' contracts sit beside the code that calls them.
 """
 
 from __future__ import annotations
