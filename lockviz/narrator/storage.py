@@ -72,11 +72,12 @@ def elements(values: object) -> str:
 
 
 def replica_mark(request: Event, e: Event) -> tuple[str, str]:
-    """What a replica did with a write, and its tone (a silent drop is damage)."""
+    """What a replica did with a write (its tone: none; a drop is a loss only if the checker
+    finds the write it kept was the older one)."""
     if "values" in e:
         return f"added {request.get('value')}: now {elements(e['values'])}", ""
-    if e.get("kept") is False:
-        return f"dropped {stamped(e.get('dropped'))}: keeps {stamped(e.get('holds'))}", "damage"
+    if e.get("kept") is False:  # the checker decides whether the drop lost an update
+        return f"dropped {stamped(e.get('dropped'))}: keeps {stamped(e.get('holds'))}", ""
     return f"stored {stamped(e.get('holds'))}", ""
 
 
