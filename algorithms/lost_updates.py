@@ -74,18 +74,7 @@ def _overwritten(ordered: Sequence[Event]) -> list[LostUpdate]:
 
 
 def _dropped(ordered: Sequence[Event]) -> list[LostUpdate]:
-    sent: dict[WriteId, float] = {}  # a stamped write -> when its writer sent it
-    acked: dict[WriteId, float] = {}  # -> when a replica first acknowledged it
-    requests = {}
-    for e in ordered:
-        if e["kind"] == "request" and e.get("op") == "write" and isinstance(e.get("stamp"), int):
-            ident = (str(e["actor"]), int(e["stamp"]))
-            sent.setdefault(ident, float(e["t_ms"]))
-            requests[(e["actor"], e["call"])] = ident
-        elif e["kind"] == "reply" and e.get("op") == "write" and e.get("accepted"):
-            ident = requests.get((e["actor"], e["call"]))
-            if ident is not None:
-                acked.setdefault(ident, float(e["t_ms"]))
+    sent, acked = _stamped_writes(ordered)
     holds: dict[str, WriteId] = {}  # replica -> the write it holds now
     drops: list[tuple[Event, Mapping[str, Any], Mapping[str, Any]]] = []
     for e in ordered:
@@ -107,6 +96,23 @@ def _dropped(ordered: Sequence[Event]) -> list[LostUpdate]:
                 _text(held.get("value")), "stamp", lost[1], kept[1],
             )  # fmt: skip
     return list(found.values())
+
+
+def _stamped_writes(ordered: Sequence[Event]) -> tuple[dict[WriteId, float], dict[WriteId, float]]:
+    """When each stamped write was sent, and when a replica first acknowledged it."""
+    sent: dict[WriteId, float] = {}
+    acked: dict[WriteId, float] = {}
+    requests: dict[tuple[object, object], WriteId] = {}
+    for e in ordered:
+        if e["kind"] == "request" and e.get("op") == "write" and isinstance(e.get("stamp"), int):
+            ident = (str(e["actor"]), int(e["stamp"]))
+            sent.setdefault(ident, float(e["t_ms"]))
+            requests[(e["actor"], e["call"])] = ident
+        elif e["kind"] == "reply" and e.get("op") == "write" and e.get("accepted"):
+            found = requests.get((e["actor"], e["call"]))
+            if found is not None:
+                acked.setdefault(found, float(e["t_ms"]))
+    return sent, acked
 
 
 def _ident(write: Mapping[str, Any]) -> WriteId:

@@ -201,7 +201,9 @@ class ReplicatedStorage:
                 if self.kind == "lww":
                     outcome, other = self._lww(node, Stamped(stamp, self.writer, value))
                 else:
-                    before, after = self._crdt(node, SetState(frozenset({(tag, value)}), frozenset()))
+                    _before, after = self._crdt(
+                        node, SetState(frozenset({(tag, value)}), frozenset())
+                    )
             except BackendUnavailable as exc:
                 self._report.reply(call, node, "write", False, error=exc.detail)
                 continue
@@ -309,7 +311,7 @@ class ReplicatedStorage:
 
     def _crdt(self, node: str, incoming: SetState) -> tuple[list[str], list[str]]:
         adds = sorted(incoming.adds)
-        args: list[object] = [len(adds)]
+        args: list[str | int] = [len(adds)]
         for tag, element in adds:
             args += [tag, element]
         args += sorted(incoming.removed)

@@ -100,7 +100,9 @@ def say_lost(memory: Memory, e: Event) -> Said:
 def say_server_end(memory: Memory, e: Event) -> Said:
     """A server ended a holder's key: ``expired`` or ``deleted``."""
     who, holder = str(e.get("actor", "?")), str(e.get("holder") or "?")
-    gap = "believes it holds\n(lease gone)"
+    gap = (
+        "believes it leads\n(lease gone)" if memory.election else "believes it holds\n(lease gone)"
+    )
     state = memory.rounds.get(holder)  # a key left by a round of an acquire still going on
     rounds = state.number if state is not None else 0
     if e["kind"] == "expired":

@@ -26,7 +26,12 @@ from lockviz.narrator.words import Event, Said, items, number
 # What each lock service's fencing token is, as its own documentation names it.
 TOKEN_NAMES = {"zookeeper": "czxid", "etcd": "revision"}
 FOLD_FROM = 2  # the first refused round stays drawn; later ones fold
-STORAGE_OPS = ("write", "read", "check", "merge")  # a fan-out's requests to the storage, not to its nodes
+STORAGE_OPS = (
+    "write",
+    "read",
+    "check",
+    "merge",
+)  # a fan-out's requests to the storage, not to its nodes
 
 
 @dataclass

@@ -18,6 +18,7 @@ from lockviz.narrator.storage import (
     check_subject,
     compared,
     duplicate,
+    replica_label,
     replica_request,
     replica_result,
     replicated,
@@ -81,7 +82,7 @@ def _request_label(memory: Memory, e: Event) -> str:
             return "try advisory lock" if ttl is None else f"advisory lock ({duration(ttl)})"
         return "acquire" + (f" ttl {ttl} ms" if ttl is not None else "")
     if op == "write" and e.get("stamp") is not None:
-        return replica_request(e, memory.storage == "crdt")
+        return replica_request(e, memory.storage == "crdt", short=True)
     if op == "write":
         value = e.get("value") if e.get("value") is not None else ""
         return f"write {value} ({memory.token(e.get('token'))})" + "".join(
@@ -155,10 +156,10 @@ def _reply_label(memory: Memory, e: Event) -> tuple[str, str]:
 
 def _storage_label(memory: Memory, e: Event) -> tuple[str, str]:
     """(label, short) for the storage's answer, or the lock service's to its check."""
+    if replicated(e):
+        return replica_label(e), ""
     if e.get("op") in STORAGE_RESULTS:
         return STORAGE_RESULTS[str(e["op"])](e), ""
-    if replicated(e):
-        return ("OK (dropped)" if e.get("kept") is False else "OK"), ""
     if e.get("duplicate"):
         return duplicate(e), ""
     if e.get("accepted") is False:

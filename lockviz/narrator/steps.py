@@ -54,9 +54,7 @@ def click(step: Mapping[str, object], election: bool = False) -> str:
     return words.get(str(verb), str(verb))
 
 
-def story(
-    steps: Iterable[Mapping[str, object]], election: bool = False
-) -> list[dict[str, object]]:
+def story(steps: Iterable[Mapping[str, object]], election: bool = False) -> list[dict[str, object]]:
     """Every step of a script, numbered once: its number, time, click and narration.
 
     The story panels list all steps, narrated or not, so that step 5 is step 5 everywhere.
@@ -118,9 +116,7 @@ _SETUP_STORAGE = {  # what the storage checks, as a scenario's setting says it
 }
 
 
-def checkpoint(
-    step: Mapping[str, object], index: int, election: bool = False
-) -> dict[str, str]:
+def checkpoint(step: Mapping[str, object], index: int, election: bool = False) -> dict[str, str]:
     """A checkpoint's step as a lesson shows it before it is answered: the click and the
     question, never the narration (which tells the answer)."""
     ask = step.get("ask") or {}

@@ -55,20 +55,38 @@ def replicated(e: Event) -> bool:
     return any(key in e for key in ("holds", "values", "kept"))
 
 
-def stamped(write: object) -> str:
-    """A stamped write as a learner reads it: ``alice's A (09:41:07.250)``."""
+def stamped(write: object, short: bool = False) -> str:
+    """A stamped write as a learner reads it: ``alice's A (09:41:07.250)``; ``short``, as a
+    label has room for it: ``alice's A @41:07.250``."""
     if not isinstance(write, Mapping):
         return "?"
+    if short:
+        return f"{write.get('writer')}'s {write.get('value')} @{_stamp(write.get('stamp'), True)}"
     return f"{write.get('writer')}'s {write.get('value')} ({_stamp(write.get('stamp'))})"
 
 
-def _stamp(ms: object) -> str:
-    return clock_time(int(ms)) if isinstance(ms, int) else "?"
+def _stamp(ms: object, short: bool = False) -> str:
+    """A stamp as a time of day; ``short``: minutes, seconds and ms (``41:07.250``)."""
+    if not isinstance(ms, int):
+        return "?"
+    return clock_time(ms)[3:] if short else clock_time(ms)
 
 
 def elements(values: object) -> str:
     """A set's elements: ``{A, B}``."""
     return "{" + ", ".join(str(v) for v in items(values or [])) + "}"
+
+
+def replica_label(e: Event) -> str:
+    """A replica's answer as its arrow's label: short, the stamps as minutes and seconds."""
+    if "values" in e:
+        added = f" (new: {elements(e['added'])})" if e.get("added") else ""
+        return f"{elements(e['values'])}{added}"
+    if e.get("op") == "write":
+        return "OK, but dropped" if e.get("kept") is False else "OK"
+    if e.get("op") == "merge" and e.get("dropped") is not None:
+        return f"keeps {stamped(e.get('holds'), True)}, drops {stamped(e.get('dropped'), True)}"
+    return stamped(e.get("holds"), True) if e.get("holds") else "empty"
 
 
 def replica_mark(request: Event, e: Event) -> tuple[str, str]:
@@ -92,13 +110,16 @@ def replica_result(e: Event) -> str:
     return holds
 
 
-def replica_request(e: Event, crdt: bool = False) -> str:
-    """A write's or a merge's label towards a replica (a CRDT's write adds to its set)."""
+def replica_request(e: Event, crdt: bool = False, short: bool = False) -> str:
+    """A write's or a merge's words towards a replica (a CRDT's write adds to its set);
+    ``short``: as its arrow's label."""
     if e.get("op") == "merge":
-        sent = stamped(e.get("holds")) if e.get("holds") else elements(e.get("values"))
+        sent = stamped(e.get("holds"), short) if e.get("holds") else elements(e.get("values"))
         return f"merge: {sent}"
     if crdt:
-        return f"add {e.get('value')} to the set"
+        return f"add {e.get('value')}" if short else f"add {e.get('value')} to the set"
+    if short:
+        return f"write {e.get('value')} @{_stamp(e.get('stamp'), True)}"
     return f"write {e.get('value')} · stamped {_stamp(e.get('stamp'))}"
 
 
@@ -146,7 +167,7 @@ def _check_result(e: Event) -> str:
 STORAGE_REQUESTS: dict[str, Callable[[Event], str]] = {
     "read": lambda e: "read" + (f" with token {e['token']}" if e.get("token") is not None else ""),
     "check": lambda e: f"check {e.get('holder')}'s lock",
-    "merge": replica_request,
+    "merge": lambda e: replica_request(e, short=True),
 }
 STORAGE_RESULTS: dict[str, Callable[[Event], str]] = {
     "read": _read_result,

@@ -67,12 +67,10 @@ def headline(
         return f"⚠ Inconclusive: {verdict['inconclusive']}", "warn"
     if verdict.get("mutual_exclusion") == "none":
         return no_lock_headline(verdict, storage)
-    if verdict.get("data_corrupted") and verdict.get("mutual_exclusion") == "held":
-        # one holder at a time, and still the data was damaged: a client that wrote without
-        # the lock, or a read taken outside it
-        return "✖ Mutual exclusion held, but data corrupted", "bad"
     if verdict.get("data_corrupted"):
-        return "✖ Mutual exclusion violated, data corrupted", "bad"
+        # held, and still damaged: a client that wrote without the lock, a read outside it
+        held = verdict.get("mutual_exclusion") == "held"
+        return f"✖ Mutual exclusion {'held, but' if held else 'violated,'} data corrupted", "bad"
     if verdict.get("mutual_exclusion") == "violated":
         if verdict.get("stale_writes_rejected"):
             saved = SAVED_BY.get(storage, "the storage")
@@ -135,7 +133,8 @@ def _lost_facts(verdict: Mapping[str, object]) -> str:
     for lost in items(verdict.get("lost") or []):
         if not isinstance(lost, Mapping):
             continue
-        words = f"{lost.get('client')}'s {lost.get('value')} for {lost.get('by')}'s {lost.get('by_value')}"
+        words = f"{lost.get('client')}'s {lost.get('value')} for "
+        words += f"{lost.get('by')}'s {lost.get('by_value')}"
         if isinstance(lost.get("stamp"), int) and isinstance(lost.get("by_stamp"), int):
             words += f" (stamped {clock_time(lost['stamp'])} < {clock_time(lost['by_stamp'])})"
         told.append(words)

@@ -81,7 +81,10 @@ class PlayForm(forms.Form):
         choices=[(b.name, b.summary) for b in BACKENDS.values()], initial="redis"
     )
     storage = forms.ChoiceField(
-        choices=[("", "as the fencing box says"), *((k.name, k.label) for k in STORAGE_KINDS.values())],
+        choices=[
+            ("", "as the fencing box says"),
+            *((k.name, k.label) for k in STORAGE_KINDS.values()),
+        ],
         required=False,
     )
     clients = forms.TypedChoiceField(

@@ -151,6 +151,6 @@ def test_a_fenced_read_is_reported_with_its_token_and_its_refusal(servers: Serve
     s.write("B", 5)
     s.read_versioned(4)
     assert events[2][1] == {"to": "storage", "call": events[2][1]["call"], "op": "read", "token": 4}
-    assert {"accepted": False, "token": 4, "highest": 5, "reason": "4 < 5"}.items() <= events[
-        3
-    ][1].items()
+    assert {"accepted": False, "token": 4, "highest": 5, "reason": "4 < 5"}.items() <= events[3][
+        1
+    ].items()

@@ -81,7 +81,9 @@ def test_an_add_wins_set_loses_nothing() -> None:
     h.write(2000, "bob", "B", T0 - 3000, {"from": "storage-2", "values": ["B"]})
     verdict = check(h.events)
     assert verdict.lost_updates == 0 and not verdict.data_corrupted
-    assert verdict.summary.endswith("No update was lost: the replicas merged every acknowledged write.")
+    assert verdict.summary.endswith(
+        "No update was lost: the replicas merged every acknowledged write."
+    )
 
 
 def test_a_write_based_on_an_out_of_date_read_loses_the_update_it_never_saw() -> None:

@@ -39,8 +39,11 @@ class Behind(SystemClock):
         return time.time() - self.ms / 1000
 
 
+BOTH = ("redis-1", "redis-2")
+
+
 def storage(
-    servers: ServerSet, name: str, kind: str, writer: str, nodes: tuple[str, ...] = ("redis-1", "redis-2"),
+    servers: ServerSet, name: str, kind: str, writer: str, nodes: tuple[str, ...] = BOTH,
     clock: SystemClock | None = None,
 ) -> tuple[ReplicatedStorage, list[tuple[str, dict[str, Any]]]]:  # fmt: skip
     events: list[tuple[str, dict[str, Any]]] = []

@@ -67,7 +67,10 @@ describe("lanes", () => {
     const seen = { clients: [], nodes: ["storage-2"] }; // a write to it came before anyone said
     assert.deepEqual(columns({}, run, seen), ["alice", "bob", "storage", "storage-2"]);
     const L = new Layout({}, run, seen);
-    assert.deepEqual(["storage", "storage-2"].map((n) => L.role(n)), ["storage", "storage"]);
+    assert.deepEqual(
+      ["storage", "storage-2"].map((n) => L.role(n)),
+      ["storage", "storage"],
+    );
   });
 
   it("name each actor once, and never the storage or a client as a lock node", () => {

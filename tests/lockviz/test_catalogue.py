@@ -89,6 +89,7 @@ def test_a_storage_kind_says_its_servers_and_what_it_needs() -> None:
 
 
 def test_the_elections_are_variants_of_the_services_that_have_an_election() -> None:
-    assert [
-        (b.name, v.name) for b in BACKENDS.values() for v in b.variants if v.election
-    ] == [("zookeeper", "election"), ("etcd", "election")]
+    assert [(b.name, v.name) for b in BACKENDS.values() for v in b.variants if v.election] == [
+        ("zookeeper", "election"),
+        ("etcd", "election"),
+    ]

@@ -201,7 +201,11 @@ def make_storage(
     client's own links)."""
     replicas = STORAGE_KINDS[config.storage].replicas
     if len(replicas) > 1:
-        mine = config.clients.index(config.name) % len(replicas) if config.name in config.clients else 0
+        mine = (
+            config.clients.index(config.name) % len(replicas)
+            if config.name in config.clients
+            else 0
+        )
         order = [*replicas[mine:], *replicas[:mine]]  # its own replica first
         clients = []
         for node in order:

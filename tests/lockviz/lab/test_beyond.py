@@ -89,7 +89,12 @@ def test_last_write_wins_loses_the_newer_write_of_a_clock_behind_and_the_crdt_ke
     b = of(lww, "bob", "request", op="write")[0]
     assert a["t_ms"] < b["t_ms"] and b["stamp"] < a["stamp"]  # written later, stamped earlier
     [lost] = verdict(lww)["lost"]
-    assert (lost["client"], lost["value"], lost["by"], lost["why"]) == ("bob", "B", "alice", "stamp")
+    assert (lost["client"], lost["value"], lost["by"], lost["why"]) == (
+        "bob",
+        "B",
+        "alice",
+        "stamp",
+    )
     assert (lost["stamp"], lost["by_stamp"]) == (b["stamp"], a["stamp"])
     acked = [r for r in of(lww, "bob", "reply", op="write") if r["ok"]]
     assert acked and all(r["accepted"] for r in acked)  # bob was told OK

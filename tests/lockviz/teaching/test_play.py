@@ -102,7 +102,11 @@ def test_the_form_reads_the_chosen_backend_s_variant_only() -> None:
     form = PlayForm(posted)
     assert form.is_valid(), form.errors
     built = form.cleaned_data["built"]
-    assert (built.backend, built.variant, built.storage) == ("zookeeper", "election", "fenced_reads")
+    assert (built.backend, built.variant, built.storage) == (
+        "zookeeper",
+        "election",
+        "fenced_reads",
+    )
     assert [name for name, _ in form.variants()] == ["redis", "zookeeper", "postgres", "etcd"]
 
 
