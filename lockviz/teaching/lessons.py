@@ -1,9 +1,8 @@
 """The course: the built-in scenarios in modules, each one a lesson with a take-away.
 
-Eight modules, one lock service each, then fencing, then the storage, then what lies beyond one
-lock: single Redis, Redlock, ZooKeeper, PostgreSQL, etcd, fencing and beyond, what the storage
-checks, and leader election, lockless storage and the pitfalls. Within a module
-the basics come first (the lock doing its job, clients taking turns), then the ways it fails.
+Eight modules: single Redis, Redlock, ZooKeeper, PostgreSQL, etcd, fencing and beyond, what the
+storage checks, and beyond one lock (elections, lockless storage, pitfalls). Within a module the
+basics come first (the lock doing its job, clients taking turns), then the ways it fails.
 Lessons are looked up by the scenario's slug, so a lesson appears as soon as its scenario file
 exists and a missing one is simply not listed. A built-in that no module names yet joins the
 module of its lock service, at its end: every built-in scenario is a lesson. Lessons are
@@ -128,16 +127,17 @@ MODULES: tuple[Plan, ...] = (
 
 
 # Lessons that tell one story with several kinds of storage, linked side by side (each runs as
-# its own built-in, with its prediction): the fencing hole beside the three ways to close it; the
-# lockless pair; an election and the pitfalls, with the storage that would (not) have saved them.
+# its own built-in, with its prediction): the fencing hole and its closers; lockless; and so on.
+PLAIN_FENCED = ("plain", "fenced")
 SIDE_BY_SIDE: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(
         [slug for slug, _ in STORAGE_MODULE[:5]], ("fenced", "fenced_reads", "sequencer", "cas")
     ),
     **dict.fromkeys(("lww-clock-behind", "crdt-clock-behind"), ("lww", "crdt")),
-    **dict.fromkeys(("leader-etcd-pause-fenced", "leader-etcd-pause-plain"), ("fenced", "plain")),
-    "pitfall-write-after-failed-acquire": ("plain", "fenced"),
-    "pitfall-slow-write": ("plain", "fenced"),
+    **dict.fromkeys(
+        ("leader-etcd-pause-fenced", "leader-etcd-pause-plain"), ("fenced", "plain", "sequencer")
+    ),
+    **dict.fromkeys(("pitfall-write-after-failed-acquire", "pitfall-slow-write"), PLAIN_FENCED),
     "pitfall-read-outside-lock": ("fenced", "cas"),
 }
 
