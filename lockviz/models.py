@@ -467,15 +467,13 @@ class SavedExercise(Saved):
 class LmsLearner(models.Model):
     """A person an LTI launch vouched for (django-lti's LtiUser, one per platform's ``sub``), and
     the owner name their browsers take here (lockviz.lms): the same at every launch, on every
-    device, so their runs, rooms and progress follow them. An instructor has an account too."""
+    device, so their runs, rooms and progress follow them. An instructor has an account too
+    (the LtiUser's ``auth_user``), logged in at each launch: their owner name is the account's."""
 
     lti_user = models.OneToOneField(
         "lti_tool.LtiUser", on_delete=models.CASCADE, related_name="lockviz"
     )
     owner = models.CharField(max_length=64, unique=True)
-    user = models.OneToOneField(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
-    )
 
     def __str__(self) -> str:
         return f"{self.lti_user} as {self.owner}"
@@ -500,6 +498,7 @@ class GradeLink(models.Model):
     registration = models.ForeignKey("lti_tool.LtiRegistration", on_delete=models.CASCADE)
     sub = models.CharField(max_length=255)  # the LMS's id of the learner
     lineitem = models.URLField(max_length=500)
+    scopes = models.JSONField(default=list)  # the AGS scopes the launch granted
     score = models.FloatField(null=True, blank=True)  # the last score sent, 0..1
     sent = models.DateTimeField(null=True, blank=True)
     problem = models.CharField(max_length=300, blank=True)  # why the last send failed

@@ -105,7 +105,7 @@ def _parsed(data: JsonObject) -> Scenario:
         raise ExerciseRefused(exc.problems) from None
 
 
-def _now(setting: Scenario) -> dict[str, object]:
+def current(setting: Scenario) -> dict[str, object]:
     """Each change's value in the setting as it starts."""
     writes = [s for s in setting.steps if s.do == "write"]
     return {
@@ -121,7 +121,7 @@ def _now(setting: Scenario) -> dict[str, object]:
 def fix_scenario(ex: Exercise, changes: Changes) -> Scenario:
     """The setting with ``changes``, or a refusal naming each change it does not allow."""
     setting = ex.setting()
-    now, allowed = _now(setting), ", ".join(CHANGES[c] for c in ex.may_change)
+    now, allowed = current(setting), ", ".join(CHANGES[c] for c in ex.may_change)
     wanted = {k: v for k, v in changes.given().items() if v != now[k]}
     refused = [
         f"{k}: this exercise fixes {CHANGES[k]} at {now[k]!r}; you may change only {allowed}"
