@@ -50,7 +50,9 @@ def scenario_for(ex: Exercise, answer: Answer) -> tuple[Scenario, str]:
 def _titled(ex: Exercise, scenario: Scenario) -> Scenario:
     """The run's title says which exercise it answers; its prediction (none) is not told."""
     title = f"Exercise: {ex.title}"[:120]
-    return scenario.model_copy(update={"title": title, "expect": None, "description": ex.brief[:2000]})
+    return scenario.model_copy(
+        update={"title": title, "expect": None, "description": ex.brief[:2000]}
+    )
 
 
 def _where(i: int, step: JsonObject) -> str:
@@ -82,9 +84,7 @@ def break_scenario(ex: Exercise, rows: list[JsonObject]) -> Scenario:
         faults += 0 if step.command else 1
         checked.append(step.to_json())
     if faults > ex.budget.faults:
-        problems.append(
-            f"steps: {faults} faults; this exercise allows at most {ex.budget.faults}"
-        )
+        problems.append(f"steps: {faults} faults; this exercise allows at most {ex.budget.faults}")
     if problems:
         raise ExerciseRefused(problems)
     given = [s.to_json() for s in setting.steps] if ex.budget.steps == "given" else []
@@ -144,7 +144,7 @@ def fix_scenario(ex: Exercise, changes: Changes) -> Scenario:
     if wanted.get("order") and ex.order is not None:
         a, b = ex.order
         steps[a]["at_ms"], steps[b]["at_ms"] = steps[b]["at_ms"], steps[a]["at_ms"]
-    data["steps"] = sorted(steps, key=_at)  # type: ignore[arg-type]
+    data["steps"] = [*sorted(steps, key=_at)]
     return _titled(ex, _parsed(data))
 
 
@@ -163,7 +163,11 @@ def starting(ex: Exercise) -> Answer:
     """The answer a learner starts from: no faults added (the clients' steps as given), no
     change, or the first choice that is not the solution's."""
     if ex.kind == "break":
-        steps = [s.to_json() for s in ex.setting().steps] if ex.budget and ex.budget.steps == "free" else []
+        steps = (
+            [s.to_json() for s in ex.setting().steps]
+            if ex.budget and ex.budget.steps == "free"
+            else []
+        )
         return {"steps": list(steps)}
     if ex.kind == "fix":
         return {"changes": {}}

@@ -7,11 +7,11 @@ name when the exercise does not allow it), starts its run as any run starts
 :func:`judge` decides it once its run has ended, from what the server stored: the run's verdict
 (lockviz.exercises.goals). A run still live leaves it pending; an inconclusive verdict, or a
 run that failed or was interrupted, makes it *inconclusive*: it counts neither as solved nor as
-failed, and the learner runs again. Judging happens when the run's end is saved (:func:`on_run_saved`,
-a ``post_save`` receiver, in whichever process records the run) and again whenever an attempt
-is read (a page, the class view), so an attempt whose run ended while nobody watched is
-judged all the same; one conditional update decides it once. Nothing the client sends is
-read: the browser asks, the server looks at the run.
+failed, and the learner runs again. Judging happens when the run's end is saved
+(:func:`on_run_saved`, a ``post_save`` receiver, in whichever process records the run) and
+again whenever an attempt is read (a page, the class view), so an attempt whose run ended while
+nobody watched is judged all the same; one conditional update decides it once. Nothing the
+client sends is read: the browser asks, the server looks at the run.
 """
 
 from __future__ import annotations

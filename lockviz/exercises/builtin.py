@@ -24,6 +24,8 @@ KINDS = {
 @cache
 def builtin() -> dict[str, Exercise]:
     """Every built-in exercise by slug, in the index's order (by kind, then by file name)."""
-    found = {path.stem: parse(json.loads(path.read_text("utf-8"))) for path in BUILTIN_DIR.glob("*.json")}
+    found = {
+        path.stem: parse(json.loads(path.read_text("utf-8"))) for path in BUILTIN_DIR.glob("*.json")
+    }
     order = list(KINDS)
     return dict(sorted(found.items(), key=lambda item: (order.index(item[1].kind), item[0])))

@@ -75,7 +75,9 @@ def table(
     tries: dict[tuple[str, str], list[Attempt]] = {}
     for attempt in Attempt.objects.filter(learner__in=owners):
         tries.setdefault((attempt.learner, attempt.exercise), []).append(judging.judge(attempt))
-    touched = {LESSON + slug for _, slug in [*marks, *answers]} | {EXERCISE + ref for _, ref in tries}
+    touched = {LESSON + slug for _, slug in [*marks, *answers]} | {
+        EXERCISE + ref for _, ref in tries
+    }
     keys = [*planned, *sorted(touched - set(planned))][:MAX_COLUMNS]
     columns = tuple(Column(key, _title(key)) for key in keys)
     lines = []
@@ -86,7 +88,9 @@ def table(
             if owner is None:
                 cells.append(Cell("new", "not started (never came)"))
             elif kind + ":" == LESSON:
-                cells.append(_lesson(item, marks.get((owner, item)), answers.get((owner, item), [])))
+                cells.append(
+                    _lesson(item, marks.get((owner, item)), answers.get((owner, item), []))
+                )
             else:
                 cells.append(_exercise(progress.tried(tries.get((owner, item), []))))
         lines.append(Line(name, tuple(cells)))

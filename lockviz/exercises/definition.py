@@ -126,34 +126,48 @@ def parse(data: object) -> Exercise:
 
 def _rules(ex: Exercise, setting: Scenario) -> list[str]:
     """The rules across fields: what each kind needs and may not have."""
-    problems: list[str] = []
+    problems = _goal_rules(ex)
+    if (ex.kind == "break") != (ex.budget is not None):
+        problems.append("budget: a break exercise needs one (its faults), no other kind has one")
+    problems += _change_rules(ex, setting)
+    wanted = {"break": "steps", "fix": "changes", "predict": "predict"}[ex.kind]
+    if getattr(ex.solution, wanted) is None:
+        problems.append(f"solution.{wanted}: the worked answer of a {ex.kind} exercise")
+    return problems
+
+
+def _goal_rules(ex: Exercise) -> list[str]:
     if ex.kind == "predict":
+        problems = []
         if ex.goal is not None:
             problems.append("goal: a prediction's goal is the learner's choice; leave it out")
         if len(set(ex.choices)) < 2:
             problems.append(f"choices: give at least two outcomes of {list(OUTCOMES)}")
         if ex.solution.predict not in ex.choices:
             problems.append("solution.predict: must be one of the choices")
-    elif ex.goal is None:
-        problems.append("goal: required (what the run must show)")
-    elif (ex.kind == "fix") != (ex.goal == "safe"):
-        problems.append(
-            'goal: a fix asks for "safe"; a break for two_holders, stale_write or lost_update'
-        )
-    if (ex.kind == "break") != (ex.budget is not None):
-        problems.append("budget: a break exercise needs one (its faults), no other kind has one")
+        return problems
+    if ex.goal is None:
+        return ["goal: required (what the run must show)"]
+    if (ex.kind == "fix") != (ex.goal == "safe"):
+        return ['goal: a fix asks for "safe"; a break for two_holders, stale_write or lost_update']
+    return []
+
+
+def _change_rules(ex: Exercise, setting: Scenario) -> list[str]:
+    """What a fix may change (nothing, for the other kinds), and the two steps it may swap."""
+    problems = []
     if ex.kind != "fix" and ex.may_change:
         problems.append("may_change: only a fix exercise lets the learner change settings")
     if ex.kind == "fix" and not ex.may_change:
         problems.append(f"may_change: name what the learner may change, of {list(CHANGES)}")
     if ("order" in ex.may_change) != (ex.order is not None):
         problems.append('order: the two steps to swap, given exactly when may_change has "order"')
-    for i in ex.order or []:
-        if not 0 <= i < len(setting.steps):
-            problems.append(f"order: step {i} does not exist (steps 0 to {len(setting.steps) - 1})")
+    last = len(setting.steps) - 1
+    problems += [
+        f"order: step {i} does not exist (0 to {last})"
+        for i in ex.order or []
+        if not 0 <= i <= last
+    ]
     if ex.order is not None and ex.order[0] == ex.order[1]:
         problems.append("order: two different steps")
-    wanted = {"break": "steps", "fix": "changes", "predict": "predict"}[ex.kind]
-    if getattr(ex.solution, wanted) is None:
-        problems.append(f"solution.{wanted}: the worked answer of a {ex.kind} exercise")
     return problems

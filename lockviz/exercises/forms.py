@@ -103,7 +103,11 @@ def verbs_of(ex: Exercise) -> list[str]:
 def rows_of(ex: Exercise, answer: Answer | None = None) -> list[Row]:
     """A break's rows: the learner's last steps, or the starting point's (at least one row)."""
     steps = (answer or answers.starting(ex)).get("steps")
-    found = [steprows.row_of(s) for s in steps if isinstance(s, dict)] if isinstance(steps, list) else []
+    found = (
+        [steprows.row_of(s) for s in steps if isinstance(s, dict)]
+        if isinstance(steps, list)
+        else []
+    )
     return found or [steprows.blank()]
 
 
@@ -120,7 +124,9 @@ def steps_of(form: Posted, ex: Exercise) -> Answer:
         if not steprows.filled(form, i):
             continue
         try:
-            steps.append(steprows.step_of(form, i, setting.clients, setting.servers, "this exercise"))
+            steps.append(
+                steprows.step_of(form, i, setting.clients, setting.servers, "this exercise")
+            )
         except ScenarioError as exc:
             verb = str(form.get(f"do_{i}") or "")[:20]
             problems.extend(f"step {i + 1} ({verb}): {p}" for p in exc.problems)

@@ -138,4 +138,6 @@ def judge(verdict: Verdict | None, goal: str) -> Judged:
         shown = outcome(verdict)
         return Judged(shown == goal.removeprefix("predict:"), f"the run showed: {OUTCOMES[shown]}")
     met = CHECKS[goal](verdict)
-    return Judged(met, ("it did: " if met else "not this time: it did not show that ") + GOALS[goal])
+    return Judged(
+        met, ("it did: " if met else "not this time: it did not show that ") + GOALS[goal]
+    )

@@ -122,7 +122,9 @@ def attempted(attempt: Attempt) -> None:
     """An attempt was judged: tell the class views, and score it when it solved."""
     changed(attempt.learner)
     if attempt.outcome == Attempt.Outcome.SOLVED:
-        scored.send(Attempt, learner=attempt.learner, item=f"exercise:{attempt.exercise}", score=1.0)
+        scored.send(
+            Attempt, learner=attempt.learner, item=f"exercise:{attempt.exercise}", score=1.0
+        )
 
 
 def changed(who: str) -> None:
@@ -142,8 +144,8 @@ def adopt(request: HttpRequest | None, user: Any, **_: Any) -> None:
     with transaction.atomic():
         Attempt.objects.filter(learner=token).update(learner=owner)
         for model, keys in ((LessonMark, ("lesson",)), (CheckpointAnswer, ("lesson", "step"))):
-            mine = set(model.objects.filter(learner=owner).values_list(*keys))  # type: ignore[attr-defined]
-            for row in model.objects.filter(learner=token):  # type: ignore[attr-defined]
+            mine = set(model.objects.filter(learner=owner).values_list(*keys))
+            for row in model.objects.filter(learner=token):
                 if tuple(getattr(row, k) for k in keys) not in mine:
                     row.learner = owner
                     row.save(update_fields=["learner"])

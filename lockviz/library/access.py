@@ -1,4 +1,5 @@
-"""Who may open a run, a saved scenario or a saved exercise: one check, for every page, export and stream.
+"""Who may open a run, a saved scenario or a saved exercise: one check, for every page, export
+and stream.
 
 A run nobody saved, and a saved item that is unlisted or public, opens for anyone with its
 link. A private one opens only for its teacher (on any device: their owner name, lockviz.

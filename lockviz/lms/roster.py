@@ -29,7 +29,7 @@ def refresh(context: LtiContext) -> bool:
     registration = context.deployment.registration.to_registration()
     service = NamesRolesProvisioningService(
         ServiceConnector(registration),
-        {"context_memberships_url": context.memberships_url, "service_versions": ["2.0"]},
+        {"context_memberships_url": context.memberships_url},
     )
     try:
         members = service.get_members()[:MAX_MEMBERS]
@@ -60,4 +60,3 @@ def of(room: Room) -> list[tuple[str, str | None]]:
         (m.user.name or m.user.given_name or m.user.sub[:12], owners.get(m.user_id))
         for m in found[:MAX_MEMBERS]
     ]
-

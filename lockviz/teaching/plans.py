@@ -102,8 +102,8 @@ class Item:
             name = known.title if known else str((self.scenario or {}).get("title") or "")
             return f"Live run: {name or 'a scenario'}"
         if self.kind == "exercise":
-            found = exercises().get(self.exercise)
-            return f"Exercise: {found.title if found else self.exercise}"
+            chosen = exercises().get(self.exercise)
+            return f"Exercise: {chosen.title if chosen else self.exercise}"
         return f"Poll: {self.question}"
 
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpResponse
+from django.contrib.auth.models import User
+from django.http import HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -52,7 +53,7 @@ def new(request: HtmxHttpRequest) -> HttpResponse:
         else:
             setting = ex.setting()
             saved = SavedExercise.objects.create(
-                user=request.user, title=ex.title, visibility=shown, backend=setting.backend,
+                user=_teacher(request), title=ex.title, visibility=shown, backend=setting.backend,
                 storage=setting.storage_kind, kind=ex.kind, exercise=ex.to_json(),
             )  # fmt: skip
             return redirect("saved_exercise", saved_id=saved.pk)
@@ -71,6 +72,12 @@ def export(request: HtmxHttpRequest, saved_id: str) -> HttpResponse:
     return response
 
 
+def _teacher(request: HtmxHttpRequest) -> User:
+    user = request.user
+    assert isinstance(user, User)  # login_required let only a teacher through
+    return user
+
+
 def _start(request: HtmxHttpRequest) -> JsonObject:
     """What the editor opens with: an exercise, a scenario to build one on, or a blank one."""
     slug = str(request.GET.get("exercise") or "")[:80]
@@ -85,7 +92,13 @@ def _start(request: HtmxHttpRequest) -> JsonObject:
             scenario = editor.decode(code)
         except ScenarioError:
             scenario = None
-    blank: JsonObject = {"format": 1, "kind": "break", "title": "", "brief": "", "goal": "two_holders"}
+    blank: JsonObject = {
+        "format": 1,
+        "kind": "break",
+        "title": "",
+        "brief": "",
+        "goal": "two_holders",
+    }
     if isinstance(scenario, dict):
         blank["scenario"] = {k: v for k, v in scenario.items() if k not in ("expect",)}
         blank["title"] = str(scenario.get("title") or "")[:120]
@@ -102,11 +115,21 @@ def _from_form(request: HtmxHttpRequest) -> tuple[JsonObject, list[str]]:
         except ImportRefused as exc:
             return {}, exc.problems
         return (found, []) if isinstance(found, dict) else ({}, ["exercise: a JSON object"])
-    problems: list[str] = []
     data: JsonObject = {"format": 1, "kind": str(post.get("kind") or "")}
     for name in ("title", "brief"):
         data[name] = str(post.get(name) or "").strip()
-    data["solution"] = {"text": str(post.get("solution_text") or "").strip()}
+    problems = _json_fields(post, data)
+    data.update(_kind_fields(post, str(data["kind"])))
+    data["hints"] = [h for i in range(3) if (h := str(post.get(f"hint_{i}") or "").strip())]
+    data["reveal_after"] = _whole(post.get("reveal_after"), 3)
+    return data, problems
+
+
+def _json_fields(post: QueryDict, data: JsonObject) -> list[str]:
+    """The scenario and the solution's answer, each JSON in a text box: into ``data``."""
+    solution: JsonObject = {"text": str(post.get("solution_text") or "").strip()}
+    data["solution"], data["scenario"] = solution, {}
+    problems: list[str] = []
     for name, field in (("scenario", "scenario"), ("solution_answer", "answer")):
         raw = str(post.get(name) or "").strip()
         try:
@@ -114,27 +137,29 @@ def _from_form(request: HtmxHttpRequest) -> tuple[JsonObject, list[str]]:
         except ImportRefused as exc:
             problems += exc.problems
             continue
-        if name == "scenario":
-            data["scenario"] = value if value is not None else {}
-        elif isinstance(value, dict):
-            solution = data["solution"]
-            assert isinstance(solution, dict)
+        if name == "scenario" and value is not None:
+            data["scenario"] = value
+        elif name != "scenario" and isinstance(value, dict):
             solution.update(value)
-    kind = data["kind"]
+    return problems
+
+
+def _kind_fields(post: QueryDict, kind: str) -> JsonObject:
+    """What the exercise's kind takes: a goal and a budget, what may change, the outcomes."""
+    found: JsonObject = {}
     if kind in ("break", "fix") and post.get("goal"):
-        data["goal"] = str(post.get("goal"))
+        found["goal"] = "safe" if kind == "fix" else str(post.get("goal"))[:20]
     if kind == "break":
-        data["budget"] = {"faults": _whole(post.get("faults"), 1), "steps": str(post.get("steps") or "given")}
+        steps = str(post.get("steps") or "given")[:8]
+        found["budget"] = {"faults": _whole(post.get("faults"), 1), "steps": steps}
     if kind == "fix":
-        data["may_change"] = [c for c in CHANGES if post.get(f"may_{c}")]
-        order = [_whole(post.get("order_a"), -1), _whole(post.get("order_b"), -1)]
-        if "order" in data["may_change"]:
-            data["order"] = [i - 1 for i in order]  # the form numbers steps from 1
+        changes: list[JsonValue] = [c for c in CHANGES if post.get(f"may_{c}")]
+        found["may_change"] = changes
+        if "order" in changes:  # the form numbers steps from 1
+            found["order"] = [_whole(post.get(f"order_{k}"), 0) - 1 for k in ("a", "b")]
     if kind == "predict":
-        data["choices"] = [o for o in OUTCOMES if post.get(f"choice_{o}")]
-    data["hints"] = [h for i in range(3) if (h := str(post.get(f"hint_{i}") or "").strip())]
-    data["reveal_after"] = _whole(post.get("reveal_after"), 3)
-    return data, problems
+        found["choices"] = [o for o in OUTCOMES if post.get(f"choice_{o}")]
+    return found
 
 
 def _whole(value: object, default: int) -> int:
@@ -159,6 +184,6 @@ def _page(
         "changes": list(CHANGES.items()),
         "outcomes": list(OUTCOMES.items()),
         "visibilities": Visibility.choices,
-        "hints": [*(data.get("hints") or []), "", "", ""][:3] if isinstance(data.get("hints"), list) else ["", "", ""],
+        "hints": [*(hints if isinstance(hints := data.get("hints"), list) else []), "", "", ""][:3],
     }
     return render(request, "lockviz/exercise_edit.html", context, status=status)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from lockviz import accounts, narrator
@@ -41,7 +40,12 @@ def index(request: HtmxHttpRequest) -> HttpResponse:
             "kind": kind,
             "words": words,
             "items": [
-                {"slug": slug, "ex": ex, "tried": done.get(slug), "backend": ex.setting().lock_service.label}
+                {
+                    "slug": slug,
+                    "ex": ex,
+                    "tried": done.get(slug),
+                    "backend": ex.setting().lock_service.label,
+                }
                 for slug, ex in builtin().items()
                 if ex.kind == kind
             ],
@@ -65,9 +69,7 @@ def try_it(request: HtmxHttpRequest, ref: str) -> HttpResponse:
     answer: Answer | None = None
     try:
         answer = _answer(request, ex)
-        attempt = attempts.start(
-            ref, ex, answer, progress.learner(request), address_of(request)
-        )
+        attempt = attempts.start(ref, ex, answer, progress.learner(request), address_of(request))
     except ExerciseRefused as exc:
         return _page(request, ref, ex, answer, problems=exc.problems, status=400)
     except NotAdmitted as refused:
@@ -117,7 +119,9 @@ def _attempt_context(
         "ex": ex,
         "solution_steps": narrator.story(steps),
         "attempt": attempt,
-        "run": Run.objects.filter(pk=attempt.run_id).first() if attempt and attempt.run_id else None,
+        "run": Run.objects.filter(pk=attempt.run_id).first()
+        if attempt and attempt.run_id
+        else None,
         "tried": tried,
         "earned": earned,
         "outcome_words": goals.OUTCOMES,
@@ -135,7 +139,11 @@ def _page(
     status: int = 200,
 ) -> HttpResponse:
     setting = ex.setting()
-    rows = forms.posted_rows(request.POST) if problems and ex.kind == "break" else forms.rows_of(ex, answer)
+    rows = (
+        forms.posted_rows(request.POST)
+        if problems and ex.kind == "break"
+        else forms.rows_of(ex, answer)
+    )
     run = Run.objects.filter(pk=shown.run_id).first() if shown and shown.run_id else None
     context = _attempt_context(request, ref, ex, shown) | {
         "setting": setting,

@@ -16,13 +16,12 @@ from lockviz import accounts
 from lockviz.exercises import classview, progress
 from lockviz.exercises.library import title_of, url_of
 from lockviz.lms import roster
-from lockviz.models import Room
+from lockviz.models import Plan, Room
 from lockviz.teaching import lessons
 from lockviz.teaching.plans import items_of
 from lockviz.teaching.presenting import Presenting
 from lockviz.views import HtmxHttpRequest
 from lockviz.views.rooms import _by_the_presenter
-from lockviz.models import Plan
 
 
 @require_GET
@@ -70,6 +69,8 @@ def room_progress(request: HtmxHttpRequest, room: Room) -> HttpResponse:
 @require_GET
 @_by_the_presenter("download the class's progress")
 def room_progress_csv(request: HtmxHttpRequest, room: Room) -> HttpResponse:
-    response = HttpResponse(class_table(request, room).csv(), content_type="text/csv; charset=utf-8")
+    response = HttpResponse(
+        class_table(request, room).csv(), content_type="text/csv; charset=utf-8"
+    )
     response["Content-Disposition"] = f'attachment; filename="lockviz-class-{room.code}.csv"'
     return response

@@ -143,8 +143,11 @@ def test_a_teacher_sees_two_students_progress_live_and_downloads_it(
         with teacher.expect_download() as download:
             teacher.get_by_role("link", name="Download as CSV").click()
         csv = download.value.path().read_text()
-        assert csv.splitlines()[0] == 'learner,"Exercise: Predict: a lock without a lease, and a crash"'
-        assert "Ann,✔ solved in 1 attempt" in csv and "Bob,\"1 attempt, not solved yet\"" in csv
+        assert (
+            csv.splitlines()[0]
+            == 'learner,"Exercise: Predict: a lock without a lease, and a crash"'
+        )
+        assert "Ann,✔ solved in 1 attempt" in csv and 'Bob,"1 attempt, not solved yet"' in csv
         # A student sees only their own: the class view is the presenter's.
         refused = bob.request.get(f"{shared_app.url}/rooms/{code}/progress/")
         assert refused.status == 403

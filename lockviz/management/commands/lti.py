@@ -50,7 +50,9 @@ class Command(BaseCommand):
                 found = register.register(platform)
             except Invalid as exc:
                 raise CommandError("; ".join(exc.problems)) from None
-            self.stdout.write(f"registered {found.name} ({found.uuid}), client id {found.client_id}")
+            self.stdout.write(
+                f"registered {found.name} ({found.uuid}), client id {found.client_id}"
+            )
         elif action == "list":
             for found in register.listed():
                 ids = ", ".join(
@@ -58,6 +60,9 @@ class Command(BaseCommand):
                     for d in found.deployments.all()
                 )
                 state = "active" if found.is_active else "inactive"
-                self.stdout.write(f"{found.name}: {found.issuer} client {found.client_id} ({state}); deployments: {ids or 'none'}")
+                self.stdout.write(
+                    f"{found.name}: {found.issuer} client {found.client_id} ({state}); "
+                    f"deployments: {ids or 'none'}"
+                )
         else:
             self.stdout.write(f"key {register.key().id} is active")

@@ -39,9 +39,13 @@ def test_a_break_keeps_to_its_budget_and_adds_only_faults() -> None:
     with pytest.raises(ExerciseRefused, match="2 faults; this exercise allows at most 1"):
         answers.scenario_for(ex, {"steps": two})
     with pytest.raises(ExerciseRefused, match=r"step 1 \(write\): this exercise gives"):
-        answers.scenario_for(ex, {"steps": [{"at_ms": 100, "client": "alice", "do": "write", "value": "X"}]})
+        answers.scenario_for(
+            ex, {"steps": [{"at_ms": 100, "client": "alice", "do": "write", "value": "X"}]}
+        )
     with pytest.raises(ExerciseRefused, match=r"step 1 \(pause\): client: 'carol' is not"):
-        answers.scenario_for(ex, {"steps": [{"at_ms": 1, "client": "carol", "do": "pause", "ms": 5}]})
+        answers.scenario_for(
+            ex, {"steps": [{"at_ms": 1, "client": "carol", "do": "pause", "ms": 5}]}
+        )
     scenario, goal = answers.scenario_for(ex, answers.solution(ex))
     assert goal == "lost_update" and [s.do for s in scenario.steps].count("pause") == 1
     assert scenario.steps == sorted(scenario.steps, key=lambda s: s.at_ms)
@@ -65,5 +69,5 @@ def test_an_exercise_names_each_problem_by_its_field() -> None:
     with pytest.raises(ExerciseRefused, match='goal: a fix asks for "safe"'):
         definition.parse(data)
     data = {**builtin()["fix-redis-fencing"].to_json(), "scenario": {"format": 1}}
-    with pytest.raises(ExerciseRefused, match="scenario.title: required"):
+    with pytest.raises(ExerciseRefused, match=r"scenario\.title: required"):
         definition.parse(data)

@@ -55,7 +55,9 @@ def played() -> Iterator[dict[tuple[str, str], Future[tuple[RunResult, str]]]]:
             wait(beside.values())
             return play(slug, kind)
 
-        yield beside | {key: alone.submit(after_the_others, *key) for key in every if restarts(key[0])}
+        yield beside | {
+            key: alone.submit(after_the_others, *key) for key in every if restarts(key[0])
+        }
 
 
 def test_there_are_fifteen_or_more_across_every_backend() -> None:

@@ -8,7 +8,9 @@ HELD = {"mutual_exclusion": "held", "stale_writes_accepted": 0, "stale_writes_re
         "acquire_failures": 0, "liveness": "ok", "writes": [], "inconclusive": ""}  # fmt: skip
 
 
-def write(seq: int, client: str, *, stale: bool = False, accepted: bool = True, over: str = "") -> dict[str, object]:
+def write(
+    seq: int, client: str, *, stale: bool = False, accepted: bool = True, over: str = ""
+) -> dict[str, object]:
     return {"seq": seq, "client": client, "stale": stale, "accepted": accepted,
             "superseded_by": over or None}  # fmt: skip
 
@@ -40,7 +42,10 @@ def test_an_inconclusive_verdict_meets_and_misses_nothing() -> None:
 
 def test_a_prediction_is_judged_by_the_first_outcome_that_applies() -> None:
     assert goals.outcome({**HELD, "liveness": "stuck", "stale_writes_accepted": 1}) == "stuck"
-    assert goals.outcome({**HELD, "mutual_exclusion": "violated", "stale_writes_rejected": 1}) == "refused"
+    assert (
+        goals.outcome({**HELD, "mutual_exclusion": "violated", "stale_writes_rejected": 1})
+        == "refused"
+    )
     assert goals.outcome({**HELD, "mutual_exclusion": "violated"}) == "two_holders"
     assert goals.judge(HELD, "predict:held").met is True
     assert goals.judge(HELD, "predict:corrupted").met is False

@@ -162,9 +162,13 @@ class Platform:
             serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
             serialization.NoEncryption(),
         ).decode()  # fmt: skip
-        self.public = key.public_key().public_bytes(
-            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-        ).decode()
+        self.public = (
+            key.public_key()
+            .public_bytes(
+                serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+            )
+            .decode()
+        )
         self.client_id, self.deployment = "lockviz-in-the-lms", "deployment-1"
         self.people = {"prof": ("Instructor", "Prof Ada"), "ann": ("Learner", "Ann Lee"),
                        "bob": ("Learner", "Bob Ray")}  # fmt: skip
@@ -272,47 +276,67 @@ class Handler(BaseHTTPRequestHandler):
         body = json.dumps(result if 200 <= response.code < 300 else {"error": response.message})
         self.answer(response.code, body, response.media_type)
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         self.route()
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         self.route()
 
     def route(self) -> None:
-        p, path = self.platform, urlsplit(self.path).path
+        path = urlsplit(self.path).path
         asked = Asked(self)
+        pages = {
+            "/start": self.start, "/auth": self.auth, "/deep-link-return": self.placed,
+            "/token": self.token, "/jwks": self.jwks, "/memberships": self.members,
+            "/lineitems": self.lineitems,
+        }  # fmt: skip
         try:
-            if path == "/start":
-                q = asked.get_data
-                hint = {"deep": True} if q.get("deep") == "1" else {"link": q.get("link")}
-                login = Login(asked, p.conf())
-                login.set_lti_message_hint(hint=json.dumps(hint))
-                self.answer(302, "", where=login.initiate_login(q["user"]))
-            elif path == "/auth":
-                self.answer(200, p.launch_page(asked))
-            elif path == "/deep-link-return":
-                placed = p.place(p.conf().validate_deeplinking_resp(asked.form_data))
-                names = ", ".join(p.links[link]["title"] for link in placed)
-                self.answer(200, f"<!doctype html><title>Placed</title><p id=placed>Placed: {html.escape(names)}</p>")
-            elif path == "/token":
-                self.answer(200, json.dumps(p.conf().get_access_token(asked.form_data)), "application/json")
-            elif path == "/jwks":
-                self.answer(200, json.dumps(p.conf().get_jwks()), "application/json")
-            elif path == "/memberships":
-                self.served(Roster(p, asked).handle_get_members())
-            elif path.startswith("/lineitems/"):
-                line = p.url + "/lineitems/" + path.split("/")[2]
-                book = Gradebook(p, asked, line)
-                if path.endswith("/scores"):
-                    self.served(book.handle_update_score(line))
-                elif path.endswith("/results"):
-                    self.served(book.handle_get_results(line))
-                else:
-                    self.served(book.handle_get_lineitem(line))
-            elif path == "/lineitems":
-                book = Gradebook(p, asked)
-                self.served(book.handle_get_lineitems() if self.command == "GET" else book.handle_create_lineitem())
+            if path.startswith("/lineitems/"):
+                self.lineitem(asked, path)
+            elif path in pages:
+                pages[path](asked)
             else:
                 self.answer(404, "no such page")
         except (LtiException, KeyError, AssertionError) as exc:
             self.answer(400, f"refused: {type(exc).__name__} {exc}")
+
+    def start(self, asked: Request) -> None:
+        q = asked.get_data
+        hint = {"deep": True} if q.get("deep") == "1" else {"link": q.get("link")}
+        login = Login(asked, self.platform.conf())
+        login.set_lti_message_hint(hint=json.dumps(hint))
+        self.answer(302, "", where=login.initiate_login(q["user"]))
+
+    def auth(self, asked: Request) -> None:
+        self.answer(200, self.platform.launch_page(asked))
+
+    def placed(self, asked: Request) -> None:
+        p = self.platform
+        placed = p.place(p.conf().validate_deeplinking_resp(asked.form_data))
+        names = html.escape(", ".join(p.links[link]["title"] for link in placed))
+        self.answer(200, f"<!doctype html><title>Placed</title><p id=placed>Placed: {names}</p>")
+
+    def token(self, asked: Request) -> None:
+        token = self.platform.conf().get_access_token(asked.form_data)
+        self.answer(200, json.dumps(token), "application/json")
+
+    def jwks(self, asked: Request) -> None:
+        self.answer(200, json.dumps(self.platform.conf().get_jwks()), "application/json")
+
+    def members(self, asked: Request) -> None:
+        self.served(Roster(self.platform, asked).handle_get_members())
+
+    def lineitems(self, asked: Request) -> None:
+        book = Gradebook(self.platform, asked)
+        get = self.command == "GET"
+        self.served(book.handle_get_lineitems() if get else book.handle_create_lineitem())
+
+    def lineitem(self, asked: Request, path: str) -> None:
+        line = self.platform.url + "/lineitems/" + path.split("/")[2]
+        book = Gradebook(self.platform, asked, line)
+        if path.endswith("/scores"):
+            self.served(book.handle_update_score(line))
+        elif path.endswith("/results"):
+            self.served(book.handle_get_results(line))
+        else:
+            self.served(book.handle_get_lineitem(line))

@@ -128,7 +128,9 @@ def test_an_exercise_deep_linked_launched_solved_and_graded(
         # from the platform (Bob never came), Ann's exercise solved.
         prof.goto(lms.start("prof", link=link))
         prof.wait_for_url(f"**/exercises/{EXERCISE}/")
-        code = prof.evaluate("JSON.parse(document.getElementById('page-data').textContent).presenting.room")
+        code = prof.evaluate(
+            "JSON.parse(document.getElementById('page-data').textContent).presenting.room"
+        )
         prof.goto(f"{shared_app.url}/rooms/{code}/")
         table = prof.locator("#class-table")
         table.wait_for()
@@ -145,11 +147,16 @@ def test_a_launch_from_an_unknown_deployment_is_refused(
     with separate(browser, {"ann": (1024, 700)}) as pages:
         page = pages["ann"]
         response_codes: list[int] = []
-        page.on("response", lambda r: response_codes.append(r.status) if "/lti/launch/" in r.url else None)
+        page.on(
+            "response",
+            lambda r: response_codes.append(r.status) if "/lti/launch/" in r.url else None,
+        )
         page.goto(lms.start("ann", link="link-x"))
         page.wait_for_load_state()
         assert 403 in response_codes
         assert "not active" in page.content() or "cannot be trusted" in page.content()
     # A forged id token, with no state the tool gave: refused, never a traceback.
-    forged = requests.post(f"{shared_app.url}/lti/launch/", data={"id_token": "a.b.c", "state": "s"}, timeout=10)
+    forged = requests.post(
+        f"{shared_app.url}/lti/launch/", data={"id_token": "a.b.c", "state": "s"}, timeout=10
+    )
     assert forged.status_code == 403 and "cannot be trusted" in forged.text
