@@ -1,7 +1,7 @@
 """The built-in exercises (``builtin/<slug>.json``), and finding any exercise by reference.
 
 An exercise is referred to as ``<slug>`` (a built-in) or ``saved:<id>`` (a teacher's, in the
-library: lockviz.models.SavedExercise, seen by whom :func:`lockviz.library.access.may_see_saved`
+library: lockviz.models.SavedExercise, seen by whom :func:`lockviz.library.access.may_see_exercise`
 lets see it). The index lists built-ins by kind, then by lock service, in :data:`ORDER`.
 """
 
