@@ -78,7 +78,8 @@ def table(
     touched = {LESSON + slug for _, slug in [*marks, *answers]} | {
         EXERCISE + ref for _, ref in tries
     }
-    keys = [*planned, *sorted(touched - set(planned))][:MAX_COLUMNS]
+    others = sorted(touched - set(planned), key=lambda k: (not k.startswith(LESSON), k))
+    keys = [*planned, *others][:MAX_COLUMNS]  # the plan's; then lessons, then exercises
     columns = tuple(Column(key, _title(key)) for key in keys)
     lines = []
     for name, owner in people:
