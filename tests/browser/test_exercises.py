@@ -140,6 +140,7 @@ def test_a_teacher_sees_two_students_progress_live_and_downloads_it(
         rows = {name: teacher.locator("#class-table tr", has_text=name) for name in ("Ann", "Bob")}
         rows["Ann"].get_by_text("solved in 1 attempt").wait_for(timeout=90_000)
         rows["Bob"].get_by_text("1 attempt, not solved yet").wait_for(timeout=90_000)
+        assert not violations(teacher), violations(teacher)  # the filled table, too
         with teacher.expect_download() as download:
             teacher.get_by_role("link", name="Download as CSV").click()
         csv = download.value.path().read_text()
