@@ -13,6 +13,9 @@ and Role Provisioning. What it leaves to a platform is written here: an HTTP fro
     POST /token                                        an access token for a client assertion
     GET  /jwks                                         the platform's key
     …/lineitems[/<id>[/scores|/results]]               AGS;  GET /memberships: NRPS
+
+One module past the usual ~300 lines, on purpose: it is the whole other side of the protocol
+(its course, its pages, its gradebook), read as one LMS by whoever debugs a launch.
 """
 
 from __future__ import annotations
