@@ -75,12 +75,15 @@ def allowed_words(ex: Exercise) -> str:
 
 
 def changes_of(form: Posted, ex: Exercise) -> Answer:
-    """A fix's form as an answer: every knob as posted."""
+    """A fix's form as an answer: every knob as posted (a tick box not posted is unticked, as a
+    browser sends it; a field not posted at all is left as the setting has it)."""
     changes: JsonObject = {}
     for knob in knobs(ex):
         raw = form.get(knob.name)
         if knob.kind == "check":
             changes[knob.name] = bool(raw)
+        elif raw is None:
+            continue
         elif knob.kind == "number":
             text = str(raw or "").strip()[:12]
             try:
@@ -89,7 +92,7 @@ def changes_of(form: Posted, ex: Exercise) -> Answer:
                 raise ExerciseRefused(
                     [f"{knob.name}: {text[:12]!r} is not a whole number of milliseconds"]
                 ) from None
-        elif raw is not None:
+        else:
             changes[knob.name] = str(raw)[:40]
     return {"changes": changes}
 

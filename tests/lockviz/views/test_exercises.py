@@ -104,6 +104,8 @@ def test_a_teacher_keeps_an_exercise_and_shares_and_exports_it(client: Client) -
     assert saved.kind == "fix" and saved.backend == "redis"
     other = Client()
     assert "My fencing" in other.get(f"/exercises/saved/{saved.pk}/").content.decode()
+    refused = other.post(f"/exercises/saved/{saved.pk}/try", {"storage": "fenced", "renew": "on"})
+    assert refused.status_code == 400 and "renew: this exercise fixes" in refused.content.decode()
     exported = other.get(f"/exercises/saved/{saved.pk}/exercise.json").json()
     assert exported["title"] == "My fencing" and exported["may_change"] == ["storage"]
     SavedExercise.objects.filter(pk=saved.pk).update(visibility="private")
