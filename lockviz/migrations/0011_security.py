@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('lockviz', '0009_library'),
+        ('lockviz', '0010_exercises_progress_lms'),
     ]
 
     operations = [
