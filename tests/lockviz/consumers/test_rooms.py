@@ -16,7 +16,7 @@ from channels.routing import URLRouter
 from channels.sessions import SessionMiddlewareStack
 from django.test import Client
 
-from lockviz.models import Member, Room
+from lockviz.models import Member, Room, Run
 from lockviz.routing import websocket_urlpatterns
 from lockviz.teaching import codes, control, rooms
 from lockviz.teaching.rooms import State
@@ -62,6 +62,8 @@ async def test_late_joiners_start_from_now_and_only_the_presenter_sees_the_tally
     teacher, ada = Client(), Client()
     presenter = await database_sync_to_async(browser)(teacher)
     room = await database_sync_to_async(rooms.open_room)(presenter)
+    for shown in ("r1", "r2"):  # runs anyone may see (a room shows no run that is not there)
+        await database_sync_to_async(Run.objects.create)(id=shown, title=shown, scenario={})
     state = State(view="replay", run="r1", at=12, title="GC pause")
     await database_sync_to_async(rooms.show)(room, state)
     poll = await database_sync_to_async(rooms.ask)(room, "Next?", ["Bob", "Alice"])
