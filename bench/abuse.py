@@ -312,8 +312,9 @@ def write_crafted_doc(after: dict[str, str], summary: str) -> None:
         "times pressed into the ten minutes an import allows, imported by anyone; then two first\n"
         "requests for its `export.mmd` at once, while another user reads the lessons page every\n"
         "0.1 s. Goals: the import ≤ 5 s of server CPU, the two exports ≤ 5 s together, the\n"
-        "lessons page's p99 ≤ 100 ms throughout. CPU time, not wall time: the machine is shared,\n"
-        "and its load is below. Regenerate with `.venv/bin/python -m bench.abuse --crafted-only`.\n\n"
+        "lessons page's p99 ≤ 100 ms throughout. CPU time, not wall time: the machine is\n"
+        "shared, and its load is below. Regenerate with\n"
+        "`.venv/bin/python -m bench.abuse --crafted-only`.\n\n"
         + "\n".join(lines)
         + f"\n\n{summary}\n{CRAFTED_END}"
     )
