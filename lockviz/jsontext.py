@@ -10,8 +10,9 @@ refuses each of these with one sentence naming where, as :class:`lockviz.errors.
 
 - size: at most ``max_bytes`` (each caller says its own: a WebSocket message is small, an
   import is megabytes);
-- depth: at most :data:`MAX_DEPTH` objects and arrays inside each other, counted on the text
-  before it is decoded (no recursion, nothing allocated for a hostile nesting);
+- depth: at most :data:`MAX_DEPTH` objects and arrays inside each other (deeper than Python's
+  recursion, the decoder stops by itself; below it, the decoded value is measured without
+  recursion, and a refusal counts the text's own nesting to say how deep it was);
 - numbers: finite (no ``NaN``, ``Infinity``, ``1e999``), and integers of at most
   :data:`MAX_DIGITS` digits (JavaScript's and a database's integers are far shorter);
 - text: UTF-8 (bytes), any character JSON allows.
@@ -37,7 +38,6 @@ MAX_DIGITS = 20  # an integer's digits: a 64-bit integer has at most 19 (and a s
 
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-_LONG_INTEGER = re.compile(rf"(?<![\d.eE])(?<![eE][+-])\d{{{MAX_DIGITS + 1},}}(?![\d.eE])")
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
@@ -52,33 +52,58 @@ def loads(text: str | bytes, *, max_bytes: int, where: str = "JSON") -> JsonValu
             text = text.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             _refuse(where, f"not UTF-8 text (byte {text[exc.start]:#04x} at position {exc.start})")
-    bare = _STRING.sub('""', text)  # what is left outside strings: brackets, numbers, names
-    depth = _depth(bare)
-    if depth > MAX_DEPTH:
-        _refuse(where, f"nested {depth:,} deep; the most is {MAX_DEPTH}")
-    long = _LONG_INTEGER.search(bare)
-    if long is not None:
-        _refuse(where, f"an integer of {len(long.group()):,} digits; the most is {MAX_DIGITS}")
     try:
-        decoded: JsonValue = json.loads(text, parse_constant=_constant, parse_float=_finite)
+        decoded: JsonValue = json.loads(
+            text, parse_constant=_constant, parse_float=_finite, parse_int=_bounded
+        )
     except json.JSONDecodeError as exc:
         _refuse(where, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
-    except RecursionError:  # the count above is on the text as it is: JSON can hide nothing
-        _refuse(where, f"nested more than {MAX_DEPTH} deep")
+    except RecursionError:  # deeper than Python recurses: far too deep
+        _refuse(where, f"nested {_depth(text):,} deep; the most is {MAX_DEPTH}")
     except _NotFinite as exc:
         _refuse(where, f"{exc.args[0]} is not a finite number")
+    except _TooLong as exc:
+        _refuse(where, f"an integer of {exc.args[0]:,} digits; the most is {MAX_DIGITS}")
+    if _deeper_than(decoded, MAX_DEPTH):
+        _refuse(where, f"nested {_depth(text):,} deep; the most is {MAX_DEPTH}")
     return decoded
 
 
-def _depth(bare: str) -> int:
-    """How deep brackets nest in ``bare`` (text with its strings emptied): a running sum,
-    counted in C (``accumulate``), so 5 MB of brackets is a fraction of a second."""
-    brackets = _NOT_BRACKET.sub("", bare)
+def _deeper_than(value: JsonValue, most: int) -> bool:
+    """Whether ``value`` nests more than ``most`` objects and arrays, without recursion (and
+    without looking further once it knows)."""
+    todo: list[tuple[JsonValue, int]] = [(value, 1)]
+    while todo:
+        found, depth = todo.pop()
+        if depth > most:
+            return True
+        inner = (
+            found.values() if isinstance(found, dict) else found if isinstance(found, list) else ()
+        )
+        todo.extend((v, depth + 1) for v in inner if isinstance(v, dict | list))
+    return False
+
+
+def _depth(text: str) -> int:
+    """How deep brackets nest in ``text``, outside its strings: a running sum counted in C
+    (``accumulate``), for a refusal's sentence (5 MB of brackets is a fraction of a second)."""
+    brackets = _NOT_BRACKET.sub("", _STRING.sub('""', text))
     return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
 
 
 class _NotFinite(ValueError):
     """A number JSON should not have held (NaN, Infinity, one too large for a float)."""
+
+
+class _TooLong(ValueError):
+    """An integer of more than :data:`MAX_DIGITS` digits (``args[0]``: how many)."""
+
+
+def _bounded(text: str) -> int:
+    digits = len(text) - text.startswith("-")
+    if digits > MAX_DIGITS:
+        raise _TooLong(digits)
+    return int(text)
 
 
 def _constant(name: str) -> NoReturn:

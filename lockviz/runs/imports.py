@@ -142,6 +142,7 @@ def _run(data: JsonObject) -> ImportedRun:
             found = every_problem(data["scenario"], exc.problems)
             problems.extend(_inside("scenario", p) for p in found)
     events = data.get("events")
+    parsed: list[event_models.Event] = []  # each event's model, as _events read it
     if not isinstance(events, list):
         problems.append(
             "events: required field is missing"
@@ -153,15 +154,14 @@ def _run(data: JsonObject) -> ImportedRun:
     elif len(events) > MAX_EVENTS:
         problems.append(f"events: {len(events)} events; the most is {MAX_EVENTS}")
     else:
-        problems.extend(_events(events))
+        parsed, wrong = _events(events)
+        problems.extend(wrong)
     verdict, expect_met, mismatches = (data.get(k) for k in ("verdict", "expect_met", "mismatches"))
     problems.extend(fields.check("verdict", verdict, fields.verdict))
     problems.extend(fields.check("expect_met", expect_met, fields.boolean))
     problems.extend(fields.check("mismatches", mismatches, fields.texts))
     if problems or scenario is None:
         raise ImportRefused(_cap(problems))
-    assert isinstance(events, list)
-    parsed = [event_models.parse(e) for e in events if isinstance(e, dict)]  # checked above
     failed = next((e for e in parsed if isinstance(e, event_models.RunFailed)), None)
     error = ""
     if failed is not None:
@@ -185,8 +185,10 @@ def _inside(field: str, problem: str) -> str:
     return f"{field}{'' if problem.startswith('[') else '.'}{problem}"
 
 
-def _events(items: list[JsonValue]) -> list[str]:
+def _events(items: list[JsonValue]) -> tuple[list[event_models.Event], list[str]]:
+    """Each event read into its model, and every problem (named by its place)."""
     problems: list[str] = []
+    models: list[event_models.Event] = []
     previous: int | None = None
     for i, event in enumerate(items):
         where, before = f"events[{i}]", len(problems)
@@ -205,21 +207,22 @@ def _events(items: list[JsonValue]) -> list[str]:
         previous = seq if fields.is_int(seq) else None
         found = fields.event(where, event)
         if not found and len(problems) == before:
-            found = _parsed(where, event)
+            model, found = _parsed(where, event)
+            if model is not None:
+                models.append(model)
         problems.extend(found)
         if len(problems) > MAX_PROBLEMS:
             break
-    return problems
+    return models, problems
 
 
-def _parsed(where: str, event: Mapping[str, object]) -> list[str]:
-    """What the event's model still finds wrong, once every field has passed its own check
-    (a bound a model keeps beyond the field's type): named by its path, like the rest."""
+def _parsed(where: str, event: Mapping[str, object]) -> tuple[event_models.Event | None, list[str]]:
+    """The event's model, or what it still finds wrong once every field has passed its own
+    check (a bound a model keeps beyond the field's type), named by its path like the rest."""
     try:
-        event_models.parse(event)
+        return event_models.parse(event), []
     except ValidationError as exc:
-        return [f"{where}{_said(e)}" for e in exc.errors()]
-    return []
+        return None, [f"{where}{_said(e)}" for e in exc.errors()]
 
 
 def _said(error: ErrorDetails) -> str:

@@ -5,6 +5,7 @@ The import page and a library's archive (lockviz.library.archive) store what the
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.db import connection, transaction
@@ -40,7 +41,7 @@ def store(found: ImportedRun, owner: str = "") -> Run:
     return run
 
 
-def _insert(run: Run, events: list[tuple[EventJson, dict[str, object]]]) -> None:
+def _insert(run: Run, events: list[tuple[EventJson, Mapping[str, object]]]) -> None:
     """The run's events (already checked by the import: lockviz.runs.imports) with their
     words, inserted as rows at once: 20,000 events through ``bulk_create`` cost 4 s of the
     ORM's preparing each field of each row; this costs what the database does. (The rows'
