@@ -263,6 +263,13 @@ def measure_crafted(app: App, run: dict[str, Any]) -> dict[str, str]:
     browser = Browser(app.url)
     fetch(urllib.request.build_opener(), app.url + "/lessons/")  # warm: the app's imports done
     stop = threading.Event()
+    quiet: list[float] = []  # the same page with nothing else asked of the app: the machine's
+    sampler = threading.Thread(target=lambda: quiet.extend(lessons_latency(app.url, stop)))
+    sampler.start()
+    time.sleep(5)
+    stop.set()
+    sampler.join()
+    stop = threading.Event()
     latency: list[float] = []
     sampler = threading.Thread(target=lambda: latency.extend(lessons_latency(app.url, stop)))
     sampler.start()
@@ -296,6 +303,9 @@ def measure_crafted(app: App, run: dict[str, Any]) -> dict[str, str]:
         "two first `export.mmd` at once (server CPU, both)": (
             f"{exports_ms / 1000:.2f} s ({wall_s:.1f} s wall; {len(answers)} answers, "
             f"{answers[0] / 1e6 if answers else 0:.1f} MB each)"
+        ),
+        "another user's `GET /lessons/` before, alone, p50 / p99": (
+            f"{statistics.median(quiet):.0f} / {p99(quiet):.0f} ms ({len(quiet)} requests)"
         ),
         "another user's `GET /lessons/` meanwhile, p50 / p99": (
             f"{statistics.median(latency):.0f} / {p99(latency):.0f} ms ({len(latency)} requests)"
