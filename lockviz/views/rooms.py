@@ -89,7 +89,7 @@ def open_room(request: HtmxHttpRequest) -> HttpResponse:
     rates.take(rates.ROOMS, address_of(request))
     room = rooms.open_room(browser(request))
     request.session["presenting"] = room.code
-    # Its presenter key, shown once on a page of its own (lockviz.views.room_control.key).
+    # Its presenter key, shown once on a page of its own (lockviz.views.room_control.new_key).
     control.keep_key(request.session, room)
     return redirect("room", code=room.code)
 
