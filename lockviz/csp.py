@@ -9,11 +9,21 @@ the icon); the live streams are WebSockets to this same host. No page may be fra
 which sets its own ``frame-ancestors`` (lockviz.views.embeds): a directive a response already
 sets is kept, the rest is filled in. A downloaded one-file replay carries its own policy in a
 ``<meta>`` (lockviz/runs/webpage.py).
+
+Two pages are written by a library, not by our templates: LTI's OIDC login (its cookie check)
+and deep linking's answer (a form that posts the signed answer back to the LMS), each with an
+inline script that submits or redirects. :func:`allow_inline` lets exactly those scripts run
+(their SHA-256 hashes) and those forms post to where they name, on that response alone.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import html
+import re
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
 from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse
@@ -46,6 +56,31 @@ def policy(request: HttpRequest, given: str = "") -> str:
         if name:
             directives[name] = value.strip()
     return "; ".join(f"{name} {value}" for name, value in directives.items())
+
+
+_INLINE = re.compile(r"<script(?![^>]*\bsrc=)[^>]*>(.*?)</script>", re.DOTALL | re.IGNORECASE)
+_ACTION = re.compile(r"<form[^>]*\baction=[\"']([^\"']+)[\"']", re.IGNORECASE)
+
+
+def allow_inline(response: HttpResponse) -> HttpResponse:
+    """``response`` (a page a library wrote) with a policy that lets its own inline scripts run
+    and its forms post where they say, and nothing more."""
+    text = response.content.decode(errors="replace")
+    hashes = " ".join(
+        "'sha256-" + base64.b64encode(hashlib.sha256(code.encode()).digest()).decode() + "'"
+        for code in _INLINE.findall(text)
+    )
+    targets = {
+        f"{parts.scheme}://{parts.netloc}"
+        for action in _ACTION.findall(text)
+        if (parts := urlsplit(html.unescape(action))).scheme in ("http", "https")
+    }
+    response[HEADER] = (
+        f"script-src 'self' {hashes}".rstrip()
+        + "; "
+        + f"form-action 'self' {' '.join(sorted(targets))}".rstrip()
+    )
+    return response
 
 
 class Middleware:

@@ -140,7 +140,7 @@ urlpatterns = [
     path("admin/login/", teachers.login_page),
     path("admin/", admin.site.urls),
     # LTI 1.3 (lockviz.lms): the OIDC login, the launch, deep linking's answer, the tool's keys.
-    path("lti/login/", lms.OIDCLoginInitView.as_view(), name="lti_login"),
+    path("lti/login/", lms.Login.as_view(), name="lti_login"),
     path("lti/launch/", lms.Launch.as_view(), name="lti_launch"),
     path("lti/deep-link/", lms.choose, name="lti_deep_link"),
     path("lti/jwks/", lms.jwks, name="lti_jwks"),

@@ -62,3 +62,18 @@ def test_testserver_is_a_host_only_in_tests() -> None:
              "LOCKVIZ_SECRET_KEY": "a key for this test alone"},
     )  # fmt: skip
     assert "127.0.0.1" in shown.stdout and "testserver" not in shown.stdout
+
+
+def test_a_page_a_library_writes_runs_its_own_inline_script_and_nothing_more() -> None:
+    """LTI's deep linking answer (pylti1p3's) posts a form to the LMS from an inline script."""
+    from django.http import HttpResponse
+
+    from lockviz import csp
+
+    page = HttpResponse(
+        '<form id="f" action="https://lms.example.edu/return?x=1&amp;y=2" method="POST">'
+        "</form><script type=\"text/javascript\">document.getElementById('f').submit();</script>"
+    )
+    policy = csp.allow_inline(page)["Content-Security-Policy"]
+    assert policy.startswith("script-src 'self' 'sha256-")
+    assert policy.endswith("form-action 'self' https://lms.example.edu")
