@@ -4,11 +4,12 @@ The front end is native ES modules served by the site (``script-src 'self'``): n
 and no ``eval`` runs, so markup that slipped past the templates' escaping could run nothing. A
 page's data is a ``<script type="application/json">`` block, which is data, not script. Styles
 may be inline (the diagram's SVG sets them per element); images may be ``data:`` (the QR code,
-the icon); the live streams are WebSockets to this same host. No page may be framed
-(``frame-ancestors 'none'``, as ``X-Frame-Options: DENY`` says to older browsers) but the embed,
-which sets its own ``frame-ancestors`` (lockviz.views.embeds): a directive a response already
-sets is kept, the rest is filled in. A downloaded one-file replay carries its own policy in a
-``<meta>`` (lockviz/runs/webpage.py).
+the icon) or ``blob:`` (a PNG export draws the diagram through one); the live streams are
+WebSockets to this same host. No page may be framed (``frame-ancestors 'none'``, as
+``X-Frame-Options: DENY`` says to older browsers) but the embed, which sets its own
+``frame-ancestors`` (lockviz.views.embeds): a directive a response already sets is kept, the
+rest is filled in. A downloaded one-file replay carries its own policy in a ``<meta>``
+(lockviz/runs/webpage.py).
 
 Two pages are written by a library, not by our templates: LTI's OIDC login (its cookie check)
 and deep linking's answer (a form that posts the signed answer back to the LMS), each with an
@@ -32,7 +33,7 @@ POLICY: dict[str, str] = {
     "default-src": "'self'",
     "script-src": "'self'",
     "style-src": "'self' 'unsafe-inline'",
-    "img-src": "'self' data:",
+    "img-src": "'self' data: blob:",
     "font-src": "'self'",
     "object-src": "'none'",
     "base-uri": "'none'",

@@ -49,12 +49,29 @@ def browser() -> Iterator[Any]:
         loop = asyncio.get_running_loop()  # Playwright's, "running" in this thread from now on
         _browser_loop.append(loop)
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        bypass_csp(browser)
         try:
             yield browser
         finally:
             asyncio._set_running_loop(loop)  # a test without the browser may be ending
             browser.close()
             _browser_loop.remove(loop)
+
+
+def bypass_csp(browser: Any) -> None:
+    """Every context of ``browser`` bypasses the pages' Content-Security-Policy unless it says
+    otherwise: the tests' own means (a string ``wait_for_function``, axe's and Mermaid's
+    ``add_script_tag``) are scripts the policy refuses, as it should refuse anyone's.
+    tests/browser/test_csp.py opens its pages with the policy on (``bypass_csp=False``)."""
+    new_context, new_page = browser.new_context, browser.new_page
+
+    def context(**options: Any) -> Any:
+        return new_context(**{"bypass_csp": True, **options})
+
+    def page(**options: Any) -> Any:
+        return new_page(**{"bypass_csp": True, **options})
+
+    browser.new_context, browser.new_page = context, page
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

@@ -22,9 +22,7 @@ def violations(page: Any) -> list[str]:
     """What axe finds on the page as it is now: each rule with the elements it names."""
     assert AXE.exists(), "npm install puts axe-core in node_modules/"
     if not page.evaluate("typeof window.axe !== 'undefined'"):
-        # Evaluated by the browser's own protocol: the page's policy allows no inline script
-        # (lockviz.csp), which a <script> tag of axe's would be.
-        page.evaluate(AXE.read_text())
+        page.add_script_tag(path=str(AXE))
     found = page.evaluate(
         """async (tags) => {
             const result = await axe.run(document, { runOnly: { type: "tag", values: tags } });
