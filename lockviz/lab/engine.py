@@ -121,6 +121,7 @@ class RunEngine:
         self.ending: str | None = None  # why the run ends early, and is judged
         self.failure: str | None = None  # why it failed: no verdict
         self._lock = threading.Lock()
+        self._sealed = False  # its process tells of its end instead (seal)
         self._t0_ns = 0
         self._last_click = time.monotonic()
         self.stage: Stage = UNPROVISIONED  # the run's lab once provisioned (and after)
@@ -133,8 +134,9 @@ class RunEngine:
         """Give the event its seq and reference time, check it against its kind's model (a
         field the model does not declare is a bug: it raises), keep it, hand it to the sink."""
         with self._lock:
-            if self.events and self.events[-1].kind in ENDS:
-                # Judged (or failed) already: every page and replay ends the story at its end.
+            if self._sealed or (self.events and self.events[-1].kind in ENDS):
+                # Judged (or failed, or interrupted) already: every page and replay ends the
+                # story at its end.
                 log.info("%s's %s came after the run's end: not kept", actor, kind)
                 return
             t = time.monotonic_ns() if t_ns is None else t_ns
@@ -268,6 +270,12 @@ class RunEngine:
         self.schedule.cancel()
         self.timers.cancel()
         self.stage.halt()  # whatever a step waits on from a client or a link returns now
+
+    def seal(self) -> None:
+        """Keep no event from now on: the process running it stops, and tells of the run's
+        interruption itself, after the events kept so far (lockviz.runs.recorder)."""
+        with self._lock:
+            self._sealed = True
 
     def clicked_pause_ms(self) -> int:
         """The longest pause a click may cause now (see :class:`Limits`)."""

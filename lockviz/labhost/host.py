@@ -75,10 +75,7 @@ class LabHost:
                 time.sleep(0.2)
             log.info(f"lab host {self.identity}: drained, every run ended")
         except KeyboardInterrupt:
-            for run_id in recorder.here():
-                run = Run.objects.filter(pk=run_id).first()
-                if run is not None:
-                    recovery.interrupt(run, STOPPED)
+            recorder.interrupt_all(STOPPED)
             raise
         finally:
             self._ended.set()
