@@ -287,6 +287,18 @@ def run_delay_ns(pid: int) -> int | None:
         return None
 
 
+def most_waited_ns(pid: int) -> int | None:
+    """The longest any thread of ``pid`` has waited, runnable, for a core since it started
+    (:func:`run_delay_ns` of each): a lower bound of what a busy machine took from a
+    many-threaded process's work (a JVM booting). ``None`` once it is gone."""
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    waited = [run_delay_ns(int(t)) for t in threads if t.isdigit()]
+    return max((w for w in waited if w is not None), default=None)
+
+
 def alive(pid: int) -> bool:
     """True for a live process; a zombie (dead, not yet reaped) counts as dead."""
     found = stat(pid)
