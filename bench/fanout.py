@@ -249,10 +249,11 @@ async def viewers_main(
     timeout_s: float,
     spread_s: float = 0,
     at_once: bool = False,
+    cookie: str = "",
 ) -> None:
     """Connect ``count`` viewers (spread evenly over ``spread_s``, 100 at a time; 50 when all
-    before the run; all of them in one moment ``at_once``), say "ready", wait for the run to
-    end, print the statistics."""
+    before the run; all of them in one moment ``at_once``, with a student's ``cookie``), say
+    "ready", wait for the run to end, print the statistics."""
     viewers = [Counting(heal) for _ in range(count)]
     connected = [asyncio.Event() for _ in viewers]
     gate = asyncio.Semaphore(count if at_once else 100 if spread_s else 50)
@@ -262,7 +263,8 @@ async def viewers_main(
         async with gate:
             url = urls[i % len(urls)]
             viewers[i].began_ns = time.monotonic_ns()
-            task = asyncio.create_task(viewers[i].watch(url, connected=connected[i]))
+            watching = viewers[i].watch(url, cookie=cookie, connected=connected[i])
+            task = asyncio.create_task(watching)
             await connected[i].wait()
         await task
 
@@ -368,10 +370,12 @@ def spawn_viewers(
     timeout_s: float,
     spread_s: float = 0,
     at_once: bool = False,
+    cookie: str = "",
 ) -> Any:
     args = [sys.executable, "-m", __spec__.name, "--child-viewers", ",".join(urls)]
     args += ["--viewers", str(count), "--timeout", str(timeout_s), "--spread", str(spread_s)]
     args += ([] if heal else ["--no-heal"]) + (["--at-once"] if at_once else [])
+    args += ["--cookie", cookie] if cookie else []
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True, cwd=ROOT)
     line = proc.stdout.readline() if proc.stdout else ""
     if not line:
@@ -404,7 +408,14 @@ def measure_app(
         while len(app.events(run_id)) < (20 if at_once else 1):
             time.sleep(0.05)
     timeout_s = lead_ms / 1000 + seconds + 90
-    viewers = spawn_viewers(ws_urls, n, heal, timeout_s, WAVE_S if wave else 0, at_once)
+    # A class's pages carry the session their page set (a student's, not the run's owner's):
+    # each stream reads it as it arrives.
+    cookie = ""
+    if at_once:
+        student = Browser(app.urls[0])
+        student.opener.open(f"{app.urls[0]}/runs/{run_id}/", timeout=60).read()
+        cookie = student.cookie
+    viewers = spawn_viewers(ws_urls, n, heal, timeout_s, WAVE_S if wave else 0, at_once, cookie)
     sampler = CpuSampler({"cpu": app.pids() + layer_pids, "viewers_cpu": [viewers.pid]})
     result = finish_viewers(viewers)
     result.update(sampler.percent(result["window_ns"]))
@@ -493,6 +504,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("--spread", type=float, default=0, help="(the viewers' process)")
     parser.add_argument("--at-once", action="store_true", help="(the viewers' process)")
+    parser.add_argument("--cookie", default="", help="(the viewers' process)")
     parser.add_argument("--child-viewers")
     parser.add_argument("--child-baseline", nargs=2)
     args = parser.parse_args()
@@ -501,7 +513,13 @@ def main() -> None:
         urls = args.child_viewers.split(",")
         asyncio.run(
             viewers_main(
-                urls, int(args.viewers), args.heal, args.timeout, args.spread, args.at_once
+                urls,
+                int(args.viewers),
+                args.heal,
+                args.timeout,
+                args.spread,
+                args.at_once,
+                args.cookie,
             )
         )
         return

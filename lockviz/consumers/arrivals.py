@@ -23,6 +23,7 @@ the lab host stores events, and must keep neither the event loop nor the databas
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 import time
@@ -34,6 +35,7 @@ from channels.db import database_sync_to_async
 from django.db import close_old_connections
 from django.db.models import F
 
+from lockviz.frames import Frame
 from lockviz.library import access
 from lockviz.models import Run
 from lockviz.narrator import Told
@@ -55,6 +57,7 @@ class Arrived:
     told: list[Told]  # the first stored events after what it has, as it may see them
     more: bool  # the page was full: more may be stored after the last of ``told``
     position: int | None  # a queued run's place in line
+    frame: Frame | None = None  # ``told`` as one message, made once for its wave (None: none)
 
 
 def read(run_id: str, asks: list[tuple[int, str]]) -> list[Arrived | None]:
@@ -69,6 +72,7 @@ def read(run_id: str, asks: list[tuple[int, str]]) -> list[Arrived | None]:
     full = len(events) == PAGE
     position = queue_position(run.pk) if run.status == Run.Status.QUEUED else None
     seen: dict[str, tuple[bool, frozenset[int]]] = {}
+    pages: dict[tuple[int, frozenset[int]], tuple[list[Told], Frame | None]] = {}
     found: list[Arrived | None] = []
     for after, who in asks:
         if who not in seen:
@@ -77,11 +81,24 @@ def read(run_id: str, asks: list[tuple[int, str]]) -> list[Arrived | None]:
         if not visible:
             found.append(None)
             continue
-        mine = [e for e in events if isinstance(e["seq"], int) and e["seq"] > after]
-        if hidden:
-            mine = [reveals.event(e, hidden, run.scenario) for e in mine]
-        found.append(Arrived(run, hidden, mine, full, position))
+        if (after, hidden) not in pages:  # the same page for the same view: encoded once
+            mine = [e for e in events if isinstance(e["seq"], int) and e["seq"] > after]
+            if hidden:
+                mine = [reveals.event(e, hidden, run.scenario) for e in mine]
+            pages[after, hidden] = (mine, page_frame(mine))
+        mine, frame = pages[after, hidden]
+        found.append(Arrived(run, hidden, mine, full, position, frame))
     return found
+
+
+def page_frame(told: list[Told]) -> Frame | None:
+    """Stored events as the stream sends them: one event's message, or a batch of them."""
+    if not told:
+        return None
+    frames = [{"type": "event", "event": event} for event in told]
+    return Frame(
+        json.dumps(frames[0] if len(frames) == 1 else {"type": "events", "frames": frames})
+    )
 
 
 @dataclass

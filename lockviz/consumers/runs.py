@@ -118,7 +118,7 @@ class RunConsumer(Counted, AsyncWebsocketConsumer):
             arrivals.watch(self.run_id)  # counted in memory, written off this path
             metrics.viewers("run", +1)
             await self._send_status(run.status, arrived.position)
-            await self._catch_up(after, run, arrived.told, arrived.more)
+            await self._catch_up(after, run, arrived.told, arrived.more, arrived.frame)
         finally:
             self.holding -= 1
         await self._release_held()
@@ -224,10 +224,12 @@ class RunConsumer(Counted, AsyncWebsocketConsumer):
         run: Run | None = None,
         told: list[Told] | None = None,
         more: bool = False,
+        frame: Frame | None = None,
     ) -> None:
         """Send the stored events after ``after``, read :data:`PAGE` at a time with their
-        words (``told``: the first page, already read, and ``more`` if it was full), until
-        there are no more or the viewer falls :func:`_keeping_up` behind."""
+        words (``told``: the first page, already read, and ``more`` if it was full; ``frame``:
+        that page as one message, made once for every viewer of its wave), until there are no
+        more or the viewer falls :func:`_keeping_up` behind."""
         self.holding += 1
         try:
             if run is None:
@@ -236,7 +238,12 @@ class RunConsumer(Counted, AsyncWebsocketConsumer):
                 if told is None:
                     told = await database_sync_to_async(reveals.told)(run, self.hidden, after, PAGE)
                     more = len(told) == PAGE
-                await self._send_events(told)
+                if frame is not None and self.sent == after and told:
+                    self.sent = int(str(told[-1]["seq"]))
+                    await frames.send(self, frame)
+                else:
+                    await self._send_events(told)
+                frame = None
                 if not more or not told or not await self._keeping_up():
                     break
                 after, told = int(str(told[-1]["seq"])), None
