@@ -68,6 +68,7 @@ BACKENDS = "gc-pause-fenced,redlock-happy,etcd-happy,zk-happy,zk-ensemble-partit
 DEFAULT_PRESSES = ["gc-pause-fenced=50", "redlock-clock-jump=30", "redlock-clock-jump=50"]
 FINAL = ("run_finished", "run_failed", "run_interrupted", "run_cancelled")
 LOGS = ""  # where to keep each app's log (--logs)
+APP_ROOT = ROOT  # the checkout whose app is measured (--root)
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
@@ -79,7 +80,7 @@ class App(Serve):
 
     def __init__(self, workdir: str, env: dict[str, str]) -> None:
         db, log = os.path.join(workdir, "app.sqlite3"), os.path.join(workdir, "app.log")
-        super().__init__(db, log, env, timeout_s=120)
+        super().__init__(db, log, env, root=APP_ROOT, timeout_s=120)
 
     def stop(self, timeout_s: float = 30) -> None:
         if LOGS:  # --logs: keep what the app said (its capacity decisions among it)
@@ -295,6 +296,45 @@ def first_events(slugs: list[str], times: int, env: dict[str, str]) -> dict[str,
     return found
 
 
+STARTED = "its lab host (pid"  # ``serve``'s last line of its start-up, once its lab host beats
+
+
+def readiness(
+    times: int, env: dict[str, str], at_once: bool = False, pause_s: float = 1.0
+) -> list[float]:
+    """ms from ``POST /play/`` to the free-play session live (its first click applied: not
+    "the lab is still starting this run's servers"), for ``times`` sessions one after the
+    other on a fresh app: the first as soon as ``serve`` has said its start-up is done (its
+    lab host's line), as the first learner after ``make run`` meets it; ``at_once``: as soon
+    as the page answers, the lab host still starting."""
+    found: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="lockviz-capacity-") as workdir:
+        app = App(workdir, env)
+        try:
+            while not at_once and STARTED not in app.output():
+                time.sleep(0.05)
+            for _ in range(times):
+                browser = Browser(app.url)
+                began = time.monotonic()
+                run_id, why = browser.play()
+                if run_id is None:
+                    print(f"   the session was not started: {why}", flush=True)
+                    found.append(float("inf"))
+                    continue
+                said = ""
+                while time.monotonic() - began < 120:
+                    said = browser.click(run_id, do="acquire", client="alice")
+                    if said != "refused" or time.monotonic() - began > 120:
+                        break
+                    time.sleep(0.02)
+                found.append((time.monotonic() - began) * 1000 if said == "done" else float("inf"))
+                browser.click(run_id, "finish")
+                time.sleep(pause_s)  # one learner after another
+        finally:
+            app.stop()
+    return found
+
+
 def first_drawn(
     slugs: list[str], times: int, env: dict[str, str], warm_up_s: float = 0
 ) -> dict[tuple[str, str], list[float]]:
@@ -465,14 +505,18 @@ def main() -> None:
     parser.add_argument(
         "--warm-up", type=float, default=0, help="s idle after one run before the clicks"
     )
+    parser.add_argument(
+        "--ready", type=int, default=10, help="free-play sessions from start-up: POST → live"
+    )
     parser.add_argument("--memory", default="redlock-clock-jump", help="'' to skip")
     parser.add_argument("--timeout", type=float, default=600, help="per press, s")
     parser.add_argument("--label", default="", help="a note for the rows (e.g. main)")
     parser.add_argument("--no-doc", dest="doc", action="store_false")
     parser.add_argument("--logs", default="", help="keep each app's log in this directory")
+    parser.add_argument("--root", default=ROOT, help="the checkout whose app to measure")
     args = parser.parse_args()
-    global LOGS
-    LOGS = args.logs
+    global LOGS, APP_ROOT
+    LOGS, APP_ROOT = args.logs, args.root
     env = dict(item.split("=", 1) for item in args.env)
     env.setdefault("LOCKVIZ_MAX_QUEUE", "200")  # a lecture hall: every press is admitted
     env.setdefault("LOCKVIZ_MAX_PER_BROWSER", "4")
@@ -481,6 +525,7 @@ def main() -> None:
     label = f" ({args.label})" if args.label else ""
     tables = [
         table(PRESS_HEADER, presses(args.press or DEFAULT_PRESSES, env, args.timeout, label)),
+        table(READY_HEADER, ready_rows(args.ready, env, label)),
         table(FIRST_HEADER, firsts(args, env, label)),
         table(MEMORY_HEADER, memories(args.memory, env, label)),
     ]
@@ -532,6 +577,22 @@ def firsts(args: argparse.Namespace, env: dict[str, str], label: str) -> list[st
     return rows
 
 
+def ready_rows(times: int, env: dict[str, str], label: str) -> list[str]:
+    rows = []
+    for at_once, when in ((False, "once serve says it has started"),
+                          (True, "the first as soon as the page answers")):  # fmt: skip
+        if not times:
+            break
+        found = readiness(times, env, at_once)
+        ms = sorted(found)
+        rows.append(
+            f"| free play{label}, {times} sessions from start-up, {when} | {found[0]:.0f} "
+            f"| {pick(ms, 0.5):.0f} | {pick(ms, 0.95):.0f} | {ms[-1]:.0f} |"
+        )
+        print(rows[-1], flush=True)
+    return rows
+
+
 def memories(slug: str, env: dict[str, str], label: str) -> list[str]:
     if not slug:
         return []
@@ -548,6 +609,8 @@ def memories(slug: str, env: dict[str, str], label: str) -> list[str]:
 FIRST_HEADER = (
     "| scenario | from → to | median ms | min ms | max ms | runs |\n|---|---|---|---|---|---|"
 )
+# POST /play/ → the session live (its first click applied), from the app's start-up
+READY_HEADER = "| sessions | the first ms | p50 ms | p95 ms | max ms |\n|---|---|---|---|---|"
 MEMORY_HEADER = "| what | RSS MB (sum) | PSS MB (sum) | processes |\n|---|---|---|---|"
 
 
