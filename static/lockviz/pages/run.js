@@ -15,8 +15,13 @@ import { ENDED, openStream, SETTLED } from "../runstream.js";
 import { durationOf } from "../schedule.js";
 import { pageTitle, tell } from "../showing.js";
 import { startSite } from "../site.js";
+import { untilJudged } from "../verdict-fetch.js";
 
 startSite();
+// A verdict fetched once the run has ended, asked for again while it still says it is going.
+for (const slot of document.querySelectorAll('[hx-trigger="verdict-ready from:body"]')) {
+  untilJudged(slot, () => document.body.dispatchEvent(new Event("verdict-ready")));
+}
 const data = pageData();
 const runId = data.run;
 const scenario = data.scenario;
