@@ -161,7 +161,7 @@ function startWalkthrough(data) {
     diagram.showUpTo(0);
     diagram.addAll(events.map(forDiagram));
     pos = 0;
-    mark(data.slug, "started");
+    mark(data.slug, "started", data.progress_url);
     render();
     // On a projector the telling starts with the diagram at the top of the screen (under the
     // room's bar), what is above it scrolled away: 60% of a 720p screen is the diagram's.
@@ -264,7 +264,7 @@ function startWalkthrough(data) {
     if (atEnd && ui.end.hidden) requestAnimationFrame(() => ui.end.scrollIntoView({ block: "nearest" }));
     ui.end.hidden = !atEnd;
     showAfter(atEnd);
-    if (atEnd) mark(data.slug, "done");
+    if (atEnd) mark(data.slug, "done", data.progress_url);
     ui.back.disabled = ui.prevSay.disabled = pos === 0;
     ui.next.disabled = ui.nextSay.disabled = pos === last();
     ui.next.setAttribute("aria-disabled", String(blocked(pos)));
