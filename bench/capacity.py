@@ -343,8 +343,9 @@ def first_drawn(
     the POST, not from Playwright's click: its own checks before clicking are the instrument.)
     *cold*: a new browser profile each time (nothing cached); *warm*: one profile, after its
     first run (the page's scripts and styles in its cache, as for a student's second run).
-    ``warm_up_s``: first one run of the first slug, over HTTP, then this long idle (an app that
-    has run a lab before: its lab, and its warm spares, started)."""
+    ``warm_up_s``: first one run of each slug, over HTTP, then this long idle (an app whose
+    learners have run each of them before: its lab started, and the spares of the sets they
+    asked for kept, as lockviz.lab.spares keeps what learners use)."""
     import shutil
 
     from playwright.sync_api import sync_playwright
@@ -355,11 +356,11 @@ def first_drawn(
     with tempfile.TemporaryDirectory(prefix="lockviz-capacity-") as workdir:
         app = App(workdir, env)
         try:
-            if warm_up_s and slugs:
-                watched = Watched(slugs[0], pressed_ns=time.monotonic_ns())
-                watched.run_id, watched.refused = start(Browser(app.url), slugs[0])
+            for slug in slugs if warm_up_s else []:
+                watched = Watched(slug, pressed_ns=time.monotonic_ns())
+                watched.run_id, watched.refused = start(Browser(app.url), slug)
                 asyncio.run(watch(app.url, watched, 120))
-                time.sleep(warm_up_s)
+            time.sleep(warm_up_s)
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=chromium, args=flags)
                 for slug in slugs:

@@ -76,7 +76,10 @@ class RunConsumer(Counted, AsyncWebsocketConsumer):
     channel_layer_alias = None  # type: ignore[assignment]
 
     async def connect(self) -> None:
-        if not await self.take_share():  # one of its address's streams (lockviz.shares)
+        # Answered at once (the page's first event waits for the handshake), then counted: one
+        # of its address's streams (lockviz.shares), or told why not and closed.
+        await self.accept()
+        if not await self.take_share(accepted=True):
             return
         self.run_id: str = self.scope["url_route"]["kwargs"]["run_id"]
         self.sent = 0
@@ -91,7 +94,6 @@ class RunConsumer(Counted, AsyncWebsocketConsumer):
         self.hidden: frozenset[int] = frozenset()  # checkpoints not revealed to this viewer
         write = self.scope.get(frames.PREPARED)  # under Daphne: one framing for every viewer
         self.write: Callable[[PreparedMessage], bool] | None = write if callable(write) else None
-        await self.accept()
         after = _read_after(parse_qs(self.scope.get("query_string", b"").decode()).get("after"))
         if isinstance(after, str):
             await self._error(after)
