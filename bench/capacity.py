@@ -20,6 +20,12 @@ cancelled after 20 s, by design). It reports, per press:
 * **time until all finished**, from the first POST to the last run's final event, and the
   machine's CPU over the press (% of all cores: other work on this shared machine shows there).
 
+Then **a session live from start-up** (``--ready N``): on a fresh app, N free-play sessions one
+after the other, each timed from its ``POST /play/`` to its first click applied (not "the lab
+is still starting this run's servers"): the first once ``serve`` says its start-up is done,
+again with the first as soon as the page answers, and (``--ready-proxy``) through the shipped
+nginx in front of two web processes and two lab hosts (bench/labhosts.py's tier).
+
 Then, on a quiet app, **click → first event**: from the POST that starts a run to the first
 event on a WebSocket viewer opened as soon as the POST answers, several times; with
 ``--browser``, also in Chromium, from the click on the index page's Run button to the first
@@ -33,6 +39,8 @@ proxy, two clients).
     .venv/bin/python -m bench.capacity --press gc-pause-fenced=50 --env LOCKVIZ_MAX_RUNS=50
     .venv/bin/python -m bench.capacity --press '' --memory '' --first 0 --browser \
         --first-slugs backends --warm-up 20 --no-doc   # click → drawn, one built-in per backend
+    .venv/bin/python -m bench.capacity --press '' --memory '' --first 0 --ready 10 \
+        --ready-proxy --no-doc                         # POST /play/ → live, from start-up
 
 ``--env NAME=VALUE`` passes settings to the app (e.g. the fixed ``LOCKVIZ_MAX_RUNS=50`` main
 was measured with). Each press gets a fresh app. It prints tables and writes them into the
@@ -314,25 +322,55 @@ def readiness(
             while not at_once and STARTED not in app.output():
                 time.sleep(0.05)
             for _ in range(times):
-                browser = Browser(app.url)
-                began = time.monotonic()
-                run_id, why = browser.play()
-                if run_id is None:
-                    print(f"   the session was not started: {why}", flush=True)
-                    found.append(float("inf"))
-                    continue
-                said = ""
-                while time.monotonic() - began < 120:
-                    said = browser.click(run_id, do="acquire", client="alice")
-                    if said != "refused" or time.monotonic() - began > 120:
-                        break
-                    time.sleep(0.02)
-                found.append((time.monotonic() - began) * 1000 if said == "done" else float("inf"))
-                browser.click(run_id, "finish")
+                found.append(_session_live(Browser(app.url)))
                 time.sleep(pause_s)  # one learner after another
         finally:
             app.stop()
     return found
+
+
+def readiness_through_proxy(times: int, pause_s: float = 1.0) -> list[float]:
+    """:func:`readiness` through the shipped nginx in front of two web processes and two lab
+    hosts on one PostgreSQL and one Redis (bench/labhosts.py's tier), as a school deploys it:
+    the first session as soon as every process has said it started (the lab hosts take runs)."""
+    from pathlib import Path
+
+    from bench.labhosts import tier
+    from lockviz.lab.ports import free_port
+    from tests.deploy.proxies import Nginx  # the shipped deploy/nginx.conf, as the tests run it
+
+    found: list[float] = []
+    with (
+        tempfile.TemporaryDirectory(prefix="lockviz-capacity-") as workdir,
+        tier(Path(workdir)) as bench,
+    ):
+        upstreams = {f"app-{i}": web.port for i, web in enumerate(bench.webs, 1)}
+        proxy = Nginx(Path(workdir) / "proxy", upstreams, free_port())
+        try:
+            for _ in range(times):
+                found.append(_session_live(Browser(proxy.url)))
+                time.sleep(pause_s)
+        finally:
+            proxy.stop()
+    return found
+
+
+def _session_live(browser: Browser) -> float:
+    """ms from ``POST /play/`` until a click is applied (inf: never, within 120 s)."""
+    began = time.monotonic()
+    run_id, why = browser.play()
+    if run_id is None:
+        print(f"   the session was not started: {why}", flush=True)
+        return float("inf")
+    said = ""
+    while time.monotonic() - began < 120:
+        said = browser.click(run_id, do="acquire", client="alice")
+        if said != "refused":
+            break
+        time.sleep(0.02)
+    took = (time.monotonic() - began) * 1000 if said == "done" else float("inf")
+    browser.click(run_id, "finish")
+    return took
 
 
 def first_drawn(
@@ -509,6 +547,9 @@ def main() -> None:
     parser.add_argument(
         "--ready", type=int, default=10, help="free-play sessions from start-up: POST → live"
     )
+    parser.add_argument(
+        "--ready-proxy", action="store_true", help="--ready through nginx and lab hosts too"
+    )
     parser.add_argument("--memory", default="redlock-clock-jump", help="'' to skip")
     parser.add_argument("--timeout", type=float, default=600, help="per press, s")
     parser.add_argument("--label", default="", help="a note for the rows (e.g. main)")
@@ -526,7 +567,7 @@ def main() -> None:
     label = f" ({args.label})" if args.label else ""
     tables = [
         table(PRESS_HEADER, presses(args.press or DEFAULT_PRESSES, env, args.timeout, label)),
-        table(READY_HEADER, ready_rows(args.ready, env, label)),
+        table(READY_HEADER, ready_rows(args.ready, env, label, args.ready_proxy)),
         table(FIRST_HEADER, firsts(args, env, label)),
         table(MEMORY_HEADER, memories(args.memory, env, label)),
     ]
@@ -578,13 +619,18 @@ def firsts(args: argparse.Namespace, env: dict[str, str], label: str) -> list[st
     return rows
 
 
-def ready_rows(times: int, env: dict[str, str], label: str) -> list[str]:
+def ready_rows(times: int, env: dict[str, str], label: str, proxy: bool = False) -> list[str]:
     rows = []
-    for at_once, when in ((False, "once serve says it has started"),
-                          (True, "the first as soon as the page answers")):  # fmt: skip
+    ways = [(False, "once serve says it has started"),
+            (True, "the first as soon as the page answers")]  # fmt: skip
+    if proxy:
+        ways.append((False, "through nginx, 2 web processes and 2 lab hosts"))
+    for at_once, when in ways:
         if not times:
             break
-        found = readiness(times, env, at_once)
+        found = (
+            readiness_through_proxy(times) if "nginx" in when else readiness(times, env, at_once)
+        )
         ms = sorted(found)
         rows.append(
             f"| free play{label}, {times} sessions from start-up, {when} | {found[0]:.0f} "
