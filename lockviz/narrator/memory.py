@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from algorithms import checker
-from lockviz.catalogue import BACKENDS, server_kind
+from lockviz.catalogue import BACKENDS, Variant, server_kind
 from lockviz.narrator.words import Event, Said, items, number
 
 # What each lock service's fencing token is, as its own documentation names it.
@@ -45,6 +45,7 @@ class Memory:
     """One run's events so far, as its sayers need them (see the module docstring)."""
 
     backend: str | None = None
+    variant: str | None = None
     nodes: list[str] = field(default_factory=list)
     requests: dict[tuple[str, object], Event] = field(default_factory=dict)  # (actor, call)
     holders: dict[str, str] = field(default_factory=dict)  # lock node -> whose key it holds
@@ -62,6 +63,13 @@ class Memory:
     def fences(self) -> bool:
         service = BACKENDS.get(str(self.backend))
         return service is None or service.fencing
+
+    @property
+    def lock(self) -> Variant | None:
+        """The lock's variant as the catalogue describes it: its words for the lease and what
+        the server ends (None for an unknown backend)."""
+        service = BACKENDS.get(str(self.backend))
+        return service.variant(self.variant) if service is not None else None
 
     @property
     def fan_out(self) -> bool:
@@ -178,8 +186,9 @@ class Memory:
             state.open, state.refused = False, state.number
 
     def _started(self, e: Event) -> None:
-        backend = e.get("backend")
+        backend, variant = e.get("backend"), e.get("variant")
         self.backend = str(backend) if backend else self.backend
+        self.variant = str(variant) if variant else self.variant
         self.nodes = [str(n) for n in items(e.get("nodes") or [])]
         self.judged.append(e)  # whether a lock is in play at all (backend "none")
 

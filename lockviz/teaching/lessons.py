@@ -67,6 +67,34 @@ class Lesson:
     def checkpoints(self) -> int:
         return sum(1 for step in self.scenario.steps if step.ask is not None)
 
+    @property
+    def basis(self) -> list[Basis]:
+        """What it builds on, one earlier lesson at a time, each with the concepts met there."""
+        found: dict[int, Basis] = {}
+        for met in self.builds_on:
+            was = found.get(met.number, Basis(met.number, met.slug, met.title, ()))
+            found[met.number] = Basis(
+                was.number, was.slug, was.title, (*was.concepts, met.concept.value)
+            )
+        return [found[n] for n in sorted(found)]
+
+
+@dataclass(frozen=True)
+class Basis:
+    """An earlier lesson a lesson builds on, and the concepts the learner met there."""
+
+    number: int
+    slug: str
+    title: str
+    concepts: tuple[str, ...]
+
+    @property
+    def sentence(self) -> str:
+        """ "leases and fencing tokens in lesson 1"."""
+        named = list(self.concepts)
+        words = ", ".join(named[:-1]) + f" and {named[-1]}" if len(named) > 1 else named[0]
+        return f"{words} in lesson {self.number}"
+
 
 @dataclass(frozen=True)
 class Module:

@@ -243,7 +243,10 @@ def test_refused_rounds_are_numbered_and_folded_from_the_second() -> None:
 
 def test_zookeeper_says_czxid_and_tells_an_expired_session_from_a_suspended_one() -> None:
     events = told("zk-gc-pause-fenced")
-    assert labels(events, "granted") == ["session 1.5 s · czxid 6", "session 1.5 s · czxid 8"]
+    assert labels(events, "granted") == [
+        "session timeout 1.5 s · czxid 6",
+        "session timeout 1.5 s · czxid 8",
+    ]
     assert labels(events, "lost") == ["lost: session expired"]  # ZooKeeper had expired it
     lost = next(e for e in events if e["kind"] == "lost")
     assert "expired its session at 1.85 s" in lost["said"]["text"]
@@ -311,3 +314,38 @@ def test_each_damaging_write_links_to_its_moment() -> None:
     [found] = damage(run["verdict"])
     write = next(w for w in run["verdict"]["writes"] if w["stale"])
     assert found["seq"] == write["seq"] and "alice's stale write A" in found["text"]
+
+
+def test_the_words_for_a_lease_fit_each_lock_from_the_catalogue() -> None:
+    """Issue 32: "lease" only where there is one; a session's end is "(session gone)"."""
+    from lockviz.narrator import hold, setup
+
+    def scenario(**fields: object) -> dict[str, object]:
+        return {"backend": "redis", "ttl_ms": 1500, "clients": ["alice", "bob"], **fields}
+
+    assert hold(scenario()) == "lease 1.5 s"
+    assert hold(scenario(variant="no_ttl")) == "no lease"
+    assert hold(scenario(backend="zookeeper")) == "session timeout 1.5 s"
+    assert hold(scenario(backend="postgres")) == "no lease"
+    assert hold(scenario(backend="postgres", variant="xact")) == "idle-in-transaction timeout 1.5 s"
+    assert hold(scenario(backend="postgres", idle_session_timeout_ms=2000)) == (
+        "no lease · idle session timeout 2 s"
+    )
+    assert hold(scenario(backend="none")) == "no lock"
+    assert "with a session timeout of 1.5 s" in setup(scenario(backend="zookeeper"))
+    assert "lease" not in setup(scenario(backend="postgres"))
+    zk = told("zk-gc-pause-fenced")
+    granted = next(e for e in zk if e["kind"] == "granted")
+    assert "session timeout 1500 ms" not in granted["said"]["text"]
+    assert "session timeout 1.5 s" in granted["said"]["text"]
+    expired = next(e for e in zk if e["kind"] == "expired")
+    assert expired["said"]["mark"] == "believes it holds\n(session gone)"
+    lost = next(e for e in zk if e["kind"] == "lost")
+    assert "its connection was connection" not in lost["said"]["text"]
+    pg = told("pg-ghost-holder-timeout")
+    assert next(e for e in pg if e["kind"] == "granted")["said"]["label"].startswith("no lease")
+    ended = next(e for e in pg if e["kind"] == "deleted")
+    assert ended["said"]["mark"] == "believes it holds\n(session gone)"
+    restarted = next(e for e in told("redis-restart") if e["kind"] == "restarted")
+    assert restarted["said"]["label"] == "restarted (no persistence)"
+    assert "fsync" not in restarted["said"]["text"]

@@ -269,3 +269,32 @@ def test_opening_a_lesson_runs_it_live_and_rerun_starts_a_fresh_run(client: Clie
     second = wait_for_run(again["Location"].split("?run=")[1])
     assert second.pk != first.pk and second.status == Run.Status.FINISHED
     assert client.get(again["Location"]).status_code == 200
+
+
+@pytest.mark.django_db
+def test_the_lesson_header_says_lease_only_where_there_is_one(client: Client) -> None:
+    def meta(slug: str) -> str:
+        page = client.get(f"/lessons/{slug}/").content.decode()
+        return re.search(r'<header class="lesson-head">.*?<p class="meta">(.*?)</p>', page, re.S)[1]
+
+    leased = re.compile(r"(?<!no )lease")  # "no lease" says there is none
+    assert "no lease" in meta("pg-pause-blocks") and not leased.search(meta("pg-pause-blocks"))
+    assert "session timeout 1.5 s" in meta("zk-gc-pause-fenced")
+    assert "no lease" in meta("naive-no-ttl-crash")
+    assert "lease 2 s" in meta("gc-pause-fenced")
+    assert "idle-in-transaction timeout 2 s" in meta("pg-gc-pause-fenced")
+    index = client.get("/lessons/").content.decode()
+    card = index[index.index('id="lesson-pg-pause-blocks"') :][:1500]
+    assert not leased.search(card.split('class="takeaway"')[0])  # the setting, before it
+
+
+@pytest.mark.django_db
+def test_each_lesson_and_the_index_say_what_it_builds_on(client: Client) -> None:
+    page = client.get("/lessons/gc-pause-fenced/").content.decode()
+    line = re.search(r'<p class="builds-on" id="builds-on">(.*?)</p>', page, re.S)[1]
+    assert "fencing tokens in lesson 1" in line and 'href="/lessons/contention/"' in line
+    assert 'href="/lessons/gc-pause-unfenced/"' in line
+    assert 'id="builds-on"' not in client.get("/lessons/contention/").content.decode()
+    index = client.get("/lessons/").content.decode()
+    card = index[index.index('id="lesson-gc-pause-fenced"') :][:2500]
+    assert '<a href="#lesson-contention"' in card and "lesson 1</a>" in card
