@@ -286,7 +286,7 @@ def test_the_lesson_header_says_lease_only_where_there_is_one(client: Client) ->
     index = client.get("/lessons/").content.decode()
     card = index[index.index('id="lesson-pg-pause-blocks"') :]
     setting = re.search(r'<p class="setup">(.*?)</p>', card, re.S)[1]
-    assert "Alice and Bob" in setting and not leased.search(setting)
+    assert "alice and bob share one lock" in setting and not leased.search(setting)
 
 
 @pytest.mark.django_db
