@@ -43,6 +43,18 @@ def test_headlines_say_held_saved_or_corrupted() -> None:
     )
     saved = {"mutual_exclusion": "violated", "stale_writes_rejected": 1, "data_corrupted": False}
     assert headline(saved) == ("⚠ Mutual exclusion violated — fencing saved the data", "warn")
+    # Issue 32: a held run whose old holder still wrote says what stopped it.
+    stopped = {"mutual_exclusion": "held", "stale_writes_rejected": 1, "liveness": "ok"}
+    assert headline(stopped) == ("✔ Mutual exclusion held — fencing stopped 1 late write", "good")
+    assert headline({**stopped, "stale_writes_rejected": 2}, storage="sequencer")[0].endswith(
+        "the sequencer check stopped 2 late writes"
+    )
+    # A compare-and-set run in which a stale write landed but no update was lost.
+    cas = {"mutual_exclusion": "violated", "stale_writes_accepted": 1, "stale_writes_rejected": 1}
+    assert headline({**cas, "data_corrupted": False}, storage="cas") == (
+        "⚠ Mutual exclusion violated — compare-and-set saved the data",
+        "warn",
+    )
     corrupted = {"mutual_exclusion": "violated", "data_corrupted": True}
     assert headline(corrupted) == ("✖ Mutual exclusion violated, data corrupted", "bad")
     assert headline({"mutual_exclusion": "held", "liveness": "stuck"})[1] == "warn"
