@@ -80,8 +80,10 @@ class Planned:
     uses: Concepts = ()
 
 
-# How a lesson's words name another lesson: lesson “<its title>” (curly quotes).
-REFERENCE = re.compile(r"\blesson “([^”]+)”")
+# How a lesson's words name another lesson: lesson “<its title>” (curly quotes), or several:
+# lessons “<one>” and “<another>”. Any lesson's title in curly quotes counts as a pointer to it.
+REFERENCE = re.compile(r"\blessons? “([^”]+)”")
+QUOTED = re.compile(r"“([^”]+)”")
 # Pointers that do not say which lesson they mean: refused in a lesson's words.
 VAGUE = re.compile(
     r"\b(companion|(next|previous|last|later|earlier|following) (lesson|scenario)|lessons? \d+|"
@@ -240,10 +242,13 @@ def _pointers(placed: Placed, where: str, text: str, titles: dict[str, Placed]) 
             "lesson “<its title>”"
         )
     for named in REFERENCE.finditer(text):
-        target = titles.get(named.group(1))
-        if target is None:
+        if named.group(1) not in titles:
             found.append(f"{slug} {where}: no lesson is called “{named.group(1)}”")
-        elif target.number >= placed.number:
+    for quoted in QUOTED.finditer(text):
+        target = titles.get(quoted.group(1))
+        if target is None:
+            continue  # a quotation, not a lesson's title (an unknown "lesson “…”" is above)
+        if target.number >= placed.number:
             found.append(
                 f"{slug} {where}: points to lesson {target.number} “{target.title}”, which "
                 f"comes {'later' if target.number > placed.number else 'nowhere else'}"

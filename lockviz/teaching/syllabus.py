@@ -55,8 +55,10 @@ MODULES: tuple[Plan, ...] = (
         Planned("redlock-three-down", "Redlock's quorum: three of five nodes down",
                 uses=(C.LIVENESS,)),
         Planned("redlock-slow-network", "", teaches=(C.NETWORK,)),
-        Planned("redlock-restart", "", uses=(C.PERSISTENCE, C.STALE_WRITE)),
-        Planned("redlock-restart-fsync", "", teaches=(C.FSYNC,)),
+        Planned("redlock-restart", "Redlock: a restarted node forgets the lock",
+                uses=(C.PERSISTENCE, C.STALE_WRITE)),
+        Planned("redlock-restart-fsync", "Redlock: the same restart, with fsync",
+                teaches=(C.FSYNC,)),
         Planned("redlock-clock-jump", "", teaches=(C.CLOCKS,), uses=(C.STALE_WRITE,)),
         Planned("redlock-slow-clock", "", uses=(C.STALE_WRITE,)),
     )),
@@ -70,8 +72,10 @@ MODULES: tuple[Plan, ...] = (
         Planned("zk-partition", "", teaches=(C.SILENT_FAILURE,), uses=(C.TOKEN,)),
         Planned("zk-ensemble-partition", "", teaches=(C.ENSEMBLE,), uses=(C.QUORUM, C.TOKEN)),
     )),
-    Plan("postgres", "PostgreSQL", "Advisory locks held by a session: safe without a lease, "
-         "until a session outlives its client.", "postgres", (
+    Plan("postgres", "PostgreSQL", "Advisory locks held by a database session, with no lease: "
+         "a holder that crashes frees its lock, but one that is frozen or silently cut off keeps "
+         "it, and everyone else waits (safe, not live) until a server timeout ends the session "
+         "and turns the lock into a lease.", "postgres", (
         Planned("pg-happy", "", teaches=(C.SESSION_LOCK,), uses=(C.TOKEN,)),
         Planned("pg-contention", ""),
         Planned("pg-crash-frees", "", uses=(C.LEASE,)),
@@ -118,5 +122,7 @@ MODULES: tuple[Plan, ...] = (
         Planned("etcd-gc-pause-fenced", "etcd: a lease expires, the revision fences",
                 uses=(C.TOKEN,)),
         Planned("redlock-gc-pause", "Why Redlock cannot fence", uses=(C.TOKEN,)),
+        Planned("redlock-gc-pause-sequencer", "Redlock: the random value, checked by the storage",
+                uses=(C.TOKEN,)),
     )),
 )  # fmt: skip
