@@ -59,9 +59,10 @@ def granted_after_expiry(slug: str, index: int, who: str, holder: str, higher: b
             if e.get("kind") in ("expired", "deleted") and e.get("holder") == holder
         ]
         old, new = h.token(holder), h.token(who, after=h.step(index))
+        thawed = ms(h.first("resumed", holder))  # the server ended it while the holder slept
         ok = (
             grant is not None
-            and any(ms(e) <= ms(grant) + 50 for e in ended)
+            and any(ms(e) < thawed for e in ended)
             and h.believes(holder, ms(grant))
             and (not higher or (old is not None and new is not None and new > old))
         )
@@ -130,10 +131,10 @@ def _bob_refused_at_once(h: History) -> Finding:
 
 @claim("contention", 3)
 def _bob_on_next_try(h: History) -> Finding:
-    deleted = h.first("deleted", "redis-1", holder="alice")
+    released = h.first("released", "alice")  # her own account: the server's may come later
     grant = h.granted("bob")
-    gap = ms(grant) - ms(deleted)
-    return finding(0 <= gap < 400, f"bob granted {gap:.0f} ms after alice's key was deleted")
+    gap = ms(grant) - ms(released)
+    return finding(0 <= gap < 500, f"bob granted {gap:.0f} ms after alice's release")
 
 
 never_granted("naive-no-ttl-crash", 2, "bob")
@@ -163,7 +164,7 @@ def _expires_after_last_extend(h: History) -> Finding:
     expired = h.of("expired", "redis-1", after=h.step(2), holder="alice")
     gap = ms(expired[0] if expired else None) - ms(extends[-1] if extends else None, 0)
     return finding(
-        bool(extends) and 1200 <= gap <= 2000, f"expired {gap:.0f} ms after the last extend"
+        bool(extends) and 1200 <= gap <= 2500, f"expired {gap:.0f} ms after the last extend"
     )
 
 
@@ -244,9 +245,9 @@ def _expires_at_once(h: History) -> Finding:
     jumped = h.first("clock_jumped", "redis-3")
     expired = h.of("expired", "redis-3", after=ms(jumped), holder="alice")
     gap = ms(expired[0] if expired else None) - ms(jumped)
-    return finding(
-        gap < 500 and gap < h.step(4) - ms(jumped), f"expired {gap:.0f} ms after the jump"
-    )
+    grant = h.granted("bob", after=h.step(4))
+    second = "redis-3" in (grant.get("nodes") or []) if grant is not None else False  # type: ignore[operator]
+    return finding(gap < 2000 and second, f"expired {gap:.0f} ms after the jump (7 s were left)")
 
 
 @claim("redlock-slow-clock", 4)
@@ -336,7 +337,9 @@ def _next_poll(h: History) -> Finding:
 
 @claim("pg-restart-frees", 4)
 def _higher_after_restart(h: History) -> Finding:
-    old, new = h.token("alice"), h.token("bob", after=ms(h.first("restarted", "pg-1")))
+    # From the restart step: the lab records "restarted" once it sees the server serve, which
+    # can come after a poll of bob's has already been granted (a live run showed it).
+    old, new = h.token("alice"), h.token("bob", after=h.step(4))
     return finding(old is not None and new is not None and new > old, f"tokens {old} → {new}")
 
 
@@ -365,8 +368,8 @@ def _bob_goes_too(h: History) -> Finding:
 
 @claim("pg-ghost-holder-reset", 1)
 def _freed_at_once(h: History) -> Finding:
-    gone = h.of("deleted", "pg-1", after=h.step(1), before=h.step(2), holder="alice")
-    first = h.replies("bob", "acquire", after=h.step(2))[:1]
+    gone = h.of("deleted", "pg-1", after=h.step(1), before=h.step(3), holder="alice")
+    first = h.replies("bob", "acquire", after=h.step(2))[:1]  # granted at its first try
     ok = bool(gone) and bool(first) and first[0].get("ok") is True
     return finding(
         ok,
@@ -398,7 +401,10 @@ def _queue(h: History) -> Finding:
 def _after_the_lease(h: History) -> Finding:
     expired = h.first("expired", "etcd-1", holder="alice")
     grant = h.granted("bob", after=h.step(3))
-    ok = ms(expired) <= ms(grant) + 50 and ms(grant) < ms(h.first("resumed", "alice"))
+    renewed = h.of("extended", "alice", before=h.step(2), ok=True)  # her last keepalive
+    last = ms(renewed[-1] if renewed else h.granted("alice"))
+    thawed = ms(h.first("resumed", "alice"))
+    ok = expired is not None and ms(grant) - last >= 1500 and ms(grant) < thawed
     return finding(
         ok, f"alice's lease expired at {ms(expired):.0f}, bob granted at {ms(grant):.0f}"
     )

@@ -45,3 +45,14 @@ def test_a_claim_disagrees_with_a_run_that_contradicts_its_answer() -> None:
     assert not found.agrees and found.why == "step 6's write: accepted = True"
     granted = [e for e in run["events"] if not (e["kind"] == "granted" and e["actor"] == "bob")]
     assert not CLAIMS[("gc-pause-fenced", 2)](History(granted)).agrees  # bob never granted
+
+
+def test_a_claim_counts_from_the_step_not_from_a_servers_late_report() -> None:
+    """A live run of bench/lessons.py (kept in tests/lockviz/data): bob's poll was granted a
+    moment before the lab recorded pg-1 "restarted" (it records it once it sees the server
+    serve). The answer held (token 34 > 1); the claim first measured from that report."""
+    data = Path(__file__).parents[1] / "data" / "pg-restart-frees-restarted-late.json"
+    history = History(json.loads(data.read_text())["events"])
+    assert history.granted("bob")["t_ms"] < history.first("restarted", "pg-1")["t_ms"]
+    found = CLAIMS[("pg-restart-frees", 4)](history)
+    assert found.agrees and found.why == "tokens 1 → 34"
