@@ -25,15 +25,18 @@ def _granted(memory: Memory, e: Event) -> str:
     token = memory.token(e.get("token"))
     token = "no fencing token" if token == "no token" else token
     valid = f", valid {e['validity_ms']} ms" if e.get("validity_ms") else ""
-    return f"believes it holds the lock ({token}, {_held(memory, e)}{valid})"
+    return f"believes it holds the lock ({token}, {_held(memory, e, exact=True)}{valid})"
 
 
-def _held(memory: Memory, e: Event) -> str:
+def _held(memory: Memory, e: Event, exact: bool = False) -> str:
     """What the server counts down for this grant, in the catalogue's words for the lock:
-    "lease 2 s", "session timeout 1.5 s", "idle-in-transaction timeout 2 s", "no lease"."""
+    "lease 2 s", "session timeout 1.5 s", "idle-in-transaction timeout 2 s", "no lease" (in
+    milliseconds, ``exact``, as a sentence gives them)."""
     ttl, lock = e.get("ttl_ms"), memory.lock
     words = lock.ttl if lock is not None else "lease"
-    return f"{words} {duration(ttl)}" if ttl and words else "no lease"
+    if not ttl or not words:
+        return "no lease"
+    return f"{words} {ttl} ms" if exact else f"{words} {duration(ttl)}"
 
 
 def _granted_label(memory: Memory, e: Event) -> tuple[str, str]:
