@@ -361,3 +361,14 @@ def test_the_words_for_a_lease_fit_each_lock_from_the_catalogue() -> None:
     restarted = next(e for e in told("redis-restart") if e["kind"] == "restarted")
     assert restarted["said"]["label"] == "restarted (no persistence)"
     assert "fsync" not in restarted["said"]["text"]
+
+
+def test_a_write_refused_by_compare_and_set_says_why_not_a_token_comparison() -> None:
+    """storage-hole-cas: bob's token (8) is higher than the highest seen (6): his write was
+    refused for its read, and the mark says so ("8 < 6" would be false)."""
+    refused = [
+        e for e in told("storage-hole-cas") if e["kind"] == "reply" and e.get("accepted") is False
+    ]
+    assert [e["said"]["mark"] for e in refused] == ["REJECTED read v0, now v1"]
+    fenced = [e for e in told("gc-pause-fenced") if e.get("accepted") is False]
+    assert [e["said"]["mark"] for e in fenced] == ["REJECTED 1 < 2"]
