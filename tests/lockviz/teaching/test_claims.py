@@ -48,10 +48,10 @@ def test_a_claim_disagrees_with_a_run_that_contradicts_its_answer() -> None:
 
 
 def test_a_claim_counts_from_the_step_not_from_a_servers_late_report() -> None:
-    """A live run of bench/lessons.py (kept in tests/lockviz/data): bob's poll was granted a
-    moment before the lab recorded pg-1 "restarted" (it records it once it sees the server
-    serve). The answer held (token 34 > 1); the claim first measured from that report."""
-    data = Path(__file__).parents[1] / "data" / "pg-restart-frees-restarted-late.json"
+    """A live run of bench/lessons.py (kept in data/ here): bob's poll was granted a moment
+    before the lab recorded pg-1 "restarted" (it records it once it sees the server serve).
+    The answer held (token 34 > 1); the claim first measured from that report."""
+    data = Path(__file__).parent / "data" / "pg-restart-frees-restarted-late.json"
     history = History(json.loads(data.read_text())["events"])
     assert history.granted("bob")["t_ms"] < history.first("restarted", "pg-1")["t_ms"]
     found = CLAIMS[("pg-restart-frees", 4)](history)
