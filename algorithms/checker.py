@@ -19,10 +19,16 @@ server anything: what it concludes is what the diagram shows.
   (fencing, a sequencer, compare-and-set). A write by a client that was never granted the lock
   counts as stale too (it had no right to write at all), except where no lock is in play: there
   only the read counts.
-* **Data corrupted** means an update was lost: the storage accepted a write that overwrote an
-  update its writer had not seen (:func:`lost_updates`). A stale write that lands before anyone
-  else wrote, on the version its writer read, loses nothing (compare-and-set lets exactly that
-  through): it is counted as a stale write accepted, and the data is not called corrupted.
+* **Lost updates** (:mod:`algorithms.lost_updates`): an acknowledged update that vanished
+  unseen, overwritten by a write based on a read that never saw it, or dropped by a
+  last-write-wins storage for an older write stamped later by a clock that ran ahead. Each one
+  names both writes (and, when stamped, both timestamps).
+* **Data corrupted** means an update was lost: one of those, or an accepted write that
+  overwrote an update its writer had not seen though it read nothing (:func:`overwrites_unseen`:
+  a holder has seen every write sent before its grant, so a late blind write over the newer
+  holder's data counts). A stale write that lands before anyone else wrote, on the version its
+  writer read, loses nothing (compare-and-set lets exactly that through): it is counted as a
+  stale write accepted, and the data is not called corrupted.
 * **Liveness.** A client is stuck when it gave up acquiring while the lock was held for a
   client that had crashed holding a lock *without a lease* (``ttl_ms`` null) that no server
   had freed since (no ``expired`` or ``deleted`` for it): nobody can ever get that lock again.
@@ -44,6 +50,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from algorithms.lost_updates import LostUpdate, lost_updates
 
 Event = Mapping[str, Any]
 
@@ -90,13 +98,15 @@ class Verdict:
     stuck_clients: tuple[str, ...] = ()
     wakeups: int = 0
     inconclusive: str = ""  # why the run could not keep its story ("" when it did)
+    lost_updates: int = 0
+    lost: tuple[LostUpdate, ...] = ()
     summary: str = field(default="")
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         for overlap in data["overlaps"]:
             overlap["clients"] = list(overlap["clients"])
-        for key in ("overlaps", "writes", "holders", "stuck_clients"):
+        for key in ("overlaps", "writes", "holders", "stuck_clients", "lost"):
             data[key] = list(data[key])
         return data
 
@@ -188,7 +198,7 @@ def writes(events: Sequence[Event]) -> list[Write]:
     return judged
 
 
-def lost_updates(events: Sequence[Event], judged: Sequence[Write] | None = None) -> list[int]:
+def overwrites_unseen(events: Sequence[Event], judged: Sequence[Write] | None = None) -> list[int]:
     """The accepted writes that overwrote an update their writer never saw, by ``seq``: the data
     corrupted. A writer has seen the version it last read (the request's ``read``), the version
     its own last accepted write made, and, holding a lock, every write sent before its grant
@@ -276,16 +286,17 @@ def check(events: Sequence[Event], end_ms: float | None = None) -> Verdict:
     holders = belief_intervals(events, end_ms)
     found = overlaps(holders)
     judged = writes(events)
-    lost = lost_updates(events, judged)
+    overwritten = overwrites_unseen(events, judged)
     accepted = sum(1 for w in judged if w.stale and w.accepted)
     rejected = sum(1 for w in judged if w.stale and not w.accepted)
     exclusion = "violated" if found else "held"
+    lost = lost_updates(events)
     verdict = Verdict(
         mutual_exclusion=exclusion if lock_in_play(events) else "none",
         overlaps=tuple(found),
         stale_writes_accepted=accepted,
         stale_writes_rejected=rejected,
-        data_corrupted=bool(lost),
+        data_corrupted=bool(overwritten) or bool(lost),  # an update was lost
         writes=tuple(judged),
         holders=tuple(holders),
         acquire_failures=sum(1 for e in events if e["kind"] == "acquire_failed"),
@@ -293,6 +304,8 @@ def check(events: Sequence[Event], end_ms: float | None = None) -> Verdict:
         stuck_clients=tuple(stuck),
         wakeups=sum(1 for e in events if e["kind"] == "woken"),
         inconclusive=story_lost(events),
+        lost_updates=len(lost),
+        lost=tuple(lost),
     )
     summary = summarize(verdict, storage_kind(events))
     return Verdict(**{**verdict.__dict__, "summary": summary})
@@ -323,6 +336,8 @@ def storage_kind(events: Sequence[Event]) -> str:
 # What stopped the stale writes, by the kind of storage (the summary's second sentence).
 SAVED_BY = {
     "fenced": "Fencing saved the data: the storage rejected {n} stale write{s}.",
+    "fenced_reads": "Fencing saved the data: a read had carried the new holder's token to the "
+    "storage first, and it rejected {n} stale write{s}.",
     "sequencer": "The sequencer check saved the data: the storage asked the lock service and "
     "rejected {n} stale write{s}.",
     "cas": "Compare-and-set saved the data: the storage rejected {n} write{s} based on an "
@@ -354,6 +369,35 @@ def unjudged(summary: str) -> tuple[str, str]:
 
 
 def _told(verdict: Verdict, storage: str) -> str:
+    first = _opening(verdict)
+    dropped = [lost for lost in verdict.lost if lost.why == "stamp"]
+    if dropped:
+        first += " " + _dropped(dropped[0], len(dropped))
+    n = verdict.stale_writes_accepted
+    if verdict.data_corrupted and n:
+        return f"{first} Data corrupted: an update was lost (the storage accepted {n} stale " + (
+            f"write{'s' * (n != 1)})."
+        )
+    if dropped:
+        return first
+    if verdict.data_corrupted:
+        return f"{first} Data corrupted: an update was lost."
+    if storage == "crdt" and not verdict.lost:
+        return f"{first} No update was lost: the replicas merged every acknowledged write."
+    if n:
+        first += (
+            f" The storage accepted {n} stale write{'s' * (n != 1)}, but no update was lost: "
+            "nobody had written since its writer read."
+        )
+    if verdict.stale_writes_rejected:
+        n = verdict.stale_writes_rejected
+        saved = SAVED_BY.get(storage, SAVED_BY["plain"])
+        return f"{first} {saved.format(n=n, s='s' * (n != 1))}"
+    return first
+
+
+def _opening(verdict: Verdict) -> str:
+    """The summary's first sentence: mutual exclusion, and liveness if it failed."""
     if verdict.mutual_exclusion == "none":
         first = "No lock was in play: every client went straight to the storage."
     elif verdict.mutual_exclusion == "held":
@@ -368,20 +412,25 @@ def _told(verdict: Verdict, storage: str) -> str:
     if verdict.stuck_clients:
         who = " and ".join(verdict.stuck_clients)
         first += f" Liveness failed: {who} waited in vain for a lock held by a crashed client."
-    n = verdict.stale_writes_accepted
-    if verdict.data_corrupted:
-        accepted = f" (the storage accepted {n} stale write{'s' * (n != 1)})" if n else ""
-        return f"{first} Data corrupted: an update was lost{accepted}."
-    if n:
-        first += (
-            f" The storage accepted {n} stale write{'s' * (n != 1)}, but no update was lost: "
-            "nobody had written since its writer read."
-        )
-    if verdict.stale_writes_rejected:
-        n = verdict.stale_writes_rejected
-        saved = SAVED_BY.get(storage, SAVED_BY["plain"])
-        return f"{first} {saved.format(n=n, s='s' * (n != 1))}"
     return first
+
+
+def _dropped(lost: LostUpdate, n: int) -> str:
+    """A last-write-wins loss in words, with both writers' timestamps."""
+    more = f" ({n} updates lost in all)" if n > 1 else ""
+    return (
+        f"Update lost: {lost.client}'s {lost.value} was acknowledged, then dropped for "
+        f"{lost.by}'s {lost.by_value}, written before it but stamped later "
+        f"({clock_time(lost.stamp)} < {clock_time(lost.by_stamp)}, by each writer's clock){more}."
+    )
+
+
+def clock_time(ms: int | None) -> str:
+    """A wall-clock stamp (ms since the epoch) as a time of day, UTC: ``09:41:07.250``."""
+    if ms is None:
+        return "?"
+    seconds, millis = divmod(int(ms), 1000)
+    return f"{seconds // 3600 % 24:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}.{millis:03d}"
 
 
 def compare(verdict: Mapping[str, Any], expect: Mapping[str, Any]) -> list[str]:

@@ -7,9 +7,14 @@ comparisons read these entries and keep no list of their own. Adding a backend m
 in ``lockviz/lab/servers/``.
 
 Server names say their kind: ``redis-3``, ``zk-1``, ``pg-1``, ``etcd-1``, and ``storage`` (the
-storage node every run writes to, a Redis server). The backend ``none`` has no lock service at all:
-its clients go straight to the storage. What the storage checks on each write is its *kind*
-(:data:`STORAGE_KINDS`), listed here too.
+storage node every run writes to, a Redis server; a replicated storage has a second replica,
+``storage-2``). The backend ``none`` has no lock service at all: its clients go straight to the
+storage. What the storage checks on each write is its *kind* (:data:`STORAGE_KINDS`), listed here
+too.
+
+Past ~300 lines on purpose: it is one table, each lock service's entry with its variants, their
+words (what ``ttl_ms`` is called, what the server ends) and each server kind's restart words,
+read together by the consistency test (tests/lockviz/test_catalogue.py).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 STORAGE = "storage"
+STORAGE_REPLICA = "storage-2"  # a replicated storage's second replica (lww, crdt)
 STORAGE_KEY = "lockviz:resource"  # the resource every client writes, on the storage node
 
 
@@ -76,8 +82,9 @@ SERVER_KINDS: dict[str, ServerKind] = {k.prefix: k for k in (REDIS, ZOOKEEPER, P
 
 
 def server_kind(name: str) -> ServerKind | None:
-    """The kind of the server called ``name`` (``storage`` is Redis); ``None`` if no server."""
-    if name == STORAGE:
+    """The kind of the server called ``name`` (``storage`` and ``storage-2`` are Redis); ``None``
+    if no server."""
+    if name in (STORAGE, STORAGE_REPLICA):
         return REDIS
     prefix, _, number = name.rpartition("-")
     return SERVER_KINDS.get(prefix) if number.isdigit() and not number.startswith("0") else None
@@ -94,6 +101,8 @@ class Variant:
     # What the server ends when it takes the lock from a holder: "lease", "session"; "" if it
     # never does by itself (no TTL).
     ends: str = "lease"
+    election: bool = False  # a leader election: acquire campaigns, release resigns, the token
+    # is the leader's epoch, and a client may ask who leads (the "leader" verb)
 
 
 @dataclass(frozen=True)
@@ -151,6 +160,12 @@ class Backend:
         return text
 
 
+POOLED_CHECK = (
+    "Through PgBouncer in transaction mode clients share server sessions, and pg_locks names the "
+    "pooled session, not the client: a check would answer yes for every client that passes "
+    "through the holder's session, so it proves nothing about the writer."
+)
+
 BACKENDS: dict[str, Backend] = {
     b.name: b
     for b in (
@@ -193,6 +208,13 @@ BACKENDS: dict[str, Backend] = {
                 Variant(
                     "herd", "every waiter watches the lock", ttl="session timeout", ends="session"
                 ),
+                Variant(
+                    "election",
+                    "leader election (kazoo's Election recipe)",
+                    ttl="session timeout",
+                    ends="session",
+                    election=True,
+                ),
             ),
             node_counts=(1, 3),
             node_count_field="zk_nodes",
@@ -215,10 +237,14 @@ BACKENDS: dict[str, Backend] = {
                     "through PgBouncer",
                     ttl="",
                     ends="session",
-                    no_sequencer="Through PgBouncer in transaction mode clients share server "
-                    "sessions, and pg_locks names the pooled session, not the client: a check "
-                    "would answer yes for every client that passes through the holder's session, "
-                    "so it proves nothing about the writer.",
+                    no_sequencer=POOLED_CHECK,
+                ),
+                Variant(
+                    "pooled_xact",
+                    "transaction lock through PgBouncer",
+                    POOLED_CHECK,
+                    ttl="idle-in-transaction timeout",
+                    ends="session",
                 ),
             ),
             options=frozenset({"idle_session_timeout_ms"}),
@@ -231,7 +257,10 @@ BACKENDS: dict[str, Backend] = {
             "etcd leases",
             "etcd (lease + revision)",
             ETCD,
-            (Variant("lease", "lease + lock"),),
+            (
+                Variant("lease", "lease + lock"),
+                Variant("election", "leader election (campaign, resign)", election=True),
+            ),
             sequencer="the lease's time to live, then a transaction: does the writer's key still "
             "exist with its create revision and its lease?",
         ),
@@ -256,7 +285,16 @@ class StorageKind:
     name: str
     label: str  # as a lane or a page names it: "fenced (tokens)"
     summary: str  # one sentence for a learner
+    tokens: bool = False  # it compares fencing tokens (so the lock service must give them)
+    replicas: tuple[str, ...] = (STORAGE,)  # its servers: one node, or replicas
+    lockless: str = ""  # why it takes no lock service, when it takes none ("" when it may)
+    cost: str = ""  # what it costs, said beside it where the kinds are compared
 
+
+LOCKLESS = (
+    "It is storage without a lock: every replica accepts every write and the replicas settle "
+    "their differences themselves."
+)
 
 STORAGE_KINDS: dict[str, StorageKind] = {
     k.name: k
@@ -266,6 +304,16 @@ STORAGE_KINDS: dict[str, StorageKind] = {
             "fenced",
             "fenced (tokens)",
             "Rejects a write whose fencing token is lower than the highest it has seen.",
+            tokens=True,
+        ),
+        StorageKind(
+            "fenced_reads",
+            "fenced reads (tokens on reads too)",
+            "Rejects a write or a read whose fencing token is lower than the highest it has "
+            "seen; a read raises the highest as a write does.",
+            tokens=True,
+            cost="Every read must carry a token, and a holder that writes without reading first "
+            "still leaves the hole open until its write.",
         ),
         StorageKind(
             "sequencer",
@@ -276,6 +324,26 @@ STORAGE_KINDS: dict[str, StorageKind] = {
             "cas",
             "compare-and-set",
             "Applies a write only if the data is still at the version its writer last read.",
+        ),
+        StorageKind(
+            "lww",
+            "last-write-wins (2 replicas)",
+            "Two replicas each accept every write and keep the one with the highest timestamp, "
+            "its writer's wall clock.",
+            replicas=(STORAGE, STORAGE_REPLICA),
+            lockless=LOCKLESS,
+            cost="A concurrent write, or a newer one from a client whose clock runs behind, is "
+            "dropped silently: its writer was told OK.",
+        ),
+        StorageKind(
+            "crdt",
+            "add-wins set, a CRDT (2 replicas)",
+            "Two replicas each accept every write as an add to a set, and merge by union: no "
+            "acknowledged write is lost.",
+            replicas=(STORAGE, STORAGE_REPLICA),
+            lockless=LOCKLESS,
+            cost="The data is a set of every value written, not one value: the application "
+            "must decide what several values mean.",
         ),
     )
 }

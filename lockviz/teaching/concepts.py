@@ -57,6 +57,7 @@ class Concept(enum.Enum):
     SILENT_FAILURE = "a network that fails silently"
     IDLE_TIMEOUT = "server-side idle timeouts"
     POOLING = "connection pooling"
+    TXN_LOCK = "locks held by a transaction"
     KEEPALIVE = "etcd leases and keepalives"
     LOST_UPDATE = "lost updates"
     CAS = "compare-and-set"
@@ -64,6 +65,10 @@ class Concept(enum.Enum):
     SEQUENCER = "sequencer checks"
     RETRY = "retries after a timeout"
     IDEMPOTENCY = "idempotency keys"
+    FENCED_READ = "reads that carry the token"
+    ELECTION = "leader election and its epochs"
+    LWW = "last-write-wins replicas"
+    CRDT = "CRDTs"
 
 
 Concepts = tuple[Concept, ...]
@@ -107,19 +112,18 @@ def implied(scenario: Scenario) -> frozenset[Concept]:
         "etcd": {Concept.KEEPALIVE},
         "redis": {Concept.LEASE} if variant != "no_ttl" else set(),
     }.get(scenario.backend, set())
-    found |= {
-        "unsafe_release": {Concept.OWNER_CHECK},
-        "pooled": {Concept.POOLING},
-        "xact": {Concept.IDLE_TIMEOUT},
-    }.get(variant, set())
+    found |= _of_variant(scenario)
     if scenario.idle_session_timeout_ms:
         found.add(Concept.IDLE_TIMEOUT)
     if scenario.zk_nodes == 3:
         found.add(Concept.ENSEMBLE)
     found |= {
         "fenced": {Concept.FENCED_STORAGE},
+        "fenced_reads": {Concept.FENCED_STORAGE, Concept.FENCED_READ},
         "cas": {Concept.CAS},
         "sequencer": {Concept.SEQUENCER},
+        "lww": {Concept.LWW},
+        "crdt": {Concept.CRDT},
     }.get(scenario.storage_kind, set())
     found |= {
         concept
@@ -131,6 +135,7 @@ def implied(scenario: Scenario) -> frozenset[Concept]:
             ("clock_jump", Concept.CLOCKS),
             ("clock_rate", Concept.CLOCKS),
             ("read", Concept.LOST_UPDATE),
+            ("leader", Concept.ELECTION),
         )
         if verb in verbs
     }
@@ -144,7 +149,24 @@ def implied(scenario: Scenario) -> frozenset[Concept]:
         found.add(Concept.IDEMPOTENCY)
     if expect is not None and (expect.stale_writes_accepted or expect.stale_writes_rejected):
         found.add(Concept.STALE_WRITE)
+    if expect is not None and expect.lost_updates:
+        found.add(Concept.LOST_UPDATE)
     return frozenset(found)
+
+
+def _of_variant(scenario: Scenario) -> set[Concept]:
+    """What a lock's variant implies (an unsafe release, a pooler, a transaction, an election)."""
+    variant = scenario.variant or ""
+    found = {
+        "unsafe_release": {Concept.OWNER_CHECK},
+        "pooled": {Concept.POOLING},
+        "xact": {Concept.IDLE_TIMEOUT, Concept.TXN_LOCK},
+        "pooled_xact": {Concept.POOLING, Concept.TXN_LOCK},
+    }.get(variant, set())
+    chosen = scenario.lock_service.variant(scenario.variant)
+    if chosen is not None and chosen.election:
+        found.add(Concept.ELECTION)
+    return found
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from algorithms.checker import Verdict, check
 from lockviz.jsontypes import JsonValue
 
 Event = Mapping[str, JsonValue]
@@ -78,12 +79,31 @@ class History:
         return [e for e in self.of("request", who, after, before) if e.get("op") == op]
 
     def wrote(self, index: int) -> Event | None:
-        """What the storage answered to step ``index``'s write: its client's first write reply
-        after the step was dispatched (None: no answer)."""
+        """What the storage answered to step ``index``'s write (None: no answer): the reply to
+        its client's first write request, after the step was dispatched, with the step's value
+        (a client runs its steps in turn, so a write queued behind a slow one is sent later)."""
         step = self.first("step", index=index)
-        who = step.get("client") if step is not None else None
-        found = self.replies(str(who), "write", after=ms(step)) if step is not None else []
+        if step is None:
+            return None
+        who = str(step.get("client"))
+        sent = [
+            e
+            for e in self.requests(who, "write", after=ms(step))
+            if "value" not in step or e.get("value") == step.get("value")
+        ]
+        if not sent:
+            return None
+        found = [e for e in self.replies(who, "write") if e.get("call") == sent[0].get("call")]
         return found[0] if found else None
+
+    def verdict(self) -> Verdict:
+        """The checker's verdict on these events (a pure function of them)."""
+        return check(self.events)
+
+    def stale(self, reply: Event | None) -> bool:
+        """Whether the checker judges the write that ``reply`` answers stale."""
+        seq = reply.get("seq") if reply is not None else None
+        return any(w.seq == seq and w.stale for w in self.verdict().writes)
 
     def token(self, who: str, after: float = -FOREVER) -> int | None:
         """The token of ``who``'s first grant after ``after`` (None: no grant, or no token)."""

@@ -1,10 +1,11 @@
 """The course: the built-in scenarios in modules, each one a lesson with a take-away.
 
-Seven modules: one lock service each (single Redis, Redlock, ZooKeeper, PostgreSQL, etcd), then
-what the storage checks, then one pause on every lock service and the Redlock debate. Within a
-module the basics come first (the lock doing its job, clients taking turns), then the ways it
-fails. The plan, with the concepts each lesson teaches and uses, is lockviz/teaching/syllabus.py;
-its order is held to them (nothing is used before an earlier lesson taught it).
+Eight modules: one lock service each (single Redis, Redlock, ZooKeeper, PostgreSQL, etcd),
+then what the storage checks, then one pause on every lock service and the Redlock debate, then
+beyond one lock (elections, lockless storage, pitfalls). Within a module the basics come first
+(the lock doing its job, clients taking turns), then the ways it fails. The plan, with the
+concepts each lesson teaches and uses, is lockviz/teaching/syllabus.py; its order is held to
+them (nothing is used before an earlier lesson taught it).
 Lessons are looked up by the scenario's slug, so a lesson appears as soon as its scenario file
 exists and a missing one is simply not listed. A built-in that no module names yet joins the
 module of its lock service, at its end: every built-in scenario is a lesson. Lessons are
@@ -27,12 +28,28 @@ from lockviz.scenarios.schema import Scenario, parse
 from lockviz.teaching.concepts import Met, Placed, Planned, builds_on
 from lockviz.teaching.syllabus import MODULES
 
-# Lessons that tell one story with several kinds of storage: each links to all of them side by
-# side (the comparison runs each as its own built-in, with its prediction).
-SIDE_BY_SIDE: dict[str, tuple[str, ...]] = dict.fromkeys(
-    ("storage-hole-fenced", "storage-hole-plain", "storage-hole-sequencer", "storage-hole-cas"),
-    ("fenced", "plain", "sequencer", "cas"),
-)
+# Lessons that tell one story with several kinds of storage, linked side by side (each runs as
+# its own built-in, with its prediction): the fencing hole and its closers; lockless; and so on.
+HOLE = ("fenced", "fenced_reads", "sequencer", "cas")
+PLAIN_FENCED = ("plain", "fenced")
+SIDE_BY_SIDE: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(
+        (
+            "storage-hole-fenced",
+            "storage-hole-plain",
+            "storage-hole-fenced-reads",
+            "storage-hole-sequencer",
+            "storage-hole-cas",
+        ),
+        HOLE,
+    ),
+    **dict.fromkeys(("lww-clock-behind", "crdt-clock-behind"), ("lww", "crdt")),
+    **dict.fromkeys(
+        ("leader-etcd-pause-fenced", "leader-etcd-pause-plain"), ("fenced", "plain", "sequencer")
+    ),
+    **dict.fromkeys(("pitfall-write-after-failed-acquire", "pitfall-slow-write"), PLAIN_FENCED),
+    "pitfall-read-outside-lock": ("fenced", "cas"),
+}
 
 
 def side_by_side(slug: str) -> str:

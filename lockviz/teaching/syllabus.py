@@ -85,6 +85,8 @@ MODULES: tuple[Plan, ...] = (
         Planned("pg-ghost-holder-timeout", "", teaches=(C.IDLE_TIMEOUT,), uses=(C.LEASE,)),
         Planned("pg-ghost-holder-reset", "", uses=(C.SILENT_FAILURE,)),
         Planned("pg-pooled-leak", "", teaches=(C.POOLING,), uses=(C.TOKEN,)),
+        Planned("pg-pooled-xact", "PostgreSQL: the pooling fix, a transaction lock",
+                teaches=(C.TXN_LOCK,)),
     )),
     Plan("etcd", "etcd", "A lease, a queue of keys and a cluster-wide revision.", "etcd", (
         Planned("etcd-happy", "etcd: a lease, a lock, a revision", teaches=(C.KEEPALIVE,),
@@ -103,6 +105,8 @@ MODULES: tuple[Plan, ...] = (
                 uses=(C.TOKEN,)),
         Planned("storage-hole-plain", "Storage: the hole, on a plain storage",
                 uses=(C.FENCING_HOLE,)),
+        Planned("storage-hole-fenced-reads", "Storage: a read that carries the token closes "
+                "the hole", teaches=(C.FENCED_READ,), uses=(C.FENCING_HOLE, C.TOKEN)),
         Planned("storage-hole-sequencer", "Storage: a sequencer check closes the hole",
                 teaches=(C.SEQUENCER,), uses=(C.FENCING_HOLE,)),
         Planned("storage-hole-cas", "Storage: compare-and-set checks versions, not locks",
@@ -124,5 +128,23 @@ MODULES: tuple[Plan, ...] = (
         Planned("redlock-gc-pause", "Why Redlock cannot fence", uses=(C.TOKEN,)),
         Planned("redlock-gc-pause-sequencer", "Redlock: the random value, checked by the storage",
                 uses=(C.TOKEN,)),
+    )),
+    Plan("beyond", "Beyond one lock", "Leader election and its epochs; last-write-wins and a "
+         "CRDT instead of a lock; the mistakes people write with a lock in hand.", None, (
+        Planned("leader-etcd-pause-plain", "Leader election: the deposed leader, on a plain "
+                "storage", teaches=(C.ELECTION,), uses=(C.WATCHDOG,)),
+        Planned("leader-etcd-pause-fenced", "Leader election: a deposed leader, refused by its "
+                "epoch", uses=(C.TOKEN,)),
+        Planned("leader-zk-partition-fenced", "Leader election on ZooKeeper: a partitioned "
+                "leader", uses=(C.WATCH, C.TOKEN)),
+        Planned("lww-clock-behind", "Last-write-wins: a slow clock loses a newer write",
+                teaches=(C.LWW,)),
+        Planned("crdt-clock-behind", "A CRDT: no update lost", teaches=(C.CRDT,),
+                uses=(C.LWW,)),
+        Planned("pitfall-write-after-failed-acquire", "Pitfall: writing after a failed "
+                "acquire"),
+        Planned("pitfall-slow-write", "Pitfall: a critical section that outlives its lease"),
+        Planned("pitfall-read-outside-lock", "Pitfall: the read outside the lock",
+                uses=(C.CAS, C.TOKEN)),
     )),
 )  # fmt: skip

@@ -54,7 +54,7 @@ def test_the_lessons_follow_the_course_order() -> None:
     assert ranks == sorted(ranks)
 
 
-def test_the_course_comes_in_modules_single_redis_first_the_debate_last() -> None:
+def test_the_course_comes_in_modules_single_redis_first_beyond_one_lock_last() -> None:
     found = modules()
     assert [m.title for m in found] == [
         "Single Redis",
@@ -64,18 +64,21 @@ def test_the_course_comes_in_modules_single_redis_first_the_debate_last() -> Non
         "etcd",
         "What the storage checks",
         "One pause, every lock service",
+        "Beyond one lock",
     ]
-    assert [m.number for m in found] == list(range(1, 8))
+    assert [m.number for m in found] == list(range(1, 9))
     for module, basic in zip(found, BASICS, strict=False):
         assert module.lessons[0].slug == basic  # the lock doing its job comes first
         assert module.minutes == sum(item.minutes for item in module.lessons)
     backends = {m.slug: {item.scenario.backend for item in m.lessons} for m in found[:5]}
     assert backends == {m.slug: {m.slug} for m in found[:5]}
-    pauses = [item for item in found[-1].lessons if item.scenario.lock_service.fencing]
+    pauses = [item for item in found[-2].lessons if item.scenario.lock_service.fencing]
     assert {item.scenario.fencing for item in pauses} == {True}  # a token saves the data
-    assert {item.scenario.backend for item in found[-1].lessons} >= {"zookeeper", "redlock"}
-    kinds = {item.scenario.storage_kind for item in found[-2].lessons}
-    assert kinds == {"fenced", "plain", "sequencer", "cas"}  # every kind of storage, once at least
+    assert {item.scenario.backend for item in found[-2].lessons} >= {"zookeeper", "redlock"}
+    kinds = {item.scenario.storage_kind for item in found[-3].lessons}
+    assert kinds == {"fenced", "fenced_reads", "plain", "sequencer", "cas"}
+    beyond = {item.scenario.storage_kind for item in found[-1].lessons}
+    assert {"lww", "crdt"} <= beyond  # every kind of storage is taught, once at least
 
 
 def test_a_new_builtin_joins_the_module_of_its_lock_service() -> None:
