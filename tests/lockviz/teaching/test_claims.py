@@ -56,3 +56,11 @@ def test_a_claim_counts_from_the_step_not_from_a_servers_late_report() -> None:
     assert history.granted("bob")["t_ms"] < history.first("restarted", "pg-1")["t_ms"]
     found = CLAIMS[("pg-restart-frees", 4)](history)
     assert found.agrees and found.why == "tokens 1 → 34"
+
+
+def test_a_listing_in_the_wake_ups_own_millisecond_is_not_a_poll() -> None:
+    """A live run of zk-contention (kept in data/ here): bob's listing after his watch fired was
+    stamped in the same millisecond as the wake-up, and the claim first counted it as a poll."""
+    data = Path(__file__).parent / "data" / "zk-contention-listing-same-ms.json"
+    found = CLAIMS[("zk-contention", 3)](History(json.loads(data.read_text())["events"]))
+    assert found.agrees and found.why == "woken: True, listings while waiting: 0"
