@@ -302,9 +302,11 @@ write_is("zk-partition", 6, accepted=False)
 def _both_believe(h: History) -> Finding:
     grant = h.granted("bob", after=h.step(2))
     lost = h.first("lost", "alice")
+    home = h.granted("alice")  # the premise: alice is connected to zk-1, the server cut off
+    on = home.get("node") if home is not None else None
+    ok = on == "zk-1" and grant is not None and ms(lost) > ms(grant)
     return finding(
-        grant is not None and ms(lost) > ms(grant),
-        f"bob granted at {ms(grant):.0f}, alice lost at {ms(lost):.0f}",
+        ok, f"alice on {on}; bob granted at {ms(grant):.0f}, alice lost at {ms(lost):.0f}"
     )
 
 
