@@ -57,10 +57,7 @@ function endLease(d, lease, ev, by) {
   lease.endSeq = ev.seq;
   d.moments.end(lease.item, ev.seq, tOf(ev), { by });
   const belief = d.state.beliefs.find((b) => b.lease === lease);
-  if (belief) {
-    d.moments.open.add(belief.item);
-    d.moments.at(ev.seq, belief.item);
-  }
+  if (belief) d.moments.touch(belief.item, ev.seq);
 }
 
 // expired/deleted: where the SERVER ended a lease. A client-side release end is provisional.
