@@ -12,13 +12,12 @@ from django.utils.html import escape
 from django.views.decorators.http import require_GET
 
 from lockviz import narrator
-from lockviz.catalogue import BACKENDS
 from lockviz.jsontypes import JsonObject
 from lockviz.library import access
 from lockviz.models import Run
 from lockviz.narrator.words import number
 from lockviz.runs import exports
-from lockviz.teaching import reveals
+from lockviz.teaching import following, reveals
 from lockviz.views import HtmxHttpRequest, absolute, ask_first, withheld
 from lockviz.views.pagedata import page_data
 
@@ -47,7 +46,7 @@ def replay_context(
     events and the path of the rest (``chunked``), or no events (the one-file replay carries
     them itself: lockviz.runs.webpage)."""
     scenario = reveals.scenario(run.scenario, hidden)
-    extra: dict[str, Any] = {"scenario": scenario, "nodes": _nodes(run)}
+    extra: dict[str, Any] = {"scenario": scenario, "nodes": following.lifelines(run)}
     if chunked:
         extra["events"], extra["more"] = _chunk(run, hidden, 0)
     return {
@@ -128,16 +127,6 @@ def _story(run: Run, scenario: JsonObject) -> list[dict[str, object]]:
         t_s = item["t_s"]  # formatted here: the template's floatformat costs 0.1 ms a step
         item["when"] = f"{t_s:.2f} s" if isinstance(t_s, int | float) else ""
     return told
-
-
-def _nodes(run: Run) -> list[str]:
-    """The lock servers' lifelines, known before the first event (a replay draws them all)."""
-    service = BACKENDS.get(str(run.scenario.get("backend")))
-    if service is None:
-        return []
-    field = service.node_count_field
-    count = run.scenario.get(field) if field else None
-    return service.nodes(count if isinstance(count, int) else None)
 
 
 @require_GET
