@@ -5,7 +5,9 @@
 // given them: a label wrapped otherwise, placed in its short form or nudged aside says the
 // same). Time marks across the diagram (where a fork parts) too. Sorted, a list with repeats;
 // `diagram` is a LockDiagram.
-window.lockvizMarks = function (diagram) {
+// `captions` false: without the steps' captions in the margin (a compare lane beside another
+// shows only their numbers, the words in each step's tooltip).
+window.lockvizMarks = function (diagram, captions = true) {
   const svg = diagram.svg;
   const layout = diagram.layout;
   const cache = new Map();
@@ -59,7 +61,7 @@ window.lockvizMarks = function (diagram) {
   }
   // Every word drawn.
   for (const t of svg.querySelectorAll("text")) {
-    if (!visible(t) || t.closest("defs")) continue;
+    if (!visible(t) || t.closest("defs") || (!captions && t.closest("g.narration"))) continue;
     for (const words of said(t)) out.push(`“${words}”`);
   }
   for (const g of svg.querySelectorAll("g.time-mark")) if (visible(g)) out.push(["time-mark", ...spans(g)].join(" | "));
