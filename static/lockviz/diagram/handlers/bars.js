@@ -171,7 +171,12 @@ export function paused(d, ev) {
   const x = L.x(ev.actor),
     t0 = tOf(ev);
   const g = pen.group("bg", ev, "pause", null, "pause");
-  const rect = el("rect", { x: x + G.bandLeft, width: G.bandRight - G.bandLeft, fill: pen.url("pause") }, g);
+  // The paused client's own: its lifeline and its bars, within its column, never across the
+  // next client's (whose lease and writes would look paused too).
+  const half = L.colW / 2;
+  const left = Math.max(G.bandLeft, -half),
+    right = Math.min(G.bandRight, half);
+  const rect = el("rect", { x: x + left, width: right - left, fill: pen.url("pause") }, g);
   const pause = { client: ev.actor, t0, rect, g, x };
   pause.item = d.moments.dynamic({ update: (it) => bar(d, it, pause, rect, g), node: g });
   state.pauses.push(pause);
