@@ -252,3 +252,41 @@ def side_by_side(people: dict[str, Any], name: str) -> None:
             [base64.b64encode(shot).decode() for shot in (teacher, page.screenshot())],
         )
         (shots / f"{name}-{student}.png").write_bytes(base64.b64decode(joined))
+
+
+DIAGRAM_TOP = "() => document.getElementById('diagram').getBoundingClientRect().top + scrollY"
+
+
+@pytest.mark.parametrize("presenter", [False, True], ids=["laptop", "projector"])
+def test_nothing_above_the_diagram_moves_it_while_a_live_run_plays_and_ends(
+    app_server: AppServer, browser: Any, presenter: bool
+) -> None:
+    """A live lesson's line ("Running live on …", "Ran live on …") and a live run's fault bar
+    keep the room their words will need: the diagram under them stays where it was drawn
+    (issue 38: it moved about 25 px as the line grew, 40 px as the fault bar folded)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    if presenter:
+        context.add_init_script("localStorage.setItem('lockviz-presenter', '1')")
+    page = context.new_page()
+    try:
+        for start, button, ended in (
+            (
+                "/lessons/gc-pause-fenced/",
+                "Start the lesson on live servers",
+                "#live[data-status=finished]",
+            ),
+            ("/", "Run on live servers", "#run-status[data-status=finished]"),
+        ):
+            page.goto(app_server.url + start)
+            scope = page.locator("#scenario-gc-pause-fenced") if start == "/" else page
+            scope.get_by_role("button", name=button).click()
+            page.locator("svg#diagram .lifeline-header").first.wait_for()
+            tops = {round(page.evaluate(DIAGRAM_TOP))}
+            while not page.locator(ended).count():
+                tops.add(round(page.evaluate(DIAGRAM_TOP)))
+                page.wait_for_timeout(50)
+            page.wait_for_timeout(1500)  # the verdict and the end's words are in
+            tops.add(round(page.evaluate(DIAGRAM_TOP)))
+            assert len(tops) == 1, (start, sorted(tops))
+    finally:
+        context.close()
