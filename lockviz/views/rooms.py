@@ -260,6 +260,7 @@ def run_for_followers(request: HtmxHttpRequest, run_id: str) -> JsonResponse:
             scenario=following.scenario(run, withheld(request, run)),
             replay=reverse("replay", args=[run.pk]),
             verdict=reverse("verdict", args=[run.pk]),
+            lane_verdict=reverse("compare_verdict", args=[run.pk]),  # in short, as a lane's
             drawn=following.drawn(run),
         )
     )

@@ -1,7 +1,8 @@
 // A student's page in a room, when the presenter shows a fork beside its original (the compare
 // page): the original, whole, in a second diagram beside the one that follows the presenter,
 // drawn as the compare page draws its lane (drawing.js "lane": one time axis for both, the moment
-// they part marked across both), with its verdict under it. The original had ended before the
+// they part marked across both), with its verdict in short under it (as a compare lane's: the
+// fork's is the page's own, under both). The original had ended before the
 // fork was made, so showing it whole tells nothing the projector does not.
 //
 // showBeside(id, fork) opens run `id` beside run `fork` (null: none, the second diagram folds
@@ -37,7 +38,7 @@ export function showBeside(id, fork) {
       onEvent: (ev) => diagram.add(ev),
       onDone: () => {
         if (!verdict || shown !== mine) return;
-        fetch(meta.verdict)
+        fetch(meta.lane_verdict)
           .then((r) => r.text())
           .then((html) => {
             if (shown === mine) verdict.innerHTML = html;

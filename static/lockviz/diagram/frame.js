@@ -242,11 +242,14 @@ export class Frame {
     const y = L.y(mark.tMs);
     const g = el("g", { class: "time-mark" }, this.d.surface.layers.grid);
     el("line", { class: "time-mark-line", x1: L.G.axisX, x2: L.width - 8, y1: y, y2: y }, g);
-    el("text", { class: "time-mark-label", x: L.G.axisX + 6, y: y - 5 }, g).textContent = mark.text;
+    // Its words over the bars (with a label's halo), never under one: a bar across the moment
+    // would cut them ("what if…? ▮ rts from here").
+    const words = el("g", { class: "time-mark time-mark-words" }, this.d.surface.layers.labels);
+    el("text", { class: "label time-mark-label", x: L.G.axisX + 6, y: y - 5 }, words).textContent = mark.text;
     // Its words keep their place: the run's labels find theirs around them.
     const { measure, placer } = this.d;
     if (!placer) return;
-    const font = measure.font("time-mark", "time-mark-label");
+    const font = measure.font("time-mark", "label time-mark-label");
     placer.block({
       kind: "box",
       x1: L.G.axisX,

@@ -190,5 +190,9 @@ export function resumed(d, ev) {
   if (!pause) return;
   moments.end(pause.item, ev.seq, tOf(ev));
   const lg = pen.group("labels", ev, "resume-label");
-  pen.label(lg, said(ev).label, pause.x + 10 * L.scale, L.y(tOf(ev)) - 6 * L.scale, "start", "muted");
+  // At its moment, beside the band's end, right or left of the lifeline (in a compare lane, only
+  // there: pen.js).
+  const y = L.y(tOf(ev)) - 6 * L.scale;
+  const left = { x: pause.x - 30 * L.scale, anchor: "end" };
+  pen.label(lg, said(ev).label, pause.x + 10 * L.scale, y, "start", "muted", { alt: [left] });
 }
