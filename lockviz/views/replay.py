@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET
 from lockviz import narrator
 from lockviz.jsontypes import JsonObject
 from lockviz.library import access
-from lockviz.models import Run
+from lockviz.models import Run, SavedRun, Visibility
 from lockviz.narrator.words import number
 from lockviz.runs import exports
 from lockviz.teaching import following, reveals
@@ -35,6 +35,7 @@ def replay(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         return ask_for_outcome(request, run, hidden, "replay")
     context = replay_context(request, run, hidden)
     context["embed_snippet"] = embed_snippet(request, run)
+    context["embed_private"] = private_embed(request, run)
     return render(request, "lockviz/replay.html", context)
 
 
@@ -67,6 +68,17 @@ def embed_snippet(request: HtmxHttpRequest, run: Run) -> str:
         f'<iframe src="{escape(src)}" title="{title}" width="100%" height="760" '
         'style="border:1px solid #d0d7de;border-radius:8px" loading="lazy"></iframe>'
     )
+
+
+def private_embed(request: HtmxHttpRequest, run: Run) -> dict[str, object] | None:
+    """A private run's embed shows it to its teacher and their class only (every other reader
+    gets templates/lockviz/embed_refused.html): the snippet says so, and offers its teacher to
+    make it unlisted (the Save box's form, lockviz.views.library.save_run). None: not private."""
+    saved = SavedRun.objects.filter(run=run).only("visibility", "user_id", "title").first()
+    if saved is None or saved.visibility != Visibility.PRIVATE:
+        return None
+    mine = request.user.is_authenticated and saved.user_id == request.user.pk
+    return {"mine": mine, "title": saved.title, "back": request.get_full_path()}
 
 
 def _stop_at(request: HtmxHttpRequest) -> int | None:
