@@ -30,8 +30,9 @@ if [ "$MODE" = server ]; then
 fi
 if [ "$MODE" = test ]; then
   # chromium drives the browser tests; docker-compose (the engine-less client) checks the file;
-  # nginx-light and caddy run the shipped proxy configurations in tests/deploy.
-  PACKAGES+=(chromium fonts-dejavu-core docker-compose nginx-light caddy)
+  # nginx-light and caddy run the shipped proxy configurations in tests/deploy; nginx and curl
+  # are a server's, for the documented route a test runs on a machine of its own (test_route.py).
+  PACKAGES+=(chromium fonts-dejavu-core docker-compose nginx-light nginx curl caddy)
 fi
 if [ "${2:-}" = --list ]; then
   echo "Debian packages: ${PACKAGES[*]}"

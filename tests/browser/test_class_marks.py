@@ -169,7 +169,7 @@ def test_a_lesson_run_live_in_the_room_and_its_replay_are_drawn_alike_for_every_
     for _ in range(200):
         if teacher.locator("#end").is_visible():
             break
-        if teacher.locator("#checkpoint:not([hidden]) #question").is_visible():
+        if teacher.locator("#next-say[aria-disabled=true]").count():  # a question waits
             ask_and_reveal(teacher)
         teacher.keyboard.press("n")
     drawn = alike_at_a_moment(klass, walk, presenter_at(teacher), "the lesson at its end")
@@ -261,7 +261,7 @@ def ask_and_reveal(teacher: Any) -> None:
     as its own and goes on (the class may read the step's narration from then on)."""
     teacher.get_by_role("button", name="Ask the class this checkpoint").click()
     teacher.locator("#room-reveal").click()
-    teacher.locator("#result:not([hidden]) #mark:not(:empty)").wait_for()
+    teacher.locator("#next-say[aria-disabled=false]").wait_for()  # the lesson took the answer
     teacher.locator("#room-revealed .fold").click()
 
 
