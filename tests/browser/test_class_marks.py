@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.browser.conftest import entry, separate
+from tests.browser.test_accessibility import violations
 from tests.browser.test_forks import to_moment
 from tests.browser.test_free_play import GRANTED_TO
 from tests.browser.test_rooms import join, presenter_at, settled_at
@@ -173,6 +174,8 @@ def test_a_lesson_run_live_in_the_room_and_its_replay_are_drawn_alike_for_every_
             ask_and_reveal(teacher)
         teacher.keyboard.press("n")
     drawn = alike_at_a_moment(klass, walk, presenter_at(teacher), "the lesson at its end")
+    for name in STUDENTS:
+        assert violations(klass[name]) == [], name
     assert held_bars(drawn) >= 5, drawn  # and bob's lease and belief
     side_by_side(klass, "i38-lesson")
 
@@ -252,6 +255,7 @@ def test_free_play_and_a_fork_beside_its_original_are_drawn_alike_for_every_stud
         student = klass[name]
         student.locator("#beside-verdict .lane-headline").wait_for()
         student.locator("#follow-verdict .headline").wait_for()
+        assert violations(student) == [], name
     for name, page in klass.items():
         assert page.errors == [], name
 

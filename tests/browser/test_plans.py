@@ -17,6 +17,7 @@ import pytest
 
 from tests.browser.conftest import FLAGS, entry, separate  # noqa: F401 (the same chromium, the same flags)
 from tests.browser.recorded import import_run
+from tests.browser.test_accessibility import violations
 from tests.browser.test_rooms import join, listen, nothing_beyond, settled_at
 from tests.conftest import ROOT, AppServer
 
@@ -217,6 +218,7 @@ def test_a_plan_carries_the_class_from_item_to_item(app_server: AppServer, brows
         for student in students:
             settled_at(student, 5)
             student.wait_for_function(IN_VIEW)
+            assert violations(student) == []
             student.evaluate("window.scrollTo(0, document.body.scrollHeight)")
         entry(teacher)
         teacher.evaluate("window.entry.replay.play()")
@@ -239,6 +241,7 @@ def test_a_plan_carries_the_class_from_item_to_item(app_server: AppServer, brows
             assert student.locator("#follow-status").inner_text() == "following"
             box = student.locator("#follow-poll .choice").last.bounding_box()
             assert box and box["y"] + box["height"] <= student.viewport_size["height"]
+            assert violations(student) == []
         students[0].get_by_role("button", name=re.compile("^Bob")).click()
         students[1].get_by_role("button", name=re.compile("^Both")).click()
         teacher.locator(".room-tally", has_text="2 of 3 answered").wait_for()
@@ -252,8 +255,10 @@ def test_a_plan_carries_the_class_from_item_to_item(app_server: AppServer, brows
         box = shown.bounding_box()
         assert box and box["y"] < 720 / 2 and box["y"] + box["height"] <= 720
         teacher.screenshot(path=str(ROOT / "screenshots" / "plan-poll-reveal-1280x720.png"))
+        assert violations(teacher) == []
         for student in students:
             student.locator(".poll-answer, .poll-reveal .bars li").first.wait_for()
+            assert violations(student) == []
 
         # One key back: the replay, each student at its moment again.
         teacher.keyboard.press("PageUp")
