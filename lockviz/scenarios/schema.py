@@ -193,7 +193,7 @@ def parse(data: object, allow_empty: bool = False) -> Scenario:
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
-        raise ScenarioError([_describe(error) for error in exc.errors()]) from None
+        raise ScenarioError([describe(error) for error in exc.errors()]) from None
     problems = rules.cross_check(scenario)
     if not scenario.steps and not allow_empty:
         problems.insert(0, "steps: a scenario needs at least one step")
@@ -212,7 +212,7 @@ def check_step(scenario: Scenario, data: object, at_ms: int = 0) -> Step:
     try:
         step = Step.model_validate({**data, "at_ms": 0})
     except ValidationError as exc:
-        raise ScenarioError([_describe(error) for error in exc.errors()]) from None
+        raise ScenarioError([describe(error) for error in exc.errors()]) from None
     problems = rules.step_problems(
         step, list(scenario.clients), scenario.servers, scenario.lock_service
     )
@@ -245,7 +245,8 @@ def _part(part: int | str) -> str:
     return f"[{json.dumps(part if len(part) <= 40 else part[:39] + '…')}]"
 
 
-def _describe(error: ErrorDetails) -> str:
+def describe(error: ErrorDetails) -> str:
+    """One of pydantic's errors as a problem named by its field (``steps[3].ms: ...``)."""
     where = "".join(_part(part) for part in error["loc"])
     where = where.lstrip(".") or "scenario"
     kind, message = error["type"], error["msg"]

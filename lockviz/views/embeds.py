@@ -68,6 +68,8 @@ def embed_plan(request: HtmxHttpRequest, plan_id: str) -> HttpResponse:
         link = ""
         if item.kind == "lesson":
             link = reverse("lesson", args=[item.lesson])
+        elif item.kind == "exercise":
+            link = reverse("exercise", args=[item.exercise])
         elif item.kind == "scenario":
             opened = (
                 f"?from={item.slug}" if item.slug else f"?s={editor.encode(item.scenario or {})}"

@@ -149,7 +149,7 @@ function startWalkthrough(data) {
     diagram.showUpTo(0);
     diagram.addAll(events.map(forDiagram));
     pos = 0;
-    mark(data.slug, "started");
+    mark(data.slug, "started", data.progress_url);
     render();
     store.refetch().then(render); // answered before in this tab, in another session
   }
@@ -243,7 +243,7 @@ function startWalkthrough(data) {
     if (atEnd && ui.end.hidden) requestAnimationFrame(() => ui.end.scrollIntoView({ block: "nearest" }));
     ui.end.hidden = !atEnd;
     showAfter(atEnd);
-    if (atEnd) mark(data.slug, "done");
+    if (atEnd) mark(data.slug, "done", data.progress_url);
     ui.back.disabled = ui.prevSay.disabled = pos === 0;
     ui.next.disabled = ui.nextSay.disabled = pos === last();
     ui.next.setAttribute("aria-disabled", String(blocked(pos)));
