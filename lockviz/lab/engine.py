@@ -405,6 +405,7 @@ class RunEngine:
             "clients": list(s.clients),
             "nodes": s.nodes,
             "storage": "storage",
+            **({"replicas": s.storages} if len(s.storages) > 1 else {}),
             "servers": addresses,
             "duration_ms": s.duration_ms,
             "lab": self.lab.kind,

@@ -18,6 +18,10 @@ from lockviz.narrator.storage import (
     check_subject,
     compared,
     duplicate,
+    replica_label,
+    replica_request,
+    replica_result,
+    replicated,
     write_basis,
     write_mark,
 )
@@ -52,7 +56,9 @@ def say_reply(memory: Memory, e: Event) -> Said:
 
 def _args(memory: Memory, e: Event) -> str:
     args = []
-    if e.get("op") == "write":
+    if e.get("op") in ("write", "merge") and (e.get("stamp") or e.get("holds") or e.get("values")):
+        args.append(replica_request(e, memory.storage == "crdt"))
+    elif e.get("op") == "write":
         args.append(f"value {e.get('value')!r} with {memory.token(e.get('token'))}")
         args.extend(write_basis(e))
     elif e.get("op") == "check":
@@ -75,6 +81,8 @@ def _request_label(memory: Memory, e: Event) -> str:
         if memory.backend == "postgres":
             return "try advisory lock" if ttl is None else f"advisory lock ({duration(ttl)})"
         return "acquire" + (f" ttl {ttl} ms" if ttl is not None else "")
+    if op == "write" and e.get("stamp") is not None:
+        return replica_request(e, memory.storage == "crdt", short=True)
     if op == "write":
         value = e.get("value") if e.get("value") is not None else ""
         return f"write {value} ({memory.token(e.get('token'))})" + "".join(
@@ -93,12 +101,19 @@ def _request_label(memory: Memory, e: Event) -> str:
 def _result(memory: Memory, e: Event) -> str:
     if e.get("op") in STORAGE_RESULTS and e.get("ok"):
         return STORAGE_RESULTS[str(e["op"])](e)
+    if e.get("op") == "write" and replicated(e):
+        told = replica_result(e)
+        return f"OK, but kept another write: {told}" if e.get("kept") is False else f"OK: {told}"
     if e.get("op") == "write" and "accepted" in e:
         if e.get("duplicate"):
             return duplicate(e)
         return "accepted" if e["accepted"] else f"REJECTED ({e.get('reason')})"
     if e.get("error"):
         return f"failed: {plain_error(e['error'])}"
+    if e.get("ok") and e.get("op") == "leader":
+        return f"{e.get('value')} leads ({memory.token(e.get('token'))})"
+    if e.get("ok") and e.get("op") == "campaign":
+        return f"elected ({memory.token(e.get('token'))})"
     if e.get("ok"):
         return f"OK {memory.token(e['token'])}" if e.get("token") is not None else "OK"
     refused = _refusal(memory, e)
@@ -141,6 +156,8 @@ def _reply_label(memory: Memory, e: Event) -> tuple[str, str]:
 
 def _storage_label(memory: Memory, e: Event) -> tuple[str, str]:
     """(label, short) for the storage's answer, or the lock service's to its check."""
+    if replicated(e):
+        return replica_label(e), ""
     if e.get("op") in STORAGE_RESULTS:
         return STORAGE_RESULTS[str(e["op"])](e), ""
     if e.get("duplicate"):
@@ -178,6 +195,12 @@ _REQUESTS: dict[str, Callable[[Event], str]] = {
     "children": lambda e: "list the queue" + (" + watch it" if e.get("watch") else ""),
     "watch": lambda e: f"watch {queue_name(e.get('path'))}",
     "delete": lambda e: f"delete {queue_name(e.get('path'))}",
+    # a leader election's own calls (etcd's election API; ZooKeeper's recipe)
+    "campaign": lambda e: "campaign: lead when the keys ahead are gone",
+    "claim": lambda e: "is my key still there?",
+    "resign": lambda e: "resign: delete my key if still mine",
+    "leader": lambda e: "who leads?",
+    "proclaim": lambda e: f"proclaim {e.get('value')}",
 }
 
 # (label, short) of a yes, by op, where the yes carries more than "OK".
@@ -189,6 +212,10 @@ _REPLIES: dict[str, Callable[[Memory, Event], tuple[str, str]]] = {
     "children": lambda m, e: (_queue(e.get("children")), "queue"),
     "watch": lambda m, e: ("watching" if e.get("exists") else "already gone", ""),
     "delete": lambda m, e: ("deleted", ""),
+    "campaign": lambda m, e: (f"elected · {m.token(e.get('token'))}", "elected"),
+    "claim": lambda m, e: ("still mine", ""),
+    "resign": lambda m, e: ("resigned", ""),
+    "leader": lambda m, e: (f"{e.get('value')} leads · {m.token(e.get('token'))}", "leader"),
     "lock": lambda m, e: (
         ("queued: waits its turn", "queued")
         if e.get("token") is None

@@ -18,7 +18,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from pydantic_core import ErrorDetails
 
 from lockviz import plaintext
-from lockviz.catalogue import BACKENDS, STORAGE, STORAGE_KINDS, Backend
+from lockviz.catalogue import BACKENDS, STORAGE_KINDS, Backend
 from lockviz.errors import ScenarioError
 from lockviz.jsontypes import JsonObject
 from lockviz.scenarios import rules
@@ -52,6 +52,7 @@ class Expect(_Strict):
     liveness: Literal["ok", "stuck"] | None = None
     stuck_clients: list[Name] | None = Field(default=None, max_length=MAX_CLIENTS)
     wakeups: int | None = Field(default=None, ge=0)
+    lost_updates: int | None = Field(default=None, ge=0)
 
     def as_dict(self) -> dict[str, object]:
         return self.model_dump(exclude_none=True)
@@ -157,9 +158,14 @@ class Scenario(_Strict):
         return self.lock_service.nodes(self.node_count)
 
     @property
+    def storages(self) -> list[str]:
+        """The storage's servers: ``storage``, and its second replica when it has one."""
+        return list(STORAGE_KINDS[self.storage_kind].replicas)
+
+    @property
     def servers(self) -> list[str]:
         """Every server a run of this scenario needs: the lock servers and the storage."""
-        return [*self.nodes, STORAGE]
+        return [*self.nodes, *self.storages]
 
     @property
     def duration_ms(self) -> int:
@@ -214,7 +220,7 @@ def check_step(scenario: Scenario, data: object, at_ms: int = 0) -> Step:
     except ValidationError as exc:
         raise ScenarioError([describe(error) for error in exc.errors()]) from None
     problems = rules.step_problems(
-        step, list(scenario.clients), scenario.servers, scenario.lock_service
+        step, list(scenario.clients), scenario.servers, scenario.lock_service, scenario.variant
     )
     if problems:
         raise ScenarioError(problems)

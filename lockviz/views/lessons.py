@@ -104,7 +104,12 @@ def walkthrough(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 def _checkpoints(lesson: lessons.Lesson) -> dict[str, dict[str, str]]:
     """Each checkpoint step's words before it is answered, by step index."""
     steps = [step.to_json() for step in lesson.scenario.steps]
-    return {str(i): narrator.checkpoint(step, i) for i, step in enumerate(steps) if step.get("ask")}
+    election = narrator.electing(lesson.scenario.to_json())
+    return {
+        str(i): narrator.checkpoint(step, i, election)
+        for i, step in enumerate(steps)
+        if step.get("ask")
+    }
 
 
 def _unspoilt(event: dict[str, object], hidden: dict[str, dict[str, str]]) -> dict[str, object]:

@@ -131,7 +131,7 @@ def _story(run: Run, scenario: JsonObject) -> list[dict[str, object]]:
     taken = {index: (seq, t_ms) for index, seq, t_ms in steps_taken}
     found = scenario.get("steps")
     steps = found if isinstance(found, list) else []
-    told = narrator.story(s for s in steps if isinstance(s, dict))
+    told = narrator.story((s for s in steps if isinstance(s, dict)), narrator.electing(scenario))
     for item in told:
         seq, t_ms = taken.get(item["index"], (None, None))
         item["seq"] = seq

@@ -1,13 +1,18 @@
-"""etcd: the lease lock of algorithms.etcd_lock on ``etcd-1``.
+"""etcd: the lease lock of algorithms.etcd_lock on ``etcd-1``, or (the ``election`` variant)
+a candidate of algorithms.etcd_election.
 
 The lab's keys live under ``lockviz/``: etcd's lock service queues lock keys under
 ``lockviz/lock/<lease>``, and holders record their name under ``lockviz/owners/<lease>`` with
-the same lease (the watcher, :mod:`lockviz.lab.watchers.etcd`, reads both).
+the same lease (the watcher, :mod:`lockviz.lab.watchers.etcd`, reads both). An election named
+``lockviz/lock`` keeps its candidates' keys in the very same place (etcd names both after the
+lease), and its leader records its name there too: one watcher follows either, and the storage's
+sequencer check asks about a leader's key as about a holder's.
 """
 
 from __future__ import annotations
 
 from algorithms.clock import Clock
+from algorithms.etcd_election import EtcdElection
 from algorithms.etcd_gateway import Gateway
 from algorithms.etcd_lock import EtcdLock
 from algorithms.events import EventSink, Reporter
@@ -25,7 +30,8 @@ LOCK = LOCK_NAME  # the lock, as its sequencers name it
 def make_lock(config: ClientConfig, clock: Clock, emit: EventSink) -> EtcdLock:
     node = config.nodes[0]
     host, port = config.address(node)
-    return EtcdLock(
+    kind = EtcdElection if config.variant == "election" else EtcdLock
+    return kind(
         Gateway(host, port, node=node, timeout_ms=config.call_timeout_ms),
         LOCK_NAME,
         **lock_parts(config, clock, emit),

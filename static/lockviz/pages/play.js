@@ -1,5 +1,6 @@
 // The free-play page (templates/lockviz/play.html): before a session, its setup form (Redlock
-// cannot fence: the fencing box follows the backend chosen); during one, the session's live
+// cannot fence: the fencing box follows the backend chosen; only the chosen backend's variants
+// are shown); during one, the session's live
 // diagram beside its fault panels (fault-controls.js), each lifeline header taking you to its
 // panel, and the page following the latest moment unless told not to.
 //
@@ -87,10 +88,12 @@ function wireSetup(form) {
   form.dataset.wired = "yes";
   const fencing = form.querySelector("#play-fencing");
   const notes = form.querySelectorAll(".no-fencing-note");
+  const variants = form.querySelectorAll(".variant-choice");
   let wanted = fencing.checked;
   const sync = () => {
     const chosen = form.querySelector("input[name=backend]:checked");
     const name = chosen ? chosen.value : "";
+    variants.forEach((choice) => (choice.hidden = choice.dataset.backend !== name));
     let forced = false;
     notes.forEach((note) => {
       const on = note.dataset.backend === name;

@@ -65,16 +65,19 @@ def test_the_course_comes_in_modules_single_redis_first_the_storage_last() -> No
         "etcd",
         "Fencing and beyond",
         "What the storage checks",
+        "Beyond one lock",
     ]
-    assert [m.number for m in found] == list(range(1, 8))
+    assert [m.number for m in found] == list(range(1, 9))
     for module, basic in zip(found, BASICS, strict=False):
         assert module.lessons[0].slug == basic  # the lock doing its job comes first
         assert module.minutes == sum(item.minutes for item in module.lessons)
     backends = {m.slug: {item.scenario.backend for item in m.lessons} for m in found[:5]}
     assert backends == {m.slug: {m.slug} for m in found[:5]}
-    assert {item.scenario.fencing for item in found[-2].lessons} == {True}
-    kinds = {item.scenario.storage_kind for item in found[-1].lessons}
-    assert kinds == {"fenced", "plain", "sequencer", "cas"}  # every kind of storage, once at least
+    assert {item.scenario.fencing for item in found[-3].lessons} == {True}
+    kinds = {item.scenario.storage_kind for item in found[-2].lessons}
+    assert kinds == {"fenced", "fenced_reads", "plain", "sequencer", "cas"}
+    beyond = {item.scenario.storage_kind for item in found[-1].lessons}
+    assert {"lww", "crdt"} <= beyond  # every kind of storage is taught, once at least
 
 
 def test_a_new_builtin_joins_the_module_of_its_lock_service() -> None:
