@@ -134,6 +134,13 @@ def test_the_redis_lessons_have_their_own_takeaway_and_checkpoints() -> None:
     assert write.do == "write" and write.client == "alice" and "storage" in write.ask.question
 
 
+def test_zk_contention_narrates_every_step() -> None:
+    """Its walkthrough says something at each step: none reads "(This step has no narration:
+    watch the diagram.)" (issue 38: step 6, Bob's release, did)."""
+    steps = builtin()["zk-contention"].steps
+    assert [n for n, step in enumerate(steps, start=1) if not step.say] == []
+
+
 RECORDED = Path(__file__).parents[2] / "browser" / "data" / "runs"  # a real run of each built-in
 
 
