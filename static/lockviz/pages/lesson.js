@@ -19,6 +19,7 @@
 // Exports `walkthrough` {diagram, pos, events} while a run is told (the browser tests read it).
 
 import { LockDiagram } from "../diagram/diagram.js";
+import { drawnEvent, drawingOf } from "../drawing.js";
 import { allEvents } from "../event-chunks.js";
 import { Answers } from "../lesson-answers.js";
 import { lessonKeys } from "../lesson-keys.js";
@@ -74,17 +75,9 @@ function startWalkthrough(data) {
     after: $("after"),
   };
   const hidden = data.hidden || {};
-  const durationMs = Math.max(...steps.map((s) => s.at_ms + Math.max(s.ms || 0, 0))) + 800;
   const svg = $("diagram");
   const diagram = new LockDiagram(svg, {
-    clients: scenario.clients,
-    nodes: data.nodes,
-    storage: "storage",
-    backend: scenario.backend,
-    durationMs,
-    pxPerMs: Math.min(0.4, Math.max(0.12, 760 / durationMs)),
-    narrationWidth: 210,
-    columnWidth: scenario.clients.length + data.nodes.length > 4 ? 130 : 170, // Redlock: 5 nodes
+    ...drawingOf("lesson", { scenario, nodes: data.nodes }),
     fit: presenter.on ? svg.parentElement : null,
   });
   presenter.adopt(diagram, svg.parentElement);
@@ -177,13 +170,7 @@ function startWalkthrough(data) {
 
   // A checkpoint's step as the narrator tells it before it is answered (the page data's events
   // come that way; live ones are made so here).
-  function forDiagram(ev) {
-    const words = ev.kind === "step" ? hidden[String(ev.index)] : null;
-    if (!words) return ev;
-    const told = Object.assign({}, ev, { said: words });
-    delete told.say;
-    return told;
-  }
+  const forDiagram = (ev) => drawnEvent("lesson", ev, hidden);
 
   const askAt = (p) => told.askAt(p);
   const blocked = (p) => told.blocked(p);
