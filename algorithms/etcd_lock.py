@@ -145,13 +145,14 @@ class EtcdLock(LockBase):
         """
         suffix = f"{int(lease_id):x}"  # etcd's concurrency.Mutex names the key after the lease
         key = f"{self.name}/{suffix}"
-        call = self._report.request(self.node, "lock", lease=lease_id)
+        asked = self._report.asking(self.node, "lock", lease=lease_id)
         txn = _enqueue_txn(self.name, key, self.owner_prefix + suffix, self.owner, lease_id)
         try:
-            reply = self.gateway.call("/v3/kv/txn", txn)
+            reply = self.gateway.call("/v3/kv/txn", txn, sent=asked.call)
         except BackendUnavailable as exc:
-            self._report.reply(call, self.node, "lock", False, error=exc.detail)
+            self._report.reply(asked.call(), self.node, "lock", False, error=exc.detail)
             return None, None, exc.detail
+        call = asked.call()
         if "error" in reply:  # e.g. "etcdserver: requested lease not found"
             self._report.reply(call, self.node, "lock", False, error=str(reply["error"]))
             return None, None, str(reply["error"])
@@ -263,13 +264,15 @@ class EtcdLock(LockBase):
     def _call(
         self, op: str, path: str, body: dict[str, Any], via: Gateway | None = None, **args: Any
     ) -> tuple[int, dict[str, Any] | None]:
-        """Report the request and make it; a failure is reported here and answers ``None``."""
-        call = self._report.request(self.node, op, **args)
+        """Make the request and report it (as it is on its way: its event is encoded while the
+        member works on it); a failure is reported here and answers ``None``."""
+        asked = self._report.asking(self.node, op, **args)
         try:
-            reply = (via or self.gateway).call(path, body)
-        except BackendUnavailable as exc:
-            self._report.reply(call, self.node, op, False, error=exc.detail)
-            return call, None
+            reply = (via or self.gateway).call(path, body, sent=asked.call)
+        except BackendUnavailable as exc:  # reported (if it was not sent), then its failure
+            self._report.reply(asked.call(), self.node, op, False, error=exc.detail)
+            return asked.call(), None
+        call = asked.call()
         if "error" in reply:  # etcd's own words, e.g. "etcdserver: requested lease not found"
             self._report.reply(call, self.node, op, False, error=str(reply["error"]))
             return call, None

@@ -45,15 +45,14 @@ from urllib.parse import parse_qs
 from autobahn.websocket.protocol import PreparedMessage
 from channels.db import database_sync_to_async
 from django.conf import settings
-from django.db.models import F
 
 from lockviz import accounts, broadcast, frames, jsontext
 from lockviz.audience import Now, audience
 from lockviz.broadcast import EventMessage, Message
+from lockviz.consumers import arrivals
 from lockviz.consumers.stream import BEHIND, NOT_FOUND, Stream
 from lockviz.frames import Frame
 from lockviz.jsontypes import JsonObject
-from lockviz.library import access
 from lockviz.models import Run
 from lockviz.narrator import Told
 from lockviz.ops import metrics
@@ -65,7 +64,7 @@ log = logging.getLogger(__name__)
 
 RESUME_EVERY_S = 0.5  # a viewer's resumes: at most one per this long
 RESUMES = 20  # and at most this many per connection (the page resumes only on a gap)
-PAGE = 500  # events read and sent in one go before the stream lets others' messages through
+PAGE = arrivals.PAGE  # events read and sent in one go before others' messages go through
 FRAME_BYTES = 1024 * 1024  # a live event's frame, from the channel layer (lockviz.broadcast)
 
 
@@ -75,7 +74,10 @@ class RunConsumer(Stream):
     (lockviz.consumers.stream)."""
 
     async def connect(self) -> None:
-        if not await self.take_share():  # one of its address's streams (lockviz.shares)
+        # Answered at once (the page's first event waits for the handshake), then counted: one
+        # of its address's streams (lockviz.shares), or told why not and closed.
+        await self.accept()
+        if not await self.take_share(accepted=True):
             return
         self.run_id: str = self.scope["url_route"]["kwargs"]["run_id"]
         self.sent = 0
@@ -90,7 +92,6 @@ class RunConsumer(Stream):
         self.hidden: frozenset[int] = frozenset()  # checkpoints not revealed to this viewer
         write = self.scope.get(frames.PREPARED)  # under Daphne: one framing for every viewer
         self.write: Callable[[PreparedMessage], bool] | None = write if callable(write) else None
-        await self.accept()
         after = _read_after(parse_qs(self.scope.get("query_string", b"").decode()).get("after"))
         if isinstance(after, str):
             await self.error(after)
@@ -100,23 +101,26 @@ class RunConsumer(Stream):
         # dropped by seq if the catch-up already delivered it.
         self.holding += 1
         try:
-            self.watching = False  # counted in the run's watchers (a queued run needs one)
-            await self.hold(database_sync_to_async(self._unwatch))
             await self.hold(self._leave_audience)
             await audience().join(self.group, self)
-            # One trip to the database: a class that arrives at once queues on one thread.
-            # (Who it is reads the session, which may touch the database: on that thread too.)
-            arrived = await database_sync_to_async(self._arrive)(after)
+            # Read with the others of its wave: a class that arrives at once shares a few
+            # trips to the database (lockviz.consumers.arrivals). Who it is reads the session,
+            # which may touch the database: on that trip too.
+            arrived = await arrivals.arrive(
+                self.run_id, after, lambda: accounts.in_scope(self.scope)
+            )
             if arrived is None:
                 await self.error(f"there is no run {self.run_id!r}")
                 await self.close(code=NOT_FOUND)
                 return
+            arrivals.watch(self.run_id)  # a queued run with nobody watching is cancelled
+            await self.hold(self._unwatch)
             metrics.viewers("run", +1)
             await self.hold(self._ungauge)
-            run, self.hidden, told = arrived
+            run, self.hidden = arrived.run, arrived.hidden
             self.scenario = run.scenario
-            await self._send_status(run.status, await position(run))
-            await self._catch_up(after, run, told)
+            await self._send_status(run.status, arrived.position)
+            await self._catch_up(after, run, arrived.told, arrived.more, arrived.frame)
         finally:
             self.holding -= 1
         await self._release_held()
@@ -124,17 +128,8 @@ class RunConsumer(Stream):
     async def _leave_audience(self) -> None:
         audience().leave(self.group, self)
 
-    def _arrive(self, after: int) -> tuple[Run, frozenset[int], list[Told]] | None:
-        arrived = arrive(self.run_id, after, accounts.in_scope(self.scope))
-        self.watching = arrived is not None
-        return arrived
-
-    def _unwatch(self) -> None:
-        """On the database's thread, after :meth:`_arrive` even if the stream was cancelled
-        while it ran there: it counted the watcher, this counts it out."""
-        if self.watching:
-            self.watching = False
-            Run.objects.filter(pk=self.run_id).update(watchers=F("watchers") - 1)
+    async def _unwatch(self) -> None:
+        arrivals.unwatch(self.run_id)  # counted in memory, written off this path
 
     async def _ungauge(self) -> None:
         metrics.viewers("run", -1)
@@ -225,11 +220,17 @@ class RunConsumer(Stream):
             await self._keeping_up()
 
     async def _catch_up(
-        self, after: int, run: Run | None = None, told: list[Told] | None = None
+        self,
+        after: int,
+        run: Run | None = None,
+        told: list[Told] | None = None,
+        more: bool = False,
+        frame: Frame | None = None,
     ) -> None:
         """Send the stored events after ``after``, read :data:`PAGE` at a time with their
-        words (``told``: the first page, already read), until there are no more or the viewer
-        falls :func:`_keeping_up` behind."""
+        words (``told``: the first page, already read, and ``more`` if it was full; ``frame``:
+        that page as one message, made once for every viewer of its wave), until there are no
+        more or the viewer falls :func:`_keeping_up` behind."""
         self.holding += 1
         try:
             if run is None:
@@ -237,8 +238,14 @@ class RunConsumer(Stream):
             while not self.dropped:
                 if told is None:
                     told = await database_sync_to_async(reveals.told)(run, self.hidden, after, PAGE)
-                await self._send_events(told)
-                if len(told) < PAGE or not await self._keeping_up():
+                    more = len(told) == PAGE
+                if frame is not None and self.sent == after and told:
+                    self.sent = int(str(told[-1]["seq"]))
+                    await frames.send(self, frame)
+                else:
+                    await self._send_events(told)
+                frame = None
+                if not more or not told or not await self._keeping_up():
                     break
                 after, told = int(str(told[-1]["seq"])), None
                 await asyncio.sleep(0)  # a long run goes in pages: others' turn between them
@@ -291,21 +298,6 @@ class RunConsumer(Stream):
         await self.send(
             text_data=json.dumps({"type": "status", "status": status, "position": position})
         )
-
-
-def arrive(
-    run_id: str, after: int, viewer: str = ""
-) -> tuple[Run, frozenset[int], list[Told]] | None:
-    """A viewer arrives (its ``session`` says which browser it is): the run (None if there is
-    none), counted as watched, the checkpoints whose answers it may not read yet
-    (lockviz.teaching.reveals), and the first :data:`PAGE` of the events after ``after`` with
-    their words, without those answers."""
-    run = Run.objects.filter(pk=run_id).first()
-    if run is None or not access.may_see(viewer, run):  # a private saved run: as if none
-        return None
-    Run.objects.filter(pk=run_id).update(watchers=F("watchers") + 1)
-    hidden = reveals.hidden(run, viewer)
-    return run, hidden, reveals.told(run, hidden, after, PAGE)
 
 
 def _read_after(values: Sequence[object] | None) -> int | str:

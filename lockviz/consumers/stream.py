@@ -73,16 +73,17 @@ class Stream(AsyncWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         await self.give_back()
 
-    async def take_share(self) -> bool:
+    async def take_share(self, accepted: bool = False) -> bool:
         """One of its address's streams (lockviz.shares.sockets); False: refused, told why and
-        closed."""
+        closed (``accepted``: the connection was accepted already, the handshake answered
+        before the count)."""
         address = address_in(self.scope)
         try:
             # The shared cache, not the database: off the one thread the database work of a
             # class arriving at once queues on.
             await sync_to_async(sockets.take, thread_sensitive=False)(address)
         except TooMany as refused:
-            await self.refuse(refused.message, SOCKET_REFUSED)
+            await self.refuse(refused.message, SOCKET_REFUSED, accepted)
             return False
         await self.hold(lambda: sync_to_async(sockets.give_back, thread_sensitive=False)(address))
         return True

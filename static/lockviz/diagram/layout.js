@@ -20,7 +20,7 @@ export const BASE = {
   beliefX: -25,
   beliefW: 8,
   barLabelX: -32,
-  bandLeft: -84, // pause band across a client's column
+  bandLeft: -84, // pause band about a client's lifeline, within its column (bars.js)
   bandRight: 112,
   minPair: 8,
   fastPx: 22,

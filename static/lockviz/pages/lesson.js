@@ -19,6 +19,7 @@
 // Exports `walkthrough` {diagram, pos, events} while a run is told (the browser tests read it).
 
 import { LockDiagram } from "../diagram/diagram.js";
+import { drawnEvent, drawingOf } from "../drawing.js";
 import { allEvents } from "../event-chunks.js";
 import { Answers } from "../lesson-answers.js";
 import { lessonKeys } from "../lesson-keys.js";
@@ -30,9 +31,14 @@ import { presenter } from "../presenter.js";
 import { ENDED, openStream, SETTLED } from "../runstream.js";
 import { pageTitle, tell } from "../showing.js";
 import { startSite } from "../site.js";
+import { untilJudged } from "../verdict-fetch.js";
 import { Telling } from "../telling.js";
 
 startSite();
+// A verdict fetched once the run has ended, asked for again while it still says it is going.
+for (const slot of document.querySelectorAll('[hx-trigger="verdict-ready from:body"]')) {
+  untilJudged(slot, () => document.body.dispatchEvent(new Event("verdict-ready")));
+}
 const data = pageData();
 export const walkthrough = data.run ? startWalkthrough(data) : null;
 // Before its run starts, a presenter's room sees which lesson is on screen (its title), and
@@ -69,17 +75,9 @@ function startWalkthrough(data) {
     after: $("after"),
   };
   const hidden = data.hidden || {};
-  const durationMs = Math.max(...steps.map((s) => s.at_ms + Math.max(s.ms || 0, 0))) + 800;
   const svg = $("diagram");
   const diagram = new LockDiagram(svg, {
-    clients: scenario.clients,
-    nodes: data.nodes,
-    storage: "storage",
-    backend: scenario.backend,
-    durationMs,
-    pxPerMs: Math.min(0.4, Math.max(0.12, 760 / durationMs)),
-    narrationWidth: 210,
-    columnWidth: scenario.clients.length + data.nodes.length > 4 ? 130 : 170, // Redlock: 5 nodes
+    ...drawingOf("lesson", { scenario, nodes: data.nodes }),
     fit: presenter.on ? svg.parentElement : null,
   });
   presenter.adopt(diagram, svg.parentElement);
@@ -158,6 +156,9 @@ function startWalkthrough(data) {
     pos = 0;
     mark(data.slug, "started", data.progress_url);
     render();
+    // On a projector the telling starts with the diagram at the top of the screen (under the
+    // room's bar), what is above it scrolled away: 60% of a 720p screen is the diagram's.
+    if (presenter.on) requestAnimationFrame(() => svg.parentElement.scrollIntoView({ block: "start" }));
     store.refetch().then(render); // answered before in this tab, in another session
   }
 
@@ -169,13 +170,7 @@ function startWalkthrough(data) {
 
   // A checkpoint's step as the narrator tells it before it is answered (the page data's events
   // come that way; live ones are made so here).
-  function forDiagram(ev) {
-    const words = ev.kind === "step" ? hidden[String(ev.index)] : null;
-    if (!words) return ev;
-    const told = Object.assign({}, ev, { said: words });
-    delete told.say;
-    return told;
-  }
+  const forDiagram = (ev) => drawnEvent("lesson", ev, hidden);
 
   const askAt = (p) => told.askAt(p);
   const blocked = (p) => told.blocked(p);

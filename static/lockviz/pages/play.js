@@ -7,36 +7,30 @@
 // Exports `session` {diagram} while a session is shown (the browser tests read it).
 
 import { LockDiagram } from "../diagram/diagram.js";
+import { drawingOf } from "../drawing.js";
 import { NO_CONTROLS, faultControls } from "../fault-controls.js";
 import { pageData } from "../page-data.js";
 import { presenter } from "../presenter.js";
 import { ENDED, openStream } from "../runstream.js";
 import { pageTitle, tell } from "../showing.js";
 import { startSite } from "../site.js";
+import { untilJudged } from "../verdict-fetch.js";
 
 startSite();
+// A verdict fetched once the run has ended, asked for again while it still says it is going.
+for (const slot of document.querySelectorAll('[hx-trigger="verdict-ready from:body"]')) {
+  untilJudged(slot, () => document.body.dispatchEvent(new Event("verdict-ready")));
+}
 
 function startSession(controls, data) {
   const statusEl = document.getElementById("run-status");
   const finishButton = document.getElementById("finish-button");
   const follow = document.getElementById("follow");
   const svg = document.getElementById("diagram");
-  // Five Redis nodes and five clients make eleven columns: narrower ones, and below ~70 % of
-  // its size the diagram scrolls sideways instead of shrinking out of legibility.
-  const columns = data.clients.length + data.nodes.length + 1;
+  // Below ~70 % of its size the diagram scrolls sideways instead of shrinking out of legibility.
+  const scenario = { clients: data.clients, backend: data.backend };
   const diagram = new LockDiagram(svg, {
-    clients: data.clients,
-    nodes: data.nodes,
-    storage: "storage",
-    backend: data.backend,
-    // A session has no schedule: a quiet spell of more than 6 s (left idle) is drawn short,
-    // and its end is the diagram's end.
-    durationMs: 6000,
-    fitToEnd: true,
-    pxPerMs: 0.2,
-    narrationWidth: 210,
-    breakMs: 6000,
-    columnWidth: columns <= 5 ? 175 : columns <= 8 ? 150 : 130,
+    ...drawingOf("play", { scenario, nodes: data.nodes }),
     onHeader: controls === NO_CONTROLS ? null : (name) => controls.show(name),
     fit: presenter.on ? svg.parentElement : null,
   });

@@ -7,35 +7,47 @@
 // Exports `run` {diagram, stream, lastSeq}: what this page built (the browser tests read it).
 
 import { LockDiagram } from "../diagram/diagram.js";
+import { drawingOf } from "../drawing.js";
 import { startExports } from "../export.js";
 import { faultControls } from "../fault-controls.js";
 import { pageData } from "../page-data.js";
 import { presenter } from "../presenter.js";
 import { ENDED, openStream, SETTLED } from "../runstream.js";
-import { durationOf } from "../schedule.js";
 import { pageTitle, tell } from "../showing.js";
 import { startSite } from "../site.js";
+import { untilJudged } from "../verdict-fetch.js";
+
+const data = pageData();
+// The stream first: its socket opens while the page builds its diagram and wires the site (its
+// handlers run only once the rest of this module has, when the first message comes).
+const stream = openStream(data.ws, 0, {
+  onEvent,
+  onStatus(status, position) {
+    // The status comes after the verdict is stored: only then is it there to fetch.
+    if (SETTLED.has(status)) {
+      document.body.dispatchEvent(new Event("verdict-ready"));
+    }
+    if (!finished) setStatus(status, position);
+  },
+  onError(message) {
+    console.warn("lockviz:", message);
+  },
+});
 
 startSite();
-const data = pageData();
+// A verdict fetched once the run has ended, asked for again while it still says it is going.
+for (const slot of document.querySelectorAll('[hx-trigger="verdict-ready from:body"]')) {
+  untilJudged(slot, () => document.body.dispatchEvent(new Event("verdict-ready")));
+}
 const runId = data.run;
 const scenario = data.scenario;
 const nodes = data.nodes;
 const statusEl = document.getElementById("run-status");
 const serversEl = document.getElementById("servers");
 const svg = document.getElementById("diagram");
-const durationMs = durationOf(scenario);
+// every lifeline from the start: nothing moves when the servers' first events arrive
 const diagram = new LockDiagram(svg, {
-  clients: scenario.clients,
-  nodes, // every lifeline from the start: nothing moves when the servers' first events arrive
-  storage: "storage",
-  backend: scenario.backend,
-  durationMs,
-  // Fit the whole run in about one screen, within readable bounds (a long run is taller:
-  // a screen of it stays readable, and only what is near the screen is laid out).
-  pxPerMs: Math.min(0.4, Math.max(0.12, 820 / durationMs)),
-  columnWidth: 160,
-  narrationWidth: 205,
+  ...drawingOf("run", { scenario, nodes }),
   fit: presenter.on ? svg.parentElement : null,
 });
 const story = document.getElementById("story");
@@ -74,20 +86,6 @@ function onEvent(event) {
   }
   presenter.follow(diagram, finished);
 }
-
-const stream = openStream(data.ws, 0, {
-  onEvent,
-  onStatus(status, position) {
-    // The status comes after the verdict is stored: only then is it there to fetch.
-    if (SETTLED.has(status)) {
-      document.body.dispatchEvent(new Event("verdict-ready"));
-    }
-    if (!finished) setStatus(status, position);
-  },
-  onError(message) {
-    console.warn("lockviz:", message);
-  },
-});
 
 // The verdict's links to a moment ("see it at the storage") show that moment in the diagram when
 // it is drawn here, instead of opening the replay.
