@@ -34,7 +34,7 @@ from lockviz.ops import metrics
 from lockviz.routing import websocket_urlpatterns
 from lockviz.shares import sockets
 from lockviz.teaching import members, rooms
-from tests.communicator import WebsocketCommunicator
+from tests.communicator import PATIENT_S, WebsocketCommunicator
 from tests.conftest import builtin_json
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
@@ -157,20 +157,28 @@ async def test_450_hostile_streams_from_one_address_give_back_everything() -> No
             session = students[i % len(students)]
         ws = await stream(path, session)
         with contextlib.suppress(Exception):
-            await ws.connect()
+            await ws.connect(timeout=PATIENT_S)
             await ws.receive_from()
             await ws.send_to(text_data=text)
         await answer(ws)  # an error, a close, or (before) a dead consumer
         with contextlib.suppress(Exception):
-            await ws.disconnect()
-    await asyncio.sleep(0.2)
-    assert await database_sync_to_async(sockets.held)(HERE) == 0
-    await database_sync_to_async(arrivals.flush_watchers)()  # counted in memory until written
-    await database_sync_to_async(run.refresh_from_db)()
-    assert run.watchers == 0
-    assert await database_sync_to_async(rooms.present)(room) == 0
-    assert (gauge("run"), gauge("room")) == before
-    assert not audience()._viewers
+            await ws.disconnect(timeout=PATIENT_S)
+
+    async def counts() -> tuple[object, ...]:
+        await database_sync_to_async(arrivals.flush_watchers)()  # counted in memory until now
+        await database_sync_to_async(run.refresh_from_db)()
+        return (
+            await database_sync_to_async(sockets.held)(HERE), run.watchers,
+            await database_sync_to_async(rooms.present)(room), gauge("run"), gauge("room"),
+            len(audience()._viewers),
+        )  # fmt: skip
+
+    given_back = (0, 0, 0, *before, 0)
+    for _ in range(100):  # what a stream gives back as it ends, on a loaded machine: soon
+        if await counts() == given_back:
+            break
+        await asyncio.sleep(0.1)
+    assert await counts() == given_back
     ordinary = await stream(f"/ws/runs/{run.pk}/")  # a student of that class: served
     assert (await ordinary.connect())[0]
     assert json.loads(await ordinary.receive_from())["type"] == "status"
