@@ -9,6 +9,7 @@ app's tables, and each is a short declaration; the rules about them live in the 
 
 from __future__ import annotations
 
+import datetime as dt
 import secrets
 
 from django.conf import settings
@@ -192,6 +193,12 @@ ROOM_CODE_LENGTH = 6
 
 
 ROOM_ALPHABET = "ACDEFHJKMNPQRTUVWXY3479"
+
+
+def rooms_idle_before() -> dt.datetime:
+    """A room whose presenter was last there before this is gone (``LOCKVIZ_ROOM_IDLE_HOURS``:
+    lockviz.teaching.control), and gives nobody a share (lockviz.shares.runs)."""
+    return timezone.now() - dt.timedelta(hours=settings.LOCKVIZ_ROOM_IDLE_HOURS)
 
 
 def default_runs_in_all() -> int:

@@ -23,15 +23,13 @@ Whose share:
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.utils import timezone
 
 from lockviz import accounts
 from lockviz.errors import TooMany
-from lockviz.models import Member, Room, Run
+from lockviz.models import Member, Room, Run, rooms_idle_before
 
 RETRY_S = 30  # a scripted run is over in well under a minute
 
@@ -45,11 +43,6 @@ class Charge:
     allowance: str = ""
 
 
-def _open_since() -> dt.datetime:
-    """Rooms whose presenter was there since this are not idle (lockviz.teaching.control)."""
-    return timezone.now() - dt.timedelta(hours=settings.LOCKVIZ_ROOM_IDLE_HOURS)
-
-
 def presenting(owner: str) -> Room | None:
     """The room ``owner`` presents with a presenter's standing, if any: open, not idle, with a
     member present (a page connected: models.Presence) that was not removed, and opened by a
@@ -57,7 +50,7 @@ def presenting(owner: str) -> Room | None:
     if not owner or not (settings.LOCKVIZ_ANYONE_PRESENTS or accounts.account_id(owner)):
         return None
     rooms = Room.objects.filter(
-        presenter=owner, closed__isnull=True, presenter_seen__gte=_open_since(),
+        presenter=owner, closed__isnull=True, presenter_seen__gte=rooms_idle_before(),
         members__removed=False, members__presences__isnull=False,
     )  # fmt: skip
     return rooms.order_by("-created").first()
@@ -71,7 +64,7 @@ def allowance(owner: str) -> Room | None:
         return None
     member = Member.objects.filter(
         browser=owner, removed=False, room__closed__isnull=True,
-        room__presenter_seen__gte=_open_since(),
+        room__presenter_seen__gte=rooms_idle_before(),
     )  # fmt: skip
     joined = member.select_related("room").order_by("-joined").first()
     return joined.room if joined is not None and joined.room.student_runs else None

@@ -33,7 +33,7 @@ from django.utils import timezone
 
 from lockviz import broadcast
 from lockviz.errors import RoomRefused
-from lockviz.models import Member, Poll, Room, Share, Vote
+from lockviz.models import Member, Poll, Room, Share, Vote, rooms_idle_before
 
 KEY = "room_key"  # the session's presenter key not yet shown
 SEEN_EVERY = dt.timedelta(minutes=1)  # the presenter's presence is written at most this often
@@ -50,7 +50,7 @@ def idle_limit() -> dt.timedelta:
 
 def live_rooms() -> QuerySet[Room]:
     """Rooms whose presenter was there within the idle limit (the others are gone)."""
-    return Room.objects.filter(presenter_seen__gte=timezone.now() - idle_limit())
+    return Room.objects.filter(presenter_seen__gte=rooms_idle_before())
 
 
 def seen(room: Room) -> None:
@@ -65,7 +65,7 @@ def seen(room: Room) -> None:
 def prune() -> int:
     """Delete the rooms idle for longer than the limit, with their polls, votes, members and
     shares; how many rooms."""
-    old = Room.objects.filter(presenter_seen__lt=timezone.now() - idle_limit())
+    old = Room.objects.filter(presenter_seen__lt=rooms_idle_before())
     count = old.count()
     old.delete()
     return count
