@@ -42,7 +42,7 @@ from lockviz.lab.capacity import Meter
 from lockviz.lab.clients import Took
 from lockviz.lab.errors import LabError
 from lockviz.lab.events import Event, EventJson, Sink, VerdictJson
-from lockviz.lab.labs import Lab, OnWait
+from lockviz.lab.labs import Lab, OnWait, ServerSet
 from lockviz.lab.limits import Limits, Watchdog
 from lockviz.lab.provision import UNPROVISIONED, Provisioned, Stage, Wiring, provision
 from lockviz.lab.roundtrips import RoundTrips, Slow
@@ -81,6 +81,12 @@ class RunResult:
         return self.verdict.get("inconclusive", "") if self.verdict is not None else ""
 
 
+def _one_fate(scenario: Scenario) -> bool:
+    """Whether the lock servers share one fate: a fault on one slows calls to the others (a
+    ZooKeeper session moves between its servers, a group's servers talk to each other)."""
+    return scenario.backend == "zookeeper" or scenario.lock_service.grouped(scenario.node_count)
+
+
 class RunEngine:
     def __init__(
         self,
@@ -114,7 +120,7 @@ class RunEngine:
         self.roundtrips = (
             None
             if open_ended
-            else RoundTrips(scenario.clients, TOLERANCE_MS, scenario.backend == "zookeeper")
+            else RoundTrips(scenario.clients, TOLERANCE_MS, _one_fate(scenario))
         )
         self._doing: dict[str, int] = {}  # the step each client's command in hand comes from
         self.started = threading.Event()
@@ -208,6 +214,8 @@ class RunEngine:
                 "persistence": s.persistence,
                 "idle_session_timeout_ms": s.idle_session_timeout_ms,
             }
+            if s.variant == "min_replicas":  # a replicated Redis's primary needs a replica
+                options["min_replicas_to_write"] = 1
             with (
                 self.lab.servers(s.servers, self.on_wait, options) as servers,
                 provision(s, servers, wiring) as lab,
@@ -355,9 +363,10 @@ class RunEngine:
             crowded=self.meter.crowded if self.meter is not None else lambda: False,
         )
         try:
+            described = self._describe(lab.servers)  # asks a group's servers: before t0
             self._t0_ns = time.monotonic_ns()
             self._last_click = time.monotonic()
-            self.record("lab", "run_started", self._describe(lab.servers.addresses()))
+            self.record("lab", "run_started", described)
             self.started.set()
             if self.meter is not None:
                 self.meter.started()  # the next run may start provisioning
@@ -393,8 +402,9 @@ class RunEngine:
             return None
         return RunResult(self.events_json(), finished.verdict, mismatches)
 
-    def _describe(self, addresses: dict[str, str]) -> dict[str, object]:
+    def _describe(self, servers: ServerSet) -> dict[str, object]:
         s = self.scenario
+        roles = servers.roles() if self.scenario.lock_service.grouped(s.node_count) else {}
         return {
             "title": s.title,
             "backend": s.backend,
@@ -405,7 +415,8 @@ class RunEngine:
             "clients": list(s.clients),
             "nodes": s.nodes,
             "storage": "storage",
-            "servers": addresses,
+            "servers": servers.addresses(),
+            **({"roles": roles} if roles else {}),
             "duration_ms": s.duration_ms,
             "lab": self.lab.kind,
         }

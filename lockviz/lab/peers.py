@@ -6,13 +6,14 @@ member its peers), because those servers learn each other's addresses from each 
 replicas announce theirs, Sentinels gossip, etcd keeps its members' peer URLs in its own log.
 One address per server, many sources: to cut one pair and not the others, the front must know
 which server dialled. Every server of the lab runs on this machine as a child of the lab, so the
-kernel knows: the connecting socket is the entry of ``/proc/net/tcp`` whose local address is the
-accepted connection's peer, and its inode is an open file (``socket:[inode]``) of exactly one
-of the group's processes.
+kernel knows: the connecting socket is the one whose own address is the accepted connection's
+peer (the kernel's socket diagnostics find it, and its inode), and that inode is an open file
+(``socket:[inode]``) of exactly one of the group's processes.
 
-Linux only, as the rest of the lab (``PR_SET_PDEATHSIG``, libfaketime). A lookup reads
-``/proc/net/tcp`` once and lists the descriptors of at most the group's few processes: about a
-millisecond, once per connection (the servers keep theirs open for the whole run).
+Linux only, as the rest of the lab (``PR_SET_PDEATHSIG``, libfaketime). A lookup asks the kernel
+once and lists the descriptors of at most the group's few processes: about a millisecond, once
+per connection (the servers keep theirs open for the whole run). IPv4 only: every server of the
+lab listens on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -22,33 +23,42 @@ import socket
 import struct
 from collections.abc import Mapping
 
-TABLES = ("/proc/net/tcp", "/proc/net/tcp6")
-
-
-def _hex_address(host: str, port: int) -> tuple[str, ...]:
-    """How ``/proc/net/tcp`` (and ``tcp6``, for an IPv4 address mapped into IPv6) write it."""
-    packed = socket.inet_aton(host)
-    v4 = "%08X:%04X" % (struct.unpack("<I", packed)[0], port)
-    mapped = socket.inet_pton(socket.AF_INET6, f"::ffff:{host}")
-    v6 = "".join("%08X" % word for word in struct.unpack("<4I", mapped)) + ":%04X" % port
-    return v4, v6
+NETLINK_SOCK_DIAG = 4  # linux/netlink.h
+SOCK_DIAG_BY_FAMILY = 20  # linux/sock_diag.h
+NLM_F_REQUEST = 1
+NLMSG_ERROR = 2
+NO_COOKIE = 0xFFFFFFFF  # INET_DIAG_NOCOOKIE: look the socket up by its addresses alone
 
 
 def socket_inode(peer: tuple[str, int], local: tuple[str, int]) -> int | None:
-    """The inode of the socket whose own address is ``peer`` and whose remote is ``local``
-    (the other end of a connection this process accepted on ``local``); None if not found."""
-    mine, theirs = _hex_address(*peer), _hex_address(*local)
-    for table in TABLES:
+    """The inode of the TCP socket whose own address is ``peer`` and whose remote is ``local``
+    (the other end of a connection this process accepted on ``local``); None if not found.
+
+    One exact lookup through the kernel's socket diagnostics (netlink ``SOCK_DIAG_BY_FAMILY``,
+    what ``ss`` uses, for one socket): about 0.2 ms, where reading ``/proc/net/tcp`` took 35 ms
+    on a machine with 1500 sockets, in the proxy's one thread."""
+    sockid = (
+        struct.pack("!HH", peer[1], local[1])
+        + socket.inet_aton(peer[0]) + bytes(12)
+        + socket.inet_aton(local[0]) + bytes(12)
+        + struct.pack("=III", 0, NO_COOKIE, NO_COOKIE)
+    )  # fmt: skip
+    request = struct.pack("=BBBBI", socket.AF_INET, socket.IPPROTO_TCP, 0, 0, 0xFFFFFFFF) + sockid
+    header = struct.pack("=IHHII", 16 + len(request), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST, 1, 0)
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, NETLINK_SOCK_DIAG) as diag:
+        diag.settimeout(1.0)
         try:
-            with open(table) as f:
-                next(f, None)  # the header
-                for line in f:
-                    fields = line.split()
-                    if len(fields) > 9 and fields[1] in mine and fields[2] in theirs:
-                        return int(fields[9]) or None
+            diag.sendto(header + request, (0, 0))
+            answer = diag.recv(8192)
         except OSError:
-            continue
-    return None
+            return None
+    _, kind = struct.unpack_from("=IH", answer)
+    if kind != SOCK_DIAG_BY_FAMILY:  # NLMSG_ERROR: no such socket (ENOENT)
+        return None
+    # nlmsghdr (16), then inet_diag_msg: family..retrans (4), its sockid (48), expires, rqueue,
+    # wqueue, uid (16), inode.
+    found: int = struct.unpack_from("=I", answer, 16 + 4 + 48 + 16)[0]
+    return found or None
 
 
 def owner(inode: int, pids: Mapping[int, str]) -> str | None:

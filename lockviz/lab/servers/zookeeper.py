@@ -277,6 +277,11 @@ class ZooKeeperServer(LocalServer):
                 f"not in {self.data_dir}"
             )
 
+    def role(self) -> str | None:
+        """``leader`` or ``follower`` in an ensemble (None: standalone, or not serving)."""
+        found = self.mode()
+        return found if found in ("leader", "follower") else None
+
     def mode(self) -> str | None:
         """``standalone``, ``leader`` or ``follower`` while serving; ``None`` otherwise."""
         for line in four_letter(self.host, self.port, "srvr", timeout_s=0.2).splitlines():
