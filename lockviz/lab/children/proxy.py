@@ -32,7 +32,9 @@ dialled by the others at one address they learn from each other, so it gets a *f
 port, whose connections are told apart by the process that opened them (:mod:`lockviz.lab.peers`;
 the lab names each server's process with ``{"owner": "redis-2", "pid": 4242}``, again after a
 restart) and carried on that pair's link, ``redis-2>redis-1``: a link like any other, but with
-no port of its own. A connection from a process the front does not know is reset.
+no port of its own, and patient (the servers of a group start all at once: a replica may dial
+its primary a moment before it listens). A connection from a process the front does not know
+is reset.
 
 No off-the-shelf proxy is installable here (toxiproxy's server is in neither Debian nor PyPI);
 this one adds ~50 µs per round trip. It dies with the app (parent-death signal) and when its
@@ -233,7 +235,8 @@ async def serve(config: Config) -> None:
         fronts[node] = Front(node, {})
         for source in front["sources"]:
             name = f"{source}>{node}"
-            links[name] = fronts[node].links[source] = Link(name, host, port)
+            link = Link(name, host, port, PATIENCE_S)  # a group's servers start all at once
+            links[name] = fronts[node].links[source] = link
         server = await asyncio.start_server(fronts[node].serve, "127.0.0.1", 0)
         front_ports[node] = server.sockets[0].getsockname()[1]
     _say({"ready": True, "ports": ports, "fronts": front_ports})

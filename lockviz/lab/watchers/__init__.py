@@ -19,7 +19,7 @@ FACTORIES: dict[str, WatcherFactory] = {
     "redis-sentinel": sentinel.watchers,
     "zookeeper": zookeeper.watchers,
     "postgres": postgres.LockTableWatcher.each,
-    "etcd": etcd.LockWatcher.each,
+    "etcd": etcd.watchers,
 }
 
 
