@@ -210,43 +210,59 @@ class SentinelLock(LockBase):
         return False
 
     def release(self) -> bool:
-        """Give the lock up, on the node this client takes for the primary now. ``False`` when
-        the key there is not ours (a failover: the new primary never had it, or gave it to
-        another) or the node did not answer."""
+        """Give the lock up on the primary. ``False`` when the key there is not ours (after a
+        failover the new primary never had it, or gave it to another) or no primary answered."""
         grant = self._held()
         self.grant = None
-        node = self.primary or self.discover() or grant.node
-        call = self._report.request(node, "release")
-        removed = self._script(node, call, "release", RELEASE_SCRIPT, self.name)(grant.value)
+        removed, node = self._on_primary("release", RELEASE_SCRIPT, grant, (grant.value,))
         if isinstance(removed, str):
             self._report.emit("released", ok=False, reason=removed)
             return False
         ok = bool(removed)
-        reason = {} if ok else {"reason": "not the owner any more"}
-        self._report.reply(call, node, "release", ok, **reason)
-        self._report.emit("released", ok=ok, **reason)
+        self._report.emit("released", ok=ok, **({} if ok else {"reason": "not the owner any more"}))
         return ok
 
     def extend(self, ttl_ms: int | None = None) -> bool:
-        """Prolong our lease to ``ttl_ms`` from now on the primary this client talks to.
-        ``False`` (and ``lost``) when the key there is gone or the node refuses the write."""
+        """Prolong our lease to ``ttl_ms`` from now on the primary. ``False`` (and ``lost``) when
+        the key there is gone or the node refuses the write; ``False`` alone when no primary
+        answered (the lease may still live: it is not known)."""
         grant = self._held()
         ttl = ttl_ms or self.ttl_ms
-        node = self.primary or self.discover() or grant.node
-        call = self._report.request(node, "extend", ttl_ms=ttl)
-        answer = self._script(node, call, "extend", EXTEND_SCRIPT, self.name)(grant.value, ttl)
+        answer, _ = self._on_primary("extend", EXTEND_SCRIPT, grant, (grant.value, ttl), ttl)
         if isinstance(answer, str) and not answer.startswith(REFUSALS):
-            self._report.emit("extended", ok=False, ttl_ms=ttl)  # no answer: it may still hold
+            self._report.emit("extended", ok=False, ttl_ms=ttl)
             return False
         ok = not isinstance(answer, str) and bool(answer)
-        if not isinstance(answer, str):
-            self._report.reply(call, node, "extend", ok)
         self._report.emit("extended", ok=ok, ttl_ms=ttl)
         if not ok:
             self.grant = None
             why = answer if isinstance(answer, str) else "the key is gone on the primary"
             self._report.emit("lost", reason=f"extend refused: {why}")
         return ok
+
+    def _on_primary(
+        self, op: str, script: str, grant: Grant, args: tuple[str | int, ...], ttl: int = 0
+    ) -> tuple[Any, str]:
+        """Run ``script`` on the node this client takes for the primary; if that node does not
+        answer, or answers that it is a replica now, ask the Sentinels once and run it on the
+        primary they name (each call reported: nothing is retried out of sight). The reply (or
+        the words of a refusal or a failure) and the node that gave it."""
+        node = self.primary or self.discover() or grant.node
+        answer = self._one(op, node, script, args, ttl)
+        if isinstance(answer, str) and self.primary is None:  # failed, or a replica now
+            found = self.discover()
+            if found is not None and found != node:
+                node, answer = found, self._one(op, found, script, args, ttl)
+        return answer, node
+
+    def _one(self, op: str, node: str, script: str, args: tuple[str | int, ...], ttl: int) -> Any:
+        call = self._report.request(node, op, **({"ttl_ms": ttl} if ttl else {}))
+        answer = self._script(node, call, op, script, self.name)(*args)
+        if not isinstance(answer, str):
+            ok = bool(answer)
+            reason = {} if ok or op != "release" else {"reason": "not the owner any more"}
+            self._report.reply(call, node, op, ok, **reason)
+        return answer
 
     def sequencer(self) -> Sequencer | None:
         """None: a storage cannot ask this lock about a writer (see the catalogue's words)."""

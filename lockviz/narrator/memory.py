@@ -198,6 +198,10 @@ class Memory:
             self.releasing.add(who)
         elif kind in ("expired", "deleted"):
             self._ended(e, who)
+        elif kind == "replicated":  # the replica has the key too, and refuses in its name
+            self.holders[who] = str(e.get("holder"))
+        elif kind == "role" and e.get("role") == "replica":  # it copies its primary's keys
+            self.holders.pop(who, None)
         elif kind in ("crashed", "restarted") and server_kind(who) is not None:
             if e.get("persistence") != "fsync":  # a crash or an empty restart forgets its keys
                 self.holders.pop(who, None)

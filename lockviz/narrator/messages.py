@@ -57,8 +57,12 @@ def _args(memory: Memory, e: Event) -> str:
         args.extend(write_basis(e))
     elif e.get("op") == "check":
         args.append(check_subject(e))
+    elif e.get("op") == "wait":
+        args.append(f"until {e.get('replicas')} replica acknowledges, up to {e.get('wait_ms')} ms")
     elif e.get("ttl_ms") is not None:
         args.append(f"lease {e['ttl_ms']} ms")
+    if e.get("why"):
+        args.append(str(e["why"]))
     if e.get("unsafe"):
         args.append("plain DEL")
     if e.get("path") and e.get("op") in ("watch", "delete"):
@@ -70,7 +74,7 @@ def _request_label(memory: Memory, e: Event) -> str:
     """Redis users recognise the real command; other backends get their own verbs."""
     ttl, op = e.get("ttl_ms"), str(e.get("op") or "request")
     if op == "acquire":
-        if memory.backend in (None, "redis", "redlock"):
+        if memory.backend in (None, "redis", "redlock", "redis-sentinel"):
             return "SET NX" + (f" PX {ttl}" if ttl is not None else "")
         if memory.backend == "postgres":
             return "try advisory lock" if ttl is None else f"advisory lock ({duration(ttl)})"
@@ -84,6 +88,8 @@ def _request_label(memory: Memory, e: Event) -> str:
         return STORAGE_REQUESTS[op](e)
     if op == "release" and memory.fan_out:
         return "undo: DEL if ours" if memory.undoing(e) else "DEL if ours"
+    if op == "release" and e.get("why") == "not replicated":
+        return "undo: DEL if ours"
     words = _REQUESTS.get(op)
     if words is not None:
         return words(e)
@@ -99,6 +105,10 @@ def _result(memory: Memory, e: Event) -> str:
         return "accepted" if e["accepted"] else f"REJECTED ({e.get('reason')})"
     if e.get("error"):
         return f"failed: {plain_error(e['error'])}"
+    if e.get("op") == "discover" and e.get("ok"):
+        return f"the primary is {e.get('primary')}"
+    if e.get("op") == "wait" and e.get("acked") is not None:
+        return f"{e['acked']} replica(s) acknowledged" + ("" if e.get("ok") else ": not enough")
     if e.get("ok"):
         return f"OK {memory.token(e['token'])}" if e.get("token") is not None else "OK"
     refused = _refusal(memory, e)
@@ -109,6 +119,9 @@ def _refusal(memory: Memory, e: Event) -> str:
     """Why a server said no, with whom it is holding the key for when we know."""
     if e.get("op") not in ("acquire", "release") or e.get("ok") or e.get("error"):
         return ""
+    reason = str(e.get("reason") or "")
+    if reason.startswith(tuple(REFUSED)):  # not the key: the node itself refuses writes
+        return REFUSED[reason.split()[0]]
     holder = memory.holders.get(str(e.get("from")))
     if e.get("op") == "release":
         mine = holder is None or holder == e.get("actor")
@@ -126,8 +139,15 @@ def _reply_label(memory: Memory, e: Event) -> tuple[str, str]:
     if e.get("error"):
         return f"error: {plain_error(e['error'])}", "error"
     if op == "acquire" and not e.get("ok"):
-        nil = "nil" if memory.backend in (None, "redis") else "no"
+        nil = "nil" if memory.backend in (None, "redis", "redis-sentinel") else "no"
+        if str(e.get("reason") or "").startswith(tuple(REFUSED)):
+            return _refusal(memory, e), str(e["reason"]).split()[0]
         return f"{nil}: {_refusal(memory, e)}", nil
+    if op == "wait":
+        acked = e.get("acked")
+        return f"WAIT: {acked} acknowledged" + ("" if e.get("ok") else " — not enough"), "WAIT"
+    if not e.get("ok") and str(e.get("reason") or "").startswith(tuple(REFUSED)):
+        return str(e["reason"]).split(" Not")[0].split(" You")[0], "refused"
     if not e.get("ok"):
         reason = e.get("reason")
         return "failed" + (f": {reason}" if reason else ""), "failed"
@@ -171,8 +191,16 @@ def _queue(children: object) -> str:
     return f"queue: {shown}"
 
 
+# A Redis node that refuses writes, in its own first word, and what that means.
+REFUSED = {
+    "READONLY": "READONLY: it is a replica now",
+    "NOREPLICAS": "NOREPLICAS: it has heard from too few replicas",
+}
+
 # Request labels by op, for the ops whose words need no more than the event.
 _REQUESTS: dict[str, Callable[[Event], str]] = {
+    "discover": lambda e: "which node is primary?",
+    "wait": lambda e: f"WAIT {e.get('replicas')} {e.get('wait_ms')}",
     "extend": lambda e: "extend" + (f" {e['ttl_ms']} ms" if e.get("ttl_ms") is not None else ""),
     "create": lambda e: "create sequential node",
     "children": lambda e: "list the queue" + (" + watch it" if e.get("watch") else ""),
@@ -182,6 +210,7 @@ _REQUESTS: dict[str, Callable[[Event], str]] = {
 
 # (label, short) of a yes, by op, where the yes carries more than "OK".
 _REPLIES: dict[str, Callable[[Memory, Event], tuple[str, str]]] = {
+    "discover": lambda m, e: (f"primary: {e.get('primary')}", "primary"),
     "create": lambda m, e: (
         f"created {queue_name(e.get('path'))} · {m.token(e.get('token'))}",
         "created",

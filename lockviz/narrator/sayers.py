@@ -39,6 +39,11 @@ SAYERS: dict[str, Sayer] = {
     "resumed": phrases.resumed,
     "crashed": phrases.crashed,
     "restarted": phrases.restarted,
+    # a group's servers: who leads, who suspects whom, who votes, what a replica received
+    "role": phrases.role,
+    "voted": phrases.voted,
+    "suspected": phrases.suspected,
+    "replicated": phrases.replicated,
     "clock_jumped": phrases.clock_jumped,
     "clock_rate": phrases.clock_rate,
     # the run itself
