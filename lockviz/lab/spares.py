@@ -6,7 +6,8 @@ filling thread share one lock and one state, read top to bottom.
 A learner who presses Run should not watch three JVMs boot. The process that runs labs keeps a
 :class:`SparePool`: for each *set* a run asks of one kind of server (``redis-1`` + ``storage``,
 the five Redlock nodes + ``storage``, ``zk-1``, the ensemble ``zk-1``..``zk-3``, ``pg-1`` with
-its PgBouncer, ``etcd-1``; with the options that kind reads: :class:`SpareKey`) it keeps a few
+its PgBouncer, ``etcd-1``, the cluster ``etcd-1``..``etcd-3``, the three Redis nodes with their
+three Sentinels + ``storage``; with the options those servers read: :class:`SpareKey`) it keeps a few
 sets started and ready, in a dir of their own under the lab base (``lockviz-spare-*``, recorded
 in its ``lab.json`` like a run's, so a killed app's spares are swept like its runs).
 
@@ -30,7 +31,7 @@ in its ``lab.json`` like a run's, so a killed app's spares are swept like its ru
   Every spare kept costs the machine's cores to start (a JVM ensemble: seconds of CPU) while
   other runs play, so a stock that keeps up does not grow. No spare starts while the machine
   has less than :data:`RESERVE_MB` of memory available beyond what the spare costs
-  (:data:`COST_MB`), and none while a run is starting or within :data:`SETTLE_S` of a take
+  (:func:`lockviz.lab.capacity.cost`), and none while a run is starting or within :data:`SETTLE_S` of a take
   (for at most :data:`QUIET_WAIT_S`): a run's own start, and its first events, come first.
   One spare starts at a time, in the pool's own thread; a set taken is replaced behind it.
 * **Stopped with its process.** :meth:`SparePool.stop` (registered with :mod:`atexit` for the
@@ -62,25 +63,29 @@ log = logging.getLogger(__name__)
 DEMAND_WINDOW_S = 300.0  # a set asked for this recently is kept warm
 BUSY_WINDOW_S = 60.0  # asks this recent that found no spare make a set's stock grow
 RESERVE_MB = 1024  # memory a spare must leave available
-COST_MB = {"redis": 12, "zk": 80, "pg": 60, "etcd": 40}  # resident, per server (measured ~)
 QUIET_WAIT_S = 3.0  # the longest a spare waits for starting runs before it starts anyway
 SETTLE_S = 1.0  # and after a take: the run that took a spare draws its first events first
 FAILED_PAUSE_S = 30.0  # after a spare failed to start, its set waits this long
 # The options each kind's servers read (lockviz.lab.servers.<kind>.create): part of the key.
 OPTIONS_READ: dict[str, tuple[str, ...]] = {
-    "redis": ("persistence",),
+    "redis": ("persistence", "min_replicas_to_write"),
+    "sentinel": (),
     "zk": ("persistence",),
     "pg": ("idle_session_timeout_ms",),
     "etcd": (),
 }
-DEFAULTS: dict[str, object] = {"persistence": "none", "idle_session_timeout_ms": None}
+DEFAULTS: dict[str, object] = {
+    "persistence": "none",
+    "idle_session_timeout_ms": None,
+    "min_replicas_to_write": 0,
+}
 
 
 @dataclass(frozen=True)
 class SpareKey:
     """What a run asks of one kind: the servers' names and the options that kind reads."""
 
-    kind: str  # a server kind's prefix: redis, zk, pg, etcd
+    kind: str  # the server kinds' prefixes: redis, zk, pg, etcd, redis+sentinel
     names: tuple[str, ...]
     options: tuple[tuple[str, str], ...] = ()
 
@@ -92,6 +97,8 @@ class SpareKey:
                 found["persistence"] = value
             elif name == "idle_session_timeout_ms":
                 found["idle_session_timeout_ms"] = int(value)
+            elif name == "min_replicas_to_write":
+                found["min_replicas_to_write"] = int(value)
         return found
 
     def __str__(self) -> str:
@@ -100,18 +107,19 @@ class SpareKey:
 
 
 def key_for(names: list[str], options: ServerOptions | None = None) -> SpareKey:
-    """The key of one kind's servers ``names`` under ``options`` (LabError: mixed kinds)."""
-    kinds = {server_kind(name) for name in names}
-    if len(kinds) != 1 or None in kinds:
+    """The key of one module's servers ``names`` under ``options`` (LabError: servers that
+    different modules start; a Redis set with its Sentinels is one module's)."""
+    kinds = [server_kind(name) for name in names]
+    if None in kinds or len({module_for(name) for name in names}) != 1:
         raise LabError(f"a spare is one kind of server, not {', '.join(names)}")
-    prefix = next(iter(kinds)).prefix  # type: ignore[union-attr]
+    prefixes = sorted({kind.prefix for kind in kinds if kind is not None})
     given = options or {}
     read = [
         (name, str(value))
-        for name in OPTIONS_READ.get(prefix, ())
+        for name in sorted({o for prefix in prefixes for o in OPTIONS_READ.get(prefix, ())})
         if (value := given.get(name)) is not None and value != DEFAULTS.get(name)
     ]
-    return SpareKey(prefix, tuple(sorted(names)), tuple(read))
+    return SpareKey("+".join(prefixes), tuple(sorted(names)), tuple(read))
 
 
 def builtin_keys() -> list[SpareKey]:
@@ -120,10 +128,9 @@ def builtin_keys() -> list[SpareKey]:
 
     found: dict[SpareKey, None] = {}
     for scenario in builtin().values():
-        groups: dict[str, list[str]] = {}
-        for name in scenario.servers:
-            kind = server_kind(name)
-            groups.setdefault(kind.prefix if kind else name, []).append(name)
+        groups: dict[object, list[str]] = {}
+        for name in scenario.servers:  # as a lab starts them: one group per module
+            groups.setdefault(module_for(name), []).append(name)
         for group in groups.values():
             key = key_for(group)
             if not key.options:
@@ -314,7 +321,7 @@ class SparePool:
                 if self._stopping:
                     return
             assert key is not None
-            cost = COST_MB.get(key.kind, 50) * len(key.names)
+            cost = capacity.cost(list(key.names)).mb
             if available_mb() - cost < self.reserve_mb:
                 self._pause(5.0)  # memory is short: no spare
                 continue
