@@ -143,6 +143,7 @@ class LocalLab:
                 functools.partial(wait_group, started, module, group, options)
                 for module, group in fresh.items()
             )
+            _record(started)  # a server restarted on its way to ready (a leader made) included
             yield ServerSet({n: started.servers[n] for n in names}, workdir)
         finally:
             started.close()
@@ -207,6 +208,7 @@ def start_group(
     _launch([started[name] for name in group])
     _record(started)
     wait_group(started, module, group, options)
+    _record(started)
 
 
 def _launch(servers: list[Server]) -> None:

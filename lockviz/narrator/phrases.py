@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from lockviz.catalogue import server_kind
+from lockviz.catalogue import ZOOKEEPER, server_kind
 from lockviz.narrator.memory import Memory, Sayer
 from lockviz.narrator.steps import step_number
 from lockviz.narrator.words import Event, Said, items, number, plain_error, signed_ms
@@ -184,13 +184,16 @@ def role(e: Event) -> tuple[str, str]:
         )
     if part == "leader":
         after = f" after {previous}" if previous else ""
+        zk = server_kind(str(e.get("actor"))) is ZOOKEEPER
+        group, count = ("ensemble", "epoch") if zk else ("cluster", "term")
+        when = f" ({count} {term})" if term is not None else ""
         leases = e.get("leases")
         held = ""
         if isinstance(leases, dict) and leases:
             held = "; leases as it has them: " + ", ".join(
                 f"{who} {number(ms) / 1000:g} s" for who, ms in sorted(leases.items())
             )
-        return f"LEADS the cluster now{after} (term {term}){held}", f"LEADER (term {term})"
+        return f"LEADS the {group} now{after}{when}{held}", f"LEADER{when}"
     return f"is {part} now", part
 
 

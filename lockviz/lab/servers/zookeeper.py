@@ -12,7 +12,9 @@ after spawn (~56 MiB resident); a 3-node ensemble on loopback elects a leader an
 1.0-1.9 s (~62 MiB per JVM). Stopping takes ~0.4 s per JVM (SIGTERM, shutdown hooks).
 ``ruok`` answers ``imok`` before the server serves requests, so readiness is a ``srvr`` reply
 that names a ``Mode:`` (standalone, leader or follower; a node without quorum says it is "not
-currently serving requests").
+currently serving requests"). An ensemble is ready once its highest id (``zk-3``) leads, as an
+ensemble started together elects it, so that a story can name its leader; on a busy machine
+the first election sometimes goes to another (``zk-3`` started late), which is then restarted.
 
 Fails by: a missing ``java`` or jar (see :func:`requirements`), a port taken between choosing it
 and the JVM binding it (the server exits at start, and the lab starts the servers again on other
@@ -99,6 +101,7 @@ def create(names: list[str], workdir: str, options: ServerOptions) -> list[ZooKe
         for server in servers:
             server.mesh = mesh
             server.peers = [server.peer_entry(s) for s in servers]
+            server.ensemble = servers
     return servers
 
 
@@ -168,6 +171,7 @@ class ZooKeeperServer(LocalServer):
     fsync: bool = False
     peers: list[tuple[int, int, int]] = field(default_factory=list)  # empty: standalone
     mesh: Links | None = None  # the proxies between the servers of an ensemble
+    ensemble: list[ZooKeeperServer] = field(default_factory=list, repr=False)  # itself included
 
     def peer_entry(self, other: ZooKeeperServer) -> tuple[int, int, int]:
         """How this server reaches ``other``: its real ports for itself, else through the mesh."""
@@ -255,6 +259,20 @@ class ZooKeeperServer(LocalServer):
             return found is not None
 
         wait_until(ready, timeout_s, f"{self.name} (ZooKeeper on port {self.port})")
+        if self.ensemble and self is self.ensemble[-1] and self.mode() != "leader":
+            self._take_the_lead(timeout_s)
+
+    def _take_the_lead(self, timeout_s: float) -> None:
+        """Make the highest id the leader, as an ensemble started together elects it: when
+        another server won the first election (the highest started late on a busy machine),
+        that leader is restarted; the others elect the highest, and it rejoins as a follower."""
+        for other in self.ensemble:
+            if other is not self and other.mode() == "leader":
+                other.kill()
+                wait_until(lambda: self.mode() == "leader", timeout_s, f"{self.name} leading")
+                other.launch()
+                other.wait_ready(timeout_s)
+                return
 
     def check_identity(self) -> None:
         found = self._reported_data_dir(timeout_s=2.0)
