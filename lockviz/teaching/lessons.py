@@ -1,7 +1,9 @@
 """The course: the built-in scenarios in modules, each one a lesson with a take-away.
 
-Seven modules, one lock service each, then fencing, then the storage: single Redis, Redlock,
-ZooKeeper, PostgreSQL, etcd, fencing and beyond, and what the storage checks. Within a module
+Eight modules, one lock service each, then fencing, then the storage: single Redis, Redis with
+replicas and Sentinel, Redlock, ZooKeeper, PostgreSQL, etcd, fencing and beyond, and what the
+storage checks. The first four go from one node to replicas and failover, to independent nodes,
+to consensus (a ZooKeeper ensemble, and later an etcd cluster). Within a module
 the basics come first (the lock doing its job, clients taking turns), then the ways it fails.
 Lessons are looked up by the scenario's slug, so a lesson appears as soon as its scenario file
 exists and a missing one is simply not listed. A built-in that no module names yet joins the
@@ -51,6 +53,17 @@ STORAGE_MODULE: tuple[tuple[str, str], ...] = (
 )
 
 
+# -- Replicas and failover (issue 35) ------------------------------------------------------
+# Between the single node and Redlock: the failure that motivates both Redlock and consensus (a
+# replica promoted without the key), then Redis's own remedies and what each leaves open.
+FAILOVER_MODULE: tuple[tuple[str, str], ...] = (
+    ("redis-failover", "Failover hands the lock out twice"),
+    ("redis-failover-wait", "WAIT 1 keeps the lock"),
+    ("redis-failover-wait-loses", "WAIT 1, and still two holders"),
+    ("redis-split-primary", "A split primary: two primaries grant"),
+)
+
+
 MODULES: tuple[Plan, ...] = (
     Plan("redis", "Single Redis", "One Redis node: SET NX with a lease, and how a lease misleads "
          "its holder.", "redis", (
@@ -61,6 +74,9 @@ MODULES: tuple[Plan, ...] = (
         ("gc-pause-unfenced", "A lease expires under a GC pause"),
         ("watchdog-pause", "The watchdog freezes too"),
     )),
+    Plan("failover", "Replicas and failover", "A primary, its replicas and Sentinel: a lock "
+         "survives a failover only if its key did; WAIT and min-replicas-to-write narrow the "
+         "window without closing it.", "redis-sentinel", FAILOVER_MODULE),
     Plan("redlock", "Redlock", "Five independent Redis nodes and a majority: what the quorum "
          "buys, and what it cannot.", "redlock", (
         ("redlock-happy", "Redlock: a majority of five"),
@@ -82,6 +98,8 @@ MODULES: tuple[Plan, ...] = (
         ("zk-no-herd", "No herd: watch only the node before yours"),
         ("zk-partition", ""),
         ("zk-ensemble-partition", ""),
+        ("zk-session-survives", "A session survives its server"),
+        ("zk-leader-crash", "The leader crashes"),
     )),
     Plan("postgres", "PostgreSQL", "Advisory locks held by a session: safe without a lease, "
          "until a session outlives its client.", "postgres", (
@@ -99,6 +117,7 @@ MODULES: tuple[Plan, ...] = (
         ("etcd-happy", "etcd: a lease, a lock, a revision"),
         ("etcd-contention", "etcd: waiters queue"),
         ("etcd-renew-pause", "etcd: the keepalive freezes too"),
+        ("etcd-leader-crash", "etcd: the leader crashes"),
     )),
     Plan("fencing", "Fencing and beyond", "Every lease can expire under a paused holder; a "
          "token checked by the storage saves the data, whichever service hands it out.", None, (

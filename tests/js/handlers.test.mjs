@@ -195,7 +195,7 @@ describe("the fields each handler reads, as it reads them", () => {
 // kind → the legend keys its events draw (at least one of them, for each event of that kind).
 const DRAWS = {
   step: ["step"],
-  request: ["request", "held"],
+  request: ["request", "held", "wait"],
   reply: ["reply", "reply-failed"],
   woken: ["watch"],
   granted: ["lease"],

@@ -30,7 +30,7 @@ from tests.conftest import builtin_json, wait_for_run
 REDIS_LESSONS = ["gc-pause-unfenced", "gc-pause-fenced", "unsafe-release", "contention"]
 # The planned course, module by module: basics first, then failures, then fencing.
 PLANNED = [slug for plan in MODULES for slug, _title in plan.lessons]
-BASICS = ("contention", "redlock-happy", "zk-happy", "pg-happy", "etcd-happy")
+BASICS = ("contention", "redis-failover", "redlock-happy", "zk-happy", "pg-happy", "etcd-happy")
 
 
 def fake(**changes: Any) -> Scenario:
@@ -59,6 +59,7 @@ def test_the_course_comes_in_modules_single_redis_first_the_storage_last() -> No
     found = modules()
     assert [m.title for m in found] == [
         "Single Redis",
+        "Replicas and failover",  # single node, then replicas, independent nodes, consensus
         "Redlock",
         "ZooKeeper",
         "PostgreSQL",
@@ -66,12 +67,13 @@ def test_the_course_comes_in_modules_single_redis_first_the_storage_last() -> No
         "Fencing and beyond",
         "What the storage checks",
     ]
-    assert [m.number for m in found] == list(range(1, 8))
+    assert [m.number for m in found] == list(range(1, 9))
     for module, basic in zip(found, BASICS, strict=False):
         assert module.lessons[0].slug == basic  # the lock doing its job comes first
         assert module.minutes == sum(item.minutes for item in module.lessons)
-    backends = {m.slug: {item.scenario.backend for item in m.lessons} for m in found[:5]}
-    assert backends == {m.slug: {m.slug} for m in found[:5]}
+    backends = {m.slug: {item.scenario.backend for item in m.lessons} for m in found[:6]}
+    plans = {plan.slug: {plan.backend} for plan in MODULES[:6]}
+    assert backends == plans and backends["failover"] == {"redis-sentinel"}
     assert {item.scenario.fencing for item in found[-2].lessons} == {True}
     kinds = {item.scenario.storage_kind for item in found[-1].lessons}
     assert kinds == {"fenced", "plain", "sequencer", "cas"}  # every kind of storage, once at least

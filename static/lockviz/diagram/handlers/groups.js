@@ -71,7 +71,11 @@ function spanBand(d, item, band) {
 export function voted(d, ev) {
   mark(d, ev, "vote", "vote-mark", (g, x, y, s) => {
     el("circle", { class: "vote-ring", cx: x, cy: y, r: 6 * s }, g);
-    el("path", { class: "vote-tick", d: `M${x - 3 * s},${y} L${x - 1 * s},${y + 3 * s} L${x + 4 * s},${y - 3 * s}` }, g);
+    el(
+      "path",
+      { class: "vote-tick", d: `M${x - 3 * s},${y} L${x - 1 * s},${y + 3 * s} L${x + 4 * s},${y - 3 * s}` },
+      g,
+    );
   });
 }
 

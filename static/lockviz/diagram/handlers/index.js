@@ -88,7 +88,7 @@ export const READS = {
   crashed: [],
   clock_jumped: ["offset_ms"],
   clock_rate: ["rate"],
-  link: ["node", "mode", "ms", "jitter_ms"],
+  link: ["node", "peers", "mode", "ms", "jitter_ms"],
   expired: ["holder"],
   deleted: ["holder"],
   restarted: ["persistence"],
