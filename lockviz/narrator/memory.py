@@ -55,6 +55,7 @@ class Memory:
     linking: dict[str, list[str]] = field(default_factory=dict)  # client -> its last link click
     burst: dict[str, str] = field(default_factory=dict)  # client -> the op it fans out now
     releasing: set[str] = field(default_factory=set)  # clients whose release deletes their key
+    sessions: dict[str, str] = field(default_factory=dict)  # client -> its session's last state
 
     # -- what the run has done so far ---------------------------------------------------------
 
@@ -198,6 +199,8 @@ class Memory:
             self.releasing.add(who)
         elif kind in ("expired", "deleted"):
             self._ended(e, who)
+        elif kind == "session":
+            self.sessions[who] = str(e.get("state"))
         elif kind == "replicated":  # the replica has the key too, and refuses in its name
             self.holders[who] = str(e.get("holder"))
         elif kind == "role" and e.get("role") == "replica":  # it copies its primary's keys

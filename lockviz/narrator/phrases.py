@@ -138,11 +138,9 @@ def link_phrase(e: Event) -> tuple[str, str]:
     return f"link to {node} cut ({mode}): {held}", f"{who} ⇹ {node} cut ({mode})"
 
 
-@phrased
-def session(e: Event) -> tuple[str, str]:
-    """The session as the client library tells it (see the ``session`` kind's states)."""
-    state, server = str(e.get("state")), e.get("server")
-    if state == "SUSPENDED" and e.get("keeps") is True:
+def session_words(state: str, server: object, keeps: object) -> tuple[str, str]:
+    """A session's state as the client library tells it (see the ``session`` kind)."""
+    if state == "SUSPENDED" and keeps is True:
         return (
             "ZooKeeper connection SUSPENDED: the session may still live, and this client keeps "
             "acting as the holder until it learns otherwise",

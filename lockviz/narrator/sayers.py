@@ -26,7 +26,7 @@ SAYERS: dict[str, Sayer] = {
     "renewal_started": phrases.renewal_started,
     "lost": events.say_lost,
     "woken": events.say_woken,
-    "session": phrases.session,
+    "session": events.say_session,
     "note": events.say_note,
     # what a server did to a key
     "expired": events.say_server_end,

@@ -113,10 +113,11 @@ def _check_peer_step(step: Step, nodes: list[str], service: Backend | None) -> l
             "node: only a server whose servers talk to each other can be cut off from them: "
             + ", ".join(groups)
         ]
+    others = [n for n in peers if n != step.node]
     return [
-        f"nodes[{i}]: {node!r} is not one of {step.node}'s peers {peers}"
+        f"nodes[{i}]: {node!r} is not one of {step.node}'s peers {others}"
         for i, node in enumerate(step.nodes or [])
-        if node not in peers or node == step.node
+        if node not in others
     ]
 
 
