@@ -133,7 +133,8 @@ class SentinelLock(LockBase):
             call = self._report.request(sentinel_name, "discover", key=self.service)
             try:
                 with boundary(sentinel_name):
-                    state = client.sentinel_masters().get(self.service)
+                    masters = client.sentinel_masters()
+                state = masters.get(self.service) if isinstance(masters, dict) else None
             except BackendUnavailable as exc:
                 self._report.reply(call, sentinel_name, "discover", False, error=exc.detail)
                 continue
@@ -214,7 +215,7 @@ class SentinelLock(LockBase):
         failover the new primary never had it, or gave it to another) or no primary answered."""
         grant = self._held()
         self.grant = None
-        removed, node = self._on_primary("release", RELEASE_SCRIPT, grant, (grant.value,))
+        removed, _ = self._on_primary("release", RELEASE_SCRIPT, grant, (grant.value,))
         if isinstance(removed, str):
             self._report.emit("released", ok=False, reason=removed)
             return False

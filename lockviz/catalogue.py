@@ -7,9 +7,9 @@ comparisons read these entries and keep no list of their own. Adding a backend m
 in ``lockviz/lab/servers/``.
 
 Server names say their kind: ``redis-3``, ``zk-1``, ``pg-1``, ``etcd-1``, ``sentinel-2``, and
-``storage`` (the storage node every run writes to, a Redis server). The backend ``none`` has no lock service at all:
-its clients go straight to the storage. What the storage checks on each write is its *kind*
-(:data:`STORAGE_KINDS`), listed here too.
+``storage`` (the storage node every run writes to, a Redis server). The backend ``none`` has no
+lock service at all: its clients go straight to the storage. What the storage checks on each
+write is its *kind* (:data:`STORAGE_KINDS`), listed here too.
 """
 
 from __future__ import annotations

@@ -118,9 +118,7 @@ class RunEngine:
         self.story = Story()  # the timers the steps started: what a shift cannot move
         # Replies that came late with no fault in the way (a free-play session has no story).
         self.roundtrips = (
-            None
-            if open_ended
-            else RoundTrips(scenario.clients, TOLERANCE_MS, _one_fate(scenario))
+            None if open_ended else RoundTrips(scenario.clients, TOLERANCE_MS, _one_fate(scenario))
         )
         self._doing: dict[str, int] = {}  # the step each client's command in hand comes from
         self.started = threading.Event()

@@ -7,9 +7,9 @@ A learner who presses Run should not watch three JVMs boot. The process that run
 :class:`SparePool`: for each *set* a run asks of one kind of server (``redis-1`` + ``storage``,
 the five Redlock nodes + ``storage``, ``zk-1``, the ensemble ``zk-1``..``zk-3``, ``pg-1`` with
 its PgBouncer, ``etcd-1``, the cluster ``etcd-1``..``etcd-3``, the three Redis nodes with their
-three Sentinels + ``storage``; with the options those servers read: :class:`SpareKey`) it keeps a few
-sets started and ready, in a dir of their own under the lab base (``lockviz-spare-*``, recorded
-in its ``lab.json`` like a run's, so a killed app's spares are swept like its runs).
+three Sentinels + ``storage``; with the options those servers read: :class:`SpareKey`) it keeps
+a few sets started and ready, in a dir of their own under the lab base (``lockviz-spare-*``,
+recorded in its ``lab.json`` like a run's, so a killed app's spares are swept like its runs).
 
 * **Used once, never reset.** :meth:`SparePool.take` hands a ready set to one run and forgets
   it: the run's :class:`~lockviz.lab.labs.ServerSet` owns it from then on, stops it and removes
@@ -31,8 +31,9 @@ in its ``lab.json`` like a run's, so a killed app's spares are swept like its ru
   Every spare kept costs the machine's cores to start (a JVM ensemble: seconds of CPU) while
   other runs play, so a stock that keeps up does not grow. No spare starts while the machine
   has less than :data:`RESERVE_MB` of memory available beyond what the spare costs
-  (:func:`lockviz.lab.capacity.cost`), and none while a run is starting or within :data:`SETTLE_S` of a take
-  (for at most :data:`QUIET_WAIT_S`): a run's own start, and its first events, come first.
+  (:func:`lockviz.lab.capacity.cost`), and none while a run is starting or within
+  :data:`SETTLE_S` of a take (for at most :data:`QUIET_WAIT_S`): a run's own start, and its
+  first events, come first.
   One spare starts at a time, in the pool's own thread; a set taken is replaced behind it.
 * **Stopped with its process.** :meth:`SparePool.stop` (registered with :mod:`atexit` for the
   process's pool) stops every spare and removes its dir; a process killed outright takes its

@@ -199,17 +199,23 @@ class Memory:
             self.releasing.add(who)
         elif kind in ("expired", "deleted"):
             self._ended(e, who)
-        elif kind == "session":
-            self.sessions[who] = str(e.get("state"))
-        elif kind == "replicated":  # the replica has the key too, and refuses in its name
-            self.holders[who] = str(e.get("holder"))
-        elif kind == "role" and e.get("role") == "replica":  # it copies its primary's keys
-            self.holders.pop(who, None)
+        elif kind in ("session", "replicated", "role"):
+            self._grouped(e, who)
         elif kind in ("crashed", "restarted") and server_kind(who) is not None:
             if e.get("persistence") != "fsync":  # a crash or an empty restart forgets its keys
                 self.holders.pop(who, None)
         elif kind == "step" and e.get("client") and e.get("do") in ("partition", "heal", "delay"):
             self.linking[str(e["client"])] = [str(n) for n in items(e.get("nodes") or [])]
+
+    def _grouped(self, e: Event, who: str) -> None:
+        """What a group of servers did: a session's state, a key copied, a role changed."""
+        kind = e.get("kind")
+        if kind == "session":
+            self.sessions[who] = str(e.get("state"))
+        elif kind == "replicated":  # the replica has the key too, and refuses in its name
+            self.holders[who] = str(e.get("holder"))
+        elif e.get("role") == "replica":  # it copies its new primary's keys
+            self.holders.pop(who, None)
 
     def _ended(self, e: Event, node: str) -> None:
         """A server ended a holder's key (expired or deleted)."""

@@ -138,16 +138,11 @@ def _reply_label(memory: Memory, e: Event) -> tuple[str, str]:
         return _node_reply(memory, e)
     if e.get("error"):
         return f"error: {plain_error(e['error'])}", "error"
-    if op == "acquire" and not e.get("ok"):
+    if op == "acquire" and not e.get("ok") and not _refused_by_node(e):
         nil = "nil" if memory.backend in (None, "redis", "redis-sentinel") else "no"
-        if str(e.get("reason") or "").startswith(tuple(REFUSED)):
-            return _refusal(memory, e), str(e["reason"]).split()[0]
         return f"{nil}: {_refusal(memory, e)}", nil
-    if op == "wait":
-        acked = e.get("acked")
-        return f"WAIT: {acked} acknowledged" + ("" if e.get("ok") else " — not enough"), "WAIT"
-    if not e.get("ok") and str(e.get("reason") or "").startswith(tuple(REFUSED)):
-        return str(e["reason"]).split(" Not")[0].split(" You")[0], "refused"
+    if op == "wait" or _refused_by_node(e):
+        return _replicated_label(e)
     if not e.get("ok"):
         reason = e.get("reason")
         return "failed" + (f": {reason}" if reason else ""), "failed"
@@ -157,6 +152,20 @@ def _reply_label(memory: Memory, e: Event) -> tuple[str, str]:
     if e.get("token") is not None and memory.token(e["token"]) != "no token":
         return f"OK · {memory.token(e['token'])}", "OK"
     return "OK", ""
+
+
+def _refused_by_node(e: Event) -> bool:
+    """A Redis node that refuses writes (a replica now, a primary with too few replicas)."""
+    return not e.get("ok") and str(e.get("reason") or "").startswith(tuple(REFUSED))
+
+
+def _replicated_label(e: Event) -> tuple[str, str]:
+    """(label, short) for a replicated Redis's own answers: WAIT's count, a node's refusal."""
+    if e.get("op") == "wait":
+        acked = e.get("acked")
+        return f"WAIT: {acked} acknowledged" + ("" if e.get("ok") else " — not enough"), "WAIT"
+    first = str(e["reason"]).split()[0]
+    return REFUSED[first], first
 
 
 def _storage_label(memory: Memory, e: Event) -> tuple[str, str]:

@@ -227,8 +227,7 @@ def suspected(e: Event) -> tuple[str, str]:
 def replicated(e: Event) -> tuple[str, str]:
     holder = e.get("holder")
     return (
-        f"received {holder}'s lock key from its primary (after the primary had answered "
-        f"{holder})",
+        f"received {holder}'s lock key from its primary (after the primary had answered {holder})",
         f"has {holder}'s key",
     )
 

@@ -247,9 +247,9 @@ async def serve(config: Config) -> None:
         try:
             command = json.loads(line)
             if "owner" in command:  # a server of a group (re)started: its process is this pid
-                for front in fronts.values():
-                    front.pids = {p: n for p, n in front.pids.items() if n != command["owner"]}
-                    front.pids[int(command["pid"])] = str(command["owner"])
+                for served in fronts.values():
+                    served.pids = {p: n for p, n in served.pids.items() if n != command["owner"]}
+                    served.pids[int(command["pid"])] = str(command["owner"])
                 _say({"ok": True})
                 continue
             link = links[command["link"]]

@@ -41,7 +41,7 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 
-from lockviz.jsontypes import JsonObject
+from lockviz.jsontypes import JsonObject, JsonValue
 from lockviz.lab import procs
 from lockviz.lab.backends.etcd import LAB_PREFIX
 from lockviz.lab.errors import LabError
@@ -210,10 +210,10 @@ class EtcdServer(LocalServer):
 
     def _take_the_lead(self, timeout_s: float) -> None:
         """Ask the cluster's leader to hand its leadership to this member (``MoveLeader``)."""
-        me = self._status().get("header", {}).get("member_id")
+        me = _member_id(self._status())
         for member in self._member_urls():
             host, _, port = member.removeprefix("http://").rpartition(":")
-            if self._status(host, int(port)).get("header", {}).get("member_id") == self._leader():
+            if _member_id(self._status(host, int(port))) == self._leader():
                 post(host, int(port), "/v3/maintenance/transfer-leadership", {"targetID": me})
                 break
         wait_until(lambda: self.role() == "leader", timeout_s, f"{self.name} (taking the lead)")
@@ -224,12 +224,13 @@ class EtcdServer(LocalServer):
         except (OSError, ValueError):
             return {}
 
-    def _leader(self) -> object:
+    def _leader(self) -> JsonValue:
         return self._status().get("leader")
 
     def _member_urls(self) -> list[str]:
         listed = post(self.host, self.port, "/v3/cluster/member/list", {}).get("members")
-        urls = [m.get("clientURLs") for m in (listed if isinstance(listed, list) else [])]
+        members = [m for m in (listed if isinstance(listed, list) else []) if isinstance(m, dict)]
+        urls = [m.get("clientURLs") for m in members]
         return [str(u[0]) for u in urls if isinstance(u, list) and u]
 
     def role(self) -> str | None:
@@ -237,8 +238,7 @@ class EtcdServer(LocalServer):
         if self.mesh is None:
             return None
         status = self._status()
-        header = status.get("header")
-        me = header.get("member_id") if isinstance(header, dict) else None
+        me = _member_id(status)
         if me is None or not status.get("leader"):
             return None
         return "leader" if status.get("leader") == me else "follower"
@@ -295,3 +295,9 @@ class EtcdServer(LocalServer):
                 return bool(json.loads(response.read()).get("health") == "true")
         except (OSError, ValueError):
             return False
+
+
+def _member_id(status: JsonObject) -> JsonValue:
+    """The id of the member that answered with ``status`` (None: no answer)."""
+    header = status.get("header")
+    return header.get("member_id") if isinstance(header, dict) else None

@@ -94,7 +94,9 @@ def create(names: list[str], workdir: str, options: ServerOptions) -> list[Serve
     if not sentinels:
         return list(redis.create(names, workdir, options))
     nodes = sorted(n for n in names if n.startswith("redis-"))
-    plain = redis.create([n for n in names if n not in nodes and n not in sentinels], workdir, options)
+    plain = redis.create(
+        [n for n in names if n not in nodes and n not in sentinels], workdir, options
+    )
     password = new_password()
     members = [
         ReplicaSetNode(name, os.path.join(workdir, name), port=free_port(), password=password)
@@ -149,12 +151,12 @@ class _Member:
             self.group.mesh.set(self.name, peer, mode)
             self.group.mesh.set(peer, self.name, mode)
 
-    def set_helpers(self) -> list[object]:
+    def set_helpers(self) -> list[subprocess.Popen[bytes]]:
         """The set's proxy, counted once (with the first node)."""
         group = self.group
         if group is None or group.nodes[0] != self.name or group.mesh.proc is None:
             return []
-        return [group.mesh.proc]
+        return [group.mesh.proc]  # type: ignore[list-item]  # a forked child: pid, poll, kill
 
 
 @dataclass
@@ -183,15 +185,16 @@ class ReplicaSetNode(_Member, RedisServer):
                 ("min-replicas-max-lag", str(MIN_REPLICAS_MAX_LAG_S)),
             ]
         if self.name != self.group.nodes[0]:
-            lines.append(("replicaof", "%s %d" % self.group.front(self.group.nodes[0])))
+            host, port = self.group.front(self.group.nodes[0])
+            lines.append(("replicaof", f"{host} {port}"))
         return super().config() + "".join(f"{k} {v}\n" for k, v in lines)
 
     def launch(self, spawn: Spawn = procs.spawn) -> None:
         super().launch(spawn)
         self._told(self.proc)
 
-    def helpers(self) -> list:  # type: ignore[type-arg]
-        return self.set_helpers()  # type: ignore[return-value]
+    def helpers(self) -> list[subprocess.Popen[bytes]]:
+        return self.set_helpers()
 
     def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> None:
         super().wait_ready(timeout_s)
@@ -231,6 +234,7 @@ class SentinelServer(_Member, PrivateServer):
         assert self.group is not None and self.password is not None
         group, pw = self.group, self.password
         host, front = group.front(self.name)
+        primary_host, primary_port = group.front(group.nodes[0])
         lines = [
             f"port {self.port}",
             f"bind {self.host}",
@@ -242,17 +246,14 @@ class SentinelServer(_Member, PrivateServer):
             f"sentinel announce-ip {host}",
             f"sentinel announce-port {front}",
             "sentinel resolve-hostnames no",
-            "sentinel monitor %s %s %d %d" % (SERVICE, *group.front(group.nodes[0]), QUORUM),
+            f"sentinel monitor {SERVICE} {primary_host} {primary_port} {QUORUM}",
             f"sentinel auth-pass {SERVICE} {pw}",
             f"sentinel down-after-milliseconds {SERVICE} {DOWN_AFTER_MS}",
             f"sentinel failover-timeout {SERVICE} {FAILOVER_TIMEOUT_MS}",
         ]
+        lines += [f"sentinel known-replica {SERVICE} {_at(group, n)}" for n in group.nodes[1:]]
         lines += [
-            "sentinel known-replica %s %s %d" % (SERVICE, *group.front(n)) for n in group.nodes[1:]
-        ]
-        lines += [
-            "sentinel known-sentinel %s %s %d %s"
-            % (SERVICE, *group.front(other), sentinel_id(other, pw))
+            f"sentinel known-sentinel {SERVICE} {_at(group, other)} {sentinel_id(other, pw)}"
             for other in group.sentinels
             if other != self.name
         ]
@@ -285,7 +286,7 @@ class SentinelServer(_Member, PrivateServer):
                 state = self.client().sentinel_master(SERVICE)
             except (redis_py.ConnectionError, redis_py.TimeoutError):
                 return False
-            return bool(
+            return isinstance(state, dict) and bool(
                 state.get("flags") == "master"
                 and int(state.get("num-slaves", 0)) == replicas
                 and int(state.get("num-other-sentinels", 0)) == others
@@ -315,6 +316,11 @@ class SentinelServer(_Member, PrivateServer):
     def client(self, timeout_ms: int = 500) -> redis_py.Redis:
         return connect(self.host, self.port, timeout_ms=timeout_ms, password=self.password)
 
-    def helpers(self) -> list:  # type: ignore[type-arg]
-        return self.set_helpers()  # type: ignore[return-value]
+    def helpers(self) -> list[subprocess.Popen[bytes]]:
+        return self.set_helpers()
 
+
+def _at(group: Group, name: str) -> str:
+    """``host port`` of ``name``'s front, as Sentinel's config writes an address."""
+    host, port = group.front(name)
+    return f"{host} {port}"

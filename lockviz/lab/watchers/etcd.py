@@ -231,7 +231,7 @@ class LeaderWatcher(Watcher):
             found = max(set(leaders), key=leaders.count) if any(leaders) else ""
             if found and found != self.leadership.leader:
                 t_ns = time.monotonic_ns()
-                term = max(int(s.get("raftTerm", 0)) for s in said.values() if s)
+                term = max(int(str(s.get("raftTerm", 0))) for s in said.values() if s)
                 self._led(found, term, t_ns)
             self.pause(POLL_S)
 

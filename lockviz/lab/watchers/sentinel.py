@@ -77,7 +77,9 @@ def watchers(servers: ServerSet, nodes: list[str], record: Record) -> list[Watch
     roles = Roles(servers.announced(), redis_nodes[0])
     found: list[Watcher] = []
     for name in nodes:
-        watcher = (NodeWatcher if name in redis_nodes else SentinelWatcher).of(servers[name], record)
+        watcher = (NodeWatcher if name in redis_nodes else SentinelWatcher).of(
+            servers[name], record
+        )
         watcher.roles = roles
         found.append(watcher)
     return found
@@ -89,7 +91,7 @@ class NodeWatcher(KeyWatcher):
     roles: Roles
 
     def seen(self, client: redis.Redis, event: str, t_ns: int) -> None:
-        role = client.execute_command("ROLE")[0]
+        role = client.execute_command("ROLE")[0]  # type: ignore[no-untyped-call]
         if role == "master":
             super().seen(client, event, t_ns)
             return
@@ -116,7 +118,8 @@ class SentinelWatcher(ServerWatcher):
         pubsub = client.pubsub(ignore_subscribe_messages=True)  # type: ignore[no-untyped-call]
         try:
             with self.roles.lock:
-                self.roles.by_id[str(client.execute_command("SENTINEL", "MYID"))] = self.name
+                myid = client.execute_command("SENTINEL", "MYID")  # type: ignore[no-untyped-call]
+                self.roles.by_id[str(myid)] = self.name
             pubsub.subscribe(*EVENTS)
             self.ready()
             while not self.stopping:

@@ -72,7 +72,10 @@ def test_a_failover_hands_the_lock_out_twice_with_the_same_token() -> None:
     assert bob["node"] == "redis-2" and promoted["seq"] < bob["seq"]
     assert bob["token"] == alice["token"]  # the counter went back with the primary
     stale = first(events, "reply", "alice", op="write")
-    assert stale["accepted"] is True and stale["seq"] > first(events, "reply", "bob", op="write")["seq"]
+    assert (
+        stale["accepted"] is True
+        and stale["seq"] > first(events, "reply", "bob", op="write")["seq"]
+    )
     assert not find(events, "released", "alice", ok=True)  # her key was never on redis-2
 
 
@@ -82,7 +85,7 @@ def test_wait_1_keeps_the_lock_when_the_replica_that_acknowledged_is_promoted() 
     assert waited["ok"] is True and waited["acked"] == 1
     copy = first(events, "replicated", "redis-2", holder="alice")
     assert not find(events, "replicated", "redis-3", holder="alice")  # its link was cut
-    killed, promoted = failover(events)
+    killed, _ = failover(events)
     assert copy["seq"] < killed["seq"]
     refused = find(events, "reply", "bob", op="acquire", ok=False)
     assert refused and all(e["from"] == "redis-2" for e in refused)  # Alice's key is there
@@ -95,7 +98,7 @@ def test_wait_1_keeps_the_lock_when_the_replica_that_acknowledged_is_promoted() 
 def test_wait_1_still_loses_the_lock_when_sentinel_promotes_another_replica() -> None:
     events = story("redis-failover-wait-loses")
     assert first(events, "reply", "alice", op="wait")["acked"] == 1
-    killed, promoted = failover(events)
+    killed, _ = failover(events)
     copies = [e for e in find(events, "replicated", holder="alice") if e["seq"] < killed["seq"]]
     assert {e["actor"] for e in copies} == {"redis-3"}  # acknowledged by redis-3 only...
     bob = first(events, "granted", "bob")  # ...and redis-2 promoted
@@ -105,7 +108,7 @@ def test_wait_1_still_loses_the_lock_when_sentinel_promotes_another_replica() ->
 def test_a_split_primary_grants_twice_until_min_replicas_stops_it() -> None:
     events = story("redis-split-primary")
     cut = first(events, "link", "redis-1", mode="blackhole")
-    alice = [e for e in find(events, "granted", "alice") if e["seq"] > cut["seq"]][0]
+    alice = next(e for e in find(events, "granted", "alice") if e["seq"] > cut["seq"])
     assert alice["node"] == "redis-1"  # the old primary granted after the cut
     promoted = first(events, "role", "redis-2", role="primary")
     bob = first(events, "granted", "bob")

@@ -146,7 +146,9 @@ def mesh() -> Iterator[Mesh]:
         server.daemon_threads = True
         threading.Thread(target=server.serve_forever, daemon=True).start()
         servers.append(server)
-    addresses = {name: "127.0.0.1:%d" % s.server_address[1] for name, s in zip("ab", servers)}
+    addresses = {
+        name: f"127.0.0.1:{s.server_address[1]}" for name, s in zip("ab", servers, strict=True)
+    }
     group = Mesh(addresses)
     group.start()
     group.owner("a", os.getpid())

@@ -14,16 +14,16 @@ import pytest
 from kazoo.client import KazooClient
 
 from bench.browser import Browser
+from lockviz.catalogue import BACKENDS
 from lockviz.jsontypes import JsonObject
 from lockviz.lab import procs, registry
-from lockviz.catalogue import BACKENDS
 from lockviz.lab.engine import RunEngine, RunResult
 from lockviz.lab.errors import LabError
 from lockviz.lab.labs import LocalLab, ServerSet
 from lockviz.lab.procs import wait_until
+from lockviz.lab.servers import module_for
 from lockviz.lab.servers.etcd import post
 from lockviz.lab.servers.postgres import PostgresServer
-from lockviz.lab.servers import module_for
 from lockviz.lab.servers.redis import RedisServer
 from lockviz.lab.spares import SpareKey, SparePool, key_for, setting
 from lockviz.scenarios.library import builtin

@@ -345,4 +345,6 @@ def test_sessions_are_told_as_their_client_sees_them_and_leaders_as_they_change(
     assert "alice 3 s" in etcd[0]["said"]["text"]  # her lease, as the new leader has it
     old = Narrator("zookeeper")  # a run recorded before RECONNECTED: CONNECTED after SUSPENDED
     old.said({"kind": "session", "actor": "bob", "state": "SUSPENDED"})
-    assert old.said({"kind": "session", "actor": "bob", "state": "CONNECTED"}).label == "RECONNECTED"
+    assert (
+        old.said({"kind": "session", "actor": "bob", "state": "CONNECTED"}).label == "RECONNECTED"
+    )

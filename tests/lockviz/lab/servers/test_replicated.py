@@ -24,7 +24,13 @@ def test_a_replicated_set_starts_with_its_roles_and_stops_whole() -> None:
         announced = servers.announced()  # each known to the others by its front, not its port
         assert sorted(announced.values()) == sorted(BACKENDS["redis-sentinel"].nodes())
         assert servers["redis-1"].address not in announced
-        assert servers.peers("redis-1") == ["redis-2", "redis-3", "sentinel-1", "sentinel-2", "sentinel-3"]
+        assert servers.peers("redis-1") == [
+            "redis-2",
+            "redis-3",
+            "sentinel-1",
+            "sentinel-2",
+            "sentinel-3",
+        ]
         assert "storage" not in servers.peers("sentinel-2")  # the storage is nobody's peer
         pids = [pid for s in servers.servers.values() for pid in s.pids()]
         assert len(pids) == len(names) + 1  # and the set's proxy, counted once
