@@ -39,6 +39,9 @@ Fails by (Redis's own documentation, "Distributed locks with Redis", says so fir
     acknowledged for ``min-replicas-max-lag`` seconds: it bounds how long the old primary grants,
     not how long the locks it granted before that are believed.
   * Everything :mod:`algorithms.redis_lock` fails by (a paused holder, a lease that ends early).
+
+One module past the usual ~300 lines, on purpose: finding the primary, the single-node lock on
+it, WAIT, and asking again after a failover are the steps of one protocol, read in this order.
 """
 
 from __future__ import annotations

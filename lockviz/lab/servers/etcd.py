@@ -27,6 +27,9 @@ Before use the lab checks that the member answering on the client port is its ow
 list names it (``etcd-1``) and Go's ``/debug/vars`` shows the command line it runs with, whose
 ``--data-dir`` is this server's. The member has no password (the lab's Redis and PostgreSQL
 do): other local users can reach it, but it runs no code for them and holds only lock keys.
+
+One module past the usual ~300 lines, on purpose: one member and a cluster (its mesh, its
+leader) start from one command line, read side by side.
 """
 
 from __future__ import annotations

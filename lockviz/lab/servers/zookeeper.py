@@ -25,6 +25,9 @@ four-letter word (whitelisted with ``srvr``, ``ruok``, ``stat`` and ``dump``) na
 ``dataDir``, which must be this server's. The servers have no password (the lab's Redis and
 PostgreSQL do): other local users can reach them, but they run no code for them and hold only
 the lab's lock nodes.
+
+One module past the usual ~300 lines, on purpose: a standalone server and an ensemble (its
+mesh, its leader) start from one config, read side by side.
 """
 
 from __future__ import annotations
