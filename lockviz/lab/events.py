@@ -150,8 +150,9 @@ class RunStarted(_Run):
     storage: str = _is('the storage node\'s name (`"storage"`)')
     servers: dict[str, str] = _is('every server\'s address: `{name: "127.0.0.1:port"}`')
     roles: dict[str, str] | None = _may(
-        "a group's servers as they start: each one's part (`primary`/`replica` for Redis with "
-        "Sentinel, `leader`/`follower` for a ZooKeeper ensemble or an etcd cluster)"
+        "a group's servers as they start: each one's part (`primary`, `replica` or `sentinel` "
+        "for Redis with Sentinel, `leader`/`follower` for a ZooKeeper ensemble or an etcd "
+        "cluster)"
     )
     duration_ms: int = _is("the schedule's length")
     lab: str = _is(

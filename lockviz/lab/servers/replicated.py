@@ -303,6 +303,9 @@ class SentinelServer(_Member, PrivateServer):
         except redis_py.RedisError as exc:
             raise ForeignServer(f"{self.name}: no answer from {self.address}: {exc}") from exc
 
+    def role(self) -> str | None:
+        return "sentinel"
+
     def _check_pid(self) -> None:
         try:
             pid = int(self.client().info("server")["process_id"])

@@ -24,6 +24,8 @@ export function role(d, ev) {
     y = L.y(t),
     s = L.scale;
   const leads = LEADS.has(ev.role);
+  const parts = state.headerRoles.get(ev.actor) || [];
+  state.headerRoles.set(ev.actor, parts.concat([{ seq: ev.seq, role: ev.role }]));
   for (const band of state.leads) {
     if (moments.closed(band.item)) continue;
     if (band.node === ev.actor ? !leads : leads) moments.end(band.item, ev.seq, t);
@@ -40,12 +42,13 @@ export function role(d, ev) {
   if (leads) leadBand(d, ev.actor, t, ev.role, ev);
 }
 
-// The band beside a lifeline while its server leads, from t0 to the next change; `ev` is the
-// event that gave it the part (run_started for the first).
+// The band along a lifeline while its server leads, from t0 to the next change (on the
+// lifeline itself, above a cut link's strips); `ev` is the event that gave it the part
+// (run_started for the first).
 function leadBand(d, node, t0, part, ev) {
   const { layout: L, pen, moments, state } = d;
-  const x = L.x(node) + 5 * L.scale;
-  const g = pen.group("bg", ev, "lead-band " + part, null, "lead");
+  const x = L.x(node);
+  const g = pen.group("marks", ev, "lead-band " + part, null, "lead");
   const line = el("line", { class: "band-line", x1: x, x2: x }, g);
   const band = { node, t0, g, line };
   band.item = moments.dynamic({ update: (it) => spanBand(d, it, band), node: g });

@@ -118,6 +118,7 @@ export function freshState() {
     downs: [],
     leads: [], // groups.js: who is primary or leader, when
     headerWords: new Map(), // lifeline → its clock's changes (clocks.js)
+    headerRoles: new Map(), // lifeline → its parts in its group, from each role event (groups.js)
     now: 0, // the latest run time drawn
     finished: false,
     finishEvent: null,

@@ -17,7 +17,8 @@ pytestmark = pytest.mark.live
 def test_a_replicated_set_starts_with_its_roles_and_stops_whole() -> None:
     names = [*BACKENDS["redis-sentinel"].nodes(), "storage"]
     with LocalLab().servers(names) as servers:
-        assert servers.roles() == {"redis-1": "primary", "redis-2": "replica", "redis-3": "replica"}
+        roles = {"redis-1": "primary", "redis-2": "replica", "redis-3": "replica"}
+        assert servers.roles() == roles | {f"sentinel-{i}": "sentinel" for i in (1, 2, 3)}
         nodes = [servers[n] for n in names if n.startswith("redis-")]
         assert all(isinstance(s, ReplicaSetNode) for s in nodes)
         assert isinstance(servers["sentinel-1"], SentinelServer)
