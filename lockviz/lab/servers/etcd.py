@@ -212,14 +212,31 @@ class EtcdServer(LocalServer):
         self.start_ms = (time.monotonic_ns() - self.launched_ns) / 1e6
 
     def _take_the_lead(self, timeout_s: float) -> None:
-        """Ask the cluster's leader to hand its leadership to this member (``MoveLeader``)."""
-        me = _member_id(self._status())
-        for member in self._member_urls():
-            host, _, port = member.removeprefix("http://").rpartition(":")
-            if _member_id(self._status(host, int(port))) == self._leader():
-                post(host, int(port), "/v3/maintenance/transfer-leadership", {"targetID": me})
-                break
-        wait_until(lambda: self.role() == "leader", timeout_s, f"{self.name} (taking the lead)")
+        """Ask the cluster's leader to hand its leadership to this member (``MoveLeader``),
+        again every half second until it leads (a busy member may not answer at once)."""
+        asked = [0.0]
+
+        def leads() -> bool:
+            if self.role() == "leader":
+                return True
+            if time.monotonic() - asked[0] >= 0.5:
+                asked[0] = time.monotonic()
+                self._ask_the_leader()
+            return False
+
+        wait_until(leads, timeout_s, f"{self.name} (taking the lead)")
+
+    def _ask_the_leader(self) -> None:
+        me, leader = _member_id(self._status()), self._leader()
+        try:
+            for member in self._member_urls():
+                host, _, port = member.removeprefix("http://").rpartition(":")
+                if me is not None and _member_id(self._status(host, int(port))) == leader:
+                    body: JsonObject = {"targetID": me}
+                    post(host, int(port), "/v3/maintenance/transfer-leadership", body)
+                    return
+        except (OSError, ValueError):
+            return  # asked again on the next round
 
     def _status(self, host: str | None = None, port: int | None = None) -> JsonObject:
         try:

@@ -262,20 +262,27 @@ class ZooKeeperServer(LocalServer):
             return found is not None
 
         wait_until(ready, timeout_s, f"{self.name} (ZooKeeper on port {self.port})")
-        if self.ensemble and self is self.ensemble[-1] and self.mode() != "leader":
+        if self.ensemble and self is self.ensemble[-1]:
             self._take_the_lead(timeout_s)
 
     def _take_the_lead(self, timeout_s: float) -> None:
         """Make the highest id the leader, as an ensemble started together elects it: when
         another server won the first election (the highest started late on a busy machine),
         that leader is restarted; the others elect the highest, and it rejoins as a follower."""
-        for other in self.ensemble:
-            if other is not self and other.mode() == "leader":
-                other.kill()
-                wait_until(lambda: self.mode() == "leader", timeout_s, f"{self.name} leading")
-                other.launch()
-                other.wait_ready(timeout_s)
-                return
+        leaders: list[ZooKeeperServer] = []
+
+        def found() -> bool:  # a busy server may not answer at once: ask until one leads
+            leaders[:] = [s for s in self.ensemble if s.mode() == "leader"]
+            return bool(leaders)
+
+        wait_until(found, timeout_s, f"a leader of {', '.join(s.name for s in self.ensemble)}")
+        other = leaders[0]
+        if other is self:
+            return
+        other.kill()
+        wait_until(lambda: self.mode() == "leader", timeout_s, f"{self.name} leading")
+        other.launch()
+        other.wait_ready(timeout_s)
 
     def check_identity(self) -> None:
         found = self._reported_data_dir(timeout_s=2.0)
