@@ -9,10 +9,15 @@ PORT ?= 8000
 # test timing out; docs/architecture.md, "Tests mirror the tree").
 WORKERS ?= 4
 
-.PHONY: setup run test lint bench
+.PHONY: setup serve-setup run test lint bench
 
 setup:
 	@scripts/bootstrap.sh test
+
+# A school's server without Docker (docs/deploy.md, "Without Docker"): the app and what it runs
+# on, nothing of the tests'.
+serve-setup:
+	@scripts/bootstrap.sh server
 
 run:
 	@scripts/bootstrap.sh run

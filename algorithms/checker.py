@@ -19,6 +19,11 @@ server anything: what it concludes is what the diagram shows.
   rejected was stopped by the storage's check (fencing, a sequencer, compare-and-set). A write by
   a client that was never granted the lock counts as stale too (it had no right to write at
   all), except where no lock is in play: there only the read counts.
+* **Lost updates** (:mod:`algorithms.lost_updates`): an acknowledged update that vanished
+  unseen, overwritten by a write based on a read that never saw it, or dropped by a
+  last-write-wins storage for an older write stamped later by a clock that ran ahead. Each one
+  names both writes (and, when stamped, both timestamps). A lost update is damage: the data is
+  corrupted.
 * **Liveness.** A client is stuck when it gave up acquiring while the lock was held for a
   client that had crashed holding a lock *without a lease* (``ttl_ms`` null) that no server
   had freed since (no ``expired`` or ``deleted`` for it): nobody can ever get that lock again.
@@ -40,6 +45,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from algorithms.lost_updates import LostUpdate, lost_updates
 
 Event = Mapping[str, Any]
 
@@ -86,13 +93,15 @@ class Verdict:
     stuck_clients: tuple[str, ...] = ()
     wakeups: int = 0
     inconclusive: str = ""  # why the run could not keep its story ("" when it did)
+    lost_updates: int = 0
+    lost: tuple[LostUpdate, ...] = ()
     summary: str = field(default="")
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         for overlap in data["overlaps"]:
             overlap["clients"] = list(overlap["clients"])
-        for key in ("overlaps", "writes", "holders", "stuck_clients"):
+        for key in ("overlaps", "writes", "holders", "stuck_clients", "lost"):
             data[key] = list(data[key])
         return data
 
@@ -219,12 +228,13 @@ def check(events: Sequence[Event], end_ms: float | None = None) -> Verdict:
     accepted = sum(1 for w in judged if w.stale and w.accepted)
     rejected = sum(1 for w in judged if w.stale and not w.accepted)
     exclusion = "violated" if found else "held"
+    lost = lost_updates(events)
     verdict = Verdict(
         mutual_exclusion=exclusion if lock_in_play(events) else "none",
         overlaps=tuple(found),
         stale_writes_accepted=accepted,
         stale_writes_rejected=rejected,
-        data_corrupted=accepted > 0,
+        data_corrupted=accepted > 0 or bool(lost),
         writes=tuple(judged),
         holders=tuple(holders),
         acquire_failures=sum(1 for e in events if e["kind"] == "acquire_failed"),
@@ -232,6 +242,8 @@ def check(events: Sequence[Event], end_ms: float | None = None) -> Verdict:
         stuck_clients=tuple(stuck),
         wakeups=sum(1 for e in events if e["kind"] == "woken"),
         inconclusive=story_lost(events),
+        lost_updates=len(lost),
+        lost=tuple(lost),
     )
     summary = summarize(verdict, storage_kind(events))
     return Verdict(**{**verdict.__dict__, "summary": summary})
@@ -262,6 +274,8 @@ def storage_kind(events: Sequence[Event]) -> str:
 # What stopped the stale writes, by the kind of storage (the summary's second sentence).
 SAVED_BY = {
     "fenced": "Fencing saved the data: the storage rejected {n} stale write{s}.",
+    "fenced_reads": "Fencing saved the data: a read had carried the new holder's token to the "
+    "storage first, and it rejected {n} stale write{s}.",
     "sequencer": "The sequencer check saved the data: the storage asked the lock service and "
     "rejected {n} stale write{s}.",
     "cas": "Compare-and-set saved the data: the storage rejected {n} write{s} based on an "
@@ -307,14 +321,39 @@ def _told(verdict: Verdict, storage: str) -> str:
     if verdict.stuck_clients:
         who = " and ".join(verdict.stuck_clients)
         first += f" Liveness failed: {who} waited in vain for a lock held by a crashed client."
-    if verdict.data_corrupted:
+    dropped = [lost for lost in verdict.lost if lost.why == "stamp"]
+    if dropped:
+        first += " " + _dropped(dropped[0], len(dropped))
+    if verdict.data_corrupted and verdict.stale_writes_accepted:
         n = verdict.stale_writes_accepted
         return f"{first} Data corrupted: the storage accepted {n} stale write{'s' * (n != 1)}."
+    if dropped:
+        return first
+    if storage == "crdt" and not verdict.lost:
+        return f"{first} No update was lost: the replicas merged every acknowledged write."
     if verdict.stale_writes_rejected:
         n = verdict.stale_writes_rejected
         saved = SAVED_BY.get(storage, SAVED_BY["plain"])
         return f"{first} {saved.format(n=n, s='s' * (n != 1))}"
     return first
+
+
+def _dropped(lost: LostUpdate, n: int) -> str:
+    """A last-write-wins loss in words, with both writers' timestamps."""
+    more = f" ({n} updates lost in all)" if n > 1 else ""
+    return (
+        f"Update lost: {lost.client}'s {lost.value} was acknowledged, then dropped for "
+        f"{lost.by}'s {lost.by_value}, written before it but stamped later "
+        f"({clock_time(lost.stamp)} < {clock_time(lost.by_stamp)}, by each writer's clock){more}."
+    )
+
+
+def clock_time(ms: int | None) -> str:
+    """A wall-clock stamp (ms since the epoch) as a time of day, UTC: ``09:41:07.250``."""
+    if ms is None:
+        return "?"
+    seconds, millis = divmod(int(ms), 1000)
+    return f"{seconds // 3600 % 24:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}.{millis:03d}"
 
 
 def compare(verdict: Mapping[str, Any], expect: Mapping[str, Any]) -> list[str]:

@@ -172,7 +172,7 @@ class EtcdLock(LockBase):
         # Keys ahead of ours: etcd's lock service answers when every one of them is gone.
         remaining_ms = max(1, (deadline_ns - self.clock.monotonic_ns()) // 1_000_000)
         body = {"name": b64(self.name), "lease": lease_id}
-        waiting = _KeepAliveWhileWaiting(self, lease_id)
+        waiting = KeepAliveWhileWaiting(self, lease_id)
         try:
             reply = self.gateway.call("/v3/lock/lock", body, timeout_ms=remaining_ms)
         except BackendUnavailable as exc:
@@ -310,7 +310,7 @@ class EtcdLock(LockBase):
         return self.grant
 
 
-class _KeepAliveWhileWaiting:
+class KeepAliveWhileWaiting:
     """Keeps a queued lease alive every TTL/3 while the lock call blocks."""
 
     def __init__(self, lock: EtcdLock, lease_id: str) -> None:

@@ -10,6 +10,9 @@ write, so nothing can come between the check and the write. What it checks is th
   lower one (Kleppmann's fencing). Equal tokens are accepted (the same holder writing twice).
   It only knows a token is old once it has seen a newer one: a stale write that arrives
   *before* the new holder's first write is accepted (the fencing hole).
+* ``fenced_reads`` is ``fenced`` whose reads carry the reader's token too: a read raises the
+  highest token seen and a lower one is refused, so a new holder that reads before it writes
+  closes the fencing hole. Cost: every read carries a token; a writer that never reads does not.
 * ``cas`` keeps a version number, raised by every accepted write, and applies a write only if
   the data is still at the version its writer last ``read`` (compare-and-set). A write based on
   an out-of-date read is rejected; a writer that never read compares against version 0. It
@@ -26,8 +29,7 @@ as usual and its result is remembered under the key; every later write with that
 with the first result (``duplicate``) and applies nothing. A client that retries a write whose
 reply it never got (a timeout, a partition) can then not apply it twice.
 
-The storage keeps an append-only log of every accepted write, so a run can show what the data
-went through.
+It keeps an append-only log of every accepted write: what the data went through.
 """
 
 from __future__ import annotations
@@ -40,11 +42,13 @@ from algorithms.errors import BackendUnavailable
 from algorithms.events import EventSink, Reporter, discard
 from algorithms.redis_client import boundary
 
-KINDS = ("plain", "fenced", "cas")  # the checks the script itself makes
+KINDS = ("plain", "fenced", "fenced_reads", "cas")  # the checks the script itself makes
+FENCED = ("fenced", "fenced_reads")  # the kinds that compare tokens
 
 # KEYS[1] highest token seen, KEYS[2] current value, KEYS[3] log of accepted writes, KEYS[4] the
 # value's version, KEYS[5] first results by idempotency key;
-# ARGV[1] writer's token, ARGV[2] value, ARGV[3] the check ('plain' | 'fenced' | 'cas'),
+# ARGV[1] writer's token, ARGV[2] value, ARGV[3] the check ('plain' | 'fenced' | 'fenced_reads'
+# | 'cas'),
 # ARGV[4] writer's name, ARGV[5] the version the writer last read ('' if it never read),
 # ARGV[6] idempotency key ('' for none).
 # Returns {accepted (1|0), highest token seen before, version found, version after, duplicate
@@ -61,7 +65,7 @@ local highest = tonumber(redis.call('GET', KEYS[1]) or '0')
 local version = tonumber(redis.call('GET', KEYS[4]) or '0')
 local token = tonumber(ARGV[1])
 local accepted = 1
-if ARGV[3] == 'fenced' and token < highest then
+if (ARGV[3] == 'fenced' or ARGV[3] == 'fenced_reads') and token < highest then
     accepted = 0
 elseif ARGV[3] == 'cas' and tonumber(ARGV[5] == '' and '0' or ARGV[5]) ~= version then
     accepted = 0
@@ -83,15 +87,25 @@ end
 return {accepted, highest, version, after, 0}
 """
 
-# KEYS[2] current value, KEYS[4] its version (the same keys as WRITE_SCRIPT's).
-# Returns {1 and the value, or 0 and '' when nothing was written yet; the version}.
+# KEYS as WRITE_SCRIPT's; ARGV[1] the reader's token ('' for none), ARGV[2] the kind. Returns {1
+# and the value, or 0 and '' (none yet, or refused); version; highest before; accepted (1|0)}.
 READ_SCRIPT = """
-local value = redis.call('GET', KEYS[2])
+local highest = tonumber(redis.call('GET', KEYS[1]) or '0')
 local version = tonumber(redis.call('GET', KEYS[4]) or '0')
-if value then
-    return {1, value, version}
+if ARGV[2] == 'fenced_reads' and ARGV[1] ~= '' then
+    local token = tonumber(ARGV[1])
+    if token < highest then
+        return {0, '', version, highest, 0}
+    end
+    if token > highest then
+        redis.call('SET', KEYS[1], token)
+    end
 end
-return {0, '', version}
+local value = redis.call('GET', KEYS[2])
+if value then
+    return {1, value, version, highest, 1}
+end
+return {0, '', version, highest, 1}
 """
 
 
@@ -121,8 +135,15 @@ class WriteResult:
 
 @dataclass(frozen=True)
 class ReadResult:
-    value: str | None  # None: nothing written yet
+    value: str | None  # None: nothing written yet (or the read was refused)
     version: int
+    token: int | None = None  # the reader's token, when the read carried one (fenced reads)
+    highest: int | None = None  # the highest token the storage had seen before this read
+    accepted: bool = True  # False: a fenced read with a lower token than the highest seen
+
+    @property
+    def reason(self) -> str:  # why the read was refused ("1 < 2"); "" when it was not
+        return "" if self.accepted else f"{self.token} < {self.highest}"
 
 
 class FencedStorage:
@@ -156,7 +177,7 @@ class FencedStorage:
 
     @property
     def fencing(self) -> bool:
-        return self.kind == "fenced"
+        return self.kind in FENCED
 
     def prepare(self) -> None:
         """Connect and load the scripts now, so each write is exactly one round trip."""
@@ -192,7 +213,7 @@ class FencedStorage:
         elif not accepted:
             reason = (
                 f"{token} < {highest}"
-                if self.kind == "fenced"
+                if self.kind in FENCED
                 else f"read v{read or 0}, now v{found}"
             )
         return WriteResult(
@@ -225,22 +246,30 @@ class FencedStorage:
         self._report.reply(call, self.node, "write", True, **result.details())
         return result
 
-    def read_versioned(self) -> ReadResult:
-        """The value and its version, reported as a ``read`` request and reply."""
-        call = self._report.request(self.node, "read")
+    def read_versioned(self, token: int | None = None) -> ReadResult:
+        """The value and its version, reported as a ``read`` request and reply; ``token``, the
+        reader's, only a ``fenced_reads`` storage is sent (it checks and remembers it)."""
+        token = token if self.kind == "fenced_reads" else None
+        carried = {} if token is None else {"token": token}
+        call = self._report.request(self.node, "read", **carried)
         try:
-            result = self.fetch()
+            result = self.fetch(token)
         except BackendUnavailable as exc:
             self._report.reply(call, self.node, "read", False, error=exc.detail)
             raise
         self._report.reply(call, self.node, "read", True, **read_details(result))
         return result
 
-    def fetch(self) -> ReadResult:
-        """The value and its version, unreported."""
+    def fetch(self, token: int | None = None) -> ReadResult:
+        """The value and its version, unreported (a ``fenced_reads`` storage checks ``token``)."""
         with boundary(self.node):
-            present, value, version = self._read(keys=self.keys)
-        return ReadResult(str(value) if present else None, int(version))
+            present, value, version, highest, accepted = self._read(
+                keys=self.keys, args=["" if token is None else token, self.kind]
+            )
+        found = str(value) if present else None
+        if token is None:
+            return ReadResult(found, int(version))
+        return ReadResult(found, int(version), token, int(highest), bool(accepted))
 
     def read(self) -> tuple[str | None, list[str]]:
         """The current value and the log of accepted writes (``"writer token value"``)."""
@@ -261,5 +290,11 @@ def write_args(value: str, token: int, read: int | None, key: str | None) -> dic
 
 
 def read_details(result: ReadResult) -> dict[str, object]:
-    """A read reply's fields: the value (``None`` before any write) and its version."""
-    return {"value": result.value, "version": result.version}
+    """A read reply's fields: the value (``None`` before any write) and its version; a fenced
+    read's also whether it was accepted, the highest token seen before it, and why not."""
+    found: dict[str, object] = {"value": result.value, "version": result.version}
+    if result.token is not None:
+        found.update(accepted=result.accepted, token=result.token, highest=result.highest)
+        if not result.accepted:
+            found["reason"] = result.reason
+    return found

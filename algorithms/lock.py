@@ -7,7 +7,7 @@ only fixes the shape that the lab (and any other caller) relies on.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from algorithms.clock import Clock, SystemClock
 from algorithms.events import EventSink, Reporter
@@ -54,6 +54,24 @@ class Lock(Protocol):
     def sequencer(self) -> Sequencer | None:
         """The current grant as a resource can check it with the lock service (Chubby's
         ``GetSequencer``); ``None`` when nothing is held."""
+
+
+@dataclass(frozen=True)
+class Leader:
+    """Who leads an election, as the service answers: the leader's name and its epoch (the
+    leader key's create revision in etcd, the leader node's czxid in ZooKeeper)."""
+
+    name: str
+    epoch: int
+
+
+@runtime_checkable
+class Election(Lock, Protocol):
+    """A leader election: a :class:`Lock` whose holder is the leader (``acquire`` campaigns,
+    ``release`` resigns, the grant's token is the leader's epoch), and anyone may ask who leads."""
+
+    def leader(self) -> Leader | None:
+        """Who leads now; ``None`` when nobody does (or the service did not answer)."""
 
 
 class LockBase:

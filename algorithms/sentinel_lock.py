@@ -192,7 +192,7 @@ class SentinelLock(LockBase):
         if not self.wait_replicas:
             return True
         n, timeout = self.wait_replicas, self.wait_timeout_ms
-        call = self._report.request(node, "wait", replicas=n, wait_ms=timeout)
+        call = self._report.request(node, "wait", numreplicas=n, wait_ms=timeout)
         try:
             acked = _fresh(self.nodes[node]).call(pack("WAIT", n, timeout))
         except BackendUnavailable as exc:

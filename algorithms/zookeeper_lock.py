@@ -77,7 +77,9 @@ from algorithms.lock import Grant, LockBase
 from algorithms.sequencer import Sequencer
 
 LOCK_PATH = "/lockviz/lock"
-LOCK_NODE = re.compile(r"\.lock-(\d{10})$")  # ZooKeeper appends a zero-padded 10-digit number
+# ZooKeeper appends a zero-padded 10-digit number; an election's nodes end as kazoo's do
+# (``__lock__<seq>``, :mod:`algorithms.zookeeper_election`).
+LOCK_NODE = re.compile(r"(?:\.lock-|__lock__)(\d{10})$")
 
 _log = logging.getLogger(__name__)
 _log.addHandler(logging.NullHandler())  # kazoo's warnings go to the app's logging, not stderr
@@ -137,6 +139,8 @@ def sequence(name: str) -> int:
 class ZooKeeperLock(LockBase):
     """The recipe's lock for one client session; verbs like ``threading.Lock``."""
 
+    NODE_MARK = ".lock-"  # between the owner's name and guid and the sequence number
+
     def __init__(
         self,
         client: KazooClient,
@@ -173,7 +177,7 @@ class ZooKeeperLock(LockBase):
     def acquire(self, timeout_ms: int = 0) -> Grant | None:
         """Queue up, then wait for the nodes ahead to go; ``None`` after ``timeout_ms``."""
         deadline = self.clock.monotonic_ns() + timeout_ms * 1_000_000
-        prefix = f"{self.owner}.{secrets.token_hex(4)}.lock-"
+        prefix = f"{self.owner}.{secrets.token_hex(4)}{self.NODE_MARK}"
         mine: str | None = None
         token: int | None = None
         while True:

@@ -2,6 +2,11 @@
 
 Make a teacher here (Users → Add) or with ``manage.py createteacher NAME``; an admin is a
 teacher with "staff status". Runs are listed to find and delete one; they are not edited here.
+
+LTI (lockviz.lms): django-lti registers its own pages for platform registrations (with their
+deployments inline: a deployment must be active to launch), keys, users, contexts and
+memberships; ``manage.py lti`` makes the same. Here: the scores sent back to each LMS
+(``GradeLink``: the last one, and why it failed if it did), and the exercises teachers keep.
 """
 
 from __future__ import annotations
@@ -10,15 +15,18 @@ from typing import TYPE_CHECKING
 
 from django.contrib import admin
 
-from lockviz.models import Room, Run, SavedRun, SavedScenario
+from lockviz.models import GradeLink, Room, Run, SavedExercise, SavedRun, SavedScenario
 
 if TYPE_CHECKING:  # generic in django-stubs only: Django's own classes take no [Model]
     RunAdminBase = admin.ModelAdmin[Run]
     RoomAdminBase = admin.ModelAdmin[Room]
     SavedRunAdminBase = admin.ModelAdmin[SavedRun]
     SavedScenarioAdminBase = admin.ModelAdmin[SavedScenario]
+    SavedExerciseAdminBase = admin.ModelAdmin[SavedExercise]
+    GradeLinkAdminBase = admin.ModelAdmin[GradeLink]
 else:
     RunAdminBase = RoomAdminBase = SavedRunAdminBase = SavedScenarioAdminBase = admin.ModelAdmin
+    SavedExerciseAdminBase = GradeLinkAdminBase = admin.ModelAdmin
 
 admin.site.site_header = "lockviz administration"
 admin.site.site_title = "lockviz admin"
@@ -51,3 +59,18 @@ class RunAdmin(RunAdminBase):
 class RoomAdmin(RoomAdminBase):
     list_display = ("code", "presenter", "created", "closed")
     readonly_fields = ("code", "presenter", "created", "state")
+
+
+@admin.register(SavedExercise)
+class SavedExerciseAdmin(SavedExerciseAdminBase):
+    list_display = ("title", "kind", "user", "visibility", "backend", "saved")
+    list_filter = ("kind", "visibility", "backend")
+    search_fields = ("title", "id", "user__username")
+
+
+@admin.register(GradeLink)
+class GradeLinkAdmin(GradeLinkAdminBase):
+    list_display = ("item", "sub", "registration", "score", "sent", "problem")
+    list_filter = ("registration",)
+    search_fields = ("item", "sub", "lineitem")
+    readonly_fields = [f.name for f in GradeLink._meta.fields]

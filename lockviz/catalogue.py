@@ -7,9 +7,10 @@ comparisons read these entries and keep no list of their own. Adding a backend m
 in ``lockviz/lab/servers/``.
 
 Server names say their kind: ``redis-3``, ``zk-1``, ``pg-1``, ``etcd-1``, ``sentinel-2``, and
-``storage`` (the storage node every run writes to, a Redis server). The backend ``none`` has no
-lock service at all: its clients go straight to the storage. What the storage checks on each
-write is its *kind* (:data:`STORAGE_KINDS`), listed here too.
+``storage`` (the storage node every run writes to, a Redis server; a replicated storage has a
+second replica, ``storage-2``). The backend ``none`` has no lock service at all: its clients go
+straight to the storage. What the storage checks on each write is its *kind*
+(:data:`STORAGE_KINDS`), listed here too.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 STORAGE = "storage"
+STORAGE_REPLICA = "storage-2"  # a replicated storage's second replica (lww, crdt)
 STORAGE_KEY = "lockviz:resource"  # the resource every client writes, on the storage node
 
 
@@ -40,8 +42,9 @@ SERVER_KINDS: dict[str, ServerKind] = {
 
 
 def server_kind(name: str) -> ServerKind | None:
-    """The kind of the server called ``name`` (``storage`` is Redis); ``None`` if no server."""
-    if name == STORAGE:
+    """The kind of the server called ``name`` (``storage`` and ``storage-2`` are Redis); ``None``
+    if no server."""
+    if name in (STORAGE, STORAGE_REPLICA):
         return REDIS
     prefix, _, number = name.rpartition("-")
     return SERVER_KINDS.get(prefix) if number.isdigit() and not number.startswith("0") else None
@@ -52,6 +55,8 @@ class Variant:
     name: str
     label: str  # as a learner reads it beside the backend: "plain DEL release"
     no_sequencer: str = ""  # why the storage cannot check this variant's lock ("" when it can)
+    election: bool = False  # a leader election: acquire campaigns, release resigns, the token
+    # is the leader's epoch, and a client may ask who leads (the "leader" verb)
 
 
 @dataclass(frozen=True)
@@ -123,6 +128,12 @@ class Backend:
         return text
 
 
+POOLED_CHECK = (
+    "Through PgBouncer in transaction mode clients share server sessions, and pg_locks names the "
+    "pooled session, not the client: a check would answer yes for every client that passes "
+    "through the holder's session, so it proves nothing about the writer."
+)
+
 BACKENDS: dict[str, Backend] = {
     b.name: b
     for b in (
@@ -182,6 +193,7 @@ BACKENDS: dict[str, Backend] = {
                 Variant("recipe", "watch the predecessor"),
                 Variant("herd", "every waiter watches the lock"),
                 Variant("session", "keeps the lock while the session lives"),
+                Variant("election", "leader election (kazoo's Election recipe)", election=True),
             ),
             node_counts=(1, 3),
             node_count_field="zk_nodes",
@@ -201,11 +213,9 @@ BACKENDS: dict[str, Backend] = {
                 Variant(
                     "pooled",
                     "through PgBouncer",
-                    no_sequencer="Through PgBouncer in transaction mode clients share server "
-                    "sessions, and pg_locks names the pooled session, not the client: a check "
-                    "would answer yes for every client that passes through the holder's session, "
-                    "so it proves nothing about the writer.",
+                    no_sequencer=POOLED_CHECK,
                 ),
+                Variant("pooled_xact", "transaction lock through PgBouncer", POOLED_CHECK),
             ),
             options=frozenset({"idle_session_timeout_ms"}),
             sequencer="pg_locks: does the writer's own session (its pid and name) still hold the "
@@ -217,7 +227,10 @@ BACKENDS: dict[str, Backend] = {
             "etcd leases",
             "etcd (lease + revision)",
             ETCD,
-            (Variant("lease", "lease + lock"),),
+            (
+                Variant("lease", "lease + lock"),
+                Variant("election", "leader election (campaign, resign)", election=True),
+            ),
             node_counts=(1, 3),
             node_count_field="etcd_nodes",
             group_from=3,
@@ -246,7 +259,16 @@ class StorageKind:
     name: str
     label: str  # as a lane or a page names it: "fenced (tokens)"
     summary: str  # one sentence for a learner
+    tokens: bool = False  # it compares fencing tokens (so the lock service must give them)
+    replicas: tuple[str, ...] = (STORAGE,)  # its servers: one node, or replicas
+    lockless: str = ""  # why it takes no lock service, when it takes none ("" when it may)
+    cost: str = ""  # what it costs, said beside it where the kinds are compared
 
+
+LOCKLESS = (
+    "It is storage without a lock: every replica accepts every write and the replicas settle "
+    "their differences themselves."
+)
 
 STORAGE_KINDS: dict[str, StorageKind] = {
     k.name: k
@@ -256,6 +278,16 @@ STORAGE_KINDS: dict[str, StorageKind] = {
             "fenced",
             "fenced (tokens)",
             "Rejects a write whose fencing token is lower than the highest it has seen.",
+            tokens=True,
+        ),
+        StorageKind(
+            "fenced_reads",
+            "fenced reads (tokens on reads too)",
+            "Rejects a write or a read whose fencing token is lower than the highest it has "
+            "seen; a read raises the highest as a write does.",
+            tokens=True,
+            cost="Every read must carry a token, and a holder that writes without reading first "
+            "still leaves the hole open until its write.",
         ),
         StorageKind(
             "sequencer",
@@ -266,6 +298,26 @@ STORAGE_KINDS: dict[str, StorageKind] = {
             "cas",
             "compare-and-set",
             "Applies a write only if the data is still at the version its writer last read.",
+        ),
+        StorageKind(
+            "lww",
+            "last-write-wins (2 replicas)",
+            "Two replicas each accept every write and keep the one with the highest timestamp, "
+            "its writer's wall clock.",
+            replicas=(STORAGE, STORAGE_REPLICA),
+            lockless=LOCKLESS,
+            cost="A concurrent write, or a newer one from a client whose clock runs behind, is "
+            "dropped silently: its writer was told OK.",
+        ),
+        StorageKind(
+            "crdt",
+            "add-wins set, a CRDT (2 replicas)",
+            "Two replicas each accept every write as an add to a set, and merge by union: no "
+            "acknowledged write is lost.",
+            replicas=(STORAGE, STORAGE_REPLICA),
+            lockless=LOCKLESS,
+            cost="The data is a set of every value written, not one value: the application "
+            "must decide what several values mean.",
         ),
     )
 }

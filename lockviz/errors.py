@@ -6,9 +6,14 @@
     │   │                      (lockviz.scenarios.schema)
     │   ├── ImportRefused      a file that cannot be imported (lockviz.runs.imports)
     │   ├── RoomRefused        what a room will not take (lockviz.teaching.rooms)
-    │   └── PlanRefused        a lecture plan that cannot be kept: each problem names its
-    │                          item (lockviz.teaching.plans)
+    │   ├── PlanRefused        a lecture plan that cannot be kept: each problem names its
+    │   │                      item (lockviz.teaching.plans)
+    │   └── ExerciseRefused    an exercise that cannot be kept, or an answer it does not
+    │                          allow (a change it fixes, a fault past its budget), each
+    │                          problem naming its field (lockviz.exercises)
     ├── NotYours      403  only the browser that started a run (a room's presenter) may
+    ├── LaunchRefused 403  an LTI launch that cannot be trusted, or that this tool has no
+    │                      registration or deployment for (lockviz.lms)
     ├── NoRoom        404  no open room this browser may enter has this code: one answer
                            for "none" and "not allowed" (lockviz.teaching.codes)
     ├── NotLive       409  the run has ended, or no live process runs it any more
@@ -65,8 +70,20 @@ class PlanRefused(Invalid):
     its item (``item 2 (replay): ...``)."""
 
 
+class ExerciseRefused(Invalid):
+    """An exercise that cannot be kept, or an answer it does not allow; each problem names its
+    field (``ttl_ms: this exercise fixes the lease ...``, ``steps: at most 2 faults ...``)."""
+
+
 class NotYours(Refusal):
     """Only the browser that started the run (or the room's presenter) may do this."""
+
+    status = 403
+
+
+class LaunchRefused(Refusal):
+    """An LTI launch (or deep link) that cannot be trusted: a state, nonce, issuer, audience,
+    deployment or signature that does not check out, or a platform this tool does not know."""
 
     status = 403
 

@@ -383,3 +383,127 @@ class SavedScenario(Saved):
 
     class Meta(Saved.Meta):
         default_related_name = "saved_scenarios"
+
+
+class Attempt(models.Model):
+    """One try at an exercise (lockviz.exercises): the learner's answer, the run that plays it,
+    and what that run's stored verdict made of it. Judged on the server only
+    (lockviz.exercises.attempts), from the run's verdict: no client says it solved anything."""
+
+    class Outcome(models.TextChoices):
+        PENDING = "pending"  # its run has not ended
+        SOLVED = "solved"
+        UNSOLVED = "unsolved"
+        INCONCLUSIVE = "inconclusive"  # counts neither way: the learner runs again
+
+    exercise = models.CharField(max_length=40, db_index=True)  # a slug, or "saved:<id>"
+    title = models.CharField(max_length=120)
+    learner = models.CharField(max_length=64, db_index=True)  # an owner name (lockviz.accounts)
+    run = models.ForeignKey(
+        Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="attempts"
+    )
+    answer = models.JSONField()  # lockviz.exercises.answers: steps, changes or a prediction
+    goal = models.CharField(max_length=40)  # lockviz.exercises.goals: a goal or predict:<outcome>
+    outcome = models.CharField(
+        max_length=12, choices=Outcome.choices, default=Outcome.PENDING, db_index=True
+    )
+    why = models.CharField(max_length=300, blank=True)  # what the run showed, in a sentence
+    created = models.DateTimeField(auto_now_add=True)
+    judged = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created"]
+
+    def __str__(self) -> str:
+        return f"{self.learner} {self.exercise} {self.outcome}"
+
+
+class CheckpointAnswer(models.Model):
+    """A learner's answer to a lesson's checkpoint (the latest, per run of the lesson they
+    answer it in): kept on the server, so a teacher sees it and the learner keeps it."""
+
+    learner = models.CharField(max_length=64, db_index=True)
+    lesson = models.CharField(max_length=100)
+    step = models.PositiveIntegerField()
+    choice = models.CharField(max_length=200, blank=True)  # "" when skipped
+    correct = models.BooleanField(null=True)  # None when skipped
+    answered = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["learner", "lesson", "step"], name="one_answer")
+        ]
+
+
+class LessonMark(models.Model):
+    """How far a learner has come through a lesson: started, or done (done stays done)."""
+
+    class State(models.TextChoices):
+        STARTED = "started"
+        DONE = "done"
+
+    learner = models.CharField(max_length=64, db_index=True)
+    lesson = models.CharField(max_length=100)
+    state = models.CharField(max_length=8, choices=State.choices)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["learner", "lesson"], name="one_mark")]
+
+
+class SavedExercise(Saved):
+    """An exercise a teacher wrote, kept in their library: JSON lockviz.exercises.definition
+    accepts (a scenario, a goal, what may change)."""
+
+    id = models.CharField(primary_key=True, max_length=16, default=new_saved_id, editable=False)
+    exercise = models.JSONField()
+    kind = models.CharField(max_length=8)  # break, fix or predict: the library's filter
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta(Saved.Meta):
+        default_related_name = "saved_exercises"
+
+
+class LmsLearner(models.Model):
+    """A person an LTI launch vouched for (django-lti's LtiUser, one per platform's ``sub``), and
+    the owner name their browsers take here (lockviz.lms): the same at every launch, on every
+    device, so their runs, rooms and progress follow them. An instructor has an account too
+    (the LtiUser's ``auth_user``), logged in at each launch: their owner name is the account's."""
+
+    lti_user = models.OneToOneField(
+        "lti_tool.LtiUser", on_delete=models.CASCADE, related_name="lockviz"
+    )
+    owner = models.CharField(max_length=64, unique=True)
+
+    def __str__(self) -> str:
+        return f"{self.lti_user} as {self.owner}"
+
+
+class CourseRoom(models.Model):
+    """The room of an LMS course (an LTI context): its instructors present it, its learners are
+    its members without a code. A room gone idle is made again at the next launch."""
+
+    context = models.OneToOneField(
+        "lti_tool.LtiContext", on_delete=models.CASCADE, related_name="lockviz_room"
+    )
+    room = models.ForeignKey(Room, null=True, blank=True, on_delete=models.SET_NULL)
+
+
+class GradeLink(models.Model):
+    """Where a learner's score on one item goes back to the LMS: the line item the launch named
+    (LTI Assignment and Grade Services), and what was last sent there."""
+
+    learner = models.CharField(max_length=64, db_index=True)
+    item = models.CharField(max_length=60)  # "exercise:<ref>" or "lesson:<slug>"
+    registration = models.ForeignKey("lti_tool.LtiRegistration", on_delete=models.CASCADE)
+    sub = models.CharField(max_length=255)  # the LMS's id of the learner
+    lineitem = models.URLField(max_length=500)
+    scopes = models.JSONField(default=list)  # the AGS scopes the launch granted
+    score = models.FloatField(null=True, blank=True)  # the last score sent, 0..1
+    sent = models.DateTimeField(null=True, blank=True)
+    problem = models.CharField(max_length=300, blank=True)  # why the last send failed
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["learner", "item", "lineitem"], name="one_grade_link")
+        ]

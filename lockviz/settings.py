@@ -130,6 +130,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_htmx",
+    "lti_tool",  # django-lti: LTI 1.3 registrations, deployments, keys, launches (lockviz.lms)
     "lockviz",
 ]
 

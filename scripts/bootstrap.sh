@@ -4,19 +4,41 @@
 #
 #   scripts/bootstrap.sh run    what the app needs (the lab's servers, the venv): `make run`, and
 #                               the Docker image, which is built with this same script
+#   scripts/bootstrap.sh server what a school's server needs without Docker: the app's, and
+#                               nginx in front (docs/deploy.md, "Without Docker"): `make
+#                               serve-setup`. Nothing of the tests' (no npm, no chromium)
 #   scripts/bootstrap.sh test   that, plus what the tests need (chromium, mermaid's parser,
 #                               docker-compose to validate docker-compose.yml): `make test`
+#
+#   scripts/bootstrap.sh MODE --list   says what MODE installs, and installs nothing
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODE=${1:-test}
+case "$MODE" in run | server | test) ;; *)
+  echo "scripts/bootstrap.sh: no mode '$MODE': run, server or test" >&2
+  exit 2
+  ;;
+esac
 
 # redis-server and faketime are the lab's spine; zookeeper, postgresql and etcd-server are the
 # other lock services (pgbouncer for the pooled-connection pitfall); python3-venv builds .venv.
 PACKAGES=(redis-server faketime zookeeper postgresql pgbouncer etcd-server python3-venv)
+if [ "$MODE" = server ]; then
+  # Debian's nginx runs the shipped deploy/nginx.conf in front of the replicas; the system's own
+  # PostgreSQL and Redis (the packages above) keep the runs and carry the live events.
+  PACKAGES+=(nginx curl)
+fi
 if [ "$MODE" = test ]; then
   # chromium drives the browser tests; docker-compose (the engine-less client) checks the file;
-  # nginx-light and caddy run the shipped proxy configurations in tests/deploy.
-  PACKAGES+=(chromium fonts-dejavu-core docker-compose nginx-light caddy)
+  # nginx-light and caddy run the shipped proxy configurations in tests/deploy; nginx and curl
+  # are a server's, for the documented route a test runs on a machine of its own (test_route.py).
+  PACKAGES+=(chromium fonts-dejavu-core docker-compose nginx-light nginx curl caddy)
+fi
+if [ "${2:-}" = --list ]; then
+  echo "Debian packages: ${PACKAGES[*]}"
+  echo "Python packages: lockviz$([ "$MODE" = test ] && echo " and its [dev] extras (pytest, Playwright, ruff, mypy)")"
+  echo "npm packages: $([ "$MODE" = test ] && echo "the dev dependencies of package.json (ESLint, Prettier, mermaid, axe-core)" || echo none)"
+  exit 0
 fi
 
 # One dpkg-query for all of them: a set-up checkout must start in seconds (`make run`).
@@ -66,8 +88,10 @@ fi
 # Python packages: a stamp per mode says they were all there since pyproject.toml last changed.
 # The tests' packages include the app's, so the test stamp does for `run` too. Without a fresh
 # stamp, what is missing is asked of the venv itself and only that is installed.
+# A server's Python packages are the app's (`run`).
+STAMP=$([ "$MODE" = test ] && echo test || echo run)
 fresh() { [ -f ".venv/.installed-$1" ] && [ ! pyproject.toml -nt ".venv/.installed-$1" ]; }
-if ! fresh "$MODE" && ! { [ "$MODE" = run ] && fresh test; }; then
+if ! fresh "$STAMP" && ! { [ "$STAMP" = run ] && fresh test; }; then
   EXTRAS=$([ "$MODE" = test ] && echo "--extra dev" || echo "")
   mapfile -t lacking < <(.venv/bin/python scripts/missing_requirements.py $EXTRAS)
   if [ "${lacking[0]:-}" = "-e ." ]; then  # lockviz itself: a new venv, everything with it
@@ -78,7 +102,7 @@ if ! fresh "$MODE" && ! { [ "$MODE" = run ] && fresh test; }; then
     echo "==> installing the missing Python packages: ${lacking[*]}"
     .venv/bin/python -m pip install -q "${lacking[@]}"
   fi
-  touch ".venv/.installed-$MODE"
+  touch ".venv/.installed-$STAMP"
 fi
 
 # The pages' scripts and styles under names with their content's hash, gzipped beside them

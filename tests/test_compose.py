@@ -260,10 +260,11 @@ def test_the_nginx_file_starts_as_shipped_but_for_its_upstream_and_listen_lines(
     # do not resolve here, and port 80 is not ours), and for HTTPS the lines marked "https:".
     text = text.replace("server app-1:8000", "server 127.0.0.1:18001")
     text = text.replace("server app-2:8000", "server 127.0.0.1:18002")
-    text = re.sub(r"listen 80;(?=  # listen:)", "listen 127.0.0.1:18080;", text)
+    text = re.sub(r"listen 80 default_server;(?=  # listen:)", "listen 127.0.0.1:18080;", text)
     if https:
         cert, key = self_signed(tmp_path)
-        text = text.replace("# https: listen 443 ssl;", "listen 127.0.0.1:18443 ssl;")
+        shipped = "# https: listen 443 ssl default_server;"
+        text = text.replace(shipped, "listen 127.0.0.1:18443 ssl;")
         text = re.sub(r"# https: (ssl_certificate) +\S+;", rf"\1 {cert};", text)
         text = re.sub(r"# https: (ssl_certificate_key) +\S+;", rf"\1 {key};", text)
         assert "listen 127.0.0.1:18443 ssl;" in text and str(key) in text

@@ -413,6 +413,7 @@ class RunEngine:
             "clients": list(s.clients),
             "nodes": s.nodes,
             "storage": "storage",
+            **({"replicas": s.storages} if len(s.storages) > 1 else {}),
             "servers": servers.addresses(),
             **({"roles": roles} if roles else {}),
             "duration_ms": s.duration_ms,

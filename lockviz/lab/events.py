@@ -67,6 +67,28 @@ class HolderJson(_Strict):
     token: int | None
 
 
+class LostJson(_Strict):
+    """A lost update (:class:`algorithms.lost_updates.LostUpdate`)."""
+
+    seq: int
+    client: str
+    value: str | None
+    by: str | None
+    by_value: str | None
+    why: str
+    stamp: int | None
+    by_stamp: int | None
+
+
+class StampedJson(_Strict):
+    """A stamped write of a last-write-wins register: who wrote what, stamped when by its own
+    clock (ms since the epoch)."""
+
+    writer: str
+    value: str
+    stamp: int
+
+
 class _Judged(_Strict):
     """What every verdict has."""
 
@@ -88,6 +110,8 @@ class VerdictJson(_Judged, total=False):
     stuck_clients: list[str]
     wakeups: int
     inconclusive: str
+    lost_updates: int
+    lost: list[LostJson]
     summary: str
 
 
@@ -143,11 +167,17 @@ class RunStarted(_Run):
     backend: str = _is("the lock service (`none`: no lock service)")
     variant: str | None = _is("the backend's variant")
     fencing: bool = _is("whether the storage checks fencing tokens (the older spelling)")
-    storage_kind: str = _may("what the storage checks: `plain`, `fenced`, `sequencer` or `cas`")
+    storage_kind: str = _may(
+        "what the storage checks: `plain`, `fenced`, `fenced_reads`, `sequencer`, `cas`, `lww` "
+        "or `crdt`"
+    )
     ttl_ms: int = _is("the lease clients ask for")
     clients: list[str] = _is("the clients, in order")
     nodes: list[str] = _is("the lock servers (empty without a lock service)")
     storage: str = _is('the storage node\'s name (`"storage"`)')
+    replicas: list[str] | None = _may(
+        "a replicated storage's replicas (`lww`, `crdt`): `storage` and `storage-2`"
+    )
     servers: dict[str, str] = _is('every server\'s address: `{name: "127.0.0.1:port"}`')
     roles: dict[str, str] | None = _may(
         "a group's servers as they start: each one's part (`primary`, `replica` or `sentinel` "
@@ -313,14 +343,22 @@ class Request(_Message):
     why: str | None = _may("why the client sends it")
     lease: str | None = _may("an etcd lease")
     session: int | None = _may("a check's PostgreSQL backend pid")
-    replicas: int | None = _may("`WAIT`: how many replicas must acknowledge the writes so far")
+    stamp: int | None = _may(
+        "a last-write-wins or CRDT write's stamp: its writer's wall clock, ms since the epoch"
+    )
+    holds: StampedJson | None = _may("a last-write-wins merge: the write sent to the replica")
+    values: list[str] | None = _may("a CRDT merge: the set sent to the replica")
+    numreplicas: int | None = _may("`WAIT`: how many replicas must acknowledge the writes so far")
 
 
 class Reply(_Message):
     """A server's answer. A write's says what the storage did: a rejected write has
     `accepted: false` and a `reason` (`"33 < 34"` fenced, `"read v0, now v1"`
     compare-and-set, or the lock service's answer); a repeated idempotency key's is the first
-    write's result with `duplicate: true`."""
+    write's result with `duplicate: true`. A fenced read (`fenced_reads`) refused has
+    `accepted: false` too. A replicated storage's replica says what it holds: a last-write-wins
+    one the write it keeps and the one it dropped (`holds`, `dropped`), a CRDT its set
+    (`values`)."""
 
     kind: Literal["reply"]
     frm: str = Field(alias="from", description="the server")
@@ -343,6 +381,14 @@ class Reply(_Message):
     exists: bool | None = _may("whether a watched ZooKeeper node exists")
     lease: str | None = _may("the etcd lease granted")
     ttl_ms: int | None = _may("the lease's time to live")
+    kept: bool | None = _may(
+        "last-write-wins: whether the replica now holds the incoming write (false: it kept a "
+        "write with a higher stamp, and dropped the incoming one although it said OK)"
+    )
+    holds: StampedJson | None = _may("last-write-wins: the write the replica holds after this")
+    dropped: StampedJson | None = _may("last-write-wins: the write the replica dropped")
+    values: list[str] | None = _may("a CRDT: the set's elements after this")
+    added: list[str] | None = _may("a CRDT merge: the elements new to this replica")
     primary: str | None = _may("a Sentinel's answer: the node it names as the primary")
     acked: int | None = _may("`WAIT`: how many replicas acknowledged")
 

@@ -1,4 +1,5 @@
-"""Who may open a run or a saved scenario: one check, for every page, export and stream.
+"""Who may open a run, a saved scenario or a saved exercise: one check, for every page, export
+and stream.
 
 A run nobody saved, and a saved item that is unlisted or public, opens for anyone with its
 link. A private one opens only for its teacher (on any device: their owner name, lockviz.
@@ -12,7 +13,7 @@ from __future__ import annotations
 from django.http import Http404, HttpRequest
 
 from lockviz import accounts
-from lockviz.models import Member, Run, SavedRun, SavedScenario, Visibility
+from lockviz.models import Member, Run, SavedExercise, SavedRun, SavedScenario, Visibility
 
 
 def may_see(viewer: str, run: Run) -> bool:
@@ -25,6 +26,13 @@ def may_see(viewer: str, run: Run) -> bool:
 
 def may_see_scenario(viewer: str, saved: SavedScenario) -> bool:
     """Whether ``viewer`` may open the saved scenario ``saved``."""
+    if saved.visibility != Visibility.PRIVATE:
+        return True
+    return _teacher_or_class(viewer, {accounts.ACCOUNT + str(saved.user_id)})
+
+
+def may_see_exercise(viewer: str, saved: SavedExercise) -> bool:
+    """Whether ``viewer`` may open (and try) the saved exercise ``saved``."""
     if saved.visibility != Visibility.PRIVATE:
         return True
     return _teacher_or_class(viewer, {accounts.ACCOUNT + str(saved.user_id)})

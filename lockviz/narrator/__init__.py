@@ -51,7 +51,7 @@ The names below are the package's API: other modules import them from here.
 
 from __future__ import annotations
 
-from lockviz.narrator.steps import checkpoint, click, setup, story
+from lockviz.narrator.steps import checkpoint, click, electing, setup, story
 from lockviz.narrator.telling import Narrator, narrate
 from lockviz.narrator.terminal import render, verdict_text
 from lockviz.narrator.verdicts import (
@@ -72,6 +72,7 @@ __all__ = [
     "click",
     "damage",
     "divergence",
+    "electing",
     "expectation",
     "facts",
     "fork_label",

@@ -26,6 +26,8 @@ def _granted(memory: Memory, e: Event) -> str:
     token = "no fencing token" if token == "no token" else token
     lease = f"lease {e['ttl_ms']} ms" if e.get("ttl_ms") else "no lease"
     valid = f", valid {e['validity_ms']} ms" if e.get("validity_ms") else ""
+    if memory.election:
+        return f"is elected and believes it leads ({token}, {lease})"
     return f"believes it holds the lock ({token}, {lease}{valid})"
 
 
@@ -38,6 +40,8 @@ def _granted_label(memory: Memory, e: Event) -> tuple[str, str]:
     lease = "session" if memory.backend == "zookeeper" else "lease"
     held = f"{lease} {duration(ttl)}" if ttl else "no lease"
     token = memory.token(e.get("token"))
+    if memory.election:
+        return f"leads · {token}\n{held}", f"leads · {token}"
     return f"{held} · {token}", token if token != "no token" else held
 
 
@@ -58,7 +62,7 @@ def say_woken(memory: Memory, e: Event) -> Said:
 
 
 def say_step(memory: Memory, e: Event) -> Said:
-    words = click(e)
+    words = click(e, memory.election)
     text = f"step {step_number(e.get('index'))}: {words}"
     if e.get("say"):
         text += f" — {e['say']}"
@@ -98,14 +102,17 @@ def say_lost(memory: Memory, e: Event) -> Said:
         label = "lost: " + ("session expired" if "session" in reason else "lease expired")
     else:
         label = f"lost: {reason.split(':')[0]}"
-    text = f"learned it lost the lock: {reason}"
+    lost = "no longer leads" if memory.election else "lost the lock"
+    text = f"learned it {lost}: {reason}"
     return Said(text, f"{who} {text}", label, short="lost")
 
 
 def say_server_end(memory: Memory, e: Event) -> Said:
     """A server ended a holder's key: ``expired`` or ``deleted``."""
     who, holder = str(e.get("actor", "?")), str(e.get("holder") or "?")
-    gap = "believes it holds\n(lease gone)"
+    gap = (
+        "believes it leads\n(lease gone)" if memory.election else "believes it holds\n(lease gone)"
+    )
     state = memory.rounds.get(holder)  # a key left by a round of an acquire still going on
     rounds = state.number if state is not None else 0
     if e["kind"] == "expired":
@@ -114,6 +121,8 @@ def say_server_end(memory: Memory, e: Event) -> Said:
         return Said(phrase, f"{who}: {phrase}", f"{holder}'s {what} expired", gap, round=rounds)
     node = "lock node" if memory.backend == "zookeeper" else "key"
     phrase = f"lock {node} of {holder} deleted"
+    if memory.election:
+        phrase = f"leader {'node' if memory.backend == 'zookeeper' else 'key'} of {holder} deleted"
     mine = holder in memory.releasing  # its own release: the mark is enough
     label = "" if mine else f"deleted {holder}'s {node}"
     return Said(phrase, f"{who}: {phrase}", label, gap, round=rounds)

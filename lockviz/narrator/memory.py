@@ -26,7 +26,12 @@ from lockviz.narrator.words import Event, Said, items, number
 # What each lock service's fencing token is, as its own documentation names it.
 TOKEN_NAMES = {"zookeeper": "czxid", "etcd": "revision"}
 FOLD_FROM = 2  # the first refused round stays drawn; later ones fold
-STORAGE_OPS = ("write", "read", "check")  # a fan-out's requests to the storage, not to its nodes
+STORAGE_OPS = (
+    "write",
+    "read",
+    "check",
+    "merge",
+)  # a fan-out's requests to the storage, not to its nodes
 
 
 @dataclass
@@ -45,6 +50,8 @@ class Memory:
     """One run's events so far, as its sayers need them (see the module docstring)."""
 
     backend: str | None = None
+    variant: str | None = None
+    storage: str | None = None  # what the storage checks (run_started's storage_kind)
     nodes: list[str] = field(default_factory=list)
     requests: dict[tuple[str, object], Event] = field(default_factory=dict)  # (actor, call)
     holders: dict[str, str] = field(default_factory=dict)  # lock node -> whose key it holds
@@ -65,6 +72,18 @@ class Memory:
         return service is None or service.fencing
 
     @property
+    def election(self) -> bool:
+        """A leader election: its grants are elections, its tokens epochs."""
+        service = BACKENDS.get(str(self.backend))
+        chosen = service.variant(self.variant) if service is not None else None
+        return chosen is not None and chosen.election
+
+    @property
+    def token_name(self) -> str:
+        """What the service calls its fencing token: ``czxid``, ``revision``, an ``epoch``."""
+        return "epoch" if self.election else TOKEN_NAMES.get(str(self.backend), "token")
+
+    @property
     def fan_out(self) -> bool:
         """A lock asked of every server at once (Redlock): each reply names its server."""
         return self.backend == "redlock"
@@ -73,7 +92,7 @@ class Memory:
         """A fencing token by its service's own name: ``token 3``, ``czxid 8``, ``revision 7``."""
         if value is None or not self.fences:
             return "no token"
-        return f"{TOKEN_NAMES.get(str(self.backend), 'token')} {value}"
+        return f"{self.token_name} {value}"
 
     def request_of(self, reply: Event) -> Event:
         """The request a reply answers (empty when the run never showed it)."""
@@ -179,8 +198,11 @@ class Memory:
             state.open, state.refused = False, state.number
 
     def _started(self, e: Event) -> None:
-        backend = e.get("backend")
+        backend, variant = e.get("backend"), e.get("variant")
         self.backend = str(backend) if backend else self.backend
+        self.variant = str(variant) if variant else self.variant
+        kind = e.get("storage_kind")
+        self.storage = str(kind) if kind else self.storage
         self.nodes = [str(n) for n in items(e.get("nodes") or [])]
         self.judged.append(e)  # whether a lock is in play at all (backend "none")
 

@@ -18,6 +18,10 @@ from lockviz.narrator.storage import (
     check_subject,
     compared,
     duplicate,
+    replica_label,
+    replica_request,
+    replica_result,
+    replicated,
     write_basis,
     write_mark,
 )
@@ -52,13 +56,16 @@ def say_reply(memory: Memory, e: Event) -> Said:
 
 def _args(memory: Memory, e: Event) -> str:
     args = []
-    if e.get("op") == "write":
+    if e.get("op") in ("write", "merge") and (e.get("stamp") or e.get("holds") or e.get("values")):
+        args.append(replica_request(e, memory.storage == "crdt"))
+    elif e.get("op") == "write":
         args.append(f"value {e.get('value')!r} with {memory.token(e.get('token'))}")
         args.extend(write_basis(e))
     elif e.get("op") == "check":
         args.append(check_subject(e))
     elif e.get("op") == "wait":
-        args.append(f"until {e.get('replicas')} replica acknowledges, up to {e.get('wait_ms')} ms")
+        wanted, wait = e.get("numreplicas"), e.get("wait_ms")
+        args.append(f"until {wanted} replica acknowledges, up to {wait} ms")
     elif e.get("ttl_ms") is not None:
         args.append(f"lease {e['ttl_ms']} ms")
     if e.get("why"):
@@ -79,6 +86,8 @@ def _request_label(memory: Memory, e: Event) -> str:
         if memory.backend == "postgres":
             return "try advisory lock" if ttl is None else f"advisory lock ({duration(ttl)})"
         return "acquire" + (f" ttl {ttl} ms" if ttl is not None else "")
+    if op == "write" and e.get("stamp") is not None:
+        return replica_request(e, memory.storage == "crdt", short=True)
     if op == "write":
         value = e.get("value") if e.get("value") is not None else ""
         return f"write {value} ({memory.token(e.get('token'))})" + "".join(
@@ -99,16 +108,18 @@ def _request_label(memory: Memory, e: Event) -> str:
 def _result(memory: Memory, e: Event) -> str:
     if e.get("op") in STORAGE_RESULTS and e.get("ok"):
         return STORAGE_RESULTS[str(e["op"])](e)
+    if e.get("op") == "write" and replicated(e):
+        told = replica_result(e)
+        return f"OK, but kept another write: {told}" if e.get("kept") is False else f"OK: {told}"
     if e.get("op") == "write" and "accepted" in e:
         if e.get("duplicate"):
             return duplicate(e)
         return "accepted" if e["accepted"] else f"REJECTED ({e.get('reason')})"
     if e.get("error"):
         return f"failed: {plain_error(e['error'])}"
-    if e.get("op") == "discover" and e.get("ok"):
-        return f"the primary is {e.get('primary')}"
-    if e.get("op") == "wait" and e.get("acked") is not None:
-        return f"{e['acked']} replica(s) acknowledged" + ("" if e.get("ok") else ": not enough")
+    result = _RESULTS.get(str(e.get("op")))
+    if result is not None and (e.get("ok") or e.get("acked") is not None):
+        return result(memory, e)
     if e.get("ok"):
         return f"OK {memory.token(e['token'])}" if e.get("token") is not None else "OK"
     refused = _refusal(memory, e)
@@ -170,6 +181,8 @@ def _replicated_label(e: Event) -> tuple[str, str]:
 
 def _storage_label(memory: Memory, e: Event) -> tuple[str, str]:
     """(label, short) for the storage's answer, or the lock service's to its check."""
+    if replicated(e):
+        return replica_label(e), ""
     if e.get("op") in STORAGE_RESULTS:
         return STORAGE_RESULTS[str(e["op"])](e), ""
     if e.get("duplicate"):
@@ -200,6 +213,16 @@ def _queue(children: object) -> str:
     return f"queue: {shown}"
 
 
+# A reply's result by op, where it says more than OK (a yes, or WAIT's count either way).
+_RESULTS: dict[str, Callable[[Memory, Event], str]] = {
+    "leader": lambda m, e: f"{e.get('value')} leads ({m.token(e.get('token'))})",
+    "campaign": lambda m, e: f"elected ({m.token(e.get('token'))})",
+    "discover": lambda m, e: f"the primary is {e.get('primary')}",
+    "wait": lambda m, e: (
+        f"{e.get('acked')} replica(s) acknowledged" + ("" if e.get("ok") else ": not enough")
+    ),
+}
+
 # A Redis node that refuses writes, in its own first word, and what that means.
 REFUSED = {
     "READONLY": "READONLY: it is a replica now",
@@ -209,12 +232,18 @@ REFUSED = {
 # Request labels by op, for the ops whose words need no more than the event.
 _REQUESTS: dict[str, Callable[[Event], str]] = {
     "discover": lambda e: "which node is primary?",
-    "wait": lambda e: f"WAIT {e.get('replicas')} {e.get('wait_ms')}",
+    "wait": lambda e: f"WAIT {e.get('numreplicas')} {e.get('wait_ms')}",
     "extend": lambda e: "extend" + (f" {e['ttl_ms']} ms" if e.get("ttl_ms") is not None else ""),
     "create": lambda e: "create sequential node",
     "children": lambda e: "list the queue" + (" + watch it" if e.get("watch") else ""),
     "watch": lambda e: f"watch {queue_name(e.get('path'))}",
     "delete": lambda e: f"delete {queue_name(e.get('path'))}",
+    # a leader election's own calls (etcd's election API; ZooKeeper's recipe)
+    "campaign": lambda e: "campaign: lead when the keys ahead are gone",
+    "claim": lambda e: "is my key still there?",
+    "resign": lambda e: "resign: delete my key if still mine",
+    "leader": lambda e: "who leads?",
+    "proclaim": lambda e: f"proclaim {e.get('value')}",
 }
 
 # (label, short) of a yes, by op, where the yes carries more than "OK".
@@ -227,6 +256,10 @@ _REPLIES: dict[str, Callable[[Memory, Event], tuple[str, str]]] = {
     "children": lambda m, e: (_queue(e.get("children")), "queue"),
     "watch": lambda m, e: ("watching" if e.get("exists") else "already gone", ""),
     "delete": lambda m, e: ("deleted", ""),
+    "campaign": lambda m, e: (f"elected · {m.token(e.get('token'))}", "elected"),
+    "claim": lambda m, e: ("still mine", ""),
+    "resign": lambda m, e: ("resigned", ""),
+    "leader": lambda m, e: (f"{e.get('value')} leads · {m.token(e.get('token'))}", "leader"),
     "lock": lambda m, e: (
         ("queued: waits its turn", "queued")
         if e.get("token") is None

@@ -15,8 +15,17 @@ def step_number(index: object) -> str:
     return str(index + 1) if isinstance(index, int) and not isinstance(index, bool) else "?"
 
 
-def click(step: Mapping[str, object]) -> str:
-    """A step (a click, or a scenario's step) in words: "alice paused for 500 ms (SIGSTOP)"."""
+def electing(scenario: Mapping[str, object]) -> bool:
+    """Whether the scenario's lock is a leader election (its clients campaign and resign)."""
+    service = BACKENDS.get(str(scenario.get("backend")))
+    variant = scenario.get("variant")
+    chosen = service.variant(variant if isinstance(variant, str) else None) if service else None
+    return chosen is not None and chosen.election
+
+
+def click(step: Mapping[str, object], election: bool = False) -> str:
+    """A step (a click, or a scenario's step) in words: "alice paused for 500 ms (SIGSTOP)";
+    in a leader ``election`` a client campaigns and resigns rather than acquires and releases."""
     who = step.get("client") or step.get("node") or "?"
     verb, ms = step.get("do"), step.get("ms")
     nodes = ", ".join(str(n) for n in items(step.get("nodes") or []))
@@ -38,11 +47,14 @@ def click(step: Mapping[str, object]) -> str:
         "partition": f"{links} cut ({step.get('mode') or 'blackhole'})",
         "heal": f"{links} healed",
         "delay": f"{links} delayed {ms} ms",
+        "leader": f"{who} asks who leads",
     }
+    if election:
+        words.update(acquire=f"{who} campaigns to lead", release=f"{who} resigns")
     return words.get(str(verb), str(verb))
 
 
-def story(steps: Iterable[Mapping[str, object]]) -> list[dict[str, object]]:
+def story(steps: Iterable[Mapping[str, object]], election: bool = False) -> list[dict[str, object]]:
     """Every step of a script, numbered once: its number, time, click and narration.
 
     The story panels list all steps, narrated or not, so that step 5 is step 5 everywhere.
@@ -53,7 +65,7 @@ def story(steps: Iterable[Mapping[str, object]]) -> list[dict[str, object]]:
             "number": step_number(i),
             "at_ms": step.get("at_ms"),
             "t_s": number(step.get("at_ms") or 0) / 1000,
-            "click": click(step),
+            "click": click(step, election),
             "say": step.get("say") or "",
         }
         for i, step in enumerate(steps)
@@ -78,6 +90,10 @@ def setup(scenario: Mapping[str, object]) -> str:
     kind = scenario.get("storage") or ("fenced" if scenario.get("fencing", True) else "plain")
     checks = _SETUP_STORAGE.get(str(kind), "the storage does not check tokens")
     alone = len(clients) == 1
+    if electing(scenario):
+        stand = "stands" if alone else "stand"
+        return f"{who} {stand} for leader on {on}, with a lease of " \
+            f"{duration(scenario.get('ttl_ms'))}; {checks}."  # fmt: skip
     if service is not None and not service.lock:
         write = "writes" if alone else "write"
         return f"{who} {write} to one storage with no lock at all; {checks}."
@@ -93,13 +109,18 @@ _SETUP_STORAGE = {  # what the storage checks, as a scenario's setting says it
     "sequencer": "the storage asks the lock service, at each write, whether the writer still "
     "holds the lock",
     "cas": "the storage applies a write only if the data is still at the version its writer read",
+    "fenced_reads": "the storage checks fencing tokens on reads as well as writes",
+    "lww": "two storage replicas each accept every write and keep the one with the latest "
+    "timestamp, by its writer's own clock",
+    "crdt": "two storage replicas each accept every write into a set and merge by union",
 }
 
 
-def checkpoint(step: Mapping[str, object], index: int) -> dict[str, str]:
+def checkpoint(step: Mapping[str, object], index: int, election: bool = False) -> dict[str, str]:
     """A checkpoint's step as a lesson shows it before it is answered: the click and the
     question, never the narration (which tells the answer)."""
     ask = step.get("ask") or {}
     question = ask.get("question") if isinstance(ask, Mapping) else ""
-    text = f"step {step_number(index)}: {click(step)} — predict: {question or '?'}"
-    return {"text": text, "label": click(step), "mark": ""}
+    words = click(step, election)
+    text = f"step {step_number(index)}: {words} — predict: {question or '?'}"
+    return {"text": text, "label": words, "mark": ""}

@@ -4,14 +4,17 @@ idempotency keys). :mod:`.messages` says the messages these belong to."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
+from algorithms.checker import clock_time
 from lockviz.narrator.memory import TOKEN_NAMES, Memory
-from lockviz.narrator.words import Event
+from lockviz.narrator.words import Event, items
 
 
 def write_mark(memory: Memory, request: Event, e: Event) -> tuple[str, str]:
     """(what the storage did with a write, its tone) beside its mark on the storage."""
+    if replicated(e):
+        return replica_mark(request, e)
     if e.get("duplicate"):
         return f"repeat of key {request.get('key', '?')}: not applied again", ""
     token = e.get("token", request.get("token"))
@@ -36,12 +39,88 @@ def compared(memory: Memory, e: Event) -> str:
     token, highest = e.get("token"), e.get("highest")
     if token is None or highest is None:
         return str(e.get("reason") or "")
-    name = TOKEN_NAMES.get(str(memory.backend))
+    name = memory.token_name if memory.election else TOKEN_NAMES.get(str(memory.backend))
     return f"{name + ' ' if name else ''}{token} < {highest}"
 
 
 def _paren_token(memory: Memory, token: object) -> str:
     return f" ({memory.token(token)})" if token is not None and memory.fences else ""
+
+
+# -- replicated storage: a last-write-wins register, an add-wins set --------------------------
+
+
+def replicated(e: Event) -> bool:
+    """Whether a reply is a replica's (last-write-wins or CRDT), not the single storage's."""
+    return any(key in e for key in ("holds", "values", "kept"))
+
+
+def stamped(write: object, short: bool = False) -> str:
+    """A stamped write as a learner reads it: ``alice's A (09:41:07.250)``; ``short``, as a
+    label has room for it: ``alice's A @41:07.250``."""
+    if not isinstance(write, Mapping):
+        return "?"
+    if short:
+        return f"{write.get('writer')}'s {write.get('value')} @{_stamp(write.get('stamp'), True)}"
+    return f"{write.get('writer')}'s {write.get('value')} ({_stamp(write.get('stamp'))})"
+
+
+def _stamp(ms: object, short: bool = False) -> str:
+    """A stamp as a time of day; ``short``: minutes, seconds and ms (``41:07.250``)."""
+    if not isinstance(ms, int):
+        return "?"
+    return clock_time(ms)[3:] if short else clock_time(ms)
+
+
+def elements(values: object) -> str:
+    """A set's elements: ``{A, B}``."""
+    return "{" + ", ".join(str(v) for v in items(values or [])) + "}"
+
+
+def replica_label(e: Event) -> str:
+    """A replica's answer as its arrow's label: short, the stamps as minutes and seconds."""
+    if "values" in e:
+        added = f" (new: {elements(e['added'])})" if e.get("added") else ""
+        return f"{elements(e['values'])}{added}"
+    if e.get("op") == "write":
+        return "OK, but dropped" if e.get("kept") is False else "OK"
+    if e.get("op") == "merge" and e.get("dropped") is not None:
+        return f"keeps {stamped(e.get('holds'), True)}, drops {stamped(e.get('dropped'), True)}"
+    return stamped(e.get("holds"), True) if e.get("holds") else "empty"
+
+
+def replica_mark(request: Event, e: Event) -> tuple[str, str]:
+    """What a replica did with a write (its tone: none; a drop is a loss only if the checker
+    finds the write it kept was the older one)."""
+    if "values" in e:
+        return f"added {request.get('value')}: now {elements(e['values'])}", ""
+    if e.get("kept") is False:  # the checker decides whether the drop lost an update
+        return f"dropped {stamped(e.get('dropped'))}: keeps {stamped(e.get('holds'))}", ""
+    return f"stored {stamped(e.get('holds'))}", ""
+
+
+def replica_result(e: Event) -> str:
+    """A replica's answer to a write, a read or a merge, in words."""
+    if "values" in e:
+        added = f" (new here: {elements(e['added'])})" if e.get("added") else ""
+        return f"{elements(e['values'])}{added}"
+    holds = f"holds {stamped(e.get('holds'))}" if e.get("holds") else "empty"
+    if e.get("dropped") is not None:
+        return f"{holds}; dropped {stamped(e.get('dropped'))}"
+    return holds
+
+
+def replica_request(e: Event, crdt: bool = False, short: bool = False) -> str:
+    """A write's or a merge's words towards a replica (a CRDT's write adds to its set);
+    ``short``: as its arrow's label."""
+    if e.get("op") == "merge":
+        sent = stamped(e.get("holds"), short) if e.get("holds") else elements(e.get("values"))
+        return f"merge: {sent}"
+    if crdt:
+        return f"add {e.get('value')}" if short else f"add {e.get('value')} to the set"
+    if short:
+        return f"write {e.get('value')} @{_stamp(e.get('stamp'), True)}"
+    return f"write {e.get('value')} · stamped {_stamp(e.get('stamp'))}"
 
 
 def write_basis(e: Event) -> list[str]:
@@ -73,6 +152,10 @@ def duplicate(e: Event) -> str:
 
 
 def _read_result(e: Event) -> str:
+    if replicated(e):
+        return replica_result(e)
+    if e.get("accepted") is False:
+        return f"REFUSED ({e.get('reason')}): a read with an older token"
     value = e.get("value")
     return f"v{e.get('version')}: {value!r}" if value is not None else f"v{e.get('version')}: empty"
 
@@ -82,10 +165,12 @@ def _check_result(e: Event) -> str:
 
 
 STORAGE_REQUESTS: dict[str, Callable[[Event], str]] = {
-    "read": lambda e: "read",
+    "read": lambda e: "read" + (f" with token {e['token']}" if e.get("token") is not None else ""),
     "check": lambda e: f"check {e.get('holder')}'s lock",
+    "merge": lambda e: replica_request(e, short=True),
 }
 STORAGE_RESULTS: dict[str, Callable[[Event], str]] = {
     "read": _read_result,
     "check": _check_result,
+    "merge": replica_result,
 }

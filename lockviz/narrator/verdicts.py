@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from algorithms.checker import clock_time
 from lockviz.narrator.words import items, number
 
 # What stopped a stale write, by the kind of storage (see lockviz.catalogue.STORAGE_KINDS).
 SAVED_BY = {
     "fenced": "fencing",
+    "fenced_reads": "fencing (with fenced reads)",
     "sequencer": "the sequencer check",
     "cas": "compare-and-set",
     "plain": "the storage",
@@ -66,7 +68,9 @@ def headline(
     if verdict.get("mutual_exclusion") == "none":
         return no_lock_headline(verdict, storage)
     if verdict.get("data_corrupted"):
-        return "✖ Mutual exclusion violated, data corrupted", "bad"
+        # held, and still damaged: a client that wrote without the lock, a read outside it
+        held = verdict.get("mutual_exclusion") == "held"
+        return f"✖ Mutual exclusion {'held, but' if held else 'violated,'} data corrupted", "bad"
     if verdict.get("mutual_exclusion") == "violated":
         if verdict.get("stale_writes_rejected"):
             saved = SAVED_BY.get(storage, "the storage")
@@ -111,6 +115,8 @@ def facts(verdict: Mapping[str, object], storage: str = "fenced") -> list[tuple[
     ]  # fmt: skip
     if verdict.get("mutual_exclusion") == "none":
         found[0] = ("Two holders at once", "no lock in play")
+    if verdict.get("lost_updates"):
+        found.append(("Updates lost", _lost_facts(verdict)))
     if verdict.get("acquire_failures"):
         found.append(("Acquires that gave up", str(verdict["acquire_failures"])))
     if verdict.get("stuck_clients"):
@@ -121,9 +127,34 @@ def facts(verdict: Mapping[str, object], storage: str = "fenced") -> list[tuple[
     return found
 
 
+def _lost_facts(verdict: Mapping[str, object]) -> str:
+    """The lost updates, each with whose write took its place (and both stamps, when stamped)."""
+    told = []
+    for lost in items(verdict.get("lost") or []):
+        if not isinstance(lost, Mapping):
+            continue
+        words = f"{lost.get('client')}'s {lost.get('value')} for "
+        words += f"{lost.get('by')}'s {lost.get('by_value')}"
+        if isinstance(lost.get("stamp"), int) and isinstance(lost.get("by_stamp"), int):
+            words += f" (stamped {clock_time(lost['stamp'])} < {clock_time(lost['by_stamp'])})"
+        told.append(words)
+    return "; ".join(told) or str(verdict.get("lost_updates"))
+
+
 def damage(verdict: Mapping[str, object] | None) -> list[dict[str, object]]:
-    """Each stale write the storage accepted, as a link to the moment it landed."""
+    """Each stale write the storage accepted, and each update a last-write-wins storage dropped,
+    as a link to the moment it happened."""
     found: list[dict[str, object]] = []
+    for lost in items((verdict or {}).get("lost") or []):
+        if isinstance(lost, Mapping) and lost.get("why") == "stamp":
+            found.append(
+                {
+                    "seq": lost.get("seq"),
+                    "text": f"{lost.get('client')}'s newer {lost.get('value')!s} was dropped for "
+                    f"{lost.get('by')}'s {lost.get('by_value')!s}, stamped later by a clock "
+                    "that ran ahead: see it at the replica",
+                }
+            )
     for w in items((verdict or {}).get("writes") or []):
         if isinstance(w, Mapping) and w.get("stale") and w.get("accepted"):
             after = f" after {w['superseded_by']} took the lock" if w.get("superseded_by") else ""

@@ -91,7 +91,8 @@ def plain_error(error: object) -> str:
 
 
 def queue_name(name: object) -> str:
-    """``alice.d5ad8ba2.lock-0000000003`` as a learner reads it: ``alice #3``."""
+    """``alice.d5ad8ba2.lock-0000000003`` (or an election's ``alice.d5ad8ba2.__lock__0000000003``)
+    as a learner reads it: ``alice #3``."""
     text = str(name).rsplit("/", 1)[-1]
-    found = re.match(r"([^.]+)\..*lock-0*(\d+)$", text)
+    found = re.match(r"([^.]+)\..*(?:lock-|__lock__)0*(\d+)$", text)
     return f"{found.group(1)} #{found.group(2)}" if found else text

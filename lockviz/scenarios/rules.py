@@ -12,7 +12,15 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from lockviz.catalogue import BACKENDS, OPTIONS, STORAGE, Backend, server_kind
+from lockviz.catalogue import (
+    BACKENDS,
+    OPTIONS,
+    STORAGE,
+    STORAGE_KINDS,
+    STORAGE_REPLICA,
+    Backend,
+    server_kind,
+)
 from lockviz.scenarios.verbs import VERB_FIELDS, VERBS, Target, Verb
 
 if TYPE_CHECKING:
@@ -27,7 +35,8 @@ def cross_check(s: Scenario) -> list[str]:
     problems = _check_service(s) + _check_clients(s)
     for i, step in enumerate(s.steps):
         problems.extend(
-            f"steps[{i}].{p}" for p in step_problems(step, s.clients, s.servers, s.lock_service)
+            f"steps[{i}].{p}"
+            for p in step_problems(step, s.clients, s.servers, s.lock_service, s.variant)
         )
     if not problems and s.duration_ms > MAX_RUN_MS:
         problems.append(f"steps: the run would last {s.duration_ms} ms; the most is {MAX_RUN_MS}")
@@ -65,16 +74,28 @@ def _check_storage(s: Scenario) -> list[str]:
     field = "storage" if s.storage is not None else "fencing"
     if s.storage is None and not explicit_fencing and not service.lock:
         field = "storage"
-    if kind == "fenced" and not service.fencing:
+    stored = STORAGE_KINDS[kind]
+    if stored.lockless and service.lock:
+        return [
+            f'storage: {kind!r} takes no lock service: {stored.lockless} Use "backend": "none", '
+            "or another storage."
+        ]
+    if stored.tokens and not service.fencing:
         if field == "fencing":
             return [
                 f'fencing: {service.no_fencing} Set "fencing": false to watch what happens '
                 "without it."
             ]
-        others = '"plain" or "cas"' if not service.lock else '"plain", "sequencer" or "cas"'
+        others = (
+            '"plain", "cas", "lww" or "crdt"'
+            if not service.lock
+            else '"plain", "sequencer" or "cas"'
+        )
         return [f"storage: {service.no_fencing} Use {others}."]
     if kind == "sequencer" and (why := service.why_no_sequencer(s.variant)):
-        others = '"plain" or "cas"' if not service.lock else '"fenced", "plain" or "cas"'
+        others = (
+            '"plain", "cas", "lww" or "crdt"' if not service.lock else '"fenced", "plain" or "cas"'
+        )
         return [f"storage: {why} Use {others}."]
     return []
 
@@ -101,7 +122,7 @@ def _check_peer_step(step: Step, nodes: list[str], service: Backend | None) -> l
     """A server cut off from (or healed with) its peers: all of them, or ``nodes`` of them."""
     if VERBS[step.do].name == "delay" or step.client is not None:
         return ["node: only partition and heal can act on a server's links to its peers"]
-    peers = [n for n in nodes if n != STORAGE]
+    peers = [n for n in nodes if n not in (STORAGE, STORAGE_REPLICA)]
     count = sum(server_kind(n) == (service.server if service else None) for n in peers)
     if service is None or not service.grouped(count) or step.node not in peers:
         groups = [
@@ -167,7 +188,11 @@ def _check_target(step: Step, verb: Verb, clients: list[str], nodes: list[str]) 
 
 
 def step_problems(
-    step: Step, clients: list[str], nodes: list[str], service: Backend | None = None
+    step: Step,
+    clients: list[str],
+    nodes: list[str],
+    service: Backend | None = None,
+    variant: str | None = None,
 ) -> list[str]:
     """What is wrong with one step among these clients and servers (a scenario's, or a click)."""
     verb = VERBS.get(step.do)
@@ -177,6 +202,14 @@ def step_problems(
         return [
             f'do: {verb.name!r} needs a lock service, and this scenario has "backend": '
             f'"{service.name}"; its clients can only read and write the storage'
+        ]
+    chosen = service.variant(variant) if service is not None else None
+    if verb.election and service is not None and not (chosen and chosen.election):
+        elections = [f"{b.name} {v.name}" for b in BACKENDS.values() for v in b.variants
+                     if v.election]  # fmt: skip
+        return [
+            f"do: {verb.name!r} asks who leads an election, and this scenario's lock is not "
+            f"one; an election is the variant {' or '.join(elections)}"
         ]
     problems: list[str] = []
     if step.client is not None and step.node is not None:

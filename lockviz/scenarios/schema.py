@@ -18,7 +18,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from pydantic_core import ErrorDetails
 
 from lockviz import plaintext
-from lockviz.catalogue import BACKENDS, STORAGE, STORAGE_KINDS, Backend
+from lockviz.catalogue import BACKENDS, STORAGE_KINDS, Backend
 from lockviz.errors import ScenarioError
 from lockviz.jsontypes import JsonObject
 from lockviz.scenarios import rules
@@ -52,6 +52,7 @@ class Expect(_Strict):
     liveness: Literal["ok", "stuck"] | None = None
     stuck_clients: list[Name] | None = Field(default=None, max_length=MAX_CLIENTS)
     wakeups: int | None = Field(default=None, ge=0)
+    lost_updates: int | None = Field(default=None, ge=0)
 
     def as_dict(self) -> dict[str, object]:
         return self.model_dump(exclude_none=True)
@@ -158,9 +159,14 @@ class Scenario(_Strict):
         return self.lock_service.nodes(self.node_count)
 
     @property
+    def storages(self) -> list[str]:
+        """The storage's servers: ``storage``, and its second replica when it has one."""
+        return list(STORAGE_KINDS[self.storage_kind].replicas)
+
+    @property
     def servers(self) -> list[str]:
         """Every server a run of this scenario needs: the lock servers and the storage."""
-        return [*self.nodes, STORAGE]
+        return [*self.nodes, *self.storages]
 
     @property
     def duration_ms(self) -> int:
@@ -194,7 +200,7 @@ def parse(data: object, allow_empty: bool = False) -> Scenario:
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
-        raise ScenarioError([_describe(error) for error in exc.errors()]) from None
+        raise ScenarioError([describe(error) for error in exc.errors()]) from None
     problems = rules.cross_check(scenario)
     if not scenario.steps and not allow_empty:
         problems.insert(0, "steps: a scenario needs at least one step")
@@ -213,9 +219,9 @@ def check_step(scenario: Scenario, data: object, at_ms: int = 0) -> Step:
     try:
         step = Step.model_validate({**data, "at_ms": 0})
     except ValidationError as exc:
-        raise ScenarioError([_describe(error) for error in exc.errors()]) from None
+        raise ScenarioError([describe(error) for error in exc.errors()]) from None
     problems = rules.step_problems(
-        step, list(scenario.clients), scenario.servers, scenario.lock_service
+        step, list(scenario.clients), scenario.servers, scenario.lock_service, scenario.variant
     )
     if problems:
         raise ScenarioError(problems)
@@ -246,7 +252,8 @@ def _part(part: int | str) -> str:
     return f"[{json.dumps(part if len(part) <= 40 else part[:39] + '…')}]"
 
 
-def _describe(error: ErrorDetails) -> str:
+def describe(error: ErrorDetails) -> str:
+    """One of pydantic's errors as a problem named by its field (``steps[3].ms: ...``)."""
     where = "".join(_part(part) for part in error["loc"])
     where = where.lstrip(".") or "scenario"
     kind, message = error["type"], error["msg"]

@@ -13,7 +13,9 @@ A verb is done by one of three kinds of target:
 
 Commands go to the client's process; everything else is a fault, done by the lab. A command
 that talks to the lock service (``lock``) cannot be given to a scenario without one (``"backend":
-"none"``): those clients only ``read`` and ``write`` the storage.
+"none"``): those clients only ``read`` and ``write`` the storage. In a leader election (a
+variant with ``election``, :mod:`lockviz.catalogue`) ``acquire`` campaigns, ``release``
+resigns, and ``leader`` asks who leads: that one only an election answers.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ class Verb:
     command: bool = False  # sent to the client's process to run, rather than done to it
     summary: str = ""
     lock: bool = False  # it talks to the lock service (so it needs one)
+    election: bool = False  # it asks an election (so the lock service's variant must be one)
 
     @property
     def fields(self) -> frozenset[str]:
@@ -53,6 +56,7 @@ def _verb(
     command: bool = False,
     summary: str = "",
     lock: bool = False,
+    election: bool = False,
 ) -> Verb:
     return Verb(
         name,
@@ -62,6 +66,7 @@ def _verb(
         command,
         summary,
         lock,
+        election,
     )
 
 
@@ -78,6 +83,8 @@ VERBS: dict[str, Verb] = {
         _verb("release", "client", command=True, lock=True, summary="give the lock up"),
         _verb("extend", "client", optional=("ttl_ms",), command=True, lock=True,
               summary="prolong the lease"),
+        _verb("leader", "client", command=True, lock=True, election=True,
+              summary="ask the election who leads now, and with which epoch"),
         _verb("pause", "client node", ("ms",),
               summary="freeze a client's process, or a server's (SIGSTOP)"),
         _verb("crash", "client node", summary="kill the process (SIGKILL, kill -9)"),

@@ -24,7 +24,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from lockviz.catalogue import BACKENDS, STORAGE
+from lockviz.catalogue import BACKENDS, STORAGE, STORAGE_KINDS
 from lockviz.errors import ImportRefused, ScenarioError
 from lockviz.jsontypes import JsonObject, JsonValue
 from lockviz.runs import imports
@@ -176,11 +176,13 @@ def _count(settings: Form) -> int | None:
 
 
 def _servers(settings: Form) -> list[str]:
+    kind = STORAGE_KINDS.get(str(settings.get("storage") or ""))
+    storages = list(kind.replicas) if kind is not None else [STORAGE]
     service = BACKENDS.get(str(settings["backend"]))
     if service is None:
-        return [STORAGE]
+        return storages
     count = _count(settings)
-    return [*service.nodes(count if count in service.node_counts else None), STORAGE]
+    return [*service.nodes(count if count in service.node_counts else None), *storages]
 
 
 def from_form(form: Posted) -> Draft:

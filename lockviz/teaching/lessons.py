@@ -1,10 +1,10 @@
 """The course: the built-in scenarios in modules, each one a lesson with a take-away.
 
-Eight modules, one lock service each, then fencing, then the storage: single Redis, Redis with
-replicas and Sentinel, Redlock, ZooKeeper, PostgreSQL, etcd, fencing and beyond, and what the
-storage checks. The first four go from one node to replicas and failover, to independent nodes,
-to consensus (a ZooKeeper ensemble, and later an etcd cluster). Within a module
-the basics come first (the lock doing its job, clients taking turns), then the ways it fails.
+Nine modules: single Redis, Redis with replicas and Sentinel, Redlock, ZooKeeper, PostgreSQL,
+etcd, fencing and beyond, what the storage checks, and beyond one lock (elections, lockless
+storage, pitfalls). The first four go from one node to replicas and failover, to independent
+nodes, to consensus (a ZooKeeper ensemble, and later an etcd cluster). Within a module the
+basics come first (the lock doing its job, clients taking turns), then the ways it fails.
 Lessons are looked up by the scenario's slug, so a lesson appears as soon as its scenario file
 exists and a missing one is simply not listed. A built-in that no module names yet joins the
 module of its lock service, at its end: every built-in scenario is a lesson. Lessons are
@@ -46,6 +46,7 @@ STORAGE_MODULE: tuple[tuple[str, str], ...] = (
     ("storage-hole-plain", "Storage: the hole, on a plain storage"),
     ("storage-hole-sequencer", "Storage: a sequencer check closes the hole"),
     ("storage-hole-cas", "Storage: compare-and-set checks versions, not locks"),
+    ("storage-hole-fenced-reads", "Storage: a read that carries the token closes the hole"),
     ("storage-lost-update", "Storage: no lock, a lost update"),
     ("storage-lost-update-cas", "Storage: no lock, compare-and-set"),
     ("storage-retry-duplicate", "Storage: a retried write, applied twice"),
@@ -112,6 +113,7 @@ MODULES: tuple[Plan, ...] = (
         ("pg-ghost-holder-timeout", ""),
         ("pg-ghost-holder-reset", ""),
         ("pg-pooled-leak", ""),
+        ("pg-pooled-xact", "PostgreSQL: the pooling fix, a transaction lock"),
     )),
     Plan("etcd", "etcd", "A lease, a queue of keys and a cluster-wide revision.", "etcd", (
         ("etcd-happy", "etcd: a lease, a lock, a revision"),
@@ -129,14 +131,34 @@ MODULES: tuple[Plan, ...] = (
     Plan("storage", "What the storage checks", "The same hole with plain, fenced, sequencer and "
          "compare-and-set storage; storage with no lock at all; a retry made safe.", None,
          STORAGE_MODULE),
+    Plan("beyond", "Beyond one lock", "Leader election and its epochs; last-write-wins and a "
+         "CRDT instead of a lock; the mistakes people write with a lock in hand.", None, (
+        ("leader-etcd-pause-fenced", "Leader election: a deposed leader, refused by its epoch"),
+        ("leader-etcd-pause-plain", "Leader election: the deposed leader, on a plain storage"),
+        ("leader-zk-partition-fenced", "Leader election on ZooKeeper: a partitioned leader"),
+        ("lww-clock-behind", "Last-write-wins: a slow clock loses a newer write"),
+        ("crdt-clock-behind", "A CRDT: no update lost"),
+        ("pitfall-write-after-failed-acquire", "Pitfall: writing after a failed acquire"),
+        ("pitfall-slow-write", "Pitfall: a critical section that outlives its lease"),
+        ("pitfall-read-outside-lock", "Pitfall: the read outside the lock"),
+    )),
 )  # fmt: skip
 
 
-# Lessons that tell one story with several kinds of storage: each links to all of them side by
-# side (the comparison runs each as its own built-in, with its prediction).
-SIDE_BY_SIDE: dict[str, tuple[str, ...]] = dict.fromkeys(
-    [slug for slug, _ in STORAGE_MODULE[:4]], ("fenced", "plain", "sequencer", "cas")
-)
+# Lessons that tell one story with several kinds of storage, linked side by side (each runs as
+# its own built-in, with its prediction): the fencing hole and its closers; lockless; and so on.
+PLAIN_FENCED = ("plain", "fenced")
+SIDE_BY_SIDE: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(
+        [slug for slug, _ in STORAGE_MODULE[:5]], ("fenced", "fenced_reads", "sequencer", "cas")
+    ),
+    **dict.fromkeys(("lww-clock-behind", "crdt-clock-behind"), ("lww", "crdt")),
+    **dict.fromkeys(
+        ("leader-etcd-pause-fenced", "leader-etcd-pause-plain"), ("fenced", "plain", "sequencer")
+    ),
+    **dict.fromkeys(("pitfall-write-after-failed-acquire", "pitfall-slow-write"), PLAIN_FENCED),
+    "pitfall-read-outside-lock": ("fenced", "cas"),
+}
 
 
 def side_by_side(slug: str) -> str:

@@ -8,6 +8,8 @@ An item is one of
 * ``scenario``: a scenario to run live, a built-in's ``slug`` or a whole ``scenario`` (JSON,
   checked by lockviz.scenarios.schema, as an import is);
 * ``poll``: a question with 2 to 6 choices, asked of the room as lockviz.teaching.rooms.ask asks;
+* ``exercise``: a built-in exercise (lockviz.exercises), which each student does on their own;
+  the room's class view follows who solved it in how many attempts;
 
 and each has the teacher's ``note``: shown to the presenter only (the plan's pages and the plan
 bar on the presenter's screens), never in a room's state, a poll or anything a student reads.
@@ -31,14 +33,18 @@ from django.db.models import Max
 
 from lockviz import plaintext
 from lockviz.errors import PlanRefused, ScenarioError
+from lockviz.exercises.builtin import builtin as exercises
 from lockviz.jsontypes import JsonObject, JsonValue
 from lockviz.models import Plan, Run
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import parse
 from lockviz.teaching import lessons
 
-KINDS = ("lesson", "replay", "scenario", "poll")
-KIND_WORDS = {"lesson": "lesson", "replay": "replay", "scenario": "live run", "poll": "poll"}
+KINDS = ("lesson", "replay", "scenario", "poll", "exercise")
+KIND_WORDS = {
+    "lesson": "lesson", "replay": "replay", "scenario": "live run", "poll": "poll",
+    "exercise": "exercise",
+}  # fmt: skip
 MAX_ITEMS, MAX_TITLE, MAX_NOTE = 30, 120, 2000
 MAX_PLANS = 200  # a browser's own (a copy and an import are new plans too)
 MAX_QUESTION, MAX_CHOICE, MIN_CHOICES, MAX_CHOICES = 300, 200, 2, 6  # as rooms' polls
@@ -60,6 +66,7 @@ class Item:
     scenario: JsonObject | None = None
     question: str = ""
     choices: tuple[str, ...] = field(default_factory=tuple)
+    exercise: str = ""
 
     def as_data(self) -> JsonObject:
         """As a plan keeps it (``Plan.items``) and exports it: the fields of its kind."""
@@ -70,6 +77,8 @@ class Item:
             data.update({"run": self.run, "from": self.seq_from, "to": self.seq_to})
         elif self.kind == "scenario":
             data.update({"slug": self.slug} if self.slug else {"scenario": self.scenario})
+        elif self.kind == "exercise":
+            data["exercise"] = self.exercise
         else:
             data.update({"question": self.question, "choices": [*self.choices]})
         data["note"] = self.note
@@ -92,6 +101,9 @@ class Item:
             known = builtin().get(self.slug) if self.slug else None
             name = known.title if known else str((self.scenario or {}).get("title") or "")
             return f"Live run: {name or 'a scenario'}"
+        if self.kind == "exercise":
+            chosen = exercises().get(self.exercise)
+            return f"Exercise: {chosen.title if chosen else self.exercise}"
         return f"Poll: {self.question}"
 
 
@@ -106,6 +118,7 @@ class Fields(TypedDict, total=False):
     scenario: JsonObject
     question: str
     choices: tuple[str, ...]
+    exercise: str
 
 
 def read(data: JsonValue) -> tuple[str, list[Item]]:
@@ -160,7 +173,10 @@ def read_item(raw: JsonValue) -> Item:
         problems.append(f"note: {len(note)} characters; the most is {MAX_NOTE}")
     elif (said := plaintext.problem(note, lines=True)) is not None:
         problems.append(f"note: {said}")
-    readers = {"lesson": _lesson, "replay": _replay, "scenario": _scenario, "poll": _poll}
+    readers = {
+        "lesson": _lesson, "replay": _replay, "scenario": _scenario, "poll": _poll,
+        "exercise": _exercise,
+    }  # fmt: skip
     fields, found = readers[kind](raw)
     problems += found
     if problems:
@@ -175,6 +191,15 @@ def _lesson(raw: JsonObject) -> tuple[Fields, list[str]]:
     if lessons.lesson(slug) is None:
         return {}, [f"lesson: {slug[:40]!r} is not a lesson of the course"]
     return {"lesson": slug}, []
+
+
+def _exercise(raw: JsonObject) -> tuple[Fields, list[str]]:
+    slug = raw.get("exercise")
+    if not isinstance(slug, str) or not slug:
+        return {}, ["exercise: choose an exercise"]
+    if slug not in exercises():
+        return {}, [f"exercise: {slug[:40]!r} is not a built-in exercise"]
+    return {"exercise": slug}, []
 
 
 def _replay(raw: JsonObject) -> tuple[Fields, list[str]]:

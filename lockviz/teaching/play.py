@@ -15,7 +15,7 @@ from typing import Protocol, TypedDict, runtime_checkable
 
 from django import forms
 
-from lockviz.catalogue import BACKENDS
+from lockviz.catalogue import BACKENDS, STORAGE_KINDS
 from lockviz.errors import ScenarioError
 from lockviz.jsontypes import JsonObject, JsonValue
 from lockviz.lab.errors import LabError
@@ -73,8 +73,19 @@ def available_backends() -> list[Backend]:
 
 
 class PlayForm(forms.Form):
+    """A session's settings. Each lock service's variant is its own field, ``variant_<backend>``
+    (as in the scenario editor), so a page without its script still sends the chosen one; the
+    storage is the fencing box's (fenced or plain) unless another kind is chosen."""
+
     backend = forms.ChoiceField(
         choices=[(b.name, b.summary) for b in BACKENDS.values()], initial="redis"
+    )
+    storage = forms.ChoiceField(
+        choices=[
+            ("", "as the fencing box says"),
+            *((k.name, k.label) for k in STORAGE_KINDS.values()),
+        ],
+        required=False,
     )
     clients = forms.TypedChoiceField(
         choices=[(n, n) for n in range(2, len(CLIENT_NAMES) + 1)], coerce=int, initial=2
@@ -84,6 +95,18 @@ class PlayForm(forms.Form):
         min_value=100, max_value=60_000, initial=2000, label="Lease (TTL, ms)"
     )
     fsync = forms.BooleanField(required=False)
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        for b in BACKENDS.values():
+            if len(b.variants) > 1:
+                self.fields[f"variant_{b.name}"] = forms.ChoiceField(
+                    choices=[(v.name, v.label) for v in b.variants], required=False
+                )
+
+    def variants(self) -> list[tuple[str, forms.BoundField]]:
+        """Each lock service with a choice of variants, and its field (for the template)."""
+        return [(name[8:], self[name]) for name in self.fields if name.startswith("variant_")]
 
     def clean_backend(self) -> str:
         name = str(self.cleaned_data["backend"])
@@ -96,19 +119,29 @@ class PlayForm(forms.Form):
         data = super().clean() or {}
         if self.errors:
             return data
+        variant = data.get(f"variant_{data['backend']}") or None
         try:
             data["built"] = session_scenario(
-                data["backend"], data["clients"], data["fencing"], data["ttl_ms"], data["fsync"]
-            )
+                data["backend"], data["clients"], data["fencing"], data["ttl_ms"], data["fsync"],
+                variant=variant, storage=data.get("storage") or None,
+            )  # fmt: skip
         except ScenarioError as exc:
             raise forms.ValidationError(exc.problems) from None
         return data
 
 
 def session_scenario(
-    backend: str, clients: int, fencing: bool, ttl_ms: int, fsync: bool = False
+    backend: str,
+    clients: int,
+    fencing: bool,
+    ttl_ms: int,
+    fsync: bool = False,
+    *,
+    variant: str | None = None,
+    storage: str | None = None,
 ) -> Scenario:
-    """The scenario of a free-play session: no steps; the learner's clicks are its steps."""
+    """The scenario of a free-play session: no steps; the learner's clicks are its steps. The
+    storage is ``storage`` when given, else what ``fencing`` says."""
     fencing = fencing and BACKENDS[backend].fencing  # Redlock cannot fence: forced off
     names = CLIENT_NAMES[:clients]
     data: JsonObject = {
@@ -123,6 +156,11 @@ def session_scenario(
     }
     if fsync:
         data["persistence"] = "fsync"
+    if variant:
+        data["variant"] = variant
+    if storage:
+        data.pop("fencing")
+        data["storage"] = storage
     return parse(data, allow_empty=True)
 
 

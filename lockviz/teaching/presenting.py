@@ -10,6 +10,8 @@ bar, static/lockviz/plan-bar.js) go to an item; arriving at it does what the ite
   (``?to=``); the replay page tells the room its position, as it does today;
 * a scenario: its run is started live, as Run does (lockviz.runs.recorder.launch), the first time
   the presenter reaches it (again only by "Start again"), and the run page tells the room;
+* an exercise: its page, which each student opens and does on their own (the room page's class
+  view follows them);
 * a poll: the room is asked it (lockviz.teaching.rooms.ask), once per presentation, and the room
   shows no run while the class answers (only :data:`POLL_TITLE`: the poll says its question);
   the presenter lands on the room's page (the tally).
@@ -72,6 +74,8 @@ def arrive(
     item = items[number - 1]
     if item.kind == "lesson":
         return reverse("lesson", args=[item.lesson])
+    if item.kind == "exercise":
+        return reverse("exercise", args=[item.exercise])
     if item.kind == "replay":
         url = reverse("replay", args=[item.run])
         url += f"?to={item.seq_to}" if item.seq_to else ""

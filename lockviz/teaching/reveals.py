@@ -107,7 +107,8 @@ def event(e: Mapping[str, object], withheld: frozenset[int], data: Mapping[str, 
         steps = _steps(data)
         found = steps[index] if index < len(steps) else None
         step = found if isinstance(found, dict) else {}
-        kept["said"] = narrator.checkpoint({**kept, "ask": step.get("ask")}, index)
+        ask = step.get("ask")
+        kept["said"] = narrator.checkpoint({**kept, "ask": ask}, index, narrator.electing(data))
     return kept
 
 

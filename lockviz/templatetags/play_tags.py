@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django import template
 
-from lockviz.catalogue import STORAGE, server_kind
+from lockviz.catalogue import server_kind
 from lockviz.models import Run
 from lockviz.scenarios.schema import Scenario
 
@@ -20,16 +20,19 @@ def fault_controls(
     context: template.Context, run: Run, scenario: Scenario | None, layout: str = "panels"
 ) -> dict[str, object]:
     names = scenario.servers if scenario else []
+    storages = scenario.storages if scenario else []
+    chosen = scenario.lock_service.variant(scenario.variant) if scenario else None
     return {
         "csrf_token": context.get("csrf_token"),
         "run": run,
         "layout": layout,
         "clients": list(scenario.clients) if scenario else [],
         "lock": scenario is None or scenario.lock_service.lock,  # "backend": "none" has no lock
+        "election": chosen is not None and chosen.election,  # its clients may ask who leads
         "nodes": [
             {
                 "name": name,
-                "role": "storage" if name == STORAGE else "lock node",
+                "role": "storage" if name in storages else "lock node",
                 "clock": kind.clock_jumps,
             }
             for name in names

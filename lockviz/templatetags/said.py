@@ -31,9 +31,10 @@ def _json(scenario: Scenario | Mapping[str, object] | None) -> Mapping[str, obje
 
 @register.filter
 def story(scenario: Scenario | Mapping[str, object] | None) -> list[dict[str, object]]:
-    steps = _json(scenario).get("steps")
+    data = _json(scenario)
+    steps = data.get("steps")
     return (
-        narrator.story(s for s in steps if isinstance(s, Mapping))
+        narrator.story((s for s in steps if isinstance(s, Mapping)), narrator.electing(data))
         if isinstance(steps, list)
         else []
     )

@@ -135,6 +135,7 @@ class Lane:
     nodes: list[str]
     duration_ms: int
     marks: tuple[dict[str, object], ...] = ()  # moments drawn across the lane (where a fork parts)
+    costs: str = ""  # what its kind of storage costs, when the catalogue says
     share_room: str = ""  # a room whose presenter this browser may share this fork with
 
     def data(self) -> dict[str, object]:
@@ -181,4 +182,5 @@ def _lane(run: Run) -> Lane:
         s = parse(run.scenario)
     except ScenarioError:  # stored under an older schema: still shown, laid out from its events
         return Lane(run, run.title, text, tone, [], [], 0)
-    return Lane(run, describe(s), text, tone, s.clients, s.nodes, s.duration_ms)
+    costs = STORAGE_KINDS[s.storage_kind].cost
+    return Lane(run, describe(s), text, tone, s.clients, s.nodes, s.duration_ms, costs=costs)

@@ -5,7 +5,9 @@ Both show a run exactly when its replay page would (lockviz.views.replay: a less
 student of the class first, and answers not yet revealed stay out). The embed is the only page
 another site may frame: its Content-Security-Policy's ``frame-ancestors`` is
 ``LOCKVIZ_EMBED_ANCESTORS`` (default ``*``), and X-Frame-Options is left off it; every other page
-keeps Django's ``X-Frame-Options: DENY`` (XFrameOptionsMiddleware). A lecture plan embeds too
+keeps Django's ``X-Frame-Options: DENY`` (XFrameOptionsMiddleware). A run the reader may not
+see gets a page in the frame that says so (404, the same for none and for a private one, so an
+id says nothing). A lecture plan embeds too
 (/embed/plans/<id>/): its items in order for a course page to read and play, each replay as its
 own embed, without the teacher's notes (those are for the lecture, not for the page).
 """
@@ -13,7 +15,7 @@ own embed, without the teacher's notes (those are for the lecture, not for the p
 from __future__ import annotations
 
 from django.conf import settings
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.clickjacking import xframe_options_exempt
@@ -31,8 +33,15 @@ from lockviz.views.replay import ask_for_outcome, replay_context
 @require_GET
 @xframe_options_exempt
 def embed_run(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
-    """The replay and its controls, nothing else, framable by ``LOCKVIZ_EMBED_ANCESTORS``."""
-    run = access.run_or_404(request, run_id)  # a private run: its teacher and class only
+    """The replay and its controls, nothing else, framable by ``LOCKVIZ_EMBED_ANCESTORS``. A run
+    this reader may not see (none, or a private one: its teacher and class only) is a page in the
+    frame that says so, framable too: a frame left blank by the site's 404 says nothing."""
+    try:
+        run = access.run_or_404(request, run_id)
+    except Http404:
+        response = render(request, "lockviz/embed_refused.html", status=404)
+        response["Content-Security-Policy"] = f"frame-ancestors {settings.LOCKVIZ_EMBED_ANCESTORS}"
+        return response
     hidden = withheld(request, run)
     if ask_first(request, run, hidden):
         response = ask_for_outcome(request, run, hidden, "replay")
@@ -59,6 +68,8 @@ def embed_plan(request: HtmxHttpRequest, plan_id: str) -> HttpResponse:
         link = ""
         if item.kind == "lesson":
             link = reverse("lesson", args=[item.lesson])
+        elif item.kind == "exercise":
+            link = reverse("exercise", args=[item.exercise])
         elif item.kind == "scenario":
             opened = (
                 f"?from={item.slug}" if item.slug else f"?s={editor.encode(item.scenario or {})}"

@@ -88,7 +88,10 @@ def _editor(
         # a long run's other moments, a page away
         "earlier": near[0].seq - 1 if near and near[0].seq > 1 else None,
         "after": near[-1].seq + 1 if run.events.filter(seq__gt=near[-1].seq).exists() else None,
-        "fixed": [{"step": step, "said": narrator.click(step)} for step in at.fixed],
+        "fixed": [
+            {"step": step, "said": narrator.click(step, narrator.electing(scenario.to_json()))}
+            for step in at.fixed
+        ],
         "first": len(at.fixed),
         "verbs": list(VERBS),
         "page": page_data(request, run=run, verbs=steprows.verb_fields()),

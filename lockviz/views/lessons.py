@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from lockviz import accounts, narrator
 from lockviz.errors import NotAdmitted, NotYours
+from lockviz.exercises import progress
 from lockviz.library import access
 from lockviz.models import Run
 from lockviz.runs import recorder, recovery
@@ -39,6 +40,7 @@ def index(request: HtmxHttpRequest) -> HttpResponse:
         "modules": modules,
         "count": sum(len(m.lessons) for m in modules),
         "total_minutes": sum(m.minutes for m in modules),
+        "page": page_data(request, progress=progress.lessons(accounts.viewer(request))),
     }
     return render(request, "lockviz/lessons.html", context)
 
@@ -90,6 +92,7 @@ def walkthrough(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         created=run.created.isoformat(),
         scenario=reveals.scenario(lesson.scenario.to_json(), unanswered),
         answer_url=reverse("lesson_answer", args=[lesson.slug]),
+        progress_url=reverse("progress_lesson", args=[lesson.slug]),
         nodes=lesson.scenario.nodes,
         hidden=hidden,
         events=[_unspoilt(e, hidden) for e in run.said_after(0)],
@@ -101,7 +104,12 @@ def walkthrough(request: HtmxHttpRequest, slug: str) -> HttpResponse:
 def _checkpoints(lesson: lessons.Lesson) -> dict[str, dict[str, str]]:
     """Each checkpoint step's words before it is answered, by step index."""
     steps = [step.to_json() for step in lesson.scenario.steps]
-    return {str(i): narrator.checkpoint(step, i) for i, step in enumerate(steps) if step.get("ask")}
+    election = narrator.electing(lesson.scenario.to_json())
+    return {
+        str(i): narrator.checkpoint(step, i, election)
+        for i, step in enumerate(steps)
+        if step.get("ask")
+    }
 
 
 def _unspoilt(event: dict[str, object], hidden: dict[str, dict[str, str]]) -> dict[str, object]:
@@ -141,8 +149,20 @@ def answer(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     done = done if isinstance(done, dict) else {}
     done[run.pk] = sorted(_answered(request, run) | {index})
     request.session[ANSWERED] = dict(list(done.items())[-50:])  # the last 50 runs are enough
+    _keep(request, lesson, index, step.ask.answer)
     said = {"answer": step.ask.answer, "explain": step.ask.explain, "say": step.say or ""}
     return JsonResponse({"step": index, **said})
+
+
+def _keep(request: HtmxHttpRequest, lesson: lessons.Lesson, index: int, answer: str) -> None:
+    """The learner's answer (or skip), kept on the server as their progress
+    (lockviz.exercises.progress); a fetch of an answer with neither keeps nothing."""
+    choice = str(request.POST.get("choice") or "")[:200]
+    if not choice and not request.POST.get("skipped"):
+        return
+    checkpoints = [i for i, s in enumerate(lesson.scenario.steps) if s.ask is not None]
+    correct = (choice == answer) if choice else None
+    progress.answered(browser(request), lesson.slug, index, choice, correct, checkpoints)
 
 
 @require_POST

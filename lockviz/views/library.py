@@ -24,7 +24,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from lockviz.catalogue import BACKENDS, STORAGE_KINDS
 from lockviz.errors import ImportRefused, Invalid, NotYours, Refusal
 from lockviz.library import access, archive, listing, saving
-from lockviz.models import Run, SavedRun, SavedScenario, Visibility
+from lockviz.models import Run, SavedExercise, SavedRun, SavedScenario, Visibility
 from lockviz.shares import address_of, rates
 from lockviz.views import HtmxHttpRequest, owns
 from lockviz.views.refusals import respond
@@ -99,6 +99,7 @@ def library_page(request: HtmxHttpRequest) -> HttpResponse:
         "search": search,
         "runs": runs,
         "scenarios": scenarios,
+        "exercises": SavedExercise.objects.filter(user=_teacher(request))[:200],
         "backends": BACKENDS.values(),
         "storages": STORAGE_KINDS.values(),
         "visibilities": Visibility.choices,

@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from lockviz import accounts
 from lockviz.errors import NotAdmitted, NotYours, PlanRefused
+from lockviz.exercises.builtin import builtin as exercises
 from lockviz.jsontypes import JsonObject, JsonValue
 from lockviz.models import Plan, Run
 from lockviz.scenarios.library import builtin
@@ -30,7 +31,9 @@ from lockviz.views.pagedata import presenting as presented_room
 from lockviz.views.refusals import respond
 
 FIELD = re.compile(r"^items-(\d{1,3})-kind$")
-FIELDS = ("note", "lesson", "run", "from", "to", "slug", "scenario", "question", "choices")
+FIELDS = (
+    "note", "lesson", "run", "from", "to", "slug", "scenario", "question", "choices", "exercise",
+)  # fmt: skip
 
 
 def _mine(request: HttpRequest, plan_id: str, what: str) -> Plan:
@@ -117,6 +120,7 @@ def _editor(
         "rows": rows,
         "problems": problems,
         "lessons": course(),
+        "exercises": list(exercises().items()),
         "scenarios": sorted(builtin().items(), key=lambda kv: kv[1].title),
         "runs": Run.objects.filter(owner=browser(request)).only("pk", "title")[:30],
         "most": plans.MAX_ITEMS,

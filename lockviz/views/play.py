@@ -78,7 +78,7 @@ def do(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         return respond(request, _said_not_live(run, exc))
     except ScenarioError as exc:
         return respond(request, exc)
-    said = narrator.click(step.to_json())
+    said = narrator.click(step.to_json(), narrator.electing(run.scenario))
     return _done(request, f"done: {said}")
 
 

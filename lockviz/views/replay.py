@@ -12,13 +12,12 @@ from django.utils.html import escape
 from django.views.decorators.http import require_GET
 
 from lockviz import narrator
-from lockviz.catalogue import BACKENDS
 from lockviz.jsontypes import JsonObject
 from lockviz.library import access
-from lockviz.models import Run
+from lockviz.models import Run, SavedRun, Visibility
 from lockviz.narrator.words import number
 from lockviz.runs import exports
-from lockviz.teaching import reveals
+from lockviz.teaching import following, reveals
 from lockviz.views import HtmxHttpRequest, absolute, ask_first, withheld
 from lockviz.views.pagedata import page_data
 
@@ -36,6 +35,7 @@ def replay(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         return ask_for_outcome(request, run, hidden, "replay")
     context = replay_context(request, run, hidden)
     context["embed_snippet"] = embed_snippet(request, run)
+    context["embed_private"] = private_embed(request, run)
     return render(request, "lockviz/replay.html", context)
 
 
@@ -47,7 +47,7 @@ def replay_context(
     events and the path of the rest (``chunked``), or no events (the one-file replay carries
     them itself: lockviz.runs.webpage)."""
     scenario = reveals.scenario(run.scenario, hidden)
-    extra: dict[str, Any] = {"scenario": scenario, "nodes": _nodes(run)}
+    extra: dict[str, Any] = {"scenario": scenario, "nodes": following.lifelines(run)}
     if chunked:
         extra["events"], extra["more"] = _chunk(run, hidden, 0)
     return {
@@ -68,6 +68,17 @@ def embed_snippet(request: HtmxHttpRequest, run: Run) -> str:
         f'<iframe src="{escape(src)}" title="{title}" width="100%" height="760" '
         'style="border:1px solid #d0d7de;border-radius:8px" loading="lazy"></iframe>'
     )
+
+
+def private_embed(request: HtmxHttpRequest, run: Run) -> dict[str, object] | None:
+    """A private run's embed shows it to its teacher and their class only (every other reader
+    gets templates/lockviz/embed_refused.html): the snippet says so, and offers its teacher to
+    make it unlisted (the Save box's form, lockviz.views.library.save_run). None: not private."""
+    saved = SavedRun.objects.filter(run=run).only("visibility", "user_id", "title").first()
+    if saved is None or saved.visibility != Visibility.PRIVATE:
+        return None
+    mine = request.user.is_authenticated and saved.user_id == request.user.pk
+    return {"mine": mine, "title": saved.title, "back": request.get_full_path()}
 
 
 def _stop_at(request: HtmxHttpRequest) -> int | None:
@@ -120,7 +131,7 @@ def _story(run: Run, scenario: JsonObject) -> list[dict[str, object]]:
     taken = {index: (seq, t_ms) for index, seq, t_ms in steps_taken}
     found = scenario.get("steps")
     steps = found if isinstance(found, list) else []
-    told = narrator.story(s for s in steps if isinstance(s, dict))
+    told = narrator.story((s for s in steps if isinstance(s, dict)), narrator.electing(scenario))
     for item in told:
         seq, t_ms = taken.get(item["index"], (None, None))
         item["seq"] = seq
@@ -128,16 +139,6 @@ def _story(run: Run, scenario: JsonObject) -> list[dict[str, object]]:
         t_s = item["t_s"]  # formatted here: the template's floatformat costs 0.1 ms a step
         item["when"] = f"{t_s:.2f} s" if isinstance(t_s, int | float) else ""
     return told
-
-
-def _nodes(run: Run) -> list[str]:
-    """The lock servers' lifelines, known before the first event (a replay draws them all)."""
-    service = BACKENDS.get(str(run.scenario.get("backend")))
-    if service is None:
-        return []
-    field = service.node_count_field
-    count = run.scenario.get(field) if field else None
-    return service.nodes(count if isinstance(count, int) else None)
 
 
 @require_GET

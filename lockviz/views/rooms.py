@@ -24,7 +24,7 @@ from lockviz.jsontypes import JsonValue
 from lockviz.library import access
 from lockviz.models import Poll, Room, Run, Share
 from lockviz.shares import address_of, rates
-from lockviz.teaching import codes, control, members, reveals, rooms, sharing
+from lockviz.teaching import codes, control, following, members, rooms, sharing
 from lockviz.teaching.lessons import course
 from lockviz.teaching.rooms import State
 from lockviz.views import HtmxHttpRequest, absolute, browser, withheld
@@ -249,27 +249,19 @@ def share(request: HtmxHttpRequest, code: str) -> HttpResponse:
 
 @require_GET
 def run_for_followers(request: HtmxHttpRequest, run_id: str) -> JsonResponse:
-    """What a follower's page needs to show a run: a checkpoint's question, never its answer."""
+    """What a follower's page needs to show a run: a checkpoint's question, never its answer,
+    and how the presenter's page draws it (lockviz.teaching.following)."""
     run = access.run_or_404(request, run_id)
-    scenario = reveals.scenario(run.scenario, withheld(request, run))
-    steps: list[JsonValue] = []
-    given = scenario.get("steps")
-    for step in given if isinstance(given, list) else []:
-        shown = dict(step) if isinstance(step, dict) else step
-        ask = step.get("ask") if isinstance(step, dict) else None
-        if isinstance(shown, dict) and isinstance(ask, dict):
-            shown["ask"] = {"question": ask.get("question", "")}
-        steps.append(shown)
-    scenario["steps"] = steps
-    scenario.pop("expect", None)
     return JsonResponse(
         page_data(
             request,
             run=run,
             title=run.title,
-            scenario=scenario,
+            scenario=following.scenario(run, withheld(request, run)),
             replay=reverse("replay", args=[run.pk]),
             verdict=reverse("verdict", args=[run.pk]),
+            lane_verdict=reverse("compare_verdict", args=[run.pk]),  # in short, as a lane's
+            drawn=following.drawn(run),
         )
     )
 

@@ -128,6 +128,7 @@ export function faultControls(root) {
       f.disabled = !on;
     });
     root.classList.toggle("live", on);
+    if (on) root.classList.add("was-live"); // its end keeps the space its messages had (play.css)
     if (ended && toolbar && !root.classList.contains("ended")) {
       toolbar.style.minHeight = `${toolbar.offsetHeight}px`;
       root.classList.add("ended");

@@ -27,7 +27,7 @@ export class Answers {
   give(index, given) {
     if (this.asking.has(index)) return Promise.resolve(false);
     this.asking.add(index);
-    return this.learn(index)
+    return this.learn(index, given)
       .then(() => {
         this.given[index] = given;
         this.save();
@@ -44,11 +44,15 @@ export class Answers {
     return Promise.all(missing.map((i) => this.learn(i).catch(() => {})));
   }
 
-  learn(index) {
-    if (this.known(index)) return Promise.resolve();
+  /** Fetch checkpoint `index`'s answer; `given` (the learner's {choice} or {skipped}) is kept on
+   * the server as their progress, even when the answer is on the page already. */
+  learn(index, given) {
+    if (this.known(index) && !given) return Promise.resolve();
     const form = new FormData();
     form.append("run", this.run);
     form.append("step", String(index));
+    if (given && given.choice) form.append("choice", given.choice);
+    if (given && given.skipped) form.append("skipped", "1");
     const headers = { "X-CSRFToken": csrf() };
     return fetch(this.url, { method: "POST", body: form, headers }).then(async (r) => {
       if (!r.ok) throw new Error(await r.text());

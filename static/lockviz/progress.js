@@ -1,20 +1,39 @@
 // Course progress, kept in this browser (localStorage "lockviz-lessons": {slug: "started" |
-// "done"}). A lesson page marks its lesson started when its telling begins and done when it
-// reaches the end (mark); the course index shows ✔ done / ◐ started per lesson, the count per
-// module, and a done lesson's take-away, hidden before: it tells the lesson's outcome (showIndex).
+// "done"}) and on the server (lockviz/exercises/progress.py: the learner's, on any device where
+// the app knows them, and their class's presenter sees it). A lesson page marks its lesson
+// started when its telling begins and done when it reaches the end (mark: here, and posted to
+// the page's `progress_url`); the course index shows ✔ done / ◐ started per lesson (this
+// browser's, with the server's in the page's data), the count per module, and a done lesson's
+// take-away, hidden before: it tells the lesson's outcome (showIndex).
 
 const KEY = "lockviz-lessons";
 
-export function get() {
+const csrf = () => {
+  const found = (document.body.getAttribute("hx-headers") || "").match(/"X-CSRFToken": "([^"]*)"/);
+  return found ? found[1] : "";
+};
+
+/** This browser's progress, with `kept` (the server's: {slug: state}) where it says more. */
+export function get(kept = {}) {
+  let all = {};
   try {
-    return JSON.parse(localStorage.getItem(KEY)) || {};
+    all = JSON.parse(localStorage.getItem(KEY)) || {};
   } catch {
-    return {};
+    all = {};
   }
+  for (const [slug, state] of Object.entries(kept || {})) {
+    if (all[slug] !== "done") all[slug] = state;
+  }
+  return all;
 }
 
-export function mark(slug, state) {
+export function mark(slug, state, url) {
   const all = get();
+  if (url) {
+    const form = new FormData();
+    form.append("state", state);
+    fetch(url, { method: "POST", body: form, headers: { "X-CSRFToken": csrf() } }).catch(() => {});
+  }
   if (all[slug] === "done" && state !== "done") return; // done stays done
   all[slug] = state;
   try {
@@ -25,10 +44,10 @@ export function mark(slug, state) {
 }
 
 /** The course index (templates/lockviz/lessons.html) as far as this browser has come. */
-export function showIndex() {
+export function showIndex(kept = {}) {
   const lessons = document.querySelectorAll(".course .lesson[data-slug]");
   if (!lessons.length) return;
-  const all = get();
+  const all = get(kept);
   const modules = new Map();
   lessons.forEach((li) => {
     const state = all[li.dataset.slug];

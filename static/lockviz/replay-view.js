@@ -13,6 +13,7 @@
 
 import { elements } from "./dom.js";
 import { LockDiagram } from "./diagram/diagram.js";
+import { drawingOf } from "./drawing.js";
 import { presenter } from "./presenter.js";
 import { replayKeys } from "./replay-keys.js";
 import { Player } from "./replay-player.js";
@@ -53,14 +54,7 @@ export function startReplay(events, data) {
 
   const svg = $("diagram");
   const diagram = new LockDiagram(svg, {
-    clients: Array.isArray(scenario.clients) ? scenario.clients : undefined,
-    nodes: Array.isArray(data.nodes) && data.nodes.length ? data.nodes : undefined,
-    storage: "storage",
-    backend: scenario.backend,
-    durationMs,
-    pxPerMs: Math.min(0.4, Math.max(0.12, 820 / durationMs)), // as on the run page
-    columnWidth: 175,
-    narrationWidth: 250,
+    ...drawingOf("replay", { scenario, nodes: data.nodes, durationMs }),
     fit: presenter.on ? svg.parentElement : null,
   });
   diagram.addAll(events);

@@ -8,7 +8,8 @@
 // pages need not know about rooms.
 //
 // After Reveal, the presenter's own screen (the projector) shows what the class sees: the
-// answer, its explanation and how the class answered, until the presenter moves on; a lesson at
+// answer, its explanation and how the class answered, until the presenter moves on (on the
+// room's page too, where a lecture plan's poll is asked and revealed); a lesson at
 // that checkpoint takes the class's reveal as its own answer and goes on to the outcome, so the
 // presenter never answers the lesson's prediction box.
 //
@@ -118,7 +119,7 @@ export function startRoomBar() {
     if (already) return;
     // A lesson at it goes on to the outcome; the panel folds once the presenter moves on from there.
     const moved = p.run && p.step != null ? revealed(p.run, p.step) : Promise.resolve();
-    if (!panel || $("tally")) return; // the room page shows it in its own box
+    if (!panel) return; // the room's page shows it in its box too, the overlay on the projector
     panel.querySelector(".poll-question").textContent = p.question;
     panel.querySelector(".poll-answer").textContent = p.answer || "";
     panel.querySelector(".poll-answer-line").hidden = !p.answer;

@@ -116,3 +116,41 @@ def test_every_write_and_read_is_reported_with_its_basis(servers: ServerSet) -> 
     assert events[1][1]["value"] is None and events[1][1]["version"] == 0
     assert {"value": "A", "token": 3, "read": 0, "key": "k"}.items() <= events[2][1].items()
     assert {"accepted": True, "found": 0, "version": 1}.items() <= events[3][1].items()
+
+
+def test_a_fenced_read_raises_the_highest_token_so_the_stale_writer_is_refused(
+    servers: ServerSet,
+) -> None:
+    """The fencing hole closed: the new holder's read reaches the storage before the stale
+    holder's write, and carries its token there."""
+    alice, bob = kinded(servers, "fenced_reads", "alice"), kinded(servers, "fenced_reads", "bob")
+    assert alice.read_versioned(33).accepted  # alice, holding token 33, reads
+    seen = bob.read_versioned(34)  # the lock passed to bob (34); he reads before he writes
+    assert seen.accepted and seen.highest == 33
+    stale = alice.write("A", 33, read=0)
+    assert not stale.accepted and stale.reason == "33 < 34"  # refused before bob ever wrote
+    refused = alice.read_versioned(33)  # a stale reader is refused too
+    assert not refused.accepted and refused.value is None and refused.reason == "33 < 34"
+    assert bob.write("B", 34, read=seen.version).accepted
+
+
+def test_a_plain_fenced_storage_ignores_a_read_s_token(servers: ServerSet) -> None:
+    """The hole stays open when reads carry nothing: only writes raise the highest token."""
+    alice, bob = kinded(servers, "fenced", "alice"), kinded(servers, "fenced", "bob")
+    assert bob.read_versioned(34).token is None  # not sent: a fenced storage's reads are plain
+    assert alice.write("A", 33, read=0).accepted  # the stale write arrives first
+
+
+def test_a_fenced_read_is_reported_with_its_token_and_its_refusal(servers: ServerSet) -> None:
+    node = servers["storage"]
+    events: list[tuple[str, dict[str, object]]] = []
+    s = FencedStorage(
+        connect(node.host, node.port, password=node.password), "test:res",
+        kind="fenced_reads", writer="alice", on_event=lambda k, d: events.append((k, d)),
+    )  # fmt: skip
+    s.write("B", 5)
+    s.read_versioned(4)
+    assert events[2][1] == {"to": "storage", "call": events[2][1]["call"], "op": "read", "token": 4}
+    assert {"accepted": False, "token": 4, "highest": 5, "reason": "4 < 5"}.items() <= events[3][
+        1
+    ].items()

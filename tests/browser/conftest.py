@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+import http.server
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -82,3 +86,22 @@ def page(browser: Any) -> Iterator[Any]:
     page.errors = errors
     yield page
     context.close()
+
+
+class _Course(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def course(tmp_path: Path) -> Iterator[tuple[Path, str]]:
+    """Another origin (localhost on a port of its own) serving a course page: (folder, url)."""
+    handler = functools.partial(_Course, directory=str(tmp_path))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield tmp_path, f"http://localhost:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

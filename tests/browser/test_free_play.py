@@ -80,3 +80,34 @@ def test_redlock_forces_fencing_off_and_says_why(app_server: AppServer, page: An
     expect(fencing).to_be_checked()  # the learner's choice comes back
     page.screenshot(path="/tmp/play-setup.png", full_page=True)
     assert page.errors == []
+
+
+def test_an_election_is_played_freely_and_its_clients_ask_who_leads(
+    app_server: AppServer, page: Any
+) -> None:
+    """Free play offers each service's variants (only the chosen one's shown) and every kind
+    of storage; an election's clients campaign with "acquire" and ask who leads."""
+    page.goto(app_server.url + "/play/")
+    etcd_variant = page.get_by_label("etcd variant")
+    expect(etcd_variant).to_be_hidden()  # Redis is chosen
+    page.get_by_label("etcd (lease + revision)").check()
+    expect(etcd_variant).to_be_visible()
+    expect(page.get_by_label("zookeeper variant")).to_be_hidden()
+    etcd_variant.select_option("election")
+    page.get_by_label("or another storage").select_option("fenced_reads")
+    page.get_by_role("button", name="Start a session on live servers").click()
+    page.wait_for_url("**/play/*/")
+    expect(page.locator(".run-head .meta").first).to_contain_text("storage fenced_reads")
+    alice, bob = page.locator("#faults-alice"), page.locator("#faults-bob")
+    alice.get_by_role("button", name="acquire", exact=True).click()  # waits until live
+    expect(page.locator("#fault-result")).to_contain_text("done: alice campaigns to lead")
+    page.wait_for_function(GRANTED_TO, arg="alice", timeout=20_000)
+    bob.get_by_role("button", name="who leads?").click()
+    expect(page.locator("#fault-result")).to_contain_text("done: bob asks who leads")
+    leads = page.locator("svg#diagram text", has_text="alice leads · epoch")
+    leads.first.wait_for(state="attached", timeout=20_000)
+    page.get_by_role("button", name="Finish").click()
+    page.locator("#verdict .headline").filter(has_text="Mutual exclusion held").wait_for(
+        timeout=30_000
+    )
+    assert page.errors == []

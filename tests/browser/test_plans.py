@@ -17,8 +17,9 @@ import pytest
 
 from tests.browser.conftest import FLAGS, entry, separate  # noqa: F401 (the same chromium, the same flags)
 from tests.browser.recorded import import_run
+from tests.browser.test_accessibility import violations
 from tests.browser.test_rooms import join, listen, nothing_beyond, settled_at
-from tests.conftest import AppServer
+from tests.conftest import ROOT, AppServer
 
 pytestmark = [pytest.mark.live, pytest.mark.browser]
 RUNS = Path(__file__).parent / "data" / "runs"
@@ -170,3 +171,100 @@ def test_a_teacher_builds_a_plan_of_three_items_and_presents_it_to_two_students(
     teacher.goto(f"{app_server.url}/plans/{plan_id}/")
     for name, page in people.items():
         assert page.errors == [], name
+
+
+CLASS = {"teacher": (1280, 720), "laptop": (1366, 768), "phone": (390, 844), "screen": (1024, 768)}
+IN_VIEW = """() => { const n = document.querySelector('svg#diagram .current');
+  if (!n) return null; const r = n.getBoundingClientRect();
+  return r.bottom > 0 && r.top < innerHeight; }"""
+
+
+def test_a_plan_carries_the_class_from_item_to_item(app_server: AppServer, browser: Any) -> None:
+    """Each item brings every student to its top, or to the moment the presenter shows; the
+    page says what is so (a lesson opened, not yet run); a poll item shows the poll and no empty
+    diagram; its reveal is an overlay on the projector, as a checkpoint's is."""
+    recorded = json.loads((RUNS / "gc-pause-fenced.json").read_text())
+    run_id = import_run(app_server, recorded)
+    plan = {"lockviz_plan": 1, "title": "Week 4", "items": [
+        {"kind": "lesson", "lesson": "gc-pause-fenced"},
+        {"kind": "replay", "run": run_id, "from": 5, "to": 20},
+        {"kind": "poll", "question": QUESTION, "choices": ["Alice", "Bob", "Both of them"]},
+    ]}  # fmt: skip
+    with separate(browser, CLASS) as people:
+        teacher = people["teacher"]
+        teacher.context.add_init_script("localStorage.setItem('lockviz-presenter', '1')")
+        students = [people[name] for name in ("laptop", "phone", "screen")]
+        teacher.goto(app_server.url + "/plans/")
+        teacher.locator("#plan-text").fill(json.dumps(plan))
+        teacher.get_by_role("button", name="Import the plan").click()
+        teacher.get_by_role("button", name="Present this plan").click()
+        teacher.wait_for_url(re.compile(r".*/rooms/[A-Z0-9]+/$"))
+        code = teacher.url.rstrip("/").rsplit("/", 1)[1]
+        for n, student in enumerate(students):
+            join(student, app_server, code, f"Student {n}")
+            assert student.locator("#follow-lanes").is_hidden()  # nothing shown: no empty box
+
+        # Item 1, a lesson not started yet: the class is told so, not that it plays.
+        teacher.keyboard.press("PageDown")
+        teacher.wait_for_url("**/lessons/gc-pause-fenced/")
+        for student in students:
+            student.locator("#follow-waiting", has_text="has not started yet").wait_for()
+            assert "playing on live servers" not in student.locator("body").inner_text()
+
+        # Item 2, the replay: every student lands on the presenter's moment; one who scrolls
+        # away is brought back when it moves.
+        teacher.keyboard.press("PageDown")
+        teacher.wait_for_url(f"**/runs/{run_id}/replay/?to=20#seq=5")
+        for student in students:
+            settled_at(student, 5)
+            student.wait_for_function(IN_VIEW)
+            assert violations(student) == []
+            student.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+        entry(teacher)
+        teacher.evaluate("window.entry.replay.play()")
+        teacher.wait_for_function(
+            "() => !window.entry.replay.playing && window.entry.replay.seq === 20", timeout=30_000
+        )
+        for student in students:
+            settled_at(student, 20)
+            student.wait_for_function(IN_VIEW)
+            student.evaluate("window.scrollTo(0, document.body.scrollHeight)")  # and away again
+
+        # Item 3, the poll: each student at the top of the page, the question and its choices
+        # there, no diagram and no word of the replay's run.
+        teacher.keyboard.press("PageDown")
+        teacher.wait_for_url(f"**/rooms/{code}/")
+        for student in students:
+            student.locator("#follow-poll .poll-question", has_text=QUESTION).wait_for()
+            student.wait_for_function("() => window.scrollY === 0")
+            assert student.locator("#follow-lanes").is_hidden()
+            assert student.locator("#follow-status").inner_text() == "following"
+            box = student.locator("#follow-poll .choice").last.bounding_box()
+            assert box and box["y"] + box["height"] <= student.viewport_size["height"]
+            assert violations(student) == []
+        students[0].get_by_role("button", name=re.compile("^Bob")).click()
+        students[1].get_by_role("button", name=re.compile("^Both")).click()
+        teacher.locator(".room-tally", has_text="2 of 3 answered").wait_for()
+
+        # Reveal: on the projector, an overlay on its first screen, as a checkpoint's.
+        teacher.locator("#room-reveal").click()
+        shown = teacher.locator("#room-revealed")
+        shown.wait_for()
+        assert QUESTION in shown.locator(".poll-question").inner_text()
+        assert shown.locator(".bars li").count() == 3
+        box = shown.bounding_box()
+        assert box and box["y"] < 720 / 2 and box["y"] + box["height"] <= 720
+        teacher.screenshot(path=str(ROOT / "screenshots" / "plan-poll-reveal-1280x720.png"))
+        assert violations(teacher) == []
+        for student in students:
+            student.locator(".poll-answer, .poll-reveal .bars li").first.wait_for()
+            assert violations(student) == []
+
+        # One key back: the replay, each student at its moment again.
+        teacher.keyboard.press("PageUp")
+        teacher.wait_for_url(f"**/runs/{run_id}/replay/?to=20#seq=5")
+        for student in students:
+            settled_at(student, 5)
+            student.wait_for_function(IN_VIEW)
+        for name, page in people.items():
+            assert page.errors == [], name

@@ -7,12 +7,9 @@ into this module's app through its import page (tests/browser/recorded.py:import
 
 from __future__ import annotations
 
-import functools
 import html
-import http.server
 import json
 import re
-import threading
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +23,7 @@ from tests.browser import recorded
 from tests.browser.conftest import entry
 from tests.browser.recorded import recorded_runs, recorded_server  # noqa: F401 (server, runs)
 from tests.browser.test_accessibility import violations
+from tests.browser.test_library import import_run, log_in, make_teacher, save
 from tests.conftest import AppServer
 
 pytestmark = [pytest.mark.live, pytest.mark.browser]
@@ -172,25 +170,6 @@ def test_a_20000_event_runs_file_opens_and_plays(
     assert reader.asked == [] and page.errors == []
 
 
-class _Course(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-@pytest.fixture
-def course(tmp_path: Path) -> Iterator[tuple[Path, str]]:
-    """Another origin (localhost on a port of its own) serving a course page: (folder, url)."""
-    handler = functools.partial(_Course, directory=str(tmp_path))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield tmp_path, f"http://localhost:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-
-
 def test_the_embed_plays_in_another_origins_page_and_other_pages_refuse(
     files: dict[str, OnSite], server: AppServer, browser: Any, course: tuple[Path, str]
 ) -> None:
@@ -266,3 +245,53 @@ def test_the_replay_page_offers_its_embed_and_its_download(
         download.click()
     assert fetched.value.suggested_filename == f"lockviz-run-{run_id}.html"
     assert page.errors == []
+
+
+def test_a_private_runs_embed_says_who_sees_it_and_its_teacher_unlists_it(
+    app_server: AppServer, browser: Any, course: tuple[Path, str]
+) -> None:
+    """The snippet of a private run says that its frame shows it to its teacher and class only,
+    and offers to make it unlisted; any other reader's frame says why it shows nothing, inside
+    the frame (it was a blank 404 with X-Frame-Options: DENY)."""
+    folder, origin = course
+    name = make_teacher(app_server)
+    teacher_context, reader_context = browser.new_context(), browser.new_context()
+    try:
+        page = teacher_context.new_page()
+        log_in(page, app_server, name)
+        run_id = import_run(page, app_server, "gc-pause-fenced")
+        save(page, "private")
+        page.reload()
+        page.get_by_text("Embed", exact=True).click()
+        note = page.locator("#embed-private")
+        assert "This run is private" in note.inner_text()
+        assert "every other reader sees" in note.inner_text()
+        assert violations(page) == []
+
+        embed = f"{app_server.url}/embed/runs/{run_id}/"
+        (folder / "course.html").write_text(
+            "<!doctype html><html lang='en'><title>A course page</title><h1>Week 3</h1>"
+            f"<iframe id='embed' title='replay' src='{embed}' width='900' height='500'></iframe>"
+        )
+        reader = reader_context.new_page()
+        reader.goto(f"{origin}/course.html")
+        framed = reader.frame_locator("#embed")
+        framed.get_by_role("heading", name="This replay is not shown here").wait_for()
+        assert "keeps it private" in framed.locator("main").inner_text()
+        reader.goto(embed)  # the page in the frame, on its own: axe-clean, 404, framable
+        assert violations(reader) == []
+        answer = reader.request.get(embed)
+        assert answer.status == 404 and "x-frame-options" not in answer.headers
+        assert answer.headers["content-security-policy"].startswith("frame-ancestors")
+        missing = reader.request.get(f"{app_server.url}/embed/runs/nosuchrun/")
+        assert missing.status == 404 and missing.text() == answer.text()  # an id says nothing
+
+        page.get_by_role("button", name="Make it unlisted").click()
+        page.wait_for_url(f"**/runs/{run_id}/replay/")
+        assert page.locator("#save-visibility").input_value() == "unlisted"
+        assert page.locator("#embed-private").count() == 0
+        reader.goto(f"{origin}/course.html")
+        reader.frame_locator("#embed").locator("#rp-seq").wait_for()  # now it plays
+    finally:
+        teacher_context.close()
+        reader_context.close()

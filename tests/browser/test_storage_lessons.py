@@ -94,11 +94,11 @@ def test_the_sequencer_lesson_asks_before_the_storage_asks_zookeeper(
     headline.wait_for()
     assert "the sequencer check saved the data" in (headline.text_content() or "")
     link = page.locator("#side-by-side")
-    assert link.get_attribute("href").endswith("lanes=fenced,plain,sequencer,cas")
+    assert link.get_attribute("href").endswith("lanes=fenced,fenced_reads,sequencer,cas")
     link.click()
     page.wait_for_url("**/compare/?scenario=storage-hole-sequencer*")
     kinds = [page.locator(f"#id_storage_{n}").input_value() for n in range(1, 5)]
-    assert kinds == ["fenced", "plain", "sequencer", "cas"]
+    assert kinds == ["fenced", "fenced_reads", "sequencer", "cas"]
     assert page.errors == []
 
 

@@ -65,7 +65,10 @@ def nginx_site(shipped: str, upstreams: dict[str, int], port: int) -> str:
             1,
             f"nginx upstream {name}",
         )
-    return rewrite(shipped, r"^(\s*)listen\s+80\s*;", rf"\1listen 127.0.0.1:{port};", 1, "listen")
+    return rewrite(
+        shipped, r"^(\s*)listen\s+80(\s+default_server)?\s*;", rf"\1listen 127.0.0.1:{port}\2;", 1,
+        "listen",
+    )  # fmt: skip
 
 
 def caddy_site(

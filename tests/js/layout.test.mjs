@@ -62,6 +62,17 @@ describe("lanes", () => {
     assert.deepEqual(cols, ["alice", "carol", "zk-1", "zk-2", "store"]);
   });
 
+  it("end with a replicated storage's replicas, each a storage, whenever they were first seen", () => {
+    const run = { clients: ["alice", "bob"], nodes: [], storage: "storage", replicas: ["storage", "storage-2"] };
+    const seen = { clients: [], nodes: ["storage-2"] }; // a write to it came before anyone said
+    assert.deepEqual(columns({}, run, seen), ["alice", "bob", "storage", "storage-2"]);
+    const L = new Layout({}, run, seen);
+    assert.deepEqual(
+      ["storage", "storage-2"].map((n) => L.role(n)),
+      ["storage", "storage"],
+    );
+  });
+
   it("name each actor once, and never the storage or a client as a lock node", () => {
     const cols = columns({ clients: ["a", "a"], nodes: ["n", "storage", "a", "n"] }, {}, none);
     assert.deepEqual(cols, ["a", "n", "storage"]);

@@ -83,4 +83,27 @@ def test_every_lock_the_storage_can_ask_has_its_check_and_the_others_say_why() -
     assert not BACKENDS["none"].lock and BACKENDS["none"].nodes() == []
     assert "pg_locks" in BACKENDS["postgres"].why_no_sequencer("pooled")
     assert BACKENDS["postgres"].why_no_sequencer("session") == ""
-    assert list(STORAGE_KINDS) == ["plain", "fenced", "sequencer", "cas"]
+    assert list(STORAGE_KINDS) == [
+        "plain", "fenced", "fenced_reads", "sequencer", "cas", "lww", "crdt",
+    ]  # fmt: skip
+    assert "pg_locks" in BACKENDS["postgres"].why_no_sequencer("pooled_xact")
+
+
+def test_a_storage_kind_says_its_servers_and_what_it_needs() -> None:
+    """A replicated kind runs on two Redis servers and takes no lock; a token-checking kind
+    needs a lock that fences; each kind beyond plain's one-liner says what it costs."""
+    for kind in STORAGE_KINDS.values():
+        assert kind.replicas[0] == "storage"
+        assert all(server_kind(name) == REDIS for name in kind.replicas)
+        assert bool(kind.lockless) == (len(kind.replicas) > 1)
+    assert [k.name for k in STORAGE_KINDS.values() if k.tokens] == ["fenced", "fenced_reads"]
+    for name in ("fenced_reads", "lww", "crdt"):
+        assert STORAGE_KINDS[name].cost.endswith(".")
+    assert server_kind("storage-2") == REDIS and server_kind("storage-3") is None
+
+
+def test_the_elections_are_variants_of_the_services_that_have_an_election() -> None:
+    assert [(b.name, v.name) for b in BACKENDS.values() for v in b.variants if v.election] == [
+        ("zookeeper", "election"),
+        ("etcd", "election"),
+    ]

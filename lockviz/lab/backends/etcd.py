@@ -1,4 +1,5 @@
-"""etcd: the lease lock of algorithms.etcd_lock on ``etcd-1``, or on a cluster of three.
+"""etcd: the lease lock of algorithms.etcd_lock on ``etcd-1``, or (the ``election`` variant)
+a candidate of algorithms.etcd_election; on one member, or on a cluster of three.
 
 In a cluster (``etcd_nodes: 3``) the clients are spread in the scenario's order, as ZooKeeper's
 are: alice -> etcd-1, bob -> etcd-2, carol -> etcd-3; each client's gateway knows the other
@@ -6,12 +7,16 @@ members too, and moves on to the next when its member stops answering.
 
 The lab's keys live under ``lockviz/``: etcd's lock service queues lock keys under
 ``lockviz/lock/<lease>``, and holders record their name under ``lockviz/owners/<lease>`` with
-the same lease (the watcher, :mod:`lockviz.lab.watchers.etcd`, reads both).
+the same lease (the watcher, :mod:`lockviz.lab.watchers.etcd`, reads both). An election named
+``lockviz/lock`` keeps its candidates' keys in the very same place (etcd names both after the
+lease), and its leader records its name there too: one watcher follows either, and the storage's
+sequencer check asks about a leader's key as about a holder's.
 """
 
 from __future__ import annotations
 
 from algorithms.clock import Clock
+from algorithms.etcd_election import EtcdElection
 from algorithms.etcd_gateway import Gateway
 from algorithms.etcd_lock import EtcdLock
 from algorithms.events import EventSink, Reporter
@@ -41,7 +46,8 @@ def home_node(config: ClientConfig) -> str:
 
 
 def make_lock(config: ClientConfig, clock: Clock, emit: EventSink) -> EtcdLock:
-    return EtcdLock(
+    kind = EtcdElection if config.variant == "election" else EtcdLock
+    return kind(
         gateway(config, home_node(config)),
         LOCK_NAME,
         **lock_parts(config, clock, emit),

@@ -1,8 +1,10 @@
 """PostgreSQL advisory locks: algorithms.postgres_lock on ``pg-1``, and an observer of pg_locks.
 
 Variants: ``session`` (a session lock, no lease), ``xact`` (a transaction lock whose lease is
-the scenario's ``ttl_ms``, enforced by the server as ``idle_in_transaction_session_timeout``)
-and ``pooled`` (the session lock through the lab's PgBouncer in transaction pooling mode).
+the scenario's ``ttl_ms``, enforced by the server as ``idle_in_transaction_session_timeout``),
+``pooled`` (the session lock through the lab's PgBouncer in transaction pooling mode) and
+``pooled_xact`` (the transaction lock through the same PgBouncer: the fix the literature gives,
+since a transaction keeps its server session until it ends and its lock ends with it).
 
 The observer of ``pg_locks`` is in :mod:`lockviz.lab.watchers.postgres`.
 
@@ -50,7 +52,7 @@ def make_lock(config: ClientConfig, clock: Clock, emit: EventSink) -> PostgresLo
     host, port = config.address(node)
     timeout_ms = config.call_timeout_ms
     password = config.password(node)  # PgBouncer asks for the server's own
-    pooled = config.variant == "pooled"
+    pooled = config.variant in ("pooled", "pooled_xact")
     if pooled:
         host, port = pooler_address(host, port, timeout_ms, password)
 
@@ -64,7 +66,7 @@ def make_lock(config: ClientConfig, clock: Clock, emit: EventSink) -> PostgresLo
             password=password,
         )
 
-    xact = config.variant == "xact"
+    xact = config.variant in ("xact", "pooled_xact")
     return PostgresLock(
         session(),
         LOCK_KEY,

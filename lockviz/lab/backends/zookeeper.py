@@ -6,6 +6,9 @@ carol -> zk-3, a fourth client -> zk-1 again. Each connection string lists the c
 server first and the others after it (not shuffled), so a client whose server dies fails over
 to the next; the events' ``to``/``from`` name the server it is talking to at that moment.
 
+The ``election`` variant is a candidate of algorithms.zookeeper_election (kazoo's recipe) on the
+same path: its nodes are named as kazoo's, the watcher reads them as lock nodes.
+
 The watcher of the lock nodes is in :mod:`lockviz.lab.watchers.zookeeper`. The storage's
 sequencer check has a session of its own, on the servers in their order (zk-1 first).
 """
@@ -15,6 +18,7 @@ from __future__ import annotations
 from algorithms.clock import Clock
 from algorithms.events import EventSink, Reporter
 from algorithms.sequencer import ZooKeeperCheck
+from algorithms.zookeeper_election import ZooKeeperElection
 from algorithms.zookeeper_lock import LOCK_PATH, ZooKeeperLock, connect
 from lockviz.lab.backends import lock_parts
 from lockviz.lab.config import ClientConfig, StorageServiceConfig
@@ -38,7 +42,8 @@ def make_lock(config: ClientConfig, clock: Clock, emit: EventSink) -> ZooKeeperL
         session_ms=config.ttl_ms,
         timeout_ms=CONNECT_TIMEOUT_MS,
     )
-    return ZooKeeperLock(
+    kind = ZooKeeperElection if config.variant == "election" else ZooKeeperLock
+    return kind(
         client,
         LOCK_PATH,
         **lock_parts(config, clock, emit),

@@ -15,7 +15,10 @@ this process, so a pause freezes it too.
 What the client keeps between commands, as code keeps it in variables: the token and the
 sequencer of its latest grant (kept after the lock is gone, which is what a late write carries)
 and the version it last read (a write is based on it; after its own accepted write, the version
-that write made). A sequencer run writes through the storage service, not to the storage node.
+that write made). A sequencer run writes through the storage service, not to the storage node; a
+``fenced_reads`` storage is read with the token too; a replicated storage (``lww``, ``crdt``) is
+written to and read from each of its replicas, the client's own first (alice's is ``storage``,
+bob's ``storage-2``, and so on in turn). In a leader election ``leader`` asks who leads.
 
 This module imports no Django: it starts fast and runs only the lock client from algorithms/.
 """
@@ -28,16 +31,17 @@ import threading
 import time
 from collections.abc import Mapping
 
-from algorithms.clock import SkewedClock, SystemClock
+from algorithms.clock import Clock, SkewedClock, SystemClock
 from algorithms.errors import LockError
 from algorithms.events import EventSink, json_line
 from algorithms.fenced_storage import FencedStorage
-from algorithms.lock import Grant
+from algorithms.lock import Election, Grant
 from algorithms.redis_client import connect
 from algorithms.renewal import Renewer
+from algorithms.replicated_storage import ReplicatedStorage
 from algorithms.sequencer import Sequencer
 from algorithms.storage_service import ServiceStorage
-from lockviz.catalogue import STORAGE, STORAGE_KEY
+from lockviz.catalogue import STORAGE, STORAGE_KEY, STORAGE_KINDS
 from lockviz.lab.backends import lock_factory
 from lockviz.lab.config import ClientConfig
 from lockviz.lab.procs import die_with_parent
@@ -60,7 +64,7 @@ class Worker:
         self.renewer = (
             Renewer(self.lock, config.ttl_ms, self._mutex, self.emit) if config.renew else None
         )
-        self.storage = make_storage(config, self.emit)
+        self.storage = make_storage(config, self.clock, self.emit)
 
     def emit(self, kind: str, details: Mapping[str, object]) -> None:
         line = json_line(time.monotonic_ns(), kind, details)  # json.dumps's text, faster
@@ -79,6 +83,7 @@ class Worker:
             "extend": self.extend,
             "read": self.read,
             "write": self.write,
+            "leader": self.leader,
         }.get(str(command.get("do")))
         if handler is None:
             self.note(f"unknown command {command.get('do')!r}")
@@ -133,6 +138,9 @@ class Worker:
         token = grant.token if grant is not None and grant.token is not None else self.last_token
         value, key = str(command["value"]), command.get("key")
         key = key if isinstance(key, str) else None
+        if isinstance(self.storage, ReplicatedStorage):  # no lock, no token: a stamp
+            self.storage.write(value)
+            return
         if isinstance(self.storage, ServiceStorage):
             result = self.storage.write(
                 value, token, read=self.last_read, key=key, sequencer=self.last_sequencer
@@ -143,7 +151,24 @@ class Worker:
             self.last_read = result.version  # its own write: the latest version it knows
 
     def read(self, command: Command) -> None:
-        self.last_read = self.storage.read_versioned().version
+        if isinstance(self.storage, ReplicatedStorage):
+            self.storage.read()  # and repairs the replicas that lack the merge
+            return
+        if isinstance(self.storage, ServiceStorage):
+            self.last_read = self.storage.read_versioned().version
+            return
+        grant = self.lock.grant  # a fenced read carries the token the client's code holds
+        token = grant.token if grant is not None and grant.token is not None else self.last_token
+        result = self.storage.read_versioned(token)
+        if result.accepted:
+            self.last_read = result.version
+
+    def leader(self, command: Command) -> None:
+        if not isinstance(self.lock, Election):
+            self.note(f"{self.name}'s lock is no election: nobody leads it")
+            return
+        with self._mutex:  # one call at a time on the lock's connection (the watchdog's too)
+            self.lock.leader()
 
     def lease_left_ms(self, grant: Grant) -> float:
         """What this client believes is left of its lease, measured by its own clock."""
@@ -168,9 +193,31 @@ class Worker:
         self.lock.close()
 
 
-def make_storage(config: ClientConfig, emit: EventSink) -> FencedStorage | ServiceStorage:
-    """The client's side of the storage: the node's script, or the storage service in front of
-    it when the storage checks sequencers (either way on the client's own link to ``storage``)."""
+def make_storage(
+    config: ClientConfig, clock: Clock, emit: EventSink
+) -> FencedStorage | ServiceStorage | ReplicatedStorage:
+    """The client's side of the storage: the node's script, the storage service in front of it
+    when the storage checks sequencers, or every replica of a replicated one (always on the
+    client's own links)."""
+    replicas = STORAGE_KINDS[config.storage].replicas
+    if len(replicas) > 1:
+        mine = (
+            config.clients.index(config.name) % len(replicas)
+            if config.name in config.clients
+            else 0
+        )
+        order = [*replicas[mine:], *replicas[:mine]]  # its own replica first
+        clients = []
+        for node in order:
+            host, port = config.address(node)
+            password = config.password(node)
+            clients.append(
+                (node, connect(host, port, timeout_ms=config.call_timeout_ms, password=password))
+            )
+        return ReplicatedStorage(
+            clients, STORAGE_KEY, kind=config.storage, writer=config.name, clock=clock,
+            on_event=emit,
+        )  # fmt: skip
     host, port = config.address(STORAGE)
     if config.storage == "sequencer":
         return ServiceStorage(

@@ -23,17 +23,19 @@ down after 2 s without an answer (``down-after-milliseconds 2000``; the default 
 (``failover-timeout 2000``). Staggered, because Sentinels that all see the primary down at the
 same moment all ask for votes at once and each votes for itself: nobody wins, and the vote is
 tried again only after twice the failover timeout (measured: 2 runs in 20 promoted 4 s late). A
-Sentinel votes for the first that asks, so with one Sentinel ahead of the others a vote elects. Not shorter: when a failover changes a node's role, Sentinel closes that node's client
+Sentinel votes for the first that asks, so with one Sentinel ahead of the others a vote elects.
+Not shorter: when a failover changes a node's role, Sentinel closes that node's client
 connections (``CLIENT KILL TYPE normal``, the other Sentinels' too), and a Sentinel whose
 reconnection, through the lab's proxy on a loaded machine, took longer than 1 s thought the new
 primary down; the other Sentinels' votes that the old one was down still counted (for 5 s), so
-it failed over a second time (measured: 1 run in 20 with 1 s). Replicas sync without a disk and at once (``repl-diskless-sync-delay 0``). ``redis-2``
-has ``replica-priority 50`` and the others the default 100: when both can be promoted, Sentinel
-picks ``redis-2``, whichever holds more data, so a story can say which replica wins. Each
-Sentinel starts knowing the replicas and the other Sentinels (``known-replica``,
-``known-sentinel``, as Sentinel writes them into its own config), and with an id of its own
-(``myid``), which the lab's watcher maps back to its name. The variant ``min_replicas`` sets
-``min-replicas-to-write 1`` with ``min-replicas-max-lag 2`` on every node.
+it failed over a second time (measured: 1 run in 20 with 1 s). Replicas sync without a disk and
+at once (``repl-diskless-sync-delay 0``). ``redis-2`` has ``replica-priority 50`` and the others
+the default 100: when both can be promoted, Sentinel picks ``redis-2``, whichever holds more
+data, so a story can say which replica wins. Each Sentinel starts knowing the replicas and the
+other Sentinels (``known-replica``, ``known-sentinel``, as Sentinel writes them into its own
+config), and with an id of its own (``myid``), which the lab's watcher maps back to its name.
+The variant ``min_replicas`` sets ``min-replicas-to-write 1`` with ``min-replicas-max-lag 2`` on
+every node.
 
 All of them share one password (a replica authenticates to its primary, a Sentinel to every
 server and to the other Sentinels), written only to their configs (0600, in the run's dir).

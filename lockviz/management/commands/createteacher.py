@@ -6,17 +6,26 @@ The password is asked for twice on a terminal, or read as one line from standard
 the installation's password checks (settings.AUTH_PASSWORD_VALIDATORS: ten characters or more,
 not common, not all digits, not like the name). ``--admin`` makes the teacher an admin of the
 admin site (/admin/) too. Every refusal says what is wrong, never a traceback.
+
+It writes to the database the replicas share only when it is run with their environment
+(``LOCKVIZ_DATABASE_URL`` and its password file: docs/deploy.md, "Teacher accounts"). Run
+without it, it would find the default SQLite file: it refuses, naming the database it was given,
+before anything connects to it — so no empty ``lockviz.sqlite3`` is left behind — and refuses a
+database with no tables yet the same way.
 """
 
 from __future__ import annotations
 
 import getpass
 import sys
+from pathlib import Path
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError, connection
 
 MAX_PASSWORD = 1024  # characters: a password line longer than this is refused, not read on
 
@@ -34,6 +43,10 @@ class Command(BaseCommand):
         parser.add_argument(
             "--reset-password", action="store_true", help="set a new password for NAME"
         )
+
+    def execute(self, *args: Any, **options: Any) -> str | None:
+        tables()  # before the system checks, which would connect (and make an empty SQLite file)
+        return super().execute(*args, **options)
 
     def handle(self, *args: object, **options: object) -> None:
         name = str(options["name"]).strip()
@@ -87,3 +100,35 @@ class Command(BaseCommand):
         if len(first) > MAX_PASSWORD:
             raise CommandError(f"Password refused: more than {MAX_PASSWORD} characters.")
         return first
+
+
+WITH_THE_REPLICAS = (
+    "run it with the replicas' environment, LOCKVIZ_DATABASE_URL and its password file "
+    '(docs/deploy.md, "Teacher accounts")'
+)
+
+
+def tables() -> None:
+    """The accounts' table in the database this command was given, or a refusal that names
+    that database and what to do."""
+    db = connection.settings_dict
+    if connection.vendor == "sqlite":
+        where = f"the SQLite file {db['NAME']}"
+        name = str(db["NAME"])
+        if not (name == ":memory:" or "mode=memory" in name or Path(name).is_file()):
+            raise CommandError(
+                f"There is no database at {where}: no LOCKVIZ_DATABASE_URL was set, so this "
+                f"command looked there. To make a teacher on your server, {WITH_THE_REPLICAS}."
+            )
+    else:
+        where = f"the database {db['NAME']} on {db['HOST'] or 'localhost'}:{db['PORT'] or 5432}"
+    try:
+        found = connection.introspection.table_names()
+    except DatabaseError as exc:
+        raise CommandError(f"Cannot read {where}: {str(exc).strip()}") from None
+    if "auth_user" not in found:
+        raise CommandError(
+            f"{where[0].upper()}{where[1:]} has no tables yet: start a replica once (it "
+            "creates them), or run `manage.py migrate` with the same environment; "
+            f"if it is not your server's database, {WITH_THE_REPLICAS}."
+        )

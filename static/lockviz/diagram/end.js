@@ -76,7 +76,7 @@ function overlap(d, ev, o, words) {
   // In the margin; a compare lane's margin holds only step numbers, so its words go in the band.
   const x = L.lane ? G.axisX + 8 * L.scale : L.narrX + 4 * L.scale;
   const wrapped = measure.wrap(words, font, L.lane ? right - x - 8 * L.scale : L.narrW - 8 * L.scale);
-  pen.label(lg, wrapped, x, y0 + 16 * L.scale, "start", "overlap-text");
+  pen.label(lg, wrapped, x, y0 + 16 * L.scale, "start", "overlap-text", { far: true }); // the run's finding
 }
 
 // A stale write the narrator did not see as damage (an event without words): flag it at the end.

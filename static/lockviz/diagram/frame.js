@@ -242,17 +242,21 @@ export class Frame {
     const y = L.y(mark.tMs);
     const g = el("g", { class: "time-mark" }, this.d.surface.layers.grid);
     el("line", { class: "time-mark-line", x1: L.G.axisX, x2: L.width - 8, y1: y, y2: y }, g);
-    el("text", { class: "time-mark-label", x: L.G.axisX + 6, y: y - 5 }, g).textContent = mark.text;
-    // Its words keep their place: the run's labels find theirs around them.
-    const { measure, placer } = this.d;
-    if (!placer) return;
-    const font = measure.font("time-mark", "time-mark-label");
-    placer.block({
-      kind: "box",
-      x1: L.G.axisX,
-      y1: y - 5 - font.size,
-      x2: L.G.axisX + 10 + measure.width(mark.text, font),
-      y2: y - 1,
+    // Its words: a label over the bars (with a label's halo; under a bar across the moment they
+    // were cut: "what if…? ▮ rts from here"), near the line, above or below it, left or right,
+    // wherever no other label or arrow is (arrows drawn later move it, as any label).
+    const s = L.scale;
+    const words = el("g", { class: "time-mark time-mark-words" }, this.d.surface.layers.labels);
+    const left = L.G.axisX + 6,
+      right = L.width - 10;
+    this.d.pen.label(words, mark.text, left, y - 5, "start", "time-mark-label", {
+      alt: [
+        { x: left, y: y + 16 * s, anchor: "start" },
+        { x: right, y: y - 5, anchor: "end" },
+        { x: right, y: y + 16 * s, anchor: "end" },
+      ],
+      close: true,
+      reach: 24 * s,
     });
   }
 

@@ -103,7 +103,8 @@ function around(from, to, step) {
 
 /*
  * Labels: {node (an SVG <text>), lines, font, spots: [{x, y, anchor}], far (may go further
- * down than its NEAR nudges), short (lines for the short form), item (in the Space)}.
+ * down than its NEAR nudges), close (within `reach` of its spot or not at all: its words stay in
+ * its event's tooltip), short (lines for the short form), item (in the Space)}.
  */
 export class Placer {
   constructor(space, measure, searchPx) {
@@ -139,13 +140,17 @@ export class Placer {
     if (label.item) this.space.remove(label.item);
     const reach = Math.min(label.reach || this.searchPx, this.searchPx);
     const first = label.spots.slice(0, 1);
-    const far = label.far !== false;
+    const far = label.far !== false && !label.close;
+    const near = far || label.close; // may move within `reach` of its spot
     const tiers = [
       [label.lines, label.spots, NEAR],
-      [label.lines, first, far ? around(8, reach, 2) : []],
+      [label.lines, first, near ? around(8, reach, 2) : []],
     ];
     if (label.short)
-      tiers.push([label.short, label.spots, NEAR], [label.short, first, far ? around(8, this.searchPx, 2) : []]);
+      tiers.push(
+        [label.short, label.spots, NEAR],
+        [label.short, first, near ? around(8, label.close ? reach : this.searchPx, 2) : []],
+      );
     if (far) tiers.push([label.short || label.lines, first, down(this.searchPx + 4, this.searchPx * 3, 4)]);
     let found = null;
     for (const [text, spots, dys] of tiers) if (!found && dys.length) found = this._try(label, text, spots, dys);

@@ -20,7 +20,7 @@ export const BASE = {
   beliefX: -25,
   beliefW: 8,
   barLabelX: -32,
-  bandLeft: -84, // pause band across a client's column
+  bandLeft: -84, // pause band about a client's lifeline, within its column (bars.js)
   bandRight: 112,
   minPair: 8,
   fastPx: 22,
@@ -31,15 +31,22 @@ export const BASE = {
   breakPx: 56,
 };
 
-/** The lifelines in order: clients, lock nodes, the storage. `options` (what the page said) wins
- * over `run` (the run_started event); `found` holds actors nobody announced. */
-export function columns(options, run, found) {
+/** The storage's lifelines: the storage, and a replicated storage's other replicas (run_started's
+ * `replicas`), in order. */
+export function storages(options, run) {
   const storage = options.storage || run.storage || DEFAULTS.storage;
+  return uniq([storage].concat(options.replicas || run.replicas || []));
+}
+
+/** The lifelines in order: clients, lock nodes, the storage (and its replicas). `options` (what
+ * the page said) wins over `run` (the run_started event); `found` holds actors nobody announced. */
+export function columns(options, run, found) {
+  const stores = storages(options, run);
   const clients = uniq((options.clients || run.clients || []).concat(found.clients));
   const nodes = uniq((options.nodes || run.nodes || []).concat(found.nodes)).filter(
-    (n) => n !== storage && !clients.includes(n),
+    (n) => !stores.includes(n) && !clients.includes(n),
   );
-  return clients.concat(nodes, [storage]);
+  return clients.concat(nodes, stores);
 }
 
 // The narrowest a fitted layout goes, in px at scale 1 (Layout's limits when it shares a width).
@@ -76,9 +83,10 @@ export class Layout {
     this.durationMs = o.durationMs || run.duration_ms || DEFAULTS.durationMs;
     this.backend = o.backend || run.backend;
     const clients = uniq((o.clients || run.clients || []).concat(found.clients));
+    const stores = storages(o, run);
     const cols = columns(o, run, found).map((n) => [
       n,
-      n === this.storage ? "storage" : clients.includes(n) ? "client" : "node",
+      stores.includes(n) ? "storage" : clients.includes(n) ? "client" : "node",
     ]);
     let colW = (o.columnWidth || DEFAULTS.columnWidth) * scale;
     this.narrW = (o.narrationWidth || DEFAULTS.narrationWidth) * scale;

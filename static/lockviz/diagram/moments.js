@@ -2,7 +2,8 @@
 // is an item: `ends` lists the {seq, t} of the events that end it, in order; shown at a moment,
 // it is open until the first end at or before that moment. A move of the cursor redraws only the
 // items it passes and those open at either end of the move, so stepping and scrubbing a replay
-// cost the same at 20 events or 20,000.
+// cost the same at 20 events or 20,000; an item started or ended since the last redraw is redrawn
+// too, moved or not (a class's page is told the position first, then given the events up to it).
 
 import { bySeq, tOf } from "./svg.js";
 
@@ -14,6 +15,7 @@ export class Moments {
     this.open = new Set(); // items to redraw when the whole run is shown
     this.itemsAt = new Map(); // seq → the items that start or end there
     this.openNow = []; // items open at the moment last shown
+    this.touched = new Set(); // items started or ended since the last redraw
     this.shownLimit = undefined;
     this.timeIndex = null;
     this.tNow = 0; // the run time of the moment shown
@@ -27,16 +29,22 @@ export class Moments {
     item.seq0 = drawing && drawing.seq != null ? drawing.seq : -Infinity;
     item.chunk = item.node && item.node.closest ? item.node.closest("g.chunk") : null;
     this.dyn.push(item);
-    this.open.add(item);
-    this.at(item.seq0, item);
+    this.touch(item, item.seq0);
     return item;
   }
 
   /** The event `seq` (at run time t) ends the item; `extra` goes with the end. */
   end(item, seq, t, extra) {
     item.ends.push(Object.assign({ seq: seq ?? Infinity, t }, extra || {}));
-    this.open.add(item); // redraw it once at its end
-    this.at(seq ?? Infinity, item);
+    this.touch(item, seq ?? Infinity); // redraw it once at its end
+  }
+
+  /** The event `seq` changes how `item` is drawn: redraw it now, and whenever the cursor passes
+   * `seq`. */
+  touch(item, seq) {
+    this.open.add(item);
+    this.touched.add(item);
+    this.at(seq, item);
   }
 
   closed(item) {
@@ -73,7 +81,8 @@ export class Moments {
   /** Redraw what the move to the moment shown changed. */
   redraw() {
     const limit = this.d.limit;
-    const items = Array.from(this.toRedraw(this.shownLimit));
+    const items = Array.from(new Set([...this.toRedraw(this.shownLimit), ...this.touched]));
+    this.touched.clear();
     this.shownLimit = limit;
     const openNow = [];
     for (const item of items) {

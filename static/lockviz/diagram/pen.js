@@ -5,6 +5,8 @@
 
 import { describe, el, lines, tOf } from "./svg.js";
 
+const LANE_REACH = 30; // px at scale 1: how far a label in a compare lane may move from its spot
+
 export class Pen {
   /** `diagram`: its layout, surface, rounds, placer, measure and the event being drawn. */
   constructor(diagram) {
@@ -30,8 +32,11 @@ export class Pen {
   }
 
   /** A label at (x, y), or at the nearest free spot (labels.js); null for no words.
-   * opts: {alt: [{x, y?, anchor}] (other spots), short (text), far (may move far down), padX,
-   * padLeft, reach, onPlace(found)}. */
+   * opts: {alt: [{x, y?, anchor}] (other spots), short (text), far (may move far down), close
+   * (stays within `reach` of its spot, or is left out), padX, padLeft, reach, onPlace(found)}.
+   * In a compare lane a label stays close (unless `far` is true: what the run's end says):
+   * a narrow lane has no room to move words far from what they name, where they would pile up
+   * under other events; what is left out is in its event's tooltip. */
   label(parent, text, x, y, anchor, cls, opts) {
     const { layout, measure, placer } = this.d;
     const o = opts || {};
@@ -43,6 +48,7 @@ export class Pen {
       short: o.short ? lines(o.short) : null,
       font: measure.font(groupCls, "label " + (cls || "")),
       far: o.far,
+      close: o.close || (layout.lane && o.far !== true),
       spots: [{ x, y, anchor }].concat((o.alt || []).map((a) => ({ x: a.x, y: a.y ?? y, anchor: a.anchor }))),
       minY: layout.G.top - 30 * layout.scale,
       minX: layout.G.axisX + 2,
@@ -50,7 +56,7 @@ export class Pen {
       padX: o.padX,
       padLeft: o.padLeft,
       onPlace: o.onPlace,
-      reach: o.reach,
+      reach: layout.lane ? Math.min(o.reach || Infinity, LANE_REACH * layout.scale) : o.reach,
     };
     if (!label.lines.length) {
       node.remove();

@@ -9,6 +9,7 @@
 // Exports `compare` {views} when lanes are shown (the browser tests read it).
 
 import { LockDiagram } from "../diagram/diagram.js";
+import { drawingOf } from "../drawing.js";
 import { Layout, MIN_TEXT_SCALE, columns, fitScale } from "../diagram/layout.js";
 import { pageData } from "../page-data.js";
 import { openStream } from "../runstream.js";
@@ -18,22 +19,16 @@ import { startSite } from "../site.js";
 startSite();
 const lanes = pageData().lanes || [];
 const durationMs = Math.max(...lanes.map((lane) => lane.duration_ms || 4000)) + 800;
-const pxPerMs = Math.min(0.2, Math.max(0.05, 700 / durationMs));
 const container = document.getElementById("lanes");
 const hint = document.getElementById("lanes-hint");
 
 const views = lanes.map((lane) => {
   const root = document.getElementById("lane-" + lane.run);
   const svg = document.getElementById("diagram-" + lane.run);
-  const diagram = new LockDiagram(svg, {
-    clients: lane.clients.length ? lane.clients : undefined,
-    nodes: lane.nodes.length ? lane.nodes : undefined,
-    storage: "storage",
-    durationMs,
-    pxPerMs,
-    columnWidth: 120,
-    narrationWidth: 140,
-  });
+  const diagram = new LockDiagram(
+    svg,
+    drawingOf("lane", { scenario: { clients: lane.clients }, nodes: lane.nodes, durationMs }),
+  );
   for (const mark of lane.marks || []) diagram.markTime(mark.t_ms, mark.label); // where a fork parts
   const statusEl = root.querySelector(".lane-status");
   const verdictEl = root.querySelector(".lane-verdict");

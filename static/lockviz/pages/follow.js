@@ -10,10 +10,11 @@
 // same run (which asks first, before the reveal); the replay page links back ("Rejoin the
 // class"). A revealed question folds away once the presenter moves on.
 //
-// Exports `follow` {state, poll, events, shown} (the browser tests read it).
+// Exports `follow` {state, poll, events, shown, diagram, beside} (the browser tests read it).
 
-import { showBeside } from "../beside.js";
-import { followDiagram, followed } from "../follow-diagram.js";
+import { besideDiagram, showBeside } from "../beside.js";
+import { drawnEvent } from "../drawing.js";
+import { drawnOn, followDiagram, followed } from "../follow-diagram.js";
 import { ClassPoll } from "../follow-poll.js";
 import { pageData } from "../page-data.js";
 import { presenter } from "../presenter.js";
@@ -35,10 +36,12 @@ const ui = elements({
   whatIf: "what-if",
   verdict: "follow-verdict",
   waiting: "follow-waiting",
+  lanes: "follow-lanes",
+  zoom: "follow-zoom",
   svg: "diagram",
 });
 let state = data.state || {};
-let run = null; // {id, meta, events, stream, diagram, held, ended}
+let run = null; // {id, mode, kind, meta, events, stream, diagram, held, ended}
 const poll = new ClassPoll(data.room);
 
 // ---- the run on screen ---------------------------------------------------------------
@@ -47,22 +50,42 @@ const poll = new ClassPoll(data.room);
 // the room's stream (a lesson, a replay).
 const streamed = (s) => s.view === "run" && s.at == null;
 
+// The page the presenter draws it on decides its sizes (drawing.js): a lesson, a replay, a fork
+// beside its original, or a run page (free play or not: follow.json says).
+const pageOf = (s) => (s.view === "run" && s.beside ? "lane" : s.view);
+
 function open(id) {
   const mode = streamed(state) ? "stream" : "room";
-  if (run && run.id === id && run.mode === mode) return;
+  const page = pageOf(state);
+  if (run && run.id === id && run.mode === mode && run.page === page) return;
   if (run && run.stream) run.stream.close();
+  // The same run on another page (a lesson's run, then its replay): the events it holds stay
+  // (the room's stream sends only what is past them, or says where to cut them).
+  const kept = id && run && run.id === id ? run : null;
   ui.verdict.innerHTML = "";
   delete ui.verdict.dataset.run;
-  const svg = ui.svg.cloneNode(false); // a fresh diagram for another run
+  const svg = ui.svg.cloneNode(false); // a fresh diagram, drawn for this run on this page
   ui.svg.replaceWith(svg);
   ui.svg = svg;
-  run = { id, mode, meta: null, events: [], stream: null, diagram: null, held: -1, ended: false };
+  const events = kept ? kept.events : [];
+  run = {
+    id,
+    mode,
+    page,
+    meta: null,
+    events,
+    stream: null,
+    diagram: null,
+    held: -1,
+    ended: Boolean(kept && kept.ended),
+  };
   if (!id) return;
   const mine = run;
   followed(id).then((meta) => {
     if (run !== mine) return;
     mine.meta = meta;
-    mine.diagram = followDiagram(svg, meta.scenario, { fit: presenter.on ? svg.parentElement : null });
+    const fit = presenter.on ? svg.parentElement : null;
+    mine.diagram = followDiagram(svg, meta, drawnOn(state, meta), { fit });
     presenter.adopt(mine.diagram, svg.parentElement);
     if (mode === "stream") {
       mine.stream = openStream(meta.ws, 0, {
@@ -84,11 +107,10 @@ function open(id) {
 
 // Events for the run on screen: appended in order, each once.
 function take(r, evs) {
-  const steps = ((r.meta || {}).scenario || {}).steps || [];
   for (const ev of evs) {
     const last = r.events.length ? r.events[r.events.length - 1].seq : 0;
     if (ev.seq <= last) continue;
-    r.events.push(spoilerFree(ev, steps));
+    r.events.push(ev);
     if (ev.kind === "run_finished" || ev.kind === "run_failed") r.ended = true;
   }
   render();
@@ -107,28 +129,23 @@ function heldUpTo(m) {
   take(run, m.events || []);
 }
 
-// A checkpoint step's narration gives its answer away: its words are the question instead
-// (the diagram's margin shows the step's click, from the narrator, which tells nothing).
-function spoilerFree(ev, steps) {
-  const step = ev.kind === "step" ? steps[ev.index] : null;
-  if (!step || !step.ask) return ev;
-  const said = Object.assign({}, ev.said || {}, { text: step.ask.question });
-  return Object.assign({}, ev, { say: step.ask.question, said });
-}
-
 // The diagram draws every event once and shows the run up to the presenter's position
 // (showUpTo: forward or back, it costs the same, as in the replay).
 function render() {
-  ui.waiting.hidden = !(state.view === "lesson" && !state.at);
   poll.follow(state, run ? run.events : []);
   if (!run || !run.diagram) return;
   const upTo = state.at == null ? Infinity : state.at;
   const shown = run.events.filter((e) => e.seq <= upTo);
-  for (let i = run.held + 1; i < run.events.length; i++) run.diagram.add(run.events[i]);
+  // As the presenter's page: every event drawn once (a lesson's checkpoint by its click and its
+  // question: the server sends no narration before the reveal), then the run shown up to the
+  // presenter's position.
+  const fresh = run.events.slice(run.held + 1).map((ev) => drawnEvent(run.page, ev, run.meta.drawn.hidden));
+  if (fresh.length) run.diagram.addAll(fresh);
   run.held = run.events.length - 1;
   run.shown = shown.length;
   run.diagram.showUpTo(state.at == null ? null : state.at);
-  if (state.at != null) run.diagram.highlight(state.at);
+  if (state.at != null) toMoment(run.diagram.highlight(state.at));
+  else if (arrived) toTop();
   const last = shown[shown.length - 1];
   if (last && (last.kind === "run_finished" || last.kind === "run_failed") && !ui.verdict.dataset.run) {
     ui.verdict.dataset.run = run.id;
@@ -148,13 +165,50 @@ function render() {
   ui.whatIf.href = `/runs/${run.id}/fork/?at=${at}`;
 }
 
+// ---- where the student is on the page -------------------------------------------------
+
+// A new item (another run, lesson or replay, or a question): the student starts at its top, or
+// at the presenter's moment once it is drawn; within one item the moment shown is kept in view.
+let arrived = false;
+const itemOf = (s) => JSON.stringify([s.view || "idle", s.run, s.lesson, s.beside, s.run ? "" : s.title]);
+
+function toTop() {
+  window.scrollTo({ top: 0 });
+  arrived = false;
+}
+
+function toMoment(found) {
+  const node = found[0];
+  if (!node) {
+    if (arrived) toTop();
+    return;
+  }
+  const box = node.getBoundingClientRect();
+  if (arrived || box.top < 0 || box.bottom > window.innerHeight)
+    node.scrollIntoView({ block: "center", inline: "nearest" });
+  arrived = false;
+}
+
+// What the page says while it shows no diagram of a run, or a lesson whose telling has not begun.
+function waitingWords() {
+  if (state.view !== "lesson" || state.at) return "";
+  return state.run ? ui.waiting.dataset.playing : ui.waiting.dataset.opened;
+}
+
 function apply(next) {
+  const before = itemOf(state);
   state = next || {};
+  if (itemOf(state) !== before) arrived = true;
   // Idle: nothing on screen, or a question the presenter put to the class (its title says so).
   const idle = state.view === "idle" || !state.view;
   ui.title.textContent = idle ? state.title || "Waiting for the presenter" : state.title || "";
   ui.narration.textContent = state.narration || "";
-  showBeside(state.run ? state.beside : null); // a fork's original, beside it
+  ui.waiting.textContent = waitingWords();
+  ui.waiting.hidden = !ui.waiting.textContent;
+  // No run on screen (a question, or nothing yet): no empty diagram, and no word of the last run.
+  ui.lanes.hidden = ui.zoom.hidden = !state.run;
+  if (!state.run && connected) ui.status.textContent = "following";
+  showBeside(state.run ? state.beside : null, state.beside ? state.run : null); // a fork's original, beside it
   if (state.run) open(state.run);
   else {
     open(null);
@@ -162,14 +216,18 @@ function apply(next) {
     ui.whatIf.hidden = true;
   }
   render();
+  if (arrived && !state.run) toTop();
 }
 
 // ---- the room's stream ---------------------------------------------------------------
+
+let connected = false;
 
 function connect() {
   const socket = new WebSocket(socketUrl(data.room_ws));
   let said = ""; // the server's sentence when it refuses the stream
   socket.onopen = () => {
+    connected = true;
     ui.status.textContent = "following";
   };
   socket.onmessage = (message) => {
@@ -192,6 +250,7 @@ function connect() {
       ui.status.textContent = said || "this class is not open any more";
       return;
     }
+    connected = false;
     ui.status.textContent = event.code === 4429 && said ? said : "reconnecting…";
     setTimeout(connect, event.code === 4429 ? 30_000 : 1000);
   };
@@ -222,5 +281,11 @@ export const follow = {
   },
   get shown() {
     return run ? run.shown || 0 : 0;
+  },
+  get diagram() {
+    return run ? run.diagram : null;
+  },
+  get beside() {
+    return besideDiagram();
   },
 };

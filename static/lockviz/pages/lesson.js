@@ -19,6 +19,7 @@
 // Exports `walkthrough` {diagram, pos, events} while a run is told (the browser tests read it).
 
 import { LockDiagram } from "../diagram/diagram.js";
+import { drawnEvent, drawingOf } from "../drawing.js";
 import { allEvents } from "../event-chunks.js";
 import { Answers } from "../lesson-answers.js";
 import { lessonKeys } from "../lesson-keys.js";
@@ -69,17 +70,9 @@ function startWalkthrough(data) {
     after: $("after"),
   };
   const hidden = data.hidden || {};
-  const durationMs = Math.max(...steps.map((s) => s.at_ms + Math.max(s.ms || 0, 0))) + 800;
   const svg = $("diagram");
   const diagram = new LockDiagram(svg, {
-    clients: scenario.clients,
-    nodes: data.nodes,
-    storage: "storage",
-    backend: scenario.backend,
-    durationMs,
-    pxPerMs: Math.min(0.4, Math.max(0.12, 760 / durationMs)),
-    narrationWidth: 210,
-    columnWidth: scenario.clients.length + data.nodes.length > 4 ? 130 : 170, // Redlock: 5 nodes
+    ...drawingOf("lesson", { scenario, nodes: data.nodes }),
     fit: presenter.on ? svg.parentElement : null,
   });
   presenter.adopt(diagram, svg.parentElement);
@@ -156,7 +149,7 @@ function startWalkthrough(data) {
     diagram.showUpTo(0);
     diagram.addAll(events.map(forDiagram));
     pos = 0;
-    mark(data.slug, "started");
+    mark(data.slug, "started", data.progress_url);
     render();
     store.refetch().then(render); // answered before in this tab, in another session
   }
@@ -169,13 +162,7 @@ function startWalkthrough(data) {
 
   // A checkpoint's step as the narrator tells it before it is answered (the page data's events
   // come that way; live ones are made so here).
-  function forDiagram(ev) {
-    const words = ev.kind === "step" ? hidden[String(ev.index)] : null;
-    if (!words) return ev;
-    const told = Object.assign({}, ev, { said: words });
-    delete told.say;
-    return told;
-  }
+  const forDiagram = (ev) => drawnEvent("lesson", ev, hidden);
 
   const askAt = (p) => told.askAt(p);
   const blocked = (p) => told.blocked(p);
@@ -256,7 +243,7 @@ function startWalkthrough(data) {
     if (atEnd && ui.end.hidden) requestAnimationFrame(() => ui.end.scrollIntoView({ block: "nearest" }));
     ui.end.hidden = !atEnd;
     showAfter(atEnd);
-    if (atEnd) mark(data.slug, "done");
+    if (atEnd) mark(data.slug, "done", data.progress_url);
     ui.back.disabled = ui.prevSay.disabled = pos === 0;
     ui.next.disabled = ui.nextSay.disabled = pos === last();
     ui.next.setAttribute("aria-disabled", String(blocked(pos)));

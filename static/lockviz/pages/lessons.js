@@ -1,8 +1,9 @@
-// The course index (templates/lockviz/lessons.html): how far this browser has come in each
-// lesson and module (progress.js).
+// The course index (templates/lockviz/lessons.html): how far this learner has come in each
+// lesson and module (progress.js: this browser's, and the server's in the page's data).
 
+import { pageData } from "../page-data.js";
 import { showIndex } from "../progress.js";
 import { startSite } from "../site.js";
 
 startSite();
-showIndex();
+showIndex(pageData().progress || {});

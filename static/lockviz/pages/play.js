@@ -1,11 +1,13 @@
 // The free-play page (templates/lockviz/play.html): before a session, its setup form (Redlock
-// cannot fence: the fencing box follows the backend chosen); during one, the session's live
+// cannot fence: the fencing box follows the backend chosen; only the chosen backend's variants
+// are shown); during one, the session's live
 // diagram beside its fault panels (fault-controls.js), each lifeline header taking you to its
 // panel, and the page following the latest moment unless told not to.
 //
 // Exports `session` {diagram} while a session is shown (the browser tests read it).
 
 import { LockDiagram } from "../diagram/diagram.js";
+import { drawingOf } from "../drawing.js";
 import { NO_CONTROLS, faultControls } from "../fault-controls.js";
 import { pageData } from "../page-data.js";
 import { presenter } from "../presenter.js";
@@ -20,22 +22,10 @@ function startSession(controls, data) {
   const finishButton = document.getElementById("finish-button");
   const follow = document.getElementById("follow");
   const svg = document.getElementById("diagram");
-  // Five Redis nodes and five clients make eleven columns: narrower ones, and below ~70 % of
-  // its size the diagram scrolls sideways instead of shrinking out of legibility.
-  const columns = data.clients.length + data.nodes.length + 1;
+  // Below ~70 % of its size the diagram scrolls sideways instead of shrinking out of legibility.
+  const scenario = { clients: data.clients, backend: data.backend };
   const diagram = new LockDiagram(svg, {
-    clients: data.clients,
-    nodes: data.nodes,
-    storage: "storage",
-    backend: data.backend,
-    // A session has no schedule: a quiet spell of more than 6 s (left idle) is drawn short,
-    // and its end is the diagram's end.
-    durationMs: 6000,
-    fitToEnd: true,
-    pxPerMs: 0.2,
-    narrationWidth: 210,
-    breakMs: 6000,
-    columnWidth: columns <= 5 ? 175 : columns <= 8 ? 150 : 130,
+    ...drawingOf("play", { scenario, nodes: data.nodes }),
     onHeader: controls === NO_CONTROLS ? null : (name) => controls.show(name),
     fit: presenter.on ? svg.parentElement : null,
   });
@@ -98,10 +88,12 @@ function wireSetup(form) {
   form.dataset.wired = "yes";
   const fencing = form.querySelector("#play-fencing");
   const notes = form.querySelectorAll(".no-fencing-note");
+  const variants = form.querySelectorAll(".variant-choice");
   let wanted = fencing.checked;
   const sync = () => {
     const chosen = form.querySelector("input[name=backend]:checked");
     const name = chosen ? chosen.value : "";
+    variants.forEach((choice) => (choice.hidden = choice.dataset.backend !== name));
     let forced = false;
     notes.forEach((note) => {
       const on = note.dataset.backend === name;

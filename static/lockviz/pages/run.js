@@ -7,12 +7,12 @@
 // Exports `run` {diagram, stream, lastSeq}: what this page built (the browser tests read it).
 
 import { LockDiagram } from "../diagram/diagram.js";
+import { drawingOf } from "../drawing.js";
 import { startExports } from "../export.js";
 import { faultControls } from "../fault-controls.js";
 import { pageData } from "../page-data.js";
 import { presenter } from "../presenter.js";
 import { ENDED, openStream, SETTLED } from "../runstream.js";
-import { durationOf } from "../schedule.js";
 import { pageTitle, tell } from "../showing.js";
 import { startSite } from "../site.js";
 
@@ -24,18 +24,9 @@ const nodes = data.nodes;
 const statusEl = document.getElementById("run-status");
 const serversEl = document.getElementById("servers");
 const svg = document.getElementById("diagram");
-const durationMs = durationOf(scenario);
+// every lifeline from the start: nothing moves when the servers' first events arrive
 const diagram = new LockDiagram(svg, {
-  clients: scenario.clients,
-  nodes, // every lifeline from the start: nothing moves when the servers' first events arrive
-  storage: "storage",
-  backend: scenario.backend,
-  durationMs,
-  // Fit the whole run in about one screen, within readable bounds (a long run is taller:
-  // a screen of it stays readable, and only what is near the screen is laid out).
-  pxPerMs: Math.min(0.4, Math.max(0.12, 820 / durationMs)),
-  columnWidth: 160,
-  narrationWidth: 205,
+  ...drawingOf("run", { scenario, nodes }),
   fit: presenter.on ? svg.parentElement : null,
 });
 const story = document.getElementById("story");

@@ -43,11 +43,15 @@ SEQUENCER_BACKENDS = [
     ("zookeeper", {}),
     ("etcd", {}),
     ("postgres", {"variant": "session"}),
+    ("etcd", {"variant": "election"}),  # a leader's key is checked as a holder's
+    ("zookeeper", {"variant": "election"}),
 ]
 
 
 @pytest.mark.parametrize(
-    ("backend", "extra"), SEQUENCER_BACKENDS, ids=[b for b, _ in SEQUENCER_BACKENDS]
+    ("backend", "extra"),
+    SEQUENCER_BACKENDS,
+    ids=[f"{b}-{e['variant']}" if "variant" in e else b for b, e in SEQUENCER_BACKENDS],
 )
 def test_the_storage_asks_the_lock_service_at_each_write(
     backend: str, extra: dict[str, Any]

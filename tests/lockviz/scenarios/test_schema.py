@@ -218,7 +218,8 @@ def test_storage_contradicting_fencing_is_refused_naming_both() -> None:
     assert parse(data).storage == "cas"
     data["storage"] = "nope"
     assert problems(data) == [
-        "storage: unknown storage 'nope'; choose from ['plain', 'fenced', 'sequencer', 'cas']"
+        "storage: unknown storage 'nope'; choose from ['plain', 'fenced', 'fenced_reads', "
+        "'sequencer', 'cas', 'lww', 'crdt']"
     ]
 
 
@@ -236,6 +237,18 @@ def test_a_sequencer_needs_a_lock_service_that_can_answer_for_the_writer() -> No
     assert parse({**data, "backend": "postgres", "variant": "session"}).storage == "sequencer"
 
 
+def test_only_an_election_answers_who_leads() -> None:
+    steps = [{"at_ms": 0, "client": "alice", "do": "leader"}]
+    base = {"format": 1, "title": "t", "backend": "etcd", "ttl_ms": 2000,
+            "clients": ["alice"], "steps": steps}  # fmt: skip
+    assert problems(base) == [
+        "steps[0].do: 'leader' asks who leads an election, and this scenario's lock is not one; "
+        "an election is the variant zookeeper election or etcd election"
+    ]
+    assert parse({**base, "variant": "election"}).steps[0].do == "leader"
+    assert parse({**base, "backend": "zookeeper", "variant": "election"}).variant == "election"
+
+
 def test_without_a_lock_service_only_reads_and_writes_and_no_tokens_to_check() -> None:
     steps = [
         {"at_ms": 0, "client": "alice", "do": "read"},
@@ -244,8 +257,14 @@ def test_without_a_lock_service_only_reads_and_writes_and_no_tokens_to_check() -
     base = {"format": 1, "title": "t", "backend": "none", "ttl_ms": 1000,
             "clients": ["alice"], "steps": steps}  # fmt: skip
     assert problems(base) == [
-        'storage: There is no lock service, so there are no fencing tokens to check. Use "plain" '
-        'or "cas".'
+        'storage: There is no lock service, so there are no fencing tokens to check. Use "plain", '
+        '"cas", "lww" or "crdt".'
+    ]
+    assert parse({**base, "storage": "lww"}).servers == ["storage", "storage-2"]
+    assert problems({**base, "backend": "redis", "storage": "crdt"}) == [
+        "storage: 'crdt' takes no lock service: It is storage without a lock: every replica "
+        "accepts every write and the replicas settle their differences themselves. Use "
+        '"backend": "none", or another storage.'
     ]
     assert parse({**base, "storage": "cas"}).nodes == []
     assert problems({**base, "storage": "sequencer"})[0].startswith(

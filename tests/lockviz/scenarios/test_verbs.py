@@ -13,8 +13,11 @@ def test_every_field_a_verb_takes_is_a_field_of_a_step() -> None:
 
 
 def test_commands_go_to_the_client_and_everything_else_is_a_fault() -> None:
-    assert commands() == ["acquire", "read", "write", "release", "extend"]
-    assert {v for v, verb in VERBS.items() if verb.lock} == {"acquire", "release", "extend"}
+    assert commands() == ["acquire", "read", "write", "release", "extend", "leader"]
+    assert {v for v, verb in VERBS.items() if verb.lock} == {
+        "acquire", "release", "extend", "leader",
+    }  # fmt: skip
+    assert {v for v, verb in VERBS.items() if verb.election} == {"leader"}
     assert all(VERBS[v].targets == {Target.CLIENT} for v in commands())
     assert VERBS["crash"].targets == {Target.CLIENT, Target.NODE}
     assert {v for v, verb in VERBS.items() if Target.LINK in verb.targets} == {

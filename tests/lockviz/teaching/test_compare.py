@@ -36,10 +36,15 @@ def test_a_variant_keeps_the_script_and_drops_a_prediction_it_no_longer_fits() -
 
 def test_a_variant_that_is_another_built_in_runs_as_that_scenario() -> None:
     hole = builtin()["storage-hole-fenced"]
-    for kind in ("plain", "sequencer", "cas"):
+    for kind in ("plain", "sequencer", "cas", "fenced_reads"):
         twin = variant(hole, "zookeeper", kind)
-        assert twin is builtin()[f"storage-hole-{kind}"]  # its own prediction and checkpoints
+        slug = f"storage-hole-{kind.replace('_', '-')}"
+        assert twin is builtin()[slug]  # its own prediction and checkpoints
         assert twin.expect is not None and any(step.ask for step in twin.steps)
+    lww = builtin()["lww-clock-behind"]  # the same schedule, the other way of needing no lock
+    assert variant(lww, "none", "crdt") is builtin()["crdt-clock-behind"]
+    etcd = builtin()["leader-etcd-pause-fenced"]
+    assert variant(etcd, "etcd", "plain") is builtin()["leader-etcd-pause-plain"]
     f = form(scenario="storage-hole-fenced", backend_1="same", backend_2="same",
              storage_2="sequencer")  # fmt: skip
     assert f.is_valid(), f.errors
@@ -163,10 +168,24 @@ def test_finished_runs_are_shown_in_lanes_with_their_headlines(client: Client) -
         )
     body = client.get(f"/compare/?runs={runs[0].pk},{runs[1].pk}").content.decode()
     assert body.index("fencing saved the data") < body.index("data corrupted")
+    assert "What this storage costs" not in body  # fenced and plain say no cost beside them
     assert "Redis · fenced (tokens)" in body and "Redis · plain" in body
     assert "&lt;i&gt;t&lt;/i&gt;" in body and "<i>t</i>" not in body
     lane = client.get(f"/compare/lanes/{runs[1].pk}/").content.decode()
     assert "✖ Mutual exclusion violated, data corrupted" in lane and "S2" in lane
+
+
+@pytest.mark.django_db
+def test_a_lane_says_what_its_kind_of_storage_costs(client: Client) -> None:
+    runs = [
+        Run.objects.create(slug=slug, title=slug, scenario=builtin()[slug].to_json(),
+                           status=Run.Status.FINISHED, verdict={"mutual_exclusion": "none"})
+        for slug in ("lww-clock-behind", "crdt-clock-behind")
+    ]  # fmt: skip
+    body = client.get(f"/compare/?runs={runs[0].pk},{runs[1].pk}").content.decode()
+    assert "no lock · last-write-wins (2 replicas)" in body
+    assert "What this storage costs: A concurrent write, or a newer one" in body
+    assert "must decide what several values mean" in body
 
 
 @pytest.mark.django_db

@@ -92,6 +92,24 @@ def test_a_backends_own_settings_are_read_only_for_it() -> None:
     assert draft.actors == ["alice", "bob", "redis-1", "redis-2", "redis-3", "storage"]
 
 
+def test_the_editor_writes_an_election_and_a_replicated_storage() -> None:
+    """What issue 36 added is in the editor's menus: an election's variant and its "leader"
+    step, and a replicated storage whose second replica a link step may cut."""
+    election = editor.from_form(
+        form({"at_ms": "0", "do": "acquire", "who": "alice"},
+             {"at_ms": "100", "do": "leader", "who": "bob"},
+             backend="etcd", variant_etcd="election")
+    )  # fmt: skip
+    assert election.problems == [] and election.scenario is not None
+    assert election.scenario.variant == "election"
+    lww = editor.from_form(
+        form({"at_ms": "0", "do": "partition", "who": "alice", "nodes": "storage-2"},
+             {"at_ms": "100", "do": "write", "who": "alice", "value": "A"},
+             backend="none", storage="lww")
+    )  # fmt: skip
+    assert lww.problems == [] and lww.actors == ["alice", "bob", "storage", "storage-2"]
+
+
 ROW_FIELDS = st.sampled_from([*steprows.FIELDS, "rows", "backend", "storage", "clients", "ttl_ms"])
 
 

@@ -66,17 +66,20 @@ def test_the_course_comes_in_modules_single_redis_first_the_storage_last() -> No
         "etcd",
         "Fencing and beyond",
         "What the storage checks",
+        "Beyond one lock",
     ]
-    assert [m.number for m in found] == list(range(1, 9))
+    assert [m.number for m in found] == list(range(1, 10))
     for module, basic in zip(found, BASICS, strict=False):
         assert module.lessons[0].slug == basic  # the lock doing its job comes first
         assert module.minutes == sum(item.minutes for item in module.lessons)
     backends = {m.slug: {item.scenario.backend for item in m.lessons} for m in found[:6]}
     plans = {plan.slug: {plan.backend} for plan in MODULES[:6]}
     assert backends == plans and backends["failover"] == {"redis-sentinel"}
-    assert {item.scenario.fencing for item in found[-2].lessons} == {True}
-    kinds = {item.scenario.storage_kind for item in found[-1].lessons}
-    assert kinds == {"fenced", "plain", "sequencer", "cas"}  # every kind of storage, once at least
+    assert {item.scenario.fencing for item in found[-3].lessons} == {True}
+    kinds = {item.scenario.storage_kind for item in found[-2].lessons}
+    assert kinds == {"fenced", "fenced_reads", "plain", "sequencer", "cas"}
+    beyond = {item.scenario.storage_kind for item in found[-1].lessons}
+    assert {"lww", "crdt"} <= beyond  # every kind of storage is taught, once at least
 
 
 def test_a_new_builtin_joins_the_module_of_its_lock_service() -> None:
@@ -132,6 +135,13 @@ def test_the_redis_lessons_have_their_own_takeaway_and_checkpoints() -> None:
     fenced = builtin()["gc-pause-fenced"]
     write = fenced.steps[5]
     assert write.do == "write" and write.client == "alice" and "storage" in write.ask.question
+
+
+def test_zk_contention_narrates_every_step() -> None:
+    """Its walkthrough says something at each step: none reads "(This step has no narration:
+    watch the diagram.)" (issue 38: step 6, Bob's release, did)."""
+    steps = builtin()["zk-contention"].steps
+    assert [n for n, step in enumerate(steps, start=1) if not step.say] == []
 
 
 RECORDED = Path(__file__).parents[2] / "browser" / "data" / "runs"  # a real run of each built-in

@@ -80,7 +80,7 @@ def test_every_problem_is_named_by_its_item_number_and_kind() -> None:
     assert "item 7 (poll): choices: give 2 to 6 different answers" in text
     assert "item 8 (poll): question: ask something" in said
     assert any(p.startswith("item 8 (poll): choices:") for p in said)  # "a" twice
-    assert "item 9: kind: 'dance' is not one of lesson, replay, scenario, poll" in said
+    assert "item 9: kind: 'dance' is not one of lesson, replay, scenario, poll, exercise" in said
     assert "item 10 (lesson): note: 2001 characters; the most is 2000" in said
     assert "item 11: must be an object with a kind" in said
 

@@ -77,6 +77,39 @@ def test_redlock_sessions_cannot_fence_and_take_the_first_names() -> None:
     assert session_scenario("redis", 2, fencing=True, ttl_ms=800, fsync=True).persistence == "fsync"
 
 
+def test_a_session_takes_any_variant_and_storage_the_catalogue_has() -> None:
+    """Free play offers what the editor offers: an election, the pooling fix, every storage."""
+    etcd = session_scenario("etcd", 2, fencing=True, ttl_ms=2000, variant="election")
+    assert etcd.variant == "election" and etcd.storage == "fenced"
+    pg = session_scenario("postgres", 2, fencing=False, ttl_ms=2000, variant="pooled_xact")
+    assert pg.variant == "pooled_xact" and pg.storage == "plain"
+    lww = session_scenario("none", 2, fencing=True, ttl_ms=1000, storage="lww")
+    assert lww.servers == ["storage", "storage-2"]
+    reads = session_scenario("redis", 2, fencing=False, ttl_ms=1000, storage="fenced_reads")
+    assert reads.storage == "fenced_reads"
+    with pytest.raises(ScenarioError) as wrong:
+        session_scenario("redis", 2, fencing=True, ttl_ms=1000, storage="crdt")
+    assert wrong.value.problems[0].startswith("storage: 'crdt' takes no lock service")
+
+
+def test_the_form_reads_the_chosen_backend_s_variant_only() -> None:
+    from lockviz.teaching.play import PlayForm
+
+    posted = QueryDict(
+        "backend=zookeeper&clients=2&fencing=on&ttl_ms=1500&variant_zookeeper=election"
+        "&variant_etcd=election&storage=fenced_reads"
+    )
+    form = PlayForm(posted)
+    assert form.is_valid(), form.errors
+    built = form.cleaned_data["built"]
+    assert (built.backend, built.variant, built.storage) == (
+        "zookeeper",
+        "election",
+        "fenced_reads",
+    )
+    assert [name for name, _ in form.variants()] == ["redis", "zookeeper", "postgres", "etcd"]
+
+
 def test_a_session_too_long_to_replay_says_so_and_names_the_step() -> None:
     problems = ["steps[7].at_ms: Input should be less than or equal to 120000"]
     said = replay_problems(problems)

@@ -15,12 +15,13 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from lockviz import urls
-from lockviz.models import Member, Plan, Poll, Room, Run, SavedScenario
+from lockviz.models import Attempt, Member, Plan, Poll, Room, Run, SavedScenario
 from lockviz.scenarios.library import builtin
 from tests.strategies import FUZZ
 
 pytestmark = pytest.mark.django_db
 LESSON = "gc-pause-fenced"
+EXERCISE = "fix-redis-fencing"
 KEYS = ["room", "run", "at", "runs", "lanes", "scenario", "after", "step", "code", "s", "from"]
 NOT_PAGES = {"readyz", "metrics"}  # the operator's (lockviz.ops): not what a visitor opens
 
@@ -34,6 +35,9 @@ def pages() -> list[str]:
     room = Room.objects.create(code="QRTUVW", presenter="someone")
     poll = Poll.objects.create(room=room, question="?", choices=["a", "b"])
     member = Member.objects.create(room=room, browser="a-student")
+    attempt = Attempt.objects.create(
+        exercise=EXERCISE, title="t", learner="someone", answer={}, goal="safe"
+    )
     teacher = User.objects.create_user("fuzz-teacher")
     saved = SavedScenario.objects.create(
         pk="fuzzsaved01", user=teacher, title="t", scenario=builtin()[LESSON].to_json(),
@@ -45,7 +49,8 @@ def pages() -> list[str]:
     )  # fmt: skip
     fill = {"plan_id": plan.pk, "number": "1", "run_id": run.pk, "code": room.code,
             "slug": LESSON, "poll_id": str(poll.pk), "member_id": str(member.pk),
-            "key": "not-the-key", "state": "listed", "saved_id": saved.pk}  # fmt: skip
+            "key": "not-the-key", "state": "listed", "saved_id": saved.pk,
+            "attempt_id": str(attempt.pk), "ref": EXERCISE}  # fmt: skip
     found = []
     for entry in urls.urlpatterns:
         if isinstance(entry, URLResolver):  # the admin site: Django's own

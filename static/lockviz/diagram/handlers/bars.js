@@ -57,10 +57,7 @@ function endLease(d, lease, ev, by) {
   lease.endSeq = ev.seq;
   d.moments.end(lease.item, ev.seq, tOf(ev), { by });
   const belief = d.state.beliefs.find((b) => b.lease === lease);
-  if (belief) {
-    d.moments.open.add(belief.item);
-    d.moments.at(ev.seq, belief.item);
-  }
+  if (belief) d.moments.touch(belief.item, ev.seq);
 }
 
 // expired/deleted: where the SERVER ended a lease. A client-side release end is provisional.
@@ -174,7 +171,12 @@ export function paused(d, ev) {
   const x = L.x(ev.actor),
     t0 = tOf(ev);
   const g = pen.group("bg", ev, "pause", null, "pause");
-  const rect = el("rect", { x: x + G.bandLeft, width: G.bandRight - G.bandLeft, fill: pen.url("pause") }, g);
+  // The paused client's own: its lifeline and its bars, within its column, never across the
+  // next client's (whose lease and writes would look paused too).
+  const half = L.colW / 2;
+  const left = Math.max(G.bandLeft, -half),
+    right = Math.min(G.bandRight, half);
+  const rect = el("rect", { x: x + left, width: right - left, fill: pen.url("pause") }, g);
   const pause = { client: ev.actor, t0, rect, g, x };
   pause.item = d.moments.dynamic({ update: (it) => bar(d, it, pause, rect, g), node: g });
   state.pauses.push(pause);
@@ -188,5 +190,9 @@ export function resumed(d, ev) {
   if (!pause) return;
   moments.end(pause.item, ev.seq, tOf(ev));
   const lg = pen.group("labels", ev, "resume-label");
-  pen.label(lg, said(ev).label, pause.x + 10 * L.scale, L.y(tOf(ev)) - 6 * L.scale, "start", "muted");
+  // At its moment, beside the band's end, right or left of the lifeline (in a compare lane, only
+  // there: pen.js).
+  const y = L.y(tOf(ev)) - 6 * L.scale;
+  const left = { x: pause.x - 30 * L.scale, anchor: "end" };
+  pen.label(lg, said(ev).label, pause.x + 10 * L.scale, y, "start", "muted", { alt: [left] });
 }

@@ -70,7 +70,7 @@ export const SAID = ["label", "short", "text", "mark", "tone", "round", "fold"];
 
 /** kind → the fields beyond ENVELOPE that the diagram reads of an event of that kind. */
 export const READS = {
-  run_started: ["backend", "clients", "nodes", "storage", "duration_ms", "roles"],
+  run_started: ["backend", "clients", "nodes", "storage", "replicas", "duration_ms", "roles"],
   run_finished: ["verdict"],
   run_failed: [],
   ending: [],

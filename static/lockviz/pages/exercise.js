@@ -1,0 +1,98 @@
+// An exercise (templates/lockviz/exercise.html): a break's rows are the shared step row editor
+// (step-rows.js), added and removed here; the attempt's run streams into its diagram. Whether
+// the attempt solved the exercise is the server's to say: its partial asks for itself until
+// the run's verdict decides it (htmx), and is asked again as soon as the run settles.
+//
+// Exports `exercise` {diagram, stream, rows}: what this page built (the browser tests read it).
+
+import { LockDiagram } from "../diagram/diagram.js";
+import { pageData } from "../page-data.js";
+import { openStream, SETTLED } from "../runstream.js";
+import { durationOf } from "../schedule.js";
+import { startSite } from "../site.js";
+import { fit, place, startRows } from "../step-rows.js";
+
+startSite();
+const data = pageData();
+const box = document.getElementById("exercise-rows");
+const count = document.getElementById("exercise-row-count");
+
+function rows() {
+  return box ? [...box.querySelectorAll(".step-row")] : [];
+}
+
+function renumber() {
+  rows().forEach((row, index) => place(row, index, (i) => `step ${i + 1}`));
+  if (count) count.value = String(rows().length);
+}
+
+function armRemove(row) {
+  const button = row.querySelector(".remove-step");
+  if (!button) return;
+  button.hidden = false;
+  button.addEventListener("click", () => {
+    const next = row.nextElementSibling;
+    row.remove();
+    renumber();
+    (next ? next.querySelector("input") : document.getElementById("exercise-add")).focus();
+  });
+}
+
+function addRow() {
+  if (rows().length >= Number(box.dataset.max || 30)) return;
+  const blank = document.getElementById("exercise-blank-row");
+  const row = blank.content.firstElementChild.cloneNode(true);
+  box.append(row);
+  renumber();
+  fit(row, data.verbs);
+  armRemove(row);
+  row.querySelector("input").focus();
+}
+
+if (box) {
+  startRows(box, data.verbs);
+  rows().forEach(armRemove);
+  document.getElementById("exercise-add").addEventListener("click", addRow);
+}
+
+let diagram = null;
+let stream = null;
+const svg = document.getElementById("diagram");
+if (svg && data.run && data.scenario) {
+  const durationMs = durationOf(data.scenario);
+  diagram = new LockDiagram(svg, {
+    clients: data.scenario.clients,
+    nodes: data.nodes,
+    storage: "storage",
+    backend: data.scenario.backend,
+    durationMs,
+    pxPerMs: Math.min(0.3, Math.max(0.1, 700 / durationMs)),
+    columnWidth: 150,
+    narrationWidth: 190,
+  });
+  const statusEl = document.getElementById("run-status");
+  let lastSeq = 0;
+  stream = openStream(data.ws, 0, {
+    onEvent(event) {
+      if (event.seq <= lastSeq) return;
+      lastSeq = event.seq;
+      diagram.add(event);
+    },
+    onStatus(status) {
+      if (statusEl) {
+        statusEl.dataset.status = status;
+        statusEl.textContent = status;
+      }
+      const result = document.getElementById("attempt-result");
+      // The verdict is stored before the status says so: ask for the judged attempt now.
+      if (SETTLED.has(status) && result && result.dataset.outcome === "pending") {
+        result.dispatchEvent(new Event("settled"));
+      }
+    },
+    onError(message) {
+      console.warn("lockviz:", message);
+    },
+  });
+}
+
+export const exercise = { diagram, stream, rows };
