@@ -11,6 +11,9 @@ Server names say their kind: ``redis-3``, ``zk-1``, ``pg-1``, ``etcd-1``, ``sent
 second replica, ``storage-2``). The backend ``none`` has no lock service at all: its clients go
 straight to the storage. What the storage checks on each write is its *kind*
 (:data:`STORAGE_KINDS`), listed here too.
+
+One module past the usual ~300 lines, on purpose: it is the one table of every lock service and
+every kind of storage; split, a fact about one would be looked for in two places.
 """
 
 from __future__ import annotations

@@ -13,6 +13,9 @@ numbered once, 1 to n, across the course.
 A walkthrough tells a real run of the lesson's scenario. It needs a run of the scenario *as
 written* (``same_script``): the questions and their answers were written for that script, not
 for a variation with fencing switched off or another backend.
+
+One module past the usual ~300 lines, on purpose: the course plan is one table, read in the
+order a learner meets it.
 """
 
 from __future__ import annotations
