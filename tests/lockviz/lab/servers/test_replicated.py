@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from lockviz.catalogue import BACKENDS
-from lockviz.lab import procs
+from lockviz.lab import procs, registry
 from lockviz.lab.labs import LocalLab
 from lockviz.lab.servers.replicated import ReplicaSetNode, SentinelServer
 
@@ -36,7 +36,10 @@ def test_a_replicated_set_starts_with_its_roles_and_stops_whole() -> None:
         pids = [pid for s in servers.servers.values() for pid in s.pids()]
         assert len(pids) == len(names) + 1  # and the set's proxy, counted once
         servers["sentinel-2"].check_identity()
+        recorded = next(e for e in registry.entries() if e["workdir"] == servers.workdir)
+        assert sorted(recorded["pids"].values()) == sorted(pids)  # a killed app's sweep finds them
     assert not [pid for pid in pids if procs.alive(pid)]
+    assert not any(e["workdir"] == servers.workdir for e in registry.entries())
 
 
 def test_a_replica_cut_from_its_primary_stops_receiving_and_heals() -> None:
@@ -57,6 +60,8 @@ def test_an_etcd_cluster_is_led_by_etcd_3_and_stops_whole() -> None:
         assert servers.roles() == {"etcd-1": "follower", "etcd-2": "follower", "etcd-3": "leader"}
         pids = [pid for s in servers.servers.values() for pid in s.pids()]
         assert len(pids) == 4  # three members and their proxy
+        recorded = next(e for e in registry.entries() if e["workdir"] == servers.workdir)
+        assert sorted(recorded["pids"].values()) == sorted(pids)
         servers["etcd-3"].isolate(["etcd-1", "etcd-2"], "blackhole")
 
         def new_leader() -> bool:
