@@ -15,15 +15,20 @@ server anything: what it concludes is what the diagram shows.
   write was sent, the lock was granted to someone else; or when it is based on an out-of-date
   read: its writer last read version *v* (the request's ``read``) and the storage found another
   version when the write arrived (the reply's ``found``), so it would overwrite an update its
-  writer never saw (a lost update). A stale write the storage accepted corrupted the data; one it
-  rejected was stopped by the storage's check (fencing, a sequencer, compare-and-set). A write by
-  a client that was never granted the lock counts as stale too (it had no right to write at
-  all), except where no lock is in play: there only the read counts.
+  writer never saw (a lost update). A rejected stale write was stopped by the storage's check
+  (fencing, a sequencer, compare-and-set). A write by a client that was never granted the lock
+  counts as stale too (it had no right to write at all), except where no lock is in play: there
+  only the read counts.
 * **Lost updates** (:mod:`algorithms.lost_updates`): an acknowledged update that vanished
   unseen, overwritten by a write based on a read that never saw it, or dropped by a
   last-write-wins storage for an older write stamped later by a clock that ran ahead. Each one
-  names both writes (and, when stamped, both timestamps). A lost update is damage: the data is
-  corrupted.
+  names both writes (and, when stamped, both timestamps).
+* **Data corrupted** means an update was lost: one of those, or an accepted write that
+  overwrote an update its writer had not seen though it read nothing (:func:`overwrites_unseen`:
+  a holder has seen every write sent before its grant, so a late blind write over the newer
+  holder's data counts). A stale write that lands before anyone else wrote, on the version its
+  writer read, loses nothing (compare-and-set lets exactly that through): it is counted as a
+  stale write accepted, and the data is not called corrupted.
 * **Liveness.** A client is stuck when it gave up acquiring while the lock was held for a
   client that had crashed holding a lock *without a lease* (``ttl_ms`` null) that no server
   had freed since (no ``expired`` or ``deleted`` for it): nobody can ever get that lock again.
@@ -193,6 +198,62 @@ def writes(events: Sequence[Event]) -> list[Write]:
     return judged
 
 
+def overwrites_unseen(events: Sequence[Event], judged: Sequence[Write] | None = None) -> list[int]:
+    """The accepted writes that overwrote an update their writer never saw, by ``seq``: the data
+    corrupted. A writer has seen the version it last read (the request's ``read``), the version
+    its own last accepted write made, and, holding a lock, every write sent before its grant
+    (the holders before it finished theirs). A write that found the storage past all of those
+    lost someone's update. A blind write with no lock and no read has seen nothing to lose
+    (last writer wins). A run recorded without versions counts its accepted stale writes."""
+    ordered = _in_time_order(events)
+    judged = writes(events) if judged is None else judged
+    stale = {w.seq for w in judged if w.stale and w.accepted}
+    grants = [(float(e["t_ms"]), e["actor"]) for e in ordered if e["kind"] == "granted"]
+    requests = {
+        (e["actor"], e["call"]): e
+        for e in ordered
+        if e["kind"] == "request" and e.get("op") == "write"
+    }
+    applied = [
+        (float(requests.get((e["actor"], e["call"]), e)["t_ms"]), e)
+        for e in ordered
+        if e["kind"] == "reply" and e.get("op") == "write" and e.get("accepted")
+        and not e.get("duplicate")
+    ]  # fmt: skip
+    lost: list[int] = []
+    for t_sent, e in applied:
+        found = e.get("found")
+        if not isinstance(found, int):
+            lost += [int(e["seq"])] if int(e["seq"]) in stale else []
+            continue
+        seen = _seen(e, requests.get((e["actor"], e["call"]), e), t_sent, grants, applied)
+        if seen is not None and found > seen:
+            lost.append(int(e["seq"]))
+    return lost
+
+
+def _seen(
+    reply: Event,
+    request: Event,
+    t_sent: float,
+    grants: list[tuple[float, str]],
+    applied: list[tuple[float, Event]],
+) -> int | None:
+    """The newest version a write's writer had seen when it sent it (None: it saw none)."""
+    who = reply["actor"]
+    seen: list[int] = [request["read"]] if isinstance(request.get("read"), int) else []
+    seen += [
+        e["version"]
+        for t, e in applied
+        if e["actor"] == who and t < t_sent and isinstance(e.get("version"), int)
+    ]
+    own = [t for t, holder in grants if holder == who and t <= t_sent]
+    if own:  # every write sent before its grant came before its critical section
+        before = [e.get("version") for t, e in applied if t < own[-1]]
+        seen.append(max([v for v in before if isinstance(v, int)], default=0))
+    return max(seen) if seen else None
+
+
 def _outdated(request: Event, reply: Event) -> bool:
     """A write based on a read the storage had moved past when the write arrived."""
     read, found = request.get("read"), reply.get("found")
@@ -225,6 +286,7 @@ def check(events: Sequence[Event], end_ms: float | None = None) -> Verdict:
     holders = belief_intervals(events, end_ms)
     found = overlaps(holders)
     judged = writes(events)
+    overwritten = overwrites_unseen(events, judged)
     accepted = sum(1 for w in judged if w.stale and w.accepted)
     rejected = sum(1 for w in judged if w.stale and not w.accepted)
     exclusion = "violated" if found else "held"
@@ -234,7 +296,7 @@ def check(events: Sequence[Event], end_ms: float | None = None) -> Verdict:
         overlaps=tuple(found),
         stale_writes_accepted=accepted,
         stale_writes_rejected=rejected,
-        data_corrupted=accepted > 0 or bool(lost),
+        data_corrupted=bool(overwritten) or bool(lost),  # an update was lost
         writes=tuple(judged),
         holders=tuple(holders),
         acquire_failures=sum(1 for e in events if e["kind"] == "acquire_failed"),
@@ -307,6 +369,35 @@ def unjudged(summary: str) -> tuple[str, str]:
 
 
 def _told(verdict: Verdict, storage: str) -> str:
+    first = _opening(verdict)
+    dropped = [lost for lost in verdict.lost if lost.why == "stamp"]
+    if dropped:
+        first += " " + _dropped(dropped[0], len(dropped))
+    n = verdict.stale_writes_accepted
+    if verdict.data_corrupted and n:
+        return f"{first} Data corrupted: an update was lost (the storage accepted {n} stale " + (
+            f"write{'s' * (n != 1)})."
+        )
+    if dropped:
+        return first
+    if verdict.data_corrupted:
+        return f"{first} Data corrupted: an update was lost."
+    if storage == "crdt" and not verdict.lost:
+        return f"{first} No update was lost: the replicas merged every acknowledged write."
+    if n:
+        first += (
+            f" The storage accepted {n} stale write{'s' * (n != 1)}, but no update was lost: "
+            "nobody had written since its writer read."
+        )
+    if verdict.stale_writes_rejected:
+        n = verdict.stale_writes_rejected
+        saved = SAVED_BY.get(storage, SAVED_BY["plain"])
+        return f"{first} {saved.format(n=n, s='s' * (n != 1))}"
+    return first
+
+
+def _opening(verdict: Verdict) -> str:
+    """The summary's first sentence: mutual exclusion, and liveness if it failed."""
     if verdict.mutual_exclusion == "none":
         first = "No lock was in play: every client went straight to the storage."
     elif verdict.mutual_exclusion == "held":
@@ -321,20 +412,6 @@ def _told(verdict: Verdict, storage: str) -> str:
     if verdict.stuck_clients:
         who = " and ".join(verdict.stuck_clients)
         first += f" Liveness failed: {who} waited in vain for a lock held by a crashed client."
-    dropped = [lost for lost in verdict.lost if lost.why == "stamp"]
-    if dropped:
-        first += " " + _dropped(dropped[0], len(dropped))
-    if verdict.data_corrupted and verdict.stale_writes_accepted:
-        n = verdict.stale_writes_accepted
-        return f"{first} Data corrupted: the storage accepted {n} stale write{'s' * (n != 1)}."
-    if dropped:
-        return first
-    if storage == "crdt" and not verdict.lost:
-        return f"{first} No update was lost: the replicas merged every acknowledged write."
-    if verdict.stale_writes_rejected:
-        n = verdict.stale_writes_rejected
-        saved = SAVED_BY.get(storage, SAVED_BY["plain"])
-        return f"{first} {saved.format(n=n, s='s' * (n != 1))}"
     return first
 
 

@@ -36,7 +36,8 @@ Guarantees (only while its assumptions hold):
   * ``release`` deletes only our key (it is named after our lease) and revokes our lease.
 
 Assumes:
-  * The member does not lose its data (it fsyncs each write; the lab runs one member).
+  * The cluster does not lose its data (each member fsyncs each write; with three members a
+    write is kept by a majority before it is answered).
   * The holder renews (``extend``, one keepalive) before the lease ends. Once granted, nothing
     renews the lease in the background here: a lease is a lease.
   * The holder finishes its work while its lease lives. A paused process (GC, SIGSTOP) cannot

@@ -123,7 +123,10 @@ def write_doc(rows: list[str], batch: str, runs: int, fresh: bool) -> None:
     measured = {**old_rows, **{_slug(row): row for row in rows}}
     ordered = [measured[slug] for slug in builtin() if slug in measured]
     batches = [*old_batches, f"- {batch}"]
-    header = "| scenario | met `expect` | median run | what went wrong |\n|---|---|---|---|"
+    header = (
+        "| scenario | met `expect` | inconclusive | median run | what went wrong |\n"
+        "|---|---|---|---|---|"
+    )
     with open(DOC, "w") as f:
         f.write(
             "# Fidelity: do the demos tell their story every time?\n\n"

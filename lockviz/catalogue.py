@@ -12,8 +12,9 @@ second replica, ``storage-2``). The backend ``none`` has no lock service at all:
 straight to the storage. What the storage checks on each write is its *kind*
 (:data:`STORAGE_KINDS`), listed here too.
 
-One module past the usual ~300 lines, on purpose: it is the one table of every lock service and
-every kind of storage; split, a fact about one would be looked for in two places.
+Past ~300 lines on purpose: it is one table, each lock service's entry with its variants, their
+words (what ``ttl_ms`` is called, what the server ends) and each server kind's restart words,
+read together by the consistency test (tests/lockviz/test_catalogue.py).
 """
 
 from __future__ import annotations
@@ -32,11 +33,48 @@ class ServerKind:
     prefix: str
     label: str
     clock_jumps: bool = False  # its wall clock can be moved (libfaketime under Redis)
+    # What a restart after kill -9 keeps, by the server's persistence ("none" or "fsync"; None
+    # where the kind has no choice): the narrator's words beside "restarted".
+    restarts: tuple[Kept, ...] = ()
+
+    def kept(self, persistence: str | None) -> Kept | None:
+        """What this server keeps across a restart (None when the table does not say)."""
+        return next((k for k in self.restarts if k.persistence == persistence), None)
 
 
-REDIS = ServerKind("redis", "Redis", clock_jumps=True)
-ZOOKEEPER = ServerKind("zk", "ZooKeeper")
-POSTGRES = ServerKind("pg", "PostgreSQL")
+@dataclass(frozen=True)
+class Kept:
+    """What a server keeps across a restart, in a diagram's label and in a sentence."""
+
+    persistence: str | None
+    label: str  # "no persistence"
+    text: str  # "no persistence: it comes back empty"
+
+
+REDIS = ServerKind(
+    "redis",
+    "Redis",
+    clock_jumps=True,
+    restarts=(
+        Kept(
+            "none", "no persistence", 'no persistence (save "", appendonly no): it comes back empty'
+        ),
+        Kept("fsync", "fsync: keys kept", "append-only log, fsync always: its keys come back"),
+    ),
+)
+ZOOKEEPER = ServerKind(
+    "zk",
+    "ZooKeeper",
+    restarts=(
+        Kept("none", "log replayed", "replays its transaction log (not fsynced)"),
+        Kept("fsync", "log replayed", "replays its fsynced transaction log"),
+    ),
+)
+POSTGRES = ServerKind(
+    "pg",
+    "PostgreSQL",
+    restarts=(Kept(None, "WAL replayed", "replays its write-ahead log: locks are not in it"),),
+)
 ETCD = ServerKind("etcd", "etcd")
 SENTINEL = ServerKind("sentinel", "Redis Sentinel")  # redis-server --sentinel
 SERVER_KINDS: dict[str, ServerKind] = {
@@ -58,6 +96,12 @@ class Variant:
     name: str
     label: str  # as a learner reads it beside the backend: "plain DEL release"
     no_sequencer: str = ""  # why the storage cannot check this variant's lock ("" when it can)
+    # The words for the scenario's ``ttl_ms`` on this lock: what the server counts down while
+    # the holder is silent ("lease", "session timeout"...); "" when ttl_ms plays no part.
+    ttl: str = "lease"
+    # What the server ends when it takes the lock from a holder: "lease", "session"; "" if it
+    # never does by itself (no TTL).
+    ends: str = "lease"
     election: bool = False  # a leader election: acquire campaigns, release resigns, the token
     # is the leader's epoch, and a client may ask who leads (the "leader" verb)
 
@@ -149,7 +193,7 @@ BACKENDS: dict[str, Backend] = {
             (
                 Variant("safe", "SET NX PX, compare-and-delete"),
                 Variant("unsafe_release", "plain DEL release"),
-                Variant("no_ttl", "no TTL"),
+                Variant("no_ttl", "no TTL", ttl="", ends=""),
             ),
             sequencer="GET on the lock key: does it still hold the writer's random value?",
         ),
@@ -193,10 +237,23 @@ BACKENDS: dict[str, Backend] = {
             "ZooKeeper (ephemeral sequential nodes)",
             ZOOKEEPER,
             (
-                Variant("recipe", "watch the predecessor"),
-                Variant("herd", "every waiter watches the lock"),
-                Variant("session", "keeps the lock while the session lives"),
-                Variant("election", "leader election (kazoo's Election recipe)", election=True),
+                Variant("recipe", "watch the predecessor", ttl="session timeout", ends="session"),
+                Variant(
+                    "herd", "every waiter watches the lock", ttl="session timeout", ends="session"
+                ),
+                Variant(
+                    "session",
+                    "keeps the lock while the session lives",
+                    ttl="session timeout",
+                    ends="session",
+                ),
+                Variant(
+                    "election",
+                    "leader election (kazoo's Election recipe)",
+                    ttl="session timeout",
+                    ends="session",
+                    election=True,
+                ),
             ),
             node_counts=(1, 3),
             node_count_field="zk_nodes",
@@ -211,14 +268,24 @@ BACKENDS: dict[str, Backend] = {
             "PostgreSQL advisory locks",
             POSTGRES,
             (
-                Variant("session", "session lock"),
-                Variant("xact", "transaction lock"),
+                Variant("session", "session lock", ttl="", ends="session"),
+                Variant(
+                    "xact", "transaction lock", ttl="idle-in-transaction timeout", ends="session"
+                ),
                 Variant(
                     "pooled",
                     "through PgBouncer",
+                    ttl="",
+                    ends="session",
                     no_sequencer=POOLED_CHECK,
                 ),
-                Variant("pooled_xact", "transaction lock through PgBouncer", POOLED_CHECK),
+                Variant(
+                    "pooled_xact",
+                    "transaction lock through PgBouncer",
+                    POOLED_CHECK,
+                    ttl="idle-in-transaction timeout",
+                    ends="session",
+                ),
             ),
             options=frozenset({"idle_session_timeout_ms"}),
             sequencer="pg_locks: does the writer's own session (its pid and name) still hold the "
@@ -247,7 +314,7 @@ BACKENDS: dict[str, Backend] = {
             "No lock service",
             "No lock: clients go straight to the storage",
             None,
-            (Variant("direct", "clients go straight to the storage"),),
+            (Variant("direct", "clients go straight to the storage", ttl="", ends=""),),
             no_fencing="There is no lock service, so there are no fencing tokens to check.",
             no_sequencer="There is no lock service for the storage to ask.",
         ),

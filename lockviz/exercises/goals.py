@@ -46,7 +46,9 @@ GOALS: dict[str, str] = {
 # The outcomes a prediction chooses among, in the order :func:`outcome` tries them.
 OUTCOMES: dict[str, str] = {
     "stuck": "A client waits in vain: the lock stays with a holder that crashed",
-    "corrupted": "The storage accepts a stale write: the data is corrupted",
+    # "corrupted" names any accepted stale write; the verdict's data_corrupted is the narrower lost
+    # update (docs/algorithms.md, "Stale writes"): the words say only what both mean.
+    "corrupted": "The storage accepts a stale write",
     "refused": "The storage refuses a stale write, and accepts none",
     "two_holders": "Two clients hold the lock at once, but no stale write reaches the storage",
     "held": "The lock does its job: one holder at a time, and no stale write",

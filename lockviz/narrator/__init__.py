@@ -51,7 +51,7 @@ The names below are the package's API: other modules import them from here.
 
 from __future__ import annotations
 
-from lockviz.narrator.steps import checkpoint, click, electing, setup, story
+from lockviz.narrator.steps import checkpoint, click, electing, hold, setup, story
 from lockviz.narrator.telling import Narrator, narrate
 from lockviz.narrator.terminal import render, verdict_text
 from lockviz.narrator.verdicts import (
@@ -77,6 +77,7 @@ __all__ = [
     "facts",
     "fork_label",
     "headline",
+    "hold",
     "narrate",
     "plain_error",
     "render",

@@ -24,21 +24,30 @@ def say_granted(memory: Memory, e: Event) -> Said:
 def _granted(memory: Memory, e: Event) -> str:
     token = memory.token(e.get("token"))
     token = "no fencing token" if token == "no token" else token
-    lease = f"lease {e['ttl_ms']} ms" if e.get("ttl_ms") else "no lease"
     valid = f", valid {e['validity_ms']} ms" if e.get("validity_ms") else ""
+    held = _held(memory, e, exact=True)
     if memory.election:
-        return f"is elected and believes it leads ({token}, {lease})"
-    return f"believes it holds the lock ({token}, {lease}{valid})"
+        return f"is elected and believes it leads ({token}, {held})"
+    return f"believes it holds the lock ({token}, {held}{valid})"
+
+
+def _held(memory: Memory, e: Event, exact: bool = False) -> str:
+    """What the server counts down for this grant, in the catalogue's words for the lock:
+    "lease 2 s", "session timeout 1.5 s", "idle-in-transaction timeout 2 s", "no lease" (in
+    milliseconds, ``exact``, as a sentence gives them)."""
+    ttl, lock = e.get("ttl_ms"), memory.lock
+    words = lock.ttl if lock is not None else "lease"
+    if not ttl or not words:
+        return "no lease"
+    return f"{words} {ttl} ms" if exact else f"{words} {duration(ttl)}"
 
 
 def _granted_label(memory: Memory, e: Event) -> tuple[str, str]:
-    ttl = e.get("ttl_ms")
     if memory.backend == "redlock" or e.get("nodes"):
         nodes = items(e.get("nodes") or [])
         got = f"{len(nodes)} of {len(memory.nodes) or '?'}"
-        return f"lease {duration(ttl)} on {got}\nno fencing token", got
-    lease = "session" if memory.backend == "zookeeper" else "lease"
-    held = f"{lease} {duration(ttl)}" if ttl else "no lease"
+        return f"{_held(memory, e)} on {got}\nno fencing token", got
+    held = _held(memory, e)
     token = memory.token(e.get("token"))
     if memory.election:
         return f"leads · {token}\n{held}", f"leads · {token}"
@@ -93,7 +102,7 @@ def say_lost(memory: Memory, e: Event) -> Said:
     if memory.backend == "zookeeper" and ended is not None:
         text = (
             f"learned it lost the lock: ZooKeeper had expired its session at "
-            f"{seconds(ended)} (it noticed when its connection was {reason.split(':')[0]})"
+            f"{seconds(ended)} (it noticed: {reason.split(':')[0]})"
         )
         return Said(text, f"{who} {text}", "lost: session expired", short="lost")
     if "suspended" in reason:
@@ -110,13 +119,13 @@ def say_lost(memory: Memory, e: Event) -> Said:
 def say_server_end(memory: Memory, e: Event) -> Said:
     """A server ended a holder's key: ``expired`` or ``deleted``."""
     who, holder = str(e.get("actor", "?")), str(e.get("holder") or "?")
-    gap = (
-        "believes it leads\n(lease gone)" if memory.election else "believes it holds\n(lease gone)"
-    )
+    ends = memory.lock.ends if memory.lock is not None else "lease"
+    believes = "believes it leads" if memory.election else "believes it holds"
+    gap = f"{believes}\n({ends or 'lock'} gone)"
     state = memory.rounds.get(holder)  # a key left by a round of an acquire still going on
     rounds = state.number if state is not None else 0
     if e["kind"] == "expired":
-        what = "session" if memory.backend == "zookeeper" else "lease"
+        what = ends or "lease"
         phrase = f"{what} of {holder} EXPIRED on the server"
         return Said(phrase, f"{who}: {phrase}", f"{holder}'s {what} expired", gap, round=rounds)
     node = "lock node" if memory.backend == "zookeeper" else "key"

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from algorithms import checker
-from lockviz.catalogue import BACKENDS, server_kind
+from lockviz.catalogue import BACKENDS, Variant, server_kind
 from lockviz.narrator.words import Event, Said, items, number
 
 # What each lock service's fencing token is, as its own documentation names it.
@@ -70,6 +70,13 @@ class Memory:
     def fences(self) -> bool:
         service = BACKENDS.get(str(self.backend))
         return service is None or service.fencing
+
+    @property
+    def lock(self) -> Variant | None:
+        """The lock's variant as the catalogue describes it: its words for the lease and what
+        the server ends (None for an unknown backend)."""
+        service = BACKENDS.get(str(self.backend))
+        return service.variant(self.variant) if service is not None else None
 
     @property
     def election(self) -> bool:

@@ -81,12 +81,13 @@ def clock_jumped(e: Event) -> tuple[str, str]:
 
 @phrased
 def restarted(e: Event) -> tuple[str, str]:
+    """What the server kept, in the catalogue's words for its kind and persistence."""
+    kind = server_kind(str(e.get("actor")))
     persistence = e.get("persistence")
-    if persistence is None:
+    kept = kind.kept(persistence if isinstance(persistence, str) else None) if kind else None
+    if kept is None:
         return "restarted", "restarted"
-    if persistence == "fsync":
-        return "restarted (fsync: its keys kept)", "restarted (fsync: keys kept)"
-    return "restarted (no fsync: empty)", "restarted (no fsync: empty)"
+    return f"restarted: {kept.text}", f"restarted ({kept.label})"
 
 
 @phrased

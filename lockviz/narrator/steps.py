@@ -97,10 +97,29 @@ def setup(scenario: Mapping[str, object]) -> str:
     if service is not None and not service.lock:
         write = "writes" if alone else "write"
         return f"{who} {write} to one storage with no lock at all; {checks}."
-    leased = scenario.get("variant") != "no_ttl" and scenario.get("backend") != "postgres"
-    lease = f", with a lease of {duration(scenario.get('ttl_ms'))}" if leased else ""
+    chosen = service.variant(variant if isinstance(variant, str) else None) if service else None
+    words = chosen.ttl if chosen is not None else "lease"
+    lease = f", with a {words} of {duration(scenario.get('ttl_ms'))}" if words else ""
+    idle = scenario.get("idle_session_timeout_ms")
+    if idle:
+        lease += f"; the server ends a session idle for {duration(idle)}"
     takes = "takes a lock" if alone else "share one lock"
     return f"{who} {takes} on {on}{lease}; {checks}."
+
+
+def hold(scenario: Mapping[str, object]) -> str:
+    """What the server counts down for a silent holder, in the catalogue's words for the lock:
+    "lease 2 s", "session timeout 1.5 s", "idle-in-transaction timeout 2 s", "no lease" (and
+    a PostgreSQL server's idle session timeout): a page's header line says it."""
+    service = BACKENDS.get(str(scenario.get("backend")))
+    if service is None or not service.lock:
+        return "no lock" if service is not None else f"lease {duration(scenario.get('ttl_ms'))}"
+    variant = scenario.get("variant")
+    chosen = service.variant(variant if isinstance(variant, str) else None)
+    words = chosen.ttl if chosen is not None else "lease"
+    found = f"{words} {duration(scenario.get('ttl_ms'))}" if words else "no lease"
+    idle = scenario.get("idle_session_timeout_ms")
+    return f"{found} · idle session timeout {duration(idle)}" if idle else found
 
 
 _SETUP_STORAGE = {  # what the storage checks, as a scenario's setting says it

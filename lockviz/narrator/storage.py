@@ -37,7 +37,8 @@ def write_mark(memory: Memory, request: Event, e: Event) -> tuple[str, str]:
 def compared(memory: Memory, e: Event) -> str:
     """A rejected write's tokens, compared: ``1 < 2``, ``czxid 6 < 8``."""
     token, highest = e.get("token"), e.get("highest")
-    if token is None or highest is None:
+    lower = isinstance(token, int) and isinstance(highest, int) and token < highest
+    if not lower:  # refused for another reason (compare-and-set: "read v0, now v1")
         return str(e.get("reason") or "")
     name = memory.token_name if memory.election else TOKEN_NAMES.get(str(memory.backend))
     return f"{name + ' ' if name else ''}{token} < {highest}"

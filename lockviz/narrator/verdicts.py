@@ -17,6 +17,21 @@ SAVED_BY = {
     "cas": "compare-and-set",
     "plain": "the storage",
 }
+# What it stops, in docs/algorithms.md's words: a fenced or sequencer storage refuses late
+# writes (their writer's lock had passed on), compare-and-set writes based on an old read.
+STOPS = {
+    "fenced": ("late write", "late writes"),
+    "sequencer": ("late write", "late writes"),
+    "cas": ("write based on an out-of-date read", "writes based on an out-of-date read"),
+    "plain": ("stale write", "stale writes"),
+}
+
+
+def _stopped(verdict: Mapping[str, object], storage: str) -> str:
+    """ "fencing stopped 1 late write"."""
+    n = int(number(verdict.get("stale_writes_rejected") or 0))
+    one, many = STOPS.get(storage, STOPS["plain"])
+    return f"{SAVED_BY.get(storage, 'the storage')} stopped {n} {one if n == 1 else many}"
 
 
 def no_lock_headline(verdict: Mapping[str, object], storage: str) -> tuple[str, str]:
@@ -67,17 +82,33 @@ def headline(
         return f"⚠ Inconclusive: {verdict['inconclusive']}", "warn"
     if verdict.get("mutual_exclusion") == "none":
         return no_lock_headline(verdict, storage)
-    if verdict.get("data_corrupted"):
-        # held, and still damaged: a client that wrote without the lock, a read outside it
-        held = verdict.get("mutual_exclusion") == "held"
-        return f"✖ Mutual exclusion {'held, but' if held else 'violated,'} data corrupted", "bad"
-    if verdict.get("mutual_exclusion") == "violated":
+    return lock_headline(verdict, storage)
+
+
+def lock_headline(verdict: Mapping[str, object], storage: str) -> tuple[str, str]:
+    """A judged run with a lock in play: did mutual exclusion hold, was an update lost (data
+    corrupted, docs/algorithms.md), and what stopped the stale writes that did not land."""
+    violated = verdict.get("mutual_exclusion") == "violated"
+    if verdict.get("data_corrupted"):  # an update was lost (docs/algorithms.md)
+        if violated:
+            return "✖ Mutual exclusion violated, data corrupted", "bad"
+        return "✖ Mutual exclusion held, but data corrupted", "bad"  # a write outside the lock
+    through = verdict.get("stale_writes_accepted")  # landed, but lost no update
+    if violated:
         if verdict.get("stale_writes_rejected"):
             saved = SAVED_BY.get(storage, "the storage")
             return f"⚠ Mutual exclusion violated — {saved} saved the data", "warn"
+        if through:
+            return "⚠ Mutual exclusion violated — a stale write got through, no update lost", "warn"
         return "⚠ Mutual exclusion violated", "warn"
     if verdict.get("liveness") == "stuck":
         return "⚠ Mutual exclusion held, but the lock is stuck", "warn"
+    if verdict.get(
+        "stale_writes_rejected"
+    ):  # the old holder still wrote: only the check stopped it
+        return f"✔ Mutual exclusion held — {_stopped(verdict, storage)}", "good"
+    if through:
+        return "⚠ Mutual exclusion held, but a stale write got through (no update lost)", "warn"
     return "✔ Mutual exclusion held", "good"
 
 

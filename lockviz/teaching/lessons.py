@@ -1,10 +1,11 @@
 """The course: the built-in scenarios in modules, each one a lesson with a take-away.
 
-Nine modules: single Redis, Redis with replicas and Sentinel, Redlock, ZooKeeper, PostgreSQL,
-etcd, fencing and beyond, what the storage checks, and beyond one lock (elections, lockless
-storage, pitfalls). The first four go from one node to replicas and failover, to independent
-nodes, to consensus (a ZooKeeper ensemble, and later an etcd cluster). Within a module the
-basics come first (the lock doing its job, clients taking turns), then the ways it fails.
+Eight modules: one lock service each (single Redis, Redlock, ZooKeeper, PostgreSQL, etcd),
+then what the storage checks, then one pause on every lock service and the Redlock debate, then
+beyond one lock (elections, lockless storage, pitfalls). Within a module the basics come first
+(the lock doing its job, clients taking turns), then the ways it fails. The plan, with the
+concepts each lesson teaches and uses, is lockviz/teaching/syllabus.py; its order is held to
+them (nothing is used before an earlier lesson taught it).
 Lessons are looked up by the scenario's slug, so a lesson appears as soon as its scenario file
 exists and a missing one is simply not listed. A built-in that no module names yet joins the
 module of its lock service, at its end: every built-in scenario is a lesson. Lessons are
@@ -13,9 +14,6 @@ numbered once, 1 to n, across the course.
 A walkthrough tells a real run of the lesson's scenario. It needs a run of the scenario *as
 written* (``same_script``): the questions and their answers were written for that script, not
 for a variation with fencing switched off or another backend.
-
-One module past the usual ~300 lines, on purpose: the course plan is one table, read in the
-order a learner meets it.
 """
 
 from __future__ import annotations
@@ -27,133 +25,23 @@ from dataclasses import dataclass
 from lockviz.errors import ScenarioError
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import Scenario, parse
-
-
-@dataclass(frozen=True)
-class Plan:
-    """A module as the course plans it: its lessons by slug (and title; "" for the scenario's
-    own), and the lock service whose other built-ins join it (None: only those named)."""
-
-    slug: str
-    title: str
-    about: str
-    backend: str | None
-    lessons: tuple[tuple[str, str], ...]
-
-
-# -- The storage module (issue 12) ---------------------------------------------------------
-# What the storage checks: one story (the fencing hole) told with each kind of storage, side by
-# side; then storage without any lock, and a retry that an idempotency key makes safe.
-STORAGE_MODULE: tuple[tuple[str, str], ...] = (
-    ("storage-hole-fenced", "Storage: the fencing hole"),
-    ("storage-hole-plain", "Storage: the hole, on a plain storage"),
-    ("storage-hole-sequencer", "Storage: a sequencer check closes the hole"),
-    ("storage-hole-cas", "Storage: compare-and-set checks versions, not locks"),
-    ("storage-hole-fenced-reads", "Storage: a read that carries the token closes the hole"),
-    ("storage-lost-update", "Storage: no lock, a lost update"),
-    ("storage-lost-update-cas", "Storage: no lock, compare-and-set"),
-    ("storage-retry-duplicate", "Storage: a retried write, applied twice"),
-    ("storage-retry-idempotent", "Storage: an idempotency key applies it once"),
-)
-
-
-# -- Replicas and failover (issue 35) ------------------------------------------------------
-# Between the single node and Redlock: the failure that motivates both Redlock and consensus (a
-# replica promoted without the key), then Redis's own remedies and what each leaves open.
-FAILOVER_MODULE: tuple[tuple[str, str], ...] = (
-    ("redis-failover", "Failover hands the lock out twice"),
-    ("redis-failover-wait", "WAIT 1 keeps the lock"),
-    ("redis-failover-wait-loses", "WAIT 1, and still two holders"),
-    ("redis-split-primary", "A split primary: two primaries grant"),
-)
-
-
-MODULES: tuple[Plan, ...] = (
-    Plan("redis", "Single Redis", "One Redis node: SET NX with a lease, and how a lease misleads "
-         "its holder.", "redis", (
-        ("contention", "Taking turns"),
-        ("naive-no-ttl-crash", "Why SETNX needs a TTL"),
-        ("unsafe-release", "Release only your own lock"),
-        ("redis-restart", "A restart forgets the lock"),
-        ("gc-pause-unfenced", "A lease expires under a GC pause"),
-        ("watchdog-pause", "The watchdog freezes too"),
-    )),
-    Plan("failover", "Replicas and failover", "A primary, its replicas and Sentinel: a lock "
-         "survives a failover only if its key did; WAIT and min-replicas-to-write narrow the "
-         "window without closing it.", "redis-sentinel", FAILOVER_MODULE),
-    Plan("redlock", "Redlock", "Five independent Redis nodes and a majority: what the quorum "
-         "buys, and what it cannot.", "redlock", (
-        ("redlock-happy", "Redlock: a majority of five"),
-        ("redlock-contention", "Redlock: taking turns on five nodes"),
-        ("redlock-two-down", "Redlock's quorum: two of five nodes down"),
-        ("redlock-three-down", "Redlock's quorum: three of five nodes down"),
-        ("redlock-slow-network", ""),
-        ("redlock-restart-fsync", ""),
-        ("redlock-restart", ""),
-        ("redlock-clock-jump", ""),
-        ("redlock-slow-clock", ""),
-        ("redlock-gc-pause", "Why Redlock cannot fence"),
-    )),
-    Plan("zookeeper", "ZooKeeper", "Sessions, sequential nodes and watches: a queue the server "
-         "keeps.", "zookeeper", (
-        ("zk-happy", ""),
-        ("zk-contention", ""),
-        ("zk-herd", "The herd effect"),
-        ("zk-no-herd", "No herd: watch only the node before yours"),
-        ("zk-partition", ""),
-        ("zk-ensemble-partition", ""),
-        ("zk-session-survives", "A session survives its server"),
-        ("zk-leader-crash", "The leader crashes"),
-    )),
-    Plan("postgres", "PostgreSQL", "Advisory locks held by a session: safe without a lease, "
-         "until a session outlives its client.", "postgres", (
-        ("pg-happy", ""),
-        ("pg-contention", ""),
-        ("pg-crash-frees", ""),
-        ("pg-restart-frees", ""),
-        ("pg-pause-blocks", ""),
-        ("pg-ghost-holder", ""),
-        ("pg-ghost-holder-timeout", ""),
-        ("pg-ghost-holder-reset", ""),
-        ("pg-pooled-leak", ""),
-        ("pg-pooled-xact", "PostgreSQL: the pooling fix, a transaction lock"),
-    )),
-    Plan("etcd", "etcd", "A lease, a queue of keys and a cluster-wide revision.", "etcd", (
-        ("etcd-happy", "etcd: a lease, a lock, a revision"),
-        ("etcd-contention", "etcd: waiters queue"),
-        ("etcd-renew-pause", "etcd: the keepalive freezes too"),
-        ("etcd-leader-crash", "etcd: the leader crashes"),
-    )),
-    Plan("fencing", "Fencing and beyond", "Every lease can expire under a paused holder; a "
-         "token checked by the storage saves the data, whichever service hands it out.", None, (
-        ("gc-pause-fenced", "Fencing tokens save the data"),
-        ("zk-gc-pause-fenced", "ZooKeeper: a session expires, fencing still saves the data"),
-        ("pg-gc-pause-fenced", ""),
-        ("etcd-gc-pause-fenced", "etcd: a lease expires, the revision fences"),
-    )),
-    Plan("storage", "What the storage checks", "The same hole with plain, fenced, sequencer and "
-         "compare-and-set storage; storage with no lock at all; a retry made safe.", None,
-         STORAGE_MODULE),
-    Plan("beyond", "Beyond one lock", "Leader election and its epochs; last-write-wins and a "
-         "CRDT instead of a lock; the mistakes people write with a lock in hand.", None, (
-        ("leader-etcd-pause-fenced", "Leader election: a deposed leader, refused by its epoch"),
-        ("leader-etcd-pause-plain", "Leader election: the deposed leader, on a plain storage"),
-        ("leader-zk-partition-fenced", "Leader election on ZooKeeper: a partitioned leader"),
-        ("lww-clock-behind", "Last-write-wins: a slow clock loses a newer write"),
-        ("crdt-clock-behind", "A CRDT: no update lost"),
-        ("pitfall-write-after-failed-acquire", "Pitfall: writing after a failed acquire"),
-        ("pitfall-slow-write", "Pitfall: a critical section that outlives its lease"),
-        ("pitfall-read-outside-lock", "Pitfall: the read outside the lock"),
-    )),
-)  # fmt: skip
-
+from lockviz.teaching.concepts import Met, Placed, Planned, builds_on
+from lockviz.teaching.syllabus import MODULES
 
 # Lessons that tell one story with several kinds of storage, linked side by side (each runs as
 # its own built-in, with its prediction): the fencing hole and its closers; lockless; and so on.
+HOLE = ("fenced", "fenced_reads", "sequencer", "cas")
 PLAIN_FENCED = ("plain", "fenced")
 SIDE_BY_SIDE: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(
-        [slug for slug, _ in STORAGE_MODULE[:5]], ("fenced", "fenced_reads", "sequencer", "cas")
+        (
+            "storage-hole-fenced",
+            "storage-hole-plain",
+            "storage-hole-fenced-reads",
+            "storage-hole-sequencer",
+            "storage-hole-cas",
+        ),
+        HOLE,
     ),
     **dict.fromkeys(("lww-clock-behind", "crdt-clock-behind"), ("lww", "crdt")),
     **dict.fromkeys(
@@ -170,41 +58,6 @@ def side_by_side(slug: str) -> str:
     return f"/compare/?scenario={slug}&lanes={','.join(kinds)}" if kinds else ""
 
 
-# The take-away of scenarios that do not carry their own "takeaway" field.
-TAKEAWAYS: dict[str, str] = {
-    "naive-no-ttl-crash": "A lock without a TTL dies with its holder: once the holder crashes, "
-    "nobody can ever take the lock again.",
-    "redis-restart": "A lock is only as durable as the server that keeps it: a restart without "
-    "fsync hands it out twice.",
-    "redlock-happy": "Redlock holds the lock when a majority of independent nodes said yes with "
-    "time left on the lease.",
-    "redlock-contention": "A Redlock waiter that misses the majority undoes its attempt on every "
-    "node and retries after a random delay.",
-    "redlock-gc-pause": "Redlock's random lock values cannot fence: a client that wakes from a "
-    "pause overwrites newer data, whatever the quorum decided.",
-    "redlock-two-down": "With two of five nodes down a majority of three still answers, so "
-    "Redlock keeps granting the lock.",
-    "redlock-three-down": "With three of five nodes down no majority can answer, so nobody gets "
-    "the lock: Redlock gives up availability to stay safe.",
-    "watchdog-pause": "A watchdog that renews the lease lives in the client's process: a pause "
-    "freezes it too, and the lease expires anyway.",
-    "zk-gc-pause-fenced": "A ZooKeeper session expires under a pause just as a lease does; a "
-    "token checked by the storage still saves the data.",
-    "zk-herd": "When every waiter watches the lock node, each release wakes them all: a herd "
-    "that grows with the number of clients.",
-    "zk-no-herd": "Watching only the node just before yours wakes exactly one waiter per "
-    "release, however many wait.",
-    "etcd-happy": "etcd's lock key has a create revision, a counter shared by the whole "
-    "cluster: a fencing token for free.",
-    "etcd-contention": "etcd queues waiters by revision and wakes exactly the next one: no "
-    "retries, first come first served.",
-    "etcd-gc-pause-fenced": "An etcd lease expires under a pause too; the key's revision is a "
-    "fencing token that the storage can check.",
-    "etcd-renew-pause": "A keepalive thread freezes with its process: the lease expires during "
-    "the pause and the client learns it only afterwards.",
-}
-
-
 @dataclass(frozen=True)
 class Lesson:
     number: int
@@ -214,6 +67,8 @@ class Lesson:
     minutes: int
     scenario: Scenario
     module: str = ""  # its module's slug
+    planned: Planned | None = None  # its row in the course plan (None: not planned yet)
+    builds_on: tuple[Met, ...] = ()  # what it needs that earlier lessons taught
 
     @property
     def backend(self) -> str:
@@ -228,6 +83,34 @@ class Lesson:
     @property
     def checkpoints(self) -> int:
         return sum(1 for step in self.scenario.steps if step.ask is not None)
+
+    @property
+    def basis(self) -> list[Basis]:
+        """What it builds on, one earlier lesson at a time, each with the concepts met there."""
+        found: dict[int, Basis] = {}
+        for met in self.builds_on:
+            was = found.get(met.number, Basis(met.number, met.slug, met.title, ()))
+            found[met.number] = Basis(
+                was.number, was.slug, was.title, (*was.concepts, met.concept.value)
+            )
+        return [found[n] for n in sorted(found)]
+
+
+@dataclass(frozen=True)
+class Basis:
+    """An earlier lesson a lesson builds on, and the concepts the learner met there."""
+
+    number: int
+    slug: str
+    title: str
+    concepts: tuple[str, ...]
+
+    @property
+    def sentence(self) -> str:
+        """ "leases and fencing tokens in lesson 1"."""
+        named = list(self.concepts)
+        words = ", ".join(named[:-1]) + f" and {named[-1]}" if len(named) > 1 else named[0]
+        return f"{words} in lesson {self.number}"
 
 
 @dataclass(frozen=True)
@@ -246,32 +129,46 @@ class Module:
 def modules(scenarios: Mapping[str, Scenario] | None = None) -> list[Module]:
     """The course in modules (the built-ins by default); a module with no lesson is left out."""
     scenarios = builtin() if scenarios is None else scenarios
-    named = {slug for plan in MODULES for slug, _ in plan.lessons}
+    rows = _placed(scenarios)
+    met = builds_on([row for _module, row in rows])
     found: list[Module] = []
-    number = 0
-    for plan in MODULES:
-        slugs = [slug for slug, _ in plan.lessons if slug in scenarios]
-        slugs += sorted(
-            slug
-            for slug, s in scenarios.items()
-            if slug not in named and s.backend == plan.backend and slug not in slugs
+    for slug, title, about in [(p.slug, p.title, p.about) for p in MODULES] + [MORE]:
+        items = tuple(
+            _lesson(row, scenarios[row.planned.slug], slug, met[row.planned.slug])
+            for module, row in rows
+            if module == slug
         )
-        titles = dict(plan.lessons)
-        items = []
-        for slug in slugs:
-            number += 1
-            items.append(_lesson(number, slug, titles.get(slug, ""), scenarios[slug], plan.slug))
         if items:
-            found.append(Module(len(found) + 1, plan.slug, plan.title, plan.about, tuple(items)))
-    placed = {item.slug for m in found for item in m.lessons}
-    rest = [slug for slug in sorted(scenarios) if slug not in placed]  # a service no module has
-    if rest:
-        items = []
-        for slug in rest:
-            number += 1
-            items.append(_lesson(number, slug, "", scenarios[slug], "more"))
-        found.append(Module(len(found) + 1, "more", "More", "Further scenarios.", tuple(items)))
+            found.append(Module(len(found) + 1, slug, title, about, items))
     return found
+
+
+MORE = ("more", "More", "Further scenarios.")  # built-ins of a lock service no module has
+
+
+def _placed(scenarios: Mapping[str, Scenario]) -> list[tuple[str, Placed]]:
+    """Every scenario in course order with its module's slug: the planned ones where the plan
+    puts them, a built-in no row names at the end of its lock service's module (or in "more")."""
+    named = {row.slug for plan in MODULES for row in plan.lessons}
+    order: list[tuple[str, Planned]] = []
+    for plan in MODULES:
+        order += [(plan.slug, row) for row in plan.lessons if row.slug in scenarios]
+        order += [
+            (plan.slug, Planned(slug))
+            for slug, s in sorted(scenarios.items())
+            if slug not in named and s.backend == plan.backend
+        ]
+    seen = {row.slug for _, row in order}
+    order += [(MORE[0], Planned(slug)) for slug in sorted(scenarios) if slug not in seen]
+    return [
+        (module, Placed(n, row, row.title or scenarios[row.slug].title, scenarios[row.slug]))
+        for n, (module, row) in enumerate(order, start=1)
+    ]
+
+
+def placed(scenarios: Mapping[str, Scenario] | None = None) -> list[Placed]:
+    """The course in order as the concept rules read it (lockviz.teaching.concepts.problems)."""
+    return [row for _module, row in _placed(builtin() if scenarios is None else scenarios)]
 
 
 def course(scenarios: Mapping[str, Scenario] | None = None) -> list[Lesson]:
@@ -279,15 +176,17 @@ def course(scenarios: Mapping[str, Scenario] | None = None) -> list[Lesson]:
     return [item for module in modules(scenarios) for item in module.lessons]
 
 
-def _lesson(number: int, slug: str, title: str, scenario: Scenario, module: str) -> Lesson:
+def _lesson(row: Placed, scenario: Scenario, module: str, met: tuple[Met, ...]) -> Lesson:
     return Lesson(
-        number=number,
-        slug=slug,
-        title=title or scenario.title,
-        takeaway=takeaway(slug, scenario),
+        number=row.number,
+        slug=row.planned.slug,
+        title=row.title,
+        takeaway=takeaway(scenario),
         minutes=minutes(scenario),
         scenario=scenario,
         module=module,
+        planned=row.planned,
+        builds_on=met,
     )
 
 
@@ -295,12 +194,10 @@ def lesson(slug: str) -> Lesson | None:
     return next((item for item in course() if item.slug == slug), None)
 
 
-def takeaway(slug: str, scenario: Scenario) -> str:
-    """The scenario's own take-away, else the course's, else its description's first sentence."""
+def takeaway(scenario: Scenario) -> str:
+    """The scenario's own take-away, else its description's first sentence."""
     if scenario.takeaway:
         return scenario.takeaway
-    if slug in TAKEAWAYS:
-        return TAKEAWAYS[slug]
     first = re.split(r"(?<=[.!?])\s", scenario.description.strip(), maxsplit=1)[0]
     return first or scenario.title
 

@@ -24,7 +24,7 @@ from lockviz.errors import RoomRefused
 from lockviz.jsontypes import JsonValue
 from lockviz.models import Member, Poll, Room, Run, Vote
 from lockviz.scenarios.library import builtin
-from lockviz.teaching import control
+from lockviz.teaching import choices, control
 
 VIEWS = ("idle", "run", "lesson", "replay")
 RUN_ID = re.compile(r"^[A-Za-z0-9_-]{1,16}$")
@@ -235,7 +235,8 @@ def ask_checkpoint(room: Room, run: Run, index: int) -> Poll:
         raise RoomRefused(f"step: step {index + 1} of this lesson asks nothing")
     a = step.ask
     origin = f"{run.slug}#{index}"
-    return ask(room, a.question, list(a.choices), a.answer, a.explain, origin, run.pk, index)
+    shown = choices.order(a.choices, f"{run.owner}:{run.slug}:{index}")  # as the lesson shows it
+    return ask(room, a.question, shown, a.answer, a.explain, origin, run.pk, index)
 
 
 def vote(poll: Poll, member: Member, choice: str) -> None:

@@ -4,6 +4,8 @@
   its narration, for the story panels;
 * ``scenario|setup``: the setting before anything has happened, which a lesson shows before the
   run (never its outcome);
+* ``scenario|hold``: what the server counts down for a silent holder, in the words that fit the
+  lock ("lease 2 s", "session timeout 1.5 s", "no lease"), for a page's header line;
 * ``verdict|damage``: each stale write the storage accepted, to link to the moment it landed;
 * ``slug|no_fencing``: why a built-in's lock service cannot fence ("" when it can);
 * ``summary|unjudged``: a verdict's summary as (why it was not judged, what the run showed).
@@ -43,6 +45,11 @@ def story(scenario: Scenario | Mapping[str, object] | None) -> list[dict[str, ob
 @register.filter
 def setup(scenario: Scenario | Mapping[str, object] | None) -> str:
     return narrator.setup(_json(scenario))
+
+
+@register.filter
+def hold(scenario: Scenario | Mapping[str, object] | None) -> str:
+    return narrator.hold(_json(scenario))
 
 
 @register.filter

@@ -25,7 +25,7 @@ from lockviz.library import access
 from lockviz.models import Run
 from lockviz.runs import recorder, recovery
 from lockviz.shares import address_of
-from lockviz.teaching import lessons, reveals
+from lockviz.teaching import choices, lessons, reveals
 from lockviz.views import HtmxHttpRequest, browser, owns, withheld
 from lockviz.views.pagedata import page_data
 from lockviz.views.refusals import respond
@@ -90,7 +90,10 @@ def walkthrough(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         slug=lesson.slug,
         error=run.error,
         created=run.created.isoformat(),
-        scenario=reveals.scenario(lesson.scenario.to_json(), unanswered),
+        # Each learner's own order of each checkpoint's choices (its class's: the presenter's).
+        scenario=choices.for_learner(
+            reveals.scenario(lesson.scenario.to_json(), unanswered), f"{run.owner}:{lesson.slug}"
+        ),
         answer_url=reverse("lesson_answer", args=[lesson.slug]),
         progress_url=reverse("progress_lesson", args=[lesson.slug]),
         nodes=lesson.scenario.nodes,

@@ -253,3 +253,59 @@ def test_with_a_lock_either_reason_makes_a_write_stale_and_counts_it_once() -> N
 def test_a_run_without_run_started_is_judged_as_before() -> None:
     verdict = check(gc_pause_history(accepted=False))  # histories before storage kinds
     assert "Fencing saved the data" in verdict.summary
+
+
+def versioned(seq: int, t: float, actor: str, call: int, *, read: int | None, found: int,
+              accepted: bool) -> list[dict]:  # fmt: skip
+    """A write to a storage that keeps versions: what its writer read, what the write found."""
+    extra = {} if read is None else {"read": read}
+    version = {"version": found + 1} if accepted else {}
+    return [
+        ev(seq, t, actor, "request", to="storage", call=call, op="write", value=actor, **extra),
+        ev(seq + 1, t + 1, actor, "reply", **{"from": "storage"}, call=call, op="write", ok=True,
+           accepted=accepted, found=found, **version),
+    ]  # fmt: skip
+
+
+def hole(alice_found: int, bob_accepted: bool) -> list[dict]:
+    """The fencing hole: alice reads v0, pauses, bob is granted and reads v0, alice writes."""
+    return [
+        ev(1, 0, "alice", "granted", token=1, ttl_ms=1500),
+        ev(2, 2800, "bob", "granted", token=2, ttl_ms=1500),
+        *versioned(3, 4600, "alice", 1, read=0, found=alice_found, accepted=True),
+        *versioned(5, 5200, "bob", 1, read=0, found=1, accepted=bob_accepted),
+    ]
+
+
+def test_data_is_corrupted_only_when_an_update_was_lost() -> None:
+    """Issue 32: a late write on the version its writer read loses nothing (compare-and-set
+    lets it through and refuses the newer holder's write); one that replaces an update its
+    writer never saw is a lost update: the data is corrupted."""
+    cas = check(hole(alice_found=0, bob_accepted=False))
+    assert (cas.stale_writes_accepted, cas.stale_writes_rejected) == (1, 1)
+    assert not cas.data_corrupted and "no update was lost" in cas.summary
+    plain = check(hole(alice_found=0, bob_accepted=True))  # bob's write replaces alice's unseen
+    assert plain.stale_writes_accepted == 2 and plain.data_corrupted
+    assert "an update was lost" in plain.summary
+
+
+def test_a_holder_has_seen_every_write_sent_before_its_grant() -> None:
+    turns = [
+        ev(1, 0, "alice", "granted", token=1),
+        *versioned(2, 10, "alice", 1, read=None, found=0, accepted=True),
+        ev(4, 50, "alice", "released", ok=True),
+        ev(5, 60, "bob", "granted", token=2),
+        *versioned(6, 70, "bob", 1, read=None, found=1, accepted=True),  # a blind write
+    ]
+    assert not check(turns).data_corrupted  # bob overwrote alice's A, which he had "seen"
+    late = [
+        ev(1, 0, "alice", "granted", token=1),
+        ev(2, 60, "bob", "granted", token=2),
+        *versioned(3, 70, "bob", 1, read=None, found=0, accepted=True),
+        *versioned(5, 90, "alice", 1, read=None, found=1, accepted=True),  # paused, then writes
+    ]
+    assert check(late).data_corrupted  # alice's late write replaced bob's: his update is lost
+    blind = [*versioned(1, 0, "a", 1, read=None, found=0, accepted=True),
+             *versioned(3, 9, "b", 1, read=None, found=1, accepted=True)]  # fmt: skip
+    blind = [ev(0, 0, "lab", "run_started", backend="none"), *blind]
+    assert not check(blind).data_corrupted  # no lock, no read: last writer wins, nothing lost

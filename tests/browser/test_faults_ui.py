@@ -93,7 +93,7 @@ def test_cut_heal_crash_and_restart_by_clicking(app_server: AppServer, page: Any
     redis.get_by_role("button", name="restart").click()
     restarted = page.locator("svg#diagram .node-restarted")
     restarted.wait_for(state="attached")
-    expect(restarted).to_contain_text("restarted (no fsync: empty)")
+    expect(restarted).to_contain_text("restarted (no persistence)")
     expect(page.locator("svg#diagram .node-down.open")).to_have_count(0)
 
     os.makedirs(SHOTS, exist_ok=True)

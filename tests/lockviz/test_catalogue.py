@@ -107,3 +107,36 @@ def test_the_elections_are_variants_of_the_services_that_have_an_election() -> N
         ("zookeeper", "election"),
         ("etcd", "election"),
     ]
+
+
+def test_one_table_names_what_each_lock_counts_down_and_what_the_server_ends() -> None:
+    """Issue 32: a lease only where there is one (the header, the lessons list and the narrator
+    read these words, never a string check of their own)."""
+    words = {(b.name, v.name): (v.ttl, v.ends) for b in BACKENDS.values() for v in b.variants}
+    assert words == {
+        ("redis", "safe"): ("lease", "lease"),
+        ("redis", "unsafe_release"): ("lease", "lease"),
+        ("redis", "no_ttl"): ("", ""),
+        ("redis-sentinel", "async"): ("lease", "lease"),
+        ("redis-sentinel", "wait"): ("lease", "lease"),
+        ("redis-sentinel", "min_replicas"): ("lease", "lease"),
+        ("redlock", "safe"): ("lease", "lease"),
+        ("zookeeper", "recipe"): ("session timeout", "session"),
+        ("zookeeper", "herd"): ("session timeout", "session"),
+        ("zookeeper", "election"): ("session timeout", "session"),
+        ("zookeeper", "session"): ("session timeout", "session"),
+        ("postgres", "session"): ("", "session"),
+        ("postgres", "xact"): ("idle-in-transaction timeout", "session"),
+        ("postgres", "pooled"): ("", "session"),
+        ("postgres", "pooled_xact"): ("idle-in-transaction timeout", "session"),
+        ("etcd", "lease"): ("lease", "lease"),
+        ("etcd", "election"): ("lease", "lease"),
+        ("none", "direct"): ("", ""),
+    }
+
+
+def test_what_a_restarted_server_kept_is_said_by_its_kind() -> None:
+    assert REDIS.kept("none").label == "no persistence"  # save "", appendonly no: nothing kept
+    assert "fsync always" in REDIS.kept("fsync").text
+    assert ZOOKEEPER.kept("none").label == "log replayed"  # forceSync=no still keeps the log
+    assert server_kind("pg-1").kept(None).label == "WAL replayed"

@@ -43,6 +43,18 @@ def test_headlines_say_held_saved_or_corrupted() -> None:
     )
     saved = {"mutual_exclusion": "violated", "stale_writes_rejected": 1, "data_corrupted": False}
     assert headline(saved) == ("⚠ Mutual exclusion violated — fencing saved the data", "warn")
+    # Issue 32: a held run whose old holder still wrote says what stopped it.
+    stopped = {"mutual_exclusion": "held", "stale_writes_rejected": 1, "liveness": "ok"}
+    assert headline(stopped) == ("✔ Mutual exclusion held — fencing stopped 1 late write", "good")
+    assert headline({**stopped, "stale_writes_rejected": 2}, storage="sequencer")[0].endswith(
+        "the sequencer check stopped 2 late writes"
+    )
+    # A compare-and-set run in which a stale write landed but no update was lost.
+    cas = {"mutual_exclusion": "violated", "stale_writes_accepted": 1, "stale_writes_rejected": 1}
+    assert headline({**cas, "data_corrupted": False}, storage="cas") == (
+        "⚠ Mutual exclusion violated — compare-and-set saved the data",
+        "warn",
+    )
     corrupted = {"mutual_exclusion": "violated", "data_corrupted": True}
     assert headline(corrupted) == ("✖ Mutual exclusion violated, data corrupted", "bad")
     assert headline({"mutual_exclusion": "held", "liveness": "stuck"})[1] == "warn"
@@ -243,7 +255,10 @@ def test_refused_rounds_are_numbered_and_folded_from_the_second() -> None:
 
 def test_zookeeper_says_czxid_and_tells_an_expired_session_from_a_suspended_one() -> None:
     events = told("zk-gc-pause-fenced")
-    assert labels(events, "granted") == ["session 1.5 s · czxid 6", "session 1.5 s · czxid 8"]
+    assert labels(events, "granted") == [
+        "session timeout 1.5 s · czxid 6",
+        "session timeout 1.5 s · czxid 8",
+    ]
     assert labels(events, "lost") == ["lost: session expired"]  # ZooKeeper had expired it
     lost = next(e for e in events if e["kind"] == "lost")
     assert "expired its session at 1.85 s" in lost["said"]["text"]
@@ -348,3 +363,49 @@ def test_sessions_are_told_as_their_client_sees_them_and_leaders_as_they_change(
     assert (
         old.said({"kind": "session", "actor": "bob", "state": "CONNECTED"}).label == "RECONNECTED"
     )
+
+
+def test_the_words_for_a_lease_fit_each_lock_from_the_catalogue() -> None:
+    """Issue 32: "lease" only where there is one; a session's end is "(session gone)"."""
+    from lockviz.narrator import hold, setup
+
+    def scenario(**fields: object) -> dict[str, object]:
+        return {"backend": "redis", "ttl_ms": 1500, "clients": ["alice", "bob"], **fields}
+
+    assert hold(scenario()) == "lease 1.5 s"
+    assert hold(scenario(variant="no_ttl")) == "no lease"
+    assert hold(scenario(backend="zookeeper")) == "session timeout 1.5 s"
+    assert hold(scenario(backend="postgres")) == "no lease"
+    assert hold(scenario(backend="postgres", variant="xact")) == "idle-in-transaction timeout 1.5 s"
+    assert hold(scenario(backend="postgres", idle_session_timeout_ms=2000)) == (
+        "no lease · idle session timeout 2 s"
+    )
+    assert hold(scenario(backend="none")) == "no lock"
+    assert "with a session timeout of 1.5 s" in setup(scenario(backend="zookeeper"))
+    assert "lease" not in setup(scenario(backend="postgres"))
+    zk = told("zk-gc-pause-fenced")
+    granted = next(e for e in zk if e["kind"] == "granted")
+    assert "lease" not in granted["said"]["text"]
+    assert "session timeout 1500 ms" in granted["said"]["text"]
+    expired = next(e for e in zk if e["kind"] == "expired")
+    assert expired["said"]["mark"] == "believes it holds\n(session gone)"
+    lost = next(e for e in zk if e["kind"] == "lost")
+    assert "its connection was connection" not in lost["said"]["text"]
+    pg = told("pg-ghost-holder-timeout")
+    assert next(e for e in pg if e["kind"] == "granted")["said"]["label"].startswith("no lease")
+    ended = next(e for e in pg if e["kind"] == "deleted")
+    assert ended["said"]["mark"] == "believes it holds\n(session gone)"
+    restarted = next(e for e in told("redis-restart") if e["kind"] == "restarted")
+    assert restarted["said"]["label"] == "restarted (no persistence)"
+    assert "fsync" not in restarted["said"]["text"]
+
+
+def test_a_write_refused_by_compare_and_set_says_why_not_a_token_comparison() -> None:
+    """storage-hole-cas: bob's token (8) is higher than the highest seen (6): his write was
+    refused for its read, and the mark says so ("8 < 6" would be false)."""
+    refused = [
+        e for e in told("storage-hole-cas") if e["kind"] == "reply" and e.get("accepted") is False
+    ]
+    assert [e["said"]["mark"] for e in refused] == ["REJECTED read v0, now v1"]
+    fenced = [e for e in told("gc-pause-fenced") if e.get("accepted") is False]
+    assert [e["said"]["mark"] for e in fenced] == ["REJECTED 1 < 2"]

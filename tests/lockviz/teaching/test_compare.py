@@ -25,9 +25,9 @@ def test_a_variant_keeps_the_script_and_drops_a_prediction_it_no_longer_fits() -
     base = builtin()["gc-pause-fenced"]
     same = variant(base, "redis", "fenced")
     assert same.expect == base.expect and same.steps == base.steps
-    off = variant(builtin()["contention"], "redis", "plain")
-    assert off.fencing is False and off.storage == "plain"
-    assert off.expect is None and off.steps == builtin()["contention"].steps
+    fenced = variant(builtin()["contention"], "redis", "fenced")
+    assert fenced.fencing is True and fenced.storage == "fenced"
+    assert fenced.expect is None and fenced.steps == builtin()["contention"].steps
     unfenced = variant(base, "redis", "plain")  # exactly another built-in: its own prediction
     assert unfenced is builtin()["gc-pause-unfenced"]
     redlock = variant(builtin()["unsafe-release"], "redlock", "plain")

@@ -16,8 +16,6 @@ from lockviz.models import Run, RunEvent
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import Scenario, parse
 from lockviz.teaching.lessons import (
-    MODULES,
-    TAKEAWAYS,
     course,
     lesson,
     minutes,
@@ -25,11 +23,12 @@ from lockviz.teaching.lessons import (
     same_script,
     takeaway,
 )
+from lockviz.teaching.syllabus import MODULES
 from tests.conftest import builtin_json, wait_for_run
 
 REDIS_LESSONS = ["gc-pause-unfenced", "gc-pause-fenced", "unsafe-release", "contention"]
 # The planned course, module by module: basics first, then failures, then fencing.
-PLANNED = [slug for plan in MODULES for slug, _title in plan.lessons]
+PLANNED = [row.slug for plan in MODULES for row in plan.lessons]
 BASICS = ("contention", "redis-failover", "redlock-happy", "zk-happy", "pg-happy", "etcd-happy")
 
 
@@ -55,7 +54,7 @@ def test_the_lessons_follow_the_course_order() -> None:
     assert ranks == sorted(ranks)
 
 
-def test_the_course_comes_in_modules_single_redis_first_the_storage_last() -> None:
+def test_the_course_comes_in_modules_single_redis_first_beyond_one_lock_last() -> None:
     found = modules()
     assert [m.title for m in found] == [
         "Single Redis",
@@ -64,8 +63,8 @@ def test_the_course_comes_in_modules_single_redis_first_the_storage_last() -> No
         "ZooKeeper",
         "PostgreSQL",
         "etcd",
-        "Fencing and beyond",
         "What the storage checks",
+        "One pause, every lock service",
         "Beyond one lock",
     ]
     assert [m.number for m in found] == list(range(1, 10))
@@ -75,8 +74,10 @@ def test_the_course_comes_in_modules_single_redis_first_the_storage_last() -> No
     backends = {m.slug: {item.scenario.backend for item in m.lessons} for m in found[:6]}
     plans = {plan.slug: {plan.backend} for plan in MODULES[:6]}
     assert backends == plans and backends["failover"] == {"redis-sentinel"}
-    assert {item.scenario.fencing for item in found[-3].lessons} == {True}
-    kinds = {item.scenario.storage_kind for item in found[-2].lessons}
+    pauses = [item for item in found[-2].lessons if item.scenario.lock_service.fencing]
+    assert {item.scenario.fencing for item in pauses} == {True}  # a token saves the data
+    assert {item.scenario.backend for item in found[-2].lessons} >= {"zookeeper", "redlock"}
+    kinds = {item.scenario.storage_kind for item in found[-3].lessons}
     assert kinds == {"fenced", "fenced_reads", "plain", "sequencer", "cas"}
     beyond = {item.scenario.storage_kind for item in found[-1].lessons}
     assert {"lww", "crdt"} <= beyond  # every kind of storage is taught, once at least
@@ -87,12 +88,11 @@ def test_a_new_builtin_joins_the_module_of_its_lock_service() -> None:
     scenarios["zz-etcd"] = fake(backend="etcd")
     found = modules(scenarios)
     assert [[item.slug for item in m.lessons] for m in found] == [
-        ["contention", "redis-new"],
+        ["contention", "gc-pause-fenced", "redis-new"],
         ["zz-etcd"],
-        ["gc-pause-fenced"],
     ]
     assert [item.number for m in found for item in m.lessons] == [1, 2, 3, 4]
-    assert found[0].lessons[1].title == fake().title  # not in the course: its own title
+    assert found[0].lessons[2].title == fake().title  # not in the course: its own title
 
 
 def test_missing_scenarios_leave_no_gap_and_break_nothing() -> None:
@@ -110,11 +110,10 @@ def test_the_course_has_at_least_ten_lessons_one_per_builtin() -> None:
     assert {lesson.slug for lesson in course()} == set(builtin())
 
 
-def test_the_takeaway_comes_from_the_scenario_then_the_course_then_the_description() -> None:
-    assert takeaway("zk-herd", fake(takeaway="Own words.")) == "Own words."
-    assert takeaway("zk-herd", fake(takeaway="")) == TAKEAWAYS["zk-herd"]
+def test_the_takeaway_comes_from_the_scenario_else_its_description() -> None:
+    assert takeaway(fake(takeaway="Own words.")) == "Own words."
     described = fake(takeaway="", description="First sentence. Second one.")
-    assert takeaway("not-in-course", described) == "First sentence."
+    assert takeaway(described) == "First sentence."
 
 
 def test_every_lesson_has_a_takeaway_a_backend_and_two_to_four_minutes() -> None:
@@ -282,3 +281,33 @@ def test_opening_a_lesson_runs_it_live_and_rerun_starts_a_fresh_run(client: Clie
     second = wait_for_run(again["Location"].split("?run=")[1])
     assert second.pk != first.pk and second.status == Run.Status.FINISHED
     assert client.get(again["Location"]).status_code == 200
+
+
+@pytest.mark.django_db
+def test_the_lesson_header_says_lease_only_where_there_is_one(client: Client) -> None:
+    def meta(slug: str) -> str:
+        page = client.get(f"/lessons/{slug}/").content.decode()
+        return re.search(r'<header class="lesson-head">.*?<p class="meta">(.*?)</p>', page, re.S)[1]
+
+    leased = re.compile(r"(?<!no )lease")  # "no lease" says there is none
+    assert "no lease" in meta("pg-pause-blocks") and not leased.search(meta("pg-pause-blocks"))
+    assert "session timeout 1.5 s" in meta("zk-gc-pause-fenced")
+    assert "no lease" in meta("naive-no-ttl-crash")
+    assert "lease 2 s" in meta("gc-pause-fenced")
+    assert "idle-in-transaction timeout 2 s" in meta("pg-gc-pause-fenced")
+    index = client.get("/lessons/").content.decode()
+    card = index[index.index('id="lesson-pg-pause-blocks"') :]
+    setting = re.search(r'<p class="setup">(.*?)</p>', card, re.S)[1]
+    assert "alice and bob share one lock" in setting and not leased.search(setting)
+
+
+@pytest.mark.django_db
+def test_each_lesson_and_the_index_say_what_it_builds_on(client: Client) -> None:
+    page = client.get("/lessons/gc-pause-fenced/").content.decode()
+    line = re.search(r'<p class="builds-on" id="builds-on">(.*?)</p>', page, re.S)[1]
+    assert "fencing tokens in lesson 1" in line and 'href="/lessons/contention/"' in line
+    assert 'href="/lessons/gc-pause-unfenced/"' in line
+    assert 'id="builds-on"' not in client.get("/lessons/contention/").content.decode()
+    index = client.get("/lessons/").content.decode()
+    card = index[index.index('id="lesson-gc-pause-fenced"') :][:2500]
+    assert '<a href="#lesson-contention"' in card and "lesson 1</a>" in card
