@@ -1,8 +1,9 @@
 """The course: the built-in scenarios in modules, each one a lesson with a take-away.
 
-Eight modules: one lock service each (single Redis, Redlock, ZooKeeper, PostgreSQL, etcd),
-then what the storage checks, then one pause on every lock service and the Redlock debate, then
-beyond one lock (elections, lockless storage, pitfalls). Within a module the basics come first
+Nine modules: one lock service each (single Redis, Redis with replicas and Sentinel, Redlock,
+ZooKeeper, PostgreSQL, etcd: from one node to replicas and failover, to independent nodes, to
+consensus), then what the storage checks, then one pause on every lock service and the Redlock
+debate, then beyond one lock (elections, lockless storage, pitfalls). Within a module the basics come first
 (the lock doing its job, clients taking turns), then the ways it fails. The plan, with the
 concepts each lesson teaches and uses, is lockviz/teaching/syllabus.py; its order is held to
 them (nothing is used before an earlier lesson taught it).
