@@ -319,7 +319,9 @@ def story_lost(events: Sequence[Event]) -> str:
                 return f"the machine fell behind: {e.get('what', '?')}"
             index = e.get("index")
             where = f"step {index + 1}" if isinstance(index, int) else str(e.get("what", "?"))
-            return f"the machine fell behind by {float(e.get('late_ms', 0)):.0f} ms at {where}"
+            # Of the shift, a step's own time (a server booting) is not the machine's lateness
+            behind = float(e.get("late_ms", 0)) - float(e.get("own_ms") or 0)
+            return f"the machine fell behind by {behind:.0f} ms at {where}"
     return ""
 
 

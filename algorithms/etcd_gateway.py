@@ -11,6 +11,7 @@ import base64
 import http.client
 import json
 import select
+from collections.abc import Callable
 from typing import Any
 
 from algorithms.errors import BackendUnavailable
@@ -73,9 +74,15 @@ class Gateway:
             self.node, self.host, self.port = self.endpoints[(here + 1) % len(self.endpoints)]
 
     def call(
-        self, path: str, body: dict[str, Any], timeout_ms: int | None = None
+        self,
+        path: str,
+        body: dict[str, Any],
+        timeout_ms: int | None = None,
+        sent: Callable[[], object] | None = None,
     ) -> dict[str, Any]:
-        """The decoded reply; an error reply (HTTP 4xx/5xx) carries ``error``."""
+        """The decoded reply; an error reply (HTTP 4xx/5xx) carries ``error``. ``sent`` is
+        called once the request is on its way, while the member works on it (the lock reports
+        its request then, instead of before)."""
         timeout_s = (self.timeout_ms if timeout_ms is None else timeout_ms) / 1000
         conn = self._connection()
         try:
@@ -86,6 +93,8 @@ class Gateway:
             # Bytes, not str: http.client then sends headers and body in one segment, where
             # two small writes would wait on each other (Nagle's algorithm and delayed ACKs).
             conn.request("POST", path, json.dumps(body).encode(), HEADERS)
+            if sent is not None:
+                sent()
             response = conn.getresponse()
             data = response.read()
         except TimeoutError as exc:

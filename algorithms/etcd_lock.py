@@ -151,13 +151,14 @@ class EtcdLock(LockBase):
         node = self.node  # the member asked (a failure moves the gateway on)
         suffix = f"{int(lease_id):x}"  # etcd's concurrency.Mutex names the key after the lease
         key = f"{self.name}/{suffix}"
-        call = self._report.request(node, "lock", lease=lease_id)
+        asked = self._report.asking(node, "lock", lease=lease_id)
         txn = _enqueue_txn(self.name, key, self.owner_prefix + suffix, self.owner, lease_id)
         try:
-            reply = self.gateway.call("/v3/kv/txn", txn)
+            reply = self.gateway.call("/v3/kv/txn", txn, sent=asked.call)
         except BackendUnavailable as exc:
-            self._report.reply(call, node, "lock", False, error=exc.detail)
+            self._report.reply(asked.call(), node, "lock", False, error=exc.detail)
             return None, None, exc.detail
+        call = asked.call()
         if "error" in reply:  # e.g. "etcdserver: requested lease not found"
             self._report.reply(call, node, "lock", False, error=str(reply["error"]))
             return None, None, str(reply["error"])
@@ -270,15 +271,17 @@ class EtcdLock(LockBase):
     def _call(
         self, op: str, path: str, body: dict[str, Any], via: Gateway | None = None, **args: Any
     ) -> tuple[int, dict[str, Any] | None]:
-        """Report the request and make it; a failure is reported here and answers ``None``."""
+        """Make the request and report it (as it is on its way: its event is encoded while the
+        member works on it); a failure is reported here and answers ``None``."""
         gateway = via or self.gateway
         node = gateway.node  # the member asked (a failure moves the gateway on to the next)
-        call = self._report.request(node, op, **args)
+        asked = self._report.asking(node, op, **args)
         try:
-            reply = gateway.call(path, body)
-        except BackendUnavailable as exc:
-            self._report.reply(call, node, op, False, error=exc.detail)
-            return call, None
+            reply = gateway.call(path, body, sent=asked.call)
+        except BackendUnavailable as exc:  # reported (if it was not sent), then its failure
+            self._report.reply(asked.call(), node, op, False, error=exc.detail)
+            return asked.call(), None
+        call = asked.call()
         if "error" in reply:  # etcd's own words, e.g. "etcdserver: requested lease not found"
             self._report.reply(call, node, op, False, error=str(reply["error"]))
             return call, None

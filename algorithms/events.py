@@ -71,5 +71,27 @@ class Reporter:
         self._sink("request", {"to": to, "call": call, "op": op, **args})
         return call
 
+    def asking(self, to: str, op: str, **args: Any) -> Asked:
+        """A request reported later: as it is on its way, its event encoded while the server
+        works on it (:class:`Asked`), not before it is sent."""
+        return Asked(self, to, op, args)
+
     def reply(self, call: int, frm: str, op: str, ok: bool, **result: Any) -> None:
         self._sink("reply", {"from": frm, "call": call, "op": op, "ok": ok, **result})
+
+
+class Asked:
+    """A request, reported once (:meth:`call`): once it is sent, or before its failure is. Its
+    event's time is a few microseconds after the bytes left, never after the reply's."""
+
+    __slots__ = ("_args", "_call", "_op", "_report", "_to")
+
+    def __init__(self, report: Reporter, to: str, op: str, args: dict[str, Any]) -> None:
+        self._report, self._to, self._op, self._args = report, to, op, args
+        self._call = 0
+
+    def call(self) -> int:
+        """Its call id, reporting it first if it was not yet."""
+        if not self._call:
+            self._call = self._report.request(self._to, self._op, **self._args)
+        return self._call

@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import socket
 import threading
 from collections.abc import Callable
@@ -80,7 +81,7 @@ from psycopg import errors, pq
 from algorithms.clock import Clock
 from algorithms.deadlines import deadlines
 from algorithms.errors import BackendUnavailable, NotHeld
-from algorithms.events import EventSink, discard
+from algorithms.events import Asked, EventSink, discard
 from algorithms.lock import Grant, LockBase
 from algorithms.sequencer import Sequencer
 
@@ -216,15 +217,16 @@ class PostgresLock(LockBase):
             return self._acquire_xact(timeout_ms)
         deadline = self.clock.monotonic_ns() + timeout_ms * 1_000_000
         while True:
-            call = self._report.request(self.node, "acquire", ttl_ms=None, key=self.key)
+            asked = self._report.asking(self.node, "acquire", ttl_ms=None, key=self.key)
             try:
                 with self._boundary():
                     self._ensure_session()
-                    token, pid = self._run(b"lockviz_try")
+                    token, pid = self._run(b"lockviz_try", asked)
             except BackendUnavailable as exc:
-                self._report.reply(call, self.node, "acquire", False, error=exc.detail)
+                self._report.reply(asked.call(), self.node, "acquire", False, error=exc.detail)
                 token = None
             else:
+                call = asked.call()
                 if token is not None:
                     self._report.reply(call, self.node, "acquire", True, token=int(token))
                     return self._granted(int(token), int(pid or 0))
@@ -277,20 +279,21 @@ class PostgresLock(LockBase):
         self.grant = None
         self._warnings.clear()
         how = "COMMIT" if self.scope == "xact" else "pg_advisory_unlock"
-        call = self._report.request(self.node, "release", sql=how)
+        asked = self._report.asking(self.node, "release", sql=how)
         try:
             with self._boundary():
                 if self.scope == "xact":
+                    asked.call()
                     self.conn.execute("COMMIT")  # the transaction's locks go with it
                     ok = True
                 else:
-                    ok = self._run(b"lockviz_unlock")[0] == b"t"
+                    ok = self._run(b"lockviz_unlock", asked)[0] == b"t"
         except BackendUnavailable as exc:
-            self._report.reply(call, self.node, "release", False, error=exc.detail)
+            self._report.reply(asked.call(), self.node, "release", False, error=exc.detail)
             self._report.emit("released", ok=False, reason=exc.detail)
             return False
         reason = {} if ok else {"reason": "; ".join(self._warnings) or "not held"}
-        self._report.reply(call, self.node, "release", ok, **reason)
+        self._report.reply(asked.call(), self.node, "release", ok, **reason)
         self._report.emit("released", ok=ok, **reason)
         return ok
 
@@ -334,23 +337,27 @@ class PostgresLock(LockBase):
         """End the session; the server frees whatever it still held."""
         self.conn.close()
 
-    def _run(self, statement: bytes) -> tuple[bytes | None, ...]:
+    def _run(self, statement: bytes, asked: Asked) -> tuple[bytes | None, ...]:
         """One of the session lock's statements on libpq directly: its first row, as text.
 
         psycopg's ``execute`` spends about as long in Python (a cursor, the query's conversion,
         its prepare bookkeeping) as the loopback round trip takes. Here each statement is
-        prepared once per session and executed by libpq with the GIL released (the deadline
-        thread can still shut the socket); errors are psycopg's own, from the result. Through a
-        pooler the server session changes under us, so nothing is prepared there.
+        prepared once per session and sent by libpq; while the server works on it the request
+        is reported (``asked``: its event, encoded meanwhile instead of before), and the reply
+        is waited for with the GIL released (the deadline thread can still shut the socket);
+        errors are psycopg's own, from the result. Through a pooler the server session changes
+        under us, so nothing is prepared there.
         """
         pgconn = self.conn.pgconn
         params = [b"%d" % self.key]
         if self.conn.prepare_threshold is None:
-            result = pgconn.exec_params(_STATEMENTS[statement], params)
+            pgconn.send_query_params(_STATEMENTS[statement], params)
         else:
             if (pgconn, statement) not in self._prepared:  # a new session (or no prepare())
                 self._prepare(pgconn, statement)
-            result = pgconn.exec_prepared(statement, params)
+            pgconn.send_query_prepared(statement, params)
+        asked.call()  # reported as the server works on it
+        result = _reply(pgconn)
         self._check(result, pq.ExecStatus.TUPLES_OK)
         if result.ntuples < 1:
             raise BackendUnavailable(self.node, f"no row from {statement.decode()}")
@@ -406,6 +413,24 @@ class PostgresLock(LockBase):
         if self.grant is None:
             raise NotHeld(f"{self.owner} holds no lock on {self.node}")
         return self.grant
+
+
+def _reply(pgconn: pq.abc.PGconn) -> pq.abc.PGresult:
+    """The result of the query just sent, waited for without the GIL (``select``: a socket the
+    deadline thread shut wakes it, and libpq then says the connection is gone)."""
+    while pgconn.flush():  # what the kernel did not take at once (never here: a short query)
+        select.select([], [pgconn.socket], [])
+    while True:
+        pgconn.consume_input()
+        if not pgconn.is_busy():
+            break
+        select.select([pgconn.socket], [], [])
+    result = pgconn.get_result()
+    if result is None:
+        raise psycopg.OperationalError("the server sent no result")
+    while pgconn.get_result() is not None:  # the end of this query's results
+        pass
+    return result
 
 
 class _Bounded:

@@ -20,6 +20,12 @@ cancelled after 20 s, by design). It reports, per press:
 * **time until all finished**, from the first POST to the last run's final event, and the
   machine's CPU over the press (% of all cores: other work on this shared machine shows there).
 
+Then **a session live from start-up** (``--ready N``): on a fresh app, N free-play sessions one
+after the other, each timed from its ``POST /play/`` to its first click applied (not "the lab
+is still starting this run's servers"): the first once ``serve`` says its start-up is done,
+again with the first as soon as the page answers, and (``--ready-proxy``) through the shipped
+nginx in front of two web processes and two lab hosts (bench/labhosts.py's tier).
+
 Then, on a quiet app, **click → first event**: from the POST that starts a run to the first
 event on a WebSocket viewer opened as soon as the POST answers, several times; with
 ``--browser``, also in Chromium, from the click on the index page's Run button to the first
@@ -33,6 +39,8 @@ proxy, two clients).
     .venv/bin/python -m bench.capacity --press gc-pause-fenced=50 --env LOCKVIZ_MAX_RUNS=50
     .venv/bin/python -m bench.capacity --press '' --memory '' --first 0 --browser \
         --first-slugs backends --warm-up 20 --no-doc   # click → drawn, one built-in per backend
+    .venv/bin/python -m bench.capacity --press '' --memory '' --first 0 --ready 10 \
+        --ready-proxy --no-doc                         # POST /play/ → live, from start-up
 
 ``--env NAME=VALUE`` passes settings to the app (e.g. the fixed ``LOCKVIZ_MAX_RUNS=50`` main
 was measured with). Each press gets a fresh app. It prints tables and writes them into the
@@ -68,6 +76,7 @@ BACKENDS = "gc-pause-fenced,redlock-happy,etcd-happy,zk-happy,zk-ensemble-partit
 DEFAULT_PRESSES = ["gc-pause-fenced=50", "redlock-clock-jump=30", "redlock-clock-jump=50"]
 FINAL = ("run_finished", "run_failed", "run_interrupted", "run_cancelled")
 LOGS = ""  # where to keep each app's log (--logs)
+APP_ROOT = ROOT  # the checkout whose app is measured (--root)
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
@@ -79,7 +88,7 @@ class App(Serve):
 
     def __init__(self, workdir: str, env: dict[str, str]) -> None:
         db, log = os.path.join(workdir, "app.sqlite3"), os.path.join(workdir, "app.log")
-        super().__init__(db, log, env, timeout_s=120)
+        super().__init__(db, log, env, root=APP_ROOT, timeout_s=120)
 
     def stop(self, timeout_s: float = 30) -> None:
         if LOGS:  # --logs: keep what the app said (its capacity decisions among it)
@@ -295,6 +304,75 @@ def first_events(slugs: list[str], times: int, env: dict[str, str]) -> dict[str,
     return found
 
 
+STARTED = "its lab host (pid"  # ``serve``'s last line of its start-up, once its lab host beats
+
+
+def readiness(
+    times: int, env: dict[str, str], at_once: bool = False, pause_s: float = 1.0
+) -> list[float]:
+    """ms from ``POST /play/`` to the free-play session live (its first click applied: not
+    "the lab is still starting this run's servers"), for ``times`` sessions one after the
+    other on a fresh app: the first as soon as ``serve`` has said its start-up is done (its
+    lab host's line), as the first learner after ``make run`` meets it; ``at_once``: as soon
+    as the page answers, the lab host still starting."""
+    found: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="lockviz-capacity-") as workdir:
+        app = App(workdir, env)
+        try:
+            while not at_once and STARTED not in app.output():
+                time.sleep(0.05)
+            for _ in range(times):
+                found.append(_session_live(Browser(app.url)))
+                time.sleep(pause_s)  # one learner after another
+        finally:
+            app.stop()
+    return found
+
+
+def readiness_through_proxy(times: int, pause_s: float = 1.0) -> list[float]:
+    """:func:`readiness` through the shipped nginx in front of two web processes and two lab
+    hosts on one PostgreSQL and one Redis (bench/labhosts.py's tier), as a school deploys it:
+    the first session as soon as every process has said it started (the lab hosts take runs)."""
+    from pathlib import Path
+
+    from bench.labhosts import tier
+    from lockviz.lab.ports import free_port
+    from tests.deploy.proxies import Nginx  # the shipped deploy/nginx.conf, as the tests run it
+
+    found: list[float] = []
+    with (
+        tempfile.TemporaryDirectory(prefix="lockviz-capacity-") as workdir,
+        tier(Path(workdir)) as bench,
+    ):
+        upstreams = {f"app-{i}": web.port for i, web in enumerate(bench.webs, 1)}
+        proxy = Nginx(Path(workdir) / "proxy", upstreams, free_port())
+        try:
+            for _ in range(times):
+                found.append(_session_live(Browser(proxy.url)))
+                time.sleep(pause_s)
+        finally:
+            proxy.stop()
+    return found
+
+
+def _session_live(browser: Browser) -> float:
+    """ms from ``POST /play/`` until a click is applied (inf: never, within 120 s)."""
+    began = time.monotonic()
+    run_id, why = browser.play()
+    if run_id is None:
+        print(f"   the session was not started: {why}", flush=True)
+        return float("inf")
+    said = ""
+    while time.monotonic() - began < 120:
+        said = browser.click(run_id, do="acquire", client="alice")
+        if said != "refused":
+            break
+        time.sleep(0.02)
+    took = (time.monotonic() - began) * 1000 if said == "done" else float("inf")
+    browser.click(run_id, "finish")
+    return took
+
+
 def first_drawn(
     slugs: list[str], times: int, env: dict[str, str], warm_up_s: float = 0
 ) -> dict[tuple[str, str], list[float]]:
@@ -303,8 +381,9 @@ def first_drawn(
     the POST, not from Playwright's click: its own checks before clicking are the instrument.)
     *cold*: a new browser profile each time (nothing cached); *warm*: one profile, after its
     first run (the page's scripts and styles in its cache, as for a student's second run).
-    ``warm_up_s``: first one run of the first slug, over HTTP, then this long idle (an app that
-    has run a lab before: its lab, and its warm spares, started)."""
+    ``warm_up_s``: first one run of each slug, over HTTP, then this long idle (an app whose
+    learners have run each of them before: its lab started, and the spares of the sets they
+    asked for kept, as lockviz.lab.spares keeps what learners use)."""
     import shutil
 
     from playwright.sync_api import sync_playwright
@@ -315,11 +394,11 @@ def first_drawn(
     with tempfile.TemporaryDirectory(prefix="lockviz-capacity-") as workdir:
         app = App(workdir, env)
         try:
-            if warm_up_s and slugs:
-                watched = Watched(slugs[0], pressed_ns=time.monotonic_ns())
-                watched.run_id, watched.refused = start(Browser(app.url), slugs[0])
+            for slug in slugs if warm_up_s else []:
+                watched = Watched(slug, pressed_ns=time.monotonic_ns())
+                watched.run_id, watched.refused = start(Browser(app.url), slug)
                 asyncio.run(watch(app.url, watched, 120))
-                time.sleep(warm_up_s)
+            time.sleep(warm_up_s)
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=chromium, args=flags)
                 for slug in slugs:
@@ -465,14 +544,21 @@ def main() -> None:
     parser.add_argument(
         "--warm-up", type=float, default=0, help="s idle after one run before the clicks"
     )
+    parser.add_argument(
+        "--ready", type=int, default=10, help="free-play sessions from start-up: POST → live"
+    )
+    parser.add_argument(
+        "--ready-proxy", action="store_true", help="--ready through nginx and lab hosts too"
+    )
     parser.add_argument("--memory", default="redlock-clock-jump", help="'' to skip")
     parser.add_argument("--timeout", type=float, default=600, help="per press, s")
     parser.add_argument("--label", default="", help="a note for the rows (e.g. main)")
     parser.add_argument("--no-doc", dest="doc", action="store_false")
     parser.add_argument("--logs", default="", help="keep each app's log in this directory")
+    parser.add_argument("--root", default=ROOT, help="the checkout whose app to measure")
     args = parser.parse_args()
-    global LOGS
-    LOGS = args.logs
+    global LOGS, APP_ROOT
+    LOGS, APP_ROOT = args.logs, args.root
     env = dict(item.split("=", 1) for item in args.env)
     env.setdefault("LOCKVIZ_MAX_QUEUE", "200")  # a lecture hall: every press is admitted
     env.setdefault("LOCKVIZ_MAX_PER_BROWSER", "4")
@@ -481,6 +567,7 @@ def main() -> None:
     label = f" ({args.label})" if args.label else ""
     tables = [
         table(PRESS_HEADER, presses(args.press or DEFAULT_PRESSES, env, args.timeout, label)),
+        table(READY_HEADER, ready_rows(args.ready, env, label, args.ready_proxy)),
         table(FIRST_HEADER, firsts(args, env, label)),
         table(MEMORY_HEADER, memories(args.memory, env, label)),
     ]
@@ -532,6 +619,27 @@ def firsts(args: argparse.Namespace, env: dict[str, str], label: str) -> list[st
     return rows
 
 
+def ready_rows(times: int, env: dict[str, str], label: str, proxy: bool = False) -> list[str]:
+    rows = []
+    ways = [(False, "once serve says it has started"),
+            (True, "the first as soon as the page answers")]  # fmt: skip
+    if proxy:
+        ways.append((False, "through nginx, 2 web processes and 2 lab hosts"))
+    for at_once, when in ways:
+        if not times:
+            break
+        found = (
+            readiness_through_proxy(times) if "nginx" in when else readiness(times, env, at_once)
+        )
+        ms = sorted(found)
+        rows.append(
+            f"| free play{label}, {times} sessions from start-up, {when} | {found[0]:.0f} "
+            f"| {pick(ms, 0.5):.0f} | {pick(ms, 0.95):.0f} | {ms[-1]:.0f} |"
+        )
+        print(rows[-1], flush=True)
+    return rows
+
+
 def memories(slug: str, env: dict[str, str], label: str) -> list[str]:
     if not slug:
         return []
@@ -548,6 +656,8 @@ def memories(slug: str, env: dict[str, str], label: str) -> list[str]:
 FIRST_HEADER = (
     "| scenario | from → to | median ms | min ms | max ms | runs |\n|---|---|---|---|---|---|"
 )
+# POST /play/ → the session live (its first click applied), from the app's start-up
+READY_HEADER = "| sessions | the first ms | p50 ms | p95 ms | max ms |\n|---|---|---|---|---|"
 MEMORY_HEADER = "| what | RSS MB (sum) | PSS MB (sum) | processes |\n|---|---|---|---|"
 
 

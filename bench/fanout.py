@@ -22,13 +22,18 @@ replaying every event to its share of the viewers): the same topology as the app
     .venv/bin/python -m bench.fanout --viewers 1000x2  # over two app processes on one layer
     .venv/bin/python -m bench.fanout --viewers 1000x2 --like-for-like --no-heal --no-doc
     .venv/bin/python -m bench.fanout --viewers 1000w   # a join wave, after the run started
+    .venv/bin/python -m bench.fanout --viewers 300a,1000x2a  # all at once, into a live run
 
 A size written NxP puts N viewers on P ``serve`` processes (split evenly) that share one Redis
 channel layer (LOCKVIZ_CHANNEL_REDIS) and one database (LOCKVIZ_DB), the run started on the
 first: how a class that outgrows one process is served. A size written Nw is a join wave: the
 run starts first, and its N viewers connect within its first :data:`WAVE_S` seconds, 100
 connecting at a time, as a class told "open the link now" does; each is caught up on what it
-missed, then follows live. Its latency counts the events published once the wave is in.
+missed, then follows live. Its latency counts the events published once the wave is in. A
+size written Na (NxPa over processes) is a class that connects *at once*: the run plays first,
+and all N viewers open the stream in the same moment, none waiting for another (a room's
+followers when the presenter starts a run); the row says how many connected, and how long the
+slowest took to be caught up (*connect p99*: from its attempt to its first event).
 
 Latency counts only events published once every viewer had connected; lost, duplicated and
 reordered count every event of the run, for every viewer. CPU is user + system time from /proc
@@ -183,6 +188,7 @@ class Counting(Viewer):
         self.kept: list[tuple[int, bytes]] = []  # without healing: messages not read yet
         self.dups = self.reordered = self.gaps = self.highest = 0
         self.finished = self.resuming = False
+        self.began_ns = self.first_ns = 0  # when it tried to connect; when its first event came
 
     def text(self, now_ns: int, message: bytes) -> None:
         """Without healing, nothing need be read while the run plays: the message is kept as it
@@ -216,6 +222,7 @@ class Counting(Viewer):
             return False
         event = message["event"]
         seq = event["seq"]
+        self.first_ns = self.first_ns or now
         self.arrivals.append((seq, now, message.get("published_ns") or 0))
         if seq in self.seen:
             self.dups += 1
@@ -236,19 +243,28 @@ class Counting(Viewer):
 
 
 async def viewers_main(
-    urls: list[str], count: int, heal: bool, timeout_s: float, spread_s: float = 0
+    urls: list[str],
+    count: int,
+    heal: bool,
+    timeout_s: float,
+    spread_s: float = 0,
+    at_once: bool = False,
+    cookie: str = "",
 ) -> None:
     """Connect ``count`` viewers (spread evenly over ``spread_s``, 100 at a time; 50 when all
-    at once), say "ready", wait for the run to end, print the statistics."""
+    before the run; all of them in one moment ``at_once``, with a student's ``cookie``), say
+    "ready", wait for the run to end, print the statistics."""
     viewers = [Counting(heal) for _ in range(count)]
     connected = [asyncio.Event() for _ in viewers]
-    gate = asyncio.Semaphore(100 if spread_s else 50)
+    gate = asyncio.Semaphore(count if at_once else 100 if spread_s else 50)
 
     async def one(i: int) -> None:
         await asyncio.sleep(i * spread_s / count)
         async with gate:
             url = urls[i % len(urls)]
-            task = asyncio.create_task(viewers[i].watch(url, connected=connected[i]))
+            viewers[i].began_ns = time.monotonic_ns()
+            watching = viewers[i].watch(url, cookie=cookie, connected=connected[i])
+            task = asyncio.create_task(watching)
             await connected[i].wait()
         await task
 
@@ -276,11 +292,13 @@ async def viewers_main(
         if stamps.get(seq, 0) > ready_ns
     )
     lost = sum(len(set(range(1, last + 1)) - viewer.seen) for viewer in viewers)
+    caught_up = sorted((v.first_ns - v.began_ns) / 1e6 for v in viewers if v.first_ns)
     window = [stamp for stamp in stamps.values() if stamp > ready_ns]
     print(
         json.dumps(
             {
                 "latencies": _summary(latencies),
+                "caught_up": _summary(caught_up),
                 "lost": lost,
                 "dups": sum(v.dups for v in viewers),
                 "reordered": sum(v.reordered for v in viewers),
@@ -346,11 +364,18 @@ async def baseline_main(port: int, events_path: str) -> None:
 
 
 def spawn_viewers(
-    urls: list[str], count: int, heal: bool, timeout_s: float, spread_s: float = 0
+    urls: list[str],
+    count: int,
+    heal: bool,
+    timeout_s: float,
+    spread_s: float = 0,
+    at_once: bool = False,
+    cookie: str = "",
 ) -> Any:
     args = [sys.executable, "-m", __spec__.name, "--child-viewers", ",".join(urls)]
     args += ["--viewers", str(count), "--timeout", str(timeout_s), "--spread", str(spread_s)]
-    args += [] if heal else ["--no-heal"]
+    args += ([] if heal else ["--no-heal"]) + (["--at-once"] if at_once else [])
+    args += ["--cookie", cookie] if cookie else []
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True, cwd=ROOT)
     line = proc.stdout.readline() if proc.stdout else ""
     if not line:
@@ -372,15 +397,25 @@ def measure_app(
     heal: bool,
     layer_pids: list[int],
     wave: bool = False,
+    at_once: bool = False,
 ) -> dict[str, Any]:
-    # every viewer connects before the first step; in a wave, they come once it has begun
-    lead_ms = 500 if wave else 6000 + 12 * n
+    # every viewer connects before the first step; in a wave (or all at once), once it has begun
+    live = wave or at_once
+    lead_ms = 500 if live else 6000 + 12 * n
     run_id = app.start_run(scenario(lead_ms, seconds, rate))
     ws_urls = [u.replace("http://", "ws://") + f"/ws/runs/{run_id}/" for u in app.urls]
-    if wave:  # the first viewer's page opens as the run starts
-        while not app.events(run_id):
+    if live:  # the first viewer's page opens as the run starts; a class, once events flow
+        while len(app.events(run_id)) < (20 if at_once else 1):
             time.sleep(0.05)
-    viewers = spawn_viewers(ws_urls, n, heal, lead_ms / 1000 + seconds + 90, WAVE_S if wave else 0)
+    timeout_s = lead_ms / 1000 + seconds + 90
+    # A class's pages carry the session their page set (a student's, not the run's owner's):
+    # each stream reads it as it arrives.
+    cookie = ""
+    if at_once:
+        student = Browser(app.urls[0])
+        student.opener.open(f"{app.urls[0]}/runs/{run_id}/", timeout=60).read()
+        cookie = student.cookie
+    viewers = spawn_viewers(ws_urls, n, heal, timeout_s, WAVE_S if wave else 0, at_once, cookie)
     sampler = CpuSampler({"cpu": app.pids() + layer_pids, "viewers_cpu": [viewers.pid]})
     result = finish_viewers(viewers)
     result.update(sampler.percent(result["window_ns"]))
@@ -389,7 +424,12 @@ def measure_app(
 
 
 def measure_baseline(
-    workdir: str, events: list[dict[str, Any]], n: int, heal: bool = True, processes: int = 1
+    workdir: str,
+    events: list[dict[str, Any]],
+    n: int,
+    heal: bool = True,
+    processes: int = 1,
+    at_once: bool = False,
 ) -> dict[str, Any]:
     """The bare server's replay of ``events`` to ``n`` viewers; over ``processes`` servers
     (split evenly, each replaying every event, started together) to measure the same topology
@@ -413,7 +453,7 @@ def measure_baseline(
         assert server.stdout
         server.stdout.readline()
     urls = [f"ws://127.0.0.1:{port}/" for port in ports]
-    viewers = spawn_viewers(urls, n, heal, timeout_s=300)
+    viewers = spawn_viewers(urls, n, heal, timeout_s=300, at_once=at_once)
     sampler = CpuSampler({"cpu": [s.pid for s in servers], "viewers_cpu": [viewers.pid]})
     for server in servers:
         assert server.stdin
@@ -428,18 +468,19 @@ def measure_baseline(
 
 
 def row(n: int, what: str, r: dict[str, Any]) -> str:
-    lat = r["latencies"]
+    lat, connect = r["latencies"], r.get("caught_up") or {}
+    caught = f"{connect['p99']:.0f}" if connect.get("n") else "–"
     return (
-        f"| {n} | {what} | {lat['p50']:.1f} | {lat['p99']:.1f} | {lat['max']:.1f} | {r['lost']} "
-        f"| {r['dups']} | {r['reordered']} | {r['gaps']} | {r['cpu']:.0f} "
-        f"| {r['viewers_cpu']:.0f} | {r['machine']:.0f} |"
+        f"| {n} | {what} | {n - r['failed']} | {caught} | {lat['p50']:.1f} | {lat['p99']:.1f} "
+        f"| {lat['max']:.1f} | {r['lost']} | {r['dups']} | {r['reordered']} | {r['gaps']} "
+        f"| {r['cpu']:.0f} | {r['viewers_cpu']:.0f} | {r['machine']:.0f} |"
     )
 
 
 HEADER = (
-    "| viewers | server | p50 ms | p99 ms | max ms | lost | dup | reordered | gaps healed "
-    "| server CPU % | viewers' CPU % | machine busy % |\n"
-    "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    "| viewers | server | connected | connect p99 ms | p50 ms | p99 ms | max ms | lost | dup "
+    "| reordered | gaps healed | server CPU % | viewers' CPU % | machine busy % |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 )
 
 
@@ -462,22 +503,34 @@ def main() -> None:
     parser.add_argument("--root", default=ROOT, help="the checkout whose app to measure")
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("--spread", type=float, default=0, help="(the viewers' process)")
+    parser.add_argument("--at-once", action="store_true", help="(the viewers' process)")
+    parser.add_argument("--cookie", default="", help="(the viewers' process)")
     parser.add_argument("--child-viewers")
     parser.add_argument("--child-baseline", nargs=2)
     args = parser.parse_args()
     if args.child_viewers:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         urls = args.child_viewers.split(",")
-        asyncio.run(viewers_main(urls, int(args.viewers), args.heal, args.timeout, args.spread))
+        asyncio.run(
+            viewers_main(
+                urls,
+                int(args.viewers),
+                args.heal,
+                args.timeout,
+                args.spread,
+                args.at_once,
+                args.cookie,
+            )
+        )
         return
     if args.child_baseline:
         asyncio.run(baseline_main(int(args.child_baseline[0]), args.child_baseline[1]))
         return
     lines = []
     for spec in args.viewers.split(","):
-        wave = spec.endswith("w")
-        n, _, procs = spec.removesuffix("w").partition("x")
-        lines += measure(int(n), int(procs or 1), args, wave)
+        wave, at_once = spec.endswith("w"), spec.endswith("a")
+        n, _, procs = spec.removesuffix("w").removesuffix("a").partition("x")
+        lines += measure(int(n), int(procs or 1), args, wave, at_once)
     table = HEADER + "\n" + "\n".join(lines)
     summary = (
         f"{args.seconds:g} s of a live run at ~{args.rate:g} events/s per row; "
@@ -489,12 +542,15 @@ def main() -> None:
         write_doc(table, summary)
 
 
-def measure(n: int, processes: int, args: argparse.Namespace, wave: bool = False) -> list[str]:
+def measure(
+    n: int, processes: int, args: argparse.Namespace, wave: bool = False, at_once: bool = False
+) -> list[str]:
     """The app's row for ``n`` viewers (over ``processes`` app processes; joining in a wave
-    after the run started), then the baseline's."""
+    after the run started, or all at once), then the baseline's (its viewers at once too)."""
     lines = []
     label = args.label if processes == 1 else f"{args.label}, {processes} processes"
     label += f", a join wave ({n} within {WAVE_S:g} s of the start)" if wave else ""
+    label += f", all {n} at once into the live run" if at_once else ""
     with tempfile.TemporaryDirectory(prefix="lockviz-fanout-") as workdir:
         # Every viewer comes from this machine: no share of streams per address (lockviz.shares).
         env, layer = {"LOCKVIZ_SOCKETS_PER_ADDRESS": "0"}, None
@@ -503,8 +559,9 @@ def measure(n: int, processes: int, args: argparse.Namespace, wave: bool = False
             env["LOCKVIZ_CHANNEL_REDIS"] = f"redis://:{layer.password}@127.0.0.1:{layer.port}/0"
         app = App.start(workdir, processes, env, args.root)
         try:
+            layer_pids = layer.pids() if layer else []
             ours = measure_app(
-                app, n, args.seconds, args.rate, args.heal, layer.pids() if layer else [], wave
+                app, n, args.seconds, args.rate, args.heal, layer_pids, wave, at_once
             )
         finally:
             app.stop()
@@ -519,8 +576,8 @@ def measure(n: int, processes: int, args: argparse.Namespace, wave: bool = False
             flush=True,
         )
         if args.baseline:
-            raw = measure_baseline(workdir, ours["events"], n, args.heal)
-            lines.append(row(n, "raw websockets", raw))
+            raw = measure_baseline(workdir, ours["events"], n, args.heal, at_once=at_once)
+            lines.append(row(n, "raw websockets" + (", at once" if at_once else ""), raw))
             print(lines[-1], flush=True)
         if args.baseline and processes > 1 and args.like_for_like:
             raw = measure_baseline(workdir, ours["events"], n, args.heal, processes)

@@ -8,13 +8,13 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lockviz.settings")
 django_asgi_app = get_asgi_application()
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 
 from lockviz.bodylimit import BodyLimit  # noqa: E402
 from lockviz.broadcast import prompt_threads  # noqa: E402
+from lockviz.consumers.lazyauth import LazyAuthMiddlewareStack  # noqa: E402
 from lockviz.proxies import ForwardedBy  # noqa: E402
 from lockviz.routing import websocket_urlpatterns  # noqa: E402
 
@@ -22,9 +22,10 @@ router = ProtocolTypeRouter(
     {
         "http": BodyLimit(django_asgi_app),
         # The session says which browser is on the other end, and the teacher logged in there
-        # (lockviz.accounts): a room's presenter, a run's owner, or not.
+        # (lockviz.accounts): a room's presenter, a run's owner, or not. Read when the consumer
+        # asks, on its own trip to the database (lockviz.consumers.lazyauth).
         "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(
+            LazyAuthMiddlewareStack(
                 URLRouter(websocket_urlpatterns)  # type: ignore[arg-type]  # see lockviz.routing
             )
         ),

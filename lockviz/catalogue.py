@@ -127,6 +127,10 @@ class Backend:
     no_fencing: str = ""  # why it cannot give fencing tokens ("" when it can)
     no_sequencer: str = ""  # why the storage cannot ask it about a writer's lock ("" when it can)
     sequencer: str = ""  # what the storage asks it at each write, when it can ask
+    # What keeps a grant alive with no end fixed in advance ("" when a grant is a lease of its
+    # ttl, renewed only by an extend): its countdown starts only once that stops
+    # (lockviz.lab.story).
+    kept_alive_by: str = ""
 
     @property
     def fencing(self) -> bool:
@@ -260,6 +264,8 @@ BACKENDS: dict[str, Backend] = {
             group_from=3,
             options=frozenset({"zk_nodes"}),
             sequencer="sync, then exists on the writer's lock node: is it there, with its czxid?",
+            kept_alive_by="its session, which the client's heartbeats keep alive in the "
+            "background: it ends a session timeout after they stop",
         ),
         Backend(
             "postgres",

@@ -9,13 +9,15 @@ The consumer (lockviz.consumers.runs) drops such a viewer once what it has not b
 Under Daphne (``serve`` calls :func:`measure_daphne` once) each WebSocket's scope carries, under
 :data:`UNSENT`, a function that returns the bytes its Twisted transport still holds (and, under
 ``lockviz.frames.PREPARED``, a writer of frames framed once for all viewers); and a close
-the application sends with a ``reason`` is sent with that reason (Daphne's own close drops it).
+the application sends with a ``reason`` is sent with that reason (Daphne's own close drops it),
+and autobahn's debug line of each connection's settings is formatted only if it is written.
 Under another server (the tests' ``WebsocketCommunicator``) the scope has none, and
 :func:`unsent` answers 0: nothing is held that the app could know of.
 """
 
 from __future__ import annotations
 
+import pprint
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -70,3 +72,18 @@ def measure_daphne() -> None:
         reply(self, message)
 
     ws_protocol.WebSocketProtocol.handle_reply = handle_reply
+
+    # autobahn formats every connection's settings for a debug line, written or not: a tenth of
+    # what a class connecting at once cost the app (bench/fanout.py's at-once row, profiled).
+    from autobahn.websocket import protocol as autobahn
+
+    setattr(autobahn, "pformat", _pformat_if_logged)  # noqa: B010 (an untyped module's name)
+
+
+def _pformat_if_logged(value: object, *args: Any, **kwargs: Any) -> str:
+    """``pprint.pformat`` for autobahn's debug lines, only while they are written at all."""
+    import txaio
+
+    if getattr(txaio, "get_global_log_level")() not in ("debug", "trace"):  # noqa: B009
+        return ""
+    return pprint.pformat(value, *args, **kwargs)

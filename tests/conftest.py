@@ -22,6 +22,7 @@ from django.core.cache import cache
 from playwright.sync_api import sync_playwright
 
 from bench.app import App
+from lockviz.consumers import arrivals
 from lockviz.lab import procs
 from lockviz.lab.labs import LocalLab, ServerSet
 from lockviz.lab.servers.redis import RedisServer
@@ -133,6 +134,16 @@ def _the_machine(request: pytest.FixtureRequest, _machine_locks: Any) -> Iterato
             yield
         finally:
             fcntl.flock(room, fcntl.LOCK_UN)
+
+
+@pytest.fixture(autouse=True)
+def _watchers_written(django_db_blocker: Any) -> Iterator[None]:
+    """Viewers' watcher counts are written by a thread every half second
+    (lockviz.consumers.arrivals): what a test's viewers changed is written as it ends, not
+    into the next test's database."""
+    yield
+    with django_db_blocker.unblock():
+        arrivals.flush_watchers()
 
 
 @pytest.fixture(autouse=True)

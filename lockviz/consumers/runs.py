@@ -46,14 +46,13 @@ from autobahn.websocket.protocol import PreparedMessage
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
-from django.db.models import F
 
 from lockviz import accounts, broadcast, frames
 from lockviz.audience import Now, audience
 from lockviz.broadcast import EventMessage, Message
+from lockviz.consumers import arrivals
 from lockviz.frames import Frame
 from lockviz.jsontypes import JsonObject
-from lockviz.library import access
 from lockviz.models import Run
 from lockviz.narrator import Told
 from lockviz.ops import metrics
@@ -66,7 +65,9 @@ log = logging.getLogger(__name__)
 
 RESUME_EVERY_S = 0.5  # a viewer's resumes: at most one per this long
 RESUMES = 20  # and at most this many per connection (the page resumes only on a gap)
-PAGE = 500  # events read and sent in one go before the stream lets others' messages through
+PAGE = (
+    arrivals.PAGE
+)  # events read and sent in one go before the stream lets others' messages through
 BEHIND = 4008  # the close code of a viewer dropped for not reading what it was sent
 
 
@@ -75,7 +76,10 @@ class RunConsumer(Counted, AsyncWebsocketConsumer):
     channel_layer_alias = None  # type: ignore[assignment]
 
     async def connect(self) -> None:
-        if not await self.take_share():  # one of its address's streams (lockviz.shares)
+        # Answered at once (the page's first event waits for the handshake), then counted: one
+        # of its address's streams (lockviz.shares), or told why not and closed.
+        await self.accept()
+        if not await self.take_share(accepted=True):
             return
         self.run_id: str = self.scope["url_route"]["kwargs"]["run_id"]
         self.sent = 0
@@ -90,7 +94,6 @@ class RunConsumer(Counted, AsyncWebsocketConsumer):
         self.hidden: frozenset[int] = frozenset()  # checkpoints not revealed to this viewer
         write = self.scope.get(frames.PREPARED)  # under Daphne: one framing for every viewer
         self.write: Callable[[PreparedMessage], bool] | None = write if callable(write) else None
-        await self.accept()
         after = _read_after(parse_qs(self.scope.get("query_string", b"").decode()).get("after"))
         if isinstance(after, str):
             await self._error(after)
@@ -101,21 +104,23 @@ class RunConsumer(Counted, AsyncWebsocketConsumer):
         self.holding += 1
         try:
             await audience().join(self.group, self)
-            # One trip to the database: a class that arrives at once queues on one thread.
-            # (Who it is reads the session, which may touch the database: on that thread too.)
-            arrived = await database_sync_to_async(
-                lambda: arrive(self.run_id, after, accounts.in_scope(self.scope))
-            )()
+            # Read with the others of its wave: a class that arrives at once shares a few
+            # trips to the database (lockviz.consumers.arrivals). Who it is reads the session,
+            # which may touch the database: on that trip too.
+            arrived = await arrivals.arrive(
+                self.run_id, after, lambda: accounts.in_scope(self.scope)
+            )
             if arrived is None:
                 await self._error(f"there is no run {self.run_id!r}")
                 await self.close(code=4404)
                 return
-            run, self.hidden, told = arrived
+            run, self.hidden = arrived.run, arrived.hidden
             self.scenario = run.scenario
             self.counted = True  # a queued run with nobody watching is cancelled
+            arrivals.watch(self.run_id)  # counted in memory, written off this path
             metrics.viewers("run", +1)
-            await self._send_status(run.status, await position(run))
-            await self._catch_up(after, run, told)
+            await self._send_status(run.status, arrived.position)
+            await self._catch_up(after, run, arrived.told, arrived.more, arrived.frame)
         finally:
             self.holding -= 1
         await self._release_held()
@@ -124,8 +129,7 @@ class RunConsumer(Counted, AsyncWebsocketConsumer):
         await self.give_share()
         if getattr(self, "counted", False):
             metrics.viewers("run", -1)
-            watchers = Run.objects.filter(pk=self.run_id)
-            await database_sync_to_async(watchers.update)(watchers=F("watchers") - 1)
+            arrivals.unwatch(self.run_id)
         if hasattr(self, "group"):
             audience().leave(self.group, self)
 
@@ -217,11 +221,17 @@ class RunConsumer(Counted, AsyncWebsocketConsumer):
             await self._keeping_up()
 
     async def _catch_up(
-        self, after: int, run: Run | None = None, told: list[Told] | None = None
+        self,
+        after: int,
+        run: Run | None = None,
+        told: list[Told] | None = None,
+        more: bool = False,
+        frame: Frame | None = None,
     ) -> None:
         """Send the stored events after ``after``, read :data:`PAGE` at a time with their
-        words (``told``: the first page, already read), until there are no more or the viewer
-        falls :func:`_keeping_up` behind."""
+        words (``told``: the first page, already read, and ``more`` if it was full; ``frame``:
+        that page as one message, made once for every viewer of its wave), until there are no
+        more or the viewer falls :func:`_keeping_up` behind."""
         self.holding += 1
         try:
             if run is None:
@@ -229,8 +239,14 @@ class RunConsumer(Counted, AsyncWebsocketConsumer):
             while not self.dropped:
                 if told is None:
                     told = await database_sync_to_async(reveals.told)(run, self.hidden, after, PAGE)
-                await self._send_events(told)
-                if len(told) < PAGE or not await self._keeping_up():
+                    more = len(told) == PAGE
+                if frame is not None and self.sent == after and told:
+                    self.sent = int(str(told[-1]["seq"]))
+                    await frames.send(self, frame)
+                else:
+                    await self._send_events(told)
+                frame = None
+                if not more or not told or not await self._keeping_up():
                     break
                 after, told = int(str(told[-1]["seq"])), None
                 await asyncio.sleep(0)  # a long run goes in pages: others' turn between them
@@ -284,21 +300,6 @@ class RunConsumer(Counted, AsyncWebsocketConsumer):
 
     async def _error(self, text: str) -> None:
         await self.send(text_data=json.dumps({"type": "error", "message": text}))
-
-
-def arrive(
-    run_id: str, after: int, viewer: str = ""
-) -> tuple[Run, frozenset[int], list[Told]] | None:
-    """A viewer arrives (its ``session`` says which browser it is): the run (None if there is
-    none), counted as watched, the checkpoints whose answers it may not read yet
-    (lockviz.teaching.reveals), and the first :data:`PAGE` of the events after ``after`` with
-    their words, without those answers."""
-    run = Run.objects.filter(pk=run_id).first()
-    if run is None or not access.may_see(viewer, run):  # a private saved run: as if none
-        return None
-    Run.objects.filter(pk=run_id).update(watchers=F("watchers") + 1)
-    hidden = reveals.hidden(run, viewer)
-    return run, hidden, reveals.told(run, hidden, after, PAGE)
 
 
 def _read_after(values: Sequence[object] | None) -> int | str:

@@ -115,7 +115,9 @@ class RunEngine:
         )
         self.schedule = Scheduler(self.timeline)
         self.timers = Scheduler(self.timeline)
-        self.story = Story()  # the timers the steps started: what a shift cannot move
+        # The timers the steps started: what a shift cannot move (a backend's grants kept alive
+        # by their sessions have no fixed end: lockviz.catalogue's kept_alive_by)
+        self.story = Story(sessions=bool(scenario.lock_service.kept_alive_by))
         # Replies that came late with no fault in the way (a free-play session has no story).
         self.roundtrips = (
             None if open_ended else RoundTrips(scenario.clients, TOLERANCE_MS, _one_fate(scenario))
@@ -125,6 +127,7 @@ class RunEngine:
         self.ending: str | None = None  # why the run ends early, and is judged
         self.failure: str | None = None  # why it failed: no verdict
         self._lock = threading.Lock()
+        self._sealed = False  # its process tells of its end instead (seal)
         self._t0_ns = 0
         self._last_click = time.monotonic()
         self.stage: Stage = UNPROVISIONED  # the run's lab once provisioned (and after)
@@ -137,8 +140,9 @@ class RunEngine:
         """Give the event its seq and reference time, check it against its kind's model (a
         field the model does not declare is a bug: it raises), keep it, hand it to the sink."""
         with self._lock:
-            if self.events and self.events[-1].kind in ENDS:
-                # Judged (or failed) already: every page and replay ends the story at its end.
+            if self._sealed or (self.events and self.events[-1].kind in ENDS):
+                # Judged (or failed, or interrupted) already: every page and replay ends the
+                # story at its end.
                 log.info("%s's %s came after the run's end: not kept", actor, kind)
                 return
             t = time.monotonic_ns() if t_ns is None else t_ns
@@ -275,6 +279,12 @@ class RunEngine:
         self.timers.cancel()
         self.stage.halt()  # whatever a step waits on from a client or a link returns now
 
+    def seal(self) -> None:
+        """Keep no event from now on: the process running it stops, and tells of the run's
+        interruption itself, after the events kept so far (lockviz.runs.recorder)."""
+        with self._lock:
+            self._sealed = True
+
     def clicked_pause_ms(self) -> int:
         """The longest pause a click may cause now (see :class:`Limits`)."""
         return self.limits.clicked_pause_ms(self.now_ms / 1000)
@@ -318,10 +328,12 @@ class RunEngine:
             moments = [(late.due_ms, late.what), *late.pending]
             if late.began_ms is None:
                 crossing = self.story.crossing(moments, late.late_ms, TOLERANCE_MS, late_client)
-            else:  # the step itself as late as it began; what is pending as late as it is done
+            else:  # the step itself as late as it began; what is pending as late as it is
+                # done, less the step's own time (a server booting takes that on any machine)
+                behind_ms = late.late_ms - late.own_ms
                 crossing = self.story.crossing(
                     moments[:1], late.began_ms, TOLERANCE_MS, late_client
-                ) or self.story.crossing(moments[1:], late.late_ms, TOLERANCE_MS, late_client)
+                ) or self.story.crossing(moments[1:], behind_ms, TOLERANCE_MS, late_client)
             if crossing is None and late.until_ms is not None:  # not done yet when a fault came
                 still = late.until_ms - late.due_ms
                 crossing = self.story.crossing(moments[:1], still, 0.0, late_client)
@@ -334,6 +346,8 @@ class RunEngine:
         }
         if late.index is not None:
             details["index"] = late.index
+        if late.own_ms:
+            details["own_ms"] = round(late.own_ms, 1)
         if crossing is not None:
             details.update(crossing.as_details())
         self.record("lab", "schedule_shifted", details)
@@ -459,7 +473,25 @@ class RunEngine:
         if late_ms > TOLERANCE_MS:
             what = f"step {index + 1} ({step.do}), as the lab did it"
             began_ms = max(0.0, (began_ns - self._t0_ns) / 1e6 - due)
-            self.timeline.late_elsewhere(what, index, due, late_ms, "", began_ms=began_ms)
+            own_ms = min(late_ms - began_ms, self._booted_ms(step, began_ns))
+            self.timeline.late_elsewhere(
+                what, index, due, late_ms, "", began_ms=began_ms, own_ms=max(0.0, own_ms)
+            )
+
+    def _booted_ms(self, step: Step, since_ns: int) -> float:
+        """How long the server a restart step brought back took to boot, less what the busy
+        machine took from it (it waited that long for a core): the step's own time, as on any
+        machine (0 for any other step)."""
+        if step.do != "restart":
+            return 0.0
+        since_ms = (since_ns - self._t0_ns) / 1e6
+        with self._lock:
+            for event in reversed(self.events):
+                if event.t_ms < since_ms:
+                    break
+                if isinstance(event, events.Restarted) and event.actor == step.node:
+                    return float(event.boot_ms or 0) - float(event.starved_ms or 0)
+        return 0.0
 
     def _drain(self, lab: Provisioned) -> None:
         """Let every client finish what it was told (a frozen one is thawed by now); a run that

@@ -250,6 +250,10 @@ class ScheduleShifted(_Run):
     reply: bool | None = _may(
         "a late reply, not a late step: `what` is the call, `due_ms` when it was sent"
     )
+    own_ms: Number | None = _may(
+        "how much of `late_ms` was the step's own time, not the machine falling behind: a "
+        "server booting after a restart, as it does on any machine"
+    )
 
 
 class RunFinished(_Run):
@@ -578,6 +582,10 @@ class Restarted(_Server):
 
     kind: Literal["restarted"]
     persistence: str | None = _is("`none`: it comes back empty; `fsync`: it replays its log")
+    boot_ms: Number | None = _may("how long it took to answer again (older runs lack it)")
+    starved_ms: Number | None = _may(
+        "how much of that its process waited for a core: the busy machine's part of the boot"
+    )
 
 
 class Role(_Server):

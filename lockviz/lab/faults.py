@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass, field
 
 from algorithms.clock import ClockFile
+from lockviz.lab import procs
 from lockviz.lab.clients import ClientProcess
 from lockviz.lab.errors import LabError
 from lockviz.lab.events import Record
@@ -178,10 +179,15 @@ class Faults:
             if name not in self.crashed:
                 server.kill()
             self.frozen.discard(name)
+            began_ns = time.monotonic_ns()
             server.launch()
             server.wait_ready()
+            boot_ms = (time.monotonic_ns() - began_ns) / 1e6
+            pid = server.proc.pid if server.proc is not None else None
+            starved_ms = (procs.most_waited_ns(pid) or 0) / 1e6 if pid is not None else 0.0
             self.crashed.discard(name)
-            self.record(name, "restarted", {"persistence": server.persistence})
+            booted = {"boot_ms": round(boot_ms, 1), "starved_ms": round(starved_ms, 1)}
+            self.record(name, "restarted", {"persistence": server.persistence, **booted})
 
     def undo_all(self) -> None:
         """Thaw every server, heal every link and reset every clock; the servers themselves

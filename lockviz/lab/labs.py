@@ -328,3 +328,16 @@ def make_lab(servers_spec: str | None, base_dir: str | None = None) -> Lab:
     from lockviz.lab import spares  # it starts servers through this module
 
     return LocalLab(base_dir, spares.process_pool())
+
+
+def checking(servers_spec: str | None) -> Lab:
+    """A lab to ask what it could run (:meth:`LocalLab.check`), never to run anything: no pool
+    of spares (a web process asking for the free-play form started one it never used)."""
+    return ExternalLab(servers_spec) if servers_spec else LocalLab()
+
+
+def self_test() -> None:
+    """Start a lock node and a storage node once, and stop them: proof that the lab works here
+    (``serve`` and ``labhost`` run it as they start, and stop with its error if it does not)."""
+    with LocalLab().servers(["redis-1", "storage"]):
+        pass

@@ -43,18 +43,20 @@ _T = TypeVar("_T")
 
 
 class _Spawner:
-    """One daemon thread that performs every ``Popen`` of the process."""
+    """One daemon thread that performs every ``Popen`` of the process.
+
+    Started with the module, by the thread that imports it: a thread inherits its creator's
+    niceness, and so does every child forked from it. Started by the first thread to spawn, it
+    ran at that thread's priority, and when that was a yielding run's (or the spare pool's,
+    lowered: lockviz.lab.spares), every server and client the process started afterwards
+    booted low."""
 
     def __init__(self) -> None:
         self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._loop, name="lab-spawner", daemon=True)
+        self._thread.start()
 
     def submit(self, job: Callable[[], _T]) -> _T:
-        with self._lock:
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._loop, name="lab-spawner", daemon=True)
-                self._thread.start()
         if threading.current_thread() is self._thread:
             return job()
         future: Future[_T] = Future()
@@ -196,6 +198,32 @@ def _lower_task(tid: int) -> None:
             os.setpriority(os.PRIO_PROCESS, tid, LOW_NICENESS)
 
 
+def restore(pid: int, niceness: int = 0) -> None:
+    """Every thread of ``pid`` back at ``niceness`` (a thread made later inherits it): only
+    where :func:`may_restore` (a spare, started low, taken by a run)."""
+    try:
+        tids = [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
+    except OSError:  # gone
+        return
+    for tid in tids:
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, tid, niceness)
+
+
+CAP_SYS_NICE = 23
+
+
+def may_restore() -> bool:
+    """Whether this process may raise a lowered process's priority back (``CAP_SYS_NICE``: root
+    outside a container; not root in one with Docker's default capabilities)."""
+    try:
+        with open("/proc/self/status") as f:
+            found = next((line.split()[1] for line in f if line.startswith("CapEff:")), "0")
+        return bool(int(found, 16) >> CAP_SYS_NICE & 1)
+    except (OSError, ValueError):
+        return False
+
+
 def niceness(pid: int) -> int:
     """The niceness of ``pid``'s main thread."""
     return os.getpriority(os.PRIO_PROCESS, pid)
@@ -285,6 +313,18 @@ def run_delay_ns(pid: int) -> int | None:
             return int(f.read().split()[1])
     except (OSError, IndexError, ValueError):
         return None
+
+
+def most_waited_ns(pid: int) -> int | None:
+    """The longest any thread of ``pid`` has waited, runnable, for a core since it started
+    (:func:`run_delay_ns` of each): a lower bound of what a busy machine took from a
+    many-threaded process's work (a JVM booting). ``None`` once it is gone."""
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    waited = [run_delay_ns(int(t)) for t in threads if t.isdigit()]
+    return max((w for w in waited if w is not None), default=None)
 
 
 def alive(pid: int) -> bool:

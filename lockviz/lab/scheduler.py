@@ -56,6 +56,7 @@ class Late:
     client: str = ""  # the client that began its command late (not an action of a schedule)
     until_ms: float | None = None  # the late command was still not done then (a fault came)
     began_ms: float | None = None  # how late the action began, when doing it took the rest
+    own_ms: float = 0.0  # of ``late_ms``, the action's own time (a server booting): not lateness
 
 
 class Timeline:
@@ -116,13 +117,15 @@ class Timeline:
         client: str,
         until_ms: float | None = None,
         began_ms: float | None = None,
+        own_ms: float = 0.0,
     ) -> None:
         """Something the schedule started began late outside it (``client``'s process took its
         command ``late_ms`` after it could have, or was held up that long as it ran it):
         beyond the tolerance, shift what is pending by that much, so the rest keeps its
         intervals to when it really began. ``until_ms``: the command was still not done then
         (a fault was about to be done to its client). ``began_ms``: the lab began the action
-        that much late, and doing it (a server's restart) took the rest of ``late_ms``."""
+        that much late, and doing it (a server's restart) took the rest of ``late_ms``, of
+        which ``own_ms`` was its own time on any machine (the server booting)."""
         if self.tolerance_ms is None or late_ms <= self.tolerance_ms:
             return
         with self._lock:
@@ -140,6 +143,7 @@ class Timeline:
                 client=client,
                 until_ms=until_ms,
                 began_ms=began_ms,
+                own_ms=own_ms,
             )
         if self.on_late is not None:
             self.on_late(shifted)

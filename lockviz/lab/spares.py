@@ -23,18 +23,24 @@ recorded in its ``lab.json`` like a run's, so a killed app's spares are swept li
   same port and data dir, a kill is kill -9 of the same child. Client links are proxied per run
   (:mod:`lockviz.lab.provision` starts them on the servers it is given); an ensemble's own mesh
   of proxies is the spare's, as it is a fresh ensemble's.
-* **Sized by demand and memory.** Each set the built-in scenarios use is kept at
-  ``per_kind`` (``LOCKVIZ_SPARES``, default 1; 0 turns the pool off) and so is any other set
-  asked for in the last :data:`DEMAND_WINDOW_S`; a set that ran dry lately (asks that found no
-  spare in the last :data:`BUSY_WINDOW_S`: a class pressing at once, not one learner pressing
-  again) gets one more per such ask, up to ``most`` (``LOCKVIZ_SPARES_MOST``, default 4).
-  Every spare kept costs the machine's cores to start (a JVM ensemble: seconds of CPU) while
-  other runs play, so a stock that keeps up does not grow. No spare starts while the machine
-  has less than :data:`RESERVE_MB` of memory available beyond what the spare costs
-  (:func:`lockviz.lab.capacity.cost`), and none while a run is starting or within
-  :data:`SETTLE_S` of a take (for at most :data:`QUIET_WAIT_S`): a run's own start, and its
-  first events, come first.
-  One spare starts at a time, in the pool's own thread; a set taken is replaced behind it.
+* **Sized by demand and memory.** From the start only the set free play and the first lessons
+  ask for (``redis-1`` + ``storage``: :func:`first_keys`) is kept, at ``per_kind``
+  (``LOCKVIZ_SPARES``, default 1; 0 turns the pool off); any other set is kept once a run has
+  asked for it, for as long as one did in the last :data:`DEMAND_WINDOW_S`; a set that ran dry
+  lately (asks that found no spare in the last :data:`BUSY_WINDOW_S`: a class pressing at once,
+  not one learner pressing again) gets one more per such ask, up to ``most``
+  (``LOCKVIZ_SPARES_MOST``, default 4). A set nobody asked for that long is **released**: its
+  spares stop, and an app nobody uses holds one Redis set, not a lab's worth of JVMs
+  (docs/performance.md, "Memory"). Every spare kept costs the machine's cores to start (a JVM
+  ensemble: seconds of CPU), so a stock that keeps up does not grow. No spare starts while the
+  machine has less than :data:`RESERVE_MB` of memory available beyond what the spare costs
+  (:func:`lockviz.lab.capacity.cost`).
+* **Never before a learner's run.** No spare starts while a run is waiting for the lab or
+  starting, nor within :data:`SETTLE_S` of a take: a run's own start, and its first events, come
+  first. One spare starts at a time, in the pool's own thread, and where this process may raise
+  a priority back (:func:`lockviz.lab.procs.may_restore`) its servers boot at the low priority
+  of a run that yields (:data:`lockviz.lab.procs.LOW_NICENESS`): a run that comes while a JVM
+  boots gets the cores first. A spare taken is raised back before its run plays on it.
 * **Stopped with its process.** :meth:`SparePool.stop` (registered with :mod:`atexit` for the
   process's pool) stops every spare and removes its dir; a process killed outright takes its
   spares with it (``PR_SET_PDEATHSIG``, :mod:`lockviz.lab.procs`) and the next start-up's sweep
@@ -52,8 +58,8 @@ import time
 from collections import deque
 from dataclasses import dataclass
 
-from lockviz.catalogue import server_kind
-from lockviz.lab import capacity, registry
+from lockviz.catalogue import BACKENDS, STORAGE, server_kind
+from lockviz.lab import capacity, procs, registry
 from lockviz.lab.errors import LabError
 from lockviz.lab.labs import ServerSet, start_group
 from lockviz.lab.servers import module_for
@@ -64,8 +70,7 @@ log = logging.getLogger(__name__)
 DEMAND_WINDOW_S = 300.0  # a set asked for this recently is kept warm
 BUSY_WINDOW_S = 60.0  # asks this recent that found no spare make a set's stock grow
 RESERVE_MB = 1024  # memory a spare must leave available
-QUIET_WAIT_S = 3.0  # the longest a spare waits for starting runs before it starts anyway
-SETTLE_S = 1.0  # and after a take: the run that took a spare draws its first events first
+SETTLE_S = 1.0  # after a take: the run that took a spare draws its first events first
 FAILED_PAUSE_S = 30.0  # after a spare failed to start, its set waits this long
 # The options each kind's servers read (lockviz.lab.servers.<kind>.create): part of the key.
 OPTIONS_READ: dict[str, tuple[str, ...]] = {
@@ -123,20 +128,11 @@ def key_for(names: list[str], options: ServerOptions | None = None) -> SpareKey:
     return SpareKey("+".join(prefixes), tuple(sorted(names)), tuple(read))
 
 
-def builtin_keys() -> list[SpareKey]:
-    """The sets the built-in scenarios ask for with default options (kept warm from the start)."""
-    from lockviz.scenarios.library import builtin  # parsing them is for the pool's thread
-
-    found: dict[SpareKey, None] = {}
-    for scenario in builtin().values():
-        groups: dict[object, list[str]] = {}
-        for name in scenario.servers:  # as a lab starts them: one group per module
-            groups.setdefault(module_for(name), []).append(name)
-        for group in groups.values():
-            key = key_for(group)
-            if not key.options:
-                found[key] = None
-    return list(found)
+def first_keys() -> list[SpareKey]:
+    """The sets kept warm from the start: the one free play and the first lessons ask for
+    (single-node Redis and the storage node: 2 redis-servers, ~12 MB each). Every other set
+    is kept once learners ask for it (:meth:`SparePool.target`)."""
+    return [key_for([*BACKENDS["redis"].nodes(), STORAGE])]
 
 
 def available_mb() -> float:
@@ -184,7 +180,7 @@ class SparePool:
             raise LabError(f"spares: per kind {per_kind} and most {most} (0 <= per kind <= most)")
         self.per_kind, self.most, self.base_dir = per_kind, most, base_dir
         self.reserve_mb = reserve_mb
-        self._warm = warm  # None: the built-in scenarios' sets, read in the pool's thread
+        self._warm = warm  # None: :func:`first_keys`
         self._ready: dict[SpareKey, list[Spare]] = {}
         self._starting: ServerSet | None = None
         self._asked: deque[tuple[float, SpareKey]] = deque()
@@ -195,6 +191,9 @@ class SparePool:
         self._thread: threading.Thread | None = None
         self.taken = 0  # spares handed to runs
         self.missed = 0  # asks that found none ready
+        self.released = 0  # spares stopped because nobody asked for their set lately
+        self._low = procs.may_restore()  # boot spares low: a take raises them back
+        self._niceness = os.getpriority(os.PRIO_PROCESS, 0)
 
     # -- what runs do -----------------------------------------------------------------------
 
@@ -221,6 +220,10 @@ class SparePool:
         if found is None:
             log.info("no spare of %s ready: the run starts its own", key)
         else:
+            if self._low:  # booted low; its run plays at the app's own priority
+                for server in found.servers.servers.values():
+                    for pid in server.pids():
+                        procs.restore(pid, self._niceness)
             log.info(
                 "spare %s taken (ready %.1f s)", key, (time.monotonic_ns() - found.ready_ns) / 1e9
             )
@@ -304,13 +307,12 @@ class SparePool:
 
     def _fill(self) -> None:
         if self._warm is None:
-            try:
-                self._warm = builtin_keys()
-            except Exception:  # a built-in that does not parse is its own test's business
-                log.exception("spares: cannot read the built-in scenarios' servers")
-                self._warm = []
+            self._warm = first_keys()
+        if self._low:  # this thread, and the servers it starts, at a yielding run's priority
+            procs.yield_from(threading.get_native_id(), [])
         began, stocked = time.monotonic(), False
         while True:
+            self._release()
             with self._changed:
                 key = None if self._stopping else self._next()
                 if key is None and not self._stopping:
@@ -335,16 +337,32 @@ class SparePool:
                 self._changed.wait(seconds)
 
     def _quiet(self) -> None:
-        """Let a starting run start first, and one that just took a spare show its first events
-        (for at most :data:`QUIET_WAIT_S`)."""
-        deadline = time.monotonic() + QUIET_WAIT_S
+        """Let every run waiting for the lab or starting start first, and one that just took a
+        spare show its first events."""
 
         def busy() -> bool:
+            machine = capacity.machine()
             last_take = self._asked[-1][0] if self._asked else 0.0
-            return bool(capacity.machine().starting) or time.monotonic() - last_take < SETTLE_S
+            recent = time.monotonic() - last_take < SETTLE_S
+            return bool(machine.starting) or machine.waiting > 0 or recent
 
-        while busy() and time.monotonic() < deadline and not self._stopping:
+        while busy() and not self._stopping:
             time.sleep(0.1)
+
+    def _release(self) -> None:
+        """Stop the spares of every set beyond what is kept of it now (nobody asked lately)."""
+        with self._changed:
+            now, gone = time.monotonic(), []
+            for key, stock in self._ready.items():
+                while len(stock) > self.target(key, now):
+                    gone.append(stock.pop())
+            self.released += len(gone)
+        for spare in gone:
+            log.info("spares: %s released (nobody asked for it lately)", spare.key)
+        if gone:
+            from lockviz.lab.labs import _each_at_once  # each at once: JVMs take their time
+
+            _each_at_once(spare.servers.close for spare in gone)
 
     def _start_one(self, key: SpareKey) -> None:
         """Start one set of ``key``'s servers in a new dir; ready, it joins the stock."""

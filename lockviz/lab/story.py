@@ -21,12 +21,27 @@ its timers and when each ends, estimated on the run's clock:
 * an **acquire's wait**: from the ``step`` that sent it to that time plus its ``timeout_ms``, or
   sooner, when the client is ``granted`` or gives up.
 
-What the lab cannot see is not guarded: a ZooKeeper session renewed by heartbeats counts as a
-lease of its timeout from its grant, and PostgreSQL's ``idle_session_timeout`` is not counted.
+A grant something keeps alive has **no fixed end** while it does, and nothing a shift moves can
+cross its end: a ZooKeeper grant lives as long as its session, which the client's heartbeats
+renew in the background (the catalogue's ``kept_alive_by``); any lease lives on while a
+watchdog renews it (``renewal_started``). Its countdown starts only when the keepalive stops:
+the client frozen (``paused``), killed, cut off from the server it holds the grant on (a
+``link`` that does not pass, a ``session`` SUSPENDED), or that server crashed or cut off from
+its peers; it runs again when they come back (``resumed``, the link passing, CONNECTED). A
+stopped session ends its timeout after its last heartbeat, which came up to a third of it
+before the stop (kazoo pings that often): that end is an estimate, and a moment coming within
+that third of it counts as crossing it. A watchdog's lease ends its ttl after its last
+``extended``.
+
+What the lab cannot see is not guarded: PostgreSQL's ``idle_session_timeout`` is not counted.
+
+One module past the usual ~300 lines, on purpose: one :class:`Story` keeps a run's timers, and
+what starts, renews, keeps alive and ends them are the rules above, read in this order.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -41,14 +56,22 @@ _LANDS = (events.Paused, events.Crashed, events.ClockJumped, events.ClockRate)
 # that landed on alice's held-up acquire was judged to come after it, and the run told bob's
 # grant as the story's with confidence (about one run in six under a CPU hog).
 STEP_RESOLUTION_MS = 0.1
+KEPT_ALIVE = math.inf  # the end of a grant kept alive: none, while its keepalive runs
+HEARTBEATS = 3  # a session's heartbeats per timeout (kazoo's ping, every third of it)
+# What stops a client's keepalive, and what lets it run again (see the module docstring).
+_STOPS = (events.Paused, events.Crashed)
 
 
 @dataclass(frozen=True)
 class Timer:
     kind: str  # "lease" | "wait"
     client: str
-    end_ms: float  # on the run's clock: when it ended, or is expected to
+    end_ms: float  # on the run's clock: when it ended, or is expected to (KEPT_ALIVE: no end)
     node: str = ""  # where a lease runs (a Redlock grant runs one on each node that said yes)
+    ttl_ms: float = 0.0  # a lease's length: a kept-alive one counts it down once it stops
+    renewed_ms: float = 0.0  # when it was last renewed: its grant, or a watchdog's extend
+    keeper: str = ""  # what keeps it alive: "session", "watchdog", or "" (a lease is a lease)
+    early_ms: float = 0.0  # how much sooner than ``end_ms`` it may end (an estimated end)
 
 
 @dataclass(frozen=True)
@@ -58,6 +81,7 @@ class Mark:
     kind: str  # "lease" | "wait" | "step"
     who: str  # whose lease or wait ("alice"); which step ("step 2 (pause)")
     at_ms: float
+    early_ms: float = 0.0  # how much sooner it may really be (an estimated end)
 
 
 @dataclass(frozen=True)
@@ -88,7 +112,12 @@ class Story:
     the server expired on time as expired when the app wakes up).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, sessions: bool = False) -> None:
+        """``sessions``: the backend's grants live as long as the client's session (its
+        catalogue entry's ``kept_alive_by``)."""
+        self.sessions = sessions
+        self.renewing: set[str] = set()  # clients whose watchdog renews their lease
+        self.stopped: set[tuple[str, str]] = set()  # (client, node) cut off, or (client, "")
         self.running: dict[tuple[str, str, str], Timer] = {}  # (kind, client, node)
         self.ended: list[Timer] = []
         # Steps done: when, "step 2 (pause)", its index, who does it or has it done to it (a
@@ -98,6 +127,7 @@ class Story:
     def see(self, event: events.Event) -> None:
         if isinstance(event, _LANDS):
             self._landed(event.actor, float(event.t_ms))
+        self._keepalive(event)
         self._timers(event)
 
     def _timers(self, event: events.Event) -> None:
@@ -108,20 +138,32 @@ class Story:
             self._end(lambda timer: timer.kind == "wait" and timer.client == who, t)
             self._lease(event, who, t)
         elif isinstance(event, events.Extended) and event.ok and event.ttl_ms is not None:
-            for key, timer in self.running.items():  # the extend renews it wherever it runs
-                if timer.kind == "lease" and timer.client == who:
-                    self.running[key] = replace(timer, end_ms=t + event.ttl_ms)
+            self._renewed(who, event.ttl_ms, t)
+        elif isinstance(event, events.RenewalStarted):
+            self.renewing.add(who)
+            self._revive(who)
         elif isinstance(event, events.AcquireFailed):
             self._end(lambda timer: timer.kind == "wait" and timer.client == who, t)
+        elif isinstance(event, events.Crashed):  # its waits end; a kept-alive grant counts down
+            self.renewing.discard(who)
+            self._end(lambda timer: timer.client == who and not timer.keeper, t)
         elif isinstance(event, _LETS_GO):
-            crashed = isinstance(event, events.Crashed)
-            self._end(lambda timer: timer.client == who and (timer.kind == "lease" or crashed), t)
+            self.renewing.discard(who)
+            self._end(lambda timer: timer.client == who and timer.kind == "lease", t)
         elif isinstance(event, events.Expired | events.Deleted) and event.holder:
             holder = event.holder
             self._end(
                 lambda timer: timer.kind == "lease" and (timer.client, timer.node) == (holder, who),
                 t,
             )
+
+    def _renewed(self, client: str, ttl_ms: float, t: float) -> None:
+        """An extend renewed ``client``'s lease wherever it runs: its ttl from ``t`` (kept
+        alive, it still has no end; its countdown, once it stops, counts from here)."""
+        for key, timer in self.running.items():
+            if timer.kind == "lease" and timer.client == client:
+                end = KEPT_ALIVE if timer.end_ms == KEPT_ALIVE else t + ttl_ms
+                self.running[key] = replace(timer, end_ms=end, ttl_ms=ttl_ms, renewed_ms=t)
 
     def _step(self, step: events.Step, t: float) -> None:
         actor = step.client or step.node or ""
@@ -143,10 +185,79 @@ class Story:
 
     def _lease(self, grant: events.Granted, client: str, t: float) -> None:
         if grant.ttl_ms:  # a lease counts down on each node that granted it
+            keeper = "session" if self.sessions else "watchdog" if client in self.renewing else ""
             for node in grant.nodes or [grant.node]:
-                self._start(Timer("lease", client, t + grant.ttl_ms, node))
+                timer = Timer("lease", client, t + grant.ttl_ms, node, grant.ttl_ms, t, keeper)
+                self._start(timer if not keeper else self._kept(timer, t))
         else:  # no lease: nothing counts down
             self._end(lambda timer: timer.kind == "lease" and timer.client == client, t)
+
+    # -- what keeps a grant alive -------------------------------------------------------------
+
+    def _keepalive(self, event: events.Event) -> None:
+        """Stop, or let run again, the keepalive of the grants ``event`` cuts off or brings
+        back (see the module docstring)."""
+        who, t = event.actor, float(event.t_ms)
+        if isinstance(event, _STOPS):  # a client frozen or killed, or a server killed
+            self._cut(lambda timer: who in (timer.client, timer.node), t, (who, ""))
+        elif isinstance(event, events.Resumed | events.Restarted):
+            self._heal((who, ""), t)
+        elif isinstance(event, events.Session):
+            if event.state == "CONNECTED":
+                self._heal((who, "session"), t)
+            else:
+                self._cut(lambda timer: timer.client == who, t, (who, "session"))
+        elif isinstance(event, events.Link) and event.peers is not None:  # a server cut off
+            if event.mode == "pass":
+                self._heal((who, ""), t)
+            else:
+                self._cut(lambda timer: timer.node == who, t, (who, ""))
+        elif isinstance(event, events.Link) and event.node:  # a client's link to a server
+            if event.mode == "pass":
+                self._heal((who, event.node), t)
+            elif event.mode != "delay":
+                node = event.node
+                self._cut(lambda tm: (tm.client, tm.node) == (who, node), t, (who, node))
+
+    def _kept(self, timer: Timer, t: float) -> Timer:
+        """``timer`` kept alive from ``t``, unless what would keep it is cut off: then counting
+        down from its last renewal."""
+        if any(cut in self.stopped for cut in self._cuts(timer)):
+            return self._countdown(timer, t)
+        return replace(timer, end_ms=KEPT_ALIVE, early_ms=0.0)
+
+    def _cuts(self, timer: Timer) -> list[tuple[str, str]]:
+        return [(timer.client, ""), (timer.node, ""), (timer.client, timer.node),
+                (timer.client, "session")]  # fmt: skip
+
+    def _countdown(self, timer: Timer, t: float) -> Timer:
+        """A kept-alive grant whose keepalive stopped at ``t``: a session ends its timeout
+        after its last heartbeat (up to a third of it before ``t``); a watchdog's lease its
+        ttl after the last extend."""
+        if timer.end_ms != KEPT_ALIVE:
+            return timer  # counting down already
+        if timer.keeper == "session":
+            return replace(timer, end_ms=t + timer.ttl_ms, early_ms=timer.ttl_ms / HEARTBEATS)
+        return replace(timer, end_ms=timer.renewed_ms + timer.ttl_ms)
+
+    def _cut(self, which: Callable[[Timer], bool], t: float, cut: tuple[str, str]) -> None:
+        self.stopped.add(cut)
+        for key, timer in self.running.items():
+            if timer.kind == "lease" and timer.keeper and which(timer):
+                self.running[key] = self._countdown(timer, t)
+
+    def _heal(self, cut: tuple[str, str], t: float) -> None:
+        self.stopped.discard(cut)
+        for key, timer in self.running.items():
+            if timer.kind == "lease" and timer.keeper and cut[0] in (timer.client, timer.node):
+                self.running[key] = self._kept(timer, t)
+
+    def _revive(self, client: str) -> None:
+        """A watchdog now renews ``client``'s leases: kept alive from their last renewal."""
+        for key, timer in self.running.items():
+            if timer.kind == "lease" and timer.client == client and not timer.keeper:
+                kept = replace(timer, keeper="watchdog")
+                self.running[key] = self._kept(kept, timer.renewed_ms)
 
     def _start(self, timer: Timer) -> None:
         self.running[(timer.kind, timer.client, timer.node)] = timer
@@ -171,9 +282,9 @@ class Story:
         late = late_client[1] if late_client is not None else None
         # The late command's own wait is not fixed: its client counts it from when it began.
         found = [
-            Mark(t.kind, t.client, t.end_ms)
+            Mark(t.kind, t.client, t.end_ms, t.early_ms)
             for t in self.timers()
-            if not (t.kind == "wait" and t.client == late)
+            if not (t.kind == "wait" and t.client == late) and t.end_ms != KEPT_ALIVE
         ]
         if late_client is not None:
             index, client = late_client
@@ -196,7 +307,7 @@ class Story:
         which is an estimate; a step's time is not, but is recorded to 0.1 ms
         (:data:`STEP_RESOLUTION_MS`). None: the story is kept."""
         for mark in self.marks(late_client):
-            margin = STEP_RESOLUTION_MS if mark.kind == "step" else margin_ms
+            margin = STEP_RESOLUTION_MS if mark.kind == "step" else max(margin_ms, mark.early_ms)
             for due, what in sorted(moments):
                 if due < mark.at_ms <= due + late_ms + margin:
                     return Crossing(mark, what, due, due + late_ms)

@@ -29,12 +29,13 @@ import logging
 import signal
 import threading
 import time
+from concurrent.futures import Future
 
 import redis
 from django.db import close_old_connections
 from django.utils import timezone
 
-from lockviz.errors import ScenarioError
+from lockviz.errors import LabError, ScenarioError
 from lockviz.lab.capacity import RESERVED
 from lockviz.labhost import heartbeat, stream
 from lockviz.models import Run
@@ -50,9 +51,13 @@ STOPPED = "the lab host running it was stopped (Ctrl-C) before it ended"
 
 
 class LabHost:
-    def __init__(self) -> None:
+    def __init__(self, checked: Future[None] | None = None) -> None:
+        """``checked``: the lab's self-test, still under way as the host starts taking runs (the
+        first learner need not wait for it); it beats once it passed, and stops if it failed."""
         self.identity = recovery.process_id()
         self.draining = threading.Event()
+        self.checked = checked
+        self.broken: BaseException | None = None  # the self-test's failure
         self._ended = threading.Event()
         self._redis = heartbeat.client(timeout_s=READ_BLOCK_MS / 1000 + 5)
 
@@ -75,10 +80,10 @@ class LabHost:
                 time.sleep(0.2)
             log.info(f"lab host {self.identity}: drained, every run ended")
         except KeyboardInterrupt:
-            for run_id in recorder.here():
-                run = Run.objects.filter(pk=run_id).first()
-                if run is not None:
-                    recovery.interrupt(run, STOPPED)
+            recorder.interrupt_all(STOPPED)
+            raise
+        except LabError as exc:  # its self-test failed: no run can play here
+            recorder.interrupt_all(f"the lab does not work here: {exc}")
             raise
         finally:
             self._ended.set()
@@ -133,7 +138,10 @@ class LabHost:
         return busy < machine.limit and not machine.waiting, busy < machine.limit + RESERVED
 
     def demand(self) -> None:
-        """Tell the machine how many requests wait in the stream, read by no host yet."""
+        """Tell the machine how many requests wait in the stream, read by no host yet
+        (LabError, first, if the lab's self-test failed: no run can play here)."""
+        if self.broken is not None:
+            raise LabError(str(self.broken)) from self.broken
         try:
             admission.machine().wanted(stream.waiting(self._redis))
         except redis.RedisError as exc:  # unknown for now: as if none waited
@@ -180,6 +188,12 @@ class LabHost:
         return heartbeat.Slots(self.identity, machine.limit, busy, free, self.draining.is_set())
 
     def _beating(self) -> None:
+        if self.checked is not None:  # beats (serve's check: "its lab host … ok") once it passed
+            try:
+                self.checked.result()
+            except BaseException as exc:
+                self.broken = exc
+                return
         beater = heartbeat.client()
         while not self._ended.is_set():
             try:

@@ -93,7 +93,11 @@ def restarted(e: Event) -> tuple[str, str]:
 @phrased
 def shifted(e: Event) -> tuple[str, str]:
     late = f"{number(e.get('late_ms') or 0):.0f} ms"
-    behind = f"the machine fell behind by {late} at {e.get('what')}"
+    own = number(e.get("own_ms") or 0)
+    behind = f"the machine fell behind by {number(e.get('late_ms') or 0) - own:.0f} ms"
+    behind += f" at {e.get('what')}"
+    if own:  # a server's boot after a restart: the step's own time, on any machine
+        behind = f"{e.get('what')}, took {late} ({own:.0f} ms of it its server booting)"
     if e.get("kept") is not False:
         return f"{behind}: the rest of the schedule moves {late} later, keeping its intervals", (
             f"schedule +{late}"

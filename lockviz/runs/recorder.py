@@ -32,11 +32,12 @@ from lockviz.lab import capacity, events
 from lockviz.lab.engine import RunEngine, RunResult
 from lockviz.lab.labs import Lab, make_lab
 from lockviz.labhost import web as labhosts
-from lockviz.models import Run, RunEvent
+from lockviz.models import Run
 from lockviz.narrator import Narrator
 from lockviz.runs import admission, priority, recovery, relay
 from lockviz.runs.priority import Priorities
 from lockviz.runs.store import Writer
+from lockviz.runs.store import append as store_event
 from lockviz.scenarios.schema import MAX_STEPS, Scenario, Step, check_step
 from lockviz.shares.runs import Charge
 
@@ -44,6 +45,7 @@ log = logging.getLogger(__name__)
 
 _lab: Lab | None = None
 _engines: dict[str, RunEngine] = {}  # live runs, by id: where clicks are sent
+_writers: dict[str, Writer] = {}  # and what stores their events (drained before they end)
 _priorities = Priorities(lambda run_id: _engines[run_id].pids() if run_id in _engines else [])
 NOT_LIVE = "this run is not live any more: start a new one"
 _NOT_LIVE: JsonObject = {"problems": [NOT_LIVE], "live": False}  # a relayed answer
@@ -206,6 +208,21 @@ def _finish_here(run_id: str, why: str) -> bool:
     return True
 
 
+def interrupt_all(why: str) -> None:
+    """Every run of this process ends interrupted, saying ``why``, as the process stops (a lab
+    host's Ctrl-C): each engine keeps no more events, every one it kept is stored, and then
+    the interruption, its last."""
+    for run_id in here():
+        engine, writer = _engines.get(run_id), _writers.get(run_id)
+        if engine is not None:
+            engine.seal()
+        if writer is not None:
+            writer.drain()
+        run = Run.objects.filter(pk=run_id).first()
+        if run is not None:
+            recovery.interrupt(run, why)
+
+
 def is_live(run_id: str) -> bool:
     """Whether this process runs ``run_id`` now."""
     return run_id in _engines
@@ -258,19 +275,15 @@ def execute(
 
         def store() -> None:
             with transaction.atomic():
-                RunEvent.objects.create(
-                    run=run,
-                    seq=event.seq,
-                    t_ms=event.t_ms,
-                    actor=event.actor,
-                    kind=event.kind,
-                    data=data,
-                    said=told["said"],
-                )
+                stored = store_event(run.pk, event, data, told["said"])
+                if stored is None:
+                    log.info("run %s was deleted: its %s not stored", run.pk, event.kind)
+                    return
                 if isinstance(event, events.RunFinished):
                     _judged(run, event)
-
-            broadcast.publish(run.pk, {"type": "run.event", "event": told})  # once stored
+            # Numbered by the store: another writer may have come between (lockviz.runs.store)
+            sent = told if stored["seq"] == event.seq else {**told, "seq": stored["seq"]}
+            broadcast.publish(run.pk, {"type": "run.event", "event": sent})  # once stored
 
         writer.put(store)  # in order, on the run's own thread: the engine goes on at once
 
@@ -280,7 +293,7 @@ def execute(
         )
 
     engine = RunEngine(scenario, lab(), sink, on_wait=waiting, open_ended=open_ended, meter=meter)
-    _engines[run.pk] = engine
+    _engines[run.pk], _writers[run.pk] = engine, writer
     if not connection.in_atomic_block:  # idle while the run plays: not held for all of it
         connection.close()
     try:
@@ -292,6 +305,7 @@ def execute(
         raise
     finally:
         _engines.pop(run.pk, None)
+        _writers.pop(run.pk, None)
     writer.drain()  # every event stored before the run's end is
     _finish(run, result=result)
     return result

@@ -37,8 +37,9 @@ from django.utils import timezone
 from lockviz import broadcast
 from lockviz.lab import events, procs
 from lockviz.labhost import heartbeat
-from lockviz.models import Plan, Run, RunEvent
+from lockviz.models import Plan, Run
 from lockviz.narrator import narrate
+from lockviz.runs import store
 
 log = logging.getLogger(__name__)
 
@@ -146,16 +147,18 @@ def interrupt(run: Run, why: str, status: str = Run.Status.INTERRUPTED) -> None:
     )
     if not updated:
         return  # it ended meanwhile
-    last = run.events.aggregate(last=Max("seq"))["last"] or 0
     t_ms = run.events.aggregate(t=Max("t_ms"))["t"] or 0.0
     kind = "run_interrupted" if status == Run.Status.INTERRUPTED else "run_cancelled"
-    event = events.parse({"seq": last + 1, "t_ms": t_ms, "actor": "lab", "kind": kind, "why": why})
+    # Its seq is the store's to give (lockviz.runs.store.append): the run's writer may still
+    # be storing events its engine recorded before it stopped (this process's, at shutdown, is
+    # drained first: recorder.interrupt_all), or the host that runs it may be alive after all.
+    event = events.parse({"seq": 1, "t_ms": t_ms, "actor": "lab", "kind": kind, "why": why})
     data = events.as_json(event)
     told = narrate([data], run.scenario.get("backend"))[0]
-    RunEvent.objects.create(
-        run=run, seq=last + 1, t_ms=t_ms, actor="lab", kind=kind, data=data, said=told["said"]
-    )
-    transaction.on_commit(lambda: _tell(run.pk, told, status))
+    stored = store.append(run.pk, event, data, told["said"])
+    if stored is not None:
+        told = {**told, "seq": stored["seq"]}
+        transaction.on_commit(lambda: _tell(run.pk, told, status))
 
 
 def _tell(run_id: str, event: dict[str, object], status: str) -> None:

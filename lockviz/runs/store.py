@@ -11,6 +11,14 @@ So a run's :class:`Writer` takes each event's work (store it, then publish it) i
 engine recorded them, and does it on one thread with one connection: the engine goes on at
 once. A viewer still never hears of an event before it is stored, and a run's outcome is stored
 after its last event (:meth:`Writer.drain`, before the run's end is written).
+
+Whoever stores an event of a run (this writer, the lab host telling of its own shutdown, a web
+process telling that a run's host is gone) takes its sequence number from one place,
+:func:`append`: the next after the run's last stored event, under the run's row lock. Two
+writers of one run (a host that stopped answering for a while, and the process that marked its
+run interrupted meanwhile) are put one after the other, never given the same number: no event
+is dropped for a clash. The engine's own numbering is what is stored whenever it is the run's
+only writer, which is always, but for such a moment.
 """
 
 from __future__ import annotations
@@ -20,11 +28,41 @@ import queue
 import threading
 from collections.abc import Callable
 
-from django.db import connection
+from django.db import connection, transaction
+from django.db.models import Max
+
+from lockviz.lab.events import BaseEvent, EventJson
+from lockviz.models import Run, RunEvent
 
 log = logging.getLogger(__name__)
 
 Work = Callable[[], None]
+
+
+def append(run_id: str, event: BaseEvent, data: EventJson, said: object) -> EventJson | None:
+    """Store ``event`` (``data``, its JSON; ``said``, its words) as ``run_id``'s next event: its
+    JSON as stored, its ``seq`` the run's next; None when the run is gone (pruned, a test's
+    database emptied).
+
+    The run's row is locked first (PostgreSQL: ``FOR UPDATE``; SQLite: the write lock each
+    transaction takes as it begins, ``transaction_mode`` IMMEDIATE in settings), so the last
+    stored number read next is still the last when this one is written."""
+    with transaction.atomic():
+        if not Run.objects.select_for_update().filter(pk=run_id).values_list("pk").first():
+            return None
+        last = RunEvent.objects.filter(run_id=run_id).aggregate(last=Max("seq"))["last"] or 0
+        if data.get("seq") != last + 1:
+            data = {**data, "seq": last + 1}
+        RunEvent.objects.create(
+            run_id=run_id,
+            seq=last + 1,
+            t_ms=event.t_ms,
+            actor=event.actor,
+            kind=event.kind,
+            data=data,
+            said=said,
+        )
+    return data
 
 
 class Writer:

@@ -78,15 +78,16 @@ class Counted:
     scope: Any
     _share: str | None = None  # the address whose stream this holds, once taken
 
-    async def take_share(self) -> bool:
-        """Whether this stream may open (False: it has been told why and closed)."""
+    async def take_share(self, accepted: bool = False) -> bool:
+        """Whether this stream may open (False: it has been told why and closed); ``accepted``:
+        the connection was accepted already (the handshake answered before the count)."""
         address = address_in(self.scope)
         try:
             # The shared cache, not the database: off the one thread the database work of a
             # class arriving at once queues on.
             await sync_to_async(take, thread_sensitive=False)(address)
         except TooMany as refused:
-            await self.refuse(refused.message, SOCKET_REFUSED)
+            await self.refuse(refused.message, SOCKET_REFUSED, accepted)
             return False
         self._share = address
         return True

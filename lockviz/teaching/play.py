@@ -14,13 +14,14 @@ from collections.abc import Callable, Mapping
 from typing import Protocol, TypedDict, runtime_checkable
 
 from django import forms
+from django.conf import settings
 
 from lockviz.catalogue import BACKENDS, STORAGE_KINDS
 from lockviz.errors import ScenarioError
 from lockviz.jsontypes import JsonObject, JsonValue
+from lockviz.lab import labs
 from lockviz.lab.errors import LabError
 from lockviz.models import Run
-from lockviz.runs import recorder
 from lockviz.scenarios.rules import MAX_RUN_MS
 from lockviz.scenarios.schema import Scenario, Step, parse
 from lockviz.scenarios.verbs import VERBS
@@ -57,7 +58,7 @@ def unavailable(backend: str) -> str:
     """Why this installation cannot run ``backend`` ('' when it can)."""
     service = BACKENDS[backend]
     try:
-        recorder.lab().check(service.nodes())
+        labs.checking(settings.LOCKVIZ_SERVERS).check(service.nodes())
     except LabError as exc:
         return str(exc)
     return ""

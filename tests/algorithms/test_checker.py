@@ -176,6 +176,10 @@ def test_a_shift_that_could_not_keep_the_story_makes_the_run_inconclusive() -> N
     # Its expect is not judged: neither met nor contradicted.
     assert compare(verdict.as_dict(), {"mutual_exclusion": "held"}) == []
     assert check([*history, kept]).inconclusive == ""
+    # Of a shift, a server's boot after a restart is the step's own time (issue 34).
+    booted = ev(2, 2500, "lab", "schedule_shifted", index=1, late_ms=2209.4, own_ms=1400.0,
+                kept=False)  # fmt: skip
+    assert check([*history, booted]).inconclusive == "the machine fell behind by 809 ms at step 2"
     # Cut in two for the presenter view: why it was not judged, and what the run showed.
     why, told = unjudged(verdict.summary)
     assert why.startswith("Inconclusive:") and why.endswith("What it showed: ")

@@ -13,6 +13,25 @@ pytestmark = [pytest.mark.live, pytest.mark.browser]
 SHOTS = ROOT / "screenshots"
 
 
+def side_by_side(page: Any, tries: int = 3) -> Any:
+    """Press "Run them side by side" on the compare page, and wait for both lanes' verdicts:
+    the lanes. A lane whose run says the machine fell behind (inconclusive: a loaded test
+    machine, told honestly) is pressed again, up to ``tries`` times, as ``told`` does."""
+    lanes = page.locator(".lane")
+    for _ in range(tries):
+        page.get_by_role("button", name="Run them side by side, live").click()
+        page.wait_for_url("**/compare/?runs=*")
+        assert lanes.count() == 2
+        for i in range(2):
+            page.locator(".lane[data-done=finished]").nth(i).wait_for(timeout=40_000)
+        headlines = page.locator(".lane-headline:not(.pending)")
+        headlines.nth(1).wait_for()  # fetched once each lane has ended
+        said = [h or "" for h in headlines.all_text_contents()]
+        if not any(h.startswith("⚠ Inconclusive") for h in said):
+            return lanes
+    raise AssertionError(f"{tries} comparisons in a row could not keep their story: {said}")
+
+
 def test_fenced_against_plain_side_by_side(app_server: AppServer, page: Any) -> None:
     page.goto(app_server.url + "/")
     page.get_by_role("link", name="Compare", exact=True).click()
@@ -20,13 +39,7 @@ def test_fenced_against_plain_side_by_side(app_server: AppServer, page: Any) -> 
     # The defaults are the comparison: as written with fenced storage, and with plain storage.
     assert page.locator("#id_storage_1").input_value() == "fenced"
     assert page.locator("#id_storage_2").input_value() == "plain"
-    page.get_by_role("button", name="Run them side by side, live").click()
-    page.wait_for_url("**/compare/?runs=*")
-
-    lanes = page.locator(".lane")
-    assert lanes.count() == 2
-    for i in range(2):
-        page.locator(".lane[data-done=finished]").nth(i).wait_for(timeout=40_000)
+    lanes = side_by_side(page)
     on, off = lanes.nth(0), lanes.nth(1)
     on.locator(".lane-headline").filter(has_text="fencing saved the data").wait_for()
     off.locator(".lane-headline").filter(has_text="data corrupted").wait_for()

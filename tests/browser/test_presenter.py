@@ -330,3 +330,51 @@ def test_a_replay_on_a_720p_projector_leaves_the_diagram_60_percent(
     assert verdict["y"] + verdict["height"] < end["y"] < 720
     assert page.evaluate("document.documentElement.scrollWidth") <= 1280
     close_clean(page, "presenter-replay-1280x720.png")
+
+
+# The diagram's share of a 720p screen: what of it shows, above the telling's band if any.
+DIAGRAM_SHARE = """() => { const d = document.querySelector('svg#diagram').getBoundingClientRect();
+    const t = document.querySelector('#telling');
+    const band = t ? t.getBoundingClientRect().top : innerHeight;
+    return Math.max(0, Math.min(innerHeight, band, d.bottom) - Math.max(0, d.top)) / innerHeight;
+}"""
+
+
+def diagram_share(page: Any, shot: str) -> float:
+    """The diagram's share of the screen, once what moves has come to rest; a screenshot."""
+    page.wait_for_timeout(500)  # a step's smooth scroll to its moment
+    page.screenshot(path=str(SHOTS / shot))
+    return float(page.evaluate(DIAGRAM_SHARE))
+
+
+def test_a_720p_projector_gives_the_diagram_60_percent_at_every_moment(
+    app_server: AppServer, browser: Any
+) -> None:
+    """A finished run's page showed the diagram on 46% of the screen (the title, the save
+    notice and the verdict above it), a lesson in a room 23% before its first step (issue
+    34). The save notice and the title fold away; a lesson's telling starts with the diagram
+    at the top of the screen, under the room's bar."""
+    page = presenter_run(browser, app_server, (1280, 720), "gc-pause-fenced")
+    assert diagram_share(page, "presenter-60-live.png") >= 0.6
+    page.locator("#verdict .headline").wait_for(timeout=40_000)
+    page.reload()
+    page.evaluate("window.scrollTo(0, 0)")
+    assert diagram_share(page, "presenter-60-finished.png") >= 0.6
+    assert page.locator("#save-box").is_hidden()  # behind its toggle
+    page.get_by_role("button", name="Save", exact=True).click()
+    assert page.locator("#save-box").is_visible()
+    page.goto(app_server.url + "/")
+    page.get_by_role("button", name="Teach a class").click()  # a room: its bar on top
+    page.wait_for_url("**/rooms/**")
+    page.goto(app_server.url + "/lessons/gc-pause-fenced/")
+    page.get_by_role("button", name="Start the lesson on live servers").click()
+    page.wait_for_url("**/lessons/gc-pause-fenced/?run=*")
+    page.locator("#live[data-status=finished]").wait_for(timeout=40_000)
+    assert page.locator("#room-bar").is_visible()
+    assert diagram_share(page, "presenter-60-lesson-start.png") >= 0.6
+    for _ in range(4):
+        page.keyboard.press("ArrowRight")
+    assert diagram_share(page, "presenter-60-lesson-stepping.png") >= 0.6
+    jump_to_question(page, "Alice is frozen")
+    assert diagram_share(page, "presenter-60-lesson-checkpoint.png") >= 0.6
+    close_clean(page, "presenter-60-lesson-end.png")

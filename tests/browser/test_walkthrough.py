@@ -28,6 +28,23 @@ def told_answer(page: Any) -> None:
     page.locator("#result:not([hidden]) #mark:not(:empty)").wait_for()
 
 
+def judged_live(page: Any, server: AppServer, tries: int = 3) -> None:
+    """Wait on a lesson's page for its live run to end; a run that says the machine fell
+    behind (inconclusive: a loaded test machine, told honestly) is run again with the page's
+    own Re-run button, up to ``tries`` times, as ``told`` does for a run's page. A lesson
+    whose run could not keep its story never shows its verdict's headline (issue 34: the suite
+    waited 30 s for "fencing saved the data" at the end of such a lesson)."""
+    for _ in range(tries):
+        page.locator("#live[data-status=finished]").wait_for(timeout=40_000)
+        run_id = page.url.split("run=")[1].split("&")[0]
+        verdict = page.request.get(f"{server.url}/runs/{run_id}/export.json").json()
+        if not verdict.get("inconclusive"):
+            return
+        page.locator("#rerun").click()
+        page.wait_for_url(lambda url, old=run_id: f"run={old}" not in url)
+    raise AssertionError(f"{tries} runs of the lesson in a row could not keep their story")
+
+
 def visible_text(page: Any) -> str:
     return page.locator("body").inner_text()
 
@@ -43,8 +60,8 @@ def test_a_checkpoint_stops_before_the_outcome_and_back_hides_it_again(
     assert not any(words in visible_text(page) for words in told)
     page.get_by_role("button", name="Start the lesson on live servers").click()
     page.wait_for_url("**/lessons/gc-pause-fenced/?run=*")
+    judged_live(page, app_server)
     live = page.locator("#live[data-status=finished]")
-    live.wait_for(timeout=40_000)
     assert live.text_content().startswith("Ran live on redis-1 127.0.0.1:")
     assert "storage 127.0.0.1:" in live.text_content()
 

@@ -39,7 +39,7 @@ from lockviz.bodylimit import guard_daphne
 from lockviz.catalogue import REDIS
 from lockviz.lab import forkserver, registry, spares
 from lockviz.lab.errors import LabError
-from lockviz.lab.labs import LocalLab
+from lockviz.lab.labs import self_test
 from lockviz.lab.servers import install_hint, missing
 from lockviz.labhost import embedded
 from lockviz.models import Run
@@ -49,15 +49,19 @@ from lockviz.unsent import measure_daphne
 
 class Command(BaseCommand):
     help = "Start lockviz: migrate, check the lab, and serve under Daphne."
+    fresh_layer = False  # the channel layer's Redis is this start's own: it holds no request
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=8000)
 
     def handle(self, *args: object, **options: object) -> None:
+        # Its lab host first: its start (imports, the lab's self-test, the fork server, a warm
+        # set) goes on while this process migrates, and the first learner waits for less.
+        labhost = self.start_lab_host()
         self.step("database", migrate_once)
         self.step("static files", staticfiles.collect)
-        labhost = self.start_lab_host()
+        self.forget_requests()
         interrupted = recovery.recover()
         if interrupted:
             self.stdout.write(
@@ -115,11 +119,16 @@ class Command(BaseCommand):
                     f"the lab does not work here, so lockviz stopped: live streams: {exc}"
                 ) from None
             settings.LOCKVIZ_CHANNEL_REDIS = channel_layer.embedded_url()
-            # A new Redis holds no request: runs an earlier start left waiting will not be run.
-            for run in Run.objects.filter(status=Run.Status.QUEUED, host=""):
-                recovery.interrupt(run, "the app was restarted before a lab host took it")
+            self.fresh_layer = True
         settings.LOCKVIZ_LAB_HOSTS = "remote"
         return embedded.start(settings.LOCKVIZ_CHANNEL_REDIS)
+
+    def forget_requests(self) -> None:
+        """A new Redis for the layer holds no run request: runs an earlier start left waiting
+        for a lab host will not be run."""
+        if self.fresh_layer:
+            for run in Run.objects.filter(status=Run.Status.QUEUED, host=""):
+                recovery.interrupt(run, "the app was restarted before a lab host took it")
 
     def step(self, what: str, action: Callable[[], object]) -> None:
         self.stdout.write(f"  {what} …", ending="")
@@ -193,11 +202,6 @@ def stop_app(stopping: threading.Event, every_s: float = RESEND_S) -> None:
         os.kill(os.getpid(), signal.SIGINT)
         if not raised or stopping.wait(every_s):
             return
-
-
-def self_test() -> None:
-    with LocalLab().servers(["redis-1", "storage"]):
-        pass
 
 
 def check_layer() -> None:

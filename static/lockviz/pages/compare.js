@@ -15,6 +15,7 @@ import { pageData } from "../page-data.js";
 import { openStream } from "../runstream.js";
 import { pageTitle, tell } from "../showing.js";
 import { startSite } from "../site.js";
+import { untilJudged } from "../verdict-fetch.js";
 
 startSite();
 const lanes = pageData().lanes || [];
@@ -33,6 +34,7 @@ const views = lanes.map((lane) => {
   const statusEl = root.querySelector(".lane-status");
   const verdictEl = root.querySelector(".lane-verdict");
   const view = { lane, diagram, count: 0, status: lane.status };
+  untilJudged(verdictEl, () => verdictEl.dispatchEvent(new Event("lane-done")));
 
   function showStatus(position) {
     const n = view.count;

@@ -31,9 +31,14 @@ import { presenter } from "../presenter.js";
 import { ENDED, openStream, SETTLED } from "../runstream.js";
 import { pageTitle, tell } from "../showing.js";
 import { startSite } from "../site.js";
+import { untilJudged } from "../verdict-fetch.js";
 import { Telling } from "../telling.js";
 
 startSite();
+// A verdict fetched once the run has ended, asked for again while it still says it is going.
+for (const slot of document.querySelectorAll('[hx-trigger="verdict-ready from:body"]')) {
+  untilJudged(slot, () => document.body.dispatchEvent(new Event("verdict-ready")));
+}
 const data = pageData();
 export const walkthrough = data.run ? startWalkthrough(data) : null;
 // Before its run starts, a presenter's room sees which lesson is on screen (its title), and
@@ -151,6 +156,9 @@ function startWalkthrough(data) {
     pos = 0;
     mark(data.slug, "started", data.progress_url);
     render();
+    // On a projector the telling starts with the diagram at the top of the screen (under the
+    // room's bar), what is above it scrolled away: 60% of a 720p screen is the diagram's.
+    if (presenter.on) requestAnimationFrame(() => svg.parentElement.scrollIntoView({ block: "start" }));
     store.refetch().then(render); // answered before in this tab, in another session
   }
 

@@ -14,8 +14,13 @@ import { presenter } from "../presenter.js";
 import { ENDED, openStream } from "../runstream.js";
 import { pageTitle, tell } from "../showing.js";
 import { startSite } from "../site.js";
+import { untilJudged } from "../verdict-fetch.js";
 
 startSite();
+// A verdict fetched once the run has ended, asked for again while it still says it is going.
+for (const slot of document.querySelectorAll('[hx-trigger="verdict-ready from:body"]')) {
+  untilJudged(slot, () => document.body.dispatchEvent(new Event("verdict-ready")));
+}
 
 function startSession(controls, data) {
   const statusEl = document.getElementById("run-status");

@@ -15,9 +15,30 @@ import { presenter } from "../presenter.js";
 import { ENDED, openStream, SETTLED } from "../runstream.js";
 import { pageTitle, tell } from "../showing.js";
 import { startSite } from "../site.js";
+import { untilJudged } from "../verdict-fetch.js";
+
+const data = pageData();
+// The stream first: its socket opens while the page builds its diagram and wires the site (its
+// handlers run only once the rest of this module has, when the first message comes).
+const stream = openStream(data.ws, 0, {
+  onEvent,
+  onStatus(status, position) {
+    // The status comes after the verdict is stored: only then is it there to fetch.
+    if (SETTLED.has(status)) {
+      document.body.dispatchEvent(new Event("verdict-ready"));
+    }
+    if (!finished) setStatus(status, position);
+  },
+  onError(message) {
+    console.warn("lockviz:", message);
+  },
+});
 
 startSite();
-const data = pageData();
+// A verdict fetched once the run has ended, asked for again while it still says it is going.
+for (const slot of document.querySelectorAll('[hx-trigger="verdict-ready from:body"]')) {
+  untilJudged(slot, () => document.body.dispatchEvent(new Event("verdict-ready")));
+}
 const runId = data.run;
 const scenario = data.scenario;
 const nodes = data.nodes;
@@ -65,20 +86,6 @@ function onEvent(event) {
   }
   presenter.follow(diagram, finished);
 }
-
-const stream = openStream(data.ws, 0, {
-  onEvent,
-  onStatus(status, position) {
-    // The status comes after the verdict is stored: only then is it there to fetch.
-    if (SETTLED.has(status)) {
-      document.body.dispatchEvent(new Event("verdict-ready"));
-    }
-    if (!finished) setStatus(status, position);
-  },
-  onError(message) {
-    console.warn("lockviz:", message);
-  },
-});
 
 // The verdict's links to a moment ("see it at the storage") show that moment in the diagram when
 // it is drawn here, instead of opening the replay.

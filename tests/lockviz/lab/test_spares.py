@@ -16,7 +16,7 @@ from kazoo.client import KazooClient
 from bench.browser import Browser
 from lockviz.catalogue import BACKENDS
 from lockviz.jsontypes import JsonObject
-from lockviz.lab import procs, registry
+from lockviz.lab import capacity, procs, registry, spares
 from lockviz.lab.engine import RunEngine, RunResult
 from lockviz.lab.errors import LabError
 from lockviz.lab.labs import LocalLab, ServerSet
@@ -305,8 +305,8 @@ def test_ctrl_c_of_an_app_with_spares_leaves_no_spare_behind(tmp_path: Path) -> 
         def labs() -> list[int]:  # the app, and its lab host (a child: lockviz.labhost)
             return [app.proc.pid, *app.descendants()]
 
-        def warm() -> bool:  # some of the built-ins' sets (the first ones the pool fills)
-            return len([e for e in spare_entries(*labs()) if e["pids"]]) >= 3
+        def warm() -> bool:  # the set it keeps from the start (and its run took: restocked)
+            return len([e for e in spare_entries(*labs()) if e["pids"]]) >= 1
 
         wait_until(warm, START_S, "the app's spares")
         spares = [pid for e in spare_entries(*labs()) for pid in e["pids"].values()]
@@ -344,3 +344,63 @@ def test_a_set_that_runs_dry_gets_more_spares_up_to_the_most() -> None:
     assert pool.target(key) == 3  # the most
     assert pool.target(key, now=time.monotonic() + 120) == 1  # the rush is over: the base
     assert pool.target(key, now=time.monotonic() + 400) == 0  # and long forgotten: none
+
+
+# -- demand, priority, release (issue 34) ------------------------------------------------------
+
+
+def test_from_the_start_only_free_plays_set_is_kept_warm() -> None:
+    """An idle app held 4 JVMs, 10 redis-servers, a PostgreSQL cluster, PgBouncer and etcd
+    ahead (462 MB PSS), all started in its first 28 s, as the first learner waited for CPU."""
+    pool = SparePool(per_kind=1, most=4, warm=None)
+    assert spares.first_keys() == [key_for(SINGLE)]
+    assert pool.target(key_for(SINGLE)) == 0  # the pool's thread sets its warm sets
+    pool._warm = spares.first_keys()
+    assert pool.target(key_for(SINGLE)) == 1
+    assert pool.target(key_for(ENSEMBLE)) == 0  # until a run asks for it
+
+
+def test_no_spare_starts_while_a_run_waits_for_the_lab() -> None:
+    machine = capacity.machine()
+    machine.join("a learner's run")  # waiting for its turn
+    pool = pool_of(SINGLE)
+    try:
+        time.sleep(2.0)
+        assert pool.ready(key_for(SINGLE)) == 0 and pool.pids() == []
+        machine.forget("a learner's run")
+        assert pool.wait_ready(key_for(SINGLE), timeout_s=START_S)
+    finally:
+        machine.forget("a learner's run")
+        pool.stop()
+
+
+@pytest.mark.skipif(not procs.may_restore(), reason="this process may not raise a priority back")
+def test_a_spare_boots_at_a_yielding_runs_priority_and_plays_at_the_apps() -> None:
+    pool = pool_of(SINGLE)
+    try:
+        assert pool.wait_ready(key_for(SINGLE), timeout_s=START_S)
+        waiting = pool.pids()
+        assert waiting and {procs.niceness(pid) for pid in waiting} == {procs.LOW_NICENESS}
+        taken = pool.take(SINGLE)
+        assert taken is not None
+        mine = os.getpriority(os.PRIO_PROCESS, 0)
+        assert {procs.niceness(pid) for pid in pids_of(taken)} == {mine}
+        taken.close()
+    finally:
+        pool.stop()
+
+
+def test_a_set_nobody_asked_for_lately_is_released(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(spares, "DEMAND_WINDOW_S", 3.0)
+    monkeypatch.setattr(spares, "BUSY_WINDOW_S", 3.0)
+    pool = SparePool(per_kind=1, most=1, warm=[], reserve_mb=0).start()
+    try:
+        assert pool.take(SINGLE) is None  # asked for: one is kept from now on
+        assert pool.wait_ready(key_for(SINGLE), timeout_s=START_S)
+        kept = pool.pids()
+        assert kept and all(procs.alive(pid) for pid in kept)
+        wait_until(lambda: pool.released == 1, 30, "the spare nobody asked for released")
+        assert pool.ready(key_for(SINGLE)) == 0
+        wait_until(lambda: not any(procs.alive(pid) for pid in kept), 10, "its servers stopped")
+    finally:
+        pool.stop()

@@ -16,8 +16,8 @@ FILLED: dict[str, dict[str, Any]] = {
 }
 
 
-def told(*seen: dict[str, Any]) -> Story:
-    story = Story()
+def told(*seen: dict[str, Any], sessions: bool = False) -> Story:
+    story = Story(sessions=sessions)
     for seq, event in enumerate(seen, 1):
         story.see(events.parse({"seq": seq, **FILLED.get(event["kind"], {}), **event}))
     return story
@@ -158,3 +158,103 @@ def test_a_fault_recorded_a_hair_after_the_held_up_command_it_landed_on_still_cr
     crossing = story.crossing(moment, late_ms=297.17, margin_ms=0.0, late_client=(0, "alice"))
     assert crossing is not None and crossing.fixed == Mark("step", "step 2 (crash)", 300.5)
     assert story.crossing(moment, late_ms=297.0, margin_ms=0.0, late_client=(0, "alice")) is None
+
+
+# -- grants something keeps alive (issue 34: "doubt only what can change the story") ----------
+
+# A ZooKeeper grant on zk-1, on a 2 s session (the scenario's ttl_ms).
+ZK_GRANT = {"t_ms": 5, "actor": "alice", "kind": "granted", "node": "zk-1", "ttl_ms": 2000}
+
+
+def zk(*seen: dict[str, Any]) -> Story:
+    return told(ZK_GRANT, *seen, sessions=True)
+
+
+def test_a_zookeeper_grant_has_no_end_while_its_session_lives() -> None:
+    # Its session's heartbeats renew it in the background: no shift, however long, moves a
+    # moment across an end it does not have (seen: "lou's lease ends at 5013 ms" made a run
+    # inconclusive at a server's restart three seconds after her grant).
+    story = zk()
+    assert story.crossing(STEPS, late_ms=2200, margin_ms=50) is None
+    assert story.crossing([(1000, "step 7 (restart)")], late_ms=60_000, margin_ms=50) is None
+    assert story.marks() == []
+
+
+def test_a_frozen_zookeeper_holder_s_session_counts_down_from_her_pause() -> None:
+    # Frozen at 300 ms: no heartbeat after that, so her session ends at most 2 s later, and as
+    # early as a third of it before that (her last heartbeat may have come that long before).
+    story = zk({"t_ms": 300, "actor": "alice", "kind": "paused", "ms": 3000})
+    [session] = story.timers()
+    assert (session.end_ms, session.early_ms) == (2300, 2000 / 3)
+    crossing = story.crossing([(1000, "step 3 (acquire)")], late_ms=700, margin_ms=50)
+    assert crossing is not None and crossing.fixed == Mark("lease", "alice", 2300, 2000 / 3)
+    assert story.crossing([(1000, "step 3 (acquire)")], late_ms=500, margin_ms=50) is None
+
+
+def test_a_zookeeper_session_thawed_in_time_lives_on_and_one_expired_ends_where_it_did() -> None:
+    paused = {"t_ms": 300, "actor": "alice", "kind": "paused", "ms": 1000}
+    thawed = {"t_ms": 1300, "actor": "alice", "kind": "resumed"}
+    assert zk(paused, thawed).crossing(STEPS, late_ms=5000, margin_ms=50) is None
+    expired = {"t_ms": 2250, "actor": "zk-1", "kind": "expired", "key": "/lockviz/lock/x",
+               "holder": "alice"}  # fmt: skip
+    [session] = zk(paused, expired, {**thawed, "t_ms": 3300}).timers()
+    assert session.end_ms == 2250  # ended on the server: thawing does not bring it back
+
+
+def test_a_zookeeper_session_counts_down_while_its_server_is_down_or_cut_off() -> None:
+    crashed = {"t_ms": 1000, "actor": "zk-1", "kind": "crashed"}
+    cut = {"t_ms": 1000, "actor": "zk-1", "kind": "link", "peers": ["zk-2", "zk-3"],
+           "mode": "blackhole"}  # fmt: skip
+    for stop in (crashed, cut):
+        assert [t.end_ms for t in zk(stop).timers()] == [3000]
+    # Another server of the ensemble crashing, and coming back, stops nothing of hers.
+    other = {"t_ms": 1000, "actor": "zk-3", "kind": "crashed"}
+    back = {"t_ms": 2400, "actor": "zk-3", "kind": "restarted", "persistence": "fsync"}
+    assert zk(other, back).marks() == []
+    # Back again (reconnected, healed): alive again, no end.
+    reconnected = {"t_ms": 1500, "actor": "alice", "kind": "session", "state": "CONNECTED"}
+    healed = {**cut, "t_ms": 1500, "mode": "pass"}
+    assert zk(crashed, {**back, "actor": "zk-1"}).marks() == []
+    assert zk(cut, healed).marks() == []
+    suspended = {"t_ms": 900, "actor": "alice", "kind": "session", "state": "SUSPENDED"}
+    assert [t.end_ms for t in zk(suspended).timers()] == [2900]
+    assert zk(suspended, reconnected).marks() == []
+
+
+def test_a_crashed_zookeeper_holder_s_session_outlives_her_by_its_timeout() -> None:
+    # kill -9: the server keeps her node until her session times out; her wait ends at once.
+    crashed = {"t_ms": 700, "actor": "alice", "kind": "crashed"}
+    assert [(t.kind, t.end_ms) for t in zk(crashed).timers()] == [("lease", 2700)]
+
+
+def test_a_lease_a_watchdog_renews_has_no_end_until_its_holder_freezes() -> None:
+    # etcd's keepalive (or Redisson's watchdog): renewed every third of the ttl in the
+    # background, from its start on; frozen with its process, the lease ends a ttl after the
+    # last renewal that got through.
+    etcd = {**GRANTED, "node": "etcd-1"}
+    renewing = {"t_ms": 6, "actor": "alice", "kind": "renewal_started", "interval_ms": 667}
+    renewed = {"t_ms": 680, "actor": "alice", "kind": "extended", "ok": True, "ttl_ms": 2000}
+    story = told(etcd, renewing, renewed)
+    assert story.marks() == [] and story.crossing(STEPS, late_ms=9000, margin_ms=50) is None
+    paused = {"t_ms": 1000, "actor": "alice", "kind": "paused", "ms": 5000}
+    [lease] = told(etcd, renewing, renewed, paused).timers()
+    assert (lease.end_ms, lease.early_ms) == (2680, 0.0)  # its last renewal is known
+    released = {"t_ms": 900, "actor": "alice", "kind": "releasing"}
+    assert [t.end_ms for t in told(etcd, renewing, renewed, released).timers()] == [900]
+
+
+def test_a_leader_change_in_an_etcd_cluster_stops_no_keepalive_of_a_grant_on_another_member() -> (
+    None
+):
+    # The leader, etcd-2, is killed and restarted; alice's grant and keepalive are on etcd-1
+    # (a new leader renews every lease it takes over). A shift while etcd-2 boots moves no
+    # moment across an end: the run stays judged.
+    etcd = {**GRANTED, "node": "etcd-1"}
+    renewing = {"t_ms": 6, "actor": "alice", "kind": "renewal_started", "interval_ms": 667}
+    crashed = {"t_ms": 1000, "actor": "etcd-2", "kind": "crashed"}
+    back = {"t_ms": 2500, "actor": "etcd-2", "kind": "restarted", "persistence": "fsync"}
+    story = told(etcd, renewing, crashed, back)
+    assert story.crossing([(1200, "step 5 (acquire)")], late_ms=3000, margin_ms=50) is None
+    # Her own member crashing stops her keepalive: her lease ends 2 s after its last renewal.
+    own = told(etcd, renewing, {**crashed, "actor": "etcd-1"})
+    assert [t.end_ms for t in own.timers()] == [2005]

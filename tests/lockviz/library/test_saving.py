@@ -16,7 +16,7 @@ from django.db import connection
 from django.test import Client
 
 from lockviz import accounts
-from lockviz.consumers.runs import arrive
+from lockviz.consumers.arrivals import read
 from lockviz.library import saving
 from lockviz.models import Plan, Run, RunEvent, SavedRun, SavedScenario, Visibility
 from lockviz.runs import recorder, recovery
@@ -177,12 +177,11 @@ def test_a_private_runs_stream_is_as_if_there_were_none_for_anyone_else() -> Non
     ada, _ = teacher("ada")
     run = teachers_run(ada)
     saving.save_run(ada, run, Visibility.PRIVATE)
-    assert arrive(run.pk, 0, "a-stranger") is None
-    assert arrive(run.pk, 0, "") is None
-    found = arrive(run.pk, 0, accounts.owner_of(ada))
-    assert found is not None and len(found[2]) > 10
+    assert read(run.pk, [(0, "a-stranger"), (0, "")]) == [None, None]
+    [found] = read(run.pk, [(0, accounts.owner_of(ada))])
+    assert found is not None and len(found.told) > 10
     saving.save_run(ada, run, Visibility.UNLISTED)
-    assert arrive(run.pk, 0, "a-stranger") is not None
+    assert read(run.pk, [(0, "a-stranger")]) != [None]
 
 
 def test_every_page_of_a_run_offers_save() -> None:

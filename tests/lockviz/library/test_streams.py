@@ -1,5 +1,5 @@
 """A private saved run's live stream: its teacher's, on any device (a login, not a browser),
-and nobody else's (as if there were no such run). Through Channels' AuthMiddlewareStack, as
+and nobody else's (as if there were no such run). Through the app's own LazyAuthMiddlewareStack, as
 lockviz.asgi serves it."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from channels.auth import AuthMiddlewareStack
 from channels.db import database_sync_to_async
 from channels.routing import URLRouter
 from django.test import Client
 
+from lockviz.consumers.lazyauth import LazyAuthMiddlewareStack
 from lockviz.library import saving
 from lockviz.models import Visibility
 from lockviz.routing import websocket_urlpatterns
@@ -19,7 +19,7 @@ from tests.communicator import WebsocketCommunicator
 from tests.lockviz.library.helpers import teacher, teachers_run
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
-app = AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+app = LazyAuthMiddlewareStack(URLRouter(websocket_urlpatterns))
 
 
 async def first_message(client: Client | None, run_id: str) -> tuple[dict[str, object], int]:

@@ -3,8 +3,10 @@ with a lab that does not work: it says what failed and exits with an error."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -18,6 +20,8 @@ from lockviz.lab.ports import free_port
 from lockviz.lab.procs import wait_until
 from lockviz.management.commands.serve import stop_app
 from tests.conftest import ROOT, AppServer
+from tests.deploy.clients import Visitor
+from tests.lockviz.runs.test_recorder import busy
 
 pytestmark = pytest.mark.live
 
@@ -98,3 +102,31 @@ def test_a_ctrl_c_lost_before_daphne_runs_is_sent_again_until_the_app_stops() ->
         assert len(got) == 2  # none after the app said it was stopping
     finally:
         signal.signal(signal.SIGINT, before)
+
+
+def test_ctrl_c_while_a_run_plays_stores_every_event_and_then_its_interruption(
+    app_server: AppServer,
+) -> None:
+    """``make run``'s defaults (SQLite, the embedded lab host): Ctrl-C while a run plays told of
+    the interruption with the number the run's writer was about to store ("run …: an event
+    could not be stored", UNIQUE constraint failed), and that event was lost. Now the run's
+    events so far are all stored, numbered 1, 2, 3 … with none missing, and the interruption
+    is the last of them."""
+    run_id = Visitor(app_server.url).start_scenario(busy(40))
+
+    def stored() -> list[tuple[int, str]]:
+        with contextlib.closing(sqlite3.connect(app_server.db, timeout=20)) as db:
+            rows = db.execute(
+                "SELECT seq, kind FROM lockviz_runevent WHERE run_id = ? ORDER BY seq", (run_id,)
+            ).fetchall()
+        return [(int(seq), str(kind)) for seq, kind in rows]
+
+    wait_until(lambda: len(stored()) > 60, 90, "the run's first 60 events stored")
+    app_server.stop()
+    events = stored()
+    output = app_server.output()
+    assert "could not be stored" not in output, output[-3000:]
+    assert [seq for seq, _ in events] == list(range(1, len(events) + 1))
+    assert events[-1][1] == "run_interrupted", events[-5:]
+    ends = [kind for _, kind in events if kind in ("run_interrupted", "run_finished", "run_failed")]
+    assert ends == ["run_interrupted"], ends

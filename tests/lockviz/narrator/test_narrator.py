@@ -159,6 +159,13 @@ def test_a_shift_in_words_kept_or_not() -> None:
         "this run cannot keep its story"
     )
     assert said.label == "story lost"
+    # A restart's boot is the step's own time, not the machine falling behind (issue 34).
+    booted = {**kept, "what": "step 3 (restart), as the lab did it", "late_ms": 1371.2,
+              "own_ms": 1300.0}  # fmt: skip
+    assert Narrator().said(booted).text == (
+        "step 3 (restart), as the lab did it, took 1371 ms (1300 ms of it its server booting): "
+        "the rest of the schedule moves 1371 ms later, keeping its intervals"
+    )
 
 
 def test_reads_checks_and_duplicates_in_words() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -10,9 +11,26 @@ from django.db.models.signals import post_save
 
 from lockviz import broadcast
 from lockviz.lab.engine import RunEngine
+from lockviz.lab.procs import wait_until
+from lockviz.labhost.host import STOPPED
 from lockviz.models import Run, RunEvent
 from lockviz.runs import recorder
 from lockviz.scenarios.library import builtin
+from lockviz.scenarios.schema import parse
+
+
+def busy(seconds: int) -> dict[str, object]:
+    """Four clients taking and giving back one lock every 100 ms: events faster than a busy
+    machine stores them, so some always wait in the run's writer."""
+    clients = ["alice", "bob", "carol", "dave"]
+    return {
+        "format": 1, "title": "a busy run, stopped by Ctrl-C", "backend": "redis",
+        "fencing": True, "ttl_ms": 3000, "clients": clients,
+        "steps": [
+            {"at_ms": 100 * i, "client": clients[i // 2 % 4], "do": ("acquire", "release")[i % 2]}
+            for i in range(seconds * 10)
+        ],
+    }  # fmt: skip
 
 
 @pytest.mark.live
@@ -111,3 +129,29 @@ def test_events_recorded_from_every_thread_are_stored_by_one_thread_in_order() -
     assert seqs == sorted(seqs) == heard == list(range(1, len(seqs) + 1))
     run.refresh_from_db()  # the outcome, stored after the last event
     assert run.status == Run.Status.FINISHED and run.verdict and len(seqs) > 20
+
+
+@pytest.mark.live
+@pytest.mark.django_db(transaction=True)
+def test_a_run_interrupted_as_its_lab_host_stops_keeps_every_event_then_the_interruption() -> None:
+    """Ctrl-C of a lab host while a run plays (lockviz.labhost.host): the interruption was told
+    with the number the run's writer or its engine was about to store, and that event was lost
+    ("UNIQUE constraint failed: lockviz_runevent.run_id, lockviz_runevent.seq"). Now every
+    event the engine kept is stored, in order, then the interruption, and nothing after it,
+    however long the engine plays on before the process is gone."""
+    scenario = parse(busy(30))
+    run = recorder.create_run(scenario)
+    playing = threading.Thread(target=recorder.execute, args=(run, scenario), daemon=True)
+    playing.start()
+    wait_until(lambda: run.events.count() > 40, 60, "the run's first 40 events stored")
+    engine = recorder._engines[run.pk]
+    recorder.interrupt_all(STOPPED)
+    time.sleep(1.0)  # the engine plays on for a while (its process is not gone yet)
+    kept = [e.seq for e in engine.events]
+    stored = list(run.events.order_by("seq").values_list("seq", "kind"))
+    engine.abort("the test is over")
+    playing.join(30)
+    assert [seq for seq, _ in stored] == [*kept, len(kept) + 1]
+    assert stored[-1][1] == "run_interrupted"
+    run.refresh_from_db()
+    assert run.status == Run.Status.INTERRUPTED and run.error == STOPPED

@@ -10,9 +10,9 @@ from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
-from lockviz.lab import procs
+from lockviz.lab import events, procs
 from lockviz.models import Run, RunEvent
-from lockviz.runs import recovery
+from lockviz.runs import recovery, store
 from tests.conftest import builtin_json
 
 pytestmark = pytest.mark.django_db
@@ -86,3 +86,26 @@ def test_prune_removes_old_runs_but_never_live_ones() -> None:
     call_command("prune", days=30, verbosity=0)
     assert set(Run.objects.values_list("pk", flat=True)) == {still.pk, fresh.pk}
     assert not RunEvent.objects.filter(run_id=done.pk).exists()
+
+
+def test_an_interruption_told_as_the_runs_host_still_writes_takes_the_next_seq_loses_none() -> None:
+    """A host thought gone (its heartbeat lapsed on a busy machine) may still be storing its
+    run's events as another process tells of the interruption: each takes the next number from
+    one place (lockviz.runs.store.append), so neither clashes with the other and none is lost.
+    The host's own numbering had 2 and 3 after run_started; it had given 2 to the interruption
+    too (UNIQUE constraint failed: lockviz_runevent.run_id, lockviz_runevent.seq)."""
+    run = live_run("elsewhere:1:1")  # seq 1: run_started
+    mine = [events.parse({"seq": seq, "t_ms": 10.0 * seq, "actor": "lab", "kind": "ending",
+                          "why": f"event {seq}"}) for seq in (2, 3)]  # fmt: skip
+    recovery.interrupt(run, "the lab host stopped answering")  # took 2 while the host had it
+    for event in mine:  # the host's writer goes on with what its engine numbered 2 and 3
+        stored = store.append(run.pk, event, events.as_json(event), {})
+        assert stored is not None and stored["seq"] == event.seq + 1
+    rows = list(run.events.order_by("seq").values_list("seq", "kind", "data"))
+    assert [(seq, kind) for seq, kind, _ in rows] == [
+        (1, "run_started"),
+        (2, "run_interrupted"),
+        (3, "ending"),
+        (4, "ending"),
+    ]
+    assert [data.get("seq") for _, kind, data in rows if kind != "run_started"] == [2, 3, 4]

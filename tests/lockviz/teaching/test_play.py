@@ -6,7 +6,13 @@ import pytest
 from django.http import QueryDict
 
 from lockviz.errors import ScenarioError
-from lockviz.teaching.play import replay_problems, session_scenario, step_from_form
+from lockviz.lab import spares
+from lockviz.teaching.play import (
+    available_backends,
+    replay_problems,
+    session_scenario,
+    step_from_form,
+)
 
 
 def form(text: str) -> QueryDict:
@@ -119,3 +125,12 @@ def test_a_session_too_long_to_replay_says_so_and_names_the_step() -> None:
     assert replay_problems(["steps: a scenario needs at least one step"]) == [
         "Nothing to run again: this session has no clicks yet."
     ]
+
+
+def test_asking_what_free_play_can_run_starts_no_lab(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A web process drawing the free-play form started the process's pool of warm spares
+    (its lab) to ask, and kept servers it never used: a lab host runs the sessions."""
+    monkeypatch.setenv("LOCKVIZ_SPARES", "1")
+    monkeypatch.setattr(spares, "_pool", None)
+    assert all(b["available"] for b in available_backends() if b["name"] == "redis")
+    assert spares._pool is None

@@ -235,6 +235,7 @@ def test_a_killed_app_takes_postgres_and_pgbouncer_with_it() -> None:
     app = subprocess.Popen(
         [sys.executable, "-c", HOLDER], cwd=ROOT, stdout=subprocess.PIPE, text=True
     )
+    started = procs.start_ticks(app.pid)  # with the pid, it names this app, not a reuse of it
     try:
         assert app.stdout is not None
         family = json.loads(app.stdout.readline())
@@ -246,8 +247,11 @@ def test_a_killed_app_takes_postgres_and_pgbouncer_with_it() -> None:
     while time.monotonic() < deadline and any(procs.alive(pid) for pid in family):
         time.sleep(0.05)
     assert [pid for pid in family if procs.alive(pid)] == []
-    for entry in registry.entries():  # what a killed app leaves on disk (`lab down` would)
-        if entry["owner_pid"] == app.pid:
+    # What the killed app left on disk (`lab down` would remove it): its own, not the dirs of a
+    # process that has its pid since (pid_max is 32768 on this machine: the suite's thousands of
+    # processes wrap it, and a pid alone may name another test's live servers by then).
+    for entry in registry.entries():
+        if (entry["owner_pid"], entry.get("owner_start_ticks")) == (app.pid, started):
             shutil.rmtree(entry["workdir"], ignore_errors=True)
 
 
