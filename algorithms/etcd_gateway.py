@@ -27,6 +27,9 @@ def unb64(text: str) -> str:
     return base64.b64decode(text).decode()
 
 
+Endpoint = tuple[str, str, int]  # a member's name, host and port
+
+
 class Gateway:
     """etcd's JSON gateway over one persistent HTTP/1.1 connection, with a stated timeout.
 
@@ -36,18 +39,39 @@ class Gateway:
     is sent, so no request is ever sent twice. A call that failed closes the connection: a late
     reply can never be read as the answer to the next call. Not thread-safe: a thread that calls
     while another waits (the keepalive of a queued lock) uses its own :meth:`copy`.
+
+    With ``others`` (a cluster's other members) a call that could not reach its member moves
+    the gateway on to the next one, for the *next* call, as etcd's own client balances: the
+    failed call is not sent again behind the caller's back. :attr:`node` names the member the
+    next call goes to.
     """
 
-    def __init__(self, host: str, port: int, *, node: str = "etcd-1", timeout_ms: int = 1000):
-        self.host = host
-        self.port = port
-        self.node = node
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        node: str = "etcd-1",
+        timeout_ms: int = 1000,
+        others: list[Endpoint] | None = None,
+    ):
+        self.endpoints: list[Endpoint] = [(node, host, port), *(others or [])]
+        self.host, self.port, self.node = host, port, node
         self.timeout_ms = timeout_ms
         self._conn: http.client.HTTPConnection | None = None
 
     def copy(self) -> Gateway:
-        """A gateway to the same member with a connection of its own."""
-        return Gateway(self.host, self.port, node=self.node, timeout_ms=self.timeout_ms)
+        """A gateway to the same member (and the same others) with a connection of its own."""
+        endpoints = self.endpoints[self.endpoints.index((self.node, self.host, self.port)) :]
+        endpoints += [e for e in self.endpoints if e not in endpoints]
+        node, host, port = endpoints[0]
+        return Gateway(host, port, node=node, timeout_ms=self.timeout_ms, others=endpoints[1:])
+
+    def _move_on(self) -> None:
+        """The member did not answer: the next call goes to the next member, if any."""
+        if len(self.endpoints) > 1:
+            here = self.endpoints.index((self.node, self.host, self.port))
+            self.node, self.host, self.port = self.endpoints[(here + 1) % len(self.endpoints)]
 
     def call(
         self,
@@ -78,7 +102,9 @@ class Gateway:
             raise BackendUnavailable(self.node, "no reply before the timeout") from exc
         except (OSError, http.client.HTTPException) as exc:
             self.close()
-            raise BackendUnavailable(self.node, f"connection failed ({exc})") from exc
+            failed = BackendUnavailable(self.node, f"connection failed ({exc})")
+            self._move_on()
+            raise failed from exc
         if response.will_close:
             self.close()
         try:

@@ -36,7 +36,8 @@ Guarantees (only while its assumptions hold):
   * ``release`` deletes only our key (it is named after our lease) and revokes our lease.
 
 Assumes:
-  * The member does not lose its data (it fsyncs each write; the lab runs one member).
+  * The cluster does not lose its data (each member fsyncs each write; with three members a
+    write is kept by a majority before it is answered).
   * The holder renews (``extend``, one keepalive) before the lease ends. Once granted, nothing
     renews the lease in the background here: a lease is a lease.
   * The holder finishes its work while its lease lives. A paused process (GC, SIGSTOP) cannot
@@ -97,8 +98,12 @@ class EtcdLock(LockBase):
         self.name = name
         self.owner_prefix = owner_prefix or f"{name}.owners/"
         self.ttl_s = effective_ttl_s(ttl_ms)
-        self.node = gateway.node
         self.lease_id: str | None = None
+
+    @property
+    def node(self) -> str:
+        """The member the next call goes to (a cluster's client moves on from one that fails)."""
+        return self.gateway.node
 
     # -- acquire ------------------------------------------------------------------------------
 
@@ -143,18 +148,19 @@ class EtcdLock(LockBase):
         """Join the queue; ``(our key, token, None)`` when we head it at once, ``(our key, None,
         None)`` once etcd's lock service says the keys ahead are gone, or ``(None, None, why)``.
         """
+        node = self.node  # the member asked (a failure moves the gateway on)
         suffix = f"{int(lease_id):x}"  # etcd's concurrency.Mutex names the key after the lease
         key = f"{self.name}/{suffix}"
-        asked = self._report.asking(self.node, "lock", lease=lease_id)
+        asked = self._report.asking(node, "lock", lease=lease_id)
         txn = _enqueue_txn(self.name, key, self.owner_prefix + suffix, self.owner, lease_id)
         try:
             reply = self.gateway.call("/v3/kv/txn", txn, sent=asked.call)
         except BackendUnavailable as exc:
-            self._report.reply(asked.call(), self.node, "lock", False, error=exc.detail)
+            self._report.reply(asked.call(), node, "lock", False, error=exc.detail)
             return None, None, exc.detail
         call = asked.call()
         if "error" in reply:  # e.g. "etcdserver: requested lease not found"
-            self._report.reply(call, self.node, "lock", False, error=str(reply["error"]))
+            self._report.reply(call, node, "lock", False, error=str(reply["error"]))
             return None, None, str(reply["error"])
         responses = reply["responses"]
         if reply.get("succeeded"):  # created now: its create revision is this revision
@@ -163,7 +169,7 @@ class EtcdLock(LockBase):
             mine = int(responses[0]["response_range"]["kvs"][0]["create_revision"])
         head = responses[-1]["response_range"].get("kvs") or [{}]
         if int(head[0].get("create_revision", mine)) == mine:
-            self._report.reply(call, self.node, "lock", True, value=key, token=mine)
+            self._report.reply(call, node, "lock", True, value=key, token=mine)
             return key, mine, None
         # Keys ahead of ours: etcd's lock service answers when every one of them is gone.
         remaining_ms = max(1, (deadline_ns - self.clock.monotonic_ns()) // 1_000_000)
@@ -174,15 +180,15 @@ class EtcdLock(LockBase):
         except BackendUnavailable as exc:
             timed_out = self.clock.monotonic_ns() >= deadline_ns
             reason = f"timed out after {wait_ms} ms" if timed_out else exc.detail
-            self._report.reply(call, self.node, "lock", False, error=reason)
+            self._report.reply(call, node, "lock", False, error=reason)
             return None, None, reason
         finally:
             waiting.stop()
         if "error" in reply:
-            self._report.reply(call, self.node, "lock", False, error=reply["error"])
+            self._report.reply(call, node, "lock", False, error=reply["error"])
             return None, None, str(reply["error"])
         key = unb64(reply["key"])
-        self._report.reply(call, self.node, "lock", True, value=key)
+        self._report.reply(call, node, "lock", True, value=key)
         return key, None, None
 
     def _claim(self, lease_id: str, key: str) -> int | None:
@@ -232,17 +238,18 @@ class EtcdLock(LockBase):
         return ok
 
     def extend(self, ttl_ms: int | None = None) -> bool:
-        """One keepalive: the lease runs its full TTL again. ``False`` (and ``lost``) if gone.
+        """One keepalive: the lease runs its full TTL again. ``False`` (and ``lost``) if gone;
+        ``False`` alone when no member answered (the lease may live: it is not known).
 
         etcd renews a lease to the TTL it was granted with; ``ttl_ms`` cannot change it.
         """
         self._held()
-        ok = self._keepalive(self.lease_id or "")
-        self._report.emit("extended", ok=ok, ttl_ms=self.ttl_s * 1000)
-        if not ok:
+        alive = self._keepalive(self.lease_id or "")
+        self._report.emit("extended", ok=bool(alive), ttl_ms=self.ttl_s * 1000)
+        if alive is False:
             self.grant = self.lease_id = None
             self._report.emit("lost", reason="keepalive refused: the lease had already expired")
-        return ok
+        return bool(alive)
 
     def sequencer(self) -> Sequencer | None:
         """Our lock key, its create revision and our lease: the lock is ours while the lease
@@ -266,30 +273,34 @@ class EtcdLock(LockBase):
     ) -> tuple[int, dict[str, Any] | None]:
         """Make the request and report it (as it is on its way: its event is encoded while the
         member works on it); a failure is reported here and answers ``None``."""
-        asked = self._report.asking(self.node, op, **args)
+        gateway = via or self.gateway
+        node = gateway.node  # the member asked (a failure moves the gateway on to the next)
+        asked = self._report.asking(node, op, **args)
         try:
-            reply = (via or self.gateway).call(path, body, sent=asked.call)
+            reply = gateway.call(path, body, sent=asked.call)
         except BackendUnavailable as exc:  # reported (if it was not sent), then its failure
-            self._report.reply(asked.call(), self.node, op, False, error=exc.detail)
+            self._report.reply(asked.call(), node, op, False, error=exc.detail)
             return asked.call(), None
         call = asked.call()
         if "error" in reply:  # etcd's own words, e.g. "etcdserver: requested lease not found"
-            self._report.reply(call, self.node, op, False, error=str(reply["error"]))
+            self._report.reply(call, node, op, False, error=str(reply["error"]))
             return call, None
         return call, reply
 
-    def _keepalive(self, lease_id: str, via: Gateway | None = None) -> bool:
-        """One lease keepalive; ``True`` when the lease still lives."""
+    def _keepalive(self, lease_id: str, via: Gateway | None = None) -> bool | None:
+        """One lease keepalive: ``True`` when the lease lives, ``False`` when etcd says it is
+        gone, ``None`` when no answer came (no member reached, or a cluster with no leader)."""
         call, reply = self._call(
             "keepalive", "/v3/lease/keepalive", {"ID": lease_id}, via, lease=lease_id
         )
         if reply is None:
-            return False
+            return None
         ttl_s = int(reply.get("result", {}).get("TTL", 0))  # a lease not found has no TTL
+        node = (via or self.gateway).node  # answered: the member it asked
         if ttl_s <= 0:
-            self._report.reply(call, self.node, "keepalive", False, reason="lease not found")
+            self._report.reply(call, node, "keepalive", False, reason="lease not found")
             return False
-        self._report.reply(call, self.node, "keepalive", True, ttl_ms=ttl_s * 1000)
+        self._report.reply(call, node, "keepalive", True, ttl_ms=ttl_s * 1000)
         return True
 
     def _revoke(self, lease_id: str) -> None:
@@ -317,7 +328,7 @@ class KeepAliveWhileWaiting:
         gateway = lock.gateway.copy()
         try:
             while not self._stop.wait(self._interval_s):
-                if not lock._keepalive(lease_id, gateway):
+                if lock._keepalive(lease_id, gateway) is False:  # gone; no answer: again
                     return
         finally:
             gateway.close()

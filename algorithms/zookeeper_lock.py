@@ -40,8 +40,17 @@ Fails by:
     the thaw, not when the server acted).
   * A dropped connection while holding: ``lost`` at once (SUSPENDED: the client can no longer
     know), even if the session survives; the abandoned node is deleted on reconnect so nobody
-    waits for it. kazoo's own ``Lock.is_acquired`` stays True after the session is lost; this
-    client listens to the connection state instead.
+    waits for it. This is Curator's default (``StandardConnectionStateErrorPolicy``): a client
+    cut off from the ensemble cannot tell a session that lives from one the leader is expiring
+    right now, and the next waiter may be granted the moment it expires, so it stops acting as
+    the holder at once. kazoo's own ``Lock.is_acquired`` stays True after the session is lost;
+    this client listens to the connection state instead.
+  * With ``keep_suspended`` (the ``session`` variant, Curator's ``SessionConnectionStateError
+    Policy``) a SUSPENDED holder keeps acting as the holder, and the lock is lost only with the
+    session (LOST). Its server dying costs it nothing: it reconnects to another server of the
+    ensemble with the same session (RECONNECTED) and its node is still there. The price: until
+    it hears LOST, which kazoo only hears from a server once it reconnects, a holder whose session
+    expired while it was cut off still believes, and a waiter may already hold the lock.
   * The servers unreachable for longer than the bounded connection retry (~8 s): kazoo closes
     the client, ``lost`` is reported, and every later call fails with BackendUnavailable.
 """
@@ -144,6 +153,7 @@ class ZooKeeperLock(LockBase):
         clock: Clock | None = None,
         on_event: EventSink = discard,
         herd: bool = False,
+        keep_suspended: bool = False,
         call_timeout_ms: int = 1000,
         retry_delay_ms: int = 100,
     ) -> None:
@@ -154,6 +164,8 @@ class ZooKeeperLock(LockBase):
         self.node = node  # the home server; ``addresses`` ("host:port" -> name) names the others
         self.addresses = dict(addresses or {})
         self.herd = herd
+        self.keep_suspended = keep_suspended  # the "session" variant: Curator's session policy
+        self._suspended = False  # SUSPENDED, not yet RECONNECTED or LOST
         self.call_timeout_s = call_timeout_ms / 1000
         self.retry_delay_ms = retry_delay_ms
         # kazoo calls _on_state from its connection thread: grant changes happen under this lock.
@@ -380,18 +392,30 @@ class ZooKeeperLock(LockBase):
         self.client.close()
 
     def _on_state(self, state: str) -> None:
-        """kazoo's connection thread reports a state change; this must not block."""
+        """kazoo's connection thread reports a state change; this must not block.
+
+        kazoo has three states; the client tells four, as Curator names them: ``CONNECTED``
+        after ``SUSPENDED`` (with no ``LOST`` between) is the same session on a server again,
+        ``RECONNECTED``; after ``LOST`` it is a new session, ``CONNECTED``."""
         with self._guard:
             grant, abandoned = self.grant, None
-            self._report.emit("session", state=str(state))
-            if state == KazooState.SUSPENDED and grant is not None:
-                self._abandoned = grant.value
-                self._lose(grant, "connection suspended: my lock may be gone")
+            if state == KazooState.SUSPENDED:
+                self._suspended = True
+                keeps = {"keeps": self.keep_suspended} if grant is not None else {}
+                self._report.emit("session", state="SUSPENDED", **keeps)
+                if grant is not None and not self.keep_suspended:
+                    self._abandoned = grant.value
+                    self._lose(grant, "connection suspended: my lock may be gone")
             elif state == KazooState.LOST:
+                self._suspended = False
+                self._report.emit("session", state="LOST")
                 self._abandoned = None  # the server deleted it with the session
                 if grant is not None:
                     self._lose(grant, "session expired: the lock node is gone")
             elif state == KazooState.CONNECTED:
+                told = "RECONNECTED" if self._suspended else "CONNECTED"
+                self._suspended = False
+                self._report.emit("session", state=told, server=self._where())
                 abandoned, self._abandoned = self._abandoned, None
         if abandoned is not None:
             self._delete_async(abandoned)

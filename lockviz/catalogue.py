@@ -6,11 +6,11 @@ comparisons read these entries and keep no list of their own. Adding a backend m
 (``lockviz/lab/watchers/``) and, for a new kind of server, a :class:`ServerKind` and its module
 in ``lockviz/lab/servers/``.
 
-Server names say their kind: ``redis-3``, ``zk-1``, ``pg-1``, ``etcd-1``, and ``storage`` (the
-storage node every run writes to, a Redis server; a replicated storage has a second replica,
-``storage-2``). The backend ``none`` has no lock service at all: its clients go straight to the
-storage. What the storage checks on each write is its *kind* (:data:`STORAGE_KINDS`), listed here
-too.
+Server names say their kind: ``redis-3``, ``zk-1``, ``pg-1``, ``etcd-1``, ``sentinel-2``, and
+``storage`` (the storage node every run writes to, a Redis server; a replicated storage has a
+second replica, ``storage-2``). The backend ``none`` has no lock service at all: its clients go
+straight to the storage. What the storage checks on each write is its *kind*
+(:data:`STORAGE_KINDS`), listed here too.
 
 Past ~300 lines on purpose: it is one table, each lock service's entry with its variants, their
 words (what ``ttl_ms`` is called, what the server ends) and each server kind's restart words,
@@ -33,7 +33,6 @@ class ServerKind:
     prefix: str
     label: str
     clock_jumps: bool = False  # its wall clock can be moved (libfaketime under Redis)
-    peers: bool = False  # an ensemble's servers talk to each other, and can be cut off
     # What a restart after kill -9 keeps, by the server's persistence ("none" or "fsync"; None
     # where the kind has no choice): the narrator's words beside "restarted".
     restarts: tuple[Kept, ...] = ()
@@ -66,7 +65,6 @@ REDIS = ServerKind(
 ZOOKEEPER = ServerKind(
     "zk",
     "ZooKeeper",
-    peers=True,
     restarts=(
         Kept("none", "log replayed", "replays its transaction log (not fsynced)"),
         Kept("fsync", "log replayed", "replays its fsynced transaction log"),
@@ -78,7 +76,10 @@ POSTGRES = ServerKind(
     restarts=(Kept(None, "WAL replayed", "replays its write-ahead log: locks are not in it"),),
 )
 ETCD = ServerKind("etcd", "etcd")
-SERVER_KINDS: dict[str, ServerKind] = {k.prefix: k for k in (REDIS, ZOOKEEPER, POSTGRES, ETCD)}
+SENTINEL = ServerKind("sentinel", "Redis Sentinel")  # redis-server --sentinel
+SERVER_KINDS: dict[str, ServerKind] = {
+    k.prefix: k for k in (REDIS, ZOOKEEPER, POSTGRES, ETCD, SENTINEL)
+}
 
 
 def server_kind(name: str) -> ServerKind | None:
@@ -117,6 +118,11 @@ class Backend:
     variants: tuple[Variant, ...]  # the first is the default
     node_counts: tuple[int, ...] = (1,)  # how many lock servers it may run on; first: default
     node_count_field: str | None = None  # the scenario field that chooses among node_counts
+    # Servers of another kind beside the lock servers, and how many (Redis's Sentinels).
+    beside: tuple[ServerKind, int] | None = None
+    # From how many lock servers they form one group whose servers talk to each other and can
+    # be cut off from each other (0: never): an ensemble, a cluster, a primary and its replicas.
+    group_from: int = 0
     options: frozenset[str] = field(default_factory=frozenset)  # settings only it takes
     no_fencing: str = ""  # why it cannot give fencing tokens ("" when it can)
     no_sequencer: str = ""  # why the storage cannot ask it about a writer's lock ("" when it can)
@@ -148,10 +154,19 @@ class Backend:
         return next((v for v in self.variants if v.name == (name or self.default_variant)), None)
 
     def nodes(self, count: int | None = None) -> list[str]:
-        """The lock servers' names, ``redis-1`` .. ``redis-5`` (the storage comes on top)."""
+        """The lock servers' names, ``redis-1`` .. ``redis-5``, and the servers beside them
+        (``sentinel-1`` ..); the storage comes on top."""
         if self.server is None:
             return []
-        return [f"{self.server.prefix}-{i}" for i in range(1, (count or self.node_counts[0]) + 1)]
+        found = [f"{self.server.prefix}-{i}" for i in range(1, (count or self.node_counts[0]) + 1)]
+        if self.beside is not None:
+            kind, many = self.beside
+            found += [f"{kind.prefix}-{i}" for i in range(1, many + 1)]
+        return found
+
+    def grouped(self, count: int | None = None) -> bool:
+        """Whether its servers (``count`` lock servers) talk to each other: one group."""
+        return 0 < self.group_from <= (count or self.node_counts[0])
 
     def describe(self, variant: str | None = None, count: int | None = None) -> str:
         """The lock as a learner names it: "Redlock (5 nodes)", "Redis, plain DEL release"."""
@@ -202,6 +217,24 @@ BACKENDS: dict[str, Backend] = {
             "independent nodes could agree on (Kleppmann, 'How to do distributed locking').",
         ),
         Backend(
+            "redis-sentinel",
+            "Redis + Sentinel",
+            "Redis with replicas and Sentinel",
+            "Redis primary, two replicas, three Sentinels (failover)",
+            REDIS,
+            (
+                Variant("async", "asynchronous replication"),
+                Variant("wait", "WAIT 1 after each grant"),
+                Variant("min_replicas", "min-replicas-to-write 1"),
+            ),
+            node_counts=(3,),
+            beside=(SENTINEL, 3),
+            group_from=1,
+            no_sequencer="A check would ask whichever node Sentinel names primary at the time of "
+            "the write, and after a failover that node may never have seen the writer's key: its "
+            "answer says nothing about the lock the writer was granted.",
+        ),
+        Backend(
             "zookeeper",
             "ZooKeeper",
             "ZooKeeper",
@@ -213,6 +246,12 @@ BACKENDS: dict[str, Backend] = {
                     "herd", "every waiter watches the lock", ttl="session timeout", ends="session"
                 ),
                 Variant(
+                    "session",
+                    "keeps the lock while the session lives",
+                    ttl="session timeout",
+                    ends="session",
+                ),
+                Variant(
                     "election",
                     "leader election (kazoo's Election recipe)",
                     ttl="session timeout",
@@ -222,6 +261,7 @@ BACKENDS: dict[str, Backend] = {
             ),
             node_counts=(1, 3),
             node_count_field="zk_nodes",
+            group_from=3,
             options=frozenset({"zk_nodes"}),
             sequencer="sync, then exists on the writer's lock node: is it there, with its czxid?",
             kept_alive_by="its session, which the client's heartbeats keep alive in the "
@@ -267,6 +307,10 @@ BACKENDS: dict[str, Backend] = {
                 Variant("lease", "lease + lock"),
                 Variant("election", "leader election (campaign, resign)", election=True),
             ),
+            node_counts=(1, 3),
+            node_count_field="etcd_nodes",
+            group_from=3,
+            options=frozenset({"etcd_nodes"}),
             sequencer="the lease's time to live, then a transaction: does the writer's key still "
             "exist with its create revision and its lease?",
         ),

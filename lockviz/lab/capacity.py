@@ -25,6 +25,15 @@ A presenter's run (:meth:`Machine.join` with ``first``) goes ahead of the line, 
 kept for it (:data:`RESERVED`), and does not wait for other starts or saturated cores; while
 one is queued or playing, the other runs' processes yield the CPU to it
 (:func:`lockviz.lab.procs.yield_from`).
+
+What a set of servers costs the machine while it runs, in processes and resident memory
+(:func:`cost`, from :data:`SERVER_COST`, measured here), is counted here too: the warm spares
+(:mod:`lockviz.lab.spares`) start none that the machine's memory could not hold. A group of
+servers that talk to each other (a ZooKeeper ensemble, an etcd cluster, Redis with its replicas
+and Sentinels) has one more process, its proxy (:data:`MESH_COST`).
+
+One module past the usual ~300 lines, on purpose: how many runs the machine takes and what the
+servers of one cost it are one question, asked of one machine.
 """
 
 from __future__ import annotations
@@ -32,9 +41,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
+from dataclasses import dataclass
 from typing import Protocol
 
+from lockviz.catalogue import BACKENDS, STORAGE, server_kind
 from lockviz.lab.scheduler import TOLERANCE_MS
 
 log = logging.getLogger(__name__)
@@ -288,3 +299,49 @@ def machine() -> Machine:
         if _machine is None:
             _machine = Machine(DEFAULT_CEILING)
         return _machine
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What servers cost the machine while they run."""
+
+    processes: int
+    mb: float  # resident memory, MiB
+
+    def __add__(self, other: Cost) -> Cost:
+        return Cost(self.processes + other.processes, self.mb + other.mb)
+
+
+# One server of each kind, resident (measured on the dev machine, rounded up): a redis-server
+# under libfaketime 12.5 MiB, a Sentinel 12, a ZooKeeper JVM 60-80, PostgreSQL with PgBouncer
+# 60, an etcd member 27-40 (alone it keeps a larger cache).
+SERVER_COST: dict[str, Cost] = {
+    "redis": Cost(1, 13),
+    "sentinel": Cost(1, 12),
+    "zk": Cost(1, 80),
+    "pg": Cost(2, 60),
+    "etcd": Cost(1, 40),
+}
+MESH_COST = Cost(1, 35)  # a group's proxy process (Python, asyncio): 34 MiB measured
+
+
+def cost(names: list[str]) -> Cost:
+    """What the servers ``names`` cost together: each server, and each group's proxy."""
+    counts = Counter(kind.prefix for name in names if (kind := server_kind(name)) is not None)
+    total = Cost(0, 0.0)
+    for prefix, many in counts.items():
+        each = SERVER_COST.get(prefix, Cost(1, 50))
+        total += Cost(each.processes * many, each.mb * many)
+    locks = Counter(p for name in names if name != STORAGE and (p := _prefix(name)))
+    for backend in BACKENDS.values():
+        if backend.server is None or not locks[backend.server.prefix]:
+            continue
+        beside = backend.beside is None or locks[backend.beside[0].prefix] > 0
+        if beside and backend.grouped(locks[backend.server.prefix]):
+            total += MESH_COST
+    return total
+
+
+def _prefix(name: str) -> str:
+    kind = server_kind(name)
+    return kind.prefix if kind is not None else ""

@@ -63,6 +63,9 @@ class ClientConfig(_Config):
     # server -> its password (Redis AUTH, PostgreSQL and PgBouncer); never shown in repr
     passwords: Mapping[str, str] = field(default_factory=dict, repr=False)
     storage: str = "fenced"  # what the storage checks (lockviz.catalogue.STORAGE_KINDS)
+    # A group's servers: the address they know each other by -> the server's name (what a
+    # Sentinel answers for the primary, mapped to this client's own link to it).
+    announced: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def for_client(
@@ -73,6 +76,7 @@ class ClientConfig(_Config):
         clock_file: str | None,
         call_timeout_ms: int,
         passwords: Mapping[str, str] | None = None,
+        announced: Mapping[str, str] | None = None,
     ) -> ClientConfig:
         """What client ``name`` of ``scenario`` receives, reaching the servers at ``servers``."""
         return cls(
@@ -90,6 +94,7 @@ class ClientConfig(_Config):
             clock_file=clock_file,
             passwords=dict(passwords or {}),
             storage=scenario.storage_kind,
+            announced=dict(announced or {}),
         )
 
     @classmethod

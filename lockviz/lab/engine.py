@@ -42,7 +42,7 @@ from lockviz.lab.capacity import Meter
 from lockviz.lab.clients import Took
 from lockviz.lab.errors import LabError
 from lockviz.lab.events import Event, EventJson, Sink, VerdictJson
-from lockviz.lab.labs import Lab, OnWait
+from lockviz.lab.labs import Lab, OnWait, ServerSet
 from lockviz.lab.limits import Limits, Watchdog
 from lockviz.lab.provision import UNPROVISIONED, Provisioned, Stage, Wiring, provision
 from lockviz.lab.roundtrips import RoundTrips, Slow
@@ -81,6 +81,12 @@ class RunResult:
         return self.verdict.get("inconclusive", "") if self.verdict is not None else ""
 
 
+def _one_fate(scenario: Scenario) -> bool:
+    """Whether the lock servers share one fate: a fault on one slows calls to the others (a
+    ZooKeeper session moves between its servers, a group's servers talk to each other)."""
+    return scenario.backend == "zookeeper" or scenario.lock_service.grouped(scenario.node_count)
+
+
 class RunEngine:
     def __init__(
         self,
@@ -114,9 +120,7 @@ class RunEngine:
         self.story = Story(sessions=bool(scenario.lock_service.kept_alive_by))
         # Replies that came late with no fault in the way (a free-play session has no story).
         self.roundtrips = (
-            None
-            if open_ended
-            else RoundTrips(scenario.clients, TOLERANCE_MS, scenario.backend == "zookeeper")
+            None if open_ended else RoundTrips(scenario.clients, TOLERANCE_MS, _one_fate(scenario))
         )
         self._doing: dict[str, int] = {}  # the step each client's command in hand comes from
         self.started = threading.Event()
@@ -212,6 +216,8 @@ class RunEngine:
                 "persistence": s.persistence,
                 "idle_session_timeout_ms": s.idle_session_timeout_ms,
             }
+            if s.variant == "min_replicas":  # a replicated Redis's primary needs a replica
+                options["min_replicas_to_write"] = 1
             with (
                 self.lab.servers(s.servers, self.on_wait, options) as servers,
                 provision(s, servers, wiring) as lab,
@@ -369,9 +375,10 @@ class RunEngine:
             crowded=self.meter.crowded if self.meter is not None else lambda: False,
         )
         try:
+            described = self._describe(lab.servers)  # asks a group's servers: before t0
             self._t0_ns = time.monotonic_ns()
             self._last_click = time.monotonic()
-            self.record("lab", "run_started", self._describe(lab.servers.addresses()))
+            self.record("lab", "run_started", described)
             self.started.set()
             if self.meter is not None:
                 self.meter.started()  # the next run may start provisioning
@@ -407,8 +414,9 @@ class RunEngine:
             return None
         return RunResult(self.events_json(), finished.verdict, mismatches)
 
-    def _describe(self, addresses: dict[str, str]) -> dict[str, object]:
+    def _describe(self, servers: ServerSet) -> dict[str, object]:
         s = self.scenario
+        roles = servers.roles() if self.scenario.lock_service.grouped(s.node_count) else {}
         return {
             "title": s.title,
             "backend": s.backend,
@@ -420,7 +428,8 @@ class RunEngine:
             "nodes": s.nodes,
             "storage": "storage",
             **({"replicas": s.storages} if len(s.storages) > 1 else {}),
-            "servers": addresses,
+            "servers": servers.addresses(),
+            **({"roles": roles} if roles else {}),
             "duration_ms": s.duration_ms,
             "lab": self.lab.kind,
         }

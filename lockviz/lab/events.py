@@ -179,6 +179,11 @@ class RunStarted(_Run):
         "a replicated storage's replicas (`lww`, `crdt`): `storage` and `storage-2`"
     )
     servers: dict[str, str] = _is('every server\'s address: `{name: "127.0.0.1:port"}`')
+    roles: dict[str, str] | None = _may(
+        "a group's servers as they start: each one's part (`primary`, `replica` or `sentinel` "
+        "for Redis with Sentinel, `leader`/`follower` for a ZooKeeper ensemble or an etcd "
+        "cluster)"
+    )
     duration_ms: int = _is("the schedule's length")
     lab: str = _is(
         "`embedded`: servers started for this run; `external`: shared servers from "
@@ -347,6 +352,7 @@ class Request(_Message):
     )
     holds: StampedJson | None = _may("a last-write-wins merge: the write sent to the replica")
     values: list[str] | None = _may("a CRDT merge: the set sent to the replica")
+    numreplicas: int | None = _may("`WAIT`: how many replicas must acknowledge the writes so far")
 
 
 class Reply(_Message):
@@ -387,6 +393,8 @@ class Reply(_Message):
     dropped: StampedJson | None = _may("last-write-wins: the write the replica dropped")
     values: list[str] | None = _may("a CRDT: the set's elements after this")
     added: list[str] | None = _may("a CRDT merge: the elements new to this replica")
+    primary: str | None = _may("a Sentinel's answer: the node it names as the primary")
+    acked: int | None = _may("`WAIT`: how many replicas acknowledged")
 
 
 # ---- what a client believes ---------------------------------------------------------------------
@@ -452,10 +460,15 @@ class Lost(_Belief):
 
 
 class Session(_Belief):
-    """ZooKeeper's view of the client's session changed."""
+    """ZooKeeper's view of the client's session changed, as its client library tells it:
+    `SUSPENDED` (the connection dropped: the session may or may not live), `RECONNECTED` (the
+    same session, on a server again), `LOST` (the session expired: its ephemeral nodes are
+    gone), `CONNECTED` (a new session, after a lost one)."""
 
     kind: Literal["session"]
-    state: str = _is("`SUSPENDED`, `LOST` or `CONNECTED`")
+    state: str = _is("`SUSPENDED`, `RECONNECTED`, `LOST` or `CONNECTED`")
+    server: str | None = _may("the server it is connected to again")
+    keeps: bool | None = _may("SUSPENDED: whether the client keeps acting as the lock's holder")
 
 
 class Woken(_Belief):
@@ -575,13 +588,62 @@ class Restarted(_Server):
     )
 
 
+class Role(_Server):
+    """A server of a group took a new part: a replica promoted to primary by Sentinel (or an
+    old primary turned into a replica), a new etcd leader, or a ZooKeeper leader elected. The
+    parts as the run starts are in `run_started`'s `roles`."""
+
+    kind: Literal["role"]
+    role: str = _is("`primary`, `replica`, `leader` or `follower`")
+    previous: str | None = _may("the server that had the part before")
+    of: str | None = _may("a replica's primary")
+    by: str | None = _may("the Sentinel that made the change (elected by the others' votes)")
+    term: int | None = _may("the Sentinel configuration epoch, or the Raft term, of the change")
+    leases: dict[str, int] | None = _may(
+        "etcd: each lock holder's lease as the new leader has it (ms to live)"
+    )
+
+
+class Voted(_Server):
+    """A Sentinel voted for the Sentinel that should lead a failover (one vote per epoch; the
+    first to ask gets it; a majority of the Sentinels elects)."""
+
+    recorded_by = "Sentinel"
+    kind: Literal["voted"]
+    leader: str = _is("the Sentinel it voted for (itself, when it asks for votes)")
+    term: int = _is("the epoch of the vote")
+
+
+class Suspected(_Server):
+    """A Sentinel thinks a node is down: no valid answer for `down-after-milliseconds`
+    (`objective: false`, SDOWN), or a quorum of Sentinels agree (`objective: true`, ODOWN: a
+    failover may start); `cleared: true` when it thinks so no more."""
+
+    recorded_by = "Sentinel"
+    kind: Literal["suspected"]
+    node: str = _is("the node it thinks is down")
+    objective: bool = _is("whether a quorum agrees (ODOWN)")
+    cleared: bool | None = _may("it answers again")
+    quorum: str | None = _may("how many Sentinels agree, of how many are needed (`2/2`)")
+
+
+class Replicated(_Server):
+    """A replica received a lock key from its primary (asynchronous replication: after the
+    primary answered the client)."""
+
+    kind: Literal["replicated"]
+    key: Key = _is("the lock's key")
+    holder: str | None = _is("whose it is")
+
+
 # ---- the union, and the seams the lab records through -------------------------------------------
 
 Event = Annotated[
     RunStarted | Step | ScheduleShifted | RunFinished | RunFailed | Ending | StepRefused
     | RunInterrupted | RunCancelled | Request | Reply | Granted | AcquireFailed | Releasing
     | Released | Extended | Lost | Session | Woken | RenewalStarted | Note | Paused | Resumed
-    | Crashed | ClockJumped | ClockRate | Link | Expired | Deleted | Restarted,
+    | Crashed | ClockJumped | ClockRate | Link | Expired | Deleted | Restarted | Role | Voted
+    | Suspected | Replicated,
     Field(discriminator="kind"),
 ]  # fmt: skip
 EVENT: TypeAdapter[Event] = TypeAdapter(Event)

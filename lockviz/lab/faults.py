@@ -9,9 +9,11 @@ by the step's target (:mod:`lockviz.scenarios.verbs`):
   read by the client's SkewedClock on every reading);
 * a node: a clock jump moves the server's libfaketime clock (Redis); a crash is kill -9; a
   restart is a fresh process on the same port and data dir, so a node without fsync comes back
-  empty and one with ``persistence: "fsync"`` keeps its keys;
+  empty and one with ``persistence: "fsync"`` keeps its keys; a pause is SIGSTOP of its main
+  process, its thaw SIGCONT ``ms`` later, as for a client;
 * a link: partition, heal and delay are done by the proxy process (lockviz.lab.links), between
-  a client and servers or between the servers of an ensemble.
+  a client and servers, or between the servers of a group (an ensemble, a cluster, a primary
+  with its replicas and Sentinels): a server from all its peers, or from those named.
 
 Each fault is recorded as an event where it happens; a kill at the moment its signal is sent (a
 holder's crash reaped late must not end its belief after the next holder's grant).
@@ -47,7 +49,8 @@ class Faults:
     record: Record
     timers: Scheduler
     crashed: set[str] = field(default_factory=set)  # servers down
-    isolated: set[str] = field(default_factory=set)  # servers cut off from their peers
+    isolated: set[str] = field(default_factory=set)  # servers cut off from (some) peers
+    frozen: set[str] = field(default_factory=set)  # servers paused (SIGSTOP)
 
     def apply(self, step: Step) -> None:
         if step.target is Target.LINK:
@@ -92,6 +95,19 @@ class Faults:
         """End every pause now (the run is ending): each thaw recorded, with why."""
         for client in self.clients.values():
             self.thaw(client, why)
+        for name in sorted(self.frozen):
+            self.thaw_server(name, why)
+
+    def thaw_server(self, name: str, why: str = "", late: bool = False) -> None:
+        """SIGCONT to a paused server (recorded as a client's thaw is)."""
+        if name not in self.frozen:
+            return
+        self.frozen.discard(name)
+        self.servers[name].resume()
+        details: dict[str, str | float] = {"why": why} if why else {}
+        if late:
+            details["late_ms"] = round(self.timers.late_ms(), 1)
+        self.record(name, "resumed", details)
 
     # -- links ----------------------------------------------------------------------------------
 
@@ -116,12 +132,13 @@ class Faults:
 
     def _isolate(self, step: Step) -> None:
         server = self.servers[step.node or ""]
-        peers = self.servers.peers(server.name)
+        every = self.servers.peers(server.name)
+        peers = [peer for peer in every if peer in step.nodes] if step.nodes else every
         mode = "pass" if step.do == "heal" else step.mode or "blackhole"
         server.isolate(peers, mode)
-        if mode == "pass":
+        if mode == "pass" and peers == every:
             self.isolated.discard(server.name)
-        else:
+        elif mode != "pass":
             self.isolated.add(server.name)
         self.record(server.name, "link", {"peers": peers, "mode": mode})
 
@@ -148,10 +165,20 @@ class Faults:
             killed_ns = time.monotonic_ns()
             server.kill()
             self.crashed.add(name)
+            self.frozen.discard(name)  # SIGKILL ends a stopped process too
             self.record(name, "crashed", {}, killed_ns)
+        elif step.do == "pause":
+            if name in self.crashed or name in self.frozen:
+                return
+            server.pause()
+            self.frozen.add(name)
+            self.record(name, "paused", {"ms": step.ms})
+            thaw = lambda: self.thaw_server(name, late=True)  # noqa: E731
+            self.timers.after(step.ms or 0, thaw, f"{name}'s thaw")
         elif step.do == "restart":
             if name not in self.crashed:
                 server.kill()
+            self.frozen.discard(name)
             began_ns = time.monotonic_ns()
             server.launch()
             server.wait_ready()
@@ -163,7 +190,11 @@ class Faults:
             self.record(name, "restarted", {"persistence": server.persistence, **booted})
 
     def undo_all(self) -> None:
-        """Heal every link and reset every clock; the servers themselves are stopped later."""
+        """Thaw every server, heal every link and reset every clock; the servers themselves
+        are stopped later."""
+        for name in list(self.frozen):
+            self.frozen.discard(name)
+            self.servers[name].resume()
         for name in list(self.isolated):
             self.servers[name].isolate(self.servers.peers(name), "pass")
         self.isolated.clear()

@@ -60,9 +60,24 @@ class ServerSet:
         return {name: server.address for name, server in self.servers.items()}
 
     def peers(self, name: str) -> list[str]:
-        """The other servers of ``name``'s ensemble (its kind's servers in this set)."""
-        kind = self.servers[name].kind
-        return [n for n, s in self.servers.items() if n != name and s.kind == kind]
+        """The other servers of ``name``'s group: those it names (a replicated Redis's nodes
+        and Sentinels), else its kind's servers in this set (an ensemble, a cluster)."""
+        server = self.servers[name]
+        group = server.group_names()
+        if group is not None:
+            return [n for n in group if n != name and n in self.servers]
+        return [n for n, s in self.servers.items() if n != name and s.kind == server.kind]
+
+    def announced(self) -> dict[str, str]:
+        """The address its group knows each server by -> its name (servers of no group left
+        out): how a client maps a server's name for another (Sentinel's answer) to a link."""
+        found = {name: server.known_as() for name, server in self.servers.items()}
+        return {address: name for name, address in found.items() if address is not None}
+
+    def roles(self) -> dict[str, str]:
+        """Each server's part in its group as it says now (servers of no group left out)."""
+        found = {name: server.role() for name, server in self.servers.items()}
+        return {name: role for name, role in found.items() if role is not None}
 
     def passwords(self) -> dict[str, str]:
         """Each server's password, for the servers that have one (what clients must present)."""
@@ -128,6 +143,7 @@ class LocalLab:
                 functools.partial(wait_group, started, module, group, options)
                 for module, group in fresh.items()
             )
+            _record(started)  # a server restarted on its way to ready (a leader made) included
             yield ServerSet({n: started.servers[n] for n in names}, workdir)
         finally:
             started.close()
@@ -192,6 +208,7 @@ def start_group(
     _launch([started[name] for name in group])
     _record(started)
     wait_group(started, module, group, options)
+    _record(started)
 
 
 def _launch(servers: list[Server]) -> None:

@@ -4,6 +4,11 @@ client↔server.
 Links are named ``"alice>redis-1"``. Every client reaches every server through its own link,
 so a fault can be as asymmetric as real networks are: alice cut from redis-1 and redis-2 only,
 bob untouched. The lab's own observers (watchers) talk to the servers directly.
+
+A group of servers that dial each other at addresses they learn from each other (a Redis
+primary, its replicas and their Sentinels; an etcd cluster) has a :class:`Mesh` instead: each
+server one *front* that the others dial, each pair its own link (``redis-2>redis-1``), told apart
+by the process that dialled (see :mod:`lockviz.lab.children.proxy`).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import threading
 from collections.abc import Collection
 
 from lockviz.lab import children, forkserver, procs
-from lockviz.lab.children.proxy import Answer, Config
+from lockviz.lab.children.proxy import Answer, Config, FrontConfig
 from lockviz.lab.errors import LabError
 
 
@@ -36,15 +41,19 @@ class Links:
         self.patient = sorted(link_name(c, node) for c in clients for node in patient)
         self.modes = dict.fromkeys(self.targets, "pass")
         self.ports: dict[str, int] = {}
+        self.fronts: dict[str, int] = {}  # a Mesh's servers -> their fronts' ports
         self.proc: procs.Child | None = None
         self._lock = threading.Lock()
+
+    def config(self) -> Config:
+        """What the proxy is told first: the links it listens for."""
+        return {"links": self.targets, "patient": list(self.patient)}
 
     def start(self) -> None:
         self.proc = forkserver.start(children.PROXY)  # it waits for its links
         assert self.proc.stdin is not None
         try:
-            config: Config = {"links": self.targets, "patient": list(self.patient)}
-            self.proc.stdin.write(json.dumps(config) + "\n")
+            self.proc.stdin.write(json.dumps(self.config()) + "\n")
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError) as exc:
             raise LabError("the network proxy exited") from exc
@@ -52,6 +61,7 @@ class Links:
         if not ready.get("ready"):
             raise LabError(f"the network proxy did not start: {ready}")
         self.ports = {name: int(port) for name, port in ready.get("ports", {}).items()}
+        self.fronts = {name: int(port) for name, port in ready.get("fronts", {}).items()}
 
     def addresses_for(self, client: str) -> dict[str, str]:
         """Where ``client`` must connect to reach each server: its own links."""
@@ -66,7 +76,10 @@ class Links:
         name = link_name(client, node)
         if name not in self.targets:
             raise LabError(f"there is no link between {client} and {node}")
-        command = {"link": name, "mode": mode, "ms": ms, "jitter_ms": jitter_ms}
+        self._command({"link": name, "mode": mode, "ms": ms, "jitter_ms": jitter_ms})
+        self.modes[name] = mode
+
+    def _command(self, command: dict[str, object]) -> None:
         with self._lock:
             assert self.proc is not None and self.proc.stdin is not None
             try:
@@ -77,7 +90,6 @@ class Links:
             answer = self._read()
         if not answer.get("ok"):
             raise LabError(f"the proxy refused {command}: {answer.get('error')}")
-        self.modes[name] = mode
 
     @property
     def alive(self) -> bool:
@@ -98,3 +110,34 @@ class Links:
             raise LabError("the network proxy exited")
         answer: Answer = json.loads(line)
         return answer
+
+
+class Mesh(Links):
+    """The links between the servers of one group, through one front per server (see the
+    module docstring): ``members`` is each server's real address, which only its front dials."""
+
+    def __init__(self, members: dict[str, str]) -> None:
+        super().__init__([], {})
+        self.members = dict(members)
+        self.targets = {
+            link_name(source, node): address
+            for node, address in members.items()
+            for source in members
+            if source != node
+        }
+        self.modes = dict.fromkeys(self.targets, "pass")
+
+    def config(self) -> Config:
+        fronts: dict[str, FrontConfig] = {
+            node: {"address": address, "sources": [s for s in self.members if s != node]}
+            for node, address in self.members.items()
+        }
+        return {"links": {}, "patient": [], "fronts": fronts}
+
+    def front(self, node: str) -> str:
+        """The one address the rest of the group dials ``node`` at."""
+        return f"127.0.0.1:{self.fronts[node]}"
+
+    def owner(self, node: str, pid: int) -> None:
+        """``node``'s process is ``pid`` now (it started, or started again)."""
+        self._command({"owner": node, "pid": pid})

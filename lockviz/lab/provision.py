@@ -127,7 +127,7 @@ def provision(scenario: Scenario, servers: ServerSet, wiring: Wiring) -> Iterato
         for name in scenario.clients:
             config = ClientConfig.for_client(
                 scenario, name, links.addresses_for(name), clocks[name].path, CALL_TIMEOUT_MS,
-                passwords=servers.passwords(),
+                passwords=servers.passwords(), announced=servers.announced(),
             )  # fmt: skip
             clients[name] = client = ClientProcess(config, wiring.record, wiring.took(name))
             undo.callback(client.close)

@@ -6,9 +6,10 @@ filling thread share one lock and one state, read top to bottom.
 A learner who presses Run should not watch three JVMs boot. The process that runs labs keeps a
 :class:`SparePool`: for each *set* a run asks of one kind of server (``redis-1`` + ``storage``,
 the five Redlock nodes + ``storage``, ``zk-1``, the ensemble ``zk-1``..``zk-3``, ``pg-1`` with
-its PgBouncer, ``etcd-1``; with the options that kind reads: :class:`SpareKey`) it keeps a few
-sets started and ready, in a dir of their own under the lab base (``lockviz-spare-*``, recorded
-in its ``lab.json`` like a run's, so a killed app's spares are swept like its runs).
+its PgBouncer, ``etcd-1``, the cluster ``etcd-1``..``etcd-3``, the three Redis nodes with their
+three Sentinels + ``storage``; with the options those servers read: :class:`SpareKey`) it keeps
+a few sets started and ready, in a dir of their own under the lab base (``lockviz-spare-*``,
+recorded in its ``lab.json`` like a run's, so a killed app's spares are swept like its runs).
 
 * **Used once, never reset.** :meth:`SparePool.take` hands a ready set to one run and forgets
   it: the run's :class:`~lockviz.lab.labs.ServerSet` owns it from then on, stops it and removes
@@ -33,7 +34,7 @@ in its ``lab.json`` like a run's, so a killed app's spares are swept like its ru
   (docs/performance.md, "Memory"). Every spare kept costs the machine's cores to start (a JVM
   ensemble: seconds of CPU), so a stock that keeps up does not grow. No spare starts while the
   machine has less than :data:`RESERVE_MB` of memory available beyond what the spare costs
-  (:data:`COST_MB`).
+  (:func:`lockviz.lab.capacity.cost`).
 * **Never before a learner's run.** No spare starts while a run is waiting for the lab or
   starting, nor within :data:`SETTLE_S` of a take: a run's own start, and its first events, come
   first. One spare starts at a time, in the pool's own thread, and where this process may raise
@@ -69,24 +70,28 @@ log = logging.getLogger(__name__)
 DEMAND_WINDOW_S = 300.0  # a set asked for this recently is kept warm
 BUSY_WINDOW_S = 60.0  # asks this recent that found no spare make a set's stock grow
 RESERVE_MB = 1024  # memory a spare must leave available
-COST_MB = {"redis": 12, "zk": 80, "pg": 60, "etcd": 40}  # resident, per server (measured ~)
 SETTLE_S = 1.0  # after a take: the run that took a spare draws its first events first
 FAILED_PAUSE_S = 30.0  # after a spare failed to start, its set waits this long
 # The options each kind's servers read (lockviz.lab.servers.<kind>.create): part of the key.
 OPTIONS_READ: dict[str, tuple[str, ...]] = {
-    "redis": ("persistence",),
+    "redis": ("persistence", "min_replicas_to_write"),
+    "sentinel": (),
     "zk": ("persistence",),
     "pg": ("idle_session_timeout_ms",),
     "etcd": (),
 }
-DEFAULTS: dict[str, object] = {"persistence": "none", "idle_session_timeout_ms": None}
+DEFAULTS: dict[str, object] = {
+    "persistence": "none",
+    "idle_session_timeout_ms": None,
+    "min_replicas_to_write": 0,
+}
 
 
 @dataclass(frozen=True)
 class SpareKey:
     """What a run asks of one kind: the servers' names and the options that kind reads."""
 
-    kind: str  # a server kind's prefix: redis, zk, pg, etcd
+    kind: str  # the server kinds' prefixes: redis, zk, pg, etcd, redis+sentinel
     names: tuple[str, ...]
     options: tuple[tuple[str, str], ...] = ()
 
@@ -98,6 +103,8 @@ class SpareKey:
                 found["persistence"] = value
             elif name == "idle_session_timeout_ms":
                 found["idle_session_timeout_ms"] = int(value)
+            elif name == "min_replicas_to_write":
+                found["min_replicas_to_write"] = int(value)
         return found
 
     def __str__(self) -> str:
@@ -106,18 +113,19 @@ class SpareKey:
 
 
 def key_for(names: list[str], options: ServerOptions | None = None) -> SpareKey:
-    """The key of one kind's servers ``names`` under ``options`` (LabError: mixed kinds)."""
-    kinds = {server_kind(name) for name in names}
-    if len(kinds) != 1 or None in kinds:
+    """The key of one module's servers ``names`` under ``options`` (LabError: servers that
+    different modules start; a Redis set with its Sentinels is one module's)."""
+    kinds = [server_kind(name) for name in names]
+    if None in kinds or len({module_for(name) for name in names}) != 1:
         raise LabError(f"a spare is one kind of server, not {', '.join(names)}")
-    prefix = next(iter(kinds)).prefix  # type: ignore[union-attr]
+    prefixes = sorted({kind.prefix for kind in kinds if kind is not None})
     given = options or {}
     read = [
         (name, str(value))
-        for name in OPTIONS_READ.get(prefix, ())
+        for name in sorted({o for prefix in prefixes for o in OPTIONS_READ.get(prefix, ())})
         if (value := given.get(name)) is not None and value != DEFAULTS.get(name)
     ]
-    return SpareKey(prefix, tuple(sorted(names)), tuple(read))
+    return SpareKey("+".join(prefixes), tuple(sorted(names)), tuple(read))
 
 
 def first_keys() -> list[SpareKey]:
@@ -316,7 +324,7 @@ class SparePool:
                 if self._stopping:
                     return
             assert key is not None
-            cost = COST_MB.get(key.kind, 50) * len(key.names)
+            cost = capacity.cost(list(key.names)).mb
             if available_mb() - cost < self.reserve_mb:
                 self._pause(5.0)  # memory is short: no spare
                 continue

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from lockviz.narrator.memory import Memory
-from lockviz.narrator.phrases import link_phrase
+from lockviz.narrator.phrases import link_phrase, session_words
 from lockviz.narrator.steps import click, step_number
 from lockviz.narrator.words import Event, Said, duration, items, seconds
 
@@ -52,6 +52,16 @@ def _granted_label(memory: Memory, e: Event) -> tuple[str, str]:
     if memory.election:
         return f"leads · {token}\n{held}", f"leads · {token}"
     return f"{held} · {token}", token if token != "no token" else held
+
+
+def say_session(memory: Memory, e: Event) -> Said:
+    """A ZooKeeper session's state. A run recorded before the client told RECONNECTED apart
+    says CONNECTED for it: after SUSPENDED (no LOST between) that is the same session."""
+    who, state = str(e.get("actor", "?")), str(e.get("state"))
+    if state == "CONNECTED" and memory.sessions.get(who) == "SUSPENDED":
+        state = "RECONNECTED"
+    phrase, label = session_words(state, e.get("server"), e.get("keeps"))
+    return Said(phrase, f"{who} {phrase}", label)
 
 
 def say_woken(memory: Memory, e: Event) -> Said:

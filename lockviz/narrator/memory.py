@@ -66,6 +66,7 @@ class Memory:
     linking: dict[str, list[str]] = field(default_factory=dict)  # client -> its last link click
     burst: dict[str, str] = field(default_factory=dict)  # client -> the op it fans out now
     releasing: set[str] = field(default_factory=set)  # clients whose release deletes their key
+    sessions: dict[str, str] = field(default_factory=dict)  # client -> its session's last state
 
     # -- what the run has done so far ---------------------------------------------------------
 
@@ -227,6 +228,8 @@ class Memory:
             self.releasing.add(who)
         elif kind in ("expired", "deleted"):
             self._ended(e, who)
+        elif kind in ("session", "replicated", "role"):
+            self._grouped(e, who)
         elif kind in ("crashed", "restarted") and server_kind(who) is not None:
             if e.get("persistence") != "fsync":  # a crash or an empty restart forgets its keys
                 self.holders.pop(who, None)
@@ -236,6 +239,16 @@ class Memory:
     def _granted(self, e: Event) -> None:
         with contextlib.suppress(KeyError, TypeError, ValueError):  # an odd imported grant
             self.writes.see(e)
+
+    def _grouped(self, e: Event, who: str) -> None:
+        """What a group of servers did: a session's state, a key copied, a role changed."""
+        kind = e.get("kind")
+        if kind == "session":
+            self.sessions[who] = str(e.get("state"))
+        elif kind == "replicated":  # the replica has the key too, and refuses in its name
+            self.holders[who] = str(e.get("holder"))
+        elif e.get("role") == "replica":  # it copies its new primary's keys
+            self.holders.pop(who, None)
 
     def _ended(self, e: Event, node: str) -> None:
         """A server ended a holder's key (expired or deleted)."""

@@ -63,8 +63,13 @@ def _args(memory: Memory, e: Event) -> str:
         args.extend(write_basis(e))
     elif e.get("op") == "check":
         args.append(check_subject(e))
+    elif e.get("op") == "wait":
+        wanted, wait = e.get("numreplicas"), e.get("wait_ms")
+        args.append(f"until {wanted} replica acknowledges, up to {wait} ms")
     elif e.get("ttl_ms") is not None:
         args.append(f"lease {e['ttl_ms']} ms")
+    if e.get("why"):
+        args.append(str(e["why"]))
     if e.get("unsafe"):
         args.append("plain DEL")
     if e.get("path") and e.get("op") in ("watch", "delete"):
@@ -76,7 +81,7 @@ def _request_label(memory: Memory, e: Event) -> str:
     """Redis users recognise the real command; other backends get their own verbs."""
     ttl, op = e.get("ttl_ms"), str(e.get("op") or "request")
     if op == "acquire":
-        if memory.backend in (None, "redis", "redlock"):
+        if memory.backend in (None, "redis", "redlock", "redis-sentinel"):
             return "SET NX" + (f" PX {ttl}" if ttl is not None else "")
         if memory.backend == "postgres":
             return "try advisory lock" if ttl is None else f"advisory lock ({duration(ttl)})"
@@ -92,6 +97,8 @@ def _request_label(memory: Memory, e: Event) -> str:
         return STORAGE_REQUESTS[op](e)
     if op == "release" and memory.fan_out:
         return "undo: DEL if ours" if memory.undoing(e) else "DEL if ours"
+    if op == "release" and e.get("why") == "not replicated":
+        return "undo: DEL if ours"
     words = _REQUESTS.get(op)
     if words is not None:
         return words(e)
@@ -110,10 +117,9 @@ def _result(memory: Memory, e: Event) -> str:
         return "accepted" if e["accepted"] else f"REJECTED ({e.get('reason')})"
     if e.get("error"):
         return f"failed: {plain_error(e['error'])}"
-    if e.get("ok") and e.get("op") == "leader":
-        return f"{e.get('value')} leads ({memory.token(e.get('token'))})"
-    if e.get("ok") and e.get("op") == "campaign":
-        return f"elected ({memory.token(e.get('token'))})"
+    result = _RESULTS.get(str(e.get("op")))
+    if result is not None and (e.get("ok") or e.get("acked") is not None):
+        return result(memory, e)
     if e.get("ok"):
         return f"OK {memory.token(e['token'])}" if e.get("token") is not None else "OK"
     refused = _refusal(memory, e)
@@ -124,6 +130,9 @@ def _refusal(memory: Memory, e: Event) -> str:
     """Why a server said no, with whom it is holding the key for when we know."""
     if e.get("op") not in ("acquire", "release") or e.get("ok") or e.get("error"):
         return ""
+    reason = str(e.get("reason") or "")
+    if reason.startswith(tuple(REFUSED)):  # not the key: the node itself refuses writes
+        return REFUSED[reason.split()[0]]
     holder = memory.holders.get(str(e.get("from")))
     if e.get("op") == "release":
         mine = holder is None or holder == e.get("actor")
@@ -140,9 +149,11 @@ def _reply_label(memory: Memory, e: Event) -> tuple[str, str]:
         return _node_reply(memory, e)
     if e.get("error"):
         return f"error: {plain_error(e['error'])}", "error"
-    if op == "acquire" and not e.get("ok"):
-        nil = "nil" if memory.backend in (None, "redis") else "no"
+    if op == "acquire" and not e.get("ok") and not _refused_by_node(e):
+        nil = "nil" if memory.backend in (None, "redis", "redis-sentinel") else "no"
         return f"{nil}: {_refusal(memory, e)}", nil
+    if op == "wait" or _refused_by_node(e):
+        return _replicated_label(e)
     if not e.get("ok"):
         reason = e.get("reason")
         return "failed" + (f": {reason}" if reason else ""), "failed"
@@ -152,6 +163,20 @@ def _reply_label(memory: Memory, e: Event) -> tuple[str, str]:
     if e.get("token") is not None and memory.token(e["token"]) != "no token":
         return f"OK · {memory.token(e['token'])}", "OK"
     return "OK", ""
+
+
+def _refused_by_node(e: Event) -> bool:
+    """A Redis node that refuses writes (a replica now, a primary with too few replicas)."""
+    return not e.get("ok") and str(e.get("reason") or "").startswith(tuple(REFUSED))
+
+
+def _replicated_label(e: Event) -> tuple[str, str]:
+    """(label, short) for a replicated Redis's own answers: WAIT's count, a node's refusal."""
+    if e.get("op") == "wait":
+        acked = e.get("acked")
+        return f"WAIT: {acked} acknowledged" + ("" if e.get("ok") else " — not enough"), "WAIT"
+    first = str(e["reason"]).split()[0]
+    return REFUSED[first], first
 
 
 def _storage_label(memory: Memory, e: Event) -> tuple[str, str]:
@@ -188,8 +213,26 @@ def _queue(children: object) -> str:
     return f"queue: {shown}"
 
 
+# A reply's result by op, where it says more than OK (a yes, or WAIT's count either way).
+_RESULTS: dict[str, Callable[[Memory, Event], str]] = {
+    "leader": lambda m, e: f"{e.get('value')} leads ({m.token(e.get('token'))})",
+    "campaign": lambda m, e: f"elected ({m.token(e.get('token'))})",
+    "discover": lambda m, e: f"the primary is {e.get('primary')}",
+    "wait": lambda m, e: (
+        f"{e.get('acked')} replica(s) acknowledged" + ("" if e.get("ok") else ": not enough")
+    ),
+}
+
+# A Redis node that refuses writes, in its own first word, and what that means.
+REFUSED = {
+    "READONLY": "READONLY: it is a replica now",
+    "NOREPLICAS": "NOREPLICAS: it has heard from too few replicas",
+}
+
 # Request labels by op, for the ops whose words need no more than the event.
 _REQUESTS: dict[str, Callable[[Event], str]] = {
+    "discover": lambda e: "which node is primary?",
+    "wait": lambda e: f"WAIT {e.get('numreplicas')} {e.get('wait_ms')}",
     "extend": lambda e: "extend" + (f" {e['ttl_ms']} ms" if e.get("ttl_ms") is not None else ""),
     "create": lambda e: "create sequential node",
     "children": lambda e: "list the queue" + (" + watch it" if e.get("watch") else ""),
@@ -205,6 +248,7 @@ _REQUESTS: dict[str, Callable[[Event], str]] = {
 
 # (label, short) of a yes, by op, where the yes carries more than "OK".
 _REPLIES: dict[str, Callable[[Memory, Event], tuple[str, str]]] = {
+    "discover": lambda m, e: (f"primary: {e.get('primary')}", "primary"),
     "create": lambda m, e: (
         f"created {queue_name(e.get('path'))} · {m.token(e.get('token'))}",
         "created",

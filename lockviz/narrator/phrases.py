@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from lockviz.catalogue import server_kind
+from lockviz.catalogue import ZOOKEEPER, server_kind
 from lockviz.narrator.memory import Memory, Sayer
 from lockviz.narrator.steps import step_number
 from lockviz.narrator.words import Event, Said, items, number, plain_error, signed_ms
@@ -58,15 +58,17 @@ def released(e: Event) -> tuple[str, str]:
 
 
 @phrased
-def paused(e: Event) -> tuple[str, str]:
-    ms = f" {e['ms']} ms" if e.get("ms") is not None else ""
-    return f"FROZEN (SIGSTOP) for {e.get('ms')} ms", f"GC pause (SIGSTOP){ms}"
-
-
-@phrased
 def crashed(e: Event) -> tuple[str, str]:
     server = server_kind(str(e.get("actor"))) is not None
     return "CRASHED (kill -9)", "kill -9" if server else "crashed (SIGKILL)"
+
+
+@phrased
+def paused(e: Event) -> tuple[str, str]:
+    ms = f" {e['ms']} ms" if e.get("ms") is not None else ""
+    if server_kind(str(e.get("actor"))) is not None:  # a server: SIGSTOP, it answers nothing
+        return f"FROZEN (SIGSTOP) for {e.get('ms')} ms: it answers nothing", f"frozen{ms}"
+    return f"FROZEN (SIGSTOP) for {e.get('ms')} ms", f"GC pause (SIGSTOP){ms}"
 
 
 @phrased
@@ -126,7 +128,9 @@ def link_phrase(e: Event) -> tuple[str, str]:
     who, mode = e.get("actor"), e.get("mode")
     if e.get("peers"):
         peers = ", ".join(map(str, items(e["peers"])))
-        return f"links to its peers {peers}: {mode}", f"cut off ({mode})"
+        if mode == "pass":
+            return f"links to its peers {peers}: healed", f"⇹ {peers} healed"
+        return f"links to its peers {peers}: {mode}", f"cut off from {peers} ({mode})"
     node = e.get("node")
     if mode == "pass":
         return f"link to {node} healed", f"{who} ⇹ {node} healed"
@@ -139,15 +143,98 @@ def link_phrase(e: Event) -> tuple[str, str]:
     return f"link to {node} cut ({mode}): {held}", f"{who} ⇹ {node} cut ({mode})"
 
 
+def session_words(state: str, server: object, keeps: object) -> tuple[str, str]:
+    """A session's state as the client library tells it (see the ``session`` kind)."""
+    if state == "SUSPENDED" and keeps is True:
+        return (
+            "ZooKeeper connection SUSPENDED: the session may still live, and this client keeps "
+            "acting as the holder until it learns otherwise",
+            "SUSPENDED · keeps the lock",
+        )
+    if state == "SUSPENDED":
+        return (
+            "ZooKeeper connection SUSPENDED: it cannot tell whether its session still lives",
+            "SUSPENDED",
+        )
+    if state == "RECONNECTED":
+        where = f" to {server}" if server else ""
+        return (
+            f"RECONNECTED{where}: the same session, so its ephemeral nodes are still there",
+            f"RECONNECTED{where}",
+        )
+    if state == "LOST":
+        return "ZooKeeper session LOST: it expired, and its ephemeral nodes are gone", "LOST"
+    if state == "CONNECTED":
+        return "CONNECTED with a new session (the old one was lost)", "new session"
+    return f"ZooKeeper session {state}", state.lower()
+
+
 @phrased
-def session(e: Event) -> tuple[str, str]:
-    state = str(e.get("state"))
-    words = {
-        "SUSPENDED": ("ZooKeeper connection suspended", "suspended"),
-        "LOST": ("ZooKeeper session expired", "session expired"),
-        "CONNECTED": ("connected to ZooKeeper again", "reconnected"),
-    }
-    return words.get(state, (f"ZooKeeper session {state}", state.lower()))
+def role(e: Event) -> tuple[str, str]:
+    """A server's new part: promoted, demoted, elected leader."""
+    part, previous, term = str(e.get("role")), e.get("previous"), e.get("term")
+    if part == "primary":
+        by = f", promoted by {e['by']}" if e.get("by") else ""
+        epoch = f" (epoch {term})" if term is not None else ""
+        instead = f" in place of {previous}" if previous else ""
+        return f"is the PRIMARY now{instead}{by}{epoch}", f"PRIMARY{epoch}"
+    if part == "replica":
+        of = e.get("of")
+        return (
+            f"is a replica of {of} now: Sentinel reconfigured it, and it throws its own keys "
+            "away to copy its new primary's",
+            f"replica of {of}",
+        )
+    if part == "leader":
+        after = f" after {previous}" if previous else ""
+        zk = server_kind(str(e.get("actor"))) is ZOOKEEPER
+        group, count = ("ensemble", "epoch") if zk else ("cluster", "term")
+        when = f" ({count} {term})" if term is not None else ""
+        leases = e.get("leases")
+        held = ""
+        if isinstance(leases, dict) and leases:
+            held = "; leases as it has them: " + ", ".join(
+                f"{who} {number(ms) / 1000:g} s" for who, ms in sorted(leases.items())
+            )
+        return f"LEADS the {group} now{after}{when}{held}", f"LEADER{when}"
+    return f"is {part} now", part
+
+
+@phrased
+def voted(e: Event) -> tuple[str, str]:
+    leader, term, me = e.get("leader"), e.get("term"), e.get("actor")
+    if leader == me:
+        return (
+            f"asks the other Sentinels to elect it to lead the failover, and votes for itself "
+            f"(epoch {term})",
+            f"votes for itself (epoch {term})",
+        )
+    return f"votes for {leader} to lead the failover (epoch {term})", f"vote → {leader}"
+
+
+@phrased
+def suspected(e: Event) -> tuple[str, str]:
+    node, quorum = e.get("node"), e.get("quorum")
+    if e.get("cleared"):
+        how = "ODOWN" if e.get("objective") else "SDOWN"
+        return f"no longer thinks {node} is down ({how} cleared)", f"{how} {node} cleared"
+    if e.get("objective"):
+        agree = " ({} agree, {} needed)".format(*str(quorum).split("/", 1)) if quorum else ""
+        return (
+            f"hears from enough Sentinels{agree} that {node} is down: objectively down (ODOWN), "
+            "a failover may start",
+            f"ODOWN {node}" + (f" ({quorum})" if quorum else ""),
+        )
+    return f"thinks {node} is down: no valid answer in time (SDOWN)", f"SDOWN {node}"
+
+
+@phrased
+def replicated(e: Event) -> tuple[str, str]:
+    holder = e.get("holder")
+    return (
+        f"received {holder}'s lock key from its primary (after the primary had answered {holder})",
+        f"has {holder}'s key",
+    )
 
 
 @phrased

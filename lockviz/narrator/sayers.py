@@ -26,7 +26,7 @@ SAYERS: dict[str, Sayer] = {
     "renewal_started": phrases.renewal_started,
     "lost": events.say_lost,
     "woken": events.say_woken,
-    "session": phrases.session,
+    "session": events.say_session,
     "note": events.say_note,
     # what a server did to a key
     "expired": events.say_server_end,
@@ -39,6 +39,11 @@ SAYERS: dict[str, Sayer] = {
     "resumed": phrases.resumed,
     "crashed": phrases.crashed,
     "restarted": phrases.restarted,
+    # a group's servers: who leads, who suspects whom, who votes, what a replica received
+    "role": phrases.role,
+    "voted": phrases.voted,
+    "suspected": phrases.suspected,
+    "replicated": phrases.replicated,
     "clock_jumped": phrases.clock_jumped,
     "clock_rate": phrases.clock_rate,
     # the run itself

@@ -74,11 +74,20 @@ def texts(v: object) -> str | list[str] | None:
     ] or None
 
 
-def _addresses(v: object) -> str | None:
+def _texts_by_name(v: object) -> str | None:
+    """An object of names to text (the servers' addresses, their roles)."""
     if not isinstance(v, dict):
         return must("an object", v)
     bad = next((k for k, a in v.items() if not isinstance(a, str)), None)
-    return None if bad is None else f"the address of {_quoted(bad)} must be text"
+    return None if bad is None else f"the value of {_quoted(bad)} must be text"
+
+
+def _numbers_by_name(v: object) -> str | None:
+    """An object of names to whole numbers (each holder's lease, in ms)."""
+    if not isinstance(v, dict):
+        return must("an object", v)
+    bad = next((k for k, a in v.items() if not is_int(a)), None)
+    return None if bad is None else f"the value of {_quoted(bad)} must be a whole number"
 
 
 def _seq(v: object) -> str | None:
@@ -135,7 +144,8 @@ _TYPES: dict[object, Check] = {
     bool: boolean,
     Union[int, float]: _number,  # noqa: UP007
     Union[str, int]: _text_or_number,  # noqa: UP007
-    dict[str, str]: _addresses,
+    dict[str, str]: _texts_by_name,
+    dict[str, int]: _numbers_by_name,
 }
 
 

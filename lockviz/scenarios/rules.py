@@ -12,7 +12,15 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from lockviz.catalogue import BACKENDS, OPTIONS, STORAGE_KINDS, Backend, server_kind
+from lockviz.catalogue import (
+    BACKENDS,
+    OPTIONS,
+    STORAGE,
+    STORAGE_KINDS,
+    STORAGE_REPLICA,
+    Backend,
+    server_kind,
+)
 from lockviz.scenarios.verbs import VERB_FIELDS, VERBS, Target, Verb
 
 if TYPE_CHECKING:
@@ -110,15 +118,36 @@ def _given(step: Step) -> set[str]:
     return {f for f in VERB_FIELDS if getattr(step, f) is not None}
 
 
-def _check_link_step(step: Step, clients: list[str], nodes: list[str]) -> list[str]:
+def _check_peer_step(step: Step, nodes: list[str], service: Backend | None) -> list[str]:
+    """A server cut off from (or healed with) its peers: all of them, or ``nodes`` of them."""
+    if VERBS[step.do].name == "delay" or step.client is not None:
+        return ["node: only partition and heal can act on a server's links to its peers"]
+    peers = [n for n in nodes if n not in (STORAGE, STORAGE_REPLICA)]
+    count = sum(server_kind(n) == (service.server if service else None) for n in peers)
+    if service is None or not service.grouped(count) or step.node not in peers:
+        groups = [
+            f"{b.label} ({b.node_count_field}: {b.group_from})" if b.node_count_field else b.label
+            for b in BACKENDS.values()
+            if b.group_from
+        ]
+        return [
+            "node: only a server whose servers talk to each other can be cut off from them: "
+            + ", ".join(groups)
+        ]
+    others = [n for n in peers if n != step.node]
+    return [
+        f"nodes[{i}]: {node!r} is not one of {step.node}'s peers {others}"
+        for i, node in enumerate(step.nodes or [])
+        if node not in others
+    ]
+
+
+def _check_link_step(
+    step: Step, clients: list[str], nodes: list[str], service: Backend | None = None
+) -> list[str]:
     verb, problems = VERBS[step.do], []
-    if step.node is not None:  # cut a server off from its peers: an ensemble's server only
-        if verb.name == "delay" or step.client is not None or step.nodes is not None:
-            return ["node: only partition and heal can act on a server's links to its peers"]
-        kind = server_kind(step.node)
-        if kind is None or not kind.peers or sum(server_kind(n) == kind for n in nodes) < 3:
-            return ["node: only a server of a ZooKeeper ensemble (zk_nodes: 3) can be cut off"]
-        return []
+    if step.node is not None:  # a server cut off from its peers: a group's server only
+        return _check_peer_step(step, nodes, service)
     if step.client is None and "nodes" in verb.required:
         problems.append(f"client: required for {verb.name!r} (whose links?)")
     elif step.client is not None and step.client not in clients:
@@ -188,7 +217,7 @@ def step_problems(
     if step.ask is not None and step.ask.answer not in step.ask.choices:
         problems.append(f"ask.answer: {step.ask.answer!r} is not one of the choices")
     if Target.LINK in verb.targets:
-        return problems + _check_link_step(step, clients, nodes)
+        return problems + _check_link_step(step, clients, nodes, service)
     problems += _check_target(step, verb, clients, nodes)
     given = _given(step)
     problems.extend(f"{f}: required for {verb.name!r}" for f in sorted(verb.required - given))

@@ -117,6 +117,7 @@ class Scenario(_Strict):
     expect: Expect | None = None
     redis_nodes: Literal[3, 5, 7] | None = None  # Redlock only; 5 by default
     zk_nodes: Literal[1, 3] | None = None  # ZooKeeper only; a standalone server by default
+    etcd_nodes: Literal[1, 3] | None = None  # etcd only; one member by default
     node_timeout_ms: int | None = Field(default=None, ge=5, le=10_000)  # Redlock: per node
     idle_session_timeout_ms: int | None = Field(default=None, ge=100, le=60_000)  # PostgreSQL
     renew: bool = False  # a watchdog thread extends the lease every ttl/3

@@ -8,7 +8,7 @@ A verb is done by one of three kinds of target:
 
 * ``client``  a client process: commands it runs (acquire, write, ...) and faults done to it
   from outside (a pause is SIGSTOP, a crash SIGKILL, a clock jump moves its clock file);
-* ``node``    a server: crash, restart, clock jump;
+* ``node``    a server: crash, restart, pause, clock jump;
 * ``link``    the network between a client and servers (or between ensemble peers).
 
 Commands go to the client's process; everything else is a fault, done by the lab. A command
@@ -85,13 +85,15 @@ VERBS: dict[str, Verb] = {
               summary="prolong the lease"),
         _verb("leader", "client", command=True, lock=True, election=True,
               summary="ask the election who leads now, and with which epoch"),
-        _verb("pause", "client", ("ms",), summary="freeze the client's process (SIGSTOP)"),
+        _verb("pause", "client node", ("ms",),
+              summary="freeze a client's process, or a server's (SIGSTOP)"),
         _verb("crash", "client node", summary="kill the process (SIGKILL, kill -9)"),
         _verb("clock_jump", "client node", ("ms",), summary="move a wall clock by ms"),
         _verb("clock_rate", "client", ("rate",), summary="make a client's clock run fast or slow"),
         _verb("restart", "node", summary="start a server again (after a crash, or kill it first)"),
         _verb("partition", "link", ("nodes",), ("mode",),
-              summary="cut a client's links to servers (or a server from its peers)"),
+              summary="cut a client's links to servers (or a server from its peers, all or "
+              "those in nodes)"),
         _verb("heal", "link", optional=("nodes",), summary="restore cut or slowed links"),
         _verb("delay", "link", ("nodes", "ms"), ("jitter_ms",),
               summary="slow a client's links to servers"),

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from lockviz.teaching.history import Finding, History, finding, ms
+from lockviz.teaching.history import FOREVER, Event, Finding, History, finding, ms
 
 Claim = Callable[[History], Finding]
 CLAIMS: dict[tuple[str, int], Claim] = {}
@@ -174,6 +174,107 @@ def _same_token(h: History) -> Finding:
     return finding(old == new == 1 and h.believes("alice", h.step(4)), f"tokens {old} and {new}")
 
 
+# -- Replicas and failover (issue 35) --------------------------------------------------------
+
+
+def _promoted(h: History, after: float) -> Event | None:
+    """The first replica Sentinel promoted after ``after`` (its ``role`` event)."""
+    return next(iter(h.of("role", after=after, role="primary")), None)
+
+
+def _has_key(h: History, node: str, holder: str, before: float) -> bool:
+    return bool(h.of("replicated", node, before=before, holder=holder))
+
+
+@claim("redis-failover", 2)
+def _promoted_without_the_key(h: History) -> Finding:
+    role = _promoted(h, h.step(2))
+    node = str(role.get("actor")) if role is not None else "nobody"
+    had = _has_key(h, node, "alice", ms(role))
+    grant = h.granted("bob", after=h.step(3))
+    ok = (
+        role is not None and ms(role) < h.step(3) and not had
+        and grant is not None and grant.get("node") == node
+    )  # fmt: skip
+    return finding(ok, f"{node} promoted at {ms(role):.0f} ms, had alice's key: {had}")
+
+
+def same_token(slug: str, index: int) -> None:
+    """Bob is granted at step ``index`` while Alice still believes she holds the lock, with
+    Alice's own token (the counter failed over with the lock)."""
+
+    def check(h: History) -> Finding:
+        grant = h.granted("bob", after=h.step(index))
+        old, new = h.token("alice"), h.token("bob", after=h.step(index))
+        ok = grant is not None and h.believes("alice", ms(grant)) and old is not None and old == new
+        return finding(ok, f"alice's token {old}, bob's {new}, granted at {ms(grant):.0f} ms")
+
+    claim(slug, index)(check)
+
+
+same_token("redis-failover", 3)
+write_is("redis-failover", 5, accepted=True)
+
+
+@claim("redis-failover-wait", 1)
+def _one_acknowledged(h: History) -> Finding:
+    waited = [e for e in h.replies("alice", "wait", after=h.step(1)) if e.get("ok")][:1]
+    acked = waited[0].get("acked") if waited else None
+    grant = h.granted("alice", after=h.step(1))
+    on = [n for n in ("redis-2", "redis-3") if _has_key(h, n, "alice", h.step(2))]
+    ok = acked == 1 and grant is not None and on == ["redis-2"]
+    return finding(ok, f"WAIT acknowledged by {acked}; alice's key on {on}")
+
+
+@claim("redis-failover-wait", 3)
+def _waits_for_alice(h: History) -> Finding:
+    first = h.replies("bob", "acquire", after=h.step(3))[:1]
+    grant, freed = h.granted("bob", after=h.step(3)), h.first("releasing", "alice")
+    refused = bool(first) and not first[0].get("ok")
+    ok = refused and grant is not None and ms(grant) > ms(freed)
+    return finding(ok, f"refused at first: {refused}; granted at {ms(grant):.0f} ms, after "
+                       f"alice let go at {ms(freed):.0f}")  # fmt: skip
+
+
+@claim("redis-failover-wait-loses", 2)
+def _priority_first(h: History) -> Finding:
+    role = _promoted(h, h.step(2))
+    node = str(role.get("actor")) if role is not None else "nobody"
+    behind = not _has_key(h, "redis-2", "alice", ms(role))
+    ahead = _has_key(h, "redis-3", "alice", ms(role))
+    ok = node == "redis-2" and behind and ahead
+    return finding(ok, f"{node} promoted; redis-2 behind: {behind}, redis-3 had the key: {ahead}")
+
+
+same_token("redis-failover-wait-loses", 3)
+
+
+@claim("redis-split-primary", 5)
+def _inside_the_lag(h: History) -> Finding:
+    grant = h.granted("alice", after=h.step(5))
+    cut = h.step(2)
+    ok = grant is not None and grant.get("node") == "redis-1" and ms(grant) - cut < 2000
+    return finding(ok, f"alice granted on {grant and grant.get('node')}, "
+                       f"{ms(grant) - cut:.0f} ms after the cut")  # fmt: skip
+
+
+@claim("redis-split-primary", 6)
+def _two_primaries(h: History) -> Finding:
+    grant = h.granted("bob", after=h.step(6))
+    old, new = h.token("alice", after=h.step(5)), h.token("bob", after=h.step(6))
+    other = grant is not None and grant.get("node") != "redis-1"
+    ok = other and h.believes("alice", ms(grant)) and old is not None and old == new
+    return finding(ok, f"bob granted on {grant and grant.get('node')}; tokens {old} and {new}")
+
+
+@claim("redis-split-primary", 9)
+def _noreplicas(h: History) -> Finding:
+    said = [e for e in h.replies("alice", "extend", after=h.step(9)) if "ok" in e][:1]
+    reason = str(said[0].get("reason", "")) if said else ""
+    ok = bool(said) and not said[0].get("ok") and reason.startswith("NOREPLICAS")
+    return finding(ok, f"alice's extend: {reason or said}")
+
+
 # -- Redlock ---------------------------------------------------------------------------------
 
 
@@ -310,6 +411,44 @@ def _both_believe(h: History) -> Finding:
     )
 
 
+@claim("zk-session-survives", 2)
+def _session_moves(h: History) -> Finding:
+    crash = h.step(2)
+    back = h.first("session", "alice", state="RECONNECTED")
+    server = back.get("server") if back is not None else None
+    freed = h.first("releasing", "alice")
+    ended = [
+        e for kind in ("lost", "expired") for e in h.of(kind, before=ms(freed))
+        if e.get("actor") == "alice" or e.get("holder") == "alice"
+    ]  # fmt: skip
+    grant = h.granted("bob")
+    ok = (
+        server not in (None, "zk-1") and crash < ms(back) < ms(freed)
+        and not ended and ms(grant) > ms(freed)
+    )  # fmt: skip
+    return finding(ok, f"alice RECONNECTED to {server}; her lock ended early: {bool(ended)}")
+
+
+@claim("zk-leader-crash", 2)
+def _both_suspended(h: History) -> Finding:
+    crash, found = h.step(2), []
+    elected = h.first("role", role="leader")
+    for who in ("alice", "bob"):
+        out = h.first("session", who, state="SUSPENDED")
+        back = h.first("session", who, state="RECONNECTED")
+        lost = h.of("session", who, state="LOST")
+        found.append(crash < ms(out) < ms(elected) <= ms(back) < FOREVER and not lost)
+    return finding(all(found), f"suspended, then reconnected after the election: {found}")
+
+
+@claim("zk-leader-crash", 3)
+def _gave_up_on_suspended(h: History) -> Finding:
+    out, lost = h.first("session", "alice", state="SUSPENDED"), h.first("lost", "alice")
+    grant = h.granted("bob", after=h.step(2))
+    ok = ms(out) <= ms(lost) and ms(grant) < h.step(3) and not h.believes("alice", h.step(3))
+    return finding(ok, f"alice gave up at {ms(lost):.0f} ms, bob granted at {ms(grant):.0f}")
+
+
 # -- PostgreSQL ------------------------------------------------------------------------------
 
 
@@ -410,6 +549,29 @@ def _after_the_lease(h: History) -> Finding:
     return finding(
         ok, f"alice's lease expired at {ms(expired):.0f}, bob granted at {ms(grant):.0f}"
     )
+
+
+@claim("etcd-leader-crash", 2)
+def _lease_kept(h: History) -> Finding:
+    crash = h.step(2)
+    renewed = [e for e in h.of("reply", "alice", before=crash) if e.get("op") == "keepalive"]
+    grant = h.granted("alice")
+    ttl = grant.get("ttl_ms") if grant is not None else None
+    last = ms(renewed[-1] if renewed else grant)
+    left = (ttl if isinstance(ttl, int) else 0) - (crash - last)  # left when the leader died
+    role = h.first("role", role="leader")
+    leases = role.get("leases") if role is not None else None
+    kept = leases.get("alice") if isinstance(leases, dict) else None
+    extended = h.first("extended", "alice", ok=True)
+    early = h.of("expired", before=h.step(5), holder="alice")
+    ok = (
+        isinstance(kept, int | float) and kept > left + 300
+        and extended is not None and not early
+    )  # fmt: skip
+    return finding(ok, f"{left:.0f} ms left at the crash; the new leader gives her {kept} ms")
+
+
+write_is("etcd-leader-crash", 7, accepted=False)
 
 
 # -- What the storage checks -----------------------------------------------------------------

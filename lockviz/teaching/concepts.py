@@ -69,6 +69,10 @@ class Concept(enum.Enum):
     ELECTION = "leader election and its epochs"
     LWW = "last-write-wins replicas"
     CRDT = "CRDTs"
+    REPLICATION = "asynchronous replication and failover"
+    WAIT_REPLICAS = "waiting for replicas (WAIT)"
+    SPLIT_PRIMARY = "a split primary (split brain)"
+    SESSION_MOVES = "a session that moves to another server"
 
 
 Concepts = tuple[Concept, ...]
@@ -111,11 +115,12 @@ def implied(scenario: Scenario) -> frozenset[Concept]:
         "postgres": {Concept.SESSION_LOCK},
         "etcd": {Concept.KEEPALIVE},
         "redis": {Concept.LEASE} if variant != "no_ttl" else set(),
+        "redis-sentinel": {Concept.LEASE, Concept.REPLICATION},
     }.get(scenario.backend, set())
     found |= _of_variant(scenario)
     if scenario.idle_session_timeout_ms:
         found.add(Concept.IDLE_TIMEOUT)
-    if scenario.zk_nodes == 3:
+    if scenario.zk_nodes == 3 or scenario.etcd_nodes == 3:
         found.add(Concept.ENSEMBLE)
     found |= {
         "fenced": {Concept.FENCED_STORAGE},
@@ -162,6 +167,7 @@ def _of_variant(scenario: Scenario) -> set[Concept]:
         "pooled": {Concept.POOLING},
         "xact": {Concept.IDLE_TIMEOUT, Concept.TXN_LOCK},
         "pooled_xact": {Concept.POOLING, Concept.TXN_LOCK},
+        "wait": {Concept.WAIT_REPLICAS},
     }.get(variant, set())
     chosen = scenario.lock_service.variant(scenario.variant)
     if chosen is not None and chosen.election:

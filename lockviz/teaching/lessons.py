@@ -1,11 +1,12 @@
 """The course: the built-in scenarios in modules, each one a lesson with a take-away.
 
-Eight modules: one lock service each (single Redis, Redlock, ZooKeeper, PostgreSQL, etcd),
-then what the storage checks, then one pause on every lock service and the Redlock debate, then
-beyond one lock (elections, lockless storage, pitfalls). Within a module the basics come first
-(the lock doing its job, clients taking turns), then the ways it fails. The plan, with the
-concepts each lesson teaches and uses, is lockviz/teaching/syllabus.py; its order is held to
-them (nothing is used before an earlier lesson taught it).
+Nine modules: one lock service each (single Redis, Redis with replicas and Sentinel, Redlock,
+ZooKeeper, PostgreSQL, etcd: from one node to replicas and failover, to independent nodes, to
+consensus), then what the storage checks, then one pause on every lock service and the Redlock
+debate, then beyond one lock (elections, lockless storage, pitfalls). Within a module the
+basics come first (the lock doing its job, clients taking turns), then the ways it fails. The
+plan, with the concepts each lesson teaches and uses, is lockviz/teaching/syllabus.py; its order
+is held to them (nothing is used before an earlier lesson taught it).
 Lessons are looked up by the scenario's slug, so a lesson appears as soon as its scenario file
 exists and a missing one is simply not listed. A built-in that no module names yet joins the
 module of its lock service, at its end: every built-in scenario is a lesson. Lessons are

@@ -45,6 +45,20 @@ MODULES: tuple[Plan, ...] = (
         Planned("redis-restart", "A restart forgets the lock", teaches=(C.PERSISTENCE,),
                 uses=(C.TOKEN, C.FENCED_STORAGE)),
     )),
+    # Issue 35: one node, then replicas and failover, then independent nodes, then consensus.
+    Plan("failover", "Replicas and failover", "A primary, its replicas and Sentinel: a lock "
+         "survives a failover only if its key did; WAIT and min-replicas-to-write narrow the "
+         "window without closing it.", "redis-sentinel", (
+        Planned("redis-failover", "Failover hands the lock out twice",
+                teaches=(C.REPLICATION, C.NETWORK, C.SILENT_FAILURE),
+                uses=(C.TOKEN, C.PERSISTENCE)),
+        Planned("redis-failover-wait", "WAIT 1 keeps the lock", teaches=(C.WAIT_REPLICAS,),
+                uses=(C.TOKEN,)),
+        Planned("redis-failover-wait-loses", "WAIT 1, and still two holders",
+                uses=(C.TOKEN,)),
+        Planned("redis-split-primary", "A split primary: two primaries grant",
+                teaches=(C.SPLIT_PRIMARY,), uses=(C.TOKEN,)),
+    )),
     Plan("redlock", "Redlock", "Five independent Redis nodes and a majority: what the quorum "
          "buys, and what it cannot.", "redlock", (
         Planned("redlock-happy", "Redlock: a majority of five", teaches=(C.QUORUM, C.VALIDITY),
@@ -54,7 +68,7 @@ MODULES: tuple[Plan, ...] = (
         Planned("redlock-two-down", "Redlock's quorum: two of five nodes down"),
         Planned("redlock-three-down", "Redlock's quorum: three of five nodes down",
                 uses=(C.LIVENESS,)),
-        Planned("redlock-slow-network", "", teaches=(C.NETWORK,)),
+        Planned("redlock-slow-network", "", uses=(C.NETWORK,)),
         Planned("redlock-restart", "Redlock: a restarted node forgets the lock",
                 uses=(C.PERSISTENCE, C.STALE_WRITE)),
         Planned("redlock-restart-fsync", "Redlock: the same restart, with fsync",
@@ -69,8 +83,11 @@ MODULES: tuple[Plan, ...] = (
         Planned("zk-herd", "The herd effect", teaches=(C.HERD,), uses=(C.WATCH,)),
         Planned("zk-no-herd", "No herd: watch only the node before yours",
                 uses=(C.WATCH, C.HERD)),
-        Planned("zk-partition", "", teaches=(C.SILENT_FAILURE,), uses=(C.TOKEN,)),
+        Planned("zk-partition", "", uses=(C.SILENT_FAILURE, C.TOKEN)),
         Planned("zk-ensemble-partition", "", teaches=(C.ENSEMBLE,), uses=(C.QUORUM, C.TOKEN)),
+        Planned("zk-session-survives", "A session survives its server",
+                teaches=(C.SESSION_MOVES,), uses=(C.TOKEN,)),
+        Planned("zk-leader-crash", "The leader crashes", uses=(C.SESSION_MOVES, C.TOKEN)),
     )),
     Plan("postgres", "PostgreSQL", "Advisory locks held by a database session, with no lease: "
          "a holder that crashes frees its lock, but one that is frozen or silently cut off keeps "
@@ -93,6 +110,7 @@ MODULES: tuple[Plan, ...] = (
                 uses=(C.TOKEN,)),
         Planned("etcd-contention", "etcd: waiters queue", uses=(C.TOKEN,)),
         Planned("etcd-renew-pause", "etcd: the keepalive freezes too", uses=(C.WATCHDOG,)),
+        Planned("etcd-leader-crash", "etcd: the leader crashes", uses=(C.TOKEN, C.REPLICATION)),
     )),
     Plan("storage", "What the storage checks", "Updates lost with no lock at all, and "
          "compare-and-set; then one story, the fencing hole, told with each kind of storage; "

@@ -195,7 +195,7 @@ describe("the fields each handler reads, as it reads them", () => {
 // kind → the legend keys its events draw (at least one of them, for each event of that kind).
 const DRAWS = {
   step: ["step"],
-  request: ["request", "held"],
+  request: ["request", "held", "wait"],
   reply: ["reply", "reply-failed"],
   woken: ["watch"],
   granted: ["lease"],
@@ -210,6 +210,11 @@ const DRAWS = {
   expired: ["expired"],
   deleted: ["deleted"],
   restarted: ["restarted"],
+  role: ["role"],
+  voted: ["vote"],
+  suspected: ["suspect"],
+  replicated: ["replicated"],
+  session: ["session"],
   ending: ["ending"],
   run_finished: ["run-end"],
   run_failed: ["failed"],

@@ -6,6 +6,7 @@ from lockviz.catalogue import (
     BACKENDS,
     OPTIONS,
     REDIS,
+    SENTINEL,
     STORAGE,
     STORAGE_KINDS,
     ZOOKEEPER,
@@ -53,8 +54,21 @@ def test_each_backend_only_setting_names_its_backends() -> None:
         "redis_nodes": ["redlock"],
         "node_timeout_ms": ["redlock"],
         "zk_nodes": ["zookeeper"],
+        "etcd_nodes": ["etcd"],
         "idle_session_timeout_ms": ["postgres"],
     }
+
+
+def test_a_replicated_redis_runs_its_sentinels_beside_its_nodes_as_one_group() -> None:
+    sentinel = BACKENDS["redis-sentinel"]
+    assert sentinel.nodes() == [
+        "redis-1", "redis-2", "redis-3", "sentinel-1", "sentinel-2", "sentinel-3"
+    ]  # fmt: skip
+    assert server_kind("sentinel-2") is SENTINEL and KINDS[SENTINEL] is KINDS[REDIS]
+    assert sentinel.grouped() and not BACKENDS["redis"].grouped()
+    assert BACKENDS["zookeeper"].grouped(3) and not BACKENDS["zookeeper"].grouped(1)
+    assert BACKENDS["etcd"].nodes(3) == ["etcd-1", "etcd-2", "etcd-3"]
+    assert "never have seen the writer's key" in sentinel.why_no_sequencer()
 
 
 def test_every_lock_the_storage_can_ask_has_its_check_and_the_others_say_why() -> None:
@@ -103,10 +117,14 @@ def test_one_table_names_what_each_lock_counts_down_and_what_the_server_ends() -
         ("redis", "safe"): ("lease", "lease"),
         ("redis", "unsafe_release"): ("lease", "lease"),
         ("redis", "no_ttl"): ("", ""),
+        ("redis-sentinel", "async"): ("lease", "lease"),
+        ("redis-sentinel", "wait"): ("lease", "lease"),
+        ("redis-sentinel", "min_replicas"): ("lease", "lease"),
         ("redlock", "safe"): ("lease", "lease"),
         ("zookeeper", "recipe"): ("session timeout", "session"),
         ("zookeeper", "herd"): ("session timeout", "session"),
         ("zookeeper", "election"): ("session timeout", "session"),
+        ("zookeeper", "session"): ("session timeout", "session"),
         ("postgres", "session"): ("", "session"),
         ("postgres", "xact"): ("idle-in-transaction timeout", "session"),
         ("postgres", "pooled"): ("", "session"),

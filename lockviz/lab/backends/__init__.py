@@ -69,6 +69,8 @@ def backend_module(backend: str) -> Backend:
         from lockviz.lab.backends import redis as chosen
     elif backend == "redlock":
         from lockviz.lab.backends import redlock as chosen
+    elif backend == "redis-sentinel":
+        from lockviz.lab.backends import redis_sentinel as chosen
     elif backend == "zookeeper":
         from lockviz.lab.backends import zookeeper as chosen
     elif backend == "postgres":

@@ -1,5 +1,9 @@
 """etcd: the lease lock of algorithms.etcd_lock on ``etcd-1``, or (the ``election`` variant)
-a candidate of algorithms.etcd_election.
+a candidate of algorithms.etcd_election; on one member, or on a cluster of three.
+
+In a cluster (``etcd_nodes: 3``) the clients are spread in the scenario's order, as ZooKeeper's
+are: alice -> etcd-1, bob -> etcd-2, carol -> etcd-3; each client's gateway knows the other
+members too, and moves on to the next when its member stops answering.
 
 The lab's keys live under ``lockviz/``: etcd's lock service queues lock keys under
 ``lockviz/lock/<lease>``, and holders record their name under ``lockviz/owners/<lease>`` with
@@ -27,12 +31,24 @@ OWNERS = LAB_PREFIX + "owners/"
 LOCK = LOCK_NAME  # the lock, as its sequencers name it
 
 
+def gateway(config: ClientConfig | StorageServiceConfig, home: str) -> Gateway:
+    """A gateway to ``home`` first, then to the other members in their order."""
+    order = [home, *(node for node in config.nodes if node != home)]
+    others = [(node, *config.address(node)) for node in order[1:]]
+    host, port = config.address(home)
+    return Gateway(host, port, node=home, timeout_ms=config.call_timeout_ms, others=others)
+
+
+def home_node(config: ClientConfig) -> str:
+    """The member this client talks to first: the clients are spread over the cluster."""
+    nodes, clients = config.nodes, config.clients
+    return nodes[clients.index(config.name) % len(nodes)] if config.name in clients else nodes[0]
+
+
 def make_lock(config: ClientConfig, clock: Clock, emit: EventSink) -> EtcdLock:
-    node = config.nodes[0]
-    host, port = config.address(node)
     kind = EtcdElection if config.variant == "election" else EtcdLock
     return kind(
-        Gateway(host, port, node=node, timeout_ms=config.call_timeout_ms),
+        gateway(config, home_node(config)),
         LOCK_NAME,
         **lock_parts(config, clock, emit),
         ttl_ms=config.ttl_ms,
@@ -41,8 +57,4 @@ def make_lock(config: ClientConfig, clock: Clock, emit: EventSink) -> EtcdLock:
 
 
 def make_check(config: StorageServiceConfig, report: Reporter) -> EtcdCheck:
-    node = config.nodes[0]
-    host, port = config.address(node)
-    return EtcdCheck(
-        Gateway(host, port, node=node, timeout_ms=config.call_timeout_ms), report=report
-    )
+    return EtcdCheck(gateway(config, config.nodes[0]), report=report)

@@ -51,6 +51,7 @@ def make_lock(config: ClientConfig, clock: Clock, emit: EventSink) -> ZooKeeperL
         node=home,
         addresses={config.servers[node]: node for node in config.nodes},
         herd=config.variant == "herd",
+        keep_suspended=config.variant == "session",
         call_timeout_ms=config.call_timeout_ms,
     )
 

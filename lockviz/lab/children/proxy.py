@@ -27,6 +27,15 @@ moment too early is refused, and ZooKeeper retries a refused connection (five tr
 apart) but takes a reset as the leader failing, starts a new election round, and leaves the new
 leader waiting for it for ``initLimit``: a failover took 10 s through the proxy, 0.2 s without.
 
+A server of a *group* (a Redis primary with its replicas and Sentinels, an etcd cluster) is
+dialled by the others at one address they learn from each other, so it gets a *front*: one
+port, whose connections are told apart by the process that opened them (:mod:`lockviz.lab.peers`;
+the lab names each server's process with ``{"owner": "redis-2", "pid": 4242}``, again after a
+restart) and carried on that pair's link, ``redis-2>redis-1``: a link like any other, but with
+no port of its own, and patient (the servers of a group start all at once: a replica may dial
+its primary a moment before it listens). A connection from a process the front does not know
+is reset.
+
 No off-the-shelf proxy is installable here (toxiproxy's server is in neither Debian nor PyPI);
 this one adds ~50 µs per round trip. It dies with the app (parent-death signal) and when its
 stdin closes.
@@ -43,8 +52,9 @@ import struct
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
+from lockviz.lab.peers import who_dialled
 from lockviz.lab.ports import split_address
 from lockviz.lab.procs import die_with_parent
 
@@ -53,6 +63,7 @@ CHUNK = 65536
 
 PATIENCE_S = 2.0  # how long a patient link tries a refused upstream again
 RETRY_S = 0.02
+WHO_S = 1.0  # how long a front waits to learn who dialled (a server just launched, say)
 
 
 @dataclass
@@ -150,6 +161,29 @@ class Link:
             await dst.drain()
 
 
+@dataclass
+class Front:
+    """One server's single address for the rest of its group (see the module docstring)."""
+
+    node: str
+    links: dict[str, Link]  # the dialling server's name -> the link it uses
+    pids: dict[int, str] = field(default_factory=dict)  # the group's processes, by pid
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peer, local = writer.get_extra_info("peername"), writer.get_extra_info("sockname")
+        deadline = time.monotonic() + WHO_S
+        source = None
+        while source is None and time.monotonic() < deadline:
+            source = who_dialled(peer[:2], local[:2], self.pids)
+            if source is None:
+                await asyncio.sleep(RETRY_S)
+        link = self.links.get(source or "")
+        if link is None:
+            _reset(writer)
+            return
+        await link.serve(reader, writer)
+
+
 def _reset(writer: asyncio.StreamWriter) -> None:
     """Close with RST, not FIN: the peer sees "connection reset", as after a crash."""
     sock = writer.get_extra_info("socket")
@@ -159,11 +193,20 @@ def _reset(writer: asyncio.StreamWriter) -> None:
     writer.transport.abort()
 
 
+class FrontConfig(TypedDict):
+    """A server with a front: its address, and the servers of its group that dial it."""
+
+    address: str
+    sources: list[str]
+
+
 class Config(TypedDict):
-    """The first line the proxy reads: every link's server, and which links are patient."""
+    """The first line the proxy reads: every link's server, which links are patient, and the
+    servers that have a front."""
 
     links: dict[str, str]  # link name -> the server's address
     patient: list[str]
+    fronts: NotRequired[dict[str, FrontConfig]]  # server -> its front
 
 
 class Answer(TypedDict, total=False):
@@ -171,6 +214,7 @@ class Answer(TypedDict, total=False):
 
     ready: bool
     ports: dict[str, int]
+    fronts: dict[str, int]  # server -> its front's port
     ok: bool
     error: str
 
@@ -184,13 +228,30 @@ async def serve(config: Config) -> None:
         link = links[name] = Link(name, host, port, PATIENCE_S if name in patient else 0.0)
         server = await asyncio.start_server(link.serve, "127.0.0.1", 0)
         ports[name] = server.sockets[0].getsockname()[1]
-    _say({"ready": True, "ports": ports})
+    fronts: dict[str, Front] = {}
+    front_ports: dict[str, int] = {}
+    for node, front in config.get("fronts", {}).items():
+        host, port = split_address(front["address"])
+        fronts[node] = Front(node, {})
+        for source in front["sources"]:
+            name = f"{source}>{node}"
+            link = Link(name, host, port, PATIENCE_S)  # a group's servers start all at once
+            links[name] = fronts[node].links[source] = link
+        server = await asyncio.start_server(fronts[node].serve, "127.0.0.1", 0)
+        front_ports[node] = server.sockets[0].getsockname()[1]
+    _say({"ready": True, "ports": ports, "fronts": front_ports})
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     while line := await reader.readline():
         try:
             command = json.loads(line)
+            if "owner" in command:  # a server of a group (re)started: its process is this pid
+                for served in fronts.values():
+                    served.pids = {p: n for p, n in served.pids.items() if n != command["owner"]}
+                    served.pids[int(command["pid"])] = str(command["owner"])
+                _say({"ok": True})
+                continue
             link = links[command["link"]]
             mode = command["mode"]
             if mode not in ("pass", "blackhole", "reset", "delay"):

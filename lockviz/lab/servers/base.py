@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import os
 import secrets
+import signal
 import socket
 import subprocess
 from abc import ABC, abstractmethod
@@ -169,6 +170,31 @@ class Server(ABC):
             if proc is not None
         )
 
+    def pause(self) -> None:
+        """SIGSTOP its main process: it answers nothing, and its timers stand still."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """SIGCONT: it goes on where it stopped, unaware that time passed."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)
+
+    def role(self) -> str | None:
+        """Its part in its group as it says now (``primary``/``replica``, ``leader``/
+        ``follower``); None for a server of no group, or one that does not answer."""
+        return None
+
+    def known_as(self) -> str | None:
+        """The address the rest of its group knows it by, and names it by to clients (a
+        replicated Redis's front: what Sentinel answers); None: its own address."""
+        return None
+
+    def group_names(self) -> list[str] | None:
+        """Every server of its group, itself included; None: its peers are its kind's servers
+        (a ZooKeeper ensemble, an etcd cluster)."""
+        return None
+
     def log_tail(self, log_name: str | None = None) -> str:
         """The end of its log (or of another log in its dir), to say why it would not start."""
         try:
@@ -244,6 +270,7 @@ class ServerOptions(TypedDict, total=False):
 
     persistence: str  # Redis and ZooKeeper: "none" (a restart comes back empty) or "fsync"
     idle_session_timeout_ms: int | None  # PostgreSQL: ends an idle session, freeing its locks
+    min_replicas_to_write: int  # a replicated Redis: a primary with fewer good replicas refuses
 
 
 class ServerModule(Protocol):

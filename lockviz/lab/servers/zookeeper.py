@@ -12,7 +12,9 @@ after spawn (~56 MiB resident); a 3-node ensemble on loopback elects a leader an
 1.0-1.9 s (~62 MiB per JVM). Stopping takes ~0.4 s per JVM (SIGTERM, shutdown hooks).
 ``ruok`` answers ``imok`` before the server serves requests, so readiness is a ``srvr`` reply
 that names a ``Mode:`` (standalone, leader or follower; a node without quorum says it is "not
-currently serving requests").
+currently serving requests"). An ensemble is ready once its highest id (``zk-3``) leads, as an
+ensemble started together elects it, so that a story can name its leader; on a busy machine
+the first election sometimes goes to another (``zk-3`` started late), which is then restarted.
 
 Fails by: a missing ``java`` or jar (see :func:`requirements`), a port taken between choosing it
 and the JVM binding it (the server exits at start, and the lab starts the servers again on other
@@ -23,6 +25,9 @@ four-letter word (whitelisted with ``srvr``, ``ruok``, ``stat`` and ``dump``) na
 ``dataDir``, which must be this server's. The servers have no password (the lab's Redis and
 PostgreSQL do): other local users can reach them, but they run no code for them and hold only
 the lab's lock nodes.
+
+One module past the usual ~300 lines, on purpose: a standalone server and an ensemble (its
+mesh, its leader) start from one config, read side by side.
 """
 
 from __future__ import annotations
@@ -99,6 +104,7 @@ def create(names: list[str], workdir: str, options: ServerOptions) -> list[ZooKe
         for server in servers:
             server.mesh = mesh
             server.peers = [server.peer_entry(s) for s in servers]
+            server.ensemble = servers
     return servers
 
 
@@ -168,6 +174,7 @@ class ZooKeeperServer(LocalServer):
     fsync: bool = False
     peers: list[tuple[int, int, int]] = field(default_factory=list)  # empty: standalone
     mesh: Links | None = None  # the proxies between the servers of an ensemble
+    ensemble: list[ZooKeeperServer] = field(default_factory=list, repr=False)  # itself included
 
     def peer_entry(self, other: ZooKeeperServer) -> tuple[int, int, int]:
         """How this server reaches ``other``: its real ports for itself, else through the mesh."""
@@ -255,6 +262,27 @@ class ZooKeeperServer(LocalServer):
             return found is not None
 
         wait_until(ready, timeout_s, f"{self.name} (ZooKeeper on port {self.port})")
+        if self.ensemble and self is self.ensemble[-1]:
+            self._take_the_lead(timeout_s)
+
+    def _take_the_lead(self, timeout_s: float) -> None:
+        """Make the highest id the leader, as an ensemble started together elects it: when
+        another server won the first election (the highest started late on a busy machine),
+        that leader is restarted; the others elect the highest, and it rejoins as a follower."""
+        leaders: list[ZooKeeperServer] = []
+
+        def found() -> bool:  # a busy server may not answer at once: ask until one leads
+            leaders[:] = [s for s in self.ensemble if s.mode() == "leader"]
+            return bool(leaders)
+
+        wait_until(found, timeout_s, f"a leader of {', '.join(s.name for s in self.ensemble)}")
+        other = leaders[0]
+        if other is self:
+            return
+        other.kill()
+        wait_until(lambda: self.mode() == "leader", timeout_s, f"{self.name} leading")
+        other.launch()
+        other.wait_ready(timeout_s)
 
     def check_identity(self) -> None:
         found = self._reported_data_dir(timeout_s=2.0)
@@ -276,6 +304,11 @@ class ZooKeeperServer(LocalServer):
                 f"{self.name}: the ZooKeeper on {self.address} keeps its data in {found}, "
                 f"not in {self.data_dir}"
             )
+
+    def role(self) -> str | None:
+        """``leader`` or ``follower`` in an ensemble (None: standalone, or not serving)."""
+        found = self.mode()
+        return found if found in ("leader", "follower") else None
 
     def mode(self) -> str | None:
         """``standalone``, ``leader`` or ``follower`` while serving; ``None`` otherwise."""

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from lockviz.lab.events import Record
 from lockviz.lab.labs import ServerSet
-from lockviz.lab.watchers import etcd, postgres, redis, zookeeper
+from lockviz.lab.watchers import etcd, postgres, redis, sentinel, zookeeper
 from lockviz.lab.watchers.base import Watcher
 
 WatcherFactory = Callable[[ServerSet, list[str], Record], list[Watcher]]
@@ -16,9 +16,10 @@ FACTORIES: dict[str, WatcherFactory] = {
     "none": lambda servers, nodes, record: [],  # no lock servers to watch
     "redis": redis.KeyWatcher.each,
     "redlock": redis.KeyWatcher.each,
+    "redis-sentinel": sentinel.watchers,
     "zookeeper": zookeeper.watchers,
     "postgres": postgres.LockTableWatcher.each,
-    "etcd": etcd.LockWatcher.each,
+    "etcd": etcd.watchers,
 }
 
 

@@ -17,6 +17,12 @@ that leaves the queue (its acquire timed out) never held the lock and is not rep
 If etcd dies, the watcher reconnects (backoff up to 0.5 s) and resumes after the last revision
 it saw, so a restarted member (same data dir) replays what it missed. ``stop`` shuts the socket
 down, so it returns at once even while a read is blocked.
+
+A cluster (``etcd_nodes: 3``) has one such watcher, which reconnects to the next member when
+its own stops answering (the revision is the cluster's: it resumes where it was), and records
+what the leader decided as the leader's; and a :class:`LeaderWatcher`, which asks every member
+for its status every 0.1 s and records each new leader (``role``), with every lock client's
+lease as the new leader has it (``leases``).
 """
 
 from __future__ import annotations
@@ -28,12 +34,15 @@ import json
 import socket
 import threading
 import time
+from collections.abc import Callable
 from typing import TypedDict
 
 from lockviz.jsontypes import JsonObject
 from lockviz.lab.backends.etcd import LAB_PREFIX, LOCK_PREFIX, OWNERS
-from lockviz.lab.servers.etcd import prefix_end
-from lockviz.lab.watchers.base import ServerWatcher
+from lockviz.lab.events import Record
+from lockviz.lab.labs import ServerSet
+from lockviz.lab.servers.etcd import post, prefix_end
+from lockviz.lab.watchers.base import ServerWatcher, Watcher
 
 
 # etcd's JSON gateway, as a watch stream answers (numbers are strings, keys and values base64).
@@ -69,8 +78,30 @@ def _text(value: str | None) -> str:
     return base64.b64decode(value or "").decode()
 
 
+class Leadership:
+    """What a cluster's watchers share: each member's address, and who leads now."""
+
+    def __init__(self, members: dict[str, tuple[str, int]], leader: str | None) -> None:
+        self.members = dict(members)
+        self.leader = leader
+
+
+def watchers(servers: ServerSet, nodes: list[str], record: Record) -> list[Watcher]:
+    """One member's lock watcher; a cluster's, and its leader watcher, sharing one view."""
+    if len(nodes) == 1:
+        return [LockWatcher.of(servers[nodes[0]], record)]
+    members = {name: (servers[name].host, servers[name].port) for name in nodes}
+    roles = servers.roles()
+    leading = Leadership(members, next((n for n, r in roles.items() if r == "leader"), None))
+    locks = LockWatcher.of(servers[nodes[0]], record)
+    locks.leadership = leading
+    retired = locks._retired
+    return [locks, LeaderWatcher(leading, record, retired=retired)]
+
+
 class LockWatcher(ServerWatcher):
     transient = (OSError, http.client.HTTPException, ValueError, KeyError)
+    leadership: Leadership | None = None  # a cluster's: another member when one is down
 
     def init_state(self) -> None:
         self.revision = 0  # everything up to here was handled: a reconnect resumes after it
@@ -78,6 +109,18 @@ class LockWatcher(ServerWatcher):
         self.owners: dict[str, str] = {}  # lease (hex) -> owner name
         self._conn: http.client.HTTPConnection | None = None
         self._conn_lock = threading.Lock()
+
+    def _member(self) -> tuple[str, int]:
+        """The member to watch through: its own, else (a cluster) the next after each failure."""
+        if self.leadership is None:
+            return self.host, self.port
+        members = list(self.leadership.members.values())
+        return members[self.failures % len(members)]
+
+    def _decider(self) -> str:
+        """Who decided what the watch tells: a cluster's leader, else the member itself."""
+        leading = self.leadership
+        return leading.leader if leading is not None and leading.leader else self.name
 
     def interrupt(self) -> None:
         with self._conn_lock:
@@ -96,7 +139,7 @@ class LockWatcher(ServerWatcher):
         }
         if self.revision:
             request["start_revision"] = str(self.revision + 1)
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=READ_TIMEOUT_S)
+        conn = http.client.HTTPConnection(*self._member(), timeout=READ_TIMEOUT_S)
         with self._conn_lock:
             if self.stopping:
                 return
@@ -152,6 +195,80 @@ class LockWatcher(ServerWatcher):
                 lease = key.removeprefix(LOCK_PREFIX)
                 owner = self.owners.get(lease)
                 kind = "expired" if owner is not None and lease in ended else "deleted"
-                self.record(self.name, kind, {"key": key, "holder": owner}, t_ns)
+                self.record(self._decider(), kind, {"key": key, "holder": owner}, t_ns)
         for lease in ended:
             self.owners.pop(lease, None)
+
+
+POLL_S = 0.1  # how often the leader watcher asks each member
+
+
+class LeaderWatcher(Watcher):
+    """Who leads a cluster, as its members say (see the module docstring)."""
+
+    transient = (OSError, ValueError, KeyError)
+
+    def __init__(
+        self,
+        leadership: Leadership,
+        record: Record,
+        *,
+        retired: Callable[[], bool] | None = None,
+    ) -> None:
+        super().__init__("etcd-leader", record, retired=retired)
+        self.leadership = leadership
+        self.ids: dict[str, str] = {}  # member id -> name
+
+    def watch(self) -> None:
+        while not self.stopping:
+            said = {name: self._status(host, port) for name, (host, port) in self._members()}
+            for name, status in said.items():
+                header = status.get("header")
+                if isinstance(header, dict) and header.get("member_id"):
+                    self.ids[str(header["member_id"])] = name
+            self.ready()
+            leaders = [self.ids.get(str(s.get("leader")), "") for s in said.values() if s]
+            found = max(set(leaders), key=leaders.count) if any(leaders) else ""
+            if found and found != self.leadership.leader:
+                t_ns = time.monotonic_ns()
+                term = max(int(str(s.get("raftTerm", 0))) for s in said.values() if s)
+                self._led(found, term, t_ns)
+            self.pause(POLL_S)
+
+    def _members(self) -> list[tuple[str, tuple[str, int]]]:
+        return list(self.leadership.members.items())
+
+    def _status(self, host: str, port: int) -> JsonObject:
+        try:
+            return post(host, port, "/v3/maintenance/status", {}, timeout_s=0.3)
+        except (OSError, ValueError):
+            return {}  # down, or cut off: it says nothing
+
+    def _led(self, leader: str, term: int, t_ns: int) -> None:
+        previous, self.leadership.leader = self.leadership.leader, leader
+        details: dict[str, object] = {"role": "leader", "term": term}
+        if previous:
+            details["previous"] = previous
+        leases = self._leases(*self.leadership.members[leader])
+        if leases:
+            details["leases"] = leases
+        self.record(leader, "role", details, t_ns)
+
+    def _leases(self, host: str, port: int) -> dict[str, int]:
+        """Each lock client's lease as ``host`` has it now: owner -> ms to live."""
+        body: JsonObject = {
+            "key": base64.b64encode(OWNERS.encode()).decode(),
+            "range_end": base64.b64encode(prefix_end(OWNERS).encode()).decode(),
+        }
+        found: dict[str, int] = {}
+        try:
+            listed = post(host, port, "/v3/kv/range", body, timeout_s=0.5).get("kvs")
+            for kv in listed if isinstance(listed, list) else []:
+                if not isinstance(kv, dict) or not kv.get("lease"):
+                    continue
+                ttl = post(host, port, "/v3/lease/timetolive", {"ID": kv["lease"]}, 0.5)
+                if int(str(ttl.get("TTL", -1))) > 0:
+                    found[_text(str(kv.get("value", "")))] = int(str(ttl["TTL"])) * 1000
+        except (OSError, ValueError):
+            return found
+        return found

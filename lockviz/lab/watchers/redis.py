@@ -36,15 +36,23 @@ class KeyWatcher(ServerWatcher):
                 if message is None or message.get("data") != self.key:
                     continue
                 t_ns = time.monotonic_ns()
-                event = message["channel"].removeprefix(CHANNEL_PREFIX)
-                if event == "set":
-                    value = client.get(self.key)  # "alice:9f2c...": decoded, the lab's clients are
-                    self.holder = str(value).split(":", 1)[0] if value else None
-                    continue
-                if self.holder is not None:  # None: set and undone at once, a failed attempt
-                    kind = "expired" if event == "expired" else "deleted"
-                    self.record(self.name, kind, {"key": self.key, "holder": self.holder}, t_ns)
-                self.holder = None
+                self.seen(client, message["channel"].removeprefix(CHANNEL_PREFIX), t_ns)
         finally:
             pubsub.close()
             client.close()
+
+    def seen(self, client: redis.Redis, event: str, t_ns: int) -> None:
+        """The node told us ``event`` (``set``, ``del``, ``expired``) on the lock key."""
+        if event == "set":
+            self.holder = self.whose(client)
+            return
+        if self.holder is not None:  # None: set and undone at once, a failed attempt
+            kind = "expired" if event == "expired" else "deleted"
+            self.record(self.name, kind, {"key": self.key, "holder": self.holder}, t_ns)
+        self.holder = None
+
+    def whose(self, client: redis.Redis) -> str | None:
+        """Who holds the key now: its value is ``alice:9f2c...`` (decoded: the lab's clients
+        are)."""
+        value = client.get(self.key)
+        return str(value).split(":", 1)[0] if value else None

@@ -1,6 +1,8 @@
 """ZooKeeper deciding: did a lock node go because its owner deleted it, or with its session?
 
-The watcher has its own session and follows the children of ``/lockviz/lock``. When a lock
+An ensemble also has a :class:`LeaderWatcher`, which records each new leader.
+
+The node watcher has its own session and follows the children of ``/lockviz/lock``. When a lock
 node disappears it tells an owner's ``delete`` from the server ending the owner's session by
 asking the leader (or the standalone server) for its session list (the ``dump`` four-letter
 word): if the node's ``ephemeralOwner`` session is still alive, its owner deleted it
@@ -41,6 +43,7 @@ from lockviz.lab.watchers.base import Watcher
 WATCHER_SESSION_S = 2.0  # kazoo waits up to a session for a handshake: keep it short
 CALL_TIMEOUT_S = 1.0
 SESSION_ID = re.compile(r"0x[0-9a-fA-F]+")
+ZXID = re.compile(r"Zxid: 0x([0-9a-fA-F]+)")
 CONFIRM_READS, CONFIRM_S = 3, 0.05  # dumps that must all miss a session before it is gone
 
 # Outside the "lockviz" logger tree (INFO to the console): kazoo reports every reconnect, and a
@@ -51,13 +54,51 @@ _log.addHandler(logging.NullHandler())
 
 def watchers(servers: ServerSet, nodes: list[str], record: Record) -> list[Watcher]:
     watched = [servers[name] for name in nodes]
-    return [
-        NodeWatcher(
-            {s.name: (s.host, s.port) for s in watched},
-            record,
-            retired=lambda: all(s.retired for s in watched),
-        )
-    ]
+    addresses = {s.name: (s.host, s.port) for s in watched}
+    retired = lambda: all(s.retired for s in watched)  # noqa: E731
+    found: list[Watcher] = [NodeWatcher(addresses, record, retired=retired)]
+    if len(nodes) > 1:
+        leader = next((n for n, r in servers.roles().items() if r == "leader"), None)
+        found.append(LeaderWatcher(addresses, leader, record, retired=retired))
+    return found
+
+
+class LeaderWatcher(Watcher):
+    """Who leads an ensemble, as its servers say (``srvr``, every 0.1 s): each new leader is
+    recorded (``role``), with the epoch it leads in (the high half of its zxids)."""
+
+    transient = (OSError,)
+
+    def __init__(
+        self,
+        servers: dict[str, tuple[str, int]],
+        leader: str | None,
+        record: Record,
+        *,
+        retired: Callable[[], bool] | None = None,
+    ) -> None:
+        super().__init__("zk-leader", record, retired=retired)
+        self.servers, self.leader = servers, leader
+
+    def watch(self) -> None:
+        while not self.stopping:
+            found, epoch = None, None
+            for name, (host, port) in self.servers.items():
+                said = four_letter(host, port, "srvr", timeout_s=0.2)
+                if "Mode: leader" in said:
+                    found = name
+                    zxid = ZXID.search(said)
+                    epoch = int(zxid.group(1), 16) >> 32 if zxid else None
+            self.ready()
+            if found is not None and found != self.leader:
+                details: dict[str, object] = {"role": "leader"}
+                if self.leader:
+                    details["previous"] = self.leader
+                if epoch is not None:
+                    details["term"] = epoch
+                self.leader = found
+                self.record(found, "role", details)
+            self.pause(0.1)
 
 
 class NodeWatcher(Watcher):

@@ -102,7 +102,7 @@ export class Frame {
     const name = el("text", { class: "name", x: col.x, y: G.headerTop + 21 * L.scale, "text-anchor": "middle" }, g);
     name.textContent = col.name;
     const roleText = el("text", { class: "role", x: col.x, y: G.headerTop + 38 * L.scale, "text-anchor": "middle" }, g);
-    roleText.textContent = ROLE_WORDS[col.role];
+    roleText.textContent = this.part(col);
     col.roleText = roleText;
     col.header = g;
     const line = el(
@@ -272,7 +272,16 @@ export class Frame {
     set(this.nowLine, "display", d.state.finished && d.limit === Infinity ? "none" : "inline");
   }
 
-  // In each header, instead of its role: the lifeline's clock at the moment shown
+  // A lifeline's part at the moment shown: a group's server says its own (run_started's `roles`,
+  // then each `role` event: handlers/groups.js keeps them), every other its kind of lifeline.
+  part(col) {
+    let part = (this.d.run.roles || {})[col.name];
+    for (const entry of this.d.state.headerRoles.get(col.name) || [])
+      if (!(entry.seq > this.d.limit)) part = entry.role;
+    return part || ROLE_WORDS[col.role];
+  }
+
+  // In each header, instead of its part: the lifeline's clock at the moment shown
   // (handlers/clocks.js keeps each lifeline's clock changes).
   headerClock(col) {
     if (!col.roleText) return;
@@ -282,7 +291,7 @@ export class Frame {
     const parts = [];
     if (state.offset) parts.push(`clock ${signedDuration(state.offset)}`);
     if (state.rate !== 1) parts.push(`${parts.length ? "" : "clock "}runs \u00d7${state.rate}`);
-    const text = parts.length ? parts.join(" \u00b7 ") : ROLE_WORDS[col.role];
+    const text = parts.length ? parts.join(" \u00b7 ") : this.part(col);
     if (col.roleText.textContent !== text) col.roleText.textContent = text;
     col.roleText.classList.toggle("clock-state", parts.length > 0);
   }

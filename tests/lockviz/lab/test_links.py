@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import socketserver
 import threading
@@ -11,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from lockviz.lab.errors import LabError
-from lockviz.lab.links import Links
+from lockviz.lab.links import Links, Mesh
 from lockviz.lab.ports import split_address
 
 
@@ -133,3 +134,57 @@ def test_a_patient_link_waits_for_a_server_that_is_about_to_listen() -> None:
         if server is not None:
             server.shutdown()
             server.server_close()
+
+
+@pytest.fixture
+def mesh() -> Iterator[Mesh]:
+    """A group of two echo servers, ``a`` and ``b``, each dialled through its front; the test's
+    own process is server ``a`` (it dials ``b``), as a Redis replica dials its primary."""
+    servers = []
+    for _ in range(2):
+        server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Echo)
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+    addresses = {
+        name: f"127.0.0.1:{s.server_address[1]}" for name, s in zip("ab", servers, strict=True)
+    }
+    group = Mesh(addresses)
+    group.start()
+    group.owner("a", os.getpid())
+    yield group
+    group.stop()
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def dial(group: Mesh, node: str) -> socket.socket:
+    sock = socket.create_connection(split_address(group.front(node)), timeout=2)
+    sock.settimeout(1.0)
+    return sock
+
+
+def test_a_front_tells_who_dialled_and_carries_it_on_that_pairs_link(mesh: Mesh) -> None:
+    assert set(mesh.fronts) == {"a", "b"} and mesh.front("a") != mesh.front("b")
+    with dial(mesh, "b") as sock:
+        assert round_trip(sock) == b"ping"  # a>b
+        mesh.set("a", "b", "blackhole")
+        assert mesh.faulty() == [("a", "b")]
+        sock.sendall(b"held")
+        with pytest.raises(TimeoutError):
+            sock.recv(4096)
+        mesh.set("a", "b", "pass")
+        assert sock.recv(4096) == b"held"
+
+
+def test_a_cut_of_one_pair_leaves_the_other_direction_alone(mesh: Mesh) -> None:
+    mesh.set("b", "a", "reset")  # b's connections to a: not what a dials
+    with dial(mesh, "b") as sock:
+        assert round_trip(sock) == b"ping"
+
+
+def test_a_front_resets_a_process_it_does_not_know(mesh: Mesh) -> None:
+    mesh.owner("a", 1)  # the group's "a" is another process now (a restart): not this one
+    with pytest.raises((ConnectionResetError, TimeoutError)), dial(mesh, "b") as sock:
+        assert round_trip(sock) != b"ping"

@@ -269,7 +269,7 @@ def test_zookeeper_says_czxid_and_tells_an_expired_session_from_a_suspended_one(
     assert labels(events, "lost") == ["lost: session expired"]  # ZooKeeper had expired it
     lost = next(e for e in events if e["kind"] == "lost")
     assert "expired its session at 1.85 s" in lost["said"]["text"]
-    assert labels(events, "session") == ["suspended", "session expired", "reconnected"]
+    assert labels(events, "session") == ["SUSPENDED", "LOST", "new session"]
     rejected = next(e for e in events if e["kind"] == "reply" and e.get("accepted") is False)
     assert rejected["said"]["mark"] == "REJECTED czxid 6 < 8"
     woken = labels(told("zk-no-herd"), "woken")
@@ -333,6 +333,43 @@ def test_each_damaging_write_links_to_its_moment() -> None:
     [found] = damage(run["verdict"])
     write = next(w for w in run["verdict"]["writes"] if w["stale"])
     assert found["seq"] == write["seq"] and "alice's stale write A" in found["text"]
+
+
+def test_a_failover_is_told_with_its_votes_its_promotion_and_the_repeated_token() -> None:
+    events = told("redis-failover-wait-loses")
+    assert labels(events, "request")[0] == "which node is primary?"
+    assert "primary: redis-1" in labels(events, "reply")
+    assert any(label.startswith("WAIT: 1 acknowledged") for label in labels(events, "reply"))
+    assert labels(events, "replicated") == ["has alice's key", "has bob's key"]
+    downs = labels(events, "suspected")
+    assert "SDOWN redis-1" in downs and any(d.startswith("ODOWN redis-1 (") for d in downs)
+    votes = labels(events, "voted")
+    assert len(votes) >= 3 and any(v.startswith("votes for itself") for v in votes)
+    (promoted,) = [e for e in events if e["kind"] == "role"]
+    assert promoted["said"]["label"].startswith("PRIMARY (epoch")
+    assert "in place of redis-1, promoted by sentinel-" in promoted["said"]["text"]
+    tokens = [e["said"]["label"] for e in events if e["kind"] == "granted"]
+    assert tokens[0].endswith("token 1") and tokens[1].endswith("token 1")
+
+
+def test_sessions_are_told_as_their_client_sees_them_and_leaders_as_they_change() -> None:
+    survives = told("zk-session-survives")
+    states = labels(survives, "session")
+    assert states[0] == "SUSPENDED · keeps the lock" and states[1].startswith("RECONNECTED to zk-")
+    crash = told("zk-leader-crash")
+    states = labels(crash, "session")  # both clients, suspended while the ensemble elects
+    assert states.count("SUSPENDED") == 2
+    assert sum(state.startswith("RECONNECTED to zk-") for state in states) == 2
+    (leader,) = [e for e in crash if e["kind"] == "role"]
+    assert leader["said"]["text"].endswith("LEADS the ensemble now after zk-3 (epoch 2)")
+    etcd = [e for e in told("etcd-leader-crash") if e["kind"] == "role"]
+    assert etcd and "LEADS the cluster now after etcd-3" in etcd[0]["said"]["text"]
+    assert "alice 3 s" in etcd[0]["said"]["text"]  # her lease, as the new leader has it
+    old = Narrator("zookeeper")  # a run recorded before RECONNECTED: CONNECTED after SUSPENDED
+    old.said({"kind": "session", "actor": "bob", "state": "SUSPENDED"})
+    assert (
+        old.said({"kind": "session", "actor": "bob", "state": "CONNECTED"}).label == "RECONNECTED"
+    )
 
 
 def test_the_words_for_a_lease_fit_each_lock_from_the_catalogue() -> None:

@@ -284,3 +284,39 @@ def test_a_key_is_a_writes_field_only() -> None:
     data = gc()
     data["steps"][3]["key"] = ""
     assert problems(data) == ["steps[3].key: String should have at least 1 character"]
+
+
+def test_a_group_server_is_cut_from_all_its_peers_or_from_those_named() -> None:
+    data = copy.deepcopy(builtin_json("redis-failover"))
+    data["steps"] += [
+        {"at_ms": 10, "do": "partition", "node": "redis-1", "nodes": ["sentinel-1", "sentinel-2"]},
+        {"at_ms": 20, "do": "heal", "node": "redis-1", "nodes": ["sentinel-1"]},
+        {"at_ms": 30, "do": "partition", "node": "sentinel-3", "mode": "reset"},
+        {"at_ms": 40, "do": "pause", "node": "redis-2", "ms": 1500},
+    ]
+    assert parse(data).steps[-1].target.value == "node"
+    data["steps"] += [
+        {"at_ms": 50, "do": "partition", "node": "redis-1", "nodes": ["storage", "redis-1"]},
+        {"at_ms": 60, "do": "delay", "node": "redis-1", "nodes": ["redis-2"], "ms": 5},
+    ]
+    n = len(data["steps"])
+    assert problems(data) == [
+        f"steps[{n - 2}].nodes[0]: 'storage' is not one of redis-1's peers "
+        "['redis-2', 'redis-3', 'sentinel-1', 'sentinel-2', 'sentinel-3']",
+        f"steps[{n - 2}].nodes[1]: 'redis-1' is not one of redis-1's peers "
+        "['redis-2', 'redis-3', 'sentinel-1', 'sentinel-2', 'sentinel-3']",
+        f"steps[{n - 1}].node: only partition and heal can act on a server's links to its peers",
+    ]
+
+
+def test_only_a_group_of_servers_has_peers_to_cut() -> None:
+    data = gc()  # single Redis: redis-1 talks to nobody
+    data["steps"].append({"at_ms": 10, "do": "partition", "node": "redis-1"})
+    (problem,) = problems(data)
+    assert problem.startswith("steps[7].node: only a server whose servers talk to each other")
+    assert "Redis + Sentinel" in problem and "etcd (etcd_nodes: 3)" in problem
+    etcd = copy.deepcopy(builtin_json("etcd-leader-crash"))
+    etcd["steps"].append({"at_ms": 10, "do": "partition", "node": "etcd-3"})
+    assert parse(etcd).steps[-1].node == "etcd-3"
+    etcd["etcd_nodes"] = 1
+    assert "etcd_nodes" in " ".join(problems(etcd))

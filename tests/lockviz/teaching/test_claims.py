@@ -64,3 +64,17 @@ def test_a_listing_in_the_wake_ups_own_millisecond_is_not_a_poll() -> None:
     data = Path(__file__).parent / "data" / "zk-contention-listing-same-ms.json"
     found = CLAIMS[("zk-contention", 3)](History(json.loads(data.read_text())["events"]))
     assert found.agrees and found.why == "woken: True, listings while waiting: 0"
+
+
+def test_the_failover_claims_check_which_replica_was_promoted_and_what_it_had() -> None:
+    """redis-failover-wait-loses, with redis-3 (which had Alice's key) promoted instead of
+    redis-2: the answer "redis-2: its replica-priority is lower" no longer holds; and
+    redis-failover with Alice's key reaching redis-2 before it was promoted."""
+    run = json.loads((RECORDED / "redis-failover-wait-loses.json").read_text())
+    events = [{**e, "actor": "redis-3"} if e["kind"] == "role" else e for e in run["events"]]
+    found = CLAIMS[("redis-failover-wait-loses", 2)](History(events))
+    assert not found.agrees and found.why.startswith("redis-3 promoted")
+    run = json.loads((RECORDED / "redis-failover.json").read_text())
+    key = {"kind": "replicated", "t_ms": 400.0, "actor": "redis-2", "holder": "alice"}
+    found = CLAIMS[("redis-failover", 2)](History([*run["events"], key]))
+    assert not found.agrees and found.why.endswith("had alice's key: True")

@@ -29,7 +29,7 @@ from tests.conftest import builtin_json, wait_for_run
 REDIS_LESSONS = ["gc-pause-unfenced", "gc-pause-fenced", "unsafe-release", "contention"]
 # The planned course, module by module: basics first, then failures, then fencing.
 PLANNED = [row.slug for plan in MODULES for row in plan.lessons]
-BASICS = ("contention", "redlock-happy", "zk-happy", "pg-happy", "etcd-happy")
+BASICS = ("contention", "redis-failover", "redlock-happy", "zk-happy", "pg-happy", "etcd-happy")
 
 
 def fake(**changes: Any) -> Scenario:
@@ -58,6 +58,7 @@ def test_the_course_comes_in_modules_single_redis_first_beyond_one_lock_last() -
     found = modules()
     assert [m.title for m in found] == [
         "Single Redis",
+        "Replicas and failover",  # single node, then replicas, independent nodes, consensus
         "Redlock",
         "ZooKeeper",
         "PostgreSQL",
@@ -66,12 +67,13 @@ def test_the_course_comes_in_modules_single_redis_first_beyond_one_lock_last() -
         "One pause, every lock service",
         "Beyond one lock",
     ]
-    assert [m.number for m in found] == list(range(1, 9))
+    assert [m.number for m in found] == list(range(1, 10))
     for module, basic in zip(found, BASICS, strict=False):
         assert module.lessons[0].slug == basic  # the lock doing its job comes first
         assert module.minutes == sum(item.minutes for item in module.lessons)
-    backends = {m.slug: {item.scenario.backend for item in m.lessons} for m in found[:5]}
-    assert backends == {m.slug: {m.slug} for m in found[:5]}
+    backends = {m.slug: {item.scenario.backend for item in m.lessons} for m in found[:6]}
+    plans = {plan.slug: {plan.backend} for plan in MODULES[:6]}
+    assert backends == plans and backends["failover"] == {"redis-sentinel"}
     pauses = [item for item in found[-2].lessons if item.scenario.lock_service.fencing]
     assert {item.scenario.fencing for item in pauses} == {True}  # a token saves the data
     assert {item.scenario.backend for item in found[-2].lessons} >= {"zookeeper", "redlock"}

@@ -113,7 +113,9 @@ def test_the_form_reads_the_chosen_backend_s_variant_only() -> None:
         "election",
         "fenced_reads",
     )
-    assert [name for name, _ in form.variants()] == ["redis", "zookeeper", "postgres", "etcd"]
+    assert [name for name, _ in form.variants()] == [
+        "redis", "redis-sentinel", "zookeeper", "postgres", "etcd"
+    ]  # fmt: skip
 
 
 def test_a_session_too_long_to_replay_says_so_and_names_the_step() -> None:

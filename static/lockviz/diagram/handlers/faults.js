@@ -56,10 +56,14 @@ export function restarted(d, ev) {
 // One `link` event per client↔node link: a cut (blackhole, reset) or a delay lasts until
 // the next event of the same link; `pass` heals it. A cut is a dotted band on the client's
 // lifeline and on the node's, where the link's two ends are: nothing in between is shaded.
+// A server cut off from its peers (`peers`) is one such link to each peer.
 export function link(d, ev) {
+  for (const other of ev.peers || [ev.node]) linkTo(d, ev, other);
+}
+
+function linkTo(d, ev, node) {
   const { layout: L, pen, moments, state } = d;
   const client = ev.actor,
-    node = ev.node,
     t = tOf(ev),
     s = L.scale,
     G = L.G;

@@ -10,6 +10,7 @@ import { beliefEnd, granted, paused, resumed, serverEnd } from "./bars.js";
 import { request, reply, woken } from "./calls.js";
 import { clockJumped, clockRate } from "./clocks.js";
 import { crashed, link, restarted } from "./faults.js";
+import { replicated, role, session, suspected, voted } from "./groups.js";
 import { acquireFailed, ending, note, runFailed, runFinished, runStarted, step } from "./marks.js";
 
 /** kind → handler(diagram, event). */
@@ -36,6 +37,11 @@ export const HANDLERS = {
   expired: serverEnd,
   deleted: serverEnd,
   restarted,
+  role,
+  voted,
+  suspected,
+  replicated,
+  session,
 };
 
 // An actor nobody announced still gets a column: a client for these kinds, a lock node for those.
@@ -51,8 +57,9 @@ export const CLIENT_KINDS = new Set([
   "acquire_failed",
   "extended",
   "woken",
+  "session",
 ]);
-export const SERVER_KINDS = new Set(["expired", "deleted", "clock_jumped"]);
+export const SERVER_KINDS = new Set(["expired", "deleted", "clock_jumped", "role", "voted", "suspected", "replicated"]);
 // The kinds whose `holder` names a client (a lease's, or a write's the storage asks about).
 export const HOLDER_KINDS = new Set(["expired", "deleted", "request"]);
 
@@ -63,7 +70,7 @@ export const SAID = ["label", "short", "text", "mark", "tone", "round", "fold"];
 
 /** kind → the fields beyond ENVELOPE that the diagram reads of an event of that kind. */
 export const READS = {
-  run_started: ["backend", "clients", "nodes", "storage", "replicas", "duration_ms"],
+  run_started: ["backend", "clients", "nodes", "storage", "replicas", "duration_ms", "roles"],
   run_finished: ["verdict"],
   run_failed: [],
   ending: [],
@@ -81,11 +88,16 @@ export const READS = {
   crashed: [],
   clock_jumped: ["offset_ms"],
   clock_rate: ["rate"],
-  link: ["node", "mode", "ms", "jitter_ms"],
+  link: ["node", "peers", "mode", "ms", "jitter_ms"],
   expired: ["holder"],
   deleted: ["holder"],
   restarted: ["persistence"],
   extended: [],
+  role: ["role"],
+  voted: [],
+  suspected: ["objective", "cleared"],
+  replicated: [],
+  session: ["state"],
 };
 
 /** What the handlers remember of the run drawn so far (a new drawing starts empty). */
@@ -104,7 +116,9 @@ export function freshState() {
     links: [], // faults.js
     linkNotes: [],
     downs: [],
+    leads: [], // groups.js: who is primary or leader, when
     headerWords: new Map(), // lifeline → its clock's changes (clocks.js)
+    headerRoles: new Map(), // lifeline → its parts in its group, from each role event (groups.js)
     now: 0, // the latest run time drawn
     finished: false,
     finishEvent: null,

@@ -3,9 +3,11 @@
 
 import { describe, el, said, tOf } from "../svg.js";
 import { finish } from "../end.js";
+import { startRoles } from "./groups.js";
 
 export function runStarted(d, ev) {
   d.layout.backend = d.options.backend || ev.backend;
+  startRoles(d, ev);
 }
 
 // Every step gets its number in the margin (1, 2, 3 … narrated or not) and the narrator's
