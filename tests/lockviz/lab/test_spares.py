@@ -1,5 +1,8 @@
 """Warm spares (lockviz.lab.spares) on real servers: each used once, fresh, faults intact, and
-nothing left behind when the pool or its process stops."""
+nothing left behind when the pool or its process stops.
+
+Past ~300 lines on purpose: every kind of spare set (a Redis set with its Sentinels and an etcd
+cluster included) shares the pool's fixtures and its leftover checks."""
 
 from __future__ import annotations
 
