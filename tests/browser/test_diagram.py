@@ -159,7 +159,10 @@ def test_zookeeper_draws_the_watch_notification_and_names_the_czxid(
     leases = shared.locator("svg#diagram .lease-label text").all_text_contents()
     assert leases and all("czxid" in t for t in leases)
     replay_end(shared, server, runs["zk-gc-pause-fenced"])
+    # Her client's lost mark says why, and her session's own mark says LOST (its own class:
+    # `.lost` is the client's mark alone).
     assert shared.locator("svg#diagram .lost text").text_content() == "lost: session expired"
+    assert shared.locator("svg#diagram .session-lost text").text_content() == "LOST"
     assert "REJECTED czxid 6 < 8" in shared.locator("svg#diagram .rejected-write").text_content()
 
 

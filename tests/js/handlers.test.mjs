@@ -262,6 +262,25 @@ describe("each kind of event", () => {
       [],
     );
   });
+
+  it("draws a ZooKeeper session's state as its own class, not as the client's lost mark", () => {
+    // Told LOST, a session was drawn `session-mark lost`: `.lost` found it beside the client's
+    // own lost mark ("lost: session expired").
+    const run = RUNS["storage-hole-sequencer"];
+    const svg = draw(run).svg;
+    const found = [];
+    const walk = (node) => {
+      const classes = ((node.getAttribute && node.getAttribute("class")) || "").split(/\s+/);
+      if (classes.includes("lost")) found.push(node.getAttribute("data-mark"));
+      if (classes.includes("session-lost")) found.push("session LOST");
+      node.childNodes.forEach(walk);
+    };
+    walk(svg);
+    const lost = run.events.filter((ev) => ev.kind === "lost").length;
+    const sessions = run.events.filter((ev) => ev.kind === "session" && ev.state === "LOST").length;
+    assert.ok(lost > 0 && sessions > 0);
+    assert.deepEqual(found.sort(), [...Array(lost).fill("lost"), ...Array(sessions).fill("session LOST")].sort());
+  });
 });
 
 describe("a request into a blackholed link", () => {

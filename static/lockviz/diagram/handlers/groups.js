@@ -90,10 +90,11 @@ export function suspected(d, ev) {
   });
 }
 
-/** A ZooKeeper client's session, as its library tells it. */
+/** A ZooKeeper client's session, as its library tells it: `session-lost`, not `lost`, which is
+ * the client's own lost mark. */
 export function session(d, ev) {
   if (!d.layout.cols.has(ev.actor)) return;
-  const cls = "session-mark " + String(ev.state || "").toLowerCase();
+  const cls = "session-mark session-" + String(ev.state || "").toLowerCase();
   mark(d, ev, "session", cls, (g, x, y, s) => {
     el("circle", { class: "session-ring", cx: x, cy: y, r: 5 * s }, g);
   });
