@@ -248,6 +248,15 @@ def test_the_replay_page_offers_its_embed_and_its_download(
     assert page.errors == []
 
 
+def directives(policy: str) -> dict[str, str]:
+    """A Content-Security-Policy's directives by name, each named once (a browser obeys only
+    the first of two)."""
+    parts = [part.strip().partition(" ") for part in policy.split(";") if part.strip()]
+    names = [name for name, _, _ in parts]
+    assert len(names) == len(set(names)), policy
+    return {name: value.strip() for name, _, value in parts}
+
+
 def test_a_private_runs_embed_says_who_sees_it_and_its_teacher_unlists_it(
     app_server: AppServer, browser: Any, course: tuple[Path, str]
 ) -> None:
@@ -283,7 +292,13 @@ def test_a_private_runs_embed_says_who_sees_it_and_its_teacher_unlists_it(
         assert violations(reader) == []
         answer = reader.request.get(embed)
         assert answer.status == 404 and "x-frame-options" not in answer.headers
-        assert answer.headers["content-security-policy"].startswith("frame-ancestors")
+        # The site's whole policy, its frame-ancestors the embed's own (any course page may
+        # frame the notice), while the teacher's page with its forms stays unframable.
+        policy = directives(answer.headers["content-security-policy"])
+        assert policy["frame-ancestors"] == "*" and policy["script-src"] == "'self'", policy
+        own = page.request.get(f"{app_server.url}/runs/{run_id}/replay/")
+        assert directives(own.headers["content-security-policy"])["frame-ancestors"] == "'none'"
+        assert own.headers["x-frame-options"] == "DENY"
         missing = reader.request.get(f"{app_server.url}/embed/runs/nosuchrun/")
         assert missing.status == 404 and missing.text() == answer.text()  # an id says nothing
 
