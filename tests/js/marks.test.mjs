@@ -1,13 +1,14 @@
 // Marks where they belong (static/lockviz/diagram/handlers/): a paused client's band covers its
 // own lifeline and bars, never the next client's, at every column width a page draws (a
-// projector's fitted columns, a compare lane's). Recorded runs (fixtures/narrated-runs.json),
-// drawn in a fake DOM (fakedom.mjs).
+// projector's fitted columns, a compare lane's); the moment a fork parts says so, on every
+// screen. Recorded runs (fixtures/narrated-runs.json), drawn in a fake DOM (fakedom.mjs).
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 
 import { LockDiagram } from "../../static/lockviz/diagram/diagram.js";
+import { drawingOf } from "../../static/lockviz/drawing.js";
 import { fakeDocument } from "./fakedom.mjs";
 
 const RUNS = JSON.parse(readFileSync(new URL("fixtures/narrated-runs.json", import.meta.url), "utf8"));
@@ -46,6 +47,47 @@ describe("a paused client's band", () => {
       assert.ok(bobBars.length >= 2, "bob's bars drawn");
       for (const r of bobBars) assert.ok(span(r)[0] >= right, `bob's bar at ${span(r)} under the band to ${right}`);
       assert.ok(right < bob, "bob's lifeline is not in it");
+    });
+  }
+});
+
+describe("where a fork parts from its original", () => {
+  // The line across the diagram at the moment a fork parts says so, on a student's full diagram
+  // and on the projector's compact lane alike. Its words sit over the bars (with a halo): the
+  // bars, obstacles for labels once the run has ended, leave them where they were (they were
+  // pushed out then, with no near spot free, where the other screen's layout kept them: a
+  // student lacked "what if…? parts from here" the projector drew); anywhere along the line will
+  // do when its ends are taken (the grant's arrows and labels at the left, the step's caption at
+  // the right), and they have no tooltip to keep them.
+  const text = "what if…? parts from here (0.94 s)";
+  const lanes = { full: null, compact: { width: 600, scale: 0.94 } };
+  const label = (svg) => groups(svg, "time-mark-label")[0];
+  const shown = (svg) => label(svg).getAttribute("display") !== "none";
+  for (const slug of ["gc-pause-unfenced", "redlock-slow-network", "zk-herd", "storage-hole-sequencer"]) {
+    const run = RUNS[slug];
+    const moments = [...new Set(run.events.map((ev) => Math.round(ev.t_ms)))];
+    const drawn = (lane, tMs, events) => {
+      const { svg } = fakeDocument();
+      const d = new LockDiagram(svg, { ...drawingOf("lane", { scenario: run.scenario, durationMs: 8000 }), lane });
+      d.markTime(tMs, text);
+      d.addAll(events);
+      return svg;
+    };
+    // Up to the run's last moments: there its end line, its words and the requests still on
+    // their way, drawn to the end, take the room.
+    const early = moments.filter((tMs) => tMs < run.events.at(-2).t_ms - 100);
+    for (const [kind, lane] of Object.entries(lanes)) {
+      it(`is not left out as ${slug} ends, on a ${kind} lane`, () => {
+        const lost = early.filter(
+          (tMs) => shown(drawn(lane, tMs, run.events.slice(0, -1))) && !shown(drawn(lane, tMs, run.events)),
+        );
+        assert.equal(run.events.at(-1).kind, "run_finished");
+        assert.deepEqual(lost, []);
+      });
+    }
+    it(`is said at every moment of ${slug} on a student's full diagram`, () => {
+      const left = moments.filter((tMs) => !shown(drawn(null, tMs, run.events)));
+      assert.deepEqual(left, []);
     });
   }
 });

@@ -46,7 +46,9 @@ export function finish(d, verdict, endMs, ev) {
 
 const END_MARGIN_MS = 600; // below a fitted end: room for its label
 
-// At the end the bars have their final lengths: labels keep off them from now on.
+// At the end the bars have their final lengths: labels keep off them from now on (but those drawn
+// over the bars, a time mark's words: pushed out, they could be left out on one screen and kept
+// on another).
 function barsAsObstacles(d) {
   const { layout: L, state } = d;
   const G = L.G;
@@ -54,7 +56,7 @@ function barsAsObstacles(d) {
   for (const l of state.leases) {
     const b = state.beliefs.find((x) => x.lease === l);
     const t1 = Math.max(last(l.item), b ? last(b.item) : 0);
-    d.pen.obstacle(l.x + G.beliefX - 1, L.y(l.t0), l.x + G.leaseX + G.leaseW + 1, L.y(t1));
+    d.pen.obstacle(l.x + G.beliefX - 1, L.y(l.t0), l.x + G.leaseX + G.leaseW + 1, L.y(t1), true);
   }
 }
 

@@ -244,18 +244,30 @@ export class Frame {
     el("line", { class: "time-mark-line", x1: L.G.axisX, x2: L.width - 8, y1: y, y2: y }, g);
     // Its words: a label over the bars (with a label's halo; under a bar across the moment they
     // were cut: "what if…? ▮ rts from here"), near the line, above or below it, left or right,
-    // wherever no other label or arrow is (arrows drawn later move it, as any label).
+    // or anywhere else along it, wherever no other label or arrow is (arrows drawn later move
+    // it, as any label). They have no tooltip to keep them, so they are left out only where the
+    // whole line is crowded: at the moment a fork parts its grant's arrows, their labels and the
+    // step's caption take the two ends (a student's diagram lacked the words the projector drew).
     const s = L.scale;
     const words = el("g", { class: "time-mark time-mark-words" }, this.d.surface.layers.labels);
     const left = L.G.axisX + 6,
       right = L.width - 10;
-    this.d.pen.label(words, mark.text, left, y - 5, "start", "time-mark-label", {
-      alt: [
-        { x: left, y: y + 16 * s, anchor: "start" },
-        { x: right, y: y - 5, anchor: "end" },
-        { x: right, y: y + 16 * s, anchor: "end" },
-      ],
+    const above = y - 5,
+      below = y + 16 * s;
+    const alt = [
+      { x: left, y: below, anchor: "start" },
+      { x: right, y: above, anchor: "end" },
+      { x: right, y: below, anchor: "end" },
+    ];
+    const font = this.d.measure.font("time-mark time-mark-words", "label time-mark-label");
+    const wide = this.d.measure.width(mark.text, font);
+    for (let x = left + 20 * s; x + wide <= right; x += 20 * s)
+      alt.push({ x, y: above, anchor: "start" }, { x, y: below, anchor: "start" });
+    this.d.pen.label(words, mark.text, left, above, "start", "time-mark-label", {
+      alt,
       close: true,
+      roam: true,
+      overBars: true,
       reach: 24 * s,
     });
   }

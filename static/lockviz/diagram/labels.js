@@ -104,7 +104,9 @@ function around(from, to, step) {
 /*
  * Labels: {node (an SVG <text>), lines, font, spots: [{x, y, anchor}], far (may go further
  * down than its NEAR nudges), close (within `reach` of its spot or not at all: its words stay in
- * its event's tooltip), short (lines for the short form), item (in the Space)}.
+ * its event's tooltip), roam (may move within `reach` of any of its spots, not only the first),
+ * short (lines for the short form), overBars (drawn over the bars, with a halo: the bars,
+ * obstacles once the run has ended, neither push it nor take its room), item (in the Space)}.
  */
 export class Placer {
   constructor(space, measure, searchPx) {
@@ -129,7 +131,7 @@ export class Placer {
       for (const dy of dys) {
         const b = this.box(label, lines, spot, dy);
         if (b.y1 < label.minY || b.x1 < (label.minX ?? -Infinity) || b.x2 > (label.maxX ?? Infinity)) continue;
-        if (!this.space.hit(b, label.item)) return { spot, dy, box: b, lines };
+        if (!this.space.hit(b, label.item, label.overBars)) return { spot, dy, box: b, lines };
       }
     }
     return null;
@@ -144,7 +146,7 @@ export class Placer {
     const near = far || label.close; // may move within `reach` of its spot
     const tiers = [
       [label.lines, label.spots, NEAR],
-      [label.lines, first, near ? around(8, reach, 2) : []],
+      [label.lines, label.roam ? label.spots : first, near ? around(8, reach, 2) : []],
     ];
     if (label.short)
       tiers.push(

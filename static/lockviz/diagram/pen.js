@@ -33,7 +33,9 @@ export class Pen {
 
   /** A label at (x, y), or at the nearest free spot (labels.js); null for no words.
    * opts: {alt: [{x, y?, anchor}] (other spots), short (text), far (may move far down), close
-   * (stays within `reach` of its spot, or is left out), padX, padLeft, reach, onPlace(found)}.
+   * (stays within `reach` of its spot, or is left out), roam (within `reach` of any of its
+   * spots), overBars (drawn over the bars: they neither push it nor take its room), padX,
+   * padLeft, reach, onPlace(found)}.
    * In a compare lane a label stays close (unless `far` is true: what the run's end says):
    * a narrow lane has no room to move words far from what they name, where they would pile up
    * under other events; what is left out is in its event's tooltip. */
@@ -48,6 +50,8 @@ export class Pen {
       short: o.short ? lines(o.short) : null,
       font: measure.font(groupCls, "label " + (cls || "")),
       far: o.far,
+      overBars: Boolean(o.overBars),
+      roam: Boolean(o.roam),
       close: o.close || (layout.lane && o.far !== true),
       spots: [{ x, y, anchor }].concat((o.alt || []).map((a) => ({ x: a.x, y: a.y ?? y, anchor: a.anchor }))),
       minY: layout.G.top - 30 * layout.scale,
@@ -68,9 +72,10 @@ export class Pen {
     return node;
   }
 
-  /** A box labels keep clear of. */
-  obstacle(x1, y1, x2, y2) {
-    return this.d.placer.block({ kind: "box", x1, y1, x2, y2 });
+  /** A box labels keep clear of; a `bar` (a lease's or belief's, at the run's end): but the
+   * labels drawn over the bars. */
+  obstacle(x1, y1, x2, y2, bar = false) {
+    return this.d.placer.block({ kind: "box", x1, y1, x2, y2, bar });
   }
 
   /** A horizontal line labels keep 4 px clear of (a cut's zig-zag, the run's end). */

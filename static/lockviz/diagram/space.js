@@ -50,7 +50,8 @@ export class Space {
     return out;
   }
 
-  /** item: {kind: "box"|"label"|"seg", x1, y1, x2, y2} (a seg also has ax, ay, bx, by). */
+  /** item: {kind: "box"|"label"|"seg", x1, y1, x2, y2} (a seg also has ax, ay, bx, by; a box
+   * may be a `bar`: a lease or belief bar, an obstacle once the run has ended). */
   add(item) {
     item.dead = false;
     item.rows = this._rows(item.y1, item.y2);
@@ -77,22 +78,24 @@ export class Space {
     this.dead = 0;
   }
 
-  /** The first live item the box meets (skipping `except`), or null. */
-  hit(box, except) {
+  /** The first live item the box meets (skipping `except`, and bars when `overBars`), or null. */
+  hit(box, except, overBars) {
     for (const r of this._rows(box.y1, box.y2)) {
       const row = this.rows.get(r);
       if (!row) continue;
-      for (const item of row) if (!item.dead && item !== except && meets(item, box)) return item;
+      for (const item of row)
+        if (!item.dead && item !== except && !(overBars && item.bar) && meets(item, box)) return item;
     }
     return null;
   }
 
-  /** Every live label the item meets. */
+  /** Every live label the item meets (a bar: but those drawn over bars). */
   labelsMeeting(item) {
     const found = new Set();
     for (const r of item.rows || this._rows(item.y1, item.y2)) {
       for (const other of this.rows.get(r) || []) {
         if (other.dead || other.kind !== "label" || other === item || found.has(other)) continue;
+        if (item.bar && other.label && other.label.overBars) continue;
         if (item.kind === "seg" ? meets(item, other) : boxesMeet(item, other)) found.add(other);
       }
     }
