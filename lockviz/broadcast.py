@@ -31,7 +31,7 @@ from channels.layers import BaseChannelLayer, get_channel_layer
 from pydantic import TypeAdapter
 from typing_extensions import TypedDict  # pydantic takes typing's only from Python 3.12
 
-from lockviz.ops import metrics
+from lockviz.ops import counters
 
 log = logging.getLogger(__name__)
 
@@ -160,7 +160,7 @@ class _Publisher:
             try:
                 await _send_all(layer, [(group, message) for group, message, _ in batch])
                 for *_, queued_at in batch:
-                    metrics.published(queued_at)  # waiting in line included: what a viewer waits
+                    counters.published(queued_at)  # waiting in line included: what a viewer waits
             except Exception as exc:  # Redis away: the events are stored, viewers resync
                 self.failures += len(batch)
                 log.warning("could not publish %d messages: %s", len(batch), exc)

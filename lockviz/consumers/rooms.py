@@ -48,7 +48,7 @@ from lockviz.frames import Frame
 from lockviz.library import access
 from lockviz.models import Member, Room, Run
 from lockviz.narrator import Told
-from lockviz.ops import metrics
+from lockviz.ops import counters
 from lockviz.shares import SOCKET_REFUSED, address_in
 from lockviz.teaching import codes, control, members, reveals, rooms
 
@@ -83,7 +83,7 @@ class RoomConsumer(Stream):
             return
         self.browser, self.member = browser, await database_sync_to_async(self._member)()
         await self.accept()
-        metrics.viewers("room", +1)  # every found room's stream counts
+        counters.viewers("room", +1)  # every found room's stream counts
         await self.hold(self._ungauge)
         self.presenter = bool(self.browser) and self.browser == self.room.presenter
         if self.presenter:
@@ -103,7 +103,7 @@ class RoomConsumer(Stream):
             await database_sync_to_async(self._present)()
 
     async def _ungauge(self) -> None:
-        metrics.viewers("room", -1)
+        counters.viewers("room", -1)
 
     async def _leave(self, group: str) -> None:
         audience().leave(group, self)

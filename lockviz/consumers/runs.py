@@ -55,7 +55,7 @@ from lockviz.frames import Frame
 from lockviz.jsontypes import JsonObject
 from lockviz.models import Run
 from lockviz.narrator import Told
-from lockviz.ops import metrics
+from lockviz.ops import counters
 from lockviz.runs.recorder import queue_position
 from lockviz.teaching import reveals
 from lockviz.unsent import unsent
@@ -115,7 +115,7 @@ class RunConsumer(Stream):
                 return
             arrivals.watch(self.run_id)  # a queued run with nobody watching is cancelled
             await self.hold(self._unwatch)
-            metrics.viewers("run", +1)
+            counters.viewers("run", +1)
             await self.hold(self._ungauge)
             run, self.hidden = arrived.run, arrived.hidden
             self.scenario = run.scenario
@@ -132,7 +132,7 @@ class RunConsumer(Stream):
         arrivals.unwatch(self.run_id)  # counted in memory, written off this path
 
     async def _ungauge(self) -> None:
-        metrics.viewers("run", -1)
+        counters.viewers("run", -1)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         message = await self.read(text_data, bytes_data)  # bounded (lockviz.jsontext)
@@ -263,7 +263,7 @@ class RunConsumer(Stream):
             return True
         self.dropped = True
         self.held.clear()
-        metrics.dropped("run")
+        counters.dropped("run")
         log.warning("dropped a viewer of run %s: %d bytes sent to it unread", self.run_id, behind)
         mb = settings.LOCKVIZ_MAX_UNSENT / 1024 / 1024
         await self.close(code=BEHIND, reason=f"too far behind: over {mb:g} MB unread; reconnect")

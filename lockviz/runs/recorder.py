@@ -30,7 +30,8 @@ from lockviz.errors import NotLive, Refusal, ScenarioError
 from lockviz.jsontypes import JsonObject
 from lockviz.lab import capacity, events
 from lockviz.lab.engine import RunEngine, RunResult
-from lockviz.lab.labs import Lab, make_lab
+from lockviz.lab.labs import Lab
+from lockviz.lab.making import make_lab
 from lockviz.labhost import web as labhosts
 from lockviz.models import Run
 from lockviz.narrator import Narrator
