@@ -13,16 +13,16 @@ what was wrong; the stream goes on.
 What a viewer costs is bounded. A catch-up reads the stored events it sends, with their stored
 words (``Run.said_after``), :data:`PAGE` at a time: never the run from its start. A viewer whose
 frames not yet sent pass ``LOCKVIZ_MAX_UNSENT`` (it does not read, or reads too slowly: see
-lockviz.unsent) is dropped, closed with :data:`BEHIND` and a reason; the page reconnects from
+lockviz.live.unsent) is dropped, closed with :data:`BEHIND` and a reason; the page reconnects from
 the last event it has.
 
 Server messages: ``{"type": "event", "event": {...}}`` (live ones also carry ``published_ns``,
-see lockviz.broadcast), ``{"type": "events", "frames": [<event message>, ...]}`` (consecutive
+see lockviz.live.broadcast), ``{"type": "events", "frames": [<event message>, ...]}`` (consecutive
 events sent together, in order: live ones that arrived together, or a page of a catch-up),
 ``{"type": "status", "status": "queued"|"running"|"finished"|"failed", "position": n|null}``,
 ``{"type": "error", "message": "..."}``.
 
-Live messages come from this process's audience of the run (lockviz.broadcast), one call of
+Live messages come from this process's audience of the run (lockviz.live.broadcast), one call of
 ``deliver`` per message, not through a layer channel and a Channels dispatch of the viewer's own.
 A live event arrives already serialised and is forwarded as it is. While the stream reads the
 database (the catch-up, a resume) live messages are held, and sent after it unless it already
@@ -46,26 +46,27 @@ from autobahn.websocket.protocol import PreparedMessage
 from channels.db import database_sync_to_async
 from django.conf import settings
 
-from lockviz import accounts, broadcast, frames, jsontext
-from lockviz.audience import Now, audience
-from lockviz.broadcast import EventMessage, Message
+from lockviz import accounts, jsontext
 from lockviz.consumers import arrivals
 from lockviz.consumers.stream import BEHIND, NOT_FOUND, Stream
-from lockviz.frames import Frame
 from lockviz.jsontypes import JsonObject
+from lockviz.live import broadcast, frames
+from lockviz.live.audience import Now, audience
+from lockviz.live.broadcast import EventMessage, Message
+from lockviz.live.frames import Frame
+from lockviz.live.unsent import unsent
 from lockviz.models import Run
 from lockviz.narrator import Told
 from lockviz.ops import counters
 from lockviz.runs.recorder import queue_position
 from lockviz.teaching import reveals
-from lockviz.unsent import unsent
 
 log = logging.getLogger(__name__)
 
 RESUME_EVERY_S = 0.5  # a viewer's resumes: at most one per this long
 RESUMES = 20  # and at most this many per connection (the page resumes only on a gap)
 PAGE = arrivals.PAGE  # events read and sent in one go before others' messages go through
-FRAME_BYTES = 1024 * 1024  # a live event's frame, from the channel layer (lockviz.broadcast)
+FRAME_BYTES = 1024 * 1024  # a live event's frame, from the channel layer (lockviz.live.broadcast)
 
 
 class RunConsumer(Stream):
@@ -165,7 +166,7 @@ class RunConsumer(Stream):
         await self._catch_up(after)
 
     async def deliver(self, message: Message) -> None:
-        """A live message from the run's group (see lockviz.audience.Audience)."""
+        """A live message from the run's group (see lockviz.live.audience.Audience)."""
         if self.dropped:
             return
         if self.holding or self.held:
@@ -190,7 +191,7 @@ class RunConsumer(Stream):
 
     async def deliver_events(self, messages: list[EventMessage], frame: Frame) -> None:
         """Consecutive live events, and ``frame``: them as one frame, made once for every
-        viewer (lockviz.frames)."""
+        viewer (lockviz.live.frames)."""
         first, last = messages[0]["seq"], messages[-1]["seq"]
         in_order = first == self.sent + 1 and last - first + 1 == len(messages)
         if self.dropped:

@@ -5,7 +5,7 @@ thread per process owns an event loop and sends the messages in the order they w
 (the consumer drops a seq it has already sent and reads a missing one from the database, but
 order keeps that rare): whatever is queued when it is free goes out in one pipeline, one round
 trip to Redis for a burst rather than one per event. The layer is Redis pub/sub
-(lockviz.channel_layer): a message published here reaches the viewers of every app process on
+(lockviz.live.channel_layer): a message published here reaches the viewers of every app process on
 that Redis, whether or not anyone watches from this one.
 
 An event is serialised once, here, into the frame every viewer is sent as it is: the consumer
@@ -13,7 +13,7 @@ only compares its ``seq`` and forwards ``text``. The frame also carries ``publis
 host's CLOCK_MONOTONIC when the event was handed to the layer: bench/fanout.py measures each
 viewer's latency from it.
 
-Fan-out to this process's viewers: lockviz.audience.
+Fan-out to this process's viewers: lockviz.live.audience.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ class FrameMessage(TypedDict):
     text: str
 
 
-# A feed's own probe of its group (lockviz.audience): ``from`` is a Python keyword.
+# A feed's own probe of its group (lockviz.live.audience): ``from`` is a Python keyword.
 Probe = TypedDict("Probe", {"type": Literal["audience.probe"], "from": str, "n": int})
 Message = EventMessage | StatusMessage | FrameMessage | Probe
 MESSAGE: TypeAdapter[Message] = TypeAdapter(Message)  # what a layer delivers, checked as it comes

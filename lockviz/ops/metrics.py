@@ -25,7 +25,7 @@ What an admin running a class watches, by name:
                                            ``not_live`` (409, a click on an ended run),
                                            ``invalid`` (400, input that cannot be used)
 ``lockviz_event_publish_seconds``  histo.  from an event handed to the publisher to the
-                                           channel layer taking it (lockviz.broadcast)
+                                           channel layer taking it (lockviz.live.broadcast)
 ================================== ======= =============================================
 
 plus the client library's ``process_*`` (memory, CPU, open files) and ``python_gc_*``.

@@ -25,7 +25,7 @@ from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
-from lockviz import accounts, broadcast
+from lockviz import accounts
 from lockviz.errors import NotLive, Refusal, ScenarioError
 from lockviz.jsontypes import JsonObject
 from lockviz.lab import capacity, events
@@ -33,6 +33,7 @@ from lockviz.lab.engine import RunEngine, RunResult
 from lockviz.lab.labs import Lab
 from lockviz.lab.making import make_lab
 from lockviz.labhost import web as labhosts
+from lockviz.live import broadcast
 from lockviz.models import Run
 from lockviz.narrator import Narrator
 from lockviz.runs import admission, priority, recovery, relay

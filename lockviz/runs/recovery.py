@@ -34,9 +34,9 @@ from django.db import close_old_connections, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from lockviz import broadcast
 from lockviz.lab import events, procs
 from lockviz.labhost import heartbeat
+from lockviz.live import broadcast
 from lockviz.models import Plan, Presence, Run
 from lockviz.narrator import narrate
 from lockviz.runs import store

@@ -8,8 +8,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from lockviz import accounts, staticfiles
+from lockviz import accounts
 from lockviz.catalogue import BACKENDS, STORAGE_KINDS
+from lockviz.edge import staticfiles
 from lockviz.errors import NotAdmitted
 from lockviz.library import access, listing
 from lockviz.models import Run

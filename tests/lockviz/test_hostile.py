@@ -5,8 +5,8 @@ The app is ``manage.py serve`` in a child process (``AppServer``), reached over 
 browser would, with its session and CSRF cookies; the resume storm talks to the consumer
 in-process through Channels' communicator. The wedge, Finish during a long pause, a run past its
 limit (tests/lockviz/lab/test_limits.py), the full queue, a browser's cap, an unwatched run
-(tests/lockviz/runs/test_admission.py) and an oversized upload (tests/lockviz/test_bodylimit.py)
-have their tests already.
+(tests/lockviz/runs/test_admission.py) and an oversized upload
+(tests/lockviz/edge/test_bodylimit.py) have their tests already.
 """
 
 from __future__ import annotations

@@ -17,7 +17,6 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
 
-from lockviz import broadcast
 from lockviz.catalogue import REDIS
 from lockviz.lab import forkserver, registry, spares
 from lockviz.lab.errors import LabError
@@ -25,6 +24,7 @@ from lockviz.lab.labs import self_test
 from lockviz.lab.servers import install_hint, missing
 from lockviz.labhost import heartbeat
 from lockviz.labhost.host import LabHost
+from lockviz.live import broadcast
 
 MIGRATED_WAIT_S = 120.0
 

@@ -25,10 +25,10 @@ from django.contrib.sessions.backends.db import SessionStore
 from django.core.cache import cache
 from django.test.utils import override_settings
 
-from lockviz.audience import audience
 from lockviz.consumers import arrivals
 from lockviz.consumers import runs as run_stream
 from lockviz.errors import TooMany
+from lockviz.live.audience import audience
 from lockviz.models import Room, Run
 from lockviz.ops import counters
 from lockviz.routing import websocket_urlpatterns

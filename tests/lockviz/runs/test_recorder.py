@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from django.db.models.signals import post_save
 
-from lockviz import broadcast
 from lockviz.lab.engine import RunEngine
 from lockviz.lab.procs import wait_until
 from lockviz.labhost.host import STOPPED
+from lockviz.live import broadcast
 from lockviz.models import Run, RunEvent
 from lockviz.runs import recorder
 from lockviz.scenarios.library import builtin

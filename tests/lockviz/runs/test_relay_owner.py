@@ -10,7 +10,7 @@ import threading
 import pytest
 import redis
 
-from lockviz import channel_layer
+from lockviz.live import channel_layer
 from lockviz.models import Run
 from lockviz.runs import recorder, relay
 
