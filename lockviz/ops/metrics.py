@@ -54,9 +54,9 @@ from prometheus_client.registry import Collector
 
 from lockviz.lab import capacity
 from lockviz.labhost import heartbeat
-from lockviz.labhost import web as labhosts
 from lockviz.models import Run
 from lockviz.ops.counters import REGISTRY
+from lockviz.runs import labhosts
 
 log = logging.getLogger(__name__)
 

@@ -48,8 +48,8 @@ from lockviz.lab.errors import LabError
 from lockviz.lab.servers import install_hint, missing
 from lockviz.lab.servers.redis import REDIS_BINARY
 from lockviz.labhost import heartbeat
-from lockviz.labhost import web as labhosts
 from lockviz.live import channel_layer
+from lockviz.runs import labhosts
 
 REDIS_TIMEOUT_S = 1.0
 

@@ -32,11 +32,10 @@ from lockviz.lab import capacity, events
 from lockviz.lab.engine import RunEngine, RunResult
 from lockviz.lab.labs import Lab
 from lockviz.lab.making import make_lab
-from lockviz.labhost import web as labhosts
 from lockviz.live import broadcast
 from lockviz.models import Run
 from lockviz.narrator import Narrator
-from lockviz.runs import admission, priority, recovery, relay
+from lockviz.runs import admission, labhosts, priority, recovery, relay
 from lockviz.runs.priority import Priorities
 from lockviz.runs.store import Writer
 from lockviz.runs.store import append as store_event

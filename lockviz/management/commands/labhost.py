@@ -1,4 +1,4 @@
-"""``manage.py labhost``: run labs and nothing else (lockviz.labhost.host).
+"""``manage.py labhost``: run labs and nothing else (lockviz.runs.host).
 
 It takes run requests from LOCKVIZ_CHANNEL_REDIS while it has a free slot, runs them, answers
 the clicks web processes relay to it, and keeps a heartbeat. SIGTERM drains (no new run; the
@@ -23,8 +23,8 @@ from lockviz.lab.errors import LabError
 from lockviz.lab.labs import self_test
 from lockviz.lab.servers import install_hint, missing
 from lockviz.labhost import heartbeat
-from lockviz.labhost.host import LabHost
 from lockviz.live import broadcast
+from lockviz.runs.host import LabHost
 
 MIGRATED_WAIT_S = 120.0
 

@@ -11,10 +11,10 @@ from django.db.models.signals import post_save
 
 from lockviz.lab.engine import RunEngine
 from lockviz.lab.procs import wait_until
-from lockviz.labhost.host import STOPPED
 from lockviz.live import broadcast
 from lockviz.models import Run, RunEvent
 from lockviz.runs import recorder
+from lockviz.runs.host import STOPPED
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import parse
 
@@ -134,7 +134,7 @@ def test_events_recorded_from_every_thread_are_stored_by_one_thread_in_order() -
 @pytest.mark.live
 @pytest.mark.django_db(transaction=True)
 def test_a_run_interrupted_as_its_lab_host_stops_keeps_every_event_then_the_interruption() -> None:
-    """Ctrl-C of a lab host while a run plays (lockviz.labhost.host): the interruption was told
+    """Ctrl-C of a lab host while a run plays (lockviz.runs.host): the interruption was told
     with the number the run's writer or its engine was about to store, and that event was lost
     ("UNIQUE constraint failed: lockviz_runevent.run_id, lockviz_runevent.seq"). Now every
     event the engine kept is stored, in order, then the interruption, and nothing after it,
