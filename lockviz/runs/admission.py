@@ -23,7 +23,7 @@ from lockviz.shares import UNKNOWN
 from lockviz.shares import runs as shares
 from lockviz.shares.runs import Charge
 
-lock = threading.Lock()  # admit, then create: one step (lockviz.runs.recorder.launch_many)
+lock = threading.Lock()  # admit, then create: one step (lockviz.runs.launcher.launch_many)
 UNWATCHED_S = 20.0  # a queued run nobody watches for this long is cancelled
 WATCHED_EVERY_S = 1.0  # how often a queued run asks whether anyone watches it
 

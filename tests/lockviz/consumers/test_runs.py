@@ -19,7 +19,7 @@ from lockviz.consumers import runs
 from lockviz.live import broadcast
 from lockviz.models import Run, RunEvent
 from lockviz.routing import websocket_urlpatterns
-from lockviz.runs import recorder
+from lockviz.runs import launcher, recorder
 from lockviz.scenarios.library import builtin
 from tests.communicator import WebsocketCommunicator
 from tests.lockviz.teaching.test_forks import stored
@@ -53,7 +53,7 @@ def frames(message: dict[str, Any]) -> list[dict[str, Any]]:
 
 async def start(slug: str) -> Run:
     scenario = builtin()[slug]
-    run = await database_sync_to_async(recorder.create_run)(scenario, slug)
+    run = await database_sync_to_async(launcher.create_run)(scenario, slug)
     recorder.start(run, scenario)
     return run
 
