@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from lockviz.narrator import Narrator, click, story
+from lockviz.narrator import Narrator, click, setup, story
 from lockviz.narrator.steps import electing, step_number
 from lockviz.scenarios.schema import Scenario
 from lockviz.teaching.lessons import Lesson, course
@@ -47,3 +47,14 @@ def test_a_step_without_narration_is_found() -> None:
              for n, step in enumerate(scenario.steps)]  # fmt: skip
     stripped = scenario.model_copy(update={"steps": steps})
     assert silent_steps(stripped) == [f"step 3 ({scenario.steps[2].do})"]
+
+
+def test_the_setting_names_what_each_lock_counts_down_with_its_article() -> None:
+    """A ZooKeeper election has a session timeout, not a lease; an idle-in-transaction timeout
+    takes "an" (the catalogue's words, read by the setting as by the header)."""
+    words = {item.slug: setup(item.scenario.to_json()) for item in course()}
+    assert "with a session timeout of 1.5 s" in words["leader-zk-partition-fenced"]
+    assert "lease" not in words["leader-zk-partition-fenced"]
+    assert "with a lease of 2 s" in words["leader-etcd-pause-fenced"]
+    assert "with an idle-in-transaction timeout of 3 s" in words["pg-pooled-xact"]
+    assert not [slug for slug, said in words.items() if " a idle" in said]
