@@ -128,8 +128,9 @@ def say_server_end(memory: Memory, e: Event) -> Said:
         what = ends or "lease"
         phrase = f"{what} of {holder} EXPIRED on the server"
         return Said(phrase, f"{who}: {phrase}", f"{holder}'s {what} expired", gap, round=rounds)
-    node = "lock node" if memory.backend == "zookeeper" else "key"
-    phrase = f"lock {node} of {holder} deleted"
+    zk = memory.backend == "zookeeper"
+    node = "lock node" if zk else "key"
+    phrase = f"{node if zk else 'lock key'} of {holder} deleted"
     if memory.election:
         phrase = f"leader {'node' if memory.backend == 'zookeeper' else 'key'} of {holder} deleted"
     mine = holder in memory.releasing  # its own release: the mark is enough

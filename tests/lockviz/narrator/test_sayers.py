@@ -6,12 +6,13 @@ from __future__ import annotations
 import ast
 import copy
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from lockviz.lab.events import KINDS
-from lockviz.narrator import Narrator
+from lockviz.narrator import Narrator, narrate
 from lockviz.narrator.memory import Memory
 from lockviz.narrator.phrases import unknown
 from lockviz.narrator.sayers import SAYERS
@@ -59,3 +60,18 @@ def test_sayers_read_the_memory_and_only_see_changes_it(path: Path) -> None:
         words = SAYERS[e["kind"]](narrator.memory, e)
         assert narrator.memory == before, f"the {e['kind']} sayer changed the memory"
         assert narrator.said(e) == words
+
+
+def test_no_word_is_said_twice_in_a_row() -> None:
+    """Words built from parts can stutter ("zk-1: lock lock node of bob deleted" did): no
+    sentence or label of any recorded run repeats a word."""
+    twice = re.compile(r"\b(\w+)\s+\1\b", re.IGNORECASE)
+    found = set()
+    for path in RUNS:
+        run = json.loads(path.read_text())
+        for e in narrate(run["events"], run["scenario"]["backend"]):
+            for field in ("text", "label", "mark"):
+                said = str(e["said"].get(field) or "")
+                if twice.search(said):
+                    found.add(f"{path.stem} {e['kind']} {field}: {said}")
+    assert sorted(found) == []
