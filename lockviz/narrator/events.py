@@ -81,9 +81,10 @@ def say_step(memory: Memory, e: Event) -> Said:
 def say_note(memory: Memory, e: Event) -> Said:
     """A client's note; the one that undoes a refused round says why it was refused."""
     text, who = str(e.get("text")), str(e.get("actor", "?"))
+    full = text if text.startswith(f"{who} ") else f"{who}: {text}"  # its subject said once
     state = memory.rounds.get(who)
     if state is None or not state.open or "undoing" not in text:
-        return Said(text, f"{who}: {text}", text)
+        return Said(text, full, text)
     nodes = len(memory.nodes)
     quorum = nodes // 2 + 1 if memory.nodes else 0
     label = (
@@ -91,7 +92,7 @@ def say_note(memory: Memory, e: Event) -> Said:
         if state.yes < quorum
         else "a majority said yes, too late: undo everywhere"
     )
-    return Said(text, f"{who}: {text}", label, short=f"{state.yes} of {nodes}",
+    return Said(text, full, label, short=f"{state.yes} of {nodes}",
                 round=state.number, fold=memory.fold(e, who))  # fmt: skip
 
 

@@ -75,3 +75,20 @@ def test_no_word_is_said_twice_in_a_row() -> None:
                 if twice.search(said):
                     found.add(f"{path.stem} {e['kind']} {field}: {said}")
     assert sorted(found) == []
+
+
+def said_in(slug: str) -> list[str]:
+    run = json.loads(next(p for p in RUNS if p.stem == slug).read_text())
+    return [e["said"]["text"] for e in narrate(run["events"], run["scenario"]["backend"])]
+
+
+def test_what_an_actor_has_is_said_as_its_own_and_a_refused_extend_says_why() -> None:
+    """ "redis-3's wall clock jumped", not "redis-3 wall clock"; a note that names its client
+    is not prefixed with the name again; an extend refused says whose the key is now."""
+    assert any(
+        t.startswith("redis-3's wall clock jumped +15 s") for t in said_in("redlock-clock-jump")
+    )
+    slow = said_in("redlock-slow-clock")
+    assert "alice's own clock now runs at ×0.3" in slow
+    assert any(t.startswith("alice checks its lease by its own clock") for t in slow)
+    assert "alice ← redis-1: extend key held by bob" in said_in("watchdog-pause")
