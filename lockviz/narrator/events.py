@@ -106,9 +106,11 @@ def say_lost(memory: Memory, e: Event) -> Said:
             f"{seconds(ended)} (it noticed: {reason.split(':')[0]})"
         )
         return Said(text, f"{who} {text}", "lost: session expired", short="lost")
-    if "suspended" in reason:
-        label = "lost: connection suspended"
-    elif "expired" in reason:
+    if "suspended" in reason:  # the client's own words: "connection suspended: my lock may be gone"
+        gives = "gives up leading" if memory.election else "gives the lock up"
+        text = f"{gives}: its connection is suspended, and it cannot tell whether its session lives"
+        return Said(text, f"{who} {text}", "lost: connection suspended", short="lost")
+    if "expired" in reason:
         label = "lost: " + ("session expired" if "session" in reason else "lease expired")
     else:
         label = f"lost: {reason.split(':')[0]}"

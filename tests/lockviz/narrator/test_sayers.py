@@ -92,3 +92,11 @@ def test_what_an_actor_has_is_said_as_its_own_and_a_refused_extend_says_why() ->
     assert "alice's own clock now runs at ×0.3" in slow
     assert any(t.startswith("alice checks its lease by its own clock") for t in slow)
     assert "alice ← redis-1: extend key held by bob" in said_in("watchdog-pause")
+
+
+def test_a_client_that_gives_up_on_suspended_is_said_in_the_third_person() -> None:
+    """The client's reason ("connection suspended: my lock may be gone") is its own voice; the
+    narrator says what it does: it gives the lock (or the leadership) up."""
+    said = said_in("zk-leader-crash")
+    assert any(t.startswith("alice gives the lock up: its connection is suspended") for t in said)
+    assert not [t for t in said if "my lock" in t]
