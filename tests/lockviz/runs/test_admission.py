@@ -10,7 +10,7 @@ from django.test.utils import override_settings
 
 from lockviz.lab.capacity import Machine
 from lockviz.models import Run
-from lockviz.runs import admission, recorder
+from lockviz.runs import admission, launcher, recorder
 from lockviz.scenarios.library import builtin
 from tests.conftest import browser_of, builtin_json
 
@@ -54,7 +54,7 @@ def test_a_queued_run_that_nobody_watches_is_cancelled(monkeypatch: pytest.Monke
     full.running.add("playing")  # the one run it takes: the run must wait
     monkeypatch.setattr(admission, "machine", lambda: full)
     scenario = builtin()["contention"]
-    run = recorder.create_run(scenario, "contention")
+    run = launcher.create_run(scenario, "contention")
     recorder.start(run, scenario)
     deadline = time.monotonic() + 20
     while Run.objects.get(pk=run.pk).status == Run.Status.QUEUED:
