@@ -19,8 +19,9 @@ def side_by_side(page: Any, tries: int = 3) -> Any:
     machine, told honestly) is pressed again, up to ``tries`` times, as ``told`` does."""
     lanes = page.locator(".lane")
     for _ in range(tries):
+        before = page.url  # a try again starts from the last try's lanes: wait for new ones
         page.get_by_role("button", name="Run them side by side, live").click()
-        page.wait_for_url("**/compare/?runs=*")
+        page.wait_for_url(lambda url, last=before: "/compare/?runs=" in url and url != last)
         assert lanes.count() == 2
         for i in range(2):
             page.locator(".lane[data-done=finished]").nth(i).wait_for(timeout=40_000)
