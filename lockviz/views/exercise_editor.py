@@ -28,7 +28,7 @@ from lockviz.exercises.library import find
 from lockviz.exercises.practice import homes
 from lockviz.jsontypes import JsonObject, JsonValue
 from lockviz.library import saving
-from lockviz.models import SavedExercise, Visibility
+from lockviz.models import Visibility
 from lockviz.scenarios.library import builtin as scenarios
 from lockviz.teaching import editor
 from lockviz.views import HtmxHttpRequest
@@ -51,11 +51,7 @@ def new(request: HtmxHttpRequest) -> HttpResponse:
         except (ExerciseRefused, Invalid) as exc:
             problems = exc.problems
         else:
-            setting = ex.setting()
-            saved = SavedExercise.objects.create(
-                user=_teacher(request), title=ex.title, visibility=shown, backend=setting.backend,
-                storage=setting.storage_kind, kind=ex.kind, exercise=ex.to_json(),
-            )  # fmt: skip
+            saved = saving.save_exercise(_teacher(request), ex, shown)
             return redirect("saved_exercise", saved_id=saved.pk)
     return _page(request, data, problems, status=400)
 
