@@ -147,7 +147,10 @@ class Run(models.Model):
     @property
     def headline(self) -> tuple[str, str]:
         """The outcome in one line and its tone, as every page says it."""
-        return narrator.headline(self.verdict, self.error, self.status, self.storage_kind)
+        election = narrator.electing(self.scenario)
+        return narrator.headline(
+            self.verdict, self.error, self.status, self.storage_kind, election=election
+        )
 
     @property
     def expectation(self) -> tuple[str, str] | None:
