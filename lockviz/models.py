@@ -45,6 +45,9 @@ class Run(models.Model):
     mismatches = models.JSONField(default=list, blank=True)
     error = models.TextField(blank=True)
     created = models.DateTimeField(auto_now_add=True)
+    # When it left the queue for the lab (null: it has not, or it ran before this was kept):
+    # how long it waited, and behind which runs (lockviz.runs.waits).
+    started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
     # Who may change it while it is live: the browser (session) that started it, or the teacher
     # account logged in there ("account:<id>", the same on every device: lockviz.accounts), who
