@@ -125,6 +125,10 @@ def test_a_split_primary_grants_twice_until_min_replicas_stops_it() -> None:
 
 def test_a_zookeeper_session_survives_the_death_of_its_server() -> None:
     events = story("zk-session-survives")
+    # the premise: each session opened on its home (listed first, never shuffled), and said so
+    assert events[0]["homes"] == {"alice": "zk-1", "bob": "zk-2"}
+    assert first(events, "request", "alice")["to"] == "zk-1"
+    assert first(events, "request", "bob")["to"] == "zk-2"
     killed = first(events, "crashed", "zk-1")
     suspended = first(events, "session", "alice", state="SUSPENDED")
     back = first(events, "session", "alice", state="RECONNECTED")
