@@ -241,7 +241,7 @@ class RunEngine:
     def inject(self, step: Step) -> None:
         """Add a step to a running run, to happen now (the free-play lab's clicks)."""
         lab = self.stage
-        if not isinstance(lab, Provisioned):  # recorder.inject waits for ``started``
+        if not isinstance(lab, Provisioned):  # recorder.inject_here waits for ``started``
             raise LabError("the run's servers are not ready yet: try again in a moment")
         index = len(self.steps)
         self.steps.append(step)

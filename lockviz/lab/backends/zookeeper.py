@@ -26,7 +26,7 @@ from algorithms.events import EventSink, Reporter
 from algorithms.sequencer import ZooKeeperCheck
 from algorithms.zookeeper_election import ZooKeeperElection
 from algorithms.zookeeper_lock import LOCK_PATH, ZooKeeperLock, connect
-from lockviz.lab.backends import lock_parts
+from lockviz.lab.backends.parts import lock_parts
 from lockviz.lab.config import ClientConfig, StorageServiceConfig
 
 CONNECT_TIMEOUT_MS = 5_000  # a JVM on a busy machine can take a while to answer a new session

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from lockviz.lab.capacity import Machine
 from lockviz.models import Run
-from lockviz.runs import admission, recorder, waits
+from lockviz.runs import admission, launcher, recorder, waits
 from lockviz.scenarios.library import builtin
 from tests.conftest import browser_of, builtin_json
 
@@ -55,7 +55,7 @@ def test_a_queued_run_that_nobody_watches_is_cancelled(monkeypatch: pytest.Monke
     full.running.add("playing")  # the one run it takes: the run must wait
     monkeypatch.setattr(admission, "machine", lambda: full)
     scenario = builtin()["contention"]
-    run = recorder.create_run(scenario, "contention")
+    run = launcher.create_run(scenario, "contention")
     recorder.start(run, scenario)
     deadline = time.monotonic() + 20
     while Run.objects.get(pk=run.pk).status == Run.Status.QUEUED:
@@ -84,7 +84,7 @@ def test_a_run_says_how_long_it_waited_for_the_lab_and_behind_whose_run(
     assert full.enter(ahead.pk, timeout_s=1)
     Run.objects.filter(pk=ahead.pk).update(started=ahead.created)
     scenario = builtin()["contention"]
-    run = recorder.create_run(scenario, "contention")
+    run = launcher.create_run(scenario, "contention")
     Run.objects.filter(pk=run.pk).update(watchers=1)  # someone watches it wait
     recorder.start(run, scenario)
     time.sleep(2.5)

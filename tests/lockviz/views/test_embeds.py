@@ -41,7 +41,7 @@ def test_the_embed_is_framable_by_the_setting_and_no_other_page_is(client: Clien
     run = imported(client)
     embed = client.get(f"/embed/runs/{run.pk}/")
     assert embed.status_code == 200
-    assert "; frame-ancestors *;" in embed["Content-Security-Policy"]  # with lockviz.csp's
+    assert "; frame-ancestors *;" in embed["Content-Security-Policy"]  # with lockviz.edge.csp's
     assert "X-Frame-Options" not in embed
     page = embed.content.decode()
     assert (
@@ -165,7 +165,7 @@ def test_a_lecture_plan_embeds_its_items_in_order_without_the_teachers_notes(
     plan = Plan.objects.create(title="Week 3", owner="a-teacher", items=items)
     embed = client.get(f"/embed/plans/{plan.pk}/")
     assert embed.status_code == 200 and "X-Frame-Options" not in embed
-    assert "; frame-ancestors *;" in embed["Content-Security-Policy"]  # with lockviz.csp's
+    assert "; frame-ancestors *;" in embed["Content-Security-Policy"]  # with lockviz.edge.csp's
     page = html.unescape(embed.content.decode())
     assert "NOTE-" not in page
     assert f'src="/embed/runs/{run.pk}/?to=20#seq=5"' in page

@@ -42,7 +42,7 @@ def _read(path: Path) -> str:
 
 
 SECRETS = ("secret_key", "db_password", "live_password")
-USAGE = "usage: python -m lockviz.secret DIR [OWNER_UID] [NAME=DIR:UID ...]"
+USAGE = "usage: python -m lockviz.conf.secret DIR [OWNER_UID] [NAME=DIR:UID ...]"
 
 
 def share(source: Path, folder: Path, owner: int) -> None:
@@ -57,7 +57,7 @@ def share(source: Path, folder: Path, owner: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m lockviz.secret DIR [OWNER_UID] [NAME=DIR:UID ...]``: a deployment's secrets.
+    """``python -m lockviz.conf.secret DIR [OWNER_UID] [NAME=DIR:UID ...]``: a deployment's secrets.
 
     docker compose runs it before anything else: the app's secret key (shared by its replicas,
     so a session cookie one signs the other accepts), the app database's password and the live

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lockviz.secret import SECRETS, main
+from lockviz.conf.secret import SECRETS, main
 
 
 def test_it_makes_the_three_once_and_shares_each_into_its_own_folder(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from django.conf import settings
 from django.test import override_settings
 from whitenoise.middleware import WhiteNoiseMiddleware  # type: ignore[import-untyped]
 
-from lockviz import staticfiles
+from lockviz.edge import staticfiles
 from tests.conftest import AppServer
 
 # The relative URL of each import or export-from in a module (Prettier's layout: at a line's start).

@@ -17,6 +17,7 @@ from django.db import transaction
 from lockviz.errors import Busy
 from lockviz.labhost import heartbeat, stream
 from lockviz.models import Run
+from lockviz.runs import recovery
 
 
 def remote() -> bool:
@@ -51,9 +52,7 @@ def publish(run_ids: list[str], first: bool) -> None:
         try:
             for run_id in run_ids:
                 stream.publish(to, run_id, first)
-        except redis.RedisError as exc:
-            from lockviz.runs import recovery  # a run nobody will take must not wait forever
-
+        except redis.RedisError as exc:  # a run nobody will take must not wait forever
             for run in Run.objects.filter(pk__in=run_ids):
                 recovery.interrupt(run, f"the lab hosts could not be asked to run it: {exc}")
 

@@ -23,7 +23,7 @@ forms they use can be rewritten exactly, and every other form is refused by name
 modules rely on: each module runs once, after the modules it imports, in the order a browser
 would run them; a module that imports a name its dependency does not export is refused, as a
 browser would refuse it. It does not keep live bindings: ``export let`` and ``export var`` are
-refused (the app exports functions, classes and constants). tests/lockviz/test_bundle.py runs
+refused (the app exports functions, classes and constants). tests/lockviz/edge/test_bundle.py runs
 bundles in Node beside the same modules run as modules, and compares what they print.
 """
 

@@ -1,7 +1,7 @@
 """A viewer that never reads is dropped once what it has not been sent passes the bound
 (``LOCKVIZ_MAX_UNSENT``), instead of having a whole run held for it in the app's memory.
 
-Against ``manage.py serve`` (Daphne, where the bytes a socket holds are known: lockviz.unsent),
+Against ``manage.py serve`` (Daphne, where the bytes a socket holds are known: lockviz.live.unsent),
 with a bound of 64 kB and an imported run of a few MB of frames.
 """
 

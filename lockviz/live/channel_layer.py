@@ -46,7 +46,7 @@ class RunLayer(RedisPubSubChannelLayer):  # type: ignore[misc]
         on the connection ``group_send`` itself uses, under its lock, so they reach Redis, and
         every subscriber, in the order given (a group always hashes to the same shard).
         channels_redis has no call for this: it reads the loop layer's shards (pinned below 5,
-        and tests/lockviz/test_broadcast.py proves the messages still arrive, in order).
+        and tests/lockviz/live/test_broadcast.py proves the messages still arrive, in order).
         """
         layer: Any = self._get_layer()
         by_shard: dict[int, tuple[Any, list[tuple[str, bytes]]]] = {}

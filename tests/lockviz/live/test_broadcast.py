@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from lockviz import audience, broadcast
-from lockviz.frames import Frame
+from lockviz.live import audience, broadcast
+from lockviz.live.frames import Frame
 
 
 def test_an_event_is_serialised_once_into_the_frame_viewers_get() -> None:
@@ -156,8 +156,8 @@ def test_messages_sent_together_reach_each_group_in_order_in_one_round_trip(
 ) -> None:
     """RunLayer.group_send_all: a burst for two groups, interleaved, in one pipeline on the
     app's own layer class; each group's viewers get exactly their messages, in order."""
-    from lockviz.channel_layer import RunLayer
     from lockviz.lab.servers.redis import RedisServer
+    from lockviz.live.channel_layer import RunLayer
 
     server = RedisServer("layer-together", str(tmp_path))
     server.launch()
@@ -228,7 +228,7 @@ def test_what_queues_while_the_publisher_is_busy_goes_out_together_in_order(
 
 
 def test_a_failed_send_counts_every_message_it_carried(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Listeners resync when the publisher lost anything (lockviz.audience): all of a batch."""
+    """Listeners resync when the publisher lost anything (lockviz.live.audience): all of a batch."""
     layer = Together(fail=True)
     monkeypatch.setattr(broadcast, "get_channel_layer", lambda: layer)
     publisher = broadcast._Publisher()

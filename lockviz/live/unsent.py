@@ -8,7 +8,7 @@ The consumer (lockviz.consumers.runs) drops such a viewer once what it has not b
 
 Under Daphne (``serve`` calls :func:`measure_daphne` once) each WebSocket's scope carries, under
 :data:`UNSENT`, a function that returns the bytes its Twisted transport still holds (and, under
-``lockviz.frames.PREPARED``, a writer of frames framed once for all viewers); and a close
+``lockviz.live.frames.PREPARED``, a writer of frames framed once for all viewers); and a close
 the application sends with a ``reason`` is sent with that reason (Daphne's own close drops it),
 and autobahn's debug line of each connection's settings is formatted only if it is written.
 Under another server (the tests' ``WebsocketCommunicator``) the scope has none, and
@@ -21,9 +21,9 @@ import pprint
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from lockviz import frames
+from lockviz.live import frames
 
-UNSENT = "lockviz.unsent"  # the scope's key: () -> bytes held for the viewer, not yet sent
+UNSENT = "lockviz.live.unsent"  # the scope's key: () -> bytes held for the viewer, not yet sent
 
 
 def unsent(scope: Mapping[str, object]) -> int:

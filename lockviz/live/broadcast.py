@@ -5,7 +5,7 @@ thread per process owns an event loop and sends the messages in the order they w
 (the consumer drops a seq it has already sent and reads a missing one from the database, but
 order keeps that rare): whatever is queued when it is free goes out in one pipeline, one round
 trip to Redis for a burst rather than one per event. The layer is Redis pub/sub
-(lockviz.channel_layer): a message published here reaches the viewers of every app process on
+(lockviz.live.channel_layer): a message published here reaches the viewers of every app process on
 that Redis, whether or not anyone watches from this one.
 
 An event is serialised once, here, into the frame every viewer is sent as it is: the consumer
@@ -13,7 +13,7 @@ only compares its ``seq`` and forwards ``text``. The frame also carries ``publis
 host's CLOCK_MONOTONIC when the event was handed to the layer: bench/fanout.py measures each
 viewer's latency from it.
 
-Fan-out to this process's viewers: lockviz.audience.
+Fan-out to this process's viewers: lockviz.live.audience.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from channels.layers import BaseChannelLayer, get_channel_layer
 from pydantic import TypeAdapter
 from typing_extensions import TypedDict  # pydantic takes typing's only from Python 3.12
 
-from lockviz.ops import metrics
+from lockviz.ops import counters
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ class FrameMessage(TypedDict):
     text: str
 
 
-# A feed's own probe of its group (lockviz.audience): ``from`` is a Python keyword.
+# A feed's own probe of its group (lockviz.live.audience): ``from`` is a Python keyword.
 Probe = TypedDict("Probe", {"type": Literal["audience.probe"], "from": str, "n": int})
 Message = EventMessage | StatusMessage | FrameMessage | Probe
 MESSAGE: TypeAdapter[Message] = TypeAdapter(Message)  # what a layer delivers, checked as it comes
@@ -160,7 +160,7 @@ class _Publisher:
             try:
                 await _send_all(layer, [(group, message) for group, message, _ in batch])
                 for *_, queued_at in batch:
-                    metrics.published(queued_at)  # waiting in line included: what a viewer waits
+                    counters.published(queued_at)  # waiting in line included: what a viewer waits
             except Exception as exc:  # Redis away: the events are stored, viewers resync
                 self.failures += len(batch)
                 log.warning("could not publish %d messages: %s", len(batch), exc)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from lockviz.environ import number
+from lockviz.conf.environ import number
 
 
 def test_unset_or_empty_is_the_default_and_a_number_keeps_the_default_type(

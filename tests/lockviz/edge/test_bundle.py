@@ -1,5 +1,5 @@
-"""lockviz.bundle: a module graph as one inline module. Each bundle here runs in Node beside the
-same modules run as ES modules, and must print the same; every form it cannot carry is refused
+"""lockviz.edge.bundle: a module graph as one inline module. Each bundle here runs in Node beside
+the same modules run as ES modules, and must print the same; every form it cannot carry is refused
 by name."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lockviz.bundle import BundleError, bundle, inline_script
+from lockviz.edge.bundle import BundleError, bundle, inline_script
 from tests.conftest import ROOT
 
 NODE = shutil.which("node")

@@ -26,8 +26,8 @@ from typing import Final, Literal, Protocol
 from channels.layers import BaseChannelLayer, get_channel_layer
 from pydantic import ValidationError
 
-from lockviz.broadcast import MESSAGE, EventMessage, Message, Probe, publisher
-from lockviz.frames import Frame
+from lockviz.live.broadcast import MESSAGE, EventMessage, Message, Probe, publisher
+from lockviz.live.frames import Frame
 
 log = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ import pytest
 from django.core.cache import cache
 from django.test import Client
 
+from lockviz.edge.once import single_flight
 from lockviz.errors import Busy
-from lockviz.once import single_flight
 from lockviz.runs import exports
 from tests.lockviz.library.helpers import recorded_run
 

@@ -10,7 +10,7 @@ The front end is native ES modules (static/lockviz/, docs/architecture.md): a mo
 ``import ... from "./x.js";`` names another file, so the storage writes the hashed name there too,
 as it does for ``url()`` in CSS. Django finds those imports with a regular expression that wants a
 relative path and a closing semicolon, and that also matches the words "import" and "export" in a
-comment above an import (tests/lockviz/test_staticfiles.py checks every collected import).
+comment above an import (tests/lockviz/edge/test_staticfiles.py checks every collected import).
 :func:`modules` follows the imports from a page's entry module: the index prefetches what the run
 page will load (lockviz/views/runs.py).
 """

@@ -8,7 +8,7 @@ import pytest
 from django.test import override_settings
 
 from lockviz.lab.errors import LabError
-from lockviz.labhost.host import LabHost
+from lockviz.runs.host import LabHost
 
 
 @override_settings(LOCKVIZ_CHANNEL_REDIS="redis://127.0.0.1:1/0")  # never reached here

@@ -68,7 +68,7 @@ def test_a_page_a_library_writes_runs_its_own_inline_script_and_nothing_more() -
     """LTI's deep linking answer (pylti1p3's) posts a form to the LMS from an inline script."""
     from django.http import HttpResponse
 
-    from lockviz import csp
+    from lockviz.edge import csp
 
     page = HttpResponse(
         '<form id="f" action="https://lms.example.edu/return?x=1&amp;y=2" method="POST">'

@@ -12,7 +12,7 @@ from channels.testing import HttpCommunicator
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from lockviz.bodylimit import BodyLimit
+from lockviz.edge.bodylimit import BodyLimit
 from tests.conftest import AppServer
 
 

@@ -1,6 +1,6 @@
 """One frame for every viewer: a live event is encoded and framed once, not once per viewer.
 
-The audience (lockviz.audience) hands each message of a run to each of its viewers in this
+The audience (lockviz.live.audience) hands each message of a run to each of its viewers in this
 process. Sent the ASGI way (``await consumer.send(text_data=...)``), every viewer's copy goes
 through Channels and Daphne on its own: encoded to UTF-8, framed by autobahn, written. For a
 class of 1,000 that is 1,000 encodings and framings of the same bytes per event, and it was most
@@ -8,7 +8,7 @@ of what a live event cost the app beyond what a bare WebSocket server pays (docs
 
 A :class:`Frame` is the text once, and the WebSocket frame built from it once (autobahn's
 ``PreparedMessage``, its own tool for broadcasts). Under Daphne, ``serve`` gives each WebSocket
-scope a writer for prepared frames (lockviz.unsent.measure_daphne); :func:`send` writes the
+scope a writer for prepared frames (lockviz.live.unsent.measure_daphne); :func:`send` writes the
 prepared frame to the connection's transport when the scope has one, and sends the text the
 ASGI way when it has not (the tests' ``WebsocketCommunicator``, another server). Either way the
 bytes on the wire are the same, and the write happens before ``send`` returns, so frames sent

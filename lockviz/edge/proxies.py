@@ -20,9 +20,9 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 
-from lockviz.bodylimit import Receive, Send, headers
+from lockviz.edge.bodylimit import Receive, Send, headers
 
-Scope = MutableMapping[str, object]  # ASGI's scope (see lockviz.bodylimit)
+Scope = MutableMapping[str, object]  # ASGI's scope (see lockviz.edge.bodylimit)
 ASGIApp = Callable[..., Awaitable[None]]  # Channels' router spells its arguments its own way
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 

@@ -1,4 +1,4 @@
-"""A live event is framed once for all of a process's viewers (lockviz.frames)."""
+"""A live event is framed once for all of a process's viewers (lockviz.live.frames)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 
 from autobahn.websocket.protocol import PreparedMessage
 
-from lockviz import frames
-from lockviz.frames import Frame
+from lockviz.live import frames
+from lockviz.live.frames import Frame
 
 
 class Viewer:

@@ -1,4 +1,4 @@
-"""The proxy's word about the client (lockviz.proxies): believed from trusted proxies only."""
+"""The proxy's word about the client (lockviz.edge.proxies): believed from trusted proxies only."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from django.test import Client, override_settings
 
-from lockviz.proxies import ForwardedBy, client_address, networks
+from lockviz.edge.proxies import ForwardedBy, client_address, networks
 
 PROXIES = networks(["127.0.0.1", "172.28.0.0/16"])
 
