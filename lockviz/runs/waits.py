@@ -2,7 +2,7 @@
 
 A run is queued when it is made (``created``) and leaves the queue when the lab takes it
 (``started``: set by admission, lockviz.runs.admission, or by the lab host that took it,
-lockviz.labhost.host). The runs it waited behind are those that held the lab or went into it
+lockviz.runs.host). The runs it waited behind are those that held the lab or went into it
 first while it waited: taken before it, and not finished before it was made (a presenter's run
 that went ahead of the queue counts too). Each is named by whose share of the lab it took
 (lockviz.shares.runs): the class of a room (its allowance), the same owner, the same address,
