@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 
 from django.conf import settings
+from django.utils import timezone
 
 from lockviz.errors import Busy
 from lockviz.lab import capacity
@@ -84,5 +85,7 @@ def wait_for_lab(run: Run, lab_now: capacity.Machine, moved: Callable[[Run], Non
     # Only a run still live starts (a lab host marked it running as it took it): one cancelled
     # as it entered stays cancelled.
     return bool(
-        Run.objects.filter(pk=run.pk, status__in=Run.LIVE).update(status=Run.Status.RUNNING)
+        Run.objects.filter(pk=run.pk, status__in=Run.LIVE).update(
+            status=Run.Status.RUNNING, started=timezone.now()
+        )
     )

@@ -156,7 +156,10 @@ class LabHost:
         blinks, it is claimed again later and skipped: the database says it started)."""
         try:
             started = Run.objects.filter(pk=request.run_id, status=Run.Status.QUEUED).update(
-                status=Run.Status.RUNNING, host=self.identity, alive_at=timezone.now()
+                status=Run.Status.RUNNING,
+                host=self.identity,
+                alive_at=timezone.now(),
+                started=timezone.now(),
             )
             with contextlib.suppress(redis.RedisError):
                 stream.ack(self._redis, request)

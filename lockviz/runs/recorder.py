@@ -156,6 +156,8 @@ def execute(
     _keep()
     run.status = Run.Status.RUNNING
     run.save(update_fields=["status"])
+    # when it left the queue, unless admission (or a lab host) said so already, as it did
+    Run.objects.filter(pk=run.pk, started__isnull=True).update(started=timezone.now())
     _status(run)
 
     narrator = Narrator(scenario.backend)

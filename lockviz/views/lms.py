@@ -25,7 +25,7 @@ from pylti1p3.exception import LtiException
 from lockviz import accounts
 from lockviz.edge import csp
 from lockviz.errors import Invalid, LaunchRefused
-from lockviz.lms import deeplink, roster
+from lockviz.lms import bounded, deeplink, roster
 from lockviz.lms import launch as launches
 from lockviz.views import HtmxHttpRequest, absolute
 from lockviz.views.refusals import respond
@@ -38,6 +38,7 @@ class Launch(LtiLaunchBaseView):  # type: ignore[misc]  # django-lti ships no ty
 
     def post(self, request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
         try:
+            bounded.check_token(request)  # its JSON within bounds, before pylti1p3 reads it
             return super().post(request, *args, **kwargs)  # type: ignore[no-any-return]
         except LtiException as exc:
             return respond(request, LaunchRefused(f"This launch cannot be trusted: {exc}."))  # type: ignore[arg-type]
