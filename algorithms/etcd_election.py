@@ -93,17 +93,11 @@ class EtcdElection(EtcdLock):
 
     def _claim_key(self, lease_id: str, key: str, epoch: int) -> bool:
         """Record the owner's name beside our key, if the key is still the one we created."""
-        owner_key = self.owner_prefix + key.rsplit("/", 1)[-1]
         ours = {"key": b64(key), "target": "CREATE", "result": "EQUAL", "create_revision": epoch}
-        tag = {"key": b64(owner_key), "value": b64(self.owner), "lease": lease_id}
-        txn = {"compare": [ours], "success": [{"request_put": tag}]}
-        call, reply = self._call("claim", "/v3/kv/txn", txn, value=key)
-        if reply is None:
+        claimed = self._tag_owner(lease_id, key, ours, "the leader key is gone")
+        if claimed is None:
             return False
-        if not reply.get("succeeded"):
-            self._report.reply(call, self.node, "claim", False, reason="the leader key is gone")
-            return False
-        self._report.reply(call, self.node, "claim", True, token=epoch)
+        self._report.reply(claimed[0], self.node, "claim", True, token=epoch)
         return True
 
     def release(self) -> bool:

@@ -193,23 +193,35 @@ class EtcdLock(LockBase):
 
     def _claim(self, lease_id: str, key: str) -> int | None:
         """After a wait: if our key still exists, record the owner, read its create revision."""
-        owner_key = self.owner_prefix + key.rsplit("/", 1)[-1]
         exists = {"key": b64(key), "target": "CREATE", "result": "GREATER", "create_revision": "0"}
-        tag = {"key": b64(owner_key), "value": b64(self.owner), "lease": lease_id}
-        txn = {
-            "compare": [exists],
-            "success": [{"request_put": tag}, {"request_range": {"key": b64(key)}}],
-        }
-        call, reply = self._call("claim", "/v3/kv/txn", txn, value=key)
-        if reply is None:
+        claimed = self._tag_owner(lease_id, key, exists, "the lock key is gone", reads=True)
+        if claimed is None:
             return None
-        if not reply.get("succeeded"):
-            self._report.reply(call, self.node, "claim", False, reason="the lock key is gone")
-            return None
+        call, reply = claimed
         kv = reply["responses"][1]["response_range"]["kvs"][0]
         token = int(kv["create_revision"])
         self._report.reply(call, self.node, "claim", True, token=token)
         return token
+
+    def _tag_owner(
+        self, lease_id: str, key: str, compare: dict[str, Any], gone: str, reads: bool = False
+    ) -> tuple[int, dict[str, Any]] | None:
+        """Write the owner's name beside ``key`` (in our lease) if ``compare`` holds, and read
+        ``key`` back when ``reads``: the call and etcd's reply, or ``None`` when it failed (a
+        failed compare is reported here, as ``gone``)."""
+        owner_key = self.owner_prefix + key.rsplit("/", 1)[-1]
+        tag = {"key": b64(owner_key), "value": b64(self.owner), "lease": lease_id}
+        success: list[dict[str, Any]] = [{"request_put": tag}]
+        if reads:
+            success.append({"request_range": {"key": b64(key)}})
+        txn = {"compare": [compare], "success": success}
+        call, reply = self._call("claim", "/v3/kv/txn", txn, value=key)
+        if reply is None:
+            return None
+        if not reply.get("succeeded"):
+            self._report.reply(call, self.node, "claim", False, reason=gone)
+            return None
+        return call, reply
 
     # -- release, extend ----------------------------------------------------------------------
 
