@@ -9,8 +9,6 @@ stays in the session; it owns nothing any more, and after logout the browser sta
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.http import HttpRequest
@@ -19,7 +17,7 @@ from lockviz import accounts
 from lockviz.models import Plan, Room, Run
 
 
-def adopt(request: HttpRequest | None, user: User, **_: Any) -> None:
+def adopt(request: HttpRequest | None, user: User, **_: object) -> None:
     """The ``user_logged_in`` receiver: this browser's runs and rooms are now ``user``'s."""
     token = request.session.get("browser") if request is not None else None
     owner = accounts.owner_of(user)
@@ -31,7 +29,7 @@ def adopt(request: HttpRequest | None, user: User, **_: Any) -> None:
         Plan.objects.filter(owner=token).update(owner=owner)
 
 
-def disown(instance: User, **_: Any) -> None:
+def disown(instance: User, **_: object) -> None:
     """The ``pre_delete`` receiver of a user: what its owner name owned is nobody's now."""
     owner = accounts.owner_of(instance)
     if owner:

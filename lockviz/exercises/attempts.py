@@ -16,8 +16,6 @@ client sends is read: the browser asks, the server looks at the run.
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db import transaction
 from django.utils import timezone
 
@@ -67,7 +65,7 @@ def judge(attempt: Attempt) -> Attempt:
     return attempt
 
 
-def on_run_saved(sender: type[Run], instance: Run, **_: Any) -> None:
+def on_run_saved(sender: type[Run], instance: Run, **_: object) -> None:
     """``post_save`` of a run: judge the attempts it plays once it has ended."""
     if instance.status in Run.LIVE:
         return

@@ -15,9 +15,9 @@ runs and rooms (lockviz.accounts.handover).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import django.dispatch
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest
 
@@ -135,7 +135,7 @@ def changed(who: str) -> None:
         broadcast.publish_frame(rooms.presenter_group(member.room), {"type": "progress"})
 
 
-def adopt(request: HttpRequest | None, user: Any, **_: Any) -> None:
+def adopt(request: HttpRequest | None, user: User, **_: object) -> None:
     """The ``user_logged_in`` receiver: this browser's progress is now the account's (what the
     account had already, for the same lesson or checkpoint, is kept)."""
     token = request.session.get("browser") if request is not None else None

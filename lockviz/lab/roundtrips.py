@@ -72,7 +72,7 @@ class RoundTrips:
     design (a frozen server, a cut link): not judged. A pause or a crash of the client that
     lands on a call already held up past the tolerance is judged: the story assumed the call
     was answered before the fault (alice is granted, *then* frozen), and the machine made it
-    otherwise. Any other fault during the call explains its delay."""
+    otherwise. Every other fault during the call explains its delay."""
 
     def __init__(self, clients: list[str], tolerance_ms: float, ensemble: bool = False) -> None:
         self.clients = set(clients)

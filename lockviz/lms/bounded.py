@@ -58,7 +58,7 @@ def check_token(request: HttpRequest) -> None:
 class _Answer(requests.Response):
     """A service's answer, read whole already (within bounds): its JSON by jsontext."""
 
-    def json(self, **_: Any) -> JsonValue:
+    def json(self, **_: object) -> JsonValue:
         where = f"the answer of {urlsplit(self.url).netloc or 'the LMS'}"
         try:
             return jsontext.loads(self.content, max_bytes=MAX_REPLY_BYTES, where=where)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 import threading
 from datetime import UTC, datetime
-from typing import Any
 
 from django.db import close_old_connections, transaction
 from django.utils import timezone
@@ -33,7 +32,7 @@ log = logging.getLogger(__name__)
 SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
 
 
-def on_scored(sender: object, learner: str, item: str, score: float, **_: Any) -> None:
+def on_scored(sender: object, learner: str, item: str, score: float, **_: object) -> None:
     """The ``scored`` receiver: send ``score`` on every line item of ``learner``'s ``item``."""
     links = [link.pk for link in GradeLink.objects.filter(learner=learner, item=item)]
     if links:

@@ -8,7 +8,8 @@ that names no concept is dropped (the exercise would otherwise no longer open).
 
 from __future__ import annotations
 
-from typing import Any
+from django.apps.registry import Apps
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 
 from django.db import migrations
 
@@ -36,7 +37,7 @@ WORDS = {
 }
 
 
-def to_ids(apps: Any, schema_editor: Any) -> None:
+def to_ids(apps: Apps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     from lockviz.teaching.concepts import Concept
 
     saved = apps.get_model("lockviz", "SavedExercise")

@@ -1,4 +1,4 @@
-"""Any replica serves any click: a request for a run another app process executes is relayed.
+"""Every replica serves any click: a request for a run another app process executes is relayed.
 
 A run's engine lives in the process that started it (its servers, clients and threads are that
 process's children). With several app processes behind a proxy that is not sticky, a click or a

@@ -90,7 +90,7 @@ class Planned:
 
 
 # How a lesson's words name another lesson: lesson “<its title>” (curly quotes), or several:
-# lessons “<one>” and “<another>”. Any lesson's title in curly quotes counts as a pointer to it.
+# lessons “<one>” and “<another>”. Every lesson's title in curly quotes counts as a pointer to it.
 REFERENCE = re.compile(r"\blessons? “([^”]+)”")
 QUOTED = re.compile(r"“([^”]+)”")
 # Pointers that do not say which lesson they mean: refused in a lesson's words.

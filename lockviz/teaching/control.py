@@ -25,7 +25,6 @@ import hmac
 import secrets
 from collections.abc import MutableMapping
 from dataclasses import dataclass
-from typing import Any
 
 from django.conf import settings
 from django.db.models import Count, QuerySet
@@ -212,20 +211,23 @@ def new_key(room: Room) -> str:
     return key
 
 
-def keep_key(session: MutableMapping[str, Any], room: Room) -> None:
+def keep_key(session: MutableMapping[str, object], room: Room) -> None:
     """A new key for ``room``, kept in its presenter's session until it is shown, once, on a
     page of its own (never on the room page, which is on the projector)."""
     session[KEY] = {"room": room.code, "key": new_key(room)}
 
 
-def key_waiting(session: MutableMapping[str, Any], room: Room) -> bool:
+def key_waiting(session: MutableMapping[str, object], room: Room) -> bool:
     note = session.get(KEY)
     return isinstance(note, dict) and note.get("room") == room.code
 
 
-def key_once(session: MutableMapping[str, Any], room: Room) -> str:
+def key_once(session: MutableMapping[str, object], room: Room) -> str:
     """The key kept for ``room``, once: the session forgets it as it is shown."""
-    return str(session.pop(KEY).get("key") or "") if key_waiting(session, room) else ""
+    if not key_waiting(session, room):
+        return ""
+    note = session.pop(KEY)
+    return str(note.get("key") or "") if isinstance(note, dict) else ""
 
 
 def take_back(room: Room, key: str, browser: str) -> None:

@@ -12,7 +12,6 @@ never joined answers nothing and is present nowhere. Joins are limited per addre
 from __future__ import annotations
 
 from collections.abc import MutableMapping
-from typing import Any
 
 from django.core import signing
 
@@ -25,7 +24,7 @@ from lockviz.teaching import control, rooms
 SALT = "lockviz.teaching.members"
 SESSION_KEY = "members"  # the session's {code: member token}
 
-Session = MutableMapping[str, Any]
+Session = MutableMapping[str, object]
 
 
 def token(member: Member) -> str:
@@ -48,7 +47,8 @@ def join(room: Room, browser: str, address: str, session: Session, name: str = "
     if not member.address:
         member.address = address
         member.save(update_fields=["address"])
-    tokens = dict(session.get(SESSION_KEY) or {})
+    kept = session.get(SESSION_KEY)
+    tokens = dict(kept) if isinstance(kept, dict) else {}
     tokens[room.code] = token(member)
     session[SESSION_KEY] = tokens
     return member

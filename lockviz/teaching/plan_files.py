@@ -4,10 +4,9 @@ back (:func:`imported`), bounded and checked item by item as the editor is
 
 from __future__ import annotations
 
-from typing import Any
-
 from lockviz import jsontext
 from lockviz.errors import JsonRefused, PlanRefused
+from lockviz.jsontypes import JsonObject
 from lockviz.models import Plan
 from lockviz.teaching.plans import notes_readable, read, save
 
@@ -15,7 +14,7 @@ FORMAT = 1  # an exported plan's "lockviz_plan"
 MAX_FILE_BYTES = 512 * 1024  # an imported plan: 30 items of the largest kind, and room to spare
 
 
-def export(plan: Plan, browser: str | None = None) -> dict[str, Any]:
+def export(plan: Plan, browser: str | None = None) -> JsonObject:
     """The plan as ``export.json`` has it, and as :func:`imported` reads it back; for
     ``browser``, without the notes it may not read (None: its owner's, all of it)."""
     if browser is None or notes_readable(plan, browser):

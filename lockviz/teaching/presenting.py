@@ -21,8 +21,8 @@ The teacher's note travels in none of these: only the plan bar, on the presenter
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from django.urls import reverse
 
@@ -48,7 +48,7 @@ class Presenting:
     polls: dict[str, int] = field(default_factory=dict)  # item number → the poll it asked
 
     @classmethod
-    def of(cls, session: Any) -> Presenting | None:
+    def of(cls, session: MutableMapping[str, object]) -> Presenting | None:
         found = session.get(SESSION_KEY)
         if not isinstance(found, dict):
             return None
@@ -57,7 +57,7 @@ class Presenting:
         except TypeError:
             return None
 
-    def keep(self, session: Any) -> None:
+    def keep(self, session: MutableMapping[str, object]) -> None:
         session[SESSION_KEY] = asdict(self)
 
 

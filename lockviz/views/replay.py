@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -47,13 +45,16 @@ def replay_context(
     events and the path of the rest (``chunked``), or no events (the one-file replay carries
     them itself: lockviz.runs.webpage)."""
     scenario = reveals.scenario(run.scenario, hidden)
-    extra: dict[str, Any] = {"scenario": scenario, "nodes": following.lifelines(run)}
+    nodes = following.lifelines(run)
     if chunked:
-        extra["events"], extra["more"] = _chunk(run, hidden, 0)
+        events, more = _chunk(run, hidden, 0)
+        page = page_data(request, run=run, scenario=scenario, nodes=nodes, events=events, more=more)
+    else:
+        page = page_data(request, run=run, scenario=scenario, nodes=nodes)
     return {
         "run": run,
         "scenario": scenario,
-        "page": page_data(request, run=run, **extra),
+        "page": page,
         "story": _story(run, scenario),
         "count": run.events.count(),
         "stop_at": _stop_at(request),

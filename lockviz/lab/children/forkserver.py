@@ -16,7 +16,7 @@ import os
 import signal
 import socket
 import sys
-from typing import Any
+from types import FrameType
 
 from lockviz.lab import children, procs
 
@@ -64,7 +64,7 @@ def _warm_up() -> None:
     import lockviz.lab.children.worker  # noqa: F401
 
 
-def _reap(signum: int, frame: Any) -> None:
+def _reap(signum: int, frame: FrameType | None) -> None:
     with contextlib.suppress(ChildProcessError):
         while os.waitpid(-1, os.WNOHANG)[0] > 0:
             pass

@@ -19,7 +19,6 @@ from __future__ import annotations
 import getpass
 import sys
 from pathlib import Path
-from typing import Any
 
 from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
@@ -46,7 +45,7 @@ class Command(BaseCommand):
             "--reset-password", action="store_true", help="set a new password for NAME"
         )
 
-    def execute(self, *args: Any, **options: Any) -> str | None:
+    def execute(self, *args: object, **options: object) -> str | None:
         tables()  # before the system checks, which would connect (and make an empty SQLite file)
         return super().execute(*args, **options)
 

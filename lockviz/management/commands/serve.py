@@ -26,7 +26,6 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 from daphne.cli import CommandLineInterface
 from django.conf import settings
@@ -147,7 +146,7 @@ class LabCheck(threading.Thread):
     the first failure is kept in :attr:`failed`, said, and stops the app (SIGINT, as Ctrl-C)."""
 
     def __init__(
-        self, say: Callable[[str], Any], complain: Callable[[str], Any],
+        self, say: Callable[[str], object], complain: Callable[[str], object],
         labhost: subprocess.Popen[bytes] | None = None,
     ) -> None:  # fmt: skip
         super().__init__(name="lab-check", daemon=True)
