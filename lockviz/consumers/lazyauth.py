@@ -22,14 +22,14 @@ class LazyAuthMiddleware(AuthMiddleware):
     it reads the session and the user from the database)."""
 
     # Channels' stubs type the scope privately; it is a dict here as there.
-    def populate_scope(self, scope: dict[str, Any]) -> None:  # type: ignore[override]
+    def populate_scope(self, scope: dict[str, object]) -> None:  # type: ignore[override]
         if "session" not in scope:
             raise ValueError("LazyAuthMiddleware needs SessionMiddleware above it")
         if "user" not in scope:
             read = getattr(get_user, "func")  # noqa: B009 (the sync function it wraps)
             scope["user"] = SimpleLazyObject(lambda: read(scope))
 
-    async def resolve_scope(self, scope: dict[str, Any]) -> None:  # type: ignore[override]
+    async def resolve_scope(self, scope: dict[str, object]) -> None:  # type: ignore[override]
         return None  # on first reading, in the consumer's own trip to the database
 
 
