@@ -11,8 +11,7 @@ import pytest
 
 from lockviz.lab.engine import RunResult
 from lockviz.lab.story import HEARTBEATS
-from lockviz.scenarios.library import builtin
-from tests.lockviz.lab.test_engine import told
+from tests.lockviz.lab.recorded import told_once
 
 pytestmark = pytest.mark.live
 
@@ -20,7 +19,7 @@ Event = dict[str, Any]
 
 
 def played(slug: str) -> RunResult:
-    result = told(builtin()[slug])
+    result = told_once(slug)  # played once, shared with test_builtins
     assert result.error is None and result.expect_met is True, (result.inconclusive, result.verdict)
     return result
 

@@ -16,8 +16,7 @@ from typing import Any
 import pytest
 
 from lockviz.lab.engine import RunResult
-from lockviz.scenarios.library import builtin
-from tests.lockviz.lab.test_engine import told
+from tests.lockviz.lab.recorded import told_once
 
 pytestmark = pytest.mark.live
 
@@ -25,7 +24,7 @@ Event = Mapping[str, Any]
 
 
 def story(slug: str) -> list[Event]:
-    result: RunResult = told(builtin()[slug])
+    result: RunResult = told_once(slug)  # played once, shared with test_builtins
     assert result.error is None
     assert result.expect_met is True, (result.mismatches, result.inconclusive)
     return result.events

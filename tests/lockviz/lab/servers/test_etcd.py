@@ -12,14 +12,13 @@ from algorithms.clock import SystemClock
 from lockviz.lab import procs
 from lockviz.lab.backends import etcd as backend
 from lockviz.lab.config import ClientConfig
-from lockviz.lab.engine import RunEngine
 from lockviz.lab.errors import LabError
 from lockviz.lab.labs import LocalLab
 from lockviz.lab.servers import etcd as etcd_kind
 from lockviz.lab.servers import missing
 from lockviz.lab.servers.etcd import EtcdServer, post, prefix_end
 from lockviz.lab.watchers.etcd import LockWatcher
-from lockviz.scenarios.library import builtin
+from tests.lockviz.lab.recorded import told_once
 
 pytestmark = pytest.mark.live
 
@@ -130,7 +129,7 @@ def test_the_watcher_tells_expiry_from_release_and_outlives_a_restart() -> None:
 
 
 def test_the_gc_pause_story_happens_in_order_of_cause() -> None:
-    result = RunEngine(builtin()["etcd-gc-pause-fenced"], LocalLab()).run()
+    result = told_once("etcd-gc-pause-fenced")  # played once, shared with test_builtins
     assert result.error is None and result.mismatches == [], result.verdict
     events = result.events
     first: dict[tuple[str, str], dict[str, Any]] = {}
