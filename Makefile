@@ -30,4 +30,5 @@ test: setup
 
 lint: setup
 	$(PY) -m ruff check . && $(PY) -m ruff format --check . && $(PY) -m mypy
+	.venv/bin/lint-imports
 	npx --no-install eslint . && npx --no-install prettier --check $(JS)

@@ -37,8 +37,11 @@ server anything: what it concludes is what the diagram shows.
   (a thundering herd wakes every waiter on each release; the ZooKeeper recipe wakes one).
 * **Inconclusive.** A run whose machine fell behind shifts its schedule to keep its story; a
   ``schedule_shifted`` event with ``kept: false`` says the shift could not (a step moved across
-  the end of a lease that was running). The verdict still says what happened, but it is not the
-  scenario's story: ``inconclusive`` says why, and :func:`compare` judges no expectation.
+  the end of a lease that was running). A run that did not start from its story's premise is
+  inconclusive too: a client of a ZooKeeper ensemble whose session opened on another server than
+  the one the story puts it on (``run_started``'s ``homes``), seen in its first request. The
+  verdict still says what happened, but it is not the scenario's story: ``inconclusive`` says
+  why, and :func:`compare` judges no expectation.
 
 One module past the usual ~300 lines, on purpose: the verdict is one pure function over a history,
 and its rules (beliefs, overlaps, stale writes, liveness, a story not kept) must be read together
@@ -261,8 +264,37 @@ def check(events: Sequence[Event], end_ms: float | None = None) -> Verdict:
     return Verdict(**{**verdict.__dict__, "summary": summary})
 
 
+def premise_lost(events: Sequence[Event]) -> str:
+    """Why the run did not start where its story does: a client whose session the story puts on
+    one server of an ensemble (``run_started``'s ``homes``) sent its first request to another,
+    before any step had done anything to that server; "" if none did."""
+    started = next((e for e in events if e["kind"] == "run_started"), None) or {}
+    homes = started.get("homes")
+    if not isinstance(homes, Mapping):
+        return ""
+    touched: set[object] = set()  # servers a step has crashed, cut off, paused...
+    checked: set[str] = set()
+    for e in _in_time_order(events):
+        if e["kind"] == "step":
+            nodes = e.get("nodes")
+            touched.update([e.get("node"), *(nodes if isinstance(nodes, list) else [])])
+        elif e["kind"] == "request" and e["actor"] in homes and e["actor"] not in checked:
+            who, to = e["actor"], e.get("to")
+            checked.add(who)
+            home = homes[who]
+            if home not in touched and to is not None and to != home:
+                return (
+                    f"the machine fell behind: {who}'s session opened on {to}, not on {home} "
+                    f"where the scenario puts it ({home} did not answer in time)"
+                )
+    return ""
+
+
 def story_lost(events: Sequence[Event]) -> str:
-    """Why the run could not keep its story: its first shift that did not keep it; "" if none."""
+    """Why the run could not keep its story: a premise it did not start from
+    (:func:`premise_lost`), or its first shift that did not keep it; "" if none."""
+    if why := premise_lost(events):
+        return why
     for e in _in_time_order(events):
         if e["kind"] == "schedule_shifted" and e.get("kept") is False:
             if e.get("reply"):  # a late reply, not a late step (lockviz/lab/roundtrips.py)

@@ -647,7 +647,7 @@ ANALYSIS = """Goals (issue 10, point 6), from the table above:
   group messages pays, per message and per viewer, a queue, a task, `asyncio.wait`, a dispatch,
   a `sync_to_async` thread hop for `aclose_old_connections` (about half the CPU at 300
   viewers, as the issue measured) and a JSON encode. The process's `Audience`
-  (lockviz/broadcast.py) receives each message once and hands it to each viewer, which
+  (lockviz/live/broadcast.py) receives each message once and hands it to each viewer, which
   compares seq and writes the frame.
 - **A burst is one write per viewer.** A release is five events within ~5 ms. Messages that
   arrive while the previous ones are being fanned out go out together as one
@@ -678,7 +678,7 @@ readers and database writes share the app process (and the GIL) with the fan-out
 
 Each process started with the same `LOCKVIZ_CHANNEL_REDIS=redis://host:6379/0` (and one
 database: `LOCKVIZ_DB` on one SQLite file) streams every run live to its own viewers, whichever
-process started it (tests/lockviz/test_shared_layer.py). Clicks that change a live run (faults,
+process started it (tests/lockviz/live/test_shared_layer.py). Clicks that change a live run (faults,
 steps, Finish) must still reach the process that started it: its engine lives there.
 
 Regenerate with `.venv/bin/python -m bench.fanout` (about 10 minutes); add

@@ -1,6 +1,6 @@
 """A burst's publish: an event's stamp to Redis' answer to its PUBLISH, in this process.
 
-What a lab host's publisher (lockviz.broadcast) does for a run: bursts of five events 0.8 ms
+What a lab host's publisher (lockviz.live.broadcast) does for a run: bursts of five events 0.8 ms
 apart (a release), one burst every 50 ms, on the app's own channel layer (an embedded
 redis-server). ``--busy N`` starts N threads that stay busy in Python beside it, as a run's
 threads are at times; ``--switch-ms`` is the interpreter's switch interval (Python's default
@@ -36,7 +36,7 @@ def main() -> None:
     django.setup()
     from channels.layers import BaseChannelLayer
 
-    from lockviz import broadcast
+    from lockviz.live import broadcast
 
     lags: list[float] = []
     sent = broadcast._send_all

@@ -87,7 +87,7 @@ Measured with `bench/webpage.py` ({when}, Python {platform.python_version()}): t
 replay (`/runs/<id>/export.html`) of each of the {len(sizes)} built-ins' recorded runs
 (tests/browser/data/runs), and of a 20,000-event run (`bench.abuse.big_import`). Each file
 carries the replay's styles, its script (static/lockviz/pages/offline.js and its imports, bundled
-by lockviz/bundle.py) and the run's events with their words; events over 32 KB of JSON go as
+by lockviz/edge/bundle.py) and the run's events with their words; events over 32 KB of JSON go as
 gzip in base64 ({compressed} of the {len(sizes)} built-ins' runs).
 
 | file | bytes | events |

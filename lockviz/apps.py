@@ -11,8 +11,8 @@ class LockvizConfig(AppConfig):
         from django.contrib.auth.signals import user_logged_in
         from django.db.models.signals import post_save, pre_delete
 
-        from lockviz import squashed
         from lockviz.accounts.handover import adopt, disown
+        from lockviz.edge import squashed
         from lockviz.exercises import attempts, progress
         from lockviz.lms import grades
         from lockviz.models import Run

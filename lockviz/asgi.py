@@ -12,10 +12,10 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 
-from lockviz.bodylimit import BodyLimit  # noqa: E402
-from lockviz.broadcast import prompt_threads  # noqa: E402
 from lockviz.consumers.lazyauth import LazyAuthMiddlewareStack  # noqa: E402
-from lockviz.proxies import ForwardedBy  # noqa: E402
+from lockviz.edge.bodylimit import BodyLimit  # noqa: E402
+from lockviz.edge.proxies import ForwardedBy  # noqa: E402
+from lockviz.live.broadcast import prompt_threads  # noqa: E402
 from lockviz.routing import websocket_urlpatterns  # noqa: E402
 
 router = ProtocolTypeRouter(
@@ -33,7 +33,7 @@ router = ProtocolTypeRouter(
 )
 # The proxy's word on the client's address and scheme, only from the proxies we were told of.
 application = ForwardedBy(router, settings.TRUSTED_PROXIES)
-prompt_threads()  # the loop fans out as soon as a message arrives (lockviz.broadcast)
+prompt_threads()  # the loop fans out as soon as a message arrives (lockviz.live.broadcast)
 
 # Everything loaded so far lives as long as the process: keep it out of the collector's way, or
 # each full collection walks it and pauses every live stream for tens of milliseconds.

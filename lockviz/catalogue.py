@@ -76,7 +76,20 @@ POSTGRES = ServerKind(
     restarts=(Kept(None, "WAL replayed", "replays its write-ahead log: locks are not in it"),),
 )
 ETCD = ServerKind("etcd", "etcd")
-SENTINEL = ServerKind("sentinel", "Redis Sentinel")  # redis-server --sentinel
+# redis-server --sentinel; it rewrites its config as it learns, and a restart reads it back
+# (lockviz.lab.servers.replicated.SentinelServer.config).
+SENTINEL = ServerKind(
+    "sentinel",
+    "Redis Sentinel",
+    restarts=(
+        Kept(
+            None,
+            "config kept",
+            "reads back the config it rewrote as it learned (the primary it watches, its replicas "
+            "and the other Sentinels) and rejoins them",
+        ),
+    ),
+)
 SERVER_KINDS: dict[str, ServerKind] = {
     k.prefix: k for k in (REDIS, ZOOKEEPER, POSTGRES, ETCD, SENTINEL)
 }

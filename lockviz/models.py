@@ -45,6 +45,9 @@ class Run(models.Model):
     mismatches = models.JSONField(default=list, blank=True)
     error = models.TextField(blank=True)
     created = models.DateTimeField(auto_now_add=True)
+    # When it left the queue for the lab (null: it has not, or it ran before this was kept):
+    # how long it waited, and behind which runs (lockviz.runs.waits).
+    started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
     # Who may change it while it is live: the browser (session) that started it, or the teacher
     # account logged in there ("account:<id>", the same on every device: lockviz.accounts), who
@@ -147,7 +150,10 @@ class Run(models.Model):
     @property
     def headline(self) -> tuple[str, str]:
         """The outcome in one line and its tone, as every page says it."""
-        return narrator.headline(self.verdict, self.error, self.status, self.storage_kind)
+        election = narrator.electing(self.scenario)
+        return narrator.headline(
+            self.verdict, self.error, self.status, self.storage_kind, election=election
+        )
 
     @property
     def expectation(self) -> tuple[str, str] | None:

@@ -51,7 +51,7 @@ LOCKVIZ_ROOM_IDLE_HOURS  a room whose presenter has been away this long is gone,
                       with its polls by prune (default 12)
 LOCKVIZ_MAX_BODY      the largest request body accepted, in bytes (default 8 MiB)
 LOCKVIZ_MAX_UNSENT    a live viewer whose frames not yet sent pass this, in bytes, is dropped
-                      (default 4 MiB; lockviz.unsent); its page reconnects where it stopped
+                      (default 4 MiB; lockviz.live.unsent); its page reconnects where it stopped
 LOCKVIZ_EMBED_ANCESTORS  who may frame a replay's embed (/embed/runs/<id>/): the CSP
                       frame-ancestors sources, space separated, e.g. "https://moodle.example.edu
                       https://*.example.org" (default "*": any page; "'none'": no one). Every
@@ -69,7 +69,7 @@ LOCKVIZ_PUBLIC_URL    the address a class types, e.g. "https://locks.example.edu
                       address each request came to (make run's http://127.0.0.1:8000/)
 LOCKVIZ_TRUSTED_PROXIES  addresses or networks of the reverse proxies in front of the app, e.g.
                       "127.0.0.1" or "172.28.0.0/16": only from these are X-Forwarded-For,
-                      -Proto and -Host believed (lockviz.proxies); default none
+                      -Proto and -Host believed (lockviz.edge.proxies); default none
 LOCKVIZ_METRICS_FROM  who may read /metrics without a token: addresses or networks, comma
                       separated (default "127.0.0.0/8,::1"), and only straight, never through a
                       proxy (a request with X-Forwarded-For is refused); see lockviz.ops.access
@@ -79,7 +79,7 @@ LOCKVIZ_CHANNEL_REDIS_PASSWORD_FILE  that Redis's password, read from a file (do
 LOCKVIZ_CHANNEL_REDIS the Redis that carries live events to viewers (the channel layer), e.g.
                       "redis://10.0.0.5:6379/0": several app processes on one such Redis (and
                       one database) all stream every run. Unset, each app process starts a
-                      redis-server of its own for it (see lockviz.channel_layer)
+                      redis-server of its own for it (see lockviz.live.channel_layer)
 LOCKVIZ_LAB_HOSTS     where runs' labs run (lockviz.labhost): "embedded" (default) - `serve`
                       starts one lab host of its own as a child process and runs no lab itself
                       (elsewhere - tests, manage.py run_scenario - runs execute in the process);
@@ -99,9 +99,9 @@ from urllib.parse import quote, urlsplit
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from lockviz.environ import number
-from lockviz.proxies import networks
-from lockviz.secret import install_key
+from lockviz.conf.environ import number
+from lockviz.conf.secret import install_key
+from lockviz.edge.proxies import networks
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -146,14 +146,14 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "lockviz.staticfiles.Middleware",  # static files (WhiteNoise's), before any other work
+    "lockviz.edge.staticfiles.Middleware",  # static files (WhiteNoise's), before any other work
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",  # a teacher's account, if any
     "django.contrib.messages.middleware.MessageMiddleware",  # the admin site's notices
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "lockviz.csp.Middleware",  # scripts only from the site itself (lockviz.csp)
+    "lockviz.edge.csp.Middleware",  # scripts only from the site itself (lockviz.edge.csp)
     "django_htmx.middleware.HtmxMiddleware",
     "lockviz.views.refusals.Refusals",  # a refusal a view lets out: its sentence and status
 ]
@@ -231,20 +231,21 @@ CACHES: dict[str, dict[str, object]] = {
 }
 CHANNEL_LAYERS = {
     "default": {
-        "BACKEND": "lockviz.channel_layer.RunLayer",
+        "BACKEND": "lockviz.live.channel_layer.RunLayer",
         "CONFIG": {"hosts": [LOCKVIZ_CHANNEL_REDIS] if LOCKVIZ_CHANNEL_REDIS else None},
     }
 }
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-# Collected by `manage.py serve` (lockviz.staticfiles) whenever static/ changed: each file under
-# a name with its content's hash, gzipped beside it, served by WhiteNoise with a cache lifetime
-# of a year (a changed file gets a new name), so a class of browsers fetches each once.
+# Collected by `manage.py serve` (lockviz.edge.staticfiles) whenever static/ changed: each file
+# under a name with its content's hash, gzipped beside it, served by WhiteNoise with a cache
+# lifetime of a year (a changed file gets a new name), so a class of browsers fetches each once.
 STATIC_ROOT = BASE_DIR / "build" / "static"
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "lockviz.staticfiles.Storage"},  # WhiteNoise's, hashing imports too
+    # WhiteNoise's, hashing imports too
+    "staticfiles": {"BACKEND": "lockviz.edge.staticfiles.Storage"},
 }
 
 USE_TZ = True
@@ -258,7 +259,7 @@ LOCKVIZ_MAX_BODY = number("LOCKVIZ_MAX_BODY", 8 * 1024 * 1024)
 LOCKVIZ_MAX_UNSENT = number("LOCKVIZ_MAX_UNSENT", 4 * 1024 * 1024)
 LOCKVIZ_MAX_UPLOAD = 5 * 1024 * 1024  # an import's file (lockviz.runs.imports.MAX_BYTES)
 FILE_UPLOAD_HANDLERS = [
-    "lockviz.bodylimit.LimitedUploadHandler",  # stops at the limit, before the others keep it
+    "lockviz.edge.bodylimit.LimitedUploadHandler",  # stops at the limit, before the others keep it
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
     "django.core.files.uploadhandler.TemporaryFileUploadHandler",
 ]

@@ -106,7 +106,7 @@ if ! fresh "$STAMP" && ! { [ "$STAMP" = run ] && fresh test; }; then
 fi
 
 # The pages' scripts and styles under names with their content's hash, gzipped beside them
-# (lockviz/staticfiles.py), so an image built with this script carries them ready. Collected
+# (lockviz/edge/staticfiles.py), so an image built with this script carries them ready. Collected
 # again only when a file under static/ or a Python package is newer than the last collection;
 # `manage.py serve` and the tests check precisely (every static finder) before they serve.
 MANIFEST=build/static/staticfiles.json

@@ -317,7 +317,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     import django
 
     django.setup()
-    from lockviz import staticfiles
+    from lockviz.edge import staticfiles
 
     staticfiles.collect()
 

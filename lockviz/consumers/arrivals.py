@@ -35,8 +35,8 @@ from channels.db import database_sync_to_async
 from django.db import close_old_connections
 from django.db.models import F
 
-from lockviz.frames import Frame
 from lockviz.library import access
+from lockviz.live.frames import Frame
 from lockviz.models import Run
 from lockviz.narrator import Told
 from lockviz.runs.recorder import queue_position

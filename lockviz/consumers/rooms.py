@@ -40,20 +40,20 @@ from collections import deque
 from channels.db import database_sync_to_async
 
 from lockviz import accounts, jsontext
-from lockviz.audience import Now, audience
-from lockviz.broadcast import EventMessage, Message
 from lockviz.consumers.stream import FORBIDDEN, GONE, NOT_FOUND, TOO_BIG, Stream
 from lockviz.errors import TooMany
-from lockviz.frames import Frame
 from lockviz.library import access
+from lockviz.live.audience import Now, audience
+from lockviz.live.broadcast import EventMessage, Message
+from lockviz.live.frames import Frame
 from lockviz.models import Member, Room, Run
 from lockviz.narrator import Told
-from lockviz.ops import metrics
+from lockviz.ops import counters
 from lockviz.shares import SOCKET_REFUSED, address_in
 from lockviz.teaching import codes, control, members, reveals, rooms
 
 MAX_MESSAGE = 1024  # bytes: nothing a client sends is read, so nothing needs more
-FRAME_BYTES = 1024 * 1024  # a room's frame, from the channel layer (lockviz.broadcast)
+FRAME_BYTES = 1024 * 1024  # a room's frame, from the channel layer (lockviz.live.broadcast)
 MAX_MESSAGES, LISTEN_S = 10, 10.0  # more than this many messages in this long: cut off
 
 
@@ -83,7 +83,7 @@ class RoomConsumer(Stream):
             return
         self.browser, self.member = browser, await database_sync_to_async(self._member)()
         await self.accept()
-        metrics.viewers("room", +1)  # every found room's stream counts
+        counters.viewers("room", +1)  # every found room's stream counts
         await self.hold(self._ungauge)
         self.presenter = bool(self.browser) and self.browser == self.room.presenter
         if self.presenter:
@@ -103,7 +103,7 @@ class RoomConsumer(Stream):
             await database_sync_to_async(self._present)()
 
     async def _ungauge(self) -> None:
-        metrics.viewers("room", -1)
+        counters.viewers("room", -1)
 
     async def _leave(self, group: str) -> None:
         audience().leave(group, self)
@@ -142,7 +142,7 @@ class RoomConsumer(Stream):
             )
 
     async def deliver(self, message: Message) -> None:
-        """A message to the room (see lockviz.audience.Audience), already serialised."""
+        """A message to the room (see lockviz.live.audience.Audience), already serialised."""
         if message["type"] == "frame":
             frame = jsontext.loads(message["text"], max_bytes=FRAME_BYTES, where="a room's frame")
             if not isinstance(frame, dict):

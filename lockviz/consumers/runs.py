@@ -13,16 +13,16 @@ what was wrong; the stream goes on.
 What a viewer costs is bounded. A catch-up reads the stored events it sends, with their stored
 words (``Run.said_after``), :data:`PAGE` at a time: never the run from its start. A viewer whose
 frames not yet sent pass ``LOCKVIZ_MAX_UNSENT`` (it does not read, or reads too slowly: see
-lockviz.unsent) is dropped, closed with :data:`BEHIND` and a reason; the page reconnects from
+lockviz.live.unsent) is dropped, closed with :data:`BEHIND` and a reason; the page reconnects from
 the last event it has.
 
 Server messages: ``{"type": "event", "event": {...}}`` (live ones also carry ``published_ns``,
-see lockviz.broadcast), ``{"type": "events", "frames": [<event message>, ...]}`` (consecutive
+see lockviz.live.broadcast), ``{"type": "events", "frames": [<event message>, ...]}`` (consecutive
 events sent together, in order: live ones that arrived together, or a page of a catch-up),
 ``{"type": "status", "status": "queued"|"running"|"finished"|"failed", "position": n|null}``,
 ``{"type": "error", "message": "..."}``.
 
-Live messages come from this process's audience of the run (lockviz.broadcast), one call of
+Live messages come from this process's audience of the run (lockviz.live.broadcast), one call of
 ``deliver`` per message, not through a layer channel and a Channels dispatch of the viewer's own.
 A live event arrives already serialised and is forwarded as it is. While the stream reads the
 database (the catch-up, a resume) live messages are held, and sent after it unless it already
@@ -46,26 +46,27 @@ from autobahn.websocket.protocol import PreparedMessage
 from channels.db import database_sync_to_async
 from django.conf import settings
 
-from lockviz import accounts, broadcast, frames, jsontext
-from lockviz.audience import Now, audience
-from lockviz.broadcast import EventMessage, Message
+from lockviz import accounts, jsontext
 from lockviz.consumers import arrivals
 from lockviz.consumers.stream import BEHIND, NOT_FOUND, Stream
-from lockviz.frames import Frame
 from lockviz.jsontypes import JsonObject
+from lockviz.live import broadcast, frames
+from lockviz.live.audience import Now, audience
+from lockviz.live.broadcast import EventMessage, Message
+from lockviz.live.frames import Frame
+from lockviz.live.unsent import unsent
 from lockviz.models import Run
 from lockviz.narrator import Told
-from lockviz.ops import metrics
+from lockviz.ops import counters
 from lockviz.runs.recorder import queue_position
 from lockviz.teaching import reveals
-from lockviz.unsent import unsent
 
 log = logging.getLogger(__name__)
 
 RESUME_EVERY_S = 0.5  # a viewer's resumes: at most one per this long
 RESUMES = 20  # and at most this many per connection (the page resumes only on a gap)
 PAGE = arrivals.PAGE  # events read and sent in one go before others' messages go through
-FRAME_BYTES = 1024 * 1024  # a live event's frame, from the channel layer (lockviz.broadcast)
+FRAME_BYTES = 1024 * 1024  # a live event's frame, from the channel layer (lockviz.live.broadcast)
 
 
 class RunConsumer(Stream):
@@ -115,7 +116,7 @@ class RunConsumer(Stream):
                 return
             arrivals.watch(self.run_id)  # a queued run with nobody watching is cancelled
             await self.hold(self._unwatch)
-            metrics.viewers("run", +1)
+            counters.viewers("run", +1)
             await self.hold(self._ungauge)
             run, self.hidden = arrived.run, arrived.hidden
             self.scenario = run.scenario
@@ -132,7 +133,7 @@ class RunConsumer(Stream):
         arrivals.unwatch(self.run_id)  # counted in memory, written off this path
 
     async def _ungauge(self) -> None:
-        metrics.viewers("run", -1)
+        counters.viewers("run", -1)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         message = await self.read(text_data, bytes_data)  # bounded (lockviz.jsontext)
@@ -165,7 +166,7 @@ class RunConsumer(Stream):
         await self._catch_up(after)
 
     async def deliver(self, message: Message) -> None:
-        """A live message from the run's group (see lockviz.audience.Audience)."""
+        """A live message from the run's group (see lockviz.live.audience.Audience)."""
         if self.dropped:
             return
         if self.holding or self.held:
@@ -190,7 +191,7 @@ class RunConsumer(Stream):
 
     async def deliver_events(self, messages: list[EventMessage], frame: Frame) -> None:
         """Consecutive live events, and ``frame``: them as one frame, made once for every
-        viewer (lockviz.frames)."""
+        viewer (lockviz.live.frames)."""
         first, last = messages[0]["seq"], messages[-1]["seq"]
         in_order = first == self.sent + 1 and last - first + 1 == len(messages)
         if self.dropped:
@@ -263,7 +264,7 @@ class RunConsumer(Stream):
             return True
         self.dropped = True
         self.held.clear()
-        metrics.dropped("run")
+        counters.dropped("run")
         log.warning("dropped a viewer of run %s: %d bytes sent to it unread", self.run_id, behind)
         mb = settings.LOCKVIZ_MAX_UNSENT / 1024 / 1024
         await self.close(code=BEHIND, reason=f"too far behind: over {mb:g} MB unread; reconnect")

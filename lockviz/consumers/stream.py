@@ -47,7 +47,7 @@ MAX_MESSAGE: Final = 4096  # bytes: the largest message any stream reads
 class Stream(AsyncWebsocketConsumer):
     """A live stream that gives back what it holds (see the module's docstring)."""
 
-    # No layer channel of its own (lockviz.audience): Channels checks for None.
+    # No layer channel of its own (lockviz.live.audience): Channels checks for None.
     channel_layer_alias = None  # type: ignore[assignment]
     scope: Any  # ASGI's, with what the middleware added (session, user, a proxy's client)
 

@@ -2,7 +2,7 @@
 
 :func:`start` turns the learner's answer into a scenario (lockviz.exercises.answers: refused by
 name when the exercise does not allow it), starts its run as any run starts
-(lockviz.runs.recorder.launch: fair shares, the queue) and records the :class:`Attempt`.
+(lockviz.runs.launcher.launch: fair shares, the queue) and records the :class:`Attempt`.
 
 :func:`judge` decides it once its run has ended, from what the server stored: the run's verdict
 (lockviz.exercises.goals). A run still live leaves it pending; an inconclusive verdict, or a
@@ -25,7 +25,7 @@ from lockviz.exercises import answers, goals, progress
 from lockviz.exercises.answers import Answer
 from lockviz.exercises.definition import Exercise
 from lockviz.models import Attempt, Run
-from lockviz.runs import recorder
+from lockviz.runs import launcher
 
 Outcome = Attempt.Outcome
 
@@ -34,7 +34,7 @@ def start(ref: str, ex: Exercise, answer: Answer, learner: str, address: str) ->
     """Start ``learner``'s attempt at ``ex`` with ``answer`` (ExerciseRefused when the exercise
     does not allow it; NotAdmitted when the lab will not take a run now)."""
     scenario, goal = answers.scenario_for(ex, answer)
-    run = recorder.launch(scenario, owner=learner, address=address)
+    run = launcher.launch(scenario, owner=learner, address=address)
     attempt = Attempt.objects.create(
         exercise=ref, title=ex.title, learner=learner, run=run, answer=answer, goal=goal
     )

@@ -7,11 +7,10 @@ lets see it). The index lists built-ins by kind, then by lock service, in :data:
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from pathlib import Path
 
-from lockviz.exercises.definition import Exercise, parse
+from lockviz.exercises.definition import Exercise, read
 
 BUILTIN_DIR = Path(__file__).parent / "builtin"
 KINDS = {
@@ -25,7 +24,8 @@ KINDS = {
 def builtin() -> dict[str, Exercise]:
     """Every built-in exercise by slug, in the index's order (by kind, then by file name)."""
     found = {
-        path.stem: parse(json.loads(path.read_text("utf-8"))) for path in BUILTIN_DIR.glob("*.json")
+        path.stem: read(path.read_bytes(), f"builtin/{path.name}")
+        for path in BUILTIN_DIR.glob("*.json")
     }
     order = list(KINDS)
     return dict(sorted(found.items(), key=lambda item: (order.index(item[1].kind), item[0])))

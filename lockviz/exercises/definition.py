@@ -12,10 +12,15 @@ An exercise is JSON (a built-in's file in ``builtin/``, a teacher's in the libra
 * ``goal``: what the run's verdict must show (lockviz.exercises.goals; ``safe`` for fix);
 * ``hints`` (up to three, shown on request), ``solution`` (its words, and the worked answer:
   ``steps`` for break, ``changes`` for fix, ``predict`` for predict), shown once solved or
-  after ``reveal_after`` attempts that counted; ``concepts`` it practises (free names).
+  after ``reveal_after`` attempts that counted; ``concepts`` it practises, each by its id in
+  the course's list (:class:`lockviz.teaching.concepts.Concept`: ``"LEASE"``, ``"LOST_UPDATE"``),
+  so the exercises list can say which lessons teach them (lockviz.exercises.practice).
 
 :func:`parse` checks every field and every rule across them, naming each problem by its field
 (``scenario.steps[2].ms: ...``, ``order: step 7 does not exist``), as the scenario schema does.
+Text from outside (a pasted or uploaded exercise, the editor's JSON boxes, an archive's entry,
+a built-in's file alike) is decoded by :func:`loads` first: the one bounded decoder,
+lockviz.jsontext, within :data:`MAX_BYTES`.
 """
 
 from __future__ import annotations
@@ -24,12 +29,13 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from lockviz import plaintext
-from lockviz.errors import ExerciseRefused, ScenarioError
+from lockviz import jsontext, plaintext
+from lockviz.errors import ExerciseRefused, JsonRefused, ScenarioError
 from lockviz.exercises.goals import OUTCOMES, Goal, Outcome
-from lockviz.jsontypes import JsonObject
+from lockviz.jsontypes import JsonObject, JsonValue
 from lockviz.scenarios import schema
 from lockviz.scenarios.schema import Scenario
+from lockviz.teaching.concepts import Concept
 
 Kind = Literal["break", "fix", "predict"]
 Change = Literal["storage", "ttl_ms", "variant", "renew", "check_lease", "order"]
@@ -37,6 +43,20 @@ Name = Annotated[str, Field(max_length=40), AfterValidator(plaintext.printable)]
 Text = Annotated[str, Field(min_length=1, max_length=1500), AfterValidator(plaintext.no_nul)]
 Title = Annotated[str, Field(min_length=1, max_length=120), AfterValidator(plaintext.printable)]
 MAX_FAULTS = 10
+# An exercise's JSON text: a scenario of schema.MAX_STEPS steps and a solution as long fit.
+MAX_BYTES = 256 * 1024
+
+
+def _concept(value: str) -> str:
+    if value not in Concept.__members__:
+        raise ValueError(
+            f"{value[:40]!r} is not a concept of the course; name each by its id, one of "
+            f"{', '.join(Concept.__members__)}"
+        )
+    return value
+
+
+ConceptId = Annotated[str, Field(max_length=40), AfterValidator(_concept)]
 
 # Each change a fix may make, as a refusal and the page name it.
 CHANGES: dict[str, str] = {
@@ -93,7 +113,7 @@ class Exercise(_Strict):
     hints: list[Text] = Field(default_factory=list, max_length=3)
     solution: Solution
     reveal_after: int = Field(default=3, ge=1, le=20)
-    concepts: list[Name] = Field(default_factory=list, max_length=8)
+    concepts: list[ConceptId] = Field(default_factory=list, max_length=8)
 
     def setting(self) -> Scenario:
         """The starting point, checked by the scenario schema (it was, by :func:`parse`)."""
@@ -102,6 +122,30 @@ class Exercise(_Strict):
     def to_json(self) -> JsonObject:
         found: JsonObject = self.model_dump(mode="json", exclude_none=True)
         return found
+
+    @property
+    def practises(self) -> tuple[Concept, ...]:
+        """The concepts it declares it practises, in the order it names them."""
+        return tuple(Concept[name] for name in self.concepts)
+
+
+def loads(text: str | bytes, where: str = "exercise") -> JsonValue:
+    """Outside JSON text of an exercise (or of a part of one: ``where`` names it) decoded within
+    bounds (lockviz.jsontext), with no NUL in it (PostgreSQL stores none); or
+    :class:`ExerciseRefused` with the sentence that says why not."""
+    try:
+        found = jsontext.loads(text, max_bytes=MAX_BYTES, where=where)
+    except JsonRefused as exc:
+        raise ExerciseRefused(exc.problems) from None
+    raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+    if "\\u0000" in raw or "\x00" in raw:
+        raise ExerciseRefused([f"{where}: {plaintext.problem(chr(0), lines=True)}"])
+    return found
+
+
+def read(text: str | bytes, where: str = "exercise") -> Exercise:
+    """An exercise from outside JSON text: :func:`loads`, then :func:`parse`."""
+    return parse(loads(text, where))
 
 
 def parse(data: object) -> Exercise:

@@ -9,9 +9,10 @@ Break it asks for damage, each a reading of the verdict:
 * ``two_holders``: the checker found two clients believing they held the lock at once
   (``mutual_exclusion: violated``);
 * ``stale_write``: the storage accepted a stale write (``stale_writes_accepted`` ≥ 1);
-* ``lost_update``: a stale write the storage accepted overwrote an update another client had
-  already made (an accepted write of the client it ``superseded``, before it): someone's work is
-  gone, not only late.
+* ``lost_update``: the checker found an update lost (``data_corrupted``): an accepted write
+  overwrote an update its writer never saw, or a replica dropped an acknowledged one. Someone's
+  work is gone, not only late. The rule is the checker's (algorithms.checker,
+  ``overwrites_unseen`` and algorithms.lost_updates), read here and written nowhere else.
 
 Fix it asks for ``safe``: no stale write accepted (so no update lost: every stale write was
 refused by the storage, or never sent because its client checked its lease), and still live:
@@ -37,8 +38,8 @@ GOALS: dict[str, str] = {
     "two_holders": "two clients hold the lock at once (the checker finds mutual exclusion "
     "violated)",
     "stale_write": "the storage accepts a stale write",
-    "lost_update": "an update is lost: a stale write the storage accepts overwrites another "
-    "client's update",
+    "lost_update": "an update is lost: the storage accepts a write that overwrites another "
+    "client's update its writer never saw (the checker finds the data corrupted)",
     "safe": "the data is safe (no stale write accepted, no update lost) and the run is still "
     "live (every acquire succeeds, nobody waits in vain)",
 }
@@ -68,11 +69,6 @@ def _count(verdict: Verdict, key: str) -> int:
     return value if isinstance(value, int) else 0
 
 
-def _writes(verdict: Verdict) -> list[Mapping[str, object]]:
-    found = verdict.get("writes")
-    return [w for w in found if isinstance(w, Mapping)] if isinstance(found, list) else []
-
-
 def two_holders(verdict: Verdict) -> bool:
     return verdict.get("mutual_exclusion") == "violated"
 
@@ -81,23 +77,9 @@ def stale_write(verdict: Verdict) -> bool:
     return _count(verdict, "stale_writes_accepted") > 0
 
 
-def _seq(write: Mapping[str, object]) -> int:
-    seq = write.get("seq")
-    return seq if isinstance(seq, int) else -1
-
-
 def lost_update(verdict: Verdict) -> bool:
-    """A stale write accepted after an accepted write of the client it superseded."""
-    writes = _writes(verdict)
-    accepted = [w for w in writes if w.get("accepted")]
-    return any(
-        w.get("stale") and w.get("superseded_by")
-        and any(
-            earlier.get("client") == w["superseded_by"] and _seq(earlier) < _seq(w)
-            for earlier in accepted
-        )
-        for w in accepted
-    )  # fmt: skip
+    """The checker's finding: an update was lost (its ``data_corrupted``)."""
+    return verdict.get("data_corrupted") is True
 
 
 def live(verdict: Verdict) -> bool:

@@ -21,7 +21,8 @@ import django.dispatch
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest
 
-from lockviz import accounts, broadcast
+from lockviz import accounts
+from lockviz.live import broadcast
 from lockviz.models import Attempt, CheckpointAnswer, LessonMark, Member
 from lockviz.teaching import rooms
 

@@ -91,7 +91,7 @@ class Machine:
 
     def wanted(self, count: int) -> None:
         """``count`` runs wait for this machine outside its own line: a lab host's requests in
-        the stream (lockviz.labhost.host), which it reads only when it has a free slot. While
+        the stream (lockviz.runs.host), which it reads only when it has a free slot. While
         they wait and every slot is taken, a comfortable machine takes one more, as it does for
         runs waiting in its line."""
         with self._changed:

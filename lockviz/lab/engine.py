@@ -37,7 +37,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from algorithms.checker import check, compare
+from lockviz.catalogue import ZOOKEEPER
 from lockviz.lab import events, procs
+from lockviz.lab.backends import zookeeper
 from lockviz.lab.capacity import Meter
 from lockviz.lab.clients import Took
 from lockviz.lab.errors import LabError
@@ -239,7 +241,7 @@ class RunEngine:
     def inject(self, step: Step) -> None:
         """Add a step to a running run, to happen now (the free-play lab's clicks)."""
         lab = self.stage
-        if not isinstance(lab, Provisioned):  # recorder.inject waits for ``started``
+        if not isinstance(lab, Provisioned):  # recorder.inject_here waits for ``started``
             raise LabError("the run's servers are not ready yet: try again in a moment")
         index = len(self.steps)
         self.steps.append(step)
@@ -417,6 +419,7 @@ class RunEngine:
     def _describe(self, servers: ServerSet) -> dict[str, object]:
         s = self.scenario
         roles = servers.roles() if self.scenario.lock_service.grouped(s.node_count) else {}
+        ensemble = s.lock_service.server is ZOOKEEPER and len(s.nodes) > 1
         return {
             "title": s.title,
             "backend": s.backend,
@@ -430,6 +433,7 @@ class RunEngine:
             **({"replicas": s.storages} if len(s.storages) > 1 else {}),
             "servers": servers.addresses(),
             **({"roles": roles} if roles else {}),
+            **({"homes": zookeeper.homes(s.clients, s.nodes)} if ensemble else {}),
             "duration_ms": s.duration_ms,
             "lab": self.lab.kind,
         }

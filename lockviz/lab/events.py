@@ -184,6 +184,10 @@ class RunStarted(_Run):
         "for Redis with Sentinel, `leader`/`follower` for a ZooKeeper ensemble or an etcd "
         "cluster)"
     )
+    homes: dict[str, str] | None = _may(
+        "a ZooKeeper ensemble's clients: the server each one's session opens on, as the "
+        "scenario's story has it (listed first in its connection string)"
+    )
     duration_ms: int = _is("the schedule's length")
     lab: str = _is(
         "`embedded`: servers started for this run; `external`: shared servers from "

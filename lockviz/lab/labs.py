@@ -12,7 +12,8 @@ the lab started. With ``LOCKVIZ_SERVERS`` set, :class:`ExternalLab` uses servers
 runs instead, one run at a time, each waiting its turn in a visible queue, and wipes them before
 each run.
 
-A :class:`LocalLab` with a pool of warm spares (:mod:`lockviz.lab.spares`) takes each kind's
+A :class:`LocalLab` with a pool of warm spares (:mod:`lockviz.lab.spares`, handed to it by
+:mod:`lockviz.lab.making`; named here only by the :class:`Spares` protocol) takes each kind's
 servers from it when one is ready (never-used servers, started ahead in a dir of their own, which
 the run's set then owns and removes) and starts the others as above.
 """
@@ -26,7 +27,7 @@ import shutil
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from lockviz.catalogue import server_kind
 from lockviz.lab import procs, registry
@@ -35,13 +36,20 @@ from lockviz.lab.ports import split_address
 from lockviz.lab.servers import KINDS, install_hint, missing, module_for
 from lockviz.lab.servers.base import ExternalServer, PortTaken, Server, ServerModule, ServerOptions
 
-if TYPE_CHECKING:
-    from lockviz.lab.spares import SparePool
-
 PORT_TRIES = 3  # starts of a kind of server, each on fresh ports, before the run fails
 log = logging.getLogger(__name__)
 
 OnWait = Callable[[int], None]  # hears a run's place in the queue for shared servers
+
+
+class Spares(Protocol):
+    """What a :class:`LocalLab` asks of a pool of warm spares (:class:`lockviz.lab.spares.
+    SparePool`, which starts its servers through this module, so the lab names it by what it
+    does; :mod:`lockviz.lab.making` hands one over)."""
+
+    def take(self, names: list[str], options: ServerOptions | None = None) -> ServerSet | None:
+        """A ready set of ``names`` for one run, or None (the run starts its own)."""
+        ...
 
 
 @dataclass
@@ -89,7 +97,7 @@ class ServerSet:
         alive: its record is what lets ``lab down`` (or the next start-up) find it."""
         try:
             if self.local:  # each at once: a ZooKeeper JVM takes its time to go
-                _each_at_once(server.stop for server in self.servers.values())
+                each_at_once(server.stop for server in self.servers.values())
         finally:
             left = [pid for s in self.servers.values() for pid in s.pids() if procs.alive(pid)]
             for workdir in [self.workdir, *self.spare_dirs] if not left else []:
@@ -103,7 +111,7 @@ class LocalLab:
 
     kind = "embedded"
 
-    def __init__(self, base_dir: str | None = None, spares: SparePool | None = None) -> None:
+    def __init__(self, base_dir: str | None = None, spares: Spares | None = None) -> None:
         self.base_dir = base_dir
         self.spares = spares  # warm spares to take servers from (None: start every server)
 
@@ -134,12 +142,12 @@ class LocalLab:
                 create_group(started, module, group, options)
             # Each kind at once: one kind's slow start (initdb, a JVM, a raft election) need not
             # wait for another's. Every pid is recorded before any is waited for.
-            _each_at_once(
+            each_at_once(
                 functools.partial(_launch, [started[name] for name in group])
                 for group in fresh.values()
             )
             _record(started)
-            _each_at_once(
+            each_at_once(
                 functools.partial(wait_group, started, module, group, options)
                 for module, group in fresh.items()
             )
@@ -216,7 +224,7 @@ def _launch(servers: list[Server]) -> None:
         server.launch()
 
 
-def _each_at_once(steps: Iterable[Callable[[], object]]) -> None:
+def each_at_once(steps: Iterable[Callable[[], object]]) -> None:
     """Do every step, each in a thread of its own, and wait for all; then raise the first
     failure (the others noted on it), as :func:`lockviz.lab.procs.run_each` does."""
     failures: list[BaseException] = []
@@ -318,16 +326,6 @@ class ExternalLab:
 
 
 Lab = LocalLab | ExternalLab
-
-
-def make_lab(servers_spec: str | None, base_dir: str | None = None) -> Lab:
-    """The lab of the process that runs labs: shared servers, or its own with this process's
-    pool of warm spares (started here, with the lab; ``LOCKVIZ_SPARES=0``: none)."""
-    if servers_spec:
-        return ExternalLab(servers_spec)
-    from lockviz.lab import spares  # it starts servers through this module
-
-    return LocalLab(base_dir, spares.process_pool())
 
 
 def checking(servers_spec: str | None) -> Lab:

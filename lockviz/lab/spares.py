@@ -61,7 +61,7 @@ from dataclasses import dataclass
 from lockviz.catalogue import BACKENDS, STORAGE, server_kind
 from lockviz.lab import capacity, procs, registry
 from lockviz.lab.errors import LabError
-from lockviz.lab.labs import ServerSet, start_group
+from lockviz.lab.labs import ServerSet, each_at_once, start_group
 from lockviz.lab.servers import module_for
 from lockviz.lab.servers.base import ServerOptions
 
@@ -274,9 +274,7 @@ class SparePool:
                     server.kill()
         if self._thread is not None:
             self._thread.join(timeout_s)
-        from lockviz.lab.labs import _each_at_once  # each at once: JVMs take their time
-
-        _each_at_once(s.close for s in sets)
+        each_at_once(s.close for s in sets)
 
     # -- inside -----------------------------------------------------------------------------
 
@@ -360,9 +358,7 @@ class SparePool:
         for spare in gone:
             log.info("spares: %s released (nobody asked for it lately)", spare.key)
         if gone:
-            from lockviz.lab.labs import _each_at_once  # each at once: JVMs take their time
-
-            _each_at_once(spare.servers.close for spare in gone)
+            each_at_once(spare.servers.close for spare in gone)
 
     def _start_one(self, key: SpareKey) -> None:
         """Start one set of ``key``'s servers in a new dir; ready, it joins the stock."""

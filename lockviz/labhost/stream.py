@@ -5,7 +5,7 @@ room presenter's run, which every host reads before :data:`RUNS`. Each host read
 ``XREADGROUP`` as a consumer of :data:`GROUP` named by its identity, one request at a time and
 only when it has a free slot, so a request waits in the stream (not on a busy host) until some
 host has room. The host acknowledges (``XACK``) once the run is marked started in the database
-(lockviz.labhost.host.LabHost.take), or found already started, ended or gone.
+(lockviz.runs.host.LabHost.take), or found already started, ended or gone.
 
 A host that dies between reading and acknowledging leaves the request pending under its name:
 any host claims it again (``XAUTOCLAIM``) once it has been pending :data:`CLAIM_IDLE_S`. The

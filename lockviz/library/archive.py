@@ -4,8 +4,10 @@ The archive holds ``library.json`` (what it is, and each item's title and visibi
 file per saved run, ``runs/<id>.json``, exactly as the run's own export (``Run.as_export``:
 its scenario, events and verdict), so each is read back by the same import a single run goes
 through (lockviz.runs.imports, with its bounds) and stored the same way (lockviz.runs.stored).
-Scenarios are in ``library.json`` itself, each checked again by the scenario schema, and so are
-the teacher's lecture plans, each as its own export (lockviz.teaching.plan_files); a run a plan
+Scenarios are in ``library.json`` itself, each checked again by the scenario schema, and so
+are the exercises the teacher wrote (``exercises``, each checked again by
+lockviz.exercises.definition; an archive from before they travelled has none) and the
+teacher's lecture plans, each as its own export (lockviz.teaching.plan_files); a run a plan
 replays that is not saved travels with it (``plan_runs``), and on import each plan's replays
 point at the runs as stored there.
 
@@ -35,9 +37,10 @@ from django.db import transaction
 
 from lockviz import accounts, jsontext
 from lockviz.errors import ImportRefused, JsonRefused, Refusal
+from lockviz.exercises import definition
 from lockviz.jsontypes import JsonValue
 from lockviz.library import saving
-from lockviz.models import Plan, Run, SavedRun, SavedScenario
+from lockviz.models import Plan, Run, SavedExercise, SavedRun, SavedScenario
 from lockviz.runs import imports, stored
 from lockviz.runs.imports import ImportedRun
 from lockviz.scenarios.schema import parse
@@ -89,12 +92,14 @@ class Added:
     runs: int
     scenarios: int
     plans: int = 0
+    exercises: int = 0
 
     @property
     def sentence(self) -> str:
         return (
             f"Imported {self.runs} run{'s' * (self.runs != 1)}, {self.scenarios} "
-            f"scenario{'s' * (self.scenarios != 1)} and {self.plans} lecture "
+            f"scenario{'s' * (self.scenarios != 1)}, {self.exercises} "
+            f"exercise{'s' * (self.exercises != 1)} and {self.plans} lecture "
             f"plan{'s' * (self.plans != 1)} into your library."
         )
 
@@ -103,6 +108,7 @@ def export(user: User) -> bytes:
     """``user``'s library as a zip (see the module's docstring)."""
     runs = SavedRun.objects.filter(user=user).select_related("run").order_by("saved")
     scenarios = SavedScenario.objects.filter(user=user).order_by("saved")
+    exercises = SavedExercise.objects.filter(user=user).order_by("saved")
     plans = list(Plan.objects.filter(owner=accounts.owner_of(user)).order_by("created"))
     saved = {s.run_id for s in runs}
     replayed = sorted({run for plan in plans for run in plan.replayed()} - saved)
@@ -117,6 +123,10 @@ def export(user: User) -> bytes:
         "scenarios": [
             {"title": s.title, "visibility": s.visibility, "scenario": s.scenario}
             for s in scenarios
+        ],
+        "exercises": [
+            {"title": s.title, "visibility": s.visibility, "exercise": s.exercise}
+            for s in exercises
         ],
         "plans": [plan_files.export(plan) for plan in plans],
         "plan_runs": [{"file": f"runs/{run.pk}.json"} for run in plan_runs],
@@ -133,7 +143,7 @@ def load(user: User, data: bytes) -> Added:
     """Add the archive ``data`` to ``user``'s library, all of it or nothing:
     :class:`ImportRefused` naming every problem."""
     budget = Budget()
-    runs, scenarios = read(data, budget)
+    runs, scenarios, exercises = read(data, budget)
     with packed_zip(data) as packed:
         manifest = _manifest(packed)
         plan_runs, problems = _runs(packed, manifest.get("plan_runs", []), budget, "plan_runs")
@@ -158,13 +168,15 @@ def load(user: User, data: bytes) -> Added:
             saving.save_scenario(
                 user, scenario, str(entry.get("visibility")), str(entry.get("title", ""))
             )
+        for ex, entry in exercises:
+            saving.save_exercise(user, ex, str(entry["visibility"]), str(entry.get("title", "")))
         for index, plan in enumerate(plans):
             try:
                 plan_files.load(_replays_moved(plan, moved), owner)
             except Refusal as refused:  # nothing is kept: the transaction is undone
                 where = f"{MANIFEST}: plans[{index}]"
                 raise ImportRefused([f"{where}.{p}" for p in refused.problems]) from None
-    return Added(len(runs), len(scenarios), len(plans))
+    return Added(len(runs), len(scenarios), len(plans), len(exercises))
 
 
 def _id_of(entry: Entry) -> str:
@@ -191,22 +203,23 @@ Entry = dict[str, JsonValue]
 
 def read(
     data: bytes, budget: Budget | None = None
-) -> tuple[list[tuple[ImportedRun, Entry]], list[Entry]]:
-    """What the archive ``data`` holds (its runs, read by the run import, and its scenarios,
-    checked by the schema), each with its manifest entry; :class:`ImportRefused` naming every
-    problem."""
+) -> tuple[list[tuple[ImportedRun, Entry]], list[Entry], list[tuple[definition.Exercise, Entry]]]:
+    """What the archive ``data`` holds (its runs, read by the run import, its scenarios,
+    checked by the schema, and its exercises), each with its manifest entry;
+    :class:`ImportRefused` naming every problem."""
     if len(data) > MAX_BYTES:
         raise ImportRefused(f"archive: {len(data)} bytes; the most is {MAX_BYTES}")
     with packed_zip(data) as packed:
         manifest = _manifest(packed)
         runs, problems = _runs(packed, manifest.get("runs"), budget or Budget())
     scenarios, more = _scenarios(manifest.get("scenarios"))
-    problems += more
+    exercises, also = _exercises(manifest.get("exercises", []))
+    problems += more + also
     if len(scenarios) + len(runs) > MAX_ITEMS:
         problems.append(f"{MANIFEST}: more than {MAX_ITEMS} items")
     if problems:
         raise ImportRefused(_capped(problems))
-    return runs, scenarios
+    return runs, scenarios, exercises
 
 
 def packed_zip(data: bytes) -> zipfile.ZipFile:
@@ -238,6 +251,33 @@ def _scenarios(entries: JsonValue) -> tuple[list[Entry], list[str]]:
             problems.extend(f"{where}.{p}" for p in refused.problems)
             continue
         found.append(entry)
+    return found, problems
+
+
+def _exercises(entries: JsonValue) -> tuple[list[tuple[definition.Exercise, Entry]], list[str]]:
+    """Each exercise of the manifest that lockviz.exercises.definition accepts, with a title
+    and visibility the library takes; and every problem, named by its place."""
+    if not isinstance(entries, list) or len(entries) > MAX_ITEMS:
+        return [], [f"{MANIFEST}: exercises: a list of at most {MAX_ITEMS} exercises"]
+    found: list[tuple[definition.Exercise, Entry]] = []
+    problems: list[str] = []
+    for index, entry in enumerate(entries):
+        where = f"{MANIFEST}: exercises[{index}]"
+        if not isinstance(entry, dict):
+            problems.append(f"{where}: must be an object (a title, a visibility, an exercise)")
+            continue
+        try:
+            saving.visibility(entry.get("visibility"))
+            saving.title(entry.get("title"), "")
+        except Refusal as refused:
+            problems.extend(f"{where}.{p}" for p in refused.problems)
+        try:
+            found.append((definition.parse(entry.get("exercise")), entry))
+        except Refusal as refused:  # each problem named by its field in the exercise
+            problems.extend(
+                f"{where}.{p}" if p.startswith("exercise:") else f"{where}.exercise.{p}"
+                for p in refused.problems
+            )
     return found, problems
 
 

@@ -1,7 +1,8 @@
 """Keeping things in a teacher's library: Save, change who may see, delete.
 
 The other features call these, never the models: a run page's Save (:func:`save_run`), the
-scenario editor's Save (:func:`save_scenario`), the library's delete (:func:`forget_run`,
+scenario editor's Save (:func:`save_scenario`), the exercise editor's (:func:`save_exercise`),
+the library's delete (:func:`forget_run`,
 :func:`forget_scenario`). Each takes the teacher (a logged-in user) and refuses with a sentence
 (lockviz.errors) what it will not do.
 """
@@ -13,8 +14,9 @@ from django.db import transaction
 
 from lockviz import accounts
 from lockviz.errors import Invalid, NotYours, ScenarioError
+from lockviz.exercises.definition import Exercise
 from lockviz.jsontypes import JsonObject
-from lockviz.models import Run, SavedRun, SavedScenario, Visibility
+from lockviz.models import Run, SavedExercise, SavedRun, SavedScenario, Visibility
 from lockviz.scenarios.schema import parse
 
 MAX_TITLE = 200
@@ -95,6 +97,18 @@ def save_scenario(
         kept.save()
         return kept
     return SavedScenario.objects.create(**fields)
+
+
+def save_exercise(
+    user: User, ex: Exercise, shown: str = Visibility.PRIVATE, name: str = ""
+) -> SavedExercise:
+    """Keep ``ex`` (parsed: lockviz.exercises.definition) in ``user``'s library."""
+    setting = ex.setting()
+    return SavedExercise.objects.create(
+        user=user, title=title(name, ex.title), visibility=visibility(shown),
+        backend=setting.backend[:20], storage=setting.storage_kind[:20], kind=ex.kind,
+        exercise=ex.to_json(),
+    )  # fmt: skip
 
 
 def forget_run(user: User, run_id: str) -> str:

@@ -26,6 +26,7 @@ from pylti1p3.grade import Grade
 from pylti1p3.service_connector import ServiceConnector
 from requests import RequestException
 
+from lockviz.lms import bounded
 from lockviz.models import GradeLink
 
 log = logging.getLogger(__name__)
@@ -66,7 +67,7 @@ def send(link: GradeLink, score: float) -> bool:
         .set_user_id(link.sub)
     )
     service = AssignmentsGradesService(
-        ServiceConnector(link.registration.to_registration()),
+        ServiceConnector(link.registration.to_registration(), bounded.session()),
         {"scope": list(link.scopes), "lineitem": link.lineitem},
     )
     try:

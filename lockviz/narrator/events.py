@@ -81,9 +81,10 @@ def say_step(memory: Memory, e: Event) -> Said:
 def say_note(memory: Memory, e: Event) -> Said:
     """A client's note; the one that undoes a refused round says why it was refused."""
     text, who = str(e.get("text")), str(e.get("actor", "?"))
+    full = text if text.startswith(f"{who} ") else f"{who}: {text}"  # its subject said once
     state = memory.rounds.get(who)
     if state is None or not state.open or "undoing" not in text:
-        return Said(text, f"{who}: {text}", text)
+        return Said(text, full, text)
     nodes = len(memory.nodes)
     quorum = nodes // 2 + 1 if memory.nodes else 0
     label = (
@@ -91,7 +92,7 @@ def say_note(memory: Memory, e: Event) -> Said:
         if state.yes < quorum
         else "a majority said yes, too late: undo everywhere"
     )
-    return Said(text, f"{who}: {text}", label, short=f"{state.yes} of {nodes}",
+    return Said(text, full, label, short=f"{state.yes} of {nodes}",
                 round=state.number, fold=memory.fold(e, who))  # fmt: skip
 
 
@@ -105,9 +106,11 @@ def say_lost(memory: Memory, e: Event) -> Said:
             f"{seconds(ended)} (it noticed: {reason.split(':')[0]})"
         )
         return Said(text, f"{who} {text}", "lost: session expired", short="lost")
-    if "suspended" in reason:
-        label = "lost: connection suspended"
-    elif "expired" in reason:
+    if "suspended" in reason:  # the client's own words: "connection suspended: my lock may be gone"
+        gives = "gives up leading" if memory.election else "gives the lock up"
+        text = f"{gives}: its connection is suspended, and it cannot tell whether its session lives"
+        return Said(text, f"{who} {text}", "lost: connection suspended", short="lost")
+    if "expired" in reason:
         label = "lost: " + ("session expired" if "session" in reason else "lease expired")
     else:
         label = f"lost: {reason.split(':')[0]}"
@@ -128,8 +131,9 @@ def say_server_end(memory: Memory, e: Event) -> Said:
         what = ends or "lease"
         phrase = f"{what} of {holder} EXPIRED on the server"
         return Said(phrase, f"{who}: {phrase}", f"{holder}'s {what} expired", gap, round=rounds)
-    node = "lock node" if memory.backend == "zookeeper" else "key"
-    phrase = f"lock {node} of {holder} deleted"
+    zk = memory.backend == "zookeeper"
+    node = "lock node" if zk else "key"
+    phrase = f"{node if zk else 'lock key'} of {holder} deleted"
     if memory.election:
         phrase = f"leader {'node' if memory.backend == 'zookeeper' else 'key'} of {holder} deleted"
     mine = holder in memory.releasing  # its own release: the mark is enough

@@ -128,13 +128,13 @@ def _result(memory: Memory, e: Event) -> str:
 
 def _refusal(memory: Memory, e: Event) -> str:
     """Why a server said no, with whom it is holding the key for when we know."""
-    if e.get("op") not in ("acquire", "release") or e.get("ok") or e.get("error"):
+    if e.get("op") not in ("acquire", "release", "extend") or e.get("ok") or e.get("error"):
         return ""
     reason = str(e.get("reason") or "")
     if reason.startswith(tuple(REFUSED)):  # not the key: the node itself refuses writes
         return REFUSED[reason.split()[0]]
     holder = memory.holders.get(str(e.get("from")))
-    if e.get("op") == "release":
+    if e.get("op") in ("release", "extend"):  # the key is not ours to delete or to extend
         mine = holder is None or holder == e.get("actor")
         return "our key is gone" if mine else f"key held by {holder}"
     return f"key held by {holder}" if holder else "key held by another client"

@@ -16,26 +16,33 @@ from lockviz.narrator.words import Event, Said, items, number, plain_error, sign
 Phrase = Callable[[Event], tuple[str, str]]  # (what happened, its diagram label)
 
 
-def phrased(words: Phrase) -> Sayer:
-    """A sayer from an event's own words: the actor is the sentence's subject, but the lab's."""
+def phrased(words: Phrase, own: bool = False) -> Sayer:
+    """A sayer from an event's own words: the actor is the sentence's subject, but the lab's;
+    with ``own``, the phrase is about something the actor has ("redis-3's wall clock …")."""
 
     def say(memory: Memory, e: Event) -> Said:
         phrase, label = words(e)
         who = str(e.get("actor", "?"))
-        return Said(phrase, phrase if who == "lab" else f"{who} {phrase}", label)
+        subject = f"{who}'s" if own else who
+        return Said(phrase, phrase if who == "lab" else f"{subject} {phrase}", label)
 
     say.__doc__ = words.__doc__
     return say
 
 
-def worded(field: str, phrase: str, label: str = "") -> Sayer:
+def owned(words: Phrase) -> Sayer:
+    """:func:`phrased` for a phrase about something the actor has."""
+    return phrased(words, own=True)
+
+
+def worded(field: str, phrase: str, label: str = "", own: bool = False) -> Sayer:
     """A sayer whose words are fixed but for one field of the event, put where ``{}`` is."""
 
     def words(e: Event) -> tuple[str, str]:
         value = e.get(field)
         return phrase.format(value), label.format(value)
 
-    return phrased(words)
+    return phrased(words, own)
 
 
 @phrased
@@ -71,7 +78,7 @@ def paused(e: Event) -> tuple[str, str]:
     return f"FROZEN (SIGSTOP) for {e.get('ms')} ms", f"GC pause (SIGSTOP){ms}"
 
 
-@phrased
+@owned
 def clock_jumped(e: Event) -> tuple[str, str]:
     total = signed_ms(e.get("offset_ms"))
     return f"wall clock jumped {signed_ms(e.get('ms'))} (offset now {total})", (
@@ -267,7 +274,7 @@ def releasing(e: Event) -> tuple[str, str]:
 
 # Words that are fixed but for one field.
 ending = worded("why", "the run ends now: {}", "ending: {}")
-clock_rate = worded("rate", "own clock now runs at ×{}", "clock ×{}")
+clock_rate = worded("rate", "own clock now runs at ×{}", "clock ×{}", own=True)
 run_started = worded("title", "run started: {}")
 run_failed = worded("error", "run FAILED: {}", "run failed: {}")
 run_interrupted = worded("why", "run INTERRUPTED: {}")

@@ -90,21 +90,25 @@ def setup(scenario: Mapping[str, object]) -> str:
     kind = scenario.get("storage") or ("fenced" if scenario.get("fencing", True) else "plain")
     checks = _SETUP_STORAGE.get(str(kind), "the storage does not check tokens")
     alone = len(clients) == 1
-    if electing(scenario):
-        stand = "stands" if alone else "stand"
-        return f"{who} {stand} for leader on {on}, with a lease of " \
-            f"{duration(scenario.get('ttl_ms'))}; {checks}."  # fmt: skip
     if service is not None and not service.lock:
         write = "writes" if alone else "write"
         return f"{who} {write} to one storage with no lock at all; {checks}."
     chosen = service.variant(variant if isinstance(variant, str) else None) if service else None
     words = chosen.ttl if chosen is not None else "lease"
-    lease = f", with a {words} of {duration(scenario.get('ttl_ms'))}" if words else ""
+    lease = f", with {_a(words)} {words} of {duration(scenario.get('ttl_ms'))}" if words else ""
+    if electing(scenario):
+        stand = "stands" if alone else "stand"
+        return f"{who} {stand} for leader on {on}{lease}; {checks}."
     idle = scenario.get("idle_session_timeout_ms")
     if idle:
         lease += f"; the server ends a session idle for {duration(idle)}"
     takes = "takes a lock" if alone else "share one lock"
     return f"{who} {takes} on {on}{lease}; {checks}."
+
+
+def _a(words: str) -> str:
+    """The article before ``words``: "a lease", "an idle-in-transaction timeout"."""
+    return "an" if words[:1].lower() in "aeio" else "a"
 
 
 def hold(scenario: Mapping[str, object]) -> str:

@@ -67,11 +67,24 @@ _NOT_JUDGED = {
 }
 
 
+def _exclusion(violated: bool, election: bool) -> str:
+    """Mutual exclusion, as a headline says it: in an election, whether two clients both
+    believed they led."""
+    if election:
+        return "Two leaders at once" if violated else "One leader at a time"
+    return "Mutual exclusion violated" if violated else "Mutual exclusion held"
+
+
 def headline(
-    verdict: Mapping[str, object] | None, error: str = "", status: str = "", storage: str = "fenced"
+    verdict: Mapping[str, object] | None,
+    error: str = "",
+    status: str = "",
+    storage: str = "fenced",
+    election: bool = False,
 ) -> tuple[str, str]:
     """A run's outcome in one line, and its tone (good, warn, bad, pending); ``storage`` is the
-    kind of storage the run wrote to (what saved the data, when something did)."""
+    kind of storage the run wrote to (what saved the data, when something did); ``election``:
+    the run was a leader election (lockviz.narrator.steps.electing): its clients lead."""
     if status in _NOT_JUDGED:
         return _NOT_JUDGED[status]
     if error:
@@ -82,34 +95,38 @@ def headline(
         return f"⚠ Inconclusive: {verdict['inconclusive']}", "warn"
     if verdict.get("mutual_exclusion") == "none":
         return no_lock_headline(verdict, storage)
-    return lock_headline(verdict, storage)
+    return lock_headline(verdict, storage, election)
 
 
-def lock_headline(verdict: Mapping[str, object], storage: str) -> tuple[str, str]:
-    """A judged run with a lock in play: did mutual exclusion hold, was an update lost (data
-    corrupted, docs/algorithms.md), and what stopped the stale writes that did not land."""
+def lock_headline(
+    verdict: Mapping[str, object], storage: str, election: bool = False
+) -> tuple[str, str]:
+    """A judged run with a lock in play: did mutual exclusion hold (in an election: was there
+    one leader at a time), was an update lost (data corrupted, docs/algorithms.md), and what
+    stopped the stale writes that did not land."""
     violated = verdict.get("mutual_exclusion") == "violated"
+    said = _exclusion(violated, election)
     if verdict.get("data_corrupted"):  # an update was lost (docs/algorithms.md)
         if violated:
-            return "✖ Mutual exclusion violated, data corrupted", "bad"
-        return "✖ Mutual exclusion held, but data corrupted", "bad"  # a write outside the lock
+            return f"✖ {said}, data corrupted", "bad"
+        return f"✖ {said}, but data corrupted", "bad"  # a write outside the lock
     through = verdict.get("stale_writes_accepted")  # landed, but lost no update
     if violated:
         if verdict.get("stale_writes_rejected"):
             saved = SAVED_BY.get(storage, "the storage")
-            return f"⚠ Mutual exclusion violated — {saved} saved the data", "warn"
+            return f"⚠ {said} — {saved} saved the data", "warn"
         if through:
-            return "⚠ Mutual exclusion violated — a stale write got through, no update lost", "warn"
-        return "⚠ Mutual exclusion violated", "warn"
+            return f"⚠ {said} — a stale write got through, no update lost", "warn"
+        return f"⚠ {said}", "warn"
     if verdict.get("liveness") == "stuck":
-        return "⚠ Mutual exclusion held, but the lock is stuck", "warn"
+        return f"⚠ {said}, but the lock is stuck", "warn"
     if verdict.get(
         "stale_writes_rejected"
     ):  # the old holder still wrote: only the check stopped it
-        return f"✔ Mutual exclusion held — {_stopped(verdict, storage)}", "good"
+        return f"✔ {said} — {_stopped(verdict, storage)}", "good"
     if through:
-        return "⚠ Mutual exclusion held, but a stale write got through (no update lost)", "warn"
-    return "✔ Mutual exclusion held", "good"
+        return f"⚠ {said}, but a stale write got through (no update lost)", "warn"
+    return f"✔ {said}", "good"
 
 
 def expectation(

@@ -6,8 +6,8 @@ app is often reachable by the class only through a reverse proxy. So ``/metrics`
 * the connection comes straight from an address in ``LOCKVIZ_METRICS_FROM`` (default: this
   host's loopback, ``127.0.0.0/8`` and ``::1``) **and** the request carries no forwarding
   header — a request through the proxy has one (``X-Forwarded-For``), and it arrives from the
-  proxy's address, which may well be loopback; lockviz.proxies notes such headers even when it
-  drops them from an untrusted peer (:data:`lockviz.proxies.VIA_PROXY`);
+  proxy's address, which may well be loopback; lockviz.edge.proxies notes such headers even when it
+  drops them from an untrusted peer (:data:`lockviz.edge.proxies.VIA_PROXY`);
 * or it carries ``Authorization: Bearer <LOCKVIZ_METRICS_TOKEN>`` (when that is set): a
   Prometheus elsewhere, through the proxy or not, compared in constant time.
 
@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from django.conf import settings
 from django.http import HttpRequest
 
-from lockviz.proxies import VIA_PROXY, trusted
+from lockviz.edge.proxies import VIA_PROXY, trusted
 
 # Headers only a proxy adds; Django's META names for them.
 FORWARDING_HEADERS = ("HTTP_X_FORWARDED_FOR", "HTTP_FORWARDED", "HTTP_X_REAL_IP")

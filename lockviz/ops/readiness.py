@@ -4,8 +4,8 @@
 
 * **database** — ``SELECT 1`` on the app's own connection: every page reads runs from it;
 * **channel layer** — a ``PING`` to the layer's Redis (``settings.CHANNEL_LAYERS``, or the
-  app's own redis-server: :func:`lockviz.channel_layer.embedded_url`): without it no viewer sees
-  a live event;
+  app's own redis-server: :func:`lockviz.live.channel_layer.embedded_url`): without it no
+  viewer sees a live event;
 * **lab** — for a local lab, the machine has what a run's servers need (redis-server and
   libfaketime: :func:`lockviz.lab.servers.missing`) and the fork server that makes the clients
   runs. A fork server found dead is started again, as the next run would: the check then says
@@ -42,14 +42,14 @@ import redis
 from django.conf import settings
 from django.db import connection
 
-from lockviz import channel_layer
 from lockviz.catalogue import REDIS
 from lockviz.lab import forkserver
 from lockviz.lab.errors import LabError
 from lockviz.lab.servers import install_hint, missing
 from lockviz.lab.servers.redis import REDIS_BINARY
 from lockviz.labhost import heartbeat
-from lockviz.labhost import web as labhosts
+from lockviz.live import channel_layer
+from lockviz.runs import labhosts
 
 REDIS_TIMEOUT_S = 1.0
 

@@ -14,17 +14,17 @@ import time
 from collections.abc import Callable
 
 from django.conf import settings
+from django.utils import timezone
 
 from lockviz.errors import Busy
 from lockviz.lab import capacity
-from lockviz.labhost import web as labhosts
 from lockviz.models import Run
-from lockviz.runs import recovery
+from lockviz.runs import labhosts, recovery
 from lockviz.shares import UNKNOWN
 from lockviz.shares import runs as shares
 from lockviz.shares.runs import Charge
 
-lock = threading.Lock()  # admit, then create: one step (lockviz.runs.recorder.launch_many)
+lock = threading.Lock()  # admit, then create: one step (lockviz.runs.launcher.launch_many)
 UNWATCHED_S = 20.0  # a queued run nobody watches for this long is cancelled
 WATCHED_EVERY_S = 1.0  # how often a queued run asks whether anyone watches it
 
@@ -42,7 +42,7 @@ def admit(
     """Whose share ``count`` more runs of ``owner`` (at ``address``) take (lockviz.shares.runs);
     :class:`Busy` or :class:`TooMany` if they may not start now (a presenter's runs, ``first``,
     go ahead of the queue: never refused as busy)."""
-    if labhosts.remote():  # the line is across every lab host (lockviz.labhost.web)
+    if labhosts.remote():  # the line is across every lab host (lockviz.runs.labhosts)
         labhosts.admit(count, first)
         return shares.charge(owner, address or UNKNOWN, count, open_ended)
     lab_now = machine()
@@ -85,5 +85,7 @@ def wait_for_lab(run: Run, lab_now: capacity.Machine, moved: Callable[[Run], Non
     # Only a run still live starts (a lab host marked it running as it took it): one cancelled
     # as it entered stays cancelled.
     return bool(
-        Run.objects.filter(pk=run.pk, status__in=Run.LIVE).update(status=Run.Status.RUNNING)
+        Run.objects.filter(pk=run.pk, status__in=Run.LIVE).update(
+            status=Run.Status.RUNNING, started=timezone.now()
+        )
     )

@@ -16,7 +16,7 @@ import textwrap
 from collections.abc import Iterable, Mapping
 
 from algorithms.checker import storage_kind
-from lockviz.narrator import Narrator, Said, headline
+from lockviz.narrator import Narrator, Said, electing, headline
 from lockviz.narrator.words import Event
 
 _ENTITIES = {"#": "#35;", ";": "#59;", "%": "#37;", "<": "#lt;", ">": "#gt;"}
@@ -168,7 +168,9 @@ def _body(
     yield from body.close()
     if verdict is not None:
         summary = wrapped(verdict.get("summary") or "")
-        words = headline(verdict, storage=storage_kind(events))[0].lstrip("✔⚠✖ ")
+        started = next((e for e in events if e["kind"] == "run_started"), {})
+        chosen = headline(verdict, storage=storage_kind(events), election=electing(started))
+        words = chosen[0].lstrip("✔⚠✖ ")
         yield f"Note over {people.span()}: Verdict · {text(words)}<br/>{summary}"
 
 

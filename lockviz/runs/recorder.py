@@ -1,45 +1,42 @@
-"""Starting runs and recording them: the glue between the run engine and Django.
+"""The lab side of a run: start it, execute it on this process's lab, and record every event.
 
-One module past the usual ~300 lines, on purpose: a run's life in this process (started,
-clicked, relayed to, ended, stored) turns on one table of live engines (``_engines``), and each
-function here reads or writes it; admission, which does not, is its own module.
+A run's life in this process (started, clicked, relayed to, ended, stored) turns on one table
+of live engines (``_engines``), and each function here reads or writes it. The web side (admit,
+create, launch, relay a click) is :mod:`lockviz.runs.launcher`, which calls this module and is
+never called back; the lab host's loop (:mod:`lockviz.runs.host`) starts runs here too.
 
 Each event the engine records is stored (``RunEvent``) and then published to the run's group,
 in that order, so a viewer that catches up from the database and then listens live misses
 nothing. Runs execute in background threads, as many at once as the machine can take
 (:mod:`lockviz.lab.capacity`: measured, with ``LOCKVIZ_MAX_RUNS`` as the ceiling); the others
-wait in a queue whose position their viewers see.
-
-Whether a run may start now, and how a queued run waits, is :mod:`lockviz.runs.admission`;
-:func:`launch_many` admits and creates under its one lock. A keeper thread tells the database
-which runs this process runs (lockviz.runs.recovery).
+wait in a queue whose position their viewers see (:mod:`lockviz.runs.admission`). A keeper
+thread tells the database which runs this process runs (lockviz.runs.recovery), and clicks
+relayed from siblings are answered here (:func:`_answer_inject`, :func:`_answer_finish`).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from typing import Literal, TypedDict, Unpack
 
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
-from lockviz import accounts, broadcast
-from lockviz.errors import NotLive, Refusal, ScenarioError
+from lockviz.errors import NotLive, ScenarioError
 from lockviz.jsontypes import JsonObject
 from lockviz.lab import capacity, events
 from lockviz.lab.engine import RunEngine, RunResult
-from lockviz.lab.labs import Lab, make_lab
-from lockviz.labhost import web as labhosts
+from lockviz.lab.labs import Lab
+from lockviz.lab.making import make_lab
+from lockviz.live import broadcast
 from lockviz.models import Run
 from lockviz.narrator import Narrator
-from lockviz.runs import admission, priority, recovery, relay
+from lockviz.runs import admission, labhosts, recovery, relay
 from lockviz.runs.priority import Priorities
 from lockviz.runs.store import Writer
 from lockviz.runs.store import append as store_event
 from lockviz.scenarios.schema import MAX_STEPS, Scenario, Step, check_step
-from lockviz.shares.runs import Charge
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +45,7 @@ _engines: dict[str, RunEngine] = {}  # live runs, by id: where clicks are sent
 _writers: dict[str, Writer] = {}  # and what stores their events (drained before they end)
 _priorities = Priorities(lambda run_id: _engines[run_id].pids() if run_id in _engines else [])
 NOT_LIVE = "this run is not live any more: start a new one"
-_NOT_LIVE: JsonObject = {"problems": [NOT_LIVE], "live": False}  # a relayed answer
+NOT_LIVE_ANSWER: JsonObject = {"problems": [NOT_LIVE], "live": False}  # a relayed answer
 MAX_CLICKS = MAX_STEPS  # a live run takes at most as many clicks as a scenario has steps
 
 
@@ -57,86 +54,6 @@ def lab() -> Lab:
     if _lab is None:
         _lab = make_lab(settings.LOCKVIZ_SERVERS)
     return _lab
-
-
-class Fork(TypedDict, total=False):
-    """Where a What if…? run parts from its original (:mod:`lockviz.teaching.forks`)."""
-
-    parent: Run
-    diverged_seq: int
-    diverged_ms: float
-
-
-def create_run(
-    scenario: Scenario,
-    slug: str = "",
-    owner: str = "",
-    charge: Charge | None = None,
-    open_ended: bool = False,
-    **fork: Unpack[Fork],
-) -> Run:
-    """A queued run, taking ``charge``'s share; ``fork`` (``parent``, ``diverged_seq``,
-    ``diverged_ms``) for a What if…?"""
-    return Run.objects.create(
-        slug=slug,
-        title=scenario.title,
-        scenario=scenario.to_json(),
-        owner=owner,
-        user_id=accounts.account_id(owner),  # a teacher's run: theirs on every device
-        address=charge.address if charge else "",
-        allowance=charge.allowance if charge else "",
-        open_ended=open_ended,
-        host="" if labhosts.remote() else recovery.process_id(),  # a lab host's, once taken
-        alive_at=timezone.now(),
-        parent=fork.get("parent"),
-        diverged_seq=fork.get("diverged_seq"),
-        diverged_ms=fork.get("diverged_ms"),
-    )
-
-
-def launch(
-    scenario: Scenario,
-    slug: str = "",
-    owner: str = "",
-    open_ended: bool = False,
-    address: str = "",
-    **fork: Unpack[Fork],
-) -> Run:
-    """Admit, create and start one run of ``owner`` at ``address`` (:class:`Busy` or
-    :class:`TooMany` when it may not start now)."""
-    return launch_many([scenario], slug, owner, open_ended, address, **fork)[0]
-
-
-def launch_many(
-    scenarios: list[Scenario],
-    slug: str | list[str] = "",
-    owner: str = "",
-    open_ended: bool = False,
-    address: str = "",
-    **fork: Unpack[Fork],
-) -> list[Run]:
-    """Admit, create and start runs as one step (:class:`Busy` or :class:`TooMany` when they may not
-    start now);
-    ``slug`` is theirs, or one per scenario.
-
-    Requests run in threads of their own, so two clicks at once would both pass a count taken
-    before either had created its run: admission and creation hold one lock. With lab hosts
-    (``LOCKVIZ_LAB_HOSTS=remote``) the runs are recorded queued and published for them.
-    """
-    slugs = slug if isinstance(slug, list) else [slug] * len(scenarios)
-    first = priority.presents(owner)
-    with admission.lock:
-        charge = admission.admit(owner, len(scenarios), address, open_ended, first)
-        runs = [
-            create_run(scenario, each, owner, charge, open_ended, **fork)
-            for scenario, each in zip(scenarios, slugs, strict=True)
-        ]
-        if labhosts.remote():
-            labhosts.publish([run.pk for run in runs], first)
-            return runs
-        for run, scenario in zip(runs, scenarios, strict=True):
-            start(run, scenario, open_ended, first=first)
-    return runs
 
 
 def start(
@@ -160,20 +77,7 @@ def start(
     return thread
 
 
-def inject(run_id: str, data: JsonObject) -> Step:
-    """Do one step now in a live run (a click), whichever app process runs it (lockviz.runs.
-    relay). Raises ScenarioError naming a bad field, or NotLive."""
-    if run_id not in _engines:
-        answer = _relayed("inject", run_id, data)
-        problems = answer.get("problems")
-        if isinstance(problems, list):
-            refusal: type[Refusal] = NotLive if answer.get("live") is False else ScenarioError
-            raise refusal([str(p) for p in problems])
-        return Step.model_validate(answer["step"])
-    return _inject_here(run_id, data)
-
-
-def _inject_here(run_id: str, data: JsonObject) -> Step:
+def inject_here(run_id: str, data: JsonObject) -> Step:
     engine = _engines.get(run_id)
     if engine is None or not engine.started.is_set():
         raise NotLive(NOT_LIVE)
@@ -192,20 +96,7 @@ def _inject_here(run_id: str, data: JsonObject) -> Step:
     return step
 
 
-def finish(
-    run_id: str, why: str = "Finish was pressed"
-) -> Literal["finishing", "cancelled"] | None:
-    """End a live run now and judge it (within about a second), whichever app process runs it:
-    ``"finishing"``; a run that has not started yet is cancelled instead (``"cancelled"``);
-    None when it is not live."""
-    if run_id in _engines:
-        return "finishing" if _finish_here(run_id, why) else None
-    if recovery.cancel_queued(run_id, f"cancelled before it started ({why})"):
-        return "cancelled"
-    return "finishing" if "done" in _relayed("finish", run_id, {"why": why}) else None
-
-
-def _finish_here(run_id: str, why: str) -> bool:
+def finish_here(run_id: str, why: str) -> bool:
     engine = _engines.get(run_id)
     if engine is None:
         return False
@@ -233,19 +124,6 @@ def is_live(run_id: str) -> bool:
     return run_id in _engines
 
 
-def _relayed(op: str, run_id: str, data: JsonObject) -> JsonObject:
-    """``op`` done by the app process that runs ``run_id``: its answer, or ``{"problems":
-    [NOT_LIVE]}`` when no live process runs it (a dead one's run is marked interrupted)."""
-    run = Run.objects.filter(pk=run_id, status__in=Run.LIVE).first()
-    if run is None or run.host in ("", recovery.process_id()) or not relay.enabled():
-        return _NOT_LIVE
-    if not recovery.running(run):
-        recovery.settle(run)
-        return _NOT_LIVE
-    answer = relay.ask(run.host, op, run_id, run.owner, data)  # its owner's, checked by the view
-    return answer if answer is not None else _NOT_LIVE
-
-
 def _speaks_for(run_id: str, owner: str) -> bool:
     """Whether a relayed request speaks for ``run_id``'s owner (lockviz.runs.relay)."""
     return Run.objects.filter(pk=run_id, owner=owner).exists()
@@ -255,9 +133,9 @@ def _answer_inject(run_id: str, owner: str, data: JsonObject) -> JsonObject:
     if not _speaks_for(run_id, owner):
         return {"problems": ["this request does not speak for the run's owner"]}
     try:
-        return {"step": _inject_here(run_id, data).to_json()}
+        return {"step": inject_here(run_id, data).to_json()}
     except NotLive:
-        return _NOT_LIVE
+        return NOT_LIVE_ANSWER
     except ScenarioError as exc:
         return {"problems": [p for p in exc.problems]}
 
@@ -265,9 +143,9 @@ def _answer_inject(run_id: str, owner: str, data: JsonObject) -> JsonObject:
 def _answer_finish(run_id: str, owner: str, data: JsonObject) -> JsonObject:
     if not _speaks_for(run_id, owner):
         return {"problems": ["this request does not speak for the run's owner"]}
-    if _finish_here(run_id, str(data.get("why") or "Finish was pressed")):
+    if finish_here(run_id, str(data.get("why") or "Finish was pressed")):
         return {"done": True}
-    return _NOT_LIVE
+    return NOT_LIVE_ANSWER
 
 
 def execute(
@@ -278,6 +156,8 @@ def execute(
     _keep()
     run.status = Run.Status.RUNNING
     run.save(update_fields=["status"])
+    # when it left the queue, unless admission (or a lab host) said so already, as it did
+    Run.objects.filter(pk=run.pk, started__isnull=True).update(started=timezone.now())
     _status(run)
 
     narrator = Narrator(scenario.backend)

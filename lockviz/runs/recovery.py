@@ -34,9 +34,9 @@ from django.db import close_old_connections, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from lockviz import broadcast
 from lockviz.lab import events, procs
 from lockviz.labhost import heartbeat
+from lockviz.live import broadcast
 from lockviz.models import Plan, Presence, Run
 from lockviz.narrator import narrate
 from lockviz.runs import store
@@ -154,7 +154,7 @@ def _why(host: str) -> str:
 def cancel_queued(run_id: str, why: str) -> bool:
     """Cancel a run that has not started (its owner's Finish): False if it is not queued. A
     run waiting in a process's queue sees it within a second (lockviz.runs.admission), a lab
-    host takes only a run still queued (lockviz.labhost.host)."""
+    host takes only a run still queued (lockviz.runs.host)."""
     run = Run.objects.filter(pk=run_id, status=Run.Status.QUEUED).first()
     return run is not None and interrupt(run, why, Run.Status.CANCELLED, (Run.Status.QUEUED,))
 

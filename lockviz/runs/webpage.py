@@ -7,7 +7,7 @@ from disk with no network at all (a student on a train, a course's offline pack)
 - :func:`styles`: the replay's style sheets (``STYLES``), one after the other; they name no
   font or image to fetch (tests/lockviz/views/test_embeds.py checks there is no ``url(``);
 - :func:`script`: static/lockviz/pages/offline.js and every module it imports as one inline
-  module (lockviz.bundle: a browser imports no module by URL from ``file://``);
+  module (lockviz.edge.bundle: a browser imports no module by URL from ``file://``);
 - :func:`packed`: the run's events with their words, as JSON, or over ``COMPRESS_OVER`` bytes as
   gzip in base64, which static/lockviz/inline-events.js unpacks with the browser's
   DecompressionStream (a 20,000-event run: about a tenth of its JSON).
@@ -28,8 +28,8 @@ from functools import lru_cache
 
 from django.contrib.staticfiles import finders
 
-from lockviz import bundle
-from lockviz.staticfiles import modules
+from lockviz.edge import bundle
+from lockviz.edge.staticfiles import modules
 
 ENTRY = "lockviz/pages/offline.js"
 STYLES = ("lockviz/app.css", "lockviz/page.css", "lockviz/replay.css", "lockviz/standalone.css")

@@ -1,6 +1,6 @@
 """Fair shares of the lab per client: no one client can take what a class needs.
 
-A client is its address: the socket's, or the trusted proxy's word for it (lockviz.proxies,
+A client is its address: the socket's, or the trusted proxy's word for it (lockviz.edge.proxies,
 ``LOCKVIZ_TRUSTED_PROXIES``), the same for HTTP (``REMOTE_ADDR``) and WebSockets (the scope's
 ``client``), as :func:`client_of` counts it: an IPv6 host is its /64 (one host is given a whole
 /64, and could take a fresh address from it for every request), an IPv4 address written as
@@ -47,11 +47,11 @@ def client_of(address: str) -> str:
 
 
 def address_of(request: HttpRequest) -> str:
-    """The client an HTTP request came from (lockviz.proxies left its address), as counted."""
+    """The client an HTTP request came from (lockviz.edge.proxies left its address), as counted."""
     return client_of(str(request.META.get("REMOTE_ADDR") or UNKNOWN))
 
 
 def address_in(scope: Mapping[str, object]) -> str:
-    """The client a WebSocket came from (lockviz.proxies left its address), as counted."""
+    """The client a WebSocket came from (lockviz.edge.proxies left its address), as counted."""
     client = scope.get("client")
     return client_of(str(client[0])) if isinstance(client, list | tuple) and client else UNKNOWN

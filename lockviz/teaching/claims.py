@@ -19,6 +19,8 @@ from collections.abc import Callable
 
 from lockviz.teaching.history import FOREVER, Event, Finding, History, finding, ms
 
+ELECTION_HEARD_LATE_MS = 500  # a leader watcher's poll (0.1 s) and its three srvr asks (0.2 s)
+
 Claim = Callable[[History], Finding]
 CLAIMS: dict[tuple[str, int], Claim] = {}
 
@@ -431,13 +433,20 @@ def _session_moves(h: History) -> Finding:
 
 @claim("zk-leader-crash", 2)
 def _both_suspended(h: History) -> Finding:
+    # A follower serves again only once the new leader has synced it, so a reconnect follows
+    # the election; but the ``role`` event is when the lab's watcher *noticed* the leader (it
+    # polls ``srvr`` every 0.1 s, each answer up to 0.2 s): a client may be heard reconnecting
+    # a little before it. Seen in bench/lessons: 5 to 62 ms before.
     crash, found = h.step(2), []
-    elected = h.first("role", role="leader")
+    heard = ms(h.first("role", role="leader"))
     for who in ("alice", "bob"):
         out = h.first("session", who, state="SUSPENDED")
         back = h.first("session", who, state="RECONNECTED")
         lost = h.of("session", who, state="LOST")
-        found.append(crash < ms(out) < ms(elected) <= ms(back) < FOREVER and not lost)
+        found.append(
+            crash < ms(out) < heard < FOREVER and not lost
+            and heard - ELECTION_HEARD_LATE_MS <= ms(back) < FOREVER
+        )  # fmt: skip
     return finding(all(found), f"suspended, then reconnected after the election: {found}")
 
 

@@ -13,7 +13,7 @@
   opening it on another device, or after the cookie expired, takes the room back
   (:func:`take_back`). A new key replaces the old one.
 
-Messages to the room (lockviz.broadcast): ``{"type": "closed"}`` to everyone, and ``{"type":
+Messages to the room (lockviz.live.broadcast): ``{"type": "closed"}`` to everyone, and ``{"type":
 "removed", "member": id}``, which the room stream passes only to that member's pages.
 """
 
@@ -31,8 +31,8 @@ from django.conf import settings
 from django.db.models import Count, QuerySet
 from django.utils import timezone
 
-from lockviz import broadcast
 from lockviz.errors import RoomRefused
+from lockviz.live import broadcast
 from lockviz.models import Member, Poll, Room, Share, Vote, rooms_idle_before
 
 KEY = "room_key"  # the session's presenter key not yet shown

@@ -2,7 +2,7 @@
 
 A click on a live run arrives as form fields (``do``, ``client``, ``node``, ``nodes``, ``ms``
 or ``s`` in seconds, ``mode``, ``value``, ``rate``, ...). :func:`step_from_form` turns them
-into the step dict that :func:`lockviz.runs.recorder.inject` validates, naming any field that is
+into the step dict that :func:`lockviz.runs.launcher.inject` validates, naming any field that is
 not a number where a number is needed. Fields the verb does not use are dropped, because one
 HTML form holds the inputs of several buttons (the links form: cut, delay and heal).
 """

@@ -8,7 +8,7 @@ bar, static/lockviz/plan-bar.js) go to an item; arriving at it does what the ite
 * a lesson: its walkthrough page (``/lessons/<slug>/``), which tells the room it shows it;
 * a replay: the replay page at its ``from`` moment (``#seq=``), playing stops at ``to``
   (``?to=``); the replay page tells the room its position, as it does today;
-* a scenario: its run is started live, as Run does (lockviz.runs.recorder.launch), the first time
+* a scenario: its run is started live, as Run does (lockviz.runs.launcher.launch), the first time
   the presenter reaches it (again only by "Start again"), and the run page tells the room;
 * an exercise: its page, which each student opens and does on their own (the room page's class
   view follows them);
@@ -27,7 +27,7 @@ from typing import Any
 from django.urls import reverse
 
 from lockviz.models import Plan, Poll, Room
-from lockviz.runs import recorder
+from lockviz.runs import launcher
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import parse
 from lockviz.teaching import rooms
@@ -96,7 +96,7 @@ def arrive(
 def _start(item: Item, owner: str, address: str) -> str:
     known = builtin().get(item.slug) if item.slug else None
     scenario = known if known is not None else parse(item.scenario)
-    return recorder.launch(scenario, item.slug, owner, address=address).pk
+    return launcher.launch(scenario, item.slug, owner, address=address).pk
 
 
 def bar(now: Presenting, plan: Plan) -> dict[str, object]:

@@ -5,9 +5,8 @@ and follow. The presenter's pages report what they show (:class:`State`: a live 
 its current step, a replay at its position); every follower's page shows the same, a late
 joiner starts from it. A poll is a lesson's checkpoint or a question the presenter types; each
 student answers once (changeable until the reveal); the presenter sees the live tally, the class
-sees nothing of it until the reveal, and nobody ever sees who answered what.
-
-Messages go out on two groups of lockviz.broadcast: ``room.<code>`` (everyone in the room) and
+sees nothing of it until the reveal, and nobody ever sees who answered what. Messages go out on
+two groups (lockviz.live.broadcast): ``room.<code>`` (everyone in the room) and
 ``room.<code>.presenter`` (the presenter's pages only: tallies, presence).
 """
 
@@ -19,10 +18,11 @@ from dataclasses import asdict, dataclass
 from django.db import IntegrityError, transaction
 from django.db.models import Count, QuerySet
 
-from lockviz import broadcast, plaintext
+from lockviz import plaintext
 from lockviz.errors import RoomRefused
 from lockviz.jsontypes import JsonValue
 from lockviz.library import access
+from lockviz.live import broadcast
 from lockviz.models import Member, Poll, Presence, Room, Run, Vote
 from lockviz.runs import recovery
 from lockviz.scenarios.library import builtin

@@ -4,8 +4,8 @@ presenter's page lists them; a listed one opens beside its original on the proje
 
 from __future__ import annotations
 
-from lockviz import broadcast
 from lockviz.errors import NotYours, RoomRefused
+from lockviz.live import broadcast
 from lockviz.models import Member, Room, Run, Share
 from lockviz.teaching import control, rooms
 

@@ -19,6 +19,8 @@ from django import template
 
 from algorithms import checker
 from lockviz import narrator
+from lockviz.models import Run
+from lockviz.runs import waits
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import Scenario
 
@@ -67,3 +69,10 @@ def no_fencing(slug: str) -> str:
 @register.filter
 def unjudged(summary: str) -> tuple[str, str]:
     return checker.unjudged(str(summary))
+
+
+@register.filter
+def waited(run: Run) -> str:
+    """How long ``run`` waited for the lab and behind whom, in a sentence ("" if it did not)."""
+    found = waits.of(run)
+    return found.sentence if found else ""

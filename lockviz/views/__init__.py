@@ -24,7 +24,7 @@ def browser(request: HttpRequest) -> str:
     """This browser, as the runs and rooms it starts remember it: an id kept in its session, or
     the teacher logged in on it, the same on every device (lockviz.accounts).
 
-    The session cookie is signed with the installation's secret key (lockviz.secret) and names
+    The session cookie is signed with the installation's secret key (lockviz.conf.secret) and names
     a row in the database: a browser cannot claim another's runs by editing it.
     """
     return accounts.owner(request)
@@ -33,7 +33,7 @@ def browser(request: HttpRequest) -> str:
 def absolute(request: HttpRequest, path: str) -> str:
     """``path`` as a full address a class can type or scan: on ``LOCKVIZ_PUBLIC_URL`` when it is
     set, else on the address this request came to (port and scheme included, as the trusted
-    proxy said them: lockviz.proxies)."""
+    proxy said them: lockviz.edge.proxies)."""
     if settings.PUBLIC_URL:
         return settings.PUBLIC_URL + path
     return request.build_absolute_uri(path)

@@ -16,7 +16,7 @@ from lockviz.errors import NotAdmitted, ScenarioError
 from lockviz.library import access
 from lockviz.models import Run
 from lockviz.routing import run_stream
-from lockviz.runs import recorder
+from lockviz.runs import launcher
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import Scenario, parse
 from lockviz.shares import address_of
@@ -73,7 +73,7 @@ def _start(request: HtmxHttpRequest) -> HttpResponse:
             _told(scenario, builtin()[s]) for scenario, s in zip(form.variants, slugs, strict=True)
         ]
         started = [
-            run.pk for run in recorder.launch_many(told, slugs, owner, address=address_of(request))
+            run.pk for run in launcher.launch_many(told, slugs, owner, address=address_of(request))
         ]
     except NotAdmitted as refused:
         return respond(request, refused)

@@ -7,7 +7,12 @@ another site may frame: its Content-Security-Policy's ``frame-ancestors`` is
 ``LOCKVIZ_EMBED_ANCESTORS`` (default ``*``), and X-Frame-Options is left off it; every other page
 keeps Django's ``X-Frame-Options: DENY`` (XFrameOptionsMiddleware). A run the reader may not
 see gets a page in the frame that says so (404, the same for none and for a private one, so an
-id says nothing). A lecture plan embeds too
+id says nothing), with a link that opens the embed in a tab of its own (where the reader's own
+login or class may let them see it). A lesson's run that asks a student first (before the
+reveal) asks on a page that is never framed, since its link shows the outcome: framed (the
+browser's ``Sec-Fetch-Dest`` says ``iframe``, or says nothing) the embed is a framable notice
+whose link opens the question in a new tab; ``?outcome=ask`` (that link) or a top-level
+visit is the question itself. A lecture plan embeds too
 (/embed/plans/<id>/): its items in order for a course page to read and play, each replay as its
 own embed, without the teacher's notes (those are for the lecture, not for the page).
 """
@@ -18,6 +23,7 @@ from django.conf import settings
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
+from django.utils.cache import patch_vary_headers
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.http import require_GET
 
@@ -43,16 +49,36 @@ def embed_run(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         response["Content-Security-Policy"] = f"frame-ancestors {settings.LOCKVIZ_EMBED_ANCESTORS}"
         return response
     hidden = withheld(request, run)
-    if ask_first(request, run, hidden):  # standalone, no site around it, and never framed
-        response = ask_for_outcome(request, run, hidden, "replay", "lockviz/embed_outcome.html")
-        response["X-Frame-Options"] = "DENY"
-        response["Content-Security-Policy"] = "frame-ancestors 'none'"
-        return response
+    if ask_first(request, run, hidden):
+        return _ask_first(request, run, hidden)
     context = replay_context(request, run, hidden)
     context["standalone"] = True
     context["full_page"] = absolute(request, reverse("replay", args=[run.pk]))
     response = render(request, "lockviz/embed.html", context)
     response["Content-Security-Policy"] = f"frame-ancestors {settings.LOCKVIZ_EMBED_ANCESTORS}"
+    return response
+
+
+# Where a browser loads a page (Fetch Metadata's Sec-Fetch-Dest) when it loads it in a frame.
+FRAMED = frozenset({"iframe", "frame", "embed", "object"})
+
+
+def _ask_first(request: HtmxHttpRequest, run: Run, hidden: frozenset[int]) -> HttpResponse:
+    """The question before the reveal, standalone and never framed (its link shows the
+    outcome: a page around it must not click it for the student); in a frame, a notice that
+    is framable and opens the question in a new tab."""
+    dest = request.headers.get("Sec-Fetch-Dest", "")
+    if request.GET.get(reveals.OUTCOME) != "ask" and (dest in FRAMED or not dest):
+        query = request.GET.copy()
+        query[reveals.OUTCOME] = "ask"
+        context = {"run": run, "withheld": sorted(hidden), "ask_query": query.urlencode()}
+        response = render(request, "lockviz/embed_ask_elsewhere.html", context)
+        response["Content-Security-Policy"] = f"frame-ancestors {settings.LOCKVIZ_EMBED_ANCESTORS}"
+    else:
+        response = ask_for_outcome(request, run, hidden, "replay", "lockviz/embed_outcome.html")
+        response["X-Frame-Options"] = "DENY"
+        response["Content-Security-Policy"] = "frame-ancestors 'none'"
+    patch_vary_headers(response, ["Sec-Fetch-Dest"])
     return response
 
 

@@ -20,15 +20,15 @@ from django.http import HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from lockviz.errors import ExerciseRefused, ImportRefused, Invalid, ScenarioError
+from lockviz.errors import ExerciseRefused, Invalid, ScenarioError
 from lockviz.exercises.builtin import builtin as exercises
-from lockviz.exercises.definition import CHANGES, parse
+from lockviz.exercises.definition import CHANGES, loads, parse
 from lockviz.exercises.goals import GOALS, OUTCOMES
 from lockviz.exercises.library import find
+from lockviz.exercises.practice import homes
 from lockviz.jsontypes import JsonObject, JsonValue
 from lockviz.library import saving
-from lockviz.models import SavedExercise, Visibility
-from lockviz.runs import imports
+from lockviz.models import Visibility
 from lockviz.scenarios.library import builtin as scenarios
 from lockviz.teaching import editor
 from lockviz.views import HtmxHttpRequest
@@ -51,11 +51,7 @@ def new(request: HtmxHttpRequest) -> HttpResponse:
         except (ExerciseRefused, Invalid) as exc:
             problems = exc.problems
         else:
-            setting = ex.setting()
-            saved = SavedExercise.objects.create(
-                user=_teacher(request), title=ex.title, visibility=shown, backend=setting.backend,
-                storage=setting.storage_kind, kind=ex.kind, exercise=ex.to_json(),
-            )  # fmt: skip
+            saved = saving.save_exercise(_teacher(request), ex, shown)
             return redirect("saved_exercise", saved_id=saved.pk)
     return _page(request, data, problems, status=400)
 
@@ -111,8 +107,8 @@ def _from_form(request: HtmxHttpRequest) -> tuple[JsonObject, list[str]]:
     pasted = str(post.get("exercise") or "").strip()
     if pasted:
         try:
-            found = imports.decode(pasted, "exercise")
-        except ImportRefused as exc:
+            found = loads(pasted, "exercise")
+        except ExerciseRefused as exc:
             return {}, exc.problems
         return (found, []) if isinstance(found, dict) else ({}, ["exercise: a JSON object"])
     data: JsonObject = {"format": 1, "kind": str(post.get("kind") or "")}
@@ -121,6 +117,7 @@ def _from_form(request: HtmxHttpRequest) -> tuple[JsonObject, list[str]]:
     problems = _json_fields(post, data)
     data.update(_kind_fields(post, str(data["kind"])))
     data["hints"] = [h for i in range(3) if (h := str(post.get(f"hint_{i}") or "").strip())]
+    data["concepts"] = [c.name for c in homes() if post.get(f"concept_{c.name}")]
     data["reveal_after"] = _whole(post.get("reveal_after"), 3)
     return data, problems
 
@@ -133,8 +130,8 @@ def _json_fields(post: QueryDict, data: JsonObject) -> list[str]:
     for name, field in (("scenario", "scenario"), ("solution_answer", "answer")):
         raw = str(post.get(name) or "").strip()
         try:
-            value = imports.decode(raw, field) if raw else None
-        except ImportRefused as exc:
+            value = loads(raw, field) if raw else None
+        except ExerciseRefused as exc:
             problems += exc.problems
             continue
         if name == "scenario" and value is not None:
@@ -183,6 +180,7 @@ def _page(
         "goals": [(k, v) for k, v in GOALS.items() if k != "safe"],
         "changes": list(CHANGES.items()),
         "outcomes": list(OUTCOMES.items()),
+        "concepts": [(c.name, c.value, n) for c, n in sorted(homes().items(), key=lambda h: h[1])],
         "visibilities": Visibility.choices,
         "hints": [*(hints if isinstance(hints := data.get("hints"), list) else []), "", "", ""][:3],
     }

@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from lockviz import accounts, narrator
 from lockviz.errors import ExerciseRefused, NotAdmitted
-from lockviz.exercises import attempts, forms, goals, progress
+from lockviz.exercises import attempts, forms, goals, practice, progress
 from lockviz.exercises.answers import Answer
 from lockviz.exercises.builtin import KINDS, builtin
 from lockviz.exercises.definition import Exercise
@@ -45,6 +45,7 @@ def index(request: HtmxHttpRequest) -> HttpResponse:
                     "ex": ex,
                     "tried": done.get(slug),
                     "backend": ex.setting().lock_service.label,
+                    "span": practice.span(ex),
                 }
                 for slug, ex in builtin().items()
                 if ex.kind == kind
@@ -149,6 +150,7 @@ def _page(
         "setting": setting,
         "goal": goals.GOALS.get(ex.goal or "", ""),
         "kind_words": KINDS[ex.kind],
+        "span": practice.span(ex),
         "problems": problems or [],
         "rows": [{"row": row} for row in rows],
         "blank": steprows.blank(),

@@ -19,7 +19,7 @@ from lockviz.catalogue import STORAGE_KINDS
 from lockviz.errors import NotAdmitted, ScenarioError
 from lockviz.library import access
 from lockviz.models import Run
-from lockviz.runs import recorder
+from lockviz.runs import launcher
 from lockviz.scenarios.schema import Scenario, parse
 from lockviz.scenarios.verbs import VERBS
 from lockviz.shares import address_of
@@ -61,7 +61,7 @@ def fork(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         return render(request, "lockviz/fork.html", context, status=200 if request.htmx else 400)
     moment = at.moment
     try:
-        made = recorder.launch(
+        made = launcher.launch(
             built, run.slug, browser(request), address=address_of(request),
             parent=run, diverged_seq=moment.seq, diverged_ms=moment.t_ms,
         )  # fmt: skip

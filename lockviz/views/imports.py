@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 
 from lockviz.errors import ImportRefused, NotAdmitted
-from lockviz.runs import imports, recorder, stored
+from lockviz.runs import imports, launcher, stored
 from lockviz.runs.imports import ImportedScenario
 from lockviz.shares import address_of, rates
 from lockviz.views import HtmxHttpRequest, browser
@@ -77,7 +77,7 @@ def run_imported(request: HtmxHttpRequest) -> HttpResponse:
             request, "lockviz/_import_errors.html", {"problems": _split(exc.problems)}, ""
         )
     try:
-        run = recorder.launch(found.scenario, owner=browser(request), address=address_of(request))
+        run = launcher.launch(found.scenario, owner=browser(request), address=address_of(request))
     except NotAdmitted as refused:
         return respond(request, refused)
     return _go(request, reverse("run", args=[run.pk]))

@@ -23,7 +23,7 @@ from lockviz.errors import NotAdmitted, NotYours
 from lockviz.exercises import progress
 from lockviz.library import access
 from lockviz.models import Run
-from lockviz.runs import recorder, recovery
+from lockviz.runs import launcher, recovery
 from lockviz.shares import address_of
 from lockviz.teaching import choices, lessons, reveals
 from lockviz.views import HtmxHttpRequest, browser, owns, withheld
@@ -184,7 +184,7 @@ def _lesson(slug: str) -> lessons.Lesson:
 
 def _start(request: HtmxHttpRequest, lesson: lessons.Lesson) -> HttpResponse:
     try:
-        run = recorder.launch(
+        run = launcher.launch(
             lesson.scenario, lesson.slug, browser(request), address=address_of(request)
         )
     except NotAdmitted as refused:

@@ -22,9 +22,10 @@ from lti_tool.utils import get_launch_from_request
 from lti_tool.views import LtiLaunchBaseView, OIDCLoginInitView, jwks
 from pylti1p3.exception import LtiException
 
-from lockviz import accounts, csp
+from lockviz import accounts
+from lockviz.edge import csp
 from lockviz.errors import Invalid, LaunchRefused
-from lockviz.lms import deeplink, roster
+from lockviz.lms import bounded, deeplink, roster
 from lockviz.lms import launch as launches
 from lockviz.views import HtmxHttpRequest, absolute
 from lockviz.views.refusals import respond
@@ -37,6 +38,7 @@ class Launch(LtiLaunchBaseView):  # type: ignore[misc]  # django-lti ships no ty
 
     def post(self, request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
         try:
+            bounded.check_token(request)  # its JSON within bounds, before pylti1p3 reads it
             return super().post(request, *args, **kwargs)  # type: ignore[no-any-return]
         except LtiException as exc:
             return respond(request, LaunchRefused(f"This launch cannot be trusted: {exc}."))  # type: ignore[arg-type]
@@ -77,12 +79,12 @@ def choose(request: HtmxHttpRequest) -> HttpResponse:
         return respond(request, Invalid("item: choose a lesson, an exercise or a plan to place"))
     link = deeplink.resource(found, absolute(request, reverse("lti_launch")))
     answer: HttpResponse = lti_launch.deep_link_response([link])  # pylti1p3's signed form
-    return csp.allow_inline(answer)  # its script submits it to the LMS (lockviz.csp)
+    return csp.allow_inline(answer)  # its script submits it to the LMS (lockviz.edge.csp)
 
 
 class Login(OIDCLoginInitView):  # type: ignore[misc]  # django-lti ships no types
     """``/lti/login/``: django-lti's, with the page it writes (a cookie check that goes on to
-    the platform) allowed its own inline script (lockviz.csp)."""
+    the platform) allowed its own inline script (lockviz.edge.csp)."""
 
     def get_oidc_response(self, *args: object) -> HttpResponse:
         return csp.allow_inline(super().get_oidc_response(*args))

@@ -19,7 +19,7 @@ from lockviz import narrator
 from lockviz.errors import NotAdmitted, NotLive, ScenarioError
 from lockviz.library import access
 from lockviz.models import Run
-from lockviz.runs import recorder, recovery
+from lockviz.runs import launcher, recovery
 from lockviz.scenarios.schema import Scenario, parse
 from lockviz.shares import address_of
 from lockviz.teaching import play as free_play
@@ -37,7 +37,7 @@ def play(request: HtmxHttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         scenario = form.cleaned_data["built"]
         try:
-            run = recorder.launch(
+            run = launcher.launch(
                 scenario, "free-play", browser(request), True, address_of(request)
             )
         except NotAdmitted as refused:
@@ -73,7 +73,7 @@ def do(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         return not_yours(request, run.pk, "do things to it")
     try:
         _live(run)
-        step = recorder.inject(run.pk, free_play.step_from_form(request.POST))
+        step = launcher.inject(run.pk, free_play.step_from_form(request.POST))
     except NotLive as exc:
         return respond(request, _said_not_live(run, exc))
     except ScenarioError as exc:
@@ -87,7 +87,7 @@ def finish(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = access.run_or_404(request, run_id)
     if not owns(request, run):
         return not_yours(request, run.pk, "finish it")
-    ended = recorder.finish(run.pk)
+    ended = launcher.finish(run.pk)
     if ended is None:
         return respond(request, _said_not_live(run, NotLive("this run is not live")))
     if ended == "cancelled":
@@ -124,7 +124,7 @@ def again(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
         context = {**_session_context(request, run), "problems": problems}
         return render(request, "lockviz/play.html", context, status=400)
     try:
-        again_run = recorder.launch(
+        again_run = launcher.launch(
             scenario, "free-play", browser(request), address=address_of(request)
         )
     except NotAdmitted as refused:
@@ -190,7 +190,7 @@ def _not_live(run: Run) -> str:
         return "the run is still waiting for the lab: try again once it is running"
     if not run.events.filter(kind="run_started").exists():
         return "the lab is still starting this run's servers: try again in a moment"
-    return ""  # running: lockviz.runs.recorder.inject says so if the lab has let go of it
+    return ""  # running: lockviz.runs.launcher.inject says so if the lab has let go of it
 
 
 def _done(request: HtmxHttpRequest, done: str) -> HttpResponse:

@@ -36,8 +36,8 @@ from lockviz.errors import (
     Refusal,
     TooMany,
 )
-from lockviz.ops import metrics
-from lockviz.ops.metrics import Reason
+from lockviz.ops import counters
+from lockviz.ops.counters import Reason
 from lockviz.views import HtmxHttpRequest
 
 log = logging.getLogger(__name__)
@@ -60,7 +60,7 @@ def respond(request: HtmxHttpRequest, refusal: Refusal, *, plain: bool = False) 
     """The response that says ``refusal`` to whoever asked."""
     for kind, reason in REASONS.items():
         if isinstance(refusal, kind):
-            metrics.refused(reason)
+            counters.refused(reason)
             break
     htmx = bool(getattr(request, "htmx", False))
     if plain:

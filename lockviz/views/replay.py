@@ -11,11 +11,11 @@ from django.utils.html import escape
 from django.views.decorators.http import require_GET
 
 from lockviz import narrator
+from lockviz.edge.once import single_flight
 from lockviz.jsontypes import JsonObject
 from lockviz.library import access
 from lockviz.models import Run, SavedRun, Visibility
 from lockviz.narrator.words import number
-from lockviz.once import single_flight
 from lockviz.runs import exports
 from lockviz.teaching import following, reveals
 from lockviz.views import HtmxHttpRequest, absolute, ask_first, withheld
@@ -151,7 +151,7 @@ def export_mermaid(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     hidden = withheld(request, run)
     if run.status in Run.LIVE:  # still growing: drawn as it is now
         drawn = exports.mermaid(reveals.export(run, hidden))
-    else:  # made once per run (and per what is withheld), by one request at a time (lockviz.once)
+    else:  # made once per run (and per what is withheld), one request at a time (lockviz.edge.once)
         key = f"lockviz:mmd:{run.pk}:{run.status}:{','.join(map(str, sorted(hidden)))}"
         drawn = single_flight(key, lambda: exports.mermaid(reveals.export(run, hidden)), 86400)
     response = HttpResponse(drawn, content_type="text/plain; charset=utf-8")

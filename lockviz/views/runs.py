@@ -8,12 +8,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from lockviz import accounts, staticfiles
+from lockviz import accounts
 from lockviz.catalogue import BACKENDS, STORAGE_KINDS
+from lockviz.edge import staticfiles
 from lockviz.errors import NotAdmitted
 from lockviz.library import access, listing
 from lockviz.models import Run
-from lockviz.runs import recorder, recovery
+from lockviz.runs import launcher, recovery
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import parse
 from lockviz.shares import address_of
@@ -71,7 +72,7 @@ def start_run(request: HtmxHttpRequest) -> HttpResponse:
     if source is not None and not owns(request, source):
         return not_yours(request, source.pk, "run it again with other settings")
     try:
-        run = recorder.launch(
+        run = launcher.launch(
             form.cleaned_data["built"],
             form.cleaned_data["slug"],
             browser(request),

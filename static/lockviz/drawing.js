@@ -4,31 +4,27 @@
 // break in a quiet stretch, a label's short form all follow from these numbers).
 //
 // drawingOf(kind, run) → LockDiagram's options; `kind` is the page's ("run", "lesson",
-// "replay", "play", "lane"), `run` {scenario, nodes, durationMs}: durationMs is a replay's (its
-// events' end: replay-timeline.js) or a compare lane's (the longest lane's schedule); the other
-// pages take it from the scenario.
+// "replay", "play", "lane"), `run` {scenario, nodes, durationMs}: durationMs is a
+// replay's (its events' end: replay-timeline.js) or a compare lane's (the longest lane's
+// schedule); the other pages take it from the scenario. Durations and scales: extent.js.
 
-import { scheduleMs } from "./replay-timeline.js";
-import { durationOf } from "./schedule.js";
-
-// Fit the whole run in about one screen (`px` tall), within readable bounds: a long run is
-// taller; a screen of it stays readable, and only what is near the screen is laid out.
-const screenful = (px, durationMs) => Math.min(0.4, Math.max(0.12, px / durationMs));
+import { durationOf, scaleFor } from "./extent.js";
 
 const KINDS = {
   // the run page (pages/run.js): a run as it streams, drawn for its schedule
   run: (s, nodes) => {
     const durationMs = durationOf(s);
-    return { nodes, durationMs, pxPerMs: screenful(820, durationMs), columnWidth: 160, narrationWidth: 205 };
+    return { nodes, durationMs, pxPerMs: scaleFor(820, durationMs), columnWidth: 160, narrationWidth: 205 };
   },
-  // a lesson (pages/lesson.js): its schedule, a little shorter, Redlock's five nodes narrower
+  // a lesson (pages/lesson.js): its schedule as the run page's, a little shorter on screen,
+  // Redlock's five nodes narrower
   lesson: (s, nodes) => {
-    const durationMs = scheduleMs(s) + 800;
+    const durationMs = durationOf(s);
     const many = (s.clients || []).length + nodes.length > 4;
     return {
       nodes,
       durationMs,
-      pxPerMs: screenful(760, durationMs),
+      pxPerMs: scaleFor(760, durationMs),
       columnWidth: many ? 130 : 170,
       narrationWidth: 210,
     };
@@ -37,7 +33,7 @@ const KINDS = {
   replay: (s, nodes, durationMs) => ({
     nodes: nodes.length ? nodes : undefined,
     durationMs,
-    pxPerMs: screenful(820, durationMs),
+    pxPerMs: scaleFor(820, durationMs),
     columnWidth: 175,
     narrationWidth: 250,
   }),
@@ -60,7 +56,7 @@ const KINDS = {
   lane: (s, nodes, durationMs) => ({
     nodes: nodes.length ? nodes : undefined,
     durationMs,
-    pxPerMs: Math.min(0.2, Math.max(0.05, 700 / durationMs)),
+    pxPerMs: scaleFor(700, durationMs, 0.05, 0.2),
     columnWidth: 120,
     narrationWidth: 140,
   }),

@@ -14,6 +14,7 @@
 
 import { LockDiagram } from "./diagram/diagram.js";
 import { SVG_NS, el } from "./diagram/svg.js";
+import { AFTER_LAST_MS, scaleFor } from "./extent.js";
 import { pageData } from "./page-data.js";
 
 const SLIDE = { width: 1920, height: 1080, margin: 48 };
@@ -114,7 +115,7 @@ function fitted(source, box) {
   const svg = el("svg", { class: "lock-diagram", style: "--diagram-scale:1" }, holder);
   document.body.appendChild(holder);
   const events = source.events.slice();
-  const endMs = Math.max(300, ...events.map((e) => (Number.isFinite(e.t_ms) ? e.t_ms : 0))) + 300;
+  const endMs = Math.max(300, ...events.map((e) => (Number.isFinite(e.t_ms) ? e.t_ms : 0))) + AFTER_LAST_MS;
   const options = Object.assign({}, source.options, {
     fit: null,
     onHeader: null,
@@ -124,7 +125,7 @@ function fitted(source, box) {
   const probe = new LockDiagram(svg, Object.assign({}, options, { pxPerMs: 0.1 }));
   const width = probe.width;
   const wanted = (width * box.height) / box.width; // the height that fills the box at its width
-  options.pxPerMs = Math.min(0.6, Math.max(0.04, (wanted - 150) / endMs));
+  options.pxPerMs = scaleFor(wanted - 150, endMs, 0.04, 0.6);
   const diagram = new LockDiagram(svg, options);
   diagram.addAll(events);
   diagram.showUpTo(source.limit);

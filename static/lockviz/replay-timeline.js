@@ -4,13 +4,9 @@
 // t_ms is stamped where each event happened, so seq order and time order can differ by a
 // fraction of a millisecond; the replay clock uses the latest time reached so far (`reach`).
 
-const num = (v) => (Number.isFinite(v) ? v : 0);
+import { isFinal, replayDurationMs } from "./extent.js";
 
-/** How long the scenario's schedule runs: its last step, pauses included. */
-export function scheduleMs(scenario) {
-  const steps = Array.isArray(scenario.steps) ? scenario.steps : [];
-  return steps.reduce((m, st) => Math.max(m, num(st.at_ms) + Math.max(num(st.ms), 0)), 0);
-}
+const num = (v) => (Number.isFinite(v) ? v : 0);
 
 export class Timeline {
   constructor(events, scenario) {
@@ -25,8 +21,8 @@ export class Timeline {
     this.endT = this.n ? this.reach[this.n - 1] : 0;
     this.narrations = events.map((e, i) => (e.kind === "step" ? i : -1)).filter((i) => i >= 0);
     this.indexOf = new Map(events.map((e, i) => [String(e.seq), i]));
-    this.finishAt = events.findIndex((e) => e.kind === "run_finished" || e.kind === "run_failed");
-    this.durationMs = Math.max(scheduleMs(scenario || {}) + 800, this.endT + 300);
+    this.finishAt = events.findIndex(isFinal);
+    this.durationMs = replayDurationMs(scenario, this.endT);
   }
 
   /** The last event the clock has reached (0 before the first). */

@@ -13,6 +13,7 @@
 // complete. `env` (WebSocket, location, setTimeout, clearTimeout) is the page's window unless a
 // test gives its own (tests/js/runstream.test.mjs).
 
+import { isFinal } from "./extent.js";
 import { dataOf, socketUrl } from "./sockets.js";
 
 /** The statuses of a run that has ended, one way or another. */
@@ -79,7 +80,7 @@ export function openStream(wsPath, after, handlers, env = globalThis) {
     }
     resumedFrom = -1;
     on.onEvent(ev);
-    if (ev.kind === "run_finished" || ev.kind === "run_failed") ended = ev.kind;
+    if (isFinal(ev)) ended = ev.kind;
     return true;
   }
 

@@ -4,7 +4,7 @@
 // the step's outcome (the last event before the next step). Pure: events, steps and answers in,
 // positions out (tests/js/telling.test.mjs).
 
-const FINAL = new Set(["run_finished", "run_failed"]);
+import { isFinal } from "./extent.js";
 
 export class Telling {
   /** `steps`: the scenario's; `answers`: {step index: {choice} | {skipped: true}}, kept by the page. */
@@ -47,7 +47,7 @@ export class Telling {
   outcomeEnd(p) {
     const events = this.events;
     let q = p + 1;
-    while (q < events.length && events[q].kind !== "step" && !FINAL.has(events[q].kind)) q++;
+    while (q < events.length && events[q].kind !== "step" && !isFinal(events[q])) q++;
     return q - 1;
   }
 

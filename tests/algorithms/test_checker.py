@@ -313,3 +313,34 @@ def test_a_holder_has_seen_every_write_sent_before_its_grant() -> None:
              *versioned(3, 9, "b", 1, read=None, found=1, accepted=True)]  # fmt: skip
     blind = [ev(0, 0, "lab", "run_started", backend="none"), *blind]
     assert not check(blind).data_corrupted  # no lock, no read: last writer wins, nothing lost
+
+
+def ensemble_history(alice_on: str, cut_first: bool = False) -> list[dict]:
+    """Alice's session is at home on zk-1 in the story; bob's on zk-2."""
+    homes = {"alice": "zk-1", "bob": "zk-2"}
+    found = [ev(1, 0, "lab", "run_started", backend="zookeeper", nodes=["zk-1", "zk-2", "zk-3"],
+                homes=homes, clients=["alice", "bob"])]  # fmt: skip
+    if cut_first:  # the story itself cuts zk-1 off before alice asks: her session moves
+        found.append(ev(2, 5, "lab", "step", index=0, do="partition", node="zk-1"))
+    found += [
+        ev(3, 10, "alice", "request", to=alice_on, call=1, op="create"),
+        ev(4, 20, "bob", "request", to="zk-2", call=1, op="create"),
+        ev(5, 30, "alice", "request", to="zk-3", call=2, op="children"),  # later: not the premise
+    ]
+    return found
+
+
+def test_a_session_that_opened_away_from_its_home_makes_the_run_inconclusive() -> None:
+    assert check(ensemble_history("zk-1")).inconclusive == ""
+    away = check(ensemble_history("zk-2"))
+    assert away.inconclusive == (
+        "the machine fell behind: alice's session opened on zk-2, not on zk-1 where the scenario "
+        "puts it (zk-1 did not answer in time)"
+    )
+    assert away.summary.startswith("Inconclusive: the machine fell behind: alice's session")
+    assert compare(away.as_dict(), {"mutual_exclusion": "violated"}) == []
+    # the story moved her first: a request elsewhere is what it tells, not a premise lost
+    assert check(ensemble_history("zk-2", cut_first=True)).inconclusive == ""
+    # a run recorded without homes (a single server, or before they were kept): nothing said
+    plain = [e for e in ensemble_history("zk-2") if e["kind"] != "run_started"]
+    assert check(plain).inconclusive == ""

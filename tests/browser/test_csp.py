@@ -1,4 +1,4 @@
-"""The site's pages run under its Content-Security-Policy (lockviz.csp: scripts from the site
+"""The site's pages run under its Content-Security-Policy (lockviz.edge.csp: scripts from the site
 only) without a violation: every module loads, the page data is read, htmx and the room's
 WebSocket work."""
 

@@ -1,12 +1,12 @@
 // The pure parts of the pages, without a browser: the replay's time line
 // (static/lockviz/replay-timeline.js), a lesson's telling (static/lockviz/telling.js) and a
-// streaming run's length (static/lockviz/schedule.js).
+// streaming run's length (static/lockviz/extent.js).
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { Timeline, scheduleMs } from "../../static/lockviz/replay-timeline.js";
-import { durationOf } from "../../static/lockviz/schedule.js";
+import { durationOf, scheduleMs } from "../../static/lockviz/extent.js";
+import { Timeline } from "../../static/lockviz/replay-timeline.js";
 import { Telling } from "../../static/lockviz/telling.js";
 
 const ev = (seq, t_ms, kind = "note", extra = {}) => ({ seq, t_ms, actor: "lab", kind, ...extra });
@@ -37,12 +37,12 @@ describe("the replay's time line", () => {
     ev(5, 900, "step", { index: 1 }),
     ev(6, 1200, "run_finished"),
   ];
-  const line = new Timeline(events, { steps: [{ at_ms: 0 }, { at_ms: 900, ms: 500 }] });
+  const line = new Timeline(events, { steps: [{ at_ms: 0 }, { at_ms: 900, do: "pause", ms: 500 }] });
 
   it("keeps the latest time reached, and the run's length", () => {
     assert.deepEqual(line.reach, [0, 3, 10.5, 10.5, 900, 1200]);
     assert.equal(line.endT, 1200);
-    assert.equal(scheduleMs({ steps: [{ at_ms: 0 }, { at_ms: 900, ms: 500 }] }), 1400);
+    assert.equal(scheduleMs({ steps: [{ at_ms: 0 }, { at_ms: 900, do: "pause", ms: 500 }] }), 1400);
     assert.equal(line.durationMs, 2200); // the schedule and 800 ms, or the run and 300
     assert.equal(line.finishAt, 5);
   });

@@ -140,3 +140,4 @@ def test_what_a_restarted_server_kept_is_said_by_its_kind() -> None:
     assert "fsync always" in REDIS.kept("fsync").text
     assert ZOOKEEPER.kept("none").label == "log replayed"  # forceSync=no still keeps the log
     assert server_kind("pg-1").kept(None).label == "WAL replayed"
+    assert server_kind("sentinel-2").kept(None).label == "config kept"  # a row like the others

@@ -1,4 +1,4 @@
-"""The heap under a large audience (lockviz.audience): viewers' objects are frozen once they
+"""The heap under a large audience (lockviz.live.audience): viewers' objects are frozen once they
 join, without walking the whole heap each time; what viewers that left held in reference cycles
 is collected once enough of them have left."""
 
@@ -8,7 +8,7 @@ import asyncio
 import gc
 import weakref
 
-from lockviz import audience
+from lockviz.live import audience
 
 
 class Held:

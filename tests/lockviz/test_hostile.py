@@ -5,8 +5,8 @@ The app is ``manage.py serve`` in a child process (``AppServer``), reached over 
 browser would, with its session and CSRF cookies; the resume storm talks to the consumer
 in-process through Channels' communicator. The wedge, Finish during a long pause, a run past its
 limit (tests/lockviz/lab/test_limits.py), the full queue, a browser's cap, an unwatched run
-(tests/lockviz/runs/test_admission.py) and an oversized upload (tests/lockviz/test_bodylimit.py)
-have their tests already.
+(tests/lockviz/runs/test_admission.py) and an oversized upload
+(tests/lockviz/edge/test_bodylimit.py) have their tests already.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from django.test import Client
 from lockviz.lab import procs
 from lockviz.models import Run, RunEvent
 from lockviz.routing import websocket_urlpatterns
-from lockviz.runs import recorder
+from lockviz.runs import launcher, recorder
 from lockviz.scenarios.library import builtin
 from tests.communicator import WebsocketCommunicator
 from tests.conftest import AppServer, live_processes
@@ -241,7 +241,7 @@ async def test_a_resume_storm_is_answered_and_a_normal_viewer_misses_nothing() -
     """
     app = URLRouter(websocket_urlpatterns)
     scenario = builtin()["contention"]
-    run = await database_sync_to_async(recorder.create_run)(scenario, "contention")
+    run = await database_sync_to_async(launcher.create_run)(scenario, "contention")
     normal = WebsocketCommunicator(app, f"/ws/runs/{run.pk}/")
     storm = WebsocketCommunicator(app, f"/ws/runs/{run.pk}/")
     assert (await normal.connect())[0] and (await storm.connect())[0]

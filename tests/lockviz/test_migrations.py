@@ -12,7 +12,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.db.migrations.recorder import MigrationRecorder
 
-from lockviz import squashed
+from lockviz.edge import squashed
 from lockviz.management.commands import serve
 
 SQUASHED = ("lockviz", squashed.SQUASHED)

@@ -27,7 +27,7 @@ import pytest
 from websockets.sync.client import connect
 from websockets.typing import Origin
 
-from lockviz import squashed
+from lockviz.edge import squashed
 from lockviz.management.commands.serve import MIGRATE_LOCK
 from tests.conftest import AppServer, layer_env, postgres_database, redis_layer
 

@@ -14,13 +14,15 @@ module is a :class:`Backend` (mypy checks it where it is imported).
 A module whose lock a storage can check (``sequencer`` storage) is :class:`Sequenced`: it also
 has ``make_check(config, report)``, the :class:`algorithms.sequencer.Check` the storage service
 makes with its :class:`~lockviz.lab.config.StorageServiceConfig`, and ``LOCK``, the lock as its
-sequencers name it; :func:`check_factory` finds them.
+sequencers name it; :func:`check_factory` finds them. What every backend's lock takes from its
+client process is in :mod:`~lockviz.lab.backends.parts` (the modules import it, not this
+package, which imports them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol, TypedDict, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from algorithms.clock import Clock
 from algorithms.events import EventSink, Reporter
@@ -30,20 +32,6 @@ from lockviz.lab.config import ClientConfig, StorageServiceConfig
 
 LockFactory = Callable[[ClientConfig, Clock, EventSink], Lock]
 CheckFactory = Callable[[StorageServiceConfig, Reporter], Check]
-
-
-class LockParts(TypedDict):
-    """What every backend's lock takes from its client process, whatever the backend."""
-
-    owner: str  # the client's name
-    clock: Clock  # the client's clock, which the lab may skew
-    on_event: EventSink
-
-
-def lock_parts(config: ClientConfig, clock: Clock, emit: EventSink) -> LockParts:
-    """The arguments every ``make_lock`` passes to its lock: one place, so that no backend
-    forgets the client's clock."""
-    return {"owner": config.name, "clock": clock, "on_event": emit}
 
 
 class Backend(Protocol):

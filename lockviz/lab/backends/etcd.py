@@ -21,7 +21,7 @@ from algorithms.etcd_gateway import Gateway
 from algorithms.etcd_lock import EtcdLock
 from algorithms.events import EventSink, Reporter
 from algorithms.sequencer import EtcdCheck
-from lockviz.lab.backends import lock_parts
+from lockviz.lab.backends.parts import lock_parts
 from lockviz.lab.config import ClientConfig, StorageServiceConfig
 
 LAB_PREFIX = "lockviz/"  # every key the lab's etcd locks write lives under this prefix

@@ -11,7 +11,7 @@ from algorithms.clock import Clock
 from algorithms.events import EventSink
 from algorithms.lock import Grant, LockBase
 from algorithms.sequencer import Sequencer
-from lockviz.lab.backends import lock_parts
+from lockviz.lab.backends.parts import lock_parts
 from lockviz.lab.config import ClientConfig
 
 

@@ -22,7 +22,7 @@ from algorithms.errors import InvalidScenarioUse
 from algorithms.events import EventSink, Reporter
 from algorithms.postgres_lock import PostgresLock, connect
 from algorithms.sequencer import PostgresCheck
-from lockviz.lab.backends import lock_parts
+from lockviz.lab.backends.parts import lock_parts
 from lockviz.lab.config import ClientConfig, StorageServiceConfig
 from lockviz.lab.ports import split_address
 

@@ -9,7 +9,7 @@ from algorithms.redis_client import connect
 from algorithms.redis_lock import RedisLock
 from algorithms.resp import RespConnection
 from algorithms.sequencer import RedisCheck
-from lockviz.lab.backends import lock_parts
+from lockviz.lab.backends.parts import lock_parts
 from lockviz.lab.config import ClientConfig, StorageServiceConfig
 
 LOCK_KEY = "lockviz:lock"

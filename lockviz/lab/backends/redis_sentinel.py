@@ -16,7 +16,7 @@ from algorithms.redis_client import connect
 from algorithms.resp import RespConnection
 from algorithms.sentinel_lock import SentinelLock
 from lockviz.catalogue import SENTINEL, server_kind
-from lockviz.lab.backends import lock_parts
+from lockviz.lab.backends.parts import lock_parts
 from lockviz.lab.backends.redis import LOCK_KEY
 from lockviz.lab.config import ClientConfig
 

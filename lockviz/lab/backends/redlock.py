@@ -15,7 +15,7 @@ from algorithms.errors import BackendUnavailable
 from algorithms.events import EventSink, Reporter
 from algorithms.redlock import Redlock, connect_node
 from algorithms.sequencer import RedlockCheck
-from lockviz.lab.backends import lock_parts
+from lockviz.lab.backends.parts import lock_parts
 from lockviz.lab.backends.redis import LOCK_KEY
 from lockviz.lab.config import ClientConfig, StorageServiceConfig
 

@@ -3,8 +3,12 @@
 Clients. With one server (the default) every client connects to ``zk-1``. With an ensemble
 (``zk_nodes: 3``) clients are spread in the scenario's order: alice -> zk-1, bob -> zk-2,
 carol -> zk-3, a fourth client -> zk-1 again. Each connection string lists the client's home
-server first and the others after it (not shuffled), so a client whose server dies fails over
-to the next; the events' ``to``/``from`` name the server it is talking to at that moment.
+server first and the others after it (not shuffled: kazoo's ``randomize_hosts=False``), so a
+client whose server dies fails over to the next; the events' ``to``/``from`` name the server it
+is talking to at that moment. A lesson's story needs each session on its home: the run says
+where that is (``run_started``'s ``homes``), and a session that opened elsewhere all the same
+(its home did not answer in time on a busy machine) makes the run inconclusive
+(algorithms.checker.premise_lost), never another story told as this one.
 
 The ``election`` variant is a candidate of algorithms.zookeeper_election (kazoo's recipe) on the
 same path: its nodes are named as kazoo's, the watcher reads them as lock nodes.
@@ -15,12 +19,14 @@ sequencer check has a session of its own, on the servers in their order (zk-1 fi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from algorithms.clock import Clock
 from algorithms.events import EventSink, Reporter
 from algorithms.sequencer import ZooKeeperCheck
 from algorithms.zookeeper_election import ZooKeeperElection
 from algorithms.zookeeper_lock import LOCK_PATH, ZooKeeperLock, connect
-from lockviz.lab.backends import lock_parts
+from lockviz.lab.backends.parts import lock_parts
 from lockviz.lab.config import ClientConfig, StorageServiceConfig
 
 CONNECT_TIMEOUT_MS = 5_000  # a JVM on a busy machine can take a while to answer a new session
@@ -28,10 +34,14 @@ CHECK_SESSION_MS = 10_000  # the storage's own session: it is not what the scena
 LOCK = LOCK_PATH  # the lock, as its sequencers name it
 
 
+def homes(clients: Sequence[str], nodes: Sequence[str]) -> dict[str, str]:
+    """Each client's home: the server its session opens on, the clients spread in order."""
+    return {name: nodes[i % len(nodes)] for i, name in enumerate(clients)}
+
+
 def home_node(config: ClientConfig) -> str:
     """The server this client talks to first: the clients are spread over the ensemble."""
-    nodes, clients = config.nodes, config.clients
-    return nodes[clients.index(config.name) % len(nodes)] if config.name in clients else nodes[0]
+    return homes(config.clients, config.nodes).get(config.name, config.nodes[0])
 
 
 def make_lock(config: ClientConfig, clock: Clock, emit: EventSink) -> ZooKeeperLock:

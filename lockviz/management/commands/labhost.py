@@ -1,4 +1,4 @@
-"""``manage.py labhost``: run labs and nothing else (lockviz.labhost.host).
+"""``manage.py labhost``: run labs and nothing else (lockviz.runs.host).
 
 It takes run requests from LOCKVIZ_CHANNEL_REDIS while it has a free slot, runs them, answers
 the clicks web processes relay to it, and keeps a heartbeat. SIGTERM drains (no new run; the
@@ -17,14 +17,14 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
 
-from lockviz import broadcast
 from lockviz.catalogue import REDIS
 from lockviz.lab import forkserver, registry, spares
 from lockviz.lab.errors import LabError
 from lockviz.lab.labs import self_test
 from lockviz.lab.servers import install_hint, missing
 from lockviz.labhost import heartbeat
-from lockviz.labhost.host import LabHost
+from lockviz.live import broadcast
+from lockviz.runs.host import LabHost
 
 MIGRATED_WAIT_S = 120.0
 

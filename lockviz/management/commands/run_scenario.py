@@ -18,7 +18,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from lockviz import narrator
 from lockviz.errors import ScenarioError
 from lockviz.lab.errors import LabError
-from lockviz.runs import recorder
+from lockviz.runs import launcher, recorder
 from lockviz.scenarios.library import load
 
 
@@ -43,7 +43,7 @@ class Command(BaseCommand):
         except LabError as exc:
             self.stderr.write(f"The lab cannot run this: {exc}")
             sys.exit(1)
-        run = recorder.create_run(scenario, slug)
+        run = launcher.create_run(scenario, slug)
         result = recorder.execute(run, scenario)
         if options["json"]:
             out = {

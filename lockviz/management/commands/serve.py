@@ -1,6 +1,6 @@
 """``manage.py serve``: what ``make run`` runs — prepare, prove the lab works, then Daphne.
 
-It applies migrations, collects the static files if they changed (lockviz.staticfiles), checks
+It applies migrations, collects the static files if they changed (lockviz.edge.staticfiles), checks
 the machine has the servers, lets the process hold a socket per viewer and serves the app under
 Daphne. Meanwhile, in a thread of its own (:class:`LabCheck`), it starts a lock node and a
 storage node once to show they come up (and how fast), the fork server, and the channel layer's
@@ -34,17 +34,18 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
 
-from lockviz import channel_layer, squashed, staticfiles
-from lockviz.bodylimit import guard_daphne
 from lockviz.catalogue import REDIS
+from lockviz.edge import squashed, staticfiles
+from lockviz.edge.bodylimit import guard_daphne
 from lockviz.lab import forkserver, registry, spares
 from lockviz.lab.errors import LabError
 from lockviz.lab.labs import self_test
 from lockviz.lab.servers import install_hint, missing
 from lockviz.labhost import embedded
+from lockviz.live import channel_layer
+from lockviz.live.unsent import measure_daphne
 from lockviz.models import Run
 from lockviz.runs import recorder, recovery
-from lockviz.unsent import measure_daphne
 
 
 class Command(BaseCommand):
@@ -85,7 +86,7 @@ class Command(BaseCommand):
         # in background jobs (Twisted only takes SIGINT over when it has the default handler).
         signal.signal(signal.SIGINT, signal.default_int_handler)
         guard_daphne(settings.LOCKVIZ_MAX_BODY)  # refuse an oversized body before reading it
-        measure_daphne()  # a viewer far behind on its frames is dropped (lockviz.unsent)
+        measure_daphne()  # a viewer far behind on its frames is dropped (lockviz.live.unsent)
         lab = LabCheck(self.stdout.write, self.stderr.write, labhost)
         try:
             if settings.LOCKVIZ_LAB_HOSTS == "inprocess" and not settings.LOCKVIZ_SERVERS:
@@ -221,7 +222,7 @@ def migrate_once() -> None:
     """Migrate the database, one process at a time: replicas that start together on an empty
     database would otherwise both add the same column, and one would crash. PostgreSQL: an
     advisory lock (the rest wait, then find nothing to do); SQLite: a lock on a file beside it.
-    A database the migrations cannot carry on from (lockviz.squashed) stops the app with the
+    A database the migrations cannot carry on from (lockviz.edge.squashed) stops the app with the
     check's sentence, before anything is changed. The check runs under the same lock: a
     replica that looked while another was recording the squashed migration's parts would find
     the database half-migrated (seen in a full test run)."""

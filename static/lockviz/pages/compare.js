@@ -10,6 +10,7 @@
 
 import { LockDiagram } from "../diagram/diagram.js";
 import { drawingOf } from "../drawing.js";
+import { TAIL_MS } from "../extent.js";
 import { Layout, MIN_TEXT_SCALE, columns, fitScale } from "../diagram/layout.js";
 import { pageData } from "../page-data.js";
 import { openStream } from "../runstream.js";
@@ -19,7 +20,7 @@ import { untilJudged } from "../verdict-fetch.js";
 
 startSite();
 const lanes = pageData().lanes || [];
-const durationMs = Math.max(...lanes.map((lane) => lane.duration_ms || 4000)) + 800;
+const durationMs = Math.max(...lanes.map((lane) => lane.duration_ms || 4000)) + TAIL_MS;
 const container = document.getElementById("lanes");
 const hint = document.getElementById("lanes-hint");
 

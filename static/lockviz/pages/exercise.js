@@ -6,9 +6,9 @@
 // Exports `exercise` {diagram, stream, rows}: what this page built (the browser tests read it).
 
 import { LockDiagram } from "../diagram/diagram.js";
+import { durationOf, scaleFor } from "../extent.js";
 import { pageData } from "../page-data.js";
 import { openStream, SETTLED } from "../runstream.js";
-import { durationOf } from "../schedule.js";
 import { startSite } from "../site.js";
 import { fit, place, startRows } from "../step-rows.js";
 
@@ -66,7 +66,7 @@ if (svg && data.run && data.scenario) {
     storage: "storage",
     backend: data.scenario.backend,
     durationMs,
-    pxPerMs: Math.min(0.3, Math.max(0.1, 700 / durationMs)),
+    pxPerMs: scaleFor(700, durationMs, 0.1, 0.3),
     columnWidth: 150,
     narrationWidth: 190,
   });

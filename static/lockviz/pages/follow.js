@@ -14,6 +14,7 @@
 
 import { besideDiagram, showBeside } from "../beside.js";
 import { drawnEvent } from "../drawing.js";
+import { isFinal } from "../extent.js";
 import { drawnOn, followDiagram, followed } from "../follow-diagram.js";
 import { ClassPoll } from "../follow-poll.js";
 import { pageData } from "../page-data.js";
@@ -111,7 +112,7 @@ function take(r, evs) {
     const last = r.events.length ? r.events[r.events.length - 1].seq : 0;
     if (ev.seq <= last) continue;
     r.events.push(ev);
-    if (ev.kind === "run_finished" || ev.kind === "run_failed") r.ended = true;
+    if (isFinal(ev)) r.ended = true;
   }
   render();
 }
@@ -122,7 +123,7 @@ function heldUpTo(m) {
   const last = run.events.length ? run.events[run.events.length - 1].seq : 0;
   if (m.upto < last) {
     run.events = run.events.filter((e) => e.seq <= m.upto);
-    run.ended = run.events.some((e) => e.kind === "run_finished" || e.kind === "run_failed");
+    run.ended = run.events.some(isFinal);
     if (run.diagram) run.diagram.reset();
     run.held = -1;
   }
@@ -147,14 +148,14 @@ function render() {
   if (state.at != null) toMoment(run.diagram.highlight(state.at));
   else if (arrived) toTop();
   const last = shown[shown.length - 1];
-  if (last && (last.kind === "run_finished" || last.kind === "run_failed") && !ui.verdict.dataset.run) {
+  if (isFinal(last) && !ui.verdict.dataset.run) {
     ui.verdict.dataset.run = run.id;
     fetch(run.meta.verdict)
       .then((r) => r.text())
       .then((html) => {
         ui.verdict.innerHTML = html;
       });
-  } else if (!(last && (last.kind === "run_finished" || last.kind === "run_failed"))) {
+  } else if (!isFinal(last)) {
     ui.verdict.innerHTML = "";
     delete ui.verdict.dataset.run;
   }

@@ -21,6 +21,7 @@
 import { LockDiagram } from "../diagram/diagram.js";
 import { drawnEvent, drawingOf } from "../drawing.js";
 import { allEvents } from "../event-chunks.js";
+import { isFinal } from "../extent.js";
 import { Answers } from "../lesson-answers.js";
 import { lessonKeys } from "../lesson-keys.js";
 import { LiveLine } from "../lesson-live.js";
@@ -81,8 +82,7 @@ function startWalkthrough(data) {
     fit: presenter.on ? svg.parentElement : null,
   });
   presenter.adopt(diagram, svg.parentElement);
-  const FINAL = new Set(["run_finished", "run_failed"]);
-  const hasEnd = () => events.some((e) => FINAL.has(e.kind));
+  const hasEnd = () => events.some(isFinal);
   const store = new Answers(data.run, data.answer_url, steps);
   const answers = store.given;
   const events = (data.events || []).slice();
@@ -247,7 +247,7 @@ function startWalkthrough(data) {
     question.show(ask, ask ? events[stepP].index : null, ask ? answers[events[stepP].index] : null);
     // A finished run ends at its last event, whatever it is (a run stored before the end was
     // always its last event may have one after it).
-    const atEnd = pos === last() && (FINAL.has(ev.kind) || status === "finished");
+    const atEnd = pos === last() && (isFinal(ev) || status === "finished");
     if (atEnd && ui.end.hidden) requestAnimationFrame(() => ui.end.scrollIntoView({ block: "nearest" }));
     ui.end.hidden = !atEnd;
     showAfter(atEnd);

@@ -9,6 +9,7 @@
 import { LockDiagram } from "../diagram/diagram.js";
 import { drawingOf } from "../drawing.js";
 import { startExports } from "../export.js";
+import { isFinal } from "../extent.js";
 import { faultControls } from "../fault-controls.js";
 import { pageData } from "../page-data.js";
 import { presenter } from "../presenter.js";
@@ -80,7 +81,7 @@ function onEvent(event) {
     const li = story.querySelector(`li[data-step="${event.index}"]`);
     if (li) li.classList.add("reached", "current");
   }
-  if (event.kind === "run_finished" || event.kind === "run_failed") {
+  if (isFinal(event)) {
     finished = true;
     setStatus(event.kind === "run_finished" ? "finished" : "failed");
   }

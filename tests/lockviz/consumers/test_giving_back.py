@@ -25,12 +25,12 @@ from django.contrib.sessions.backends.db import SessionStore
 from django.core.cache import cache
 from django.test.utils import override_settings
 
-from lockviz.audience import audience
 from lockviz.consumers import arrivals
 from lockviz.consumers import runs as run_stream
 from lockviz.errors import TooMany
+from lockviz.live.audience import audience
 from lockviz.models import Room, Run
-from lockviz.ops import metrics
+from lockviz.ops import counters
 from lockviz.routing import websocket_urlpatterns
 from lockviz.shares import sockets
 from lockviz.teaching import members, rooms
@@ -62,7 +62,7 @@ app = as_daphne(SessionMiddlewareStack(URLRouter(websocket_urlpatterns)))
 
 
 def gauge(stream: str) -> float:
-    return float(metrics.VIEWERS.labels(stream)._value.get())
+    return float(counters.VIEWERS.labels(stream)._value.get())
 
 
 async def stream(path: str, session: str = "") -> WebsocketCommunicator:

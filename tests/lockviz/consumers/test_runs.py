@@ -1,8 +1,8 @@
 """The WebSocket stream of a live run: every event once, in order, also across a reconnect.
 
 These run on the app's real channel layer, as ``make run`` has it: channels_redis' Redis pub/sub
-on a redis-server the app starts for itself (lockviz.channel_layer), published to from the run's
-threads (lockviz.broadcast).
+on a redis-server the app starts for itself (lockviz.live.channel_layer), published to from the
+run's threads (lockviz.live.broadcast).
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.routing import URLRouter
 
-from lockviz import broadcast
 from lockviz.consumers import runs
+from lockviz.live import broadcast
 from lockviz.models import Run, RunEvent
 from lockviz.routing import websocket_urlpatterns
-from lockviz.runs import recorder
+from lockviz.runs import launcher, recorder
 from lockviz.scenarios.library import builtin
 from tests.communicator import WebsocketCommunicator
 from tests.lockviz.teaching.test_forks import stored
@@ -53,7 +53,7 @@ def frames(message: dict[str, Any]) -> list[dict[str, Any]]:
 
 async def start(slug: str) -> Run:
     scenario = builtin()[slug]
-    run = await database_sync_to_async(recorder.create_run)(scenario, slug)
+    run = await database_sync_to_async(launcher.create_run)(scenario, slug)
     recorder.start(run, scenario)
     return run
 
@@ -220,7 +220,7 @@ async def test_resumes_are_limited_per_connection(monkeypatch: pytest.MonkeyPatc
 
 
 async def test_live_events_are_framed_once_for_every_viewer_under_daphne() -> None:
-    """Where the server gives the scope a writer of prepared frames (Daphne, lockviz.frames),
+    """Where the server gives the scope a writer of prepared frames (Daphne, lockviz.live.frames),
     a live event reaches every viewer as the one framing, and each viewer still gets every
     event once, in order: the catch-up as text, then live ones framed."""
     run = await start("gc-pause-fenced")

@@ -2,7 +2,7 @@
 does not. Real servers, real clients, real faults, judged by the checker's verdict as an
 attempt is (lockviz.exercises.goals.judge).
 
-34 runs (17 exercises, twice each), mostly waiting for their schedules' moments, so they play
+36 runs (18 exercises, twice each), mostly waiting for their schedules' moments, so they play
 :data:`AT_ONCE` at a time as tests/lockviz/lab/test_builtins.py plays the built-in scenarios
 (those that restart a server alone, after the others). A run the machine could not keep to its
 schedule is inconclusive: it counts neither way, for a learner as here, and is played again

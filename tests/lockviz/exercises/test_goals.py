@@ -2,26 +2,32 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+from algorithms.checker import check
 from lockviz.exercises import goals
 
 HELD = {"mutual_exclusion": "held", "stale_writes_accepted": 0, "stale_writes_rejected": 0,
         "acquire_failures": 0, "liveness": "ok", "writes": [], "inconclusive": ""}  # fmt: skip
 
 
-def write(
-    seq: int, client: str, *, stale: bool = False, accepted: bool = True, over: str = ""
-) -> dict[str, object]:
-    return {"seq": seq, "client": client, "stale": stale, "accepted": accepted,
-            "superseded_by": over or None}  # fmt: skip
+RUNS = Path(__file__).parents[2] / "browser" / "data" / "runs"  # recorded from the live lab
 
 
-def test_a_lost_update_needs_an_earlier_accepted_write_of_whom_it_superseded() -> None:
-    late = {**HELD, "stale_writes_accepted": 1,
-            "writes": [write(5, "bob"), write(9, "alice", stale=True, over="bob")]}  # fmt: skip
-    early = {**HELD, "stale_writes_accepted": 1,
-             "writes": [write(5, "alice", stale=True, over="bob"), write(9, "bob")]}  # fmt: skip
-    assert goals.lost_update(late) and goals.stale_write(late)
-    assert not goals.lost_update(early) and goals.stale_write(early)
+def test_a_lost_update_is_the_checkers_finding_not_a_second_rule() -> None:
+    """A last-write-wins replica that drops an acknowledged write loses an update with no stale
+    write at all: the checker says so, and a goal read by its own rule said not."""
+    for name, lost in (("lww-clock-behind", True), ("gc-pause-unfenced", True),
+                       ("gc-pause-fenced", False), ("storage-lost-update-cas", False)):  # fmt: skip
+        events = json.loads((RUNS / f"{name}.json").read_text("utf-8"))["events"]
+        verdict = check(events).as_dict()
+        assert verdict["data_corrupted"] is lost, name
+        assert goals.lost_update(verdict) is lost, name
+        assert goals.judge(verdict, "lost_update").met is lost, name
+    stale_but_nothing_lost = {**HELD, "stale_writes_accepted": 1, "data_corrupted": False}
+    assert goals.stale_write(stale_but_nothing_lost)
+    assert not goals.lost_update(stale_but_nothing_lost)
 
 
 def test_safe_is_no_stale_write_accepted_and_still_live() -> None:

@@ -1,4 +1,4 @@
-"""What every backend's lock takes from its client process (lockviz.lab.backends.lock_parts)."""
+"""What every backend's lock takes from its client process (lockviz.lab.backends.parts)."""
 
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from lockviz import narrator
 from lockviz.lab.engine import RunResult
 from lockviz.lab.story import HEARTBEATS
 from tests.lockviz.lab.recorded import told_once
@@ -57,6 +58,14 @@ def test_a_deposed_etcd_leader_is_refused_by_the_epoch_check_and_taken_by_plain_
         assert (told_later["value"], told_later["token"]) == ("bob", bob["token"])
         [overlap] = verdict(events)["overlaps"]
         assert overlap["clients"] == ["alice", "bob"]
+        # both believed they led: the headline says so in an election's words
+        scenario = builtin()[slug]
+        said, _ = narrator.headline(
+            verdict(events),
+            storage=scenario.storage_kind,
+            election=narrator.electing(scenario.to_json()),
+        )
+        assert said.startswith("✖ Two leaders at once" if accepted else "⚠ Two leaders at once")
 
 
 def test_a_zookeeper_leader_cut_off_is_replaced_and_its_old_epoch_refused() -> None:

@@ -115,7 +115,7 @@ def test_a_presenters_run_goes_first_into_the_reserved_slot_on_saturated_cores()
 
 
 def hosted(machine: Machine, in_stream: int, steps: int = 50) -> int:
-    """A lab host's loop (lockviz.labhost.host.LabHost.room): take a request only while a slot
+    """A lab host's loop (lockviz.runs.host.LabHost.room): take a request only while a slot
     is free and no run waits here to start, with ``in_stream`` more requests waiting in the
     stream; every run starts at once and plays on. The most runs it had at once."""
     taken = most = 0

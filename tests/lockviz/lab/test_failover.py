@@ -16,7 +16,10 @@ from typing import Any
 import pytest
 
 from lockviz.lab.engine import RunResult
+from lockviz.narrator import narrate
+from lockviz.scenarios.schema import parse
 from tests.lockviz.lab.recorded import told_once
+from tests.lockviz.lab.test_engine import told
 
 pytestmark = pytest.mark.live
 
@@ -124,6 +127,10 @@ def test_a_split_primary_grants_twice_until_min_replicas_stops_it() -> None:
 
 def test_a_zookeeper_session_survives_the_death_of_its_server() -> None:
     events = story("zk-session-survives")
+    # the premise: each session opened on its home (listed first, never shuffled), and said so
+    assert events[0]["homes"] == {"alice": "zk-1", "bob": "zk-2"}
+    assert first(events, "request", "alice")["to"] == "zk-1"
+    assert first(events, "request", "bob")["to"] == "zk-2"
     killed = first(events, "crashed", "zk-1")
     suspended = first(events, "session", "alice", state="SUSPENDED")
     back = first(events, "session", "alice", state="RECONNECTED")
@@ -170,3 +177,29 @@ def test_an_etcd_leader_change_keeps_the_lease_and_the_revision_still_fences() -
     assert tokens == sorted(tokens)
     stale = [e for e in find(events, "reply", "alice", op="write") if e["seq"] > bob["seq"]]
     assert stale and stale[-1]["accepted"] is False
+
+
+def test_a_restarted_sentinel_and_a_restarted_replica_each_say_what_they_kept() -> None:
+    """A Sentinel's restart was the one server restart drawn as a bare "restarted": its row now
+    says what it kept, as every other server's does (the catalogue's restart words)."""
+    scenario = parse(
+        {"format": 1, "title": "Restarts in a replicated set", "backend": "redis-sentinel",
+         "storage": "fenced", "ttl_ms": 5000, "clients": ["alice"], "steps": [
+             {"at_ms": 0, "client": "alice", "do": "acquire"},
+             {"at_ms": 300, "node": "redis-2", "do": "crash"},
+             {"at_ms": 600, "node": "redis-2", "do": "restart"},
+             {"at_ms": 900, "node": "sentinel-2", "do": "crash"},
+             {"at_ms": 1200, "node": "sentinel-2", "do": "restart"},
+             {"at_ms": 1500, "client": "alice", "do": "release"}]}
+    )  # fmt: skip
+    result = told(scenario)
+    assert result.error is None
+    labels = {
+        e["actor"]: e["said"]["label"]
+        for e in narrate(result.events, "redis-sentinel")
+        if e["kind"] == "restarted"
+    }
+    assert labels == {
+        "redis-2": "restarted (no persistence)",
+        "sentinel-2": "restarted (config kept)",
+    }

@@ -14,8 +14,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from lockviz import accounts
 from lockviz.errors import ImportRefused
+from lockviz.exercises.builtin import builtin
 from lockviz.library import archive, saving
-from lockviz.models import Plan, Run, SavedRun, SavedScenario
+from lockviz.models import Plan, Run, SavedExercise, SavedRun, SavedScenario
 from tests.conftest import builtin_json
 from tests.lockviz.library.helpers import teacher, teachers_run
 
@@ -38,12 +39,20 @@ def _library(user: object) -> tuple[list[tuple[object, ...]], list[tuple[object,
     return runs, scenarios
 
 
+def _exercises(user: object) -> list[tuple[object, ...]]:
+    return [
+        (s.title, s.visibility, s.kind, s.backend, s.exercise)
+        for s in SavedExercise.objects.filter(user=user).order_by("title")
+    ]
+
+
 def test_a_library_exported_and_imported_into_a_fresh_account_is_the_same() -> None:
     ada, client = teacher("ada")
     saving.save_run(ada, teachers_run(ada, "gc-pause-fenced"), "public", "A fenced pause")
     saving.save_run(ada, teachers_run(ada, "gc-pause-unfenced"), "private", "Unfenced")
     saving.save_run(ada, teachers_run(ada, "etcd-happy"), "unlisted", "etcd, happy")
     saving.save_scenario(ada, builtin_json("contention"), "unlisted", "Contention")
+    saving.save_exercise(ada, builtin()["break-sentinel-wait"], "public", "Break WAIT")
     response = client.get("/library/export.zip")
     assert response.status_code == 200 and response["Content-Type"] == "application/zip"
     data = response.content
@@ -54,10 +63,23 @@ def test_a_library_exported_and_imported_into_a_fresh_account_is_the_same() -> N
     response = bob_client.post("/library/import/", {"archive": upload})
     assert response.status_code == 302
     assert (
-        "Imported 3 runs, 1 scenario and 0 lecture plans"
+        "Imported 3 runs, 1 scenario, 1 exercise and 0 lecture plans"
         in bob_client.get("/library/").content.decode()
     )
     assert _library(bob) == _library(ada)
+    assert (
+        _exercises(bob)
+        == _exercises(ada)
+        == [
+            (
+                "Break WAIT",
+                "public",
+                "break",
+                "redis-sentinel",
+                builtin()["break-sentinel-wait"].to_json(),
+            )
+        ]
+    )
     assert Run.objects.filter(user=bob).count() == 3
     verdicts = {r.title: r.verdict for r in Run.objects.filter(user=bob)}
     assert verdicts["GC pause outlives the lease"]["mutual_exclusion"] in ("held", "violated")
@@ -114,6 +136,7 @@ def test_a_bad_archive_adds_nothing_and_names_each_problem() -> None:
     assert _refused(b"hello") == ["archive: not a zip file (a lockviz library export is)"]
     assert "no library.json" in _refused(_zip({"x.json": "{}"}))[0]
     late = {**builtin_json("contention"), "ttl_ms": "soon"}
+    fix = builtin()["fix-redis-fencing"].to_json()
     manifest = {
         "format": "lockviz-library",
         "version": 1,
@@ -125,6 +148,10 @@ def test_a_bad_archive_adds_nothing_and_names_each_problem() -> None:
             {"title": "S", "visibility": "everyone", "scenario": builtin_json("contention")},
             {"title": "T", "visibility": "public", "scenario": late},
         ],
+        "exercises": [
+            {"title": "E", "visibility": "public", "exercise": {**fix, "concepts": ["fencing"]}},
+            {"title": "F", "visibility": "public", "exercise": "not one"},
+        ],
     }
     run = {"scenario": builtin_json("contention"), "events": []}
     problems = _refused(
@@ -134,6 +161,11 @@ def test_a_bad_archive_adds_nothing_and_names_each_problem() -> None:
     assert problems[1] == "library.json: runs[1].file: 'runs/nope.json' is not in it"
     assert problems[2].startswith("library.json: scenarios[0].visibility: 'everyone' is not one")
     assert problems[3].startswith("library.json: scenarios[1].ttl_ms")
+    assert problems[4].startswith(
+        "library.json: exercises[0].exercise.concepts[0]: 'fencing' is not a concept of the course"
+    )
+    assert problems[5] == "library.json: exercises[1].exercise: must be a JSON object"
+    assert not SavedExercise.objects.exists()
 
 
 def test_an_archive_member_is_read_no_further_than_the_import_limit() -> None:

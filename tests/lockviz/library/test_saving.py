@@ -19,7 +19,7 @@ from lockviz import accounts
 from lockviz.consumers.arrivals import read
 from lockviz.library import saving
 from lockviz.models import Plan, Run, RunEvent, SavedRun, SavedScenario, Visibility
-from lockviz.runs import recorder, recovery
+from lockviz.runs import launcher, recovery
 from lockviz.scenarios.schema import parse
 from tests.conftest import ROOT, browser_of, builtin_json
 from tests.lockviz.library.helpers import recorded_run, teacher, teachers_run
@@ -204,9 +204,9 @@ def test_back_after_a_save_never_leaves_the_site() -> None:
 
 def test_a_run_started_while_logged_in_records_the_teacher() -> None:
     ada, _ = teacher("ada")
-    run = recorder.create_run(parse(builtin_json("gc-pause-fenced")), owner=accounts.owner_of(ada))
+    run = launcher.create_run(parse(builtin_json("gc-pause-fenced")), owner=accounts.owner_of(ada))
     assert (run.owner, run.user) == (f"account:{ada.pk}", ada)
-    anonymous = recorder.create_run(parse(builtin_json("gc-pause-fenced")), owner="Zk3-_abc")
+    anonymous = launcher.create_run(parse(builtin_json("gc-pause-fenced")), owner="Zk3-_abc")
     assert anonymous.user is None
     Run.objects.filter(pk__in=[run.pk, anonymous.pk]).delete()  # queued, never started
 

@@ -12,9 +12,9 @@ from channels.routing import URLRouter
 from django.test import Client
 from django.test.utils import override_settings
 
-from lockviz import broadcast
 from lockviz.lab import capacity
 from lockviz.lab.capacity import Machine
+from lockviz.live import broadcast
 from lockviz.models import Run
 from lockviz.ops import metrics
 from lockviz.routing import websocket_urlpatterns

@@ -7,10 +7,11 @@ import time
 import pytest
 from django.test import Client
 from django.test.utils import override_settings
+from django.utils import timezone
 
 from lockviz.lab.capacity import Machine
 from lockviz.models import Run
-from lockviz.runs import admission, recorder
+from lockviz.runs import admission, launcher, recorder, waits
 from lockviz.scenarios.library import builtin
 from tests.conftest import browser_of, builtin_json
 
@@ -54,7 +55,7 @@ def test_a_queued_run_that_nobody_watches_is_cancelled(monkeypatch: pytest.Monke
     full.running.add("playing")  # the one run it takes: the run must wait
     monkeypatch.setattr(admission, "machine", lambda: full)
     scenario = builtin()["contention"]
-    run = recorder.create_run(scenario, "contention")
+    run = launcher.create_run(scenario, "contention")
     recorder.start(run, scenario)
     deadline = time.monotonic() + 20
     while Run.objects.get(pk=run.pk).status == Run.Status.QUEUED:
@@ -64,3 +65,45 @@ def test_a_queued_run_that_nobody_watches_is_cancelled(monkeypatch: pytest.Monke
     assert run.status == Run.Status.CANCELLED
     assert run.events.get().kind == "run_cancelled"
     assert full.waiting == 0  # it gave its place up
+
+
+@pytest.mark.live
+@pytest.mark.django_db(transaction=True)
+def test_a_run_says_how_long_it_waited_for_the_lab_and_behind_whose_run(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lab full with a room's run: this one waits its turn, and once it runs its page says
+    how long it waited and whose share was ahead of it (lockviz.runs.waits)."""
+    full = Machine(ceiling=1, sample=False)
+    monkeypatch.setattr(admission, "machine", lambda: full)
+    ahead = Run.objects.create(
+        title="a class's run", scenario=builtin_json("contention"), status=Run.Status.RUNNING,
+        allowance="ABCDE", owner="presenter",
+    )  # fmt: skip
+    full.join(ahead.pk)
+    assert full.enter(ahead.pk, timeout_s=1)
+    Run.objects.filter(pk=ahead.pk).update(started=ahead.created)
+    scenario = builtin()["contention"]
+    run = launcher.create_run(scenario, "contention")
+    Run.objects.filter(pk=run.pk).update(watchers=1)  # someone watches it wait
+    recorder.start(run, scenario)
+    time.sleep(2.5)
+    assert Run.objects.get(pk=run.pk).status == Run.Status.QUEUED  # the lab is full
+    Run.objects.filter(pk=ahead.pk).update(status=Run.Status.FINISHED, finished=timezone.now())
+    full.leave(ahead.pk)
+    deadline = time.monotonic() + 60
+    while Run.objects.get(pk=run.pk).status in Run.LIVE:
+        assert time.monotonic() < deadline, "never ran"
+        time.sleep(0.2)
+    run.refresh_from_db()
+    assert run.status == Run.Status.FINISHED and run.started is not None
+    waited = waits.of(run)
+    assert waited is not None and waited.seconds >= 2.0
+    assert waited.behind == (("of the class in room ABCDE", 1),)
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert (
+        f"It waited {waited.seconds:.0f} s for the lab, behind 1 run: 1 of the class in room ABCDE."
+        in page
+    )
+    quick = Run.objects.get(pk=ahead.pk)  # taken at once: nothing to tell
+    assert waits.of(quick) is None

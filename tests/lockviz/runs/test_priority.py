@@ -12,7 +12,7 @@ from django.contrib.auth.models import User
 from lockviz import accounts
 from lockviz.lab import procs
 from lockviz.models import Room, Run
-from lockviz.runs import recorder
+from lockviz.runs import launcher, recorder
 from lockviz.scenarios.schema import Scenario, parse
 from lockviz.teaching import rooms
 
@@ -47,16 +47,16 @@ def test_a_students_run_yields_to_the_presenters_and_the_presenters_does_not() -
     room = Room.objects.create(presenter=teacher)  # a teacher's room, its class there
     rooms.arrived(room, rooms.join(room, "a student"))
     base = os.getpriority(os.PRIO_PROCESS, 0)
-    [student] = recorder.launch_many([free_play()], owner="student", open_ended=True)
+    [student] = launcher.launch_many([free_play()], owner="student", open_ended=True)
     before = playing(student)
     assert {procs.niceness(pid) for pid in before} == {base}  # no presenter's run: no yielding
-    [presenter] = recorder.launch_many([free_play()], owner=teacher, open_ended=True)
+    [presenter] = launcher.launch_many([free_play()], owner=teacher, open_ended=True)
     theirs = playing(presenter)
     assert {procs.niceness(pid) for pid in before} == {max(base, procs.LOW_NICENESS)}
     assert {procs.niceness(pid) for pid in theirs} == {base}
-    [later] = recorder.launch_many([free_play()], owner="another student", open_ended=True)
+    [later] = launcher.launch_many([free_play()], owner="another student", open_ended=True)
     assert {procs.niceness(pid) for pid in playing(later)} == {max(base, procs.LOW_NICENESS)}
     for run in (student, presenter, later):
-        recorder.finish(run.pk)
+        launcher.finish(run.pk)
     for run in (student, presenter, later):
         wait(lambda r=run: not recorder.is_live(r.pk))

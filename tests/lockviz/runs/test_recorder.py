@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from django.db.models.signals import post_save
 
-from lockviz import broadcast
 from lockviz.lab.engine import RunEngine
 from lockviz.lab.procs import wait_until
-from lockviz.labhost.host import STOPPED
+from lockviz.live import broadcast
 from lockviz.models import Run, RunEvent
-from lockviz.runs import recorder
+from lockviz.runs import launcher, recorder
+from lockviz.runs.host import STOPPED
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import parse
 
@@ -41,7 +41,7 @@ def test_a_run_is_finished_in_the_database_before_its_verdict_is_heard(
     """The servers stop after the verdict is told; a page loaded in between must already show a
     finished run (no fault menus), so the status is stored with the run_finished event."""
     scenario = builtin()["contention"]
-    run = recorder.create_run(scenario, "contention")
+    run = launcher.create_run(scenario, "contention")
     heard: dict[str, Any] = {}
     publish = broadcast.publish
 
@@ -70,7 +70,7 @@ def test_a_run_deleted_while_it_ends_stays_deleted(monkeypatch: pytest.MonkeyPat
     """A run deleted once its verdict is stored (pruned, or a test's database emptied while the
     servers stop) must not come back as a new row when the outcome is stored as a whole."""
     scenario = builtin()["contention"]
-    run = recorder.create_run(scenario, "contention")
+    run = launcher.create_run(scenario, "contention")
     publish = broadcast.publish
 
     def delete_on_verdict(run_id: str, message: dict[str, Any]) -> None:
@@ -95,7 +95,7 @@ def test_events_recorded_from_every_thread_are_stored_by_one_thread_in_order() -
     stored_by: list[tuple[str, int]] = []
     heard: list[int] = []
     scenario = builtin()["gc-pause-fenced"]
-    run = recorder.create_run(scenario, "gc-pause-fenced")
+    run = launcher.create_run(scenario, "gc-pause-fenced")
 
     def seen(sender: Any, instance: RunEvent, created: bool, **_: Any) -> None:
         stored_by.append((threading.current_thread().name, instance.seq))
@@ -134,13 +134,13 @@ def test_events_recorded_from_every_thread_are_stored_by_one_thread_in_order() -
 @pytest.mark.live
 @pytest.mark.django_db(transaction=True)
 def test_a_run_interrupted_as_its_lab_host_stops_keeps_every_event_then_the_interruption() -> None:
-    """Ctrl-C of a lab host while a run plays (lockviz.labhost.host): the interruption was told
+    """Ctrl-C of a lab host while a run plays (lockviz.runs.host): the interruption was told
     with the number the run's writer or its engine was about to store, and that event was lost
     ("UNIQUE constraint failed: lockviz_runevent.run_id, lockviz_runevent.seq"). Now every
     event the engine kept is stored, in order, then the interruption, and nothing after it,
     however long the engine plays on before the process is gone."""
     scenario = parse(busy(30))
-    run = recorder.create_run(scenario)
+    run = launcher.create_run(scenario)
     playing = threading.Thread(target=recorder.execute, args=(run, scenario), daemon=True)
     playing.start()
     wait_until(lambda: run.events.count() > 40, 60, "the run's first 40 events stored")
@@ -166,7 +166,7 @@ def test_a_run_is_this_process_s_until_its_end_is_stored(monkeypatch: pytest.Mon
     database, was marked interrupted by a sibling ("the app that ran it stopped before it
     ended": tests/deploy/test_labhosts.py, in a full run). It is named until its end is stored."""
     scenario = scenario_of_turns()
-    run = recorder.create_run(scenario)
+    run = launcher.create_run(scenario)
     store = recorder.store_event
 
     def slow_store(run_id: str, event: Any, *args: Any) -> Any:

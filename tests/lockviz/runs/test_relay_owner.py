@@ -10,7 +10,7 @@ import threading
 import pytest
 import redis
 
-from lockviz import channel_layer
+from lockviz.live import channel_layer
 from lockviz.models import Run
 from lockviz.runs import recorder, relay
 
@@ -22,7 +22,7 @@ def test_a_relayed_request_not_speaking_for_the_runs_owner_is_refused(
 ) -> None:
     run = Run.objects.create(title="t", scenario={}, owner="alice's browser")
     done: list[str] = []
-    monkeypatch.setattr(recorder, "_finish_here", lambda run_id, why: done.append(run_id) or True)
+    monkeypatch.setattr(recorder, "finish_here", lambda run_id, why: done.append(run_id) or True)
     forged = recorder._answer_finish(run.pk, "mallory", {"why": "forged"})
     assert forged == {"problems": ["this request does not speak for the run's owner"]}
     assert recorder._answer_inject(run.pk, "", {"do": "pause"})["problems"]

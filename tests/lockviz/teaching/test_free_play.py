@@ -8,7 +8,7 @@ import pytest
 
 from lockviz.errors import NotLive, ScenarioError
 from lockviz.models import Run
-from lockviz.runs import recorder
+from lockviz.runs import launcher, recorder
 from lockviz.scenarios.schema import parse
 from lockviz.teaching import play as free_play
 
@@ -32,20 +32,20 @@ def test_clicks_become_steps_and_then_a_scenario() -> None:
          "ttl_ms": 800, "clients": ["alice", "bob"], "steps": []},
         allow_empty=True,
     )  # fmt: skip
-    run = recorder.create_run(scenario)
+    run = launcher.create_run(scenario)
     recorder.start(run, scenario, open_ended=True)
     wait(lambda: recorder.is_live(run.pk) and recorder._engines[run.pk].started.is_set())
-    recorder.inject(run.pk, {"do": "acquire", "client": "alice"})
+    launcher.inject(run.pk, {"do": "acquire", "client": "alice"})
     wait(lambda: ("alice", "granted") in kinds(run))
-    recorder.inject(run.pk, {"do": "pause", "client": "alice", "ms": 1500})
-    recorder.inject(run.pk, {"do": "acquire", "client": "bob", "timeout_ms": 3000})
+    launcher.inject(run.pk, {"do": "pause", "client": "alice", "ms": 1500})
+    launcher.inject(run.pk, {"do": "acquire", "client": "bob", "timeout_ms": 3000})
     wait(lambda: ("bob", "granted") in kinds(run))
     with pytest.raises(ScenarioError) as bad:
-        recorder.inject(run.pk, {"do": "pause", "client": "mallory", "ms": 10})
+        launcher.inject(run.pk, {"do": "pause", "client": "mallory", "ms": 10})
     assert bad.value.problems == [
         "client: 'mallory' is not one of the scenario's clients ['alice', 'bob']"
     ]
-    recorder.finish(run.pk)
+    launcher.finish(run.pk)
     wait(lambda: Run.objects.get(pk=run.pk).status == Run.Status.FINISHED)
     run.refresh_from_db()
     assert run.verdict["mutual_exclusion"] == "violated"  # alice froze past her lease
@@ -54,4 +54,4 @@ def test_clicks_become_steps_and_then_a_scenario() -> None:
     assert saved["steps"][0]["at_ms"] <= saved["steps"][1]["at_ms"] <= saved["steps"][2]["at_ms"]
     assert parse(saved).steps[1].ms == 1500  # a valid scenario, ready to replay
     with pytest.raises(NotLive):  # not a problem with the step: the session has ended
-        recorder.inject(run.pk, {"do": "acquire", "client": "alice"})
+        launcher.inject(run.pk, {"do": "acquire", "client": "alice"})

@@ -41,7 +41,7 @@ def test_the_embed_is_framable_by_the_setting_and_no_other_page_is(client: Clien
     run = imported(client)
     embed = client.get(f"/embed/runs/{run.pk}/")
     assert embed.status_code == 200
-    assert "; frame-ancestors *;" in embed["Content-Security-Policy"]  # with lockviz.csp's
+    assert "; frame-ancestors *;" in embed["Content-Security-Policy"]  # with lockviz.edge.csp's
     assert "X-Frame-Options" not in embed
     page = embed.content.decode()
     assert (
@@ -111,7 +111,7 @@ def test_a_lesson_run_is_embedded_and_downloaded_as_its_replay_shows_it() -> Non
     run = teachers_run(teacher)
     secrets = [text for texts in secrets_of(run).values() for text in texts]
     for path in (f"/embed/runs/{run.pk}/", f"/runs/{run.pk}/export.html"):
-        asked = student.get(path).content.decode()
+        asked = student.get(path, headers={"Sec-Fetch-Dest": "document"}).content.decode()
         assert 'id="show-outcome"' in asked and 'id="rp-play"' not in asked, path
         shown = student.get(path + "?outcome=shown").content.decode()
         told = [json.dumps(run_events(shown)[1])] if "export" in path else []
@@ -122,16 +122,29 @@ def test_a_lesson_run_is_embedded_and_downloaded_as_its_replay_shows_it() -> Non
 
 
 def test_the_embeds_ask_first_page_is_standalone_and_not_framable() -> None:
-    """It was the whole site page (navigation, the "Teach a class" form), framable by anyone."""
+    """It was the whole site page (navigation, the "Teach a class" form), framable by anyone;
+    then a blank frame (DENY) wherever a course page framed it."""
     teacher, student = Client(), Client()
     open_class(teacher, student)
     run = teachers_run(teacher)
-    asked = student.get(f"/embed/runs/{run.pk}/")
-    page = asked.content.decode()
-    assert 'id="show-outcome"' in page and 'class="standalone' in page
-    assert "<nav" not in page and "<form" not in page and "Teach a class" not in page
-    assert asked["X-Frame-Options"] == "DENY"
-    assert "frame-ancestors 'none'" in asked["Content-Security-Policy"]
+    for asked in (
+        student.get(f"/embed/runs/{run.pk}/", headers={"Sec-Fetch-Dest": "document"}),
+        student.get(f"/embed/runs/{run.pk}/?outcome=ask", headers={"Sec-Fetch-Dest": "iframe"}),
+    ):
+        page = asked.content.decode()
+        assert 'id="show-outcome"' in page and 'class="standalone' in page
+        assert "<nav" not in page and "<form" not in page and "Teach a class" not in page
+        assert asked["X-Frame-Options"] == "DENY"
+        assert "frame-ancestors 'none'" in asked["Content-Security-Policy"]
+        assert "Sec-Fetch-Dest" in asked["Vary"]
+    # Framed (or by a browser that does not say): a notice a frame may hold, a link out.
+    for dest in ("iframe", ""):
+        framed = student.get(f"/embed/runs/{run.pk}/", headers={"Sec-Fetch-Dest": dest})
+        page = framed.content.decode()
+        assert 'id="show-outcome"' not in page and 'id="rp-play"' not in page
+        assert "X-Frame-Options" not in framed
+        assert "frame-ancestors *" in framed["Content-Security-Policy"]
+        assert re.search(r'<a id="ask-elsewhere" href="\?outcome=ask" target="_blank"', page)
     shown = student.get(f"/embed/runs/{run.pk}/?outcome=shown")
     assert "X-Frame-Options" not in shown  # the embed itself: as any course page frames it
 
@@ -152,7 +165,7 @@ def test_a_lecture_plan_embeds_its_items_in_order_without_the_teachers_notes(
     plan = Plan.objects.create(title="Week 3", owner="a-teacher", items=items)
     embed = client.get(f"/embed/plans/{plan.pk}/")
     assert embed.status_code == 200 and "X-Frame-Options" not in embed
-    assert "; frame-ancestors *;" in embed["Content-Security-Policy"]  # with lockviz.csp's
+    assert "; frame-ancestors *;" in embed["Content-Security-Policy"]  # with lockviz.edge.csp's
     page = html.unescape(embed.content.decode())
     assert "NOTE-" not in page
     assert f'src="/embed/runs/{run.pk}/?to=20#seq=5"' in page

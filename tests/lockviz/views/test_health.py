@@ -152,7 +152,7 @@ def test_no_token_is_accepted_when_none_is_set(client: Client, settings: Any) ->
 
 @pytest.mark.django_db
 def test_metrics_from_a_configured_network(client: Client, settings: Any) -> None:
-    from lockviz.proxies import networks
+    from lockviz.edge.proxies import networks
 
     settings.LOCKVIZ_METRICS_FROM = networks(["10.9.0.0/16"])
     assert client.get("/metrics", REMOTE_ADDR="10.9.3.4").status_code == 200
@@ -173,7 +173,7 @@ def asgi_get(path: str, peer: str, headers: list[tuple[bytes, bytes]]) -> dict[s
 @pytest.mark.django_db(transaction=True)
 def test_a_proxy_on_loopback_that_is_not_trusted_still_cannot_scrape() -> None:
     # An nginx on this host, not named in LOCKVIZ_TRUSTED_PROXIES: its X-Forwarded-For is
-    # dropped before Django (lockviz.proxies), yet the request still came through it.
+    # dropped before Django (lockviz.edge.proxies), yet the request still came through it.
     host = [(b"host", b"127.0.0.1")]
     forwarded = [*host, (b"x-forwarded-for", ELSEWHERE.encode())]
     assert asgi_get("/metrics", "127.0.0.1", forwarded)["status"] == 404

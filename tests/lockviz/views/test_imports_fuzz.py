@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from lockviz.errors import ImportRefused
 from lockviz.models import Run
-from lockviz.runs import imports, recorder
+from lockviz.runs import imports, launcher
 from lockviz.runs.imports import ImportedRun
 from lockviz.scenarios.schema import Scenario
 from tests.strategies import EXPORTED, FUZZ, hostile_runs, hostile_scenarios, split_problem
@@ -123,13 +123,13 @@ def test_run_it_live_opens_the_run_page_or_names_the_problem(data: Any, htmx: bo
         started.append(scenario)  # recorded, not run: the lab is not what is tested here
         return Run.objects.create(title=scenario.title, scenario=scenario.to_json(), owner=owner)
 
-    original, recorder.launch = recorder.launch, launch  # type: ignore[assignment]
+    original, launcher.launch = launcher.launch, launch  # type: ignore[assignment]
     try:
         response = client.post(
             "/import/run/", {"scenario": json.dumps(data)}, **(HTMX if htmx else {})
         )
     finally:
-        recorder.launch = original  # type: ignore[method-assign]
+        launcher.launch = original  # type: ignore[method-assign]
     if not started:
         assert "This cannot be imported" in response.content.decode()
         return

@@ -11,7 +11,7 @@ from django.templatetags.static import static as static_url
 from django.test import Client
 from django.utils.html import escape
 
-from lockviz import staticfiles
+from lockviz.edge import staticfiles
 from lockviz.models import Run
 from lockviz.scenarios.library import builtin
 from tests.conftest import builtin_json, wait_for_run
