@@ -12,6 +12,7 @@ import pytest
 from lockviz import narrator
 from lockviz.lab.engine import RunResult
 from lockviz.lab.story import HEARTBEATS
+from lockviz.scenarios.library import builtin
 from tests.lockviz.lab.recorded import told_once
 
 pytestmark = pytest.mark.live
