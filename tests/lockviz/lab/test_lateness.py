@@ -102,16 +102,27 @@ def test_a_late_first_step_shifts_the_whole_schedule_and_keeps_the_story() -> No
         result = stalled_at_start()
         if sum(e["kind"] == "schedule_shifted" for e in result.events) == 1:
             break
-    shift = first(result.events, "schedule_shifted")
+    shift, *again = [e for e in result.events if e["kind"] == "schedule_shifted"]
     assert shift["index"] == 0 and shift["late_ms"] >= 900 and shift["kept"] is True
     done = steps(result.events)
     assert done[0]["late_ms"] >= 900
-    assert all(s["late_ms"] < TOLERANCE_MS for s in done[1:])  # the rest came on the new schedule
-    # Every interval of the script was kept (within the tolerance), the story with it.
+    # The rest came on the new schedule, except where the machine fell behind again (three
+    # runs in a row, on a loaded machine) and said so with a shift of its own.
+    late_again = {e.get("index") for e in again}
+    assert all(s["late_ms"] < TOLERANCE_MS or s["index"] in late_again for s in done[1:])
+    # Every interval of the script was kept (within the tolerance), the story with it; one
+    # that ends at a step late again is longer by that step's lateness, never shorter.
     for before, after in itertools.pairwise(done):
         scripted = after["at_ms"] - before["at_ms"]
-        assert abs((after["t_ms"] - before["t_ms"]) - scripted) < TOLERANCE_MS + 10
-    assert result.inconclusive == "" and result.expect_met is True, result.verdict
+        taken = after["t_ms"] - before["t_ms"]
+        if after["index"] in late_again:
+            assert taken > scripted - TOLERANCE_MS
+        else:
+            assert abs(taken - scripted) < TOLERANCE_MS + 10
+    if all(e["kept"] for e in again):
+        assert result.inconclusive == "" and result.expect_met is True, result.verdict
+    else:  # not this stall's doing: a later moment, and the run says the machine fell behind
+        assert result.expect_met is None and result.inconclusive.startswith("the machine fell")
 
 
 def test_a_stall_after_a_grant_that_outlives_the_lease_makes_the_run_inconclusive() -> None:
