@@ -28,6 +28,7 @@ from lockviz.lab.events import Event
 from lockviz.lab.labs import LocalLab
 from lockviz.lab.provision import Provisioned
 from lockviz.lab.scheduler import TOLERANCE_MS
+from lockviz.lab.story import STEP_RESOLUTION_MS
 from lockviz.lab.watchers.base import Watcher
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import Scenario, parse
@@ -73,9 +74,13 @@ def test_the_scenario_clock_starts_once_every_server_client_and_watcher_is_ready
     monkeypatch.setattr(LocalLab, "servers", labs.contextlib.contextmanager(servers_ready))
     monkeypatch.setattr(clients.ClientProcess, "wait_ready", client_is_ready)
     monkeypatch.setattr(Watcher, "wait_ready", watcher_is_ready)
-    engine = RunEngine(builtin()["redlock-happy"], LocalLab())
-    result = engine.run()
-    assert result.error is None and result.expect_met
+    for _ in range(3):  # a loaded machine may fall behind and say so: the story is then untold
+        ready.clear()
+        engine = RunEngine(builtin()["redlock-happy"], LocalLab())
+        result = engine.run()
+        if not result.inconclusive:
+            break
+    assert result.error is None and result.expect_met, result.inconclusive
     assert set(ready) == {
         "servers",
         "client alice",
@@ -288,7 +293,8 @@ def test_a_client_starved_until_its_pause_makes_the_run_inconclusive_not_wrong()
     # told with confidence. Her acquire, held up until the pause came, moved across it.
     result, shift = starved_until_the_lab_thaws("gc-pause-fenced")
     lost_at(result, shift, "step 2 (pause)")
-    assert shift["moved_from_ms"] < shift["fixed_ms"] <= shift["moved_to_ms"]
+    # the pause is recorded to 0.1 ms: it may read 0.1 ms after the moment moved past it
+    assert shift["moved_from_ms"] < shift["fixed_ms"] <= shift["moved_to_ms"] + STEP_RESOLUTION_MS
     assert shift["late_ms"] > TOLERANCE_MS
     paused, granted = first(result.events, "paused"), first(result.events, "granted", actor="alice")
     assert paused["t_ms"] < granted["t_ms"]  # what happened: frozen first, granted after
