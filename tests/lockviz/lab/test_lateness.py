@@ -213,8 +213,9 @@ def lost_at(result: RunResult, shift: dict[str, Any], fixed_by: str, step: int =
 def starved_until_the_lab_thaws(name: str, tries: int = 3) -> tuple[RunResult, dict[str, Any]]:
     """The built-in ``name`` with alice stopped until the lab itself thaws her: the run, and
     the shift of hers that lost the story. On a loaded machine the lab's own first step may
-    come late enough to lose it before hers is judged (the run says so, and is inconclusive as
-    it should be, but not for her): that run is played again."""
+    come late enough to lose it before hers is judged, or fall behind at another step first
+    (the run says so, and is inconclusive as it should be, but not for her): that run is
+    played again."""
     for _ in range(tries):
         engine = RunEngine(builtin()[name], LocalLab())
         stall_client(engine, "alice", None)
@@ -222,9 +223,9 @@ def starved_until_the_lab_thaws(name: str, tries: int = 3) -> tuple[RunResult, d
         # Never a wrong story (seen, before lockviz.lab.story.STEP_RESOLUTION_MS: about one
         # run in six of the crash, under a CPU hog, told bob's grant with confidence).
         assert result.expect_met is not False, result.verdict
-        hers = [e for e in result.events if e["kind"] == "schedule_shifted" and not e["kept"]
-                and e["what"] == "step 1 (acquire), as alice took it"]  # fmt: skip
-        if hers:
+        lost = [e for e in result.events if e["kind"] == "schedule_shifted" and not e["kept"]]
+        hers = [e for e in lost if e["what"] == "step 1 (acquire), as alice took it"]
+        if hers and hers[0] is lost[0]:  # the machine lost no moment of its own before hers
             return result, hers[0]
     return result, alices_shift(result, lost=True)  # says what was found instead
 
