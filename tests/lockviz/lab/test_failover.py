@@ -90,9 +90,12 @@ def test_wait_1_keeps_the_lock_when_the_replica_that_acknowledged_is_promoted() 
     waited = first(events, "reply", "alice", op="wait")
     assert waited["ok"] is True and waited["acked"] == 1
     copy = first(events, "replicated", "redis-2", holder="alice")
-    assert not find(events, "replicated", "redis-3", holder="alice")  # its link was cut
     killed, _ = failover(events)
     assert copy["seq"] < killed["seq"]
+    # redis-3's link to redis-1 was cut: no copy of hers before the kill (once redis-2 is
+    # promoted, redis-3 replicates from it and may copy her key then: seen under load)
+    third = find(events, "replicated", "redis-3", holder="alice")
+    assert not [e for e in third if e["seq"] < killed["seq"]], third
     refused = find(events, "reply", "bob", op="acquire", ok=False)
     assert refused and all(e["from"] == "redis-2" for e in refused)  # Alice's key is there
     released = first(events, "released", "alice")
