@@ -2,7 +2,9 @@
 
 A unit of work is one test, except that the tests of a module that shares module-scoped
 fixtures are one unit, run by one worker in file order: they share that fixture instead of each
-worker starting its own, and may build on each other (tests/deploy).
+worker starting its own, and may build on each other (tests/deploy). The modules that read the
+built-ins' shared runs (they import tests/lockviz/lab/recorded.py) are one unit too, so that
+one process plays each run once; test_builtins, which starts them all, goes first in it.
 
 Units start longest first, so that no worker is left, at the end, with one long test while the
 others wait idle: a worker takes its next unit in collection order, and this plugin orders the
@@ -24,6 +26,7 @@ needs a deployment's stack has a module of its own: tests/deploy/test_class_arri
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import re
 from pathlib import Path
@@ -45,9 +48,24 @@ def shares_module_fixtures(path: str) -> bool:
     return any(f.is_file() and MODULE_FIXTURE.search(f.read_text()) for f in sources)
 
 
+# A test module importing the built-ins' runs that one process plays once and shares.
+RECORDED = "tests/lockviz/lab/recorded.py"
+SHARED_RUNS = "tests.lockviz.lab.recorded"
+READS_RECORDED = re.compile(r"^from tests\.lockviz\.lab(\.recorded import| import recorded)", re.M)
+PLAYS_ALL = "tests/lockviz/lab/test_builtins.py"  # starts every run: first in the unit
+
+
+@functools.cache
+def reads_recorded(path: str) -> bool:
+    module = ROOT / path
+    return module.is_file() and bool(READS_RECORDED.search(module.read_text()))
+
+
 def unit_of(nodeid: str) -> str:
-    """The unit of work a test belongs to: its module's path, or itself."""
+    """The unit of work a test belongs to: the shared runs', its module's path, or itself."""
     path = nodeid.split("::")[0]
+    if reads_recorded(path):
+        return RECORDED
     return path if shares_module_fixtures(path) else nodeid
 
 
@@ -89,6 +107,8 @@ def longest_first(items: list[pytest.Item]) -> list[pytest.Item]:
         units.values(),
         key=lambda tests: (min(cost_rank(t) for t in tests), len(tests) == 1),
     )  # sorted() is stable: file order within a rank
+    for tests in order:  # the module that starts every shared run first (sort is stable)
+        tests.sort(key=lambda t: t.nodeid.split("::")[0] != PLAYS_ALL)
     return [item for tests in quick_before_alone(order) for item in tests]
 
 
@@ -114,6 +134,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         path = item.nodeid.split("::")[0]
         assert "module" not in scopes or shares_module_fixtures(path), (
             f"{path} uses a module-scoped fixture that tests/scheduling.py does not see"
+        )
+        module = getattr(item, "module", None)
+        shared = module is not None and any(
+            getattr(v, "__name__" if inspect.ismodule(v) else "__module__", "") == SHARED_RUNS
+            for v in vars(module).values()
+        )
+        assert not shared or reads_recorded(path), (
+            f"{path} reads the shared runs in a way tests/scheduling.py does not see"
         )
     if "PYTEST_XDIST_WORKER" in os.environ:
         items[:] = longest_first(items)

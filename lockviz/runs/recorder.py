@@ -191,18 +191,20 @@ def execute(
     if not connection.in_atomic_block:  # idle while the run plays: not held for all of it
         connection.close()
     try:
-        result = engine.run()
-    except Exception as exc:
-        log.exception("run %s crashed", run.pk)
-        writer.drain()
-        _finish(run, error=f"the lab failed: {exc}")
-        raise
-    finally:
-        _engines.pop(run.pk, None)
+        try:
+            result = engine.run()
+        except Exception as exc:
+            log.exception("run %s crashed", run.pk)
+            writer.drain()
+            _finish(run, error=f"the lab failed: {exc}")
+            raise
+        finally:
+            _engines.pop(run.pk, None)  # no click reaches it any more
+        writer.drain()  # every event stored before the run's end is
+        _finish(run, result=result)
+        return result
+    finally:  # ours (here()) until its end is stored: a draining lab host waits for that
         _writers.pop(run.pk, None)
-    writer.drain()  # every event stored before the run's end is
-    _finish(run, result=result)
-    return result
 
 
 def queue_position(run_id: str) -> int | None:
@@ -276,7 +278,8 @@ def here() -> list[str]:
 
 
 def _ours() -> list[str]:
-    return [*admission.machine().queued(), *list(_engines)]
+    """Queued, playing, or still storing its last events and its end (its writer draining)."""
+    return list(dict.fromkeys([*admission.machine().queued(), *list(_engines), *list(_writers)]))
 
 
 def _let_go(run_id: str, why: str) -> None:

@@ -107,7 +107,7 @@ def test_an_election_is_played_freely_and_its_clients_ask_who_leads(
     leads = page.locator("svg#diagram text", has_text="alice leads · epoch")
     leads.first.wait_for(state="attached", timeout=20_000)
     page.get_by_role("button", name="Finish").click()
-    page.locator("#verdict .headline").filter(has_text="Mutual exclusion held").wait_for(
+    page.locator("#verdict .headline").filter(has_text="One leader at a time").wait_for(
         timeout=30_000
     )
     assert page.errors == []

@@ -28,6 +28,7 @@ from lockviz.lab.events import Event
 from lockviz.lab.labs import LocalLab
 from lockviz.lab.provision import Provisioned
 from lockviz.lab.scheduler import TOLERANCE_MS
+from lockviz.lab.story import STEP_RESOLUTION_MS
 from lockviz.lab.watchers.base import Watcher
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import Scenario, parse
@@ -73,9 +74,13 @@ def test_the_scenario_clock_starts_once_every_server_client_and_watcher_is_ready
     monkeypatch.setattr(LocalLab, "servers", labs.contextlib.contextmanager(servers_ready))
     monkeypatch.setattr(clients.ClientProcess, "wait_ready", client_is_ready)
     monkeypatch.setattr(Watcher, "wait_ready", watcher_is_ready)
-    engine = RunEngine(builtin()["redlock-happy"], LocalLab())
-    result = engine.run()
-    assert result.error is None and result.expect_met
+    for _ in range(3):  # a loaded machine may fall behind and say so: the story is then untold
+        ready.clear()
+        engine = RunEngine(builtin()["redlock-happy"], LocalLab())
+        result = engine.run()
+        if not result.inconclusive:
+            break
+    assert result.error is None and result.expect_met, result.inconclusive
     assert set(ready) == {
         "servers",
         "client alice",
@@ -102,16 +107,27 @@ def test_a_late_first_step_shifts_the_whole_schedule_and_keeps_the_story() -> No
         result = stalled_at_start()
         if sum(e["kind"] == "schedule_shifted" for e in result.events) == 1:
             break
-    shift = first(result.events, "schedule_shifted")
+    shift, *again = [e for e in result.events if e["kind"] == "schedule_shifted"]
     assert shift["index"] == 0 and shift["late_ms"] >= 900 and shift["kept"] is True
     done = steps(result.events)
     assert done[0]["late_ms"] >= 900
-    assert all(s["late_ms"] < TOLERANCE_MS for s in done[1:])  # the rest came on the new schedule
-    # Every interval of the script was kept (within the tolerance), the story with it.
+    # The rest came on the new schedule, except where the machine fell behind again (three
+    # runs in a row, on a loaded machine) and said so with a shift of its own.
+    late_again = {e.get("index") for e in again}
+    assert all(s["late_ms"] < TOLERANCE_MS or s["index"] in late_again for s in done[1:])
+    # Every interval of the script was kept (within the tolerance), the story with it; one
+    # that ends at a step late again is longer by that step's lateness, never shorter.
     for before, after in itertools.pairwise(done):
         scripted = after["at_ms"] - before["at_ms"]
-        assert abs((after["t_ms"] - before["t_ms"]) - scripted) < TOLERANCE_MS + 10
-    assert result.inconclusive == "" and result.expect_met is True, result.verdict
+        taken = after["t_ms"] - before["t_ms"]
+        if after["index"] in late_again:
+            assert taken > scripted - TOLERANCE_MS
+        else:
+            assert abs(taken - scripted) < TOLERANCE_MS + 10
+    if all(e["kept"] for e in again):
+        assert result.inconclusive == "" and result.expect_met is True, result.verdict
+    else:  # not this stall's doing: a later moment, and the run says the machine fell behind
+        assert result.expect_met is None and result.inconclusive.startswith("the machine fell")
 
 
 def test_a_stall_after_a_grant_that_outlives_the_lease_makes_the_run_inconclusive() -> None:
@@ -125,8 +141,10 @@ def test_a_stall_after_a_grant_that_outlives_the_lease_makes_the_run_inconclusiv
 
     engine._dispatch = slow_dispatch  # type: ignore[method-assign]
     result = engine.run()
-    shift = first(result.events, "schedule_shifted")
-    assert shift["kept"] is False and shift["index"] == 1  # her pause, due at 300 ms
+    # A busy machine may make the first step late too (a shift that crosses nothing: kept); the
+    # stall is what carries her pause past her lease's end.
+    shift = first(result.events, "schedule_shifted", kept=False)
+    assert shift["index"] == 1  # her pause, due at 300 ms
     assert (shift["fixed"], shift["fixed_by"]) == ("lease", "alice")
     assert shift["moved_from_ms"] < shift["fixed_ms"] < shift["moved_to_ms"]
     assert result.inconclusive.startswith("the machine fell behind by")
@@ -195,8 +213,9 @@ def lost_at(result: RunResult, shift: dict[str, Any], fixed_by: str, step: int =
 def starved_until_the_lab_thaws(name: str, tries: int = 3) -> tuple[RunResult, dict[str, Any]]:
     """The built-in ``name`` with alice stopped until the lab itself thaws her: the run, and
     the shift of hers that lost the story. On a loaded machine the lab's own first step may
-    come late enough to lose it before hers is judged (the run says so, and is inconclusive as
-    it should be, but not for her): that run is played again."""
+    come late enough to lose it before hers is judged, or fall behind at another step first
+    (the run says so, and is inconclusive as it should be, but not for her): that run is
+    played again."""
     for _ in range(tries):
         engine = RunEngine(builtin()[name], LocalLab())
         stall_client(engine, "alice", None)
@@ -204,9 +223,9 @@ def starved_until_the_lab_thaws(name: str, tries: int = 3) -> tuple[RunResult, d
         # Never a wrong story (seen, before lockviz.lab.story.STEP_RESOLUTION_MS: about one
         # run in six of the crash, under a CPU hog, told bob's grant with confidence).
         assert result.expect_met is not False, result.verdict
-        hers = [e for e in result.events if e["kind"] == "schedule_shifted" and not e["kept"]
-                and e["what"] == "step 1 (acquire), as alice took it"]  # fmt: skip
-        if hers:
+        lost = [e for e in result.events if e["kind"] == "schedule_shifted" and not e["kept"]]
+        hers = [e for e in lost if e["what"] == "step 1 (acquire), as alice took it"]
+        if hers and hers[0] is lost[0]:  # the machine lost no moment of its own before hers
             return result, hers[0]
     return result, alices_shift(result, lost=True)  # says what was found instead
 
@@ -275,7 +294,8 @@ def test_a_client_starved_until_its_pause_makes_the_run_inconclusive_not_wrong()
     # told with confidence. Her acquire, held up until the pause came, moved across it.
     result, shift = starved_until_the_lab_thaws("gc-pause-fenced")
     lost_at(result, shift, "step 2 (pause)")
-    assert shift["moved_from_ms"] < shift["fixed_ms"] <= shift["moved_to_ms"]
+    # the pause is recorded to 0.1 ms: it may read 0.1 ms after the moment moved past it
+    assert shift["moved_from_ms"] < shift["fixed_ms"] <= shift["moved_to_ms"] + STEP_RESOLUTION_MS
     assert shift["late_ms"] > TOLERANCE_MS
     paused, granted = first(result.events, "paused"), first(result.events, "granted", actor="alice")
     assert paused["t_ms"] < granted["t_ms"]  # what happened: frozen first, granted after
@@ -338,17 +358,24 @@ def test_a_pause_that_lands_on_a_command_the_machine_held_up_makes_the_run_incon
 
 
 def test_the_run_queue_delay_counts_the_time_a_process_waited_for_a_core() -> None:
-    # Two busy processes on one core: each waits for it about half the time.
-    script = "import time\nend = time.monotonic() + 0.4\nwhile time.monotonic() < end: pass"
-    hogs = [procs.spawn([sys.executable, "-c", script]) for _ in range(2)]
-    core = {min(os.sched_getaffinity(0))}
-    for hog in hogs:
-        os.sched_setaffinity(hog.pid, core)
-    before = [procs.run_delay_ns(hog.pid) or 0 for hog in hogs]
-    time.sleep(0.3)
-    waited = [(procs.run_delay_ns(hog.pid) or 0) - b for hog, b in zip(hogs, before, strict=True)]
-    for hog in hogs:
-        hog.wait(5)
+    # Two busy processes on one core: each waits for it about half the time. They spin until
+    # they are killed: a loaded machine may hold this test up for longer than any fixed spin
+    # (seen: both had ended before the first reading, and each had waited 0 ms since).
+    hogs = [procs.spawn([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        core = {min(os.sched_getaffinity(0))}
+        for hog in hogs:
+            os.sched_setaffinity(hog.pid, core)
+        before = [procs.run_delay_ns(hog.pid) for hog in hogs]
+        time.sleep(0.3)
+        after = [procs.run_delay_ns(hog.pid) for hog in hogs]
+        assert all(hog.poll() is None for hog in hogs)  # both spun all along
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait(5)
+    assert None not in before and None not in after
+    waited = [a - b for a, b in zip(after, before, strict=True)]  # type: ignore[operator]
     assert max(waited) > 50_000_000, waited  # at least one of them waited > 50 ms of 300
     assert procs.run_delay_ns(hogs[0].pid) is None  # gone
 

@@ -9,8 +9,8 @@ import pytest
 
 from lockviz.lab.engine import RunEngine, RunResult
 from lockviz.lab.labs import LocalLab
-from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import Scenario, parse
+from tests.lockviz.lab.recorded import told_once
 
 pytestmark = pytest.mark.live
 
@@ -94,7 +94,7 @@ def run_verdict(events: list[Event]) -> dict[str, Any]:
 
 
 def test_the_fencing_hole_is_closed_by_asking_zookeeper_after_it_expired_her_session() -> None:
-    events = run(builtin()["storage-hole-sequencer"]).events
+    events = told_once("storage-hole-sequencer").events
     expired = kind_of(events, "zk-1", "expired", holder="alice")[0]
     bob = kind_of(events, "bob", "granted")[0]
     alice_write = kind_of(events, "alice", "request", op="write")[0]
@@ -107,7 +107,7 @@ def test_the_fencing_hole_is_closed_by_asking_zookeeper_after_it_expired_her_ses
 
 
 def test_the_fenced_storage_lets_the_same_write_through() -> None:
-    events = run(builtin()["storage-hole-fenced"]).events
+    events = told_once("storage-hole-fenced").events
     alice = kind_of(events, "alice", "reply", op="write")[0]
     bob_grant = kind_of(events, "bob", "granted")[0]
     assert alice["accepted"] and alice["highest"] < bob_grant["token"]  # it never saw bob's
@@ -118,7 +118,7 @@ def test_a_retry_is_applied_twice_without_a_key_and_once_with_one() -> None:
         ("storage-retry-duplicate", "A", 3),
         ("storage-retry-idempotent", "B", 2),
     ):
-        events = run(builtin()[slug]).events
+        events = told_once(slug).events
         started = kind_of(events, "lab", "run_started")[0]
         assert started["nodes"] == [] and set(started["servers"]) == {"storage"}
         timed_out, retry = kind_of(events, "alice", "reply", op="write")

@@ -155,3 +155,44 @@ def test_a_run_interrupted_as_its_lab_host_stops_keeps_every_event_then_the_inte
     assert stored[-1][1] == "run_interrupted"
     run.refresh_from_db()
     assert run.status == Run.Status.INTERRUPTED and run.error == STOPPED
+
+
+@pytest.mark.live
+@pytest.mark.django_db(transaction=True)
+def test_a_run_is_this_process_s_until_its_end_is_stored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lab host told SIGTERM drains: it exits once ``recorder.here()`` names no run. A run
+    whose engine had ended but whose writer was still storing its last events (a loaded
+    machine) was no longer named, the host exited, and the run, never finished in the
+    database, was marked interrupted by a sibling ("the app that ran it stopped before it
+    ended": tests/deploy/test_labhosts.py, in a full run). It is named until its end is stored."""
+    scenario = scenario_of_turns()
+    run = launcher.create_run(scenario)
+    store = recorder.store_event
+
+    def slow_store(run_id: str, event: Any, *args: Any) -> Any:
+        if event.kind == "run_finished":
+            time.sleep(1.0)  # a busy database, as the engine's cleanup ends
+        return store(run_id, event, *args)
+
+    monkeypatch.setattr(recorder, "store_event", slow_store)
+    playing = threading.Thread(target=recorder.execute, args=(run, scenario), daemon=True)
+    playing.start()
+    wait_until(lambda: run.pk in recorder.here(), 30, "the run named as this process's")
+    wait_until(lambda: run.pk not in recorder.here(), 60, "the run ended here")
+    run.refresh_from_db()  # what a draining host leaves behind as it exits now
+    assert run.status == Run.Status.FINISHED and run.verdict, (run.status, run.error)
+    playing.join(30)
+
+
+def scenario_of_turns() -> Any:
+    return parse(
+        {
+            "format": 1, "title": "two turns", "backend": "redis", "fencing": True,
+            "ttl_ms": 2000, "clients": ["alice", "bob"],
+            "steps": [
+                {"at_ms": 0, "client": "alice", "do": "acquire"},
+                {"at_ms": 200, "client": "alice", "do": "release"},
+                {"at_ms": 300, "client": "bob", "do": "acquire"},
+            ],
+        }
+    )  # fmt: skip

@@ -12,14 +12,13 @@ from algorithms.clock import SystemClock
 from lockviz.lab import procs
 from lockviz.lab.backends import etcd as backend
 from lockviz.lab.config import ClientConfig
-from lockviz.lab.engine import RunEngine
 from lockviz.lab.errors import LabError
 from lockviz.lab.labs import LocalLab
 from lockviz.lab.servers import etcd as etcd_kind
 from lockviz.lab.servers import missing
 from lockviz.lab.servers.etcd import EtcdServer, post, prefix_end
 from lockviz.lab.watchers.etcd import LockWatcher
-from lockviz.scenarios.library import builtin
+from tests.lockviz.lab.recorded import told_once
 
 pytestmark = pytest.mark.live
 
@@ -130,20 +129,44 @@ def test_the_watcher_tells_expiry_from_release_and_outlives_a_restart() -> None:
 
 
 def test_the_gc_pause_story_happens_in_order_of_cause() -> None:
-    result = RunEngine(builtin()["etcd-gc-pause-fenced"], LocalLab()).run()
+    result = told_once("etcd-gc-pause-fenced")  # played once, shared with test_builtins
     assert result.error is None and result.mismatches == [], result.verdict
+    events = result.events
     first: dict[tuple[str, str], dict[str, Any]] = {}
-    for e in result.events:
+    for e in events:
         first.setdefault((e["actor"], e["kind"]), e)
     alice, bob = first[("alice", "granted")], first[("bob", "granted")]
-    paused, expired = first[("alice", "paused")], first[("etcd-1", "expired")]
-    resumed = first[("alice", "resumed")]
-    rejected = next(e for e in result.events if e["kind"] == "reply" and e.get("accepted") is False)
-    # etcd ended alice's lease while she was frozen; bob's key came later, with a higher
-    # revision; alice wrote after thawing with her old revision and the storage refused it.
+    renewing, paused = first[("alice", "renewal_started")], first[("alice", "paused")]
+    expired, resumed = first[("etcd-1", "expired")], first[("alice", "resumed")]
+    lost = first[("alice", "lost")]
+    rejected = next(e for e in events if e["kind"] == "reply" and e.get("accepted") is False)
+    # Her keepalive thread renewed the lease (if the pause came late enough for it to) until
+    # the pause froze it with her: no renewal reached etcd after that, so the lease ran out
+    # there, its TTL after the last renewal, while she was frozen; bob's key came later, with a
+    # higher revision. Thawed, her first keepalive was refused and her client said the lock was
+    # lost; her code wrote anyway, with her old revision, and the storage refused it. Her
+    # release found nothing left to release.
+    assert alice["ttl_ms"] == 2000 and alice["seq"] < renewing["seq"] < paused["seq"]
+    renewals = [  # the lease's grant, then each keepalive etcd answered
+        e
+        for e in events
+        if e["actor"] == "alice"
+        and e["kind"] == "reply"
+        and e.get("op") in ("lease_grant", "keepalive")
+    ]
+    before = [e for e in renewals if e["seq"] < paused["seq"]]
+    assert before and all(e["ok"] for e in before)
     assert expired["holder"] == "alice" and expired["key"] == alice["value"]
-    assert paused["seq"] < expired["seq"] < bob["seq"] < resumed["seq"] < rejected["seq"]
+    request = next(e for e in events if e["kind"] == "request" and e["call"] == before[-1]["call"]
+                   and e["actor"] == "alice")  # fmt: skip
+    assert expired["t_ms"] >= request["t_ms"] + alice["ttl_ms"]  # not before her last renewal's TTL
+    assert paused["seq"] < expired["seq"] < bob["seq"] < resumed["seq"]
+    refused = next(e for e in renewals if e["seq"] > paused["seq"])
+    assert refused["ok"] is False and refused["seq"] > resumed["seq"]  # none while she was frozen
+    assert refused["seq"] < lost["seq"] < rejected["seq"] and "expired" in lost["reason"]
     assert bob["token"] > alice["token"] and rejected["token"] == alice["token"]
-    assert alice["ttl_ms"] == 2000
-    assert first[("etcd-1", "deleted")]["holder"] == "bob"
-    assert first[("alice", "released")]["ok"] is False
+    assert first[("etcd-1", "deleted")]["holder"] == "bob"  # bob's own release, not an expiry
+    assert ("alice", "released") not in first and ("alice", "releasing") not in first
+    nothing = [e for e in events if e["actor"] == "alice" and e["kind"] == "note"]
+    assert nothing and nothing[-1]["seq"] > rejected["seq"]
+    assert "no lock to release" in nothing[-1]["text"]
