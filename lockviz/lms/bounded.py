@@ -67,7 +67,9 @@ class _Answer(requests.Response):
 
 
 class _Bounded(requests.Session):
-    def request(self, method: Any, url: Any, *args: Any, **kwargs: Any) -> Any:
+    def request(
+        self, method: str, url: str | bytes, *args: Any, **kwargs: Any
+    ) -> requests.Response:
         kwargs["timeout"] = kwargs.get("timeout") or TIMEOUT_S
         kwargs["stream"] = True
         response = super().request(method, url, *args, **kwargs)
