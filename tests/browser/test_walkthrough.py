@@ -61,6 +61,11 @@ def test_a_checkpoint_stops_before_the_outcome_and_back_hides_it_again(
     page.get_by_role("button", name="Start the lesson on live servers").click()
     page.wait_for_url("**/lessons/gc-pause-fenced/?run=*")
     judged_live(page, app_server)
+    # The learner who waited (and did not scroll) is taken to the walkthrough as it begins:
+    # the diagram was ~560 px down, under the header and the live line.
+    page.wait_for_function(
+        "() => document.getElementById('diagram').getBoundingClientRect().top < innerHeight * 0.4"
+    )
     live = page.locator("#live[data-status=finished]")
     assert live.text_content().startswith("Ran live on redis-1 127.0.0.1:")
     assert "storage 127.0.0.1:" in live.text_content()

@@ -129,7 +129,7 @@ function startWalkthrough(data) {
     status = s;
     showLive();
     document.body.dispatchEvent(new Event("verdict-ready"));
-    withTheEnd().then(begin);
+    withTheEnd().then(() => begin(true));
   }
 
   async function withTheEnd() {
@@ -147,7 +147,8 @@ function startWalkthrough(data) {
 
   // ---- the telling ---------------------------------------------------------------------
 
-  function begin() {
+  // `waited`: the learner watched the live run to its end on this page.
+  function begin(waited = false) {
     if (telling || !events.length) return;
     telling = true;
     events.sort((a, b) => a.seq - b.seq);
@@ -159,6 +160,10 @@ function startWalkthrough(data) {
     // On a projector the telling starts with the diagram at the top of the screen (under the
     // room's bar), what is above it scrolled away: 60% of a 720p screen is the diagram's.
     if (presenter.on) requestAnimationFrame(() => svg.parentElement.scrollIntoView({ block: "start" }));
+    // A learner who waited for the live run and has not scrolled meanwhile is taken to the
+    // walkthrough as it begins: at 1280×720 the diagram starts some 560 px down, under the
+    // lesson's header and the live line, so Next ▶ would draw where nobody looks.
+    else if (waited && scrollY < 8) requestAnimationFrame(() => toTheWalkthrough(svg.parentElement));
     store.refetch().then(render); // answered before in this tab, in another session
   }
 
@@ -356,4 +361,10 @@ function startWalkthrough(data) {
       return events;
     },
   };
+}
+
+function toTheWalkthrough(box) {
+  if (box.getBoundingClientRect().top < innerHeight * 0.4) return; // already in sight
+  const still = matchMedia("(prefers-reduced-motion: reduce)").matches;
+  box.scrollIntoView({ block: "start", behavior: still ? "auto" : "smooth" });
 }
