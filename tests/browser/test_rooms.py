@@ -138,6 +138,8 @@ def test_a_class_follows_its_presenter_never_ahead_and_sees_the_reveal(
     teacher.get_by_role("button", name="Ask the class this checkpoint").click()
     for _, student in two:
         student.locator("#follow-poll .poll-question", has_text="Alice is frozen").wait_for()
+    # The narration line was the question: it gives way to the poll, at a laptop's width too.
+    assert ada.locator("body").inner_text().count("Alice is frozen") == 1
     ada.get_by_role("button", name=re.compile("Bob gets the lock")).click()
     bob.get_by_role("button", name=re.compile("Alice still holds")).click()
     teacher.locator(".room-tally", has_text="2 of 2 answered").wait_for()
