@@ -141,9 +141,13 @@ def test_a_zookeeper_session_survives_the_death_of_its_server() -> None:
     assert back["server"] in ("zk-2", "zk-3")
     assert not find(events, "session", "alice", state="LOST")
     assert not find(events, "lost", "alice") and not find(events, "expired")
-    releasing = first(events, "releasing", "alice")  # through the server she reconnected to
+    # Her release may start while she is still SUSPENDED on a loaded machine (seen in CI): kazoo
+    # holds the delete until she is back, so it is served through the server she reconnected to.
+    releasing = first(events, "releasing", "alice")
+    deleted = first(events, "reply", "alice", op="delete")
     bob = first(events, "granted", "bob")
-    assert killed["seq"] < back["seq"] < releasing["seq"] < bob["seq"]
+    assert killed["seq"] < back["seq"] < deleted["seq"] and deleted["ok"] is True
+    assert killed["seq"] < releasing["seq"] < bob["seq"] and back["seq"] < bob["seq"]
     assert first(events, "released", "alice")["ok"] is True  # its reply may come after bob's
 
 
