@@ -18,6 +18,11 @@ PATIENT_S = 10.0
 
 
 class WebsocketCommunicator(ChannelsCommunicator):
+    async def disconnect(self, code: int = 1000, timeout: float = PATIENT_S) -> None:
+        """Closed, and the consumer's ``disconnect`` let finish (Channels cancels it after 1 s:
+        on a loaded machine what it gives back was then never given back)."""
+        await super().disconnect(code, timeout)
+
     async def receive_output(self, timeout: float = PATIENT_S) -> Any:
         return await super().receive_output(timeout)
 

@@ -171,6 +171,7 @@ class _Watchers:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
+        self.writing = threading.Lock()  # one flush at a time: a flush returns once written
         self.changes: dict[str, int] = {}
         self.thread: threading.Thread | None = None
 
@@ -182,7 +183,13 @@ class _Watchers:
                 self.thread.start()
 
     def flush(self) -> None:
-        """Write what has changed now (tests, and the thread)."""
+        """Write what has changed now (tests, and the thread). A flush that starts while the
+        thread is writing waits for that write, so what was counted before it is written when it
+        returns (a count taken by the thread used to be still on its way)."""
+        with self.writing:
+            self._flush()
+
+    def _flush(self) -> None:
         with self.lock:
             changes, self.changes = self.changes, {}
         try:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -113,3 +115,30 @@ def test_a_wave_reads_its_events_once_from_the_earliest_any_viewer_lacks() -> No
     assert [e["seq"] for e in resumed.told] == [last - 1, last]
     assert not everything.more and everything.position is None
     assert arrivals.read("no-such-run", [(0, "")]) == [None]
+
+
+def test_a_flush_returns_once_the_count_the_thread_was_writing_is_written() -> None:
+    """The writing thread took the counts and waits for SQLite's writer lock; a flush asked for
+    meanwhile (a test, or shutdown) used to find nothing left and return before the count was
+    written (a fresh-clone CI run read ``watchers == 10`` after every viewer had left)."""
+    run = finished()
+    arrivals.watch(run.pk)
+    asked = threading.Event()
+    seen: list[int] = []
+
+    def flush_then_read() -> None:
+        asked.set()
+        arrivals.flush_watchers()
+        seen.append(Run.objects.get(pk=run.pk).watchers)
+
+    with writer_lock_held():
+        writing = threading.Thread(target=arrivals.flush_watchers)
+        writing.start()  # takes the count, then waits for the writer lock
+        time.sleep(0.3)
+        second = threading.Thread(target=flush_then_read)
+        second.start()
+        asked.wait(10)
+        time.sleep(0.5)
+    writing.join(30)
+    second.join(30)
+    assert seen == [1]
