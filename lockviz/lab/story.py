@@ -56,6 +56,9 @@ _LANDS = (events.Paused, events.Crashed, events.ClockJumped, events.ClockRate)
 # that landed on alice's held-up acquire was judged to come after it, and the run told bob's
 # grant as the story's with confidence (about one run in six under a CPU hog).
 STEP_RESOLUTION_MS = 0.1
+# Two moments due within this of each other have no order the story depends on (a step's due is
+# known from its recorded time and lateness, each to 0.1 ms).
+SAME_MOMENT_MS = 1.0
 KEPT_ALIVE = math.inf  # the end of a grant kept alive: none, while its keepalive runs
 HEARTBEATS = 3  # a session's heartbeats per timeout (kazoo's ping, every third of it)
 # What stops a client's keepalive, and what lets it run again (see the module docstring).
@@ -79,9 +82,24 @@ class Mark:
     """A point of the story that a shift does not move: a timer's end, or a step already taken."""
 
     kind: str  # "lease" | "wait" | "step"
-    who: str  # whose lease or wait ("alice"); which step ("step 2 (pause)")
+    who: str  # whose lease or wait ("alice"); which step ("step 2 (pause)", "alice's thaw")
     at_ms: float
     early_ms: float = 0.0  # how much sooner it may really be (an estimated end)
+    # When it was due, if that is what orders it: only a moment due before it can cross it (one
+    # due after it that comes after it is in the script's order, however late both came)
+    due_ms: float | None = None
+
+
+@dataclass(frozen=True)
+class Done:
+    """A moment of the schedule already done: a step, or a thaw (the timers' own thread)."""
+
+    at_ms: float  # when it was done (a fault: when it landed)
+    what: str  # "step 2 (pause)", "alice's thaw"
+    index: int | None  # the scenario step it is (None: a thaw)
+    actor: str  # who does it or has it done to them: a client, a node, ""
+    command: bool  # a client's own command (queued in its process)
+    due_ms: float  # when it was due on the run's clock (the shift included)
 
 
 @dataclass(frozen=True)
@@ -120,13 +138,16 @@ class Story:
         self.stopped: set[tuple[str, str]] = set()  # (client, node) cut off, or (client, "")
         self.running: dict[tuple[str, str, str], Timer] = {}  # (kind, client, node)
         self.ended: list[Timer] = []
-        # Steps done: when, "step 2 (pause)", its index, who does it or has it done to it (a
-        # client, a node, ""), whether it is a command (queued in the client's process)
-        self.taken: list[tuple[float, str, int, str, bool]] = []
+        self.taken: list[Done] = []  # the steps done, in the order they were
+        self.thawed: list[Done] = []  # the thaws done on their timers
 
     def see(self, event: events.Event) -> None:
         if isinstance(event, _LANDS):
             self._landed(event.actor, float(event.t_ms))
+        if isinstance(event, events.Resumed) and event.late_ms is not None:  # on its timer
+            t = float(event.t_ms)
+            thaw = Done(t, f"{event.actor}'s thaw", None, event.actor, False, t - event.late_ms)
+            self.thawed.append(thaw)
         self._keepalive(event)
         self._timers(event)
 
@@ -168,7 +189,15 @@ class Story:
     def _step(self, step: events.Step, t: float) -> None:
         actor = step.client or step.node or ""
         command = step.do in VERBS and VERBS[step.do].command
-        self.taken.append((t, f"step {step.index + 1} ({step.do})", step.index, actor, command))
+        # when it was due: as scheduled, the shift so far included (its lateness: stalled
+        # between beginning it and recording it, the engine would put its due later)
+        due = (
+            step.at_ms + float(step.shift_ms or 0)
+            if step.at_ms is not None
+            else t - float(step.late_ms or 0)
+        )
+        what = f"step {step.index + 1} ({step.do})"
+        self.taken.append(Done(t, what, step.index, actor, command, due))
         if step.do == "acquire" and step.client:
             timeout = step.timeout_ms or DEFAULT_ACQUIRE_TIMEOUT_MS
             self._start(Timer("wait", step.client, t + timeout))
@@ -177,10 +206,10 @@ class Story:
         """A fault done to ``client`` landed at ``t``: its step is fixed there, not where it
         was recorded, a stalled engine in between (the latest such step not yet landed)."""
         for n in range(len(self.taken) - 1, -1, -1):
-            at, what, index, actor, command = self.taken[n]
-            if actor == client and not command:
-                if at <= t:
-                    self.taken[n] = (max(at, t), what, index, actor, command)
+            done = self.taken[n]
+            if done.actor == client and not done.command:
+                if done.at_ms <= t:
+                    self.taken[n] = replace(done, at_ms=t)
                 return
 
     def _lease(self, grant: events.Granted, client: str, t: float) -> None:
@@ -275,10 +304,14 @@ class Story:
         return sorted([*self.running.values(), *self.ended], key=lambda t: t.end_ms)
 
     def marks(self, late_client: tuple[int, str] | None = None) -> list[Mark]:
-        """What a shift cannot move: every timer's end and, for step ``index`` that ``client``
-        took late (``late_client``), each later step already taken, except the client's own
-        later commands: those wait for it in its queue, in order, whenever they were sent. A
-        fault done *to* the client (a pause, a crash) waits for nothing: it came when it came."""
+        """What a shift cannot move: every timer's end and every thaw already done (the timers'
+        own thread does it, whether or not the schedule's is late); for step ``index`` that
+        ``client`` took late (``late_client``), each later step already taken, except the
+        client's own later commands: those wait for it in its queue, in order, whenever they
+        were sent. A fault done *to* the client (a pause, a crash) waits for nothing: it came
+        when it came. With no late client (the schedule itself fell behind, or a thaw did),
+        every step already done is fixed too, for the moments due before it: the schedule and
+        the thaws are two threads, and one may do its moment while the other is stalled."""
         late = late_client[1] if late_client is not None else None
         # The late command's own wait is not fixed: its client counts it from when it began.
         found = [
@@ -286,13 +319,16 @@ class Story:
             for t in self.timers()
             if not (t.kind == "wait" and t.client == late) and t.end_ms != KEPT_ALIVE
         ]
+        found += [Mark("step", d.what, d.at_ms, due_ms=d.due_ms) for d in self.thawed]
         if late_client is not None:
             index, client = late_client
             found += [
-                Mark("step", what, t)
-                for t, what, i, actor, command in self.taken
-                if i > index and not (actor == client and command)
+                Mark("step", d.what, d.at_ms)
+                for d in self.taken
+                if d.index is not None and d.index > index and not (d.actor == client and d.command)
             ]
+        else:
+            found += [Mark("step", d.what, d.at_ms, due_ms=d.due_ms) for d in self.taken]
         return sorted(found, key=lambda mark: mark.at_ms)
 
     def crossing(
@@ -309,6 +345,8 @@ class Story:
         for mark in self.marks(late_client):
             margin = STEP_RESOLUTION_MS if mark.kind == "step" else max(margin_ms, mark.early_ms)
             for due, what in sorted(moments):
+                if mark.due_ms is not None and mark.due_ms <= due + SAME_MOMENT_MS:
+                    continue  # due at or before the moment: the script's order is kept
                 if due < mark.at_ms <= due + late_ms + margin:
                     return Crossing(mark, what, due, due + late_ms)
         return None
