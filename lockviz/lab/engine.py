@@ -328,14 +328,17 @@ class RunEngine:
         late_client = (late.index, late.client) if late.client and late.index is not None else None
         with self._lock:
             moments = [(late.due_ms, late.what), *late.pending]
+            own = late.index if late_client is None else None  # a step done already
             if late.began_ms is None:
-                crossing = self.story.crossing(moments, late.late_ms, TOLERANCE_MS, late_client)
+                crossing = self.story.crossing(
+                    moments, late.late_ms, TOLERANCE_MS, late_client, own
+                )
             else:  # the step itself as late as it began; what is pending as late as it is
                 # done, less the step's own time (a server booting takes that on any machine)
                 behind_ms = late.late_ms - late.own_ms
                 crossing = self.story.crossing(
-                    moments[:1], late.began_ms, TOLERANCE_MS, late_client
-                ) or self.story.crossing(moments[1:], behind_ms, TOLERANCE_MS, late_client)
+                    moments[:1], late.began_ms, TOLERANCE_MS, late_client, own
+                ) or self.story.crossing(moments[1:], behind_ms, TOLERANCE_MS, late_client, own)
             if crossing is None and late.until_ms is not None:  # not done yet when a fault came
                 still = late.until_ms - late.due_ms
                 crossing = self.story.crossing(moments[:1], still, 0.0, late_client)

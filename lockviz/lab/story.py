@@ -189,13 +189,12 @@ class Story:
     def _step(self, step: events.Step, t: float) -> None:
         actor = step.client or step.node or ""
         command = step.do in VERBS and VERBS[step.do].command
-        # when it was due: as scheduled, the shift so far included (its lateness: stalled
-        # between beginning it and recording it, the engine would put its due later)
-        due = (
-            step.at_ms + float(step.shift_ms or 0)
-            if step.at_ms is not None
-            else t - float(step.late_ms or 0)
-        )
+        # When it was due. Each estimate is late only if the engine, between beginning the step
+        # and recording it, was stalled (its time less its lateness) or saw the schedule shift
+        # (its scripted time plus the shift): the earlier of the two.
+        due = t - float(step.late_ms or 0)
+        if step.at_ms is not None:
+            due = min(due, step.at_ms + float(step.shift_ms or 0))
         what = f"step {step.index + 1} ({step.do})"
         self.taken.append(Done(t, what, step.index, actor, command, due))
         if step.do == "acquire" and step.client:
@@ -303,7 +302,9 @@ class Story:
         """Every timer, running or ended, in the order of their ends."""
         return sorted([*self.running.values(), *self.ended], key=lambda t: t.end_ms)
 
-    def marks(self, late_client: tuple[int, str] | None = None) -> list[Mark]:
+    def marks(
+        self, late_client: tuple[int, str] | None = None, own: int | None = None
+    ) -> list[Mark]:
         """What a shift cannot move: every timer's end and every thaw already done (the timers'
         own thread does it, whether or not the schedule's is late); for step ``index`` that
         ``client`` took late (``late_client``), each later step already taken, except the
@@ -311,7 +312,8 @@ class Story:
         were sent. A fault done *to* the client (a pause, a crash) waits for nothing: it came
         when it came. With no late client (the schedule itself fell behind, or a thaw did),
         every step already done is fixed too, for the moments due before it: the schedule and
-        the thaws are two threads, and one may do its moment while the other is stalled."""
+        the thaws are two threads, and one may do its moment while the other is stalled; but
+        not step ``own``, the late step itself, done already (as the lab did it)."""
         late = late_client[1] if late_client is not None else None
         # The late command's own wait is not fixed: its client counts it from when it began.
         found = [
@@ -328,7 +330,9 @@ class Story:
                 if d.index is not None and d.index > index and not (d.actor == client and d.command)
             ]
         else:
-            found += [Mark("step", d.what, d.at_ms, due_ms=d.due_ms) for d in self.taken]
+            found += [
+                Mark("step", d.what, d.at_ms, due_ms=d.due_ms) for d in self.taken if d.index != own
+            ]
         return sorted(found, key=lambda mark: mark.at_ms)
 
     def crossing(
@@ -337,12 +341,13 @@ class Story:
         late_ms: float,
         margin_ms: float,
         late_client: tuple[int, str] | None = None,
+        own: int | None = None,
     ) -> Crossing | None:
         """The first moment (due time, what) that moving ``late_ms`` later carries across a
         point that stays (:meth:`marks`) — or, for a timer, to within ``margin_ms`` of its end,
         which is an estimate; a step's time is not, but is recorded to 0.1 ms
         (:data:`STEP_RESOLUTION_MS`). None: the story is kept."""
-        for mark in self.marks(late_client):
+        for mark in self.marks(late_client, own):
             margin = STEP_RESOLUTION_MS if mark.kind == "step" else max(margin_ms, mark.early_ms)
             for due, what in sorted(moments):
                 if mark.due_ms is not None and mark.due_ms <= due + SAME_MOMENT_MS:

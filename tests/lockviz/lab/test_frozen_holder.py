@@ -134,3 +134,18 @@ def test_bob_s_turn_held_up_past_alice_s_thaw_makes_the_run_inconclusive_not_hel
     assert first["fixed_ms"] == thaw["t_ms"] and first["moved_to_ms"] > thaw["t_ms"]
     assert result.inconclusive == f"the machine fell behind by {first['late_ms']:.0f} ms at step 3"
     assert result.expect_met is None and result.mismatches == []
+
+
+def test_a_step_done_late_is_no_fixed_point_for_its_own_lateness() -> None:
+    # Step 5, due at 3100 ms, began on time, then the engine stalled until 3323 ms before
+    # recording it, and a client's lateness shifted the schedule 100 ms meanwhile: its due, as
+    # recorded, reads later than it was. Measured again as the lab did it, it is not a point of
+    # the story that it moved across.
+    write = {"t_ms": 3323.0, "actor": "lab", "kind": "step", "index": 4, "at_ms": 3100,
+             "do": "write", "client": "bob", "value": "B", "late_ms": 0.5,
+             "shift_ms": 100.0}  # fmt: skip
+    story = told(*ALICE, write)
+    moment = [(3100.0, "step 5 (write), as the lab did it")]
+    assert story.crossing(moment, late_ms=223, margin_ms=50, own=4) is None
+    [done] = [d for d in story.taken if d.index == 4]
+    assert done.due_ms == 3200  # the earlier of its two estimates
