@@ -63,6 +63,19 @@ KEPT_ALIVE = math.inf  # the end of a grant kept alive: none, while its keepaliv
 HEARTBEATS = 3  # a session's heartbeats per timeout (kazoo's ping, every third of it)
 # What stops a client's keepalive, and what lets it run again (see the module docstring).
 _STOPS = (events.Paused, events.Crashed)
+# How long after its estimated end a server may end a lease on a machine that keeps up (etcd
+# looks for expired leases every 500 ms; ZooKeeper at its tick, 100 ms): a lease that the story
+# has end more than this before its frozen holder's thaw must be over, as the server said, by then.
+SERVER_SLACK_MS = 1000.0
+# Done to a server: its leases end as the fault decides, not as their ttl says.
+_SERVER_FAULTS = (
+    events.Paused,
+    events.Crashed,
+    events.Restarted,
+    events.ClockJumped,
+    events.ClockRate,
+    events.Link,
+)
 
 
 @dataclass(frozen=True)
@@ -140,14 +153,22 @@ class Story:
         self.ended: list[Timer] = []
         self.taken: list[Done] = []  # the steps done, in the order they were
         self.thawed: list[Done] = []  # the thaws done on their timers
+        self.pauses: dict[str, float] = {}  # who -> when their latest pause landed
+        # At each thaw, the thawed client's leases that the story has end while it was frozen
+        self.frozen_leases: list[tuple[Done, Timer]] = []
+        self.server_ends: list[tuple[float, str, str]] = []  # (when, holder, server) said ended
+        self.grants: list[tuple[float, str, list[str]]] = []  # (when, who, on which servers)
+        self.faulted: set[str] = set()  # who a fault was done to, or whose link it cut
 
     def see(self, event: events.Event) -> None:
         if isinstance(event, _LANDS):
             self._landed(event.actor, float(event.t_ms))
+        self._server_side(event)
         if isinstance(event, events.Resumed) and event.late_ms is not None:  # on its timer
             t = float(event.t_ms)
             thaw = Done(t, f"{event.actor}'s thaw", None, event.actor, False, t - event.late_ms)
             self.thawed.append(thaw)
+            self._frozen_through(thaw)  # before the thaw lets a kept-alive grant live again
         self._keepalive(event)
         self._timers(event)
 
@@ -301,6 +322,58 @@ class Story:
     def timers(self) -> list[Timer]:
         """Every timer, running or ended, in the order of their ends."""
         return sorted([*self.running.values(), *self.ended], key=lambda t: t.end_ms)
+
+    # -- what a server ended while its holder was frozen ----------------------------------------
+
+    def _server_side(self, event: events.Event) -> None:
+        t = float(event.t_ms)
+        if isinstance(event, events.Paused):
+            self.pauses[event.actor] = t
+        if isinstance(event, _SERVER_FAULTS):
+            links = (
+                [event.node or "", *(event.peers or [])] if isinstance(event, events.Link) else []
+            )
+            self.faulted.update([event.actor, *filter(None, links)])
+        if isinstance(event, events.Expired | events.Deleted) and event.holder:
+            self.server_ends.append((t, event.holder, event.actor))
+        elif isinstance(event, events.Granted):
+            self.grants.append((t, event.actor, list(event.nodes or [event.node])))
+
+    def _frozen_through(self, thaw: Done) -> None:
+        """``thaw.actor`` thaws: note its leases that the story has end while it was frozen
+        (running at its pause, estimated to end well before now)."""
+        paused = self.pauses.get(thaw.actor)
+        if paused is None:
+            return
+        for timer in [*self.running.values(), *self.ended]:
+            if (
+                timer.kind == "lease"
+                and timer.client == thaw.actor
+                and timer.renewed_ms < paused < timer.end_ms
+                and timer.end_ms + SERVER_SLACK_MS < thaw.at_ms
+            ):
+                self.frozen_leases.append((thaw, timer))
+
+    def outlived(self, now_ms: float) -> Crossing | None:
+        """A lease the story has end while its holder was frozen that its server ended only
+        after the thaw, or not by ``now_ms``: the server (or the watcher that tells of it) fell
+        behind, and whatever waited for that end (another client's grant) may have come after
+        the thaw. Its end is when the server said so (``expired``, ``deleted``), or another
+        client was granted the lock there; a server a fault was done to is not judged."""
+        for thaw, lease in self.frozen_leases:
+            if lease.node in self.faulted:
+                continue
+            after = lease.renewed_ms
+            ends = [t for t, holder, node in self.server_ends if (holder, node) == (lease.client,
+                    lease.node) and t > after]  # fmt: skip
+            ends += [t for t, who, nodes in self.grants if lease.node in nodes and
+                     who != lease.client and t > after]  # fmt: skip
+            ended = min(ends, default=now_ms)
+            if ended > thaw.at_ms + STEP_RESOLUTION_MS:
+                fixed = Mark("step", thaw.what, thaw.at_ms, due_ms=thaw.due_ms)
+                moved = f"{lease.node}'s end of {lease.client}'s lease"
+                return Crossing(fixed, moved, lease.end_ms, ended)
+        return None
 
     def marks(
         self, late_client: tuple[int, str] | None = None, own: int | None = None

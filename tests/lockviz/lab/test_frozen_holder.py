@@ -149,3 +149,42 @@ def test_a_step_done_late_is_no_fixed_point_for_its_own_lateness() -> None:
     assert story.crossing(moment, late_ms=223, margin_ms=50, own=4) is None
     [done] = [d for d in story.taken if d.index == 4]
     assert done.due_ms == 3200  # the earlier of its two estimates
+
+
+# -- a lease the server ended only after its frozen holder thawed ------------------------------
+
+FROZEN = [e for e in ALICE if e["kind"] != "expired"]  # her session's end, as the server said it
+
+
+def test_a_lease_its_server_ended_after_the_thaw_loses_the_story() -> None:
+    # The server (a starved ZooKeeper) ended alice's session at 5600 ms, after her thaw: bob,
+    # who waited for it by design, was granted after she had reported the lock lost.
+    late = {"t_ms": 5600.0, "actor": "zk-1", "kind": "expired", "key": "k", "holder": "alice"}
+    crossing = told(*FROZEN, THAW, late).outlived(now_ms=7000)
+    assert crossing is not None
+    assert crossing.fixed.who == "alice's thaw" and crossing.fixed.at_ms == 5307.2
+    assert crossing.moved == "zk-1's end of alice's lease"
+    assert crossing.due_ms == 1800.5 and crossing.moved_to_ms == 5600  # her pause + 1.5 s
+    # Never said ended at all: as late as the run.
+    never = told(*FROZEN, THAW).outlived(now_ms=7000)
+    assert never is not None and never.moved_to_ms == 7000
+
+
+def test_a_lease_ended_while_its_holder_was_frozen_keeps_the_story() -> None:
+    # As the server said (heard late, even, but before the thaw), or as bob's grant there shows.
+    assert told(*ALICE, THAW).outlived(now_ms=7000) is None
+    bob = {"t_ms": 2834.0, "actor": "bob", "kind": "granted", "node": "zk-1", "token": 8,
+           "ttl_ms": 1500, "value": "/lockviz/lock/bob"}  # fmt: skip
+    assert told(*FROZEN, bob, THAW).outlived(now_ms=7000) is None
+    # The server's word recorded after the thaw, for a moment before it: still in time.
+    heard = {"t_ms": 1900.0, "actor": "zk-1", "kind": "expired", "key": "k", "holder": "alice"}
+    assert told(*FROZEN, THAW, heard).outlived(now_ms=7000) is None
+
+
+def test_a_lease_a_fault_ended_or_one_not_due_well_before_the_thaw_is_not_judged() -> None:
+    crashed = {"t_ms": 1000.0, "actor": "zk-1", "kind": "crashed"}
+    assert told(*FROZEN, crashed, THAW).outlived(now_ms=7000) is None
+    # Thawed 2.5 s after her pause, 1 s after her session's estimated end: within the slack a
+    # server may take to end a lease on a machine that keeps up.
+    early = {"t_ms": 2800.0, "actor": "alice", "kind": "resumed", "late_ms": 0.5}
+    assert told(*FROZEN[:4], early).outlived(now_ms=7000) is None
