@@ -88,6 +88,7 @@ class Timer:
     renewed_ms: float = 0.0  # when it was last renewed: its grant, or a watchdog's extend
     keeper: str = ""  # what keeps it alive: "session", "watchdog", or "" (a lease is a lease)
     early_ms: float = 0.0  # how much sooner than ``end_ms`` it may end (an estimated end)
+    released: bool = False  # ended by its client's own release (a command of its own)
 
 
 @dataclass(frozen=True)
@@ -191,7 +192,8 @@ class Story:
             self._end(lambda timer: timer.client == who and not timer.keeper, t)
         elif isinstance(event, _LETS_GO):
             self.renewing.discard(who)
-            self._end(lambda timer: timer.client == who and timer.kind == "lease", t)
+            released = isinstance(event, events.Releasing | events.Released)
+            self._end(lambda timer: timer.client == who and timer.kind == "lease", t, released)
         elif isinstance(event, events.Expired | events.Deleted) and event.holder:
             holder = event.holder
             self._end(
@@ -311,13 +313,15 @@ class Story:
     def _start(self, timer: Timer) -> None:
         self.running[(timer.kind, timer.client, timer.node)] = timer
 
-    def _end(self, which: Callable[[Timer], bool], t: float) -> None:
+    def _end(self, which: Callable[[Timer], bool], t: float, released: bool = False) -> None:
         """End the running timers ``which`` picks, at ``t`` or their own end if sooner (a
-        server that expired a lease on time but was heard late)."""
+        server that expired a lease on time but was heard late); ``released``: by their
+        client's own release."""
         for key, timer in list(self.running.items()):
             if which(timer):
                 del self.running[key]
-                self.ended.append(replace(timer, end_ms=min(timer.end_ms, t)))
+                ended = min(timer.end_ms, t)
+                self.ended.append(replace(timer, end_ms=ended, released=released and ended == t))
 
     def timers(self) -> list[Timer]:
         """Every timer, running or ended, in the order of their ends."""
@@ -388,11 +392,13 @@ class Story:
         the thaws are two threads, and one may do its moment while the other is stalled; but
         not step ``own``, the late step itself, done already (as the lab did it)."""
         late = late_client[1] if late_client is not None else None
-        # The late command's own wait is not fixed: its client counts it from when it began.
+        # The late command's own wait is not fixed: its client counts it from when it began;
+        # nor is a lease its client's release ended: its commands come in order, that one too.
         found = [
             Mark(t.kind, t.client, t.end_ms, t.early_ms)
             for t in self.timers()
-            if not (t.kind == "wait" and t.client == late) and t.end_ms != KEPT_ALIVE
+            if not ((t.kind == "wait" or t.released) and t.client == late)
+            and t.end_ms != KEPT_ALIVE
         ]
         found += [Mark("step", d.what, d.at_ms, due_ms=d.due_ms) for d in self.thawed]
         if late_client is not None:

@@ -188,3 +188,22 @@ def test_a_lease_a_fault_ended_or_one_not_due_well_before_the_thaw_is_not_judged
     # server may take to end a lease on a machine that keeps up.
     early = {"t_ms": 2800.0, "actor": "alice", "kind": "resumed", "late_ms": 0.5}
     assert told(*FROZEN[:4], early).outlived(now_ms=7000) is None
+
+
+def test_a_release_run_late_does_not_cross_the_end_of_the_lease_it_let_go() -> None:
+    # Bob's release (step 5, due 3760 ms) "ran" 92 ms late, its process waiting for a core: the
+    # lease it let go ended as it began (``releasing``), and is no point it moved across (one
+    # run in 16 under CPU hogs was inconclusive for it). His lease the server ended is.
+    bob = [
+        {"t_ms": 2924.3, "actor": "bob", "kind": "granted", "node": "zk-1", "token": 8,
+         "ttl_ms": 1500, "value": "/lockviz/lock/bob"},
+        {"t_ms": 3759.8, "actor": "lab", "kind": "step", "index": 4, "at_ms": 3700,
+         "do": "release", "client": "bob", "late_ms": 4.0, "shift_ms": 55.7},
+    ]  # fmt: skip
+    releasing = {"t_ms": 3760.4, "actor": "bob", "kind": "releasing"}
+    ran = [(3759.9, "step 5 (release), as bob ran it")]
+    story = told(*ALICE, *bob, releasing)
+    assert story.crossing(ran, late_ms=92.2, margin_ms=50, late_client=(4, "bob")) is None
+    expired = {"t_ms": 3760.4, "actor": "zk-1", "kind": "expired", "key": "k", "holder": "bob"}
+    lost = told(*ALICE, *bob, expired).crossing(ran, 92.2, 50, late_client=(4, "bob"))
+    assert lost is not None and lost.fixed == Mark("lease", "bob", 3760.4)
