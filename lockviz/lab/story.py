@@ -33,6 +33,15 @@ before the stop (kazoo pings that often): that end is an estimate, and a moment 
 that third of it counts as crossing it. A watchdog's lease ends its ttl after its last
 ``extended``.
 
+Points that stay besides the timers' ends (:meth:`Story.marks`): a **thaw** already done (the
+run's timers do it on a thread of their own, whether or not the schedule's is late) for every
+moment due before it; the later steps already taken, for a command its client took or ran late;
+and, when the schedule itself or a thaw fell behind, every step already done that was due after
+the moment. And a lease the story has end while its holder is frozen must be over, as its
+server said, by her thaw (:meth:`Story.outlived`): whatever waited for it by design (another
+client's grant) would otherwise come after the thaw with nothing measured (issue 48,
+docs/fidelity.md).
+
 What the lab cannot see is not guarded: PostgreSQL's ``idle_session_timeout`` is not counted.
 
 One module past the usual ~300 lines, on purpose: one :class:`Story` keeps a run's timers, and
