@@ -202,7 +202,8 @@ class Story:
         elif isinstance(event, _LETS_GO):
             self.renewing.discard(who)
             released = isinstance(event, events.Releasing | events.Released)
-            self._end(lambda timer: timer.client == who and timer.kind == "lease", t, released)
+            lease = lambda timer: timer.client == who and timer.kind == "lease"  # noqa: E731
+            self._end(lease, t, released, exact=True)  # its own clock: no estimate
         elif isinstance(event, events.Expired | events.Deleted) and event.holder:
             holder = event.holder
             self._end(
@@ -322,15 +323,26 @@ class Story:
     def _start(self, timer: Timer) -> None:
         self.running[(timer.kind, timer.client, timer.node)] = timer
 
-    def _end(self, which: Callable[[Timer], bool], t: float, released: bool = False) -> None:
+    def _end(
+        self,
+        which: Callable[[Timer], bool],
+        t: float,
+        released: bool = False,
+        exact: bool = False,
+    ) -> None:
         """End the running timers ``which`` picks, at ``t`` or their own end if sooner (a
         server that expired a lease on time but was heard late); ``released``: by their
-        client's own release."""
+        client's own release; ``exact``: ``t`` is when it ended, told by the client itself,
+        no longer an estimate with a margin (a session's third)."""
         for key, timer in list(self.running.items()):
             if which(timer):
                 del self.running[key]
                 ended = min(timer.end_ms, t)
-                self.ended.append(replace(timer, end_ms=ended, released=released and ended == t))
+                seen = ended == t
+                early = 0.0 if exact and seen else timer.early_ms
+                self.ended.append(
+                    replace(timer, end_ms=ended, released=released and seen, early_ms=early)
+                )
 
     def timers(self) -> list[Timer]:
         """Every timer, running or ended, in the order of their ends."""

@@ -121,18 +121,22 @@ def test_bob_s_turn_held_up_past_alice_s_thaw_makes_the_run_inconclusive_not_hel
     """Bob's process gets no core from his acquire (2.8 s) until after alice's thaw (5.3 s):
     he is granted after she reported the lock lost, and mutual exclusion "held". Before the
     fix his late take was a shift judged kept, and the run said "held" with confidence (or was
-    inconclusive only by chance, for a later moment)."""
-    result = bob_stopped(2, 2.9)
-    assert result.error is None
-    assert result.expect_met is not False, result.verdict  # never the wrong story
-    lost = [e for e in result.events if e["kind"] == "schedule_shifted" and not e["kept"]]
-    assert lost, [e for e in result.events if e["kind"] == "schedule_shifted"]
-    first = lost[0]  # his turn, the first moment the story lost: at alice's thaw
-    assert first["what"] == "step 3 (acquire), as bob took it"
-    assert (first["fixed"], first["fixed_by"]) == ("step", "alice's thaw")
+    inconclusive only by chance, for a later moment). A loaded machine may lose the story
+    earlier on its own (the run says so): that run is played again, never judged wrong."""
+    for _ in range(3):
+        result = bob_stopped(2, 2.9)
+        assert result.error is None
+        assert result.expect_met is not False, result.verdict  # never the wrong story
+        lost = [e for e in result.events if e["kind"] == "schedule_shifted" and not e["kept"]]
+        his = [e for e in lost if e["what"] == "step 3 (acquire), as bob took it"]
+        if his and min(lost, key=lambda e: e["t_ms"]) is his[0]:
+            break  # the machine lost no moment of its own before his
+    assert his, [e for e in result.events if e["kind"] == "schedule_shifted"]
+    shift = his[0]  # his turn, the moment the story lost: at alice's thaw
+    assert (shift["fixed"], shift["fixed_by"]) == ("step", "alice's thaw")
     thaw = next(e for e in result.events if e["kind"] == "resumed" and e["actor"] == "alice")
-    assert first["fixed_ms"] == thaw["t_ms"] and first["moved_to_ms"] > thaw["t_ms"]
-    assert result.inconclusive == f"the machine fell behind by {first['late_ms']:.0f} ms at step 3"
+    assert shift["fixed_ms"] == thaw["t_ms"] and shift["moved_to_ms"] > thaw["t_ms"]
+    assert result.inconclusive == f"the machine fell behind by {shift['late_ms']:.0f} ms at step 3"
     assert result.expect_met is None and result.mismatches == []
 
 
@@ -207,3 +211,21 @@ def test_a_release_run_late_does_not_cross_the_end_of_the_lease_it_let_go() -> N
     expired = {"t_ms": 3760.4, "actor": "zk-1", "kind": "expired", "key": "k", "holder": "bob"}
     lost = told(*ALICE, *bob, expired).crossing(ran, 92.2, 50, late_client=(4, "bob"))
     assert lost is not None and lost.fixed == Mark("lease", "bob", 3760.4)
+
+
+def test_a_session_its_client_said_it_lost_ends_there_not_within_a_third_of_it() -> None:
+    # zk-leader-crash beside other runs: bob's waiting acquire "ran" 90 ms late (his process's
+    # run-queue delay over his wait); alice's session had stopped when zk-3 crashed and she
+    # reported the lock lost at 1142.5 ms. That end is where her client said it came, not an
+    # estimate a third of her 6 s session early: 495 ms is nowhere near it.
+    granted = {"t_ms": 30.0, "actor": "alice", "kind": "granted", "node": "zk-1", "token": 4,
+               "ttl_ms": 6000, "value": "/lockviz/lock/alice"}  # fmt: skip
+    suspended = {"t_ms": 1140.0, "actor": "alice", "kind": "session", "state": "SUSPENDED"}
+    lost = {"t_ms": 1142.5, "actor": "alice", "kind": "lost", "reason": "connection suspended"}
+    ran = [(405.0, "step 2 (acquire), as bob ran it")]
+    story = told(granted, suspended, lost)
+    assert story.crossing(ran, late_ms=90, margin_ms=50, late_client=(1, "bob")) is None
+    # An end the server told (a watcher may hear it late) keeps the estimate's margin.
+    expired = {"t_ms": 1142.5, "actor": "zk-1", "kind": "expired", "key": "k", "holder": "alice"}
+    heard = told(granted, suspended, expired).crossing(ran, 90, 50, late_client=(1, "bob"))
+    assert heard is not None and heard.fixed == Mark("lease", "alice", 1142.5, 2000)
