@@ -69,6 +69,14 @@ JVM_OPTIONS = [
 ]
 TICK_MS = 100
 START_TIMEOUT_S = 30.0
+# Handing the lead to the highest id is an election, then the followers' sync (up to initLimit,
+# 10 s, each), which a loaded machine may have to do twice: a start's worth is too little
+# (CI: "zk-3 leading did not become ready within 30 s", load 15-25).
+HANDOVER_TIMEOUT_S = 60.0
+# How long a readiness probe waits for `srvr`'s answer. A JVM electing or syncing on a loaded
+# machine answers in well over 0.2 s, and a probe that gave up sooner read a leader as down.
+PROBE_S = 2.0
+PROBE_EVERY_S = 0.05  # not every 5 ms: each probe is a connection the electing JVM must serve
 LAB_ROOT = "/lockviz"  # everything a run creates lives under this path
 MARKER = "/lockviz-marker"  # a server set aside for lockviz carries this node (see wipe)
 
@@ -254,14 +262,14 @@ class ZooKeeperServer(LocalServer):
         def ready() -> bool:
             if self.proc is not None and self.proc.poll() is not None:
                 raise self.exited_at_start(f"{self.name} (ZooKeeper)")
-            if self.mode() is None:
+            if self.mode(PROBE_S) is None:
                 return False
             found = self._reported_data_dir()
             if found is not None:
                 self._compare_data_dir(found)
             return found is not None
 
-        wait_until(ready, timeout_s, f"{self.name} (ZooKeeper on port {self.port})")
+        wait_until(ready, timeout_s, f"{self.name} (ZooKeeper on port {self.port})", PROBE_EVERY_S)
         if self.ensemble and self is self.ensemble[-1]:
             self._take_the_lead(timeout_s)
 
@@ -272,15 +280,21 @@ class ZooKeeperServer(LocalServer):
         leaders: list[ZooKeeperServer] = []
 
         def found() -> bool:  # a busy server may not answer at once: ask until one leads
-            leaders[:] = [s for s in self.ensemble if s.mode() == "leader"]
+            leaders[:] = [s for s in self.ensemble if s.mode(PROBE_S) == "leader"]
             return bool(leaders)
 
-        wait_until(found, timeout_s, f"a leader of {', '.join(s.name for s in self.ensemble)}")
+        names = ", ".join(s.name for s in self.ensemble)
+        wait_until(found, timeout_s, f"a leader of {names}", PROBE_EVERY_S)
         other = leaders[0]
         if other is self:
             return
         other.kill()
-        wait_until(lambda: self.mode() == "leader", timeout_s, f"{self.name} leading")
+        handover = max(timeout_s, HANDOVER_TIMEOUT_S)
+
+        def leads() -> bool:
+            return self.mode(PROBE_S) == "leader"
+
+        wait_until(leads, handover, f"{self.name} leading", PROBE_EVERY_S)
         other.launch()
         other.wait_ready(timeout_s)
 
@@ -310,9 +324,10 @@ class ZooKeeperServer(LocalServer):
         found = self.mode()
         return found if found in ("leader", "follower") else None
 
-    def mode(self) -> str | None:
-        """``standalone``, ``leader`` or ``follower`` while serving; ``None`` otherwise."""
-        for line in four_letter(self.host, self.port, "srvr", timeout_s=0.2).splitlines():
+    def mode(self, timeout_s: float = 0.2) -> str | None:
+        """``standalone``, ``leader`` or ``follower`` while serving; ``None`` otherwise (or
+        with no answer within ``timeout_s``)."""
+        for line in four_letter(self.host, self.port, "srvr", timeout_s).splitlines():
             if line.startswith("Mode:"):
                 return line.split(":", 1)[1].strip()
         return None
