@@ -1,8 +1,8 @@
-"""Warm spares (lockviz.lab.spares) on real servers: each used once, fresh, faults intact, and
-nothing left behind when the pool or its process stops.
+"""Warm spares (lockviz.lab.spares) on real servers: each used once, fresh, and nothing left
+behind when the pool or its process stops. Faults on spares: test_spares_faults.py.
 
 Past ~300 lines on purpose: every kind of spare set (a Redis set with its Sentinels and an etcd
-cluster included) shares the pool's fixtures and its leftover checks."""
+cluster included) shares the pool's probes and its leftover checks."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import base64
 import os
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,18 +20,14 @@ from bench.browser import Browser
 from lockviz.catalogue import BACKENDS
 from lockviz.jsontypes import JsonObject
 from lockviz.lab import capacity, procs, registry, spares
-from lockviz.lab.engine import RunEngine, RunResult
 from lockviz.lab.errors import LabError
 from lockviz.lab.labs import LocalLab, ServerSet
 from lockviz.lab.procs import wait_until
-from lockviz.lab.servers import module_for
 from lockviz.lab.servers.etcd import post
 from lockviz.lab.servers.postgres import PostgresServer
 from lockviz.lab.servers.redis import RedisServer
 from lockviz.lab.spares import SpareKey, SparePool, key_for, setting
-from lockviz.scenarios.library import builtin
 from tests.conftest import AppServer
-from tests.lockviz.lab.test_engine import retold
 
 pytestmark = pytest.mark.live
 
@@ -217,62 +213,6 @@ def test_a_run_on_a_spare_starts_from_a_fresh_servers_state(kind: str) -> None:
     with LocalLab().servers(names) as fresh:  # what a server started for the run says
         on_fresh = state(fresh)
     assert on_spare == on_fresh
-
-
-# -- faults on servers taken from the pool -------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def fault_pool() -> Iterator[SparePool]:
-    pool = SparePool(per_kind=1, most=1, warm=[], reserve_mb=0).start()
-    yield pool
-    pool.stop()
-
-
-def groups_of(slug: str) -> list[list[str]]:
-    """``slug``'s servers as a lab starts them: one group per module (a Redis set with its
-    Sentinels is one)."""
-    groups: dict[object, list[str]] = {}
-    for name in builtin()[slug].servers:
-        groups.setdefault(module_for(name), []).append(name)
-    return list(groups.values())
-
-
-def told_on_spares(pool: SparePool, slug: str, attempts: int = 3) -> RunResult:
-    """As test_engine.told, each attempt on servers all taken from the pool."""
-    groups = groups_of(slug)
-    for group in groups:  # asked for once: the pool keeps the set warm from now on
-        taken = pool.take(group)
-        if taken is not None:  # ready already: ours to stop
-            taken.close()
-
-    def play() -> RunResult:
-        for group in groups:
-            assert pool.wait_ready(key_for(group), timeout_s=START_S), group
-        before = pool.taken
-        result = RunEngine(builtin()[slug], LocalLab(spares=pool)).run()
-        assert pool.taken - before == len(groups)  # every server of the run was a spare
-        return result
-
-    return retold(play, attempts)
-
-
-@pytest.mark.parametrize(
-    "slug",
-    [
-        "gc-pause-fenced",  # SIGSTOP of a client
-        "redlock-clock-jump",  # a node's clock moved (libfaketime), client links cut
-        "zk-ensemble-partition",  # an ensemble member cut off from its peers (the spare's mesh)
-        "pg-restart-frees",  # kill -9 of the postmaster and a restart on the same data dir
-        "redis-failover",  # a replicated set's own mesh: links between servers cut, a failover
-        "etcd-leader-crash",  # a cluster's leader killed
-    ],
-)
-def test_a_fault_on_a_spare_served_run_keeps_its_verdict(fault_pool: SparePool, slug: str) -> None:
-    result = told_on_spares(fault_pool, slug)
-    assert result.error is None
-    assert result.mismatches == [], result.verdict
-    assert result.expect_met is True, result.inconclusive
 
 
 # -- nothing left behind -------------------------------------------------------------------
