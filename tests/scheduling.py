@@ -10,18 +10,14 @@ Units start longest first, so that no worker is left, at the end, with one long 
 others wait idle: a worker takes its next unit in collection order, and this plugin orders the
 collection (under ``-n`` only; ``-n 0`` runs in file order) by what a test is known to cost:
 
-    0  a unit that plays every built-in scenario or exercise (:data:`PLAYS_MANY`): the
-       longest units (each 3-4 min of runs, mostly waiting on their schedules), so they
-       start at once and play while the other workers run the rest; handed out after the
-       rest of the live tests, one was still playing when every other worker was done
-    1  tests/deploy: a deployment's stack, then a chain of tests on it (minutes)
-    2  a browser, a Hypothesis test (its examples add up)
-    3  any other ``live`` test: real servers started and stopped
-    4  an ``alone`` test (tests/conftest.py:_the_machine): it first waits for every test that
+    0  tests/deploy: a deployment's stack, then a chain of tests on it (minutes)
+    1  a browser, a Hypothesis test (its examples add up)
+    2  any other ``live`` test: real servers started and stopped
+    3  an ``alone`` test (tests/conftest.py:_the_machine): it first waits for every test that
        starts servers or a browser, then runs while no other such test does. It comes before
        most of the quick ones, which do not wait for it: the other workers run those meanwhile
        (:func:`quick_before_alone`: a few go first, so no other worker holds a live test then).
-    5  the rest: well under a second each
+    4  the rest: well under a second each
 
 A module's tests stay together, and a module that is one unit goes first within its rank (the
 module's rank is its costliest test's; an ``alone`` test's unit ranks as ``alone``, so one that
@@ -57,9 +53,6 @@ RECORDED = "tests/lockviz/lab/recorded.py"
 SHARED_RUNS = "tests.lockviz.lab.recorded"
 READS_RECORDED = re.compile(r"^from tests\.lockviz\.lab(\.recorded import| import recorded)", re.M)
 PLAYS_ALL = "tests/lockviz/lab/test_builtins.py"  # starts every run: first in the unit
-# The modules whose module-scoped fixture plays every built-in (the shared runs' unit) or every
-# built-in exercise, twice (tests/lockviz/exercises/test_builtins.py).
-PLAYS_MANY = (PLAYS_ALL, "tests/lockviz/exercises/test_builtins.py")
 
 
 @functools.cache
@@ -95,15 +88,13 @@ QUICK_FIRST = 16  # quick units handed out before the alone ones (3 workers hold
 def cost_rank(item: pytest.Item) -> int:
     """0 costs most: see the module's docstring."""
     if item.get_closest_marker("alone"):
-        return 4
-    if item.nodeid.split("::")[0] in PLAYS_MANY:
-        return 0
+        return 3
     if item.nodeid.startswith("tests/deploy/"):
-        return 1
+        return 0
     hypothesis = getattr(getattr(item, "obj", None), "is_hypothesis_test", False)
     if item.get_closest_marker("browser") or hypothesis:
-        return 2
-    return 3 if item.get_closest_marker("live") else 5
+        return 1
+    return 2 if item.get_closest_marker("live") else 4
 
 
 def longest_first(items: list[pytest.Item]) -> list[pytest.Item]:
@@ -126,8 +117,8 @@ def quick_before_alone(order: list[list[pytest.Item]]) -> list[list[pytest.Item]
     worker holds a few units ahead of the one it runs, and a live test held by another worker
     when an ``alone`` test starts would wait for all of it (100 s, seen). So by then the
     others hold quick ones, which do not wait."""
-    alone = [u for u in order if min(cost_rank(t) for t in u) == 4]
-    quick = [u for u in order if min(cost_rank(t) for t in u) == 5]
+    alone = [u for u in order if min(cost_rank(t) for t in u) == 3]
+    quick = [u for u in order if min(cost_rank(t) for t in u) == 4]
     rest = [u for u in order if u not in alone and u not in quick]
     return rest + quick[:QUICK_FIRST] + alone + quick[QUICK_FIRST:]
 
