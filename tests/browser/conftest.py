@@ -14,7 +14,8 @@ import pytest
 
 from tests.conftest import CHROMIUM, FLAGS, AppServer
 
-__all__ = ["CHROMIUM", "FLAGS", "entry", "settled", "told"]  # the browser itself is tests/conftest.py's
+# The browser itself is tests/conftest.py's.
+__all__ = ["CHROMIUM", "FLAGS", "entry", "settled", "told"]
 
 
 def entry(page: Any) -> None:

@@ -11,29 +11,26 @@ One that the machine could not keep its schedule for says so and is played again
 
 from __future__ import annotations
 
-from concurrent.futures import Future
-
 import pytest
 
-from lockviz.lab.engine import RunResult
 from lockviz.scenarios.library import builtin
 from tests.lockviz.lab import recorded
+from tests.scheduling import played_here
 
 pytestmark = pytest.mark.live
 
 
-@pytest.fixture(scope="module")
-def played() -> dict[str, Future[RunResult]]:
-    """Every built-in's run (tests/lockviz/lab/recorded.py: played once in this process, and
+@pytest.fixture
+def played(request: pytest.FixtureRequest) -> None:
+    """The runs of every test here that this process runs (tests/scheduling.py:played_here),
+    started by the first (tests/lockviz/lab/recorded.py: each played once in this process, and
     read by the tests of one story each too)."""
-    return recorded.play_all()
+    recorded.play_all([item.callspec.params["slug"] for item in played_here(request.node)])
 
 
 @pytest.mark.parametrize("slug", list(builtin()))
-def test_builtin_scenario_meets_its_expectation(
-    slug: str, played: dict[str, Future[RunResult]]
-) -> None:
-    result = played[slug].result()
+def test_builtin_scenario_meets_its_expectation(slug: str, played: None) -> None:
+    result = recorded.told_once(slug)
     assert result.error is None
     assert result.mismatches == [], result.verdict
     assert result.expect_met is True, result.inconclusive  # not inconclusive: the story was told
