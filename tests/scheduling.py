@@ -59,6 +59,9 @@ PLAYS_ALL = "tests/lockviz/lab/test_builtins.py"  # starts every run: first in t
 
 
 PLAYS_REST = f"{PLAYS_ALL} (the runs no other module reads)"
+# A module whose tests of one function share the runs one process plays for them: a unit per
+# function (the exercises' worked solutions, their starting points: 18 runs each).
+BY_FUNCTION = ("tests/lockviz/exercises/test_builtins.py",)
 BUILTINS = ROOT / "lockviz" / "scenarios" / "builtin"  # a built-in's slug is its file's name
 SLUG = re.compile(r'"([a-z0-9]+(?:-[a-z0-9]+)+)"')  # a string in a module that may name one
 PARAM = re.compile(r"\[([^\]]+)\]$")
@@ -85,21 +88,27 @@ def read_elsewhere() -> frozenset[str]:
 
 def unit_of(nodeid: str) -> str:
     """The unit of work a test belongs to: the shared runs', test_builtins' other runs', its
-    module's path, or itself."""
+    function's (:data:`BY_FUNCTION`), its module's path, or itself."""
     path = nodeid.split("::")[0]
     param = PARAM.search(nodeid)
     if path == PLAYS_ALL and param is not None and param.group(1) not in read_elsewhere():
         return PLAYS_REST
     if reads_recorded(path):
         return RECORDED
+    if path in BY_FUNCTION:
+        return nodeid.split("[")[0]
     return path if shares_module_fixtures(path) else nodeid
 
 
-def played_here(item: pytest.Item) -> list[pytest.Item]:
+def played_here(item: pytest.Item) -> list[pytest.Function]:
     """The tests of ``item``'s module that this process runs with it: under ``-n``, those of
     its unit (a worker is handed a unit whole); else every one collected."""
     path = item.nodeid.split("::")[0]
-    same = [i for i in item.session.items if i.nodeid.split("::")[0] == path]
+    same = [
+        i
+        for i in item.session.items
+        if isinstance(i, pytest.Function) and i.nodeid.split("::")[0] == path
+    ]
     if "PYTEST_XDIST_WORKER" not in os.environ:
         return same
     unit = unit_of(item.nodeid)
