@@ -1,8 +1,8 @@
 """Every built-in scenario on the live lab meets its ``expect``: real servers, real clients,
 real faults, the story each one is written to tell.
 
-A built-in's run is mostly its schedule (a pause of 2 s, a lease that must lapse: 160 s of
-the runs' schedules is waiting for the next step's moment), so the runs are played two at a
+A built-in's run is mostly its schedule (a pause of 2 s, a lease that must lapse: most of
+a run is waiting for its next step's moment), so the runs are played two at a
 time, each on its own servers, as a lab plays a class's runs side by side (those that restart a
 server afterwards, one at a time): tests/lockviz/lab/recorded.py, which shares each run with the
 tests that check its story's order and cause. Under ``-n`` the runs those tests read and the
