@@ -14,9 +14,15 @@ recorded in its ``lab.json`` like a run's, so a killed app's spares are swept li
 * **Used once, never reset.** :meth:`SparePool.take` hands a ready set to one run and forgets
   it: the run's :class:`~lockviz.lab.labs.ServerSet` owns it from then on, stops it and removes
   its dir when the run ends. Nothing is wiped or reused, so a run starts from a server no one
-  has written to: Redis's fencing counter, etcd's revision, ZooKeeper's zxids and PostgreSQL's
-  fencing sequence start where a fresh server's do (the readiness checks only read, except
-  PostgreSQL's ``CREATE SEQUENCE``, which a fresh server's start runs too).
+  has written to: Redis's fencing counter, etcd's revision, ZooKeeper's lock sequence and
+  PostgreSQL's fencing sequence start where a fresh server's do (the readiness checks only
+  read, except PostgreSQL's ``CREATE SEQUENCE``, which a fresh server's start runs too, and
+  ZooKeeper's warm-up, below, whose few transactions move only the zxids on).
+* **Warmed before it is handed out.** A set joins the stock once its servers are ready *and*
+  have each served a client once (:meth:`~lockviz.lab.servers.base.Server.warm_up`: a
+  ZooKeeper JVM's first session and requests run its request path cold, which the run's own
+  first session then need not wait for; the other kinds serve their first client as fast as
+  their next and do nothing). A set whose warm-up fails is stopped, never stocked.
 * **Faults as on a fresh server.** A spare is started exactly as a run's own server is (the
   same ``create``/``launch``/``wait_ready``): Redis under libfaketime reading its own clock file
   (a clock jump rewrites the file, whenever the process started), a restart relaunches it on the
@@ -367,6 +373,7 @@ class SparePool:
             self._starting = started  # what stop() kills if it comes now
         try:
             start_group(started, module_for(key.names[0]), list(key.names), key.options_dict)
+            each_at_once(server.warm_up for server in started.servers.values())
         except Exception as exc:
             started.close()
             with self._changed:
