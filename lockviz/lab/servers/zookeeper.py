@@ -83,7 +83,7 @@ TICK_MS = 100
 START_TIMEOUT_S = 30.0
 LAB_ROOT = "/lockviz"  # everything a run creates lives under this path
 MARKER = "/lockviz-marker"  # a server set aside for lockviz carries this node (see wipe)
-WARM_SESSION_S = 2.0
+WARM_SESSION_S = 10.0  # closed at its end: long enough for a loaded machine
 
 
 def requirements() -> list[Requirement]:
@@ -299,24 +299,30 @@ class ZooKeeperServer(LocalServer):
 
     def warm_up(self, timeout_s: float = START_TIMEOUT_S) -> None:
         """A session on this server alone, and the requests a run's clients make (see the
-        module's doc): created, listed with a watch, fired, deleted; LabError if it fails."""
+        module's doc): created, listed with a watch, fired, deleted; each tried again after a
+        lost connection (a loaded machine's just-elected ensemble drops one at times).
+        LabError if it still fails."""
+        retry = KazooRetry(max_tries=5, delay=0.1, max_delay=1.0)
         client = KazooClient(
             hosts=self.address,
             timeout=WARM_SESSION_S,
-            connection_retry=KazooRetry(max_tries=3, delay=0.1, max_delay=0.5),
-            command_retry=KazooRetry(max_tries=3, delay=0.1, max_delay=0.5),
+            connection_retry=KazooRetry(max_tries=5, delay=0.1, max_delay=1.0),
+            command_retry=retry,
         )
         place = f"{LAB_ROOT}/warm-up-{self.name}"  # never under the lock's path: its own
-        try:
-            client.start(timeout=timeout_s)
+
+        def requests() -> None:
             client.ensure_path(LOCK_PATH)
             client.ensure_path(place)
             node = client.create(f"{place}/n-", ephemeral=True, sequence=True)
             client.exists(node, watch=lambda event: None)
             client.get_children(place, watch=lambda event: None)
             client.get_children(LOCK_PATH)
-            client.delete(node)
-            client.delete(place)
+            client.delete(place, recursive=True)  # its node (and one a lost try left)
+
+        try:
+            client.start(timeout=timeout_s)
+            client.retry(requests)
         except (KazooException, client.handler.timeout_exception) as exc:
             raise LabError(f"{self.name} did not serve its warm-up session: {exc!r}") from exc
         finally:

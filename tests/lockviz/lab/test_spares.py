@@ -446,16 +446,20 @@ def test_a_zookeeper_spare_has_served_a_session_before_it_is_handed_out(names: l
         pool.stop()
 
 
-def test_a_spare_whose_warm_up_fails_is_never_handed_out(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_spare_whose_warm_up_fails_is_still_handed_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cold, it starts a run as a spare did before there was a warm-up; stopped instead (a
+    loaded machine's just-elected ensemble lost a warm-up's connection once), a class's next
+    runs booted their own ensemble, 5-7 s each, while the set waited out its pause."""
+
     def refuse(self: RedisServer) -> None:
         raise LabError(f"{self.name} did not serve its warm-up session")
 
     monkeypatch.setattr(RedisServer, "warm_up", refuse)
     pool = pool_of(SINGLE)
     try:
-        wait_until(lambda: key_for(SINGLE) in pool._failed, START_S, "a warm-up that failed")
-        assert pool.ready(key_for(SINGLE)) == 0
-        assert pool.take(SINGLE) is None
-        wait_until(lambda: pool.pids() == [], 10, "its servers stopped")
+        taken = take_ready(pool, SINGLE)
+        assert all(procs.alive(pid) for pid in pids_of(taken))
+        taken.close()
+        assert key_for(SINGLE) not in pool._failed
     finally:
         pool.stop()
