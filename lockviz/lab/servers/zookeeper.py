@@ -20,6 +20,17 @@ Fails by: a missing ``java`` or jar (see :func:`requirements`), a port taken bet
 and the JVM binding it (the server exits at start, and the lab starts the servers again on other
 ports), or an ensemble that cannot form a quorum within the start timeout.
 
+A spare (lockviz.lab.spares) is warmed before it is handed out (:meth:`ZooKeeperServer.
+warm_up`): a fresh JVM serves its first sessions and requests in the interpreter, loading the
+classes of its request path as it goes, and a ZooKeeper run's start waits for three sessions
+(the watcher's and each client's): on a loaded 2-core machine a run's start on a never-used
+server took 370 ms at the median, against 232 ms on one that had served a session before (load
+~23, 5 runs each). The warm-up opens a session on each server and does what a run's clients do
+(an ephemeral sequential node created, listed, watched, deleted) under a path of its own that it
+removes again (``/lockviz/warm-up-<name>``); it also makes ``/lockviz/lock``, as every run's
+watcher does first. The lock's sequence numbers start where a fresh server's do; the zxids (a
+czxid is the fencing token) are a few transactions further on, as after any session.
+
 Before use the lab checks that the server answering on the client port is its own: the ``conf``
 four-letter word (whitelisted with ``srvr``, ``ruok``, ``stat`` and ``dump``) names its
 ``dataDir``, which must be this server's. The servers have no password (the lab's Redis and
@@ -43,6 +54,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException, NoNodeError
 from kazoo.retry import KazooRetry
 
+from algorithms.zookeeper_lock import LOCK_PATH
 from lockviz.lab import procs
 from lockviz.lab.errors import LabError
 from lockviz.lab.links import Links
@@ -79,6 +91,7 @@ PROBE_S = 2.0
 PROBE_EVERY_S = 0.05  # not every 5 ms: each probe is a connection the electing JVM must serve
 LAB_ROOT = "/lockviz"  # everything a run creates lives under this path
 MARKER = "/lockviz-marker"  # a server set aside for lockviz carries this node (see wipe)
+WARM_SESSION_S = 10.0  # closed at its end: long enough for a loaded machine
 
 
 def requirements() -> list[Requirement]:
@@ -297,6 +310,38 @@ class ZooKeeperServer(LocalServer):
         wait_until(leads, handover, f"{self.name} leading", PROBE_EVERY_S)
         other.launch()
         other.wait_ready(timeout_s)
+
+    def warm_up(self, timeout_s: float = START_TIMEOUT_S) -> None:
+        """A session on this server alone, and the requests a run's clients make (see the
+        module's doc): created, listed with a watch, fired, deleted; each tried again after a
+        lost connection (a loaded machine's just-elected ensemble drops one at times).
+        LabError if it still fails."""
+        retry = KazooRetry(max_tries=5, delay=0.1, max_delay=1.0)
+        client = KazooClient(
+            hosts=self.address,
+            timeout=WARM_SESSION_S,
+            connection_retry=KazooRetry(max_tries=5, delay=0.1, max_delay=1.0),
+            command_retry=retry,
+        )
+        place = f"{LAB_ROOT}/warm-up-{self.name}"  # never under the lock's path: its own
+
+        def requests() -> None:
+            client.ensure_path(LOCK_PATH)
+            client.ensure_path(place)
+            node = client.create(f"{place}/n-", ephemeral=True, sequence=True)
+            client.exists(node, watch=lambda event: None)
+            client.get_children(place, watch=lambda event: None)
+            client.get_children(LOCK_PATH)
+            client.delete(place, recursive=True)  # its node (and one a lost try left)
+
+        try:
+            client.start(timeout=timeout_s)
+            client.retry(requests)
+        except (KazooException, client.handler.timeout_exception) as exc:
+            raise LabError(f"{self.name} did not serve its warm-up session: {exc!r}") from exc
+        finally:
+            client.stop()
+            client.close()
 
     def check_identity(self) -> None:
         found = self._reported_data_dir(timeout_s=2.0)
