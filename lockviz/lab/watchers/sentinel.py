@@ -15,6 +15,14 @@ Two kinds of watcher share one view of the set (:class:`Roles`):
   first). Sentinels name servers by the address the set knows them by, and each other by their
   run ids: the watcher maps both back to names (``SENTINEL MYID``).
 
+A promotion's ``by`` is the Sentinel that made it: the one elected for the epoch
+(``+elected-leader``, which only the winner publishes), never merely the first to tell of it.
+Every Sentinel publishes ``+switch-master`` once the leader's hello reaches it, within
+milliseconds of the leader's own ``+promoted-slave``, and each watcher reads its Sentinel on a
+thread of its own: on a loaded machine a follower's was read first and named itself (a vote for
+sentinel-2, "promoted by sentinel-3"). A follower that tells first waits up to
+:data:`LEADER_WAIT_S` for the leader's election to be read; past it, ``by`` is left out.
+
 Every watcher connects to its server directly, never through the set's proxy: a partition is
 between the servers, not between them and the lab.
 """
@@ -35,8 +43,11 @@ from lockviz.lab.watchers.redis import KeyWatcher
 
 EVENTS = (
     "+sdown", "-sdown", "+odown", "-odown", "+new-epoch", "+vote-for-leader",
-    "+promoted-slave", "+switch-master", "+convert-to-slave",
+    "+promoted-slave", "+switch-master", "+convert-to-slave", "+elected-leader",
 )  # fmt: skip
+# How long a follower's news of a promotion waits for the leader's election to be read (the
+# leader publishes it a failover's first steps, hundreds of milliseconds, before it promotes).
+LEADER_WAIT_S = 1.0
 
 
 class Roles:
@@ -48,7 +59,9 @@ class Roles:
         self.by_id: dict[str, str] = {}
         self.primary = primary
         self.replicas: dict[str, str] = {}  # replica -> its primary, as last recorded
+        self.leaders: dict[int, str] = {}  # epoch -> the Sentinel elected to fail over in it
         self.lock = threading.Lock()
+        self._elected = threading.Condition(self.lock)
 
     def name(self, host: str, port: str) -> str | None:
         return self.by_address.get(f"{host}:{port}")
@@ -61,6 +74,21 @@ class Roles:
             previous, self.primary = self.primary, node
             self.replicas.pop(node, None)
             return previous
+
+    def elected(self, epoch: int, sentinel: str) -> None:
+        with self._elected:
+            self.leaders[epoch] = sentinel
+            self._elected.notify_all()
+
+    def leader(self, epoch: int | None, node: str) -> str | None:
+        """The Sentinel elected in ``epoch``, waiting up to :data:`LEADER_WAIT_S` for its
+        election to be read, unless ``node``'s promotion has been told already."""
+        with self._elected:
+            self._elected.wait_for(
+                lambda: epoch in self.leaders or node == self.primary or epoch is None,
+                LEADER_WAIT_S,
+            )
+            return self.leaders.get(epoch) if epoch is not None else None
 
     def demoted(self, node: str, primary: str) -> bool:
         """``node`` replicates ``primary`` now: whether that is news."""
@@ -139,16 +167,19 @@ class SentinelWatcher(ServerWatcher):
             leader = self.roles.by_id.get(words[0], words[0][:8])
             self.epoch = int(words[1])
             self.record(self.name, "voted", {"leader": leader, "term": self.epoch}, t_ns)
+        elif channel == "+elected-leader" and self.epoch is not None:
+            self.roles.elected(self.epoch, self.name)
         elif channel in ("+sdown", "-sdown", "+odown", "-odown") and words[:1] == ["master"]:
             self._suspected(channel, words, t_ns)
         elif channel == "+promoted-slave" and len(words) >= 8:
             node, old = self.roles.name(*words[2:4]), self.roles.name(*words[6:8])
-            if node is not None:
-                self._promoted(node, old, t_ns)
+            if node is not None:  # published by the leader only, as it promotes
+                self._promoted(node, old, t_ns, self.name)
         elif channel == "+switch-master" and len(words) == 5:
             node = self.roles.name(*words[3:5])
-            if node is not None:
-                self._promoted(node, self.roles.name(*words[1:3]), t_ns)
+            if node is not None:  # published by every Sentinel: the leader's own name is by
+                by = self.roles.leader(self.epoch, node)
+                self._promoted(node, self.roles.name(*words[1:3]), t_ns, by)
         elif channel == "+convert-to-slave" and len(words) >= 8:
             node, primary = self.roles.name(*words[2:4]), self.roles.name(*words[6:8])
             if node is not None and primary is not None and self.roles.demoted(node, primary):
@@ -165,12 +196,13 @@ class SentinelWatcher(ServerWatcher):
             details["quorum"] = words[words.index("#quorum") + 1]
         self.record(self.name, "suspected", details, t_ns)
 
-    def _promoted(self, node: str, old: str | None, t_ns: int) -> None:
+    def _promoted(self, node: str, old: str | None, t_ns: int, by: str | None) -> None:
         previous = self.roles.promoted(node)
         if previous is None:
             return  # another Sentinel told it first
         details: dict[str, object] = {"role": "primary", "previous": old or previous}
-        details["by"] = self.name
+        if by is not None:
+            details["by"] = by
         if self.epoch is not None:
             details["term"] = self.epoch
         self.record(node, "role", details, t_ns)
