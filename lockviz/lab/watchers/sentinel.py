@@ -171,15 +171,8 @@ class SentinelWatcher(ServerWatcher):
             self.roles.elected(self.epoch, self.name)
         elif channel in ("+sdown", "-sdown", "+odown", "-odown") and words[:1] == ["master"]:
             self._suspected(channel, words, t_ns)
-        elif channel == "+promoted-slave" and len(words) >= 8:
-            node, old = self.roles.name(*words[2:4]), self.roles.name(*words[6:8])
-            if node is not None:  # published by the leader only, as it promotes
-                self._promoted(node, old, t_ns, self.name)
-        elif channel == "+switch-master" and len(words) == 5:
-            node = self.roles.name(*words[3:5])
-            if node is not None:  # published by every Sentinel: the leader's own name is by
-                by = self.roles.leader(self.epoch, node)
-                self._promoted(node, self.roles.name(*words[1:3]), t_ns, by)
+        elif channel in ("+promoted-slave", "+switch-master"):
+            self._promotion(channel, words, t_ns)
         elif channel == "+convert-to-slave" and len(words) >= 8:
             node, primary = self.roles.name(*words[2:4]), self.roles.name(*words[6:8])
             if node is not None and primary is not None and self.roles.demoted(node, primary):
@@ -195,6 +188,17 @@ class SentinelWatcher(ServerWatcher):
         if "#quorum" in words:
             details["quorum"] = words[words.index("#quorum") + 1]
         self.record(self.name, "suspected", details, t_ns)
+
+    def _promotion(self, channel: str, words: list[str], t_ns: int) -> None:
+        if channel == "+promoted-slave" and len(words) >= 8:
+            node, old = self.roles.name(*words[2:4]), self.roles.name(*words[6:8])
+            if node is not None:  # published by the leader only, as it promotes
+                self._promoted(node, old, t_ns, self.name)
+        elif channel == "+switch-master" and len(words) == 5:
+            node = self.roles.name(*words[3:5])
+            if node is not None:  # published by every Sentinel: the leader's own name is by
+                by = self.roles.leader(self.epoch, node)
+                self._promoted(node, self.roles.name(*words[1:3]), t_ns, by)
 
     def _promoted(self, node: str, old: str | None, t_ns: int, by: str | None) -> None:
         previous = self.roles.promoted(node)

@@ -251,9 +251,24 @@ def test_a_client_that_takes_its_command_after_a_later_step_makes_the_run_inconc
     lost_at(result, alices_shift(result), "step 2 (acquire)")
 
 
-def redis_stopped(name: str, at_step: int, seconds: float) -> RunResult:
+def redis_stopped(name: str, at_step: int, seconds: float, tries: int = 3) -> RunResult:
     """The built-in scenario ``name``, its redis-1 stopped by SIGSTOP from outside the lab for
-    ``seconds`` from step ``at_step`` on (a server too busy to answer): the lab does not know."""
+    ``seconds`` from step ``at_step`` on (a server too busy to answer): the lab does not know.
+    Every run is inconclusive, never judged; one that a loaded machine lost on its own first
+    (a step of its own late across a lease's end: seen, "fell behind by 53 ms at step 4", Bob's
+    release due 100 ms before his lease ends) is played again, to see the server's doing."""
+    for _ in range(tries):
+        result = redis_stopped_once(name, at_step, seconds)
+        assert result.error is None
+        assert result.expect_met is None, result.mismatches  # neither met nor contradicted
+        assert result.inconclusive.startswith("the machine fell behind"), result.inconclusive
+        if result.inconclusive.startswith("the machine fell behind: "):  # a reply: the server's
+            break
+    assert result.inconclusive.startswith("the machine fell behind: "), result.inconclusive
+    return result
+
+
+def redis_stopped_once(name: str, at_step: int, seconds: float) -> RunResult:
     engine: RunEngine
 
     def sink(event: Event) -> None:
@@ -264,11 +279,7 @@ def redis_stopped(name: str, at_step: int, seconds: float) -> RunResult:
             threading.Timer(seconds, os.kill, (server.proc.pid, signal.SIGCONT)).start()
 
     engine = RunEngine(builtin()[name], LocalLab(), sink)
-    result = engine.run()
-    assert result.error is None
-    assert result.expect_met is None, result.mismatches  # neither met nor contradicted
-    assert result.inconclusive.startswith("the machine fell behind: "), result.inconclusive
-    return result
+    return engine.run()
 
 
 def test_a_server_too_busy_to_answer_across_another_clients_step_makes_the_run_inconclusive() -> (
@@ -332,26 +343,42 @@ def test_a_pause_that_lands_on_a_command_in_flight_by_design_keeps_the_story() -
     assert result.expect_met is True, result.verdict
 
 
+def starved_after_her_acquire(monkeypatch: pytest.MonkeyPatch) -> RunResult:
+    """The run of :func:`in_flight_at_her_pause`, alice's process having waited 400 ms for a
+    core after she sent her acquire (here the test is the machine and says so through the
+    kernel's run-queue delay): every reading of hers after that send counts the 400 ms, none
+    before it, however late the send came (counted from the run's start, a send itself more
+    than 100 ms late counted it in both readings, and the wait was not seen at all)."""
+    engine = RunEngine(in_flight_at_her_pause(), LocalLab())
+    measured, send = procs.run_delay_ns, clients.ClientProcess.send
+    starved: set[int] = set()  # alice's pid, once her acquire is sent
+
+    def run_delay(pid: int) -> int | None:
+        found = measured(pid)
+        return found + 400_000_000 if found is not None and pid in starved else found
+
+    def sent(self: clients.ClientProcess, command: Any, index: int | None = None) -> str:
+        refused = send(self, command, index)  # reads the delay as it was when she sent it
+        if self.name == "alice" and command.get("do") == "acquire" and self.proc is not None:
+            starved.add(self.proc.pid)
+        return refused
+
+    monkeypatch.setattr(procs, "run_delay_ns", run_delay)
+    monkeypatch.setattr(clients.ClientProcess, "send", sent)
+    return engine.run()
+
+
 def test_a_pause_that_lands_on_a_command_the_machine_held_up_makes_the_run_inconclusive(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # The same run, but alice's process waited 400 ms for a core after she sent her request
-    # (the kernel's run-queue delay says so; here the test is the machine and says it): the
-    # pause no longer lands where the script put it, but on a command starved that long.
-    engine = RunEngine(in_flight_at_her_pause(), LocalLab())
-    measured = procs.run_delay_ns
-
-    def starved(pid: int) -> int | None:
-        found = measured(pid)
-        lab = engine.stage
-        alice = lab.clients["alice"].proc if isinstance(lab, Provisioned) else None
-        started = engine._t0_ns and time.monotonic_ns() - engine._t0_ns > 100_000_000
-        if found is None or alice is None or pid != alice.pid or not started:
-            return found
-        return found + 400_000_000
-
-    monkeypatch.setattr(procs, "run_delay_ns", starved)
-    result = engine.run()
+    # The same run, but alice's process waited 400 ms for a core after she sent her request:
+    # the pause no longer lands where the script put it, but on a command starved that long.
+    for _ in range(3):
+        result = starved_after_her_acquire(monkeypatch)
+        assert result.expect_met is not False, result.verdict  # never a wrong story
+        lost = [e for e in result.events if e["kind"] == "schedule_shifted" and not e["kept"]]
+        if landed(result) and lost[0] is landed(result)[0]:
+            break  # else a loaded machine lost the story on its own first (it said so): again
     shift = landed(result)[0]
     lost_at(result, shift, "step 3 (pause)", step=2)
     assert shift["late_ms"] > 200  # of the ~300 ms before it

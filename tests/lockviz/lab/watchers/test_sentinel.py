@@ -11,8 +11,8 @@ from lockviz.lab.watchers import sentinel
 from lockviz.lab.watchers.sentinel import Roles, SentinelWatcher
 
 ADDRESSES = {"127.0.0.1:7001": "redis-1", "127.0.0.1:7002": "redis-2"}
-SWITCH = "lockviz 127.0.0.1 7001 127.0.0.1 7002".split()
-PROMOTED = "slave 127.0.0.1:7002 127.0.0.1 7002 @ lockviz 127.0.0.1 7001".split()
+SWITCH = ["lockviz", "127.0.0.1", "7001", "127.0.0.1", "7002"]
+PROMOTED = ["slave", "127.0.0.1:7002", "127.0.0.1", "7002", "@", "lockviz", "127.0.0.1", "7001"]
 
 
 def three(roles: Roles) -> tuple[list[dict[str, Any]], list[SentinelWatcher]]:
@@ -39,7 +39,7 @@ def test_a_follower_that_tells_of_the_promotion_first_names_the_leader_not_itsel
     roles = Roles(ADDRESSES, "redis-1")
     told, (s1, s2, s3) = three(roles)
     elect([s1, s2, s3], 2)
-    s2.seen("+elected-leader", "master lockviz 127.0.0.1 7001".split(), 0)
+    s2.seen("+elected-leader", ["master", "lockviz", "127.0.0.1", "7001"], 0)
     s3.seen("+switch-master", SWITCH, 0)  # read before the leader's own +promoted-slave
     s2.seen("+promoted-slave", PROMOTED, 0)
     s2.seen("+switch-master", SWITCH, 0)
@@ -53,7 +53,7 @@ def test_a_follower_read_before_the_leader_s_election_waits_for_it() -> None:
     elect([s1, s2, s3], 1)
     follower = threading.Thread(target=s3.seen, args=("+switch-master", SWITCH, 0))
     follower.start()  # its thread waits for the leader's watcher, a beat behind on the machine
-    s1.seen("+elected-leader", "master lockviz 127.0.0.1 7001".split(), 0)
+    s1.seen("+elected-leader", ["master", "lockviz", "127.0.0.1", "7001"], 0)
     follower.join(5)
     (role,) = [e for e in told if e["kind"] == "role"]
     assert role["by"] == "sentinel-1"
