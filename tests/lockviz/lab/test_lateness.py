@@ -237,12 +237,23 @@ def run_stalled(seconds: float) -> RunResult:
 
 
 def test_a_client_that_takes_its_command_late_shifts_the_rest_and_keeps_the_story() -> None:
-    result = run_stalled(0.2)  # alice's acquire begins ~200 ms late; bob's is not due yet
-    shift = alices_shift(result)
+    for _ in range(3):
+        result = run_stalled(0.2)  # alice's acquire begins ~200 ms late; bob's is not due yet
+        shift = alices_shift(result)
+        if shift["kept"]:
+            break
+        # A loaded machine held her (or the thread that lets her go) past bob's ask: the
+        # next test's story, and the run must say so. Played again.
+        lost_at(result, shift, "step 2 (acquire)")
     assert shift["kept"] is True
     assert shift["late_ms"] >= 150
+    took_ms = shift["due_ms"] + shift["late_ms"]  # when she took her acquire
     bob = first(result.events, "step", index=1)
-    assert bob["t_ms"] >= 300 + shift["late_ms"] - TOLERANCE_MS  # moved with the schedule
+    assert took_ms < bob["t_ms"]  # the story's order: she asked first, then bob
+    if bob["t_ms"] > shift["t_ms"]:  # pending when the lab read her late take: moved with it
+        assert bob["t_ms"] >= 300 + shift["late_ms"] - TOLERANCE_MS
+    # (else the lab read her take only after bob's step had gone, seen at load ~20: a shift
+    # moves what is pending, and bob's step, fixed, still came after her take)
     assert result.expect_met is True, result.verdict
 
 
