@@ -44,6 +44,7 @@ from lockviz.lab.capacity import Meter
 from lockviz.lab.clients import Took
 from lockviz.lab.errors import LabError
 from lockviz.lab.events import Event, EventJson, Sink, VerdictJson
+from lockviz.lab.failovers import late_failover
 from lockviz.lab.labs import Lab, OnWait, ServerSet
 from lockviz.lab.limits import Limits, Watchdog
 from lockviz.lab.provision import UNPROVISIONED, Provisioned, Stage, Wiring, provision
@@ -407,12 +408,14 @@ class RunEngine:
     def _outlived(self) -> None:
         """Whether a server ended a frozen holder's lease only after her thaw, where the story
         has it end while she was frozen (:meth:`Story.outlived`): what waited for that end
-        (another client's grant, a call that waits by design) may have come after the thaw. A
-        free-play session has no story to keep."""
+        (another client's grant, a call that waits by design) may have come after the thaw; or
+        Sentinel promoted a replica only after a step the script put after the failover
+        (:func:`late_failover`). A free-play session has no story to keep."""
         if self.roundtrips is None:
             return
         with self._lock:
-            crossing = self.story.outlived(self.now_ms)
+            now = self.now_ms
+            crossing = self.story.outlived(now) or late_failover(self.events, now)
         if crossing is None:
             return
         late = crossing.moved_to_ms - crossing.due_ms

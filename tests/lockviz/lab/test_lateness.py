@@ -240,11 +240,15 @@ def test_a_client_that_takes_its_command_late_shifts_the_rest_and_keeps_the_stor
     for _ in range(3):
         result = run_stalled(0.2)  # alice's acquire begins ~200 ms late; bob's is not due yet
         shift = alices_shift(result)
-        if shift["kept"]:
+        if shift["kept"] and not result.inconclusive:
             break
         # A loaded machine held her (or the thread that lets her go) past bob's ask: the
-        # next test's story, and the run must say so. Played again.
-        lost_at(result, shift, "step 2 (acquire)")
+        # next test's story; or it lost the story at a later moment on its own. The run must
+        # say so, and is played again.
+        if not shift["kept"]:
+            lost_at(result, shift, "step 2 (acquire)")
+        assert result.expect_met is None, result.verdict
+        assert result.inconclusive.startswith("the machine fell behind"), result.inconclusive
     assert shift["kept"] is True
     assert shift["late_ms"] >= 150
     took_ms = shift["due_ms"] + shift["late_ms"]  # when she took her acquire
