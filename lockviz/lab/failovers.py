@@ -10,10 +10,11 @@ asks Sentinel again until a primary answers) and is granted after the later step
 else measured it, and the run told another story with confidence ("expected stale writes
 accepted 1, got 0"; reproduced by stopping the Sentinels from outside for 9 s after the kill).
 
-The rule: a client's step scripted more than :data:`FAILOVER_BY_MS` after the step that killed
-the primary must come after the promotion (``role`` primary, as its watcher heard it), or the run
-is inconclusive. The promotion is heard late when the watcher is, which errs towards
-"inconclusive". A primary that restarts before then is not judged (Sentinel may see it back).
+The rule: a client's step scripted more than :func:`failover_by_ms` after the step that killed
+the primary, or cut it off from the Sentinels, must come after the promotion (``role`` primary,
+as its watcher heard it), or the run is inconclusive. The promotion is heard late when the
+watcher is, which errs towards "inconclusive". A primary that restarts before then is not
+judged (Sentinel may see it back).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def late_failover(run: Sequence[events.Event], now_ms: float) -> Crossing | None
     by_ms = failover_by_ms(sentinels)
     kill: events.Step | None = None
     for n, event in enumerate(run):
-        if isinstance(event, events.Step) and event.do == "crash" and event.node == primary:
+        if isinstance(event, events.Step) and _fails_over(event, primary, roles):
             kill = event
         elif isinstance(event, events.Role) and event.role == "primary":
             primary, kill = event.actor, None
@@ -63,6 +64,15 @@ def late_failover(run: Sequence[events.Event], now_ms: float) -> Crossing | None
             moved = f"Sentinel's failover of {primary}"
             return Crossing(fixed, moved, float(kill.t_ms) + by_ms, promoted)
     return None
+
+
+def _fails_over(step: events.Step, primary: str, roles: dict[str, str]) -> bool:
+    """Whether ``step`` makes the Sentinels fail ``primary`` over: it kills it, or cuts it off
+    from them (a partition of the node from all its peers, or from a Sentinel)."""
+    if step.node != primary:
+        return False
+    cut = step.do == "partition" and any(roles.get(n) == "sentinel" for n in step.nodes or roles)
+    return step.do == "crash" or cut
 
 
 def _after(event: events.Event, kill: events.Step, by_ms: float) -> bool:

@@ -91,3 +91,11 @@ def test_sentinels_too_busy_to_fail_over_in_time_make_the_run_inconclusive_not_w
     assert result.inconclusive.startswith("the machine fell behind: Sentinel's failover of"), (
         result.inconclusive
     )
+
+
+def test_a_primary_cut_off_from_the_sentinels_is_held_to_its_failover_too() -> None:
+    run = json.loads((RUN.parent / "redis-split-primary.json").read_text())
+    run = run["events"] if isinstance(run, dict) else run
+    assert late_failover([events.parse(e) for e in run], 12_000.0) is None  # as recorded
+    crossing = late_failover(promoted_after(run, None, 0.0), 12_000.0)  # never promoted
+    assert crossing is not None and crossing.fixed.who == "step 7 (acquire)"  # bob's ask
