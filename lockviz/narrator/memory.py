@@ -135,10 +135,11 @@ class Memory:
         state = self.rounds.get(str(e.get("actor")))
         return state is not None and state.refused == state.number and not state.open
 
-    def fold(self, e: EventJson, who: str) -> str:
-        """What the diagram folds if ``e`` settles ``who``'s round as refused."""
+    def fold(self, who: str, yes: bool = False) -> str:
+        """What the diagram folds if an event settles ``who``'s round as refused (a node's
+        ``yes`` settles nothing: the grant follows)."""
         state = self.rounds.get(who)
-        if state is None or not self._settles(state, e):
+        if state is None or not self._settles(state, yes):
             return ""
         if state.number < FOLD_FROM:
             return ""
@@ -147,9 +148,8 @@ class Memory:
         return f"rounds {FOLD_FROM}–{state.number} refused"
 
     @staticmethod
-    def _settles(state: Rounds, e: EventJson) -> bool:
-        # a single node's yes does not settle a round: the grant follows
-        return state.open and not (e.get("kind") == "reply" and e.get("ok"))
+    def _settles(state: Rounds, yes: bool) -> bool:
+        return state.open and not yes
 
     # -- following: the one place the memory changes -----------------------------------------
 
@@ -202,7 +202,9 @@ class Memory:
 
     def _settle(self, e: EventJson, who: str) -> None:
         state = self.rounds.get(who)
-        if state is not None and self._settles(state, e):
+        if state is not None and self._settles(
+            state, e.get("kind") == "reply" and bool(e.get("ok"))
+        ):
             state.open, state.refused = False, state.number
 
     def _started(self, e: EventJson) -> None:

@@ -51,7 +51,11 @@ def say_reply(memory: Memory, e: EventJson) -> Said:
     if e.get("op") == "write" and not e.get("error"):
         mark, tone = write_mark(memory, memory.request_of(e), e)
         return Said(phrase, text, label, mark, short, tone)
-    fold = memory.fold(e, who) if e.get("op") == "acquire" and not memory.fan_out else ""
+    fold = (
+        memory.fold(who, bool(e.get("ok")))
+        if e.get("op") == "acquire" and not memory.fan_out
+        else ""
+    )
     return Said(phrase, text, label, "", short, "", rounds, fold)
 
 

@@ -2,56 +2,112 @@
 
 Every kind that :data:`lockviz.lab.events.KINDS` declares has its row here (a test holds the two
 together), so a new kind without words fails a test instead of being said by its bare name. A
-row is a :data:`~lockviz.narrator.memory.Sayer`: ``(memory, event) -> Said``, reading the run so
-far and never changing it; the :class:`~lockviz.narrator.telling.Narrator` looks the row up and
-lets its memory follow. A kind missing from the table (an imported run may carry any) is said
-by :func:`~lockviz.narrator.phrases.unknown`, its name.
+row is a :class:`Typed`: the kind's model and its sayer, ``(memory, model) -> Said``, reading
+the run so far and never changing it; the :class:`~lockviz.narrator.telling.Narrator` parses
+each event once (:func:`lockviz.lab.events.lenient`), looks the row up and lets its memory
+follow. A row called with an event's JSON parses it itself. A kind missing from the table (an
+imported run may carry any) is said by :func:`~lockviz.narrator.phrases.unknown`, its name.
 """
 
 from __future__ import annotations
 
-from lockviz.narrator import events, messages, phrases
-from lockviz.narrator.memory import Sayer
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
-SAYERS: dict[str, Sayer] = {
+import lockviz.lab.events as kinds
+from lockviz.lab.events import BaseEvent, EventJson, lenient
+from lockviz.narrator import events, messages, phrases
+from lockviz.narrator.memory import Memory
+from lockviz.narrator.words import Said
+
+M = TypeVar("M", bound=BaseEvent)
+
+
+def plainly(e: EventJson) -> Said:
+    """An event the narrator cannot read as its kind (an odd import's): its actor and kind."""
+    kind = str(e.get("kind"))
+    return Said(kind, f"{e.get('actor', '?')} {kind}")
+
+
+class Row(Protocol):
+    """A kind's row in :data:`SAYERS`."""
+
+    def say(self, memory: Memory, event: BaseEvent, e: EventJson) -> Said | None:
+        """``event`` (parsed from ``e``) in words; None if it is not of this row's kind."""
+
+    def __call__(self, memory: Memory, e: EventJson) -> Said:
+        """``e`` in words, parsed here."""
+
+
+@dataclass(frozen=True)
+class Typed(Generic[M]):
+    """A kind's sayer, which reads the kind's model."""
+
+    model: type[M]
+    sayer: Callable[[Memory, M], Said]
+
+    def say(self, memory: Memory, event: BaseEvent, e: EventJson) -> Said | None:
+        return self.sayer(memory, event) if isinstance(event, self.model) else None
+
+    def __call__(self, memory: Memory, e: EventJson) -> Said:
+        event = lenient(e)
+        said = self.say(memory, event, e) if event is not None else None
+        return said if said is not None else plainly(e)
+
+
+@dataclass(frozen=True)
+class Untyped:
+    """A kind's sayer that still reads the event's JSON (requests and replies: issue 33)."""
+
+    sayer: Callable[[Memory, EventJson], Said]
+
+    def say(self, memory: Memory, event: BaseEvent, e: EventJson) -> Said | None:
+        return self.sayer(memory, e)
+
+    def __call__(self, memory: Memory, e: EventJson) -> Said:
+        return self.sayer(memory, e) if lenient(e) is not None else plainly(e)
+
+
+SAYERS: dict[str, Row] = {
     # protocol messages, with what the storage did with a write
-    "request": messages.say_request,
-    "reply": messages.say_reply,
+    "request": Untyped(messages.say_request),
+    "reply": Untyped(messages.say_reply),
     # a client's belief and what it learns
-    "granted": events.say_granted,
-    "acquire_failed": phrases.acquire_failed,
-    "releasing": phrases.releasing,
-    "released": phrases.released,
-    "extended": phrases.extended,
-    "renewal_started": phrases.renewal_started,
-    "lost": events.say_lost,
-    "woken": events.say_woken,
-    "session": events.say_session,
-    "note": events.say_note,
+    "granted": Typed(kinds.Granted, events.say_granted),
+    "acquire_failed": Typed(kinds.AcquireFailed, phrases.acquire_failed),
+    "releasing": Typed(kinds.Releasing, phrases.releasing),
+    "released": Typed(kinds.Released, phrases.released),
+    "extended": Typed(kinds.Extended, phrases.extended),
+    "renewal_started": Typed(kinds.RenewalStarted, phrases.renewal_started),
+    "lost": Typed(kinds.Lost, events.say_lost),
+    "woken": Typed(kinds.Woken, events.say_woken),
+    "session": Typed(kinds.Session, events.say_session),
+    "note": Typed(kinds.Note, events.say_note),
     # what a server did to a key
-    "expired": events.say_server_end,
-    "deleted": events.say_server_end,
+    "expired": Typed(kinds.Expired, events.say_server_end),
+    "deleted": Typed(kinds.Deleted, events.say_server_end),
     # faults and the steps that make them
-    "step": events.say_step,
-    "step_refused": phrases.step_refused,
-    "link": events.say_link,
-    "paused": phrases.paused,
-    "resumed": phrases.resumed,
-    "crashed": phrases.crashed,
-    "restarted": phrases.restarted,
+    "step": Typed(kinds.Step, events.say_step),
+    "step_refused": Typed(kinds.StepRefused, phrases.step_refused),
+    "link": Typed(kinds.Link, events.say_link),
+    "paused": Typed(kinds.Paused, phrases.paused),
+    "resumed": Typed(kinds.Resumed, phrases.resumed),
+    "crashed": Typed(kinds.Crashed, phrases.crashed),
+    "restarted": Typed(kinds.Restarted, phrases.restarted),
     # a group's servers: who leads, who suspects whom, who votes, what a replica received
-    "role": phrases.role,
-    "voted": phrases.voted,
-    "suspected": phrases.suspected,
-    "replicated": phrases.replicated,
-    "clock_jumped": phrases.clock_jumped,
-    "clock_rate": phrases.clock_rate,
+    "role": Typed(kinds.Role, phrases.role),
+    "voted": Typed(kinds.Voted, phrases.voted),
+    "suspected": Typed(kinds.Suspected, phrases.suspected),
+    "replicated": Typed(kinds.Replicated, phrases.replicated),
+    "clock_jumped": Typed(kinds.ClockJumped, phrases.clock_jumped),
+    "clock_rate": Typed(kinds.ClockRate, phrases.clock_rate),
     # the run itself
-    "run_started": phrases.run_started,
-    "schedule_shifted": phrases.shifted,
-    "ending": phrases.ending,
-    "run_finished": events.say_finished,
-    "run_failed": phrases.run_failed,
-    "run_interrupted": phrases.run_interrupted,
-    "run_cancelled": phrases.run_cancelled,
+    "run_started": Typed(kinds.RunStarted, phrases.run_started),
+    "schedule_shifted": Typed(kinds.ScheduleShifted, phrases.shifted),
+    "ending": Typed(kinds.Ending, phrases.ending),
+    "run_finished": Typed(kinds.RunFinished, events.say_finished),
+    "run_failed": Typed(kinds.RunFailed, phrases.run_failed),
+    "run_interrupted": Typed(kinds.RunInterrupted, phrases.run_interrupted),
+    "run_cancelled": Typed(kinds.RunCancelled, phrases.run_cancelled),
 }

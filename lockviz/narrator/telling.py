@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from lockviz.lab.events import EventJson
+from lockviz.lab.events import EventJson, lenient
 from lockviz.narrator.memory import Memory
 from lockviz.narrator.phrases import unknown
-from lockviz.narrator.sayers import SAYERS
+from lockviz.narrator.sayers import SAYERS, plainly
 from lockviz.narrator.words import Said, Told
 
 # What an imported run's odd event may raise on its way into words: it is said plainly instead.
@@ -29,19 +29,23 @@ class Narrator:
         self.memory = Memory(backend)
 
     def said(self, e: EventJson) -> Said:
-        """``e`` in words, from the run so far; the memory then takes ``e`` in."""
+        """``e`` in words, from the run so far; the memory then takes ``e`` in.
+
+        ``e`` is parsed here, once, into its kind's model (:func:`lenient`), and its kind's
+        sayer reads the model; an event that does not fit its kind is said plainly."""
+        row, event = SAYERS.get(str(e.get("kind"))), lenient(e)
         try:
-            said: Said | None = SAYERS.get(str(e["kind"]), unknown)(self.memory, e)
+            if row is None:
+                said: Said | None = unknown(self.memory, e)
+            else:
+                said = row.say(self.memory, event, e) if event is not None else None
         except ODD:
             said = None
         try:
             self.memory.see(e)  # even when the words failed: the run did what it did
         except ODD:
             said = None
-        if said is None:
-            kind = str(e.get("kind"))
-            return Said(kind, f"{e.get('actor', '?')} {kind}")
-        return said
+        return said if said is not None else plainly(e)
 
     def narrate(self, e: EventJson) -> Told:
         """The event as the browser gets it: its fields and, under ``said``, its words."""
