@@ -56,23 +56,10 @@ class Typed(Generic[M]):
         return said if said is not None else plainly(e)
 
 
-@dataclass(frozen=True)
-class Untyped:
-    """A kind's sayer that still reads the event's JSON (requests and replies: issue 33)."""
-
-    sayer: Callable[[Memory, EventJson], Said]
-
-    def say(self, memory: Memory, event: BaseEvent, e: EventJson) -> Said | None:
-        return self.sayer(memory, e)
-
-    def __call__(self, memory: Memory, e: EventJson) -> Said:
-        return self.sayer(memory, e) if lenient(e) is not None else plainly(e)
-
-
 SAYERS: dict[str, Row] = {
     # protocol messages, with what the storage did with a write
-    "request": Untyped(messages.say_request),
-    "reply": Untyped(messages.say_reply),
+    "request": Typed(kinds.Request, messages.say_request),
+    "reply": Typed(kinds.Reply, messages.say_reply),
     # a client's belief and what it learns
     "granted": Typed(kinds.Granted, events.say_granted),
     "acquire_failed": Typed(kinds.AcquireFailed, phrases.acquire_failed),

@@ -42,7 +42,8 @@ class Narrator:
         except ODD:
             said = None
         try:
-            self.memory.see(e)  # even when the words failed: the run did what it did
+            if event is not None:  # even when the words failed: the run did what it did
+                self.memory.see(event)
         except ODD:
             said = None
         return said if said is not None else plainly(e)
