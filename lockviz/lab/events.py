@@ -673,12 +673,14 @@ def parse(data: Mapping[str, object]) -> Event:
     return EVENT.validate_python(data)
 
 
-def _lenient(model: type[BaseEvent]) -> type[BaseEvent]:
+def _lenient(model: type[BaseEvent], extra: str = "forbid") -> type[BaseEvent]:
     """``model`` with every field but ``kind`` optional: absent is ``None`` (``actor``: ``"?"``),
-    and a field that is there is checked as strictly as ever."""
+    and a field that is there is checked as strictly as ever (``extra``: what an undeclared
+    field does)."""
     fields = {name: info for name, info in model.model_fields.items() if name != "kind"}
     namespace: dict[str, object] = {
         "__module__": __name__,
+        "model_config": {**model.model_config, "extra": extra},
         "__annotations__": {
             name: Optional[info.annotation]  # noqa: UP045 (a type made at run time)
             for name, info in fields.items()
@@ -692,23 +694,24 @@ def _lenient(model: type[BaseEvent]) -> type[BaseEvent]:
 
 
 _SAID: dict[str, type[BaseEvent]] = {kind: _lenient(model) for kind, model in KINDS.items()}
+_OTHER = _lenient(BaseEvent, extra="ignore")  # a kind not declared here: only the four fields
 
 
-def lenient(data: Mapping[str, object]) -> Event | None:
-    """The event's model as the narrator reads it, or None when it does not fit its kind.
+def lenient(data: Mapping[str, object]) -> BaseEvent | None:
+    """The event as the narrator reads it: its kind's model (a kind not declared here: a
+    :class:`BaseEvent`), or None when it does not fit.
 
     The narrator says any JSON (an imported run's, a test's ``{"kind": "crashed", "actor":
     "redis-2"}`` without ``seq`` or ``t_ms``), so here every field but ``kind`` may be missing:
     a missing one reads as ``None`` (the actor as ``"?"``), whatever its declared type, and
     ``model_fields_set`` tells it from one sent as ``null``. A field that is there must have
-    its declared type, and an undeclared field, an unknown kind or one that is not a string
+    its declared type; a field its kind does not declare, or a ``kind`` that is not a string,
     gives None: the narrator then says the event plainly."""
     kind = data.get("kind")
-    model = _SAID.get(kind) if isinstance(kind, str) else None
-    if model is None:
+    if not isinstance(kind, str):
         return None
     try:
-        return cast("Event", model.model_validate(data))
+        return _SAID.get(kind, _OTHER).model_validate(data)
     except ValidationError:
         return None
 

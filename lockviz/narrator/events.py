@@ -1,9 +1,8 @@
 """Events that are not messages and whose words need what came before: a grant (its lease and
 token by the backend's own names), a lost lock (when the server ended the session), a key a
 server ended (whose, and whether its own release did it), a note that undoes a refused round, a
-click that cut several links, and the run's end. Each is a
-:data:`~lockviz.narrator.memory.Sayer`; the events whose own fields decide their words are in
-:mod:`.phrases`."""
+click that cut several links, and the run's end. Each reads its kind's model (a row of
+:mod:`.sayers`); the events whose own fields decide their words are in :mod:`.phrases`."""
 
 from __future__ import annotations
 

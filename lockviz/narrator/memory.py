@@ -1,5 +1,5 @@
-"""What a narrator remembers of one run so far: :class:`Memory`, and :data:`Sayer`, the shape of
-every function that says an event with it.
+"""What a narrator remembers of one run so far: :class:`Memory`, which every sayer reads with the
+model of the event it says (:mod:`.rows`).
 
 Some words need what came before: a write's reply names the value its request carried, a refusal
 names who holds the key, a stale write names what it overwrote, a lost lock names when the
@@ -17,15 +17,14 @@ one folds, and :meth:`Memory.see` opens and closes them.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import lockviz.lab.events as kinds
 from algorithms.writes import Write as Write
 from algorithms.writes import WriteJudge
 from lockviz.catalogue import BACKENDS, Variant, server_kind
-from lockviz.lab.events import BaseEvent, Event, as_json
-from lockviz.narrator.words import Said, number
+from lockviz.lab.events import BaseEvent, as_json
+from lockviz.narrator.words import number
 
 # What each lock service's fencing token is, as its own documentation names it.
 TOKEN_NAMES = {"zookeeper": "czxid", "etcd": "revision"}
@@ -154,7 +153,7 @@ class Memory:
 
     # -- following: the one place the memory changes -----------------------------------------
 
-    def see(self, e: Event) -> None:
+    def see(self, e: BaseEvent) -> None:
         """Take in what ``e`` changes, once it has been said."""
         who = str(e.actor)
         if isinstance(e, kinds.Request):
@@ -213,7 +212,7 @@ class Memory:
         self.nodes = [str(n) for n in e.nodes or []]
         self.writes.see(as_json(e))  # whether a lock is in play at all (backend "none")
 
-    def _follow(self, e: Event, who: str) -> None:
+    def _follow(self, e: BaseEvent, who: str) -> None:
         """What events other than messages change: who holds what, whose lease ended."""
         if isinstance(e, kinds.Granted):
             self._granted(e)
@@ -257,7 +256,3 @@ class Memory:
             del self.holders[node]
         if isinstance(e, kinds.Expired) and e.holder is not None:
             self.expired[str(e.holder)] = number(e.t_ms or 0)
-
-
-# How an event kind is said: from the run so far and its model, never changing either.
-Sayer = Callable[[Memory, BaseEvent], Said]

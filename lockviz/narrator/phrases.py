@@ -14,8 +14,9 @@ from typing import TypeVar
 
 import lockviz.lab.events as kinds
 from lockviz.catalogue import ZOOKEEPER, server_kind
-from lockviz.lab.events import BaseEvent, EventJson
+from lockviz.lab.events import BaseEvent
 from lockviz.narrator.memory import Memory
+from lockviz.narrator.rows import Typed
 from lockviz.narrator.steps import step_number
 from lockviz.narrator.words import Said, number, plain_error, signed_ms
 
@@ -55,11 +56,13 @@ def worded(
     return phrased(words, own)
 
 
-def unknown(memory: Memory, e: EventJson) -> Said:
-    """A kind this narrator does not know (an import's): its name, and no label. It has no
-    model to read, so its JSON is all there is."""
-    kind, who = str(e["kind"]), str(e.get("actor", "?"))
+def _unknown(memory: Memory, e: BaseEvent) -> Said:
+    kind, who = e.kind, str(e.actor)
     return Said(kind, kind if who == "lab" else f"{who} {kind}", "")
+
+
+# A kind this narrator does not know (an import's): its name, and no label.
+unknown: Typed[BaseEvent] = Typed(BaseEvent, _unknown)
 
 
 def _reason(reason: object) -> str:

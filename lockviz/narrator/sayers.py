@@ -2,59 +2,19 @@
 
 Every kind that :data:`lockviz.lab.events.KINDS` declares has its row here (a test holds the two
 together), so a new kind without words fails a test instead of being said by its bare name. A
-row is a :class:`Typed`: the kind's model and its sayer, ``(memory, model) -> Said``, reading
-the run so far and never changing it; the :class:`~lockviz.narrator.telling.Narrator` parses
-each event once (:func:`lockviz.lab.events.lenient`), looks the row up and lets its memory
-follow. A row called with an event's JSON parses it itself. A kind missing from the table (an
-imported run may carry any) is said by :func:`~lockviz.narrator.phrases.unknown`, its name.
+row is a :class:`~lockviz.narrator.rows.Typed`: the kind's model and its sayer, ``(memory,
+model) -> Said``, reading the run so far and never changing it; the
+:class:`~lockviz.narrator.telling.Narrator` parses each event once
+(:func:`lockviz.lab.events.lenient`), looks the row up and lets its memory follow. A kind
+missing from the table (an imported run may carry any) is said by
+:data:`~lockviz.narrator.phrases.unknown`, its name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
-
 import lockviz.lab.events as kinds
-from lockviz.lab.events import BaseEvent, EventJson, lenient
 from lockviz.narrator import events, messages, phrases
-from lockviz.narrator.memory import Memory
-from lockviz.narrator.words import Said
-
-M = TypeVar("M", bound=BaseEvent)
-
-
-def plainly(e: EventJson) -> Said:
-    """An event the narrator cannot read as its kind (an odd import's): its actor and kind."""
-    kind = str(e.get("kind"))
-    return Said(kind, f"{e.get('actor', '?')} {kind}")
-
-
-class Row(Protocol):
-    """A kind's row in :data:`SAYERS`."""
-
-    def say(self, memory: Memory, event: BaseEvent, e: EventJson) -> Said | None:
-        """``event`` (parsed from ``e``) in words; None if it is not of this row's kind."""
-
-    def __call__(self, memory: Memory, e: EventJson) -> Said:
-        """``e`` in words, parsed here."""
-
-
-@dataclass(frozen=True)
-class Typed(Generic[M]):
-    """A kind's sayer, which reads the kind's model."""
-
-    model: type[M]
-    sayer: Callable[[Memory, M], Said]
-
-    def say(self, memory: Memory, event: BaseEvent, e: EventJson) -> Said | None:
-        return self.sayer(memory, event) if isinstance(event, self.model) else None
-
-    def __call__(self, memory: Memory, e: EventJson) -> Said:
-        event = lenient(e)
-        said = self.say(memory, event, e) if event is not None else None
-        return said if said is not None else plainly(e)
-
+from lockviz.narrator.rows import Row, Typed
 
 SAYERS: dict[str, Row] = {
     # protocol messages, with what the storage did with a write

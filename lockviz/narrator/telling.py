@@ -15,7 +15,8 @@ from collections.abc import Iterable, Mapping
 from lockviz.lab.events import EventJson, lenient
 from lockviz.narrator.memory import Memory
 from lockviz.narrator.phrases import unknown
-from lockviz.narrator.sayers import SAYERS, plainly
+from lockviz.narrator.rows import plainly
+from lockviz.narrator.sayers import SAYERS
 from lockviz.narrator.words import Said, Told
 
 # What an imported run's odd event may raise on its way into words: it is said plainly instead.
@@ -33,12 +34,10 @@ class Narrator:
 
         ``e`` is parsed here, once, into its kind's model (:func:`lenient`), and its kind's
         sayer reads the model; an event that does not fit its kind is said plainly."""
-        row, event = SAYERS.get(str(e.get("kind"))), lenient(e)
+        event, said = lenient(e), None
         try:
-            if row is None:
-                said: Said | None = unknown(self.memory, e)
-            else:
-                said = row.say(self.memory, event, e) if event is not None else None
+            if event is not None:
+                said = SAYERS.get(event.kind, unknown).say(self.memory, event)
         except ODD:
             said = None
         try:
