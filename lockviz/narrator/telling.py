@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from lockviz.lab.events import EventJson, lenient
+from lockviz.lab.events import BaseEvent, EventJson, lenient
 from lockviz.narrator.memory import Memory
 from lockviz.narrator.phrases import unknown
 from lockviz.narrator.rows import plainly
@@ -34,7 +34,11 @@ class Narrator:
 
         ``e`` is parsed here, once, into its kind's model (:func:`lenient`), and its kind's
         sayer reads the model; an event that does not fit its kind is said plainly."""
-        event, said = lenient(e), None
+        return self.words(lenient(e), e)
+
+    def words(self, event: BaseEvent | None, e: EventJson) -> Said:
+        """:meth:`said`, for ``e`` already parsed (``event``: None if it did not fit)."""
+        said = None
         try:
             if event is not None:
                 said = SAYERS.get(event.kind, unknown).say(self.memory, event)
