@@ -51,9 +51,11 @@ class Narrator:
             said = None
         return said if said is not None else plainly(e)
 
-    def narrate(self, e: EventJson) -> Told:
-        """The event as the browser gets it: its fields and, under ``said``, its words."""
-        return {**e, "said": self.said(e).as_data()}
+    def narrate(self, e: EventJson, event: BaseEvent | None = None) -> Told:
+        """The event as the browser gets it: its fields and, under ``said``, its words (from
+        ``event``, its model, when the caller has it: the recorder's, validated by the engine)."""
+        said = self.words(event, e) if event is not None else self.said(e)
+        return {**e, "said": said.as_data()}
 
 
 def narrate(events: Iterable[EventJson], backend: str | None = None) -> list[Told]:
