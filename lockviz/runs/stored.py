@@ -16,6 +16,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from lockviz import accounts
+from lockviz.jsontypes import JsonValue
 from lockviz.models import Run, RunEvent
 from lockviz.narrator import Narrator
 from lockviz.runs import imports
@@ -23,8 +24,9 @@ from lockviz.runs.imports import ImportedRun, ImportedScenario
 
 BATCH = 1000
 
-# One event's row: seq, t_ms, actor, kind, the event as JSON text, its words as JSON text.
-Row = tuple[int, float, str, str, str, str]
+# One event's row: seq, t_ms, actor, kind (as the import checked them), the event as JSON
+# text, its words as JSON text.
+Row = tuple[JsonValue, JsonValue, JsonValue, JsonValue, str, str]
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,7 @@ def tell(found: ImportedRun) -> Told:
     """Each event's words, said once, here: every reader reads them."""
     told = Narrator(found.scenario.backend)
     rows: list[Row] = [
-        (int(e["seq"]), float(e["t_ms"]), str(e["actor"]), str(e["kind"]), json.dumps(e),
+        (e["seq"], e["t_ms"], e["actor"], e["kind"], json.dumps(e),
          json.dumps(told.said(e).as_data()))
         for e in found.events
     ]  # fmt: skip

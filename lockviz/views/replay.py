@@ -150,6 +150,7 @@ def _story(run: Run, scenario: JsonObject) -> list[dict[str, object]]:
 def export_mermaid(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = access.run_or_404(request, run_id)
     hidden = withheld(request, run)
+
     def draw() -> str:  # in a worker process: the web process reads the rows, no more
         head = reveals.export(run, hidden, events=False)
         return workers.run(reveals.mermaid, head, run.event_texts(), hidden, run.scenario)
