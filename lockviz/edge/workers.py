@@ -29,6 +29,7 @@ tuples, not thousands of dicts (unpickling holds the interpreter).
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import signal
@@ -44,6 +45,7 @@ from django.conf import settings
 
 from lockviz.errors import Busy
 
+log = logging.getLogger(__name__)
 NICENESS = 10  # as the lab's lowered work (lockviz.lab.procs.LOW_NICENESS)
 QUEUED_PER_PROCESS = 2  # jobs running or waiting per worker process before refusing
 WATCH_S = 0.5
@@ -71,6 +73,7 @@ def run(job: Callable[_P, _T], /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
         except FutureTimeout:
             raise Busy(BUSY, retry_after_s=5) from None
     except BrokenProcessPool:  # a worker died (killed, out of memory): a fresh pool next time
+        log.warning("a worker process died; the pool starts again at the next job")
         _forget(pool)
         raise Busy(BUSY, retry_after_s=5) from None
     finally:
