@@ -319,7 +319,9 @@ def measure_crafted(app: App, run: dict[str, Any]) -> dict[str, str]:
     size = len(json.dumps(run).encode())
     return {
         "events, writes, file": f"{len(run['events'])}, {writes}, {size / 1e6:.1f} MB",
-        "import (server CPU)": f"{import_ms / 1000:.2f} s ({import_web_s:.2f} s in the web process)",
+        "import (server CPU)": (
+            f"{import_ms / 1000:.2f} s ({import_web_s:.2f} s in the web process)"
+        ),
         "two first `export.mmd` at once (server CPU, both)": (
             f"{exports_ms / 1000:.2f} s ({exports_web_s:.2f} s in the web process; {wall_s:.1f} s "
             f"wall; {len(answers)} answers, {answers[0] / 1e6 if answers else 0:.1f} MB each)"
@@ -345,8 +347,9 @@ def write_crafted_doc(after: dict[str, str], summary: str) -> None:
         "lessons page's p99 ≤ 100 ms throughout. Server CPU is the app's process and its worker\n"
         "processes' (lockviz/edge/workers.py, started by a small import first: their start,\n"
         "about a second once per app, is not in it), the web process's share in brackets; both\n"
-        "count the lessons requests served meanwhile. CPU time, not wall time: the machine is shared, and its load is below.\n"
-        "Regenerate with `.venv/bin/python -m bench.abuse --crafted-only`.\n\n"
+        "count the lessons requests served meanwhile. CPU time, not wall time: the machine is\n"
+        "shared, and its load is below. Regenerate with\n"
+        "`.venv/bin/python -m bench.abuse --crafted-only`.\n\n"
         + "\n".join(lines)
         + f"\n\n{summary}\n{CRAFTED_END}"
     )
