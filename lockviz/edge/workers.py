@@ -9,8 +9,8 @@ process:
 
 * **a pool of ``LOCKVIZ_WORK_PROCESSES`` processes** (default 2), started by ``spawn`` (a fork of
   a threaded Daphne could copy a lock some thread holds) on the first job, each with Django set
-  up and its niceness raised to :data:`NICENESS`: when the cores are scarce, the web process
-  (niceness 0) runs first;
+  up and then its niceness raised to :data:`NICENESS`: when the cores are scarce, the web
+  process (niceness 0) runs first (on a machine loaded by others, a job takes longer);
 * **bounded**: at most :data:`QUEUED_PER_PROCESS` jobs per process are running or waiting; past
   that, :func:`run` refuses at once with :class:`~lockviz.errors.Busy` (503, "try again in a
   few seconds"), not a queue without end. A job that outlasts :data:`TIMEOUT_S` is refused the same
@@ -127,10 +127,10 @@ def _worker_start(parent: int, settings_module: str) -> None:
     """In each worker, once: below the web process, deaf to Ctrl-C, gone with the app, and
     Django set up (a job reads settings, the narrator, the scenarios)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    os.nice(max(0, NICENESS - os.nice(0)))
     threading.Thread(target=_watch, args=(parent,), name="watch-parent", daemon=True).start()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", settings_module or "lockviz.settings")
-    django.setup()
+    django.setup()  # at the app's priority: low, a busy machine would stretch it to minutes
+    os.nice(max(0, NICENESS - os.nice(0)))  # the jobs: below the web process
 
 
 def _watch(parent: int) -> None:

@@ -13,12 +13,12 @@ def who() -> tuple[int, int, int]:
     return os.getpid(), os.getppid(), os.nice(0)
 
 
-def spin(cpu_s: float) -> float:
-    """Busy in Python until this process has used ``cpu_s`` of CPU (wall time as the machine
-    allows): the interpreter held as an import's parse holds it. The CPU it used."""
-    start = time.process_time()
+def spin(seconds: float) -> float:
+    """Busy in Python for ``seconds``, the interpreter held as an import's parse holds it (a
+    niced worker on a loaded machine gets what CPU it can): the CPU it used."""
+    start, deadline = time.process_time(), time.monotonic() + seconds
     n = 0
-    while time.process_time() - start < cpu_s:
+    while time.monotonic() < deadline:
         n += 1
     return time.process_time() - start
 
