@@ -438,14 +438,21 @@ def test_what_ends_while_a_restart_is_under_way_is_not_a_moment_it_moved_across(
     restart returns 0.4 s after the server is back: the rest still moves with it, but the run
     tells its story."""
     apply = Provisioned.apply
+    engine = RunEngine(builtin()["pg-restart-frees"], LocalLab())
+
+    def bob_granted() -> bool:
+        return any(e.kind == "granted" and e.actor == "bob" for e in list(engine.events))
 
     def slow_restart(lab: Provisioned, step: Any) -> None:
         apply(lab, step)
-        if step.do == "restart":
-            time.sleep(0.4)  # bob is granted meanwhile: the server answers again
+        if step.do == "restart":  # returns 0.4 s after the server granted bob, however loaded
+            deadline = time.monotonic() + 20
+            while not bob_granted() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            time.sleep(0.4)
 
     monkeypatch.setattr(Provisioned, "apply", slow_restart)
-    result = RunEngine(builtin()["pg-restart-frees"], LocalLab()).run()
+    result = engine.run()
     shift = first(result.events, "schedule_shifted", what="step 5 (restart), as the lab did it")
     restart = next(e for e in steps(result.events) if e["do"] == "restart")
     granted = first(result.events, "granted", actor="bob")
