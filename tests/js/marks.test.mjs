@@ -135,3 +135,27 @@ describe("a belief that outlived its lease", () => {
     assert.ok(gapLabels(svg).length > 0, "no belief outlived its lease");
   });
 });
+
+describe("where a fork of a session left idle parts", () => {
+  // A quiet stretch is drawn short (a break); the line across the moment a fork parts, after
+  // it, moves up with the events around it (it stayed where the stretch would have ended: on
+  // a compare lane of free-play-idle, 35 000 px below its moment, under everything).
+  const run = RUNS["free-play-idle"];
+  for (const [kind, lane] of Object.entries({ full: null, compact: { width: 600, scale: 0.94 } })) {
+    it(`is drawn at its moment after the break, on a ${kind} lane`, () => {
+      const { svg } = fakeDocument();
+      const d = new LockDiagram(svg, { ...drawingOf("lane", { scenario: run.scenario, durationMs: 4000 }), lane });
+      const tMs = run.events.at(-2).t_ms; // the session's end, after three minutes left idle
+      d.markTime(tMs, "what if…? parts from here");
+      d.addAll(run.events);
+      assert.ok(
+        d.layout.breaks.some((b) => b.t1 < tMs),
+        "no break before the mark",
+      );
+      const [line] = groups(svg, "time-mark-line");
+      assert.ok(Math.abs(Number(line.getAttribute("y1")) - d.layout.y(tMs)) < 0.5, line.getAttribute("y1"));
+      assert.equal(groups(svg, "time-mark-line").length, 1);
+      assert.equal(groups(svg, "time-mark-label").length, 1);
+    });
+  }
+});
