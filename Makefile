@@ -26,7 +26,7 @@ run:
 test: setup
 	node --test tests/js/
 	@$(PY) manage.py lab check
-	$(PY) -m pytest -n $(WORKERS)
+	$(PY) -m pytest -n $(WORKERS) --durations=40
 
 lint: setup
 	$(PY) -m ruff check . && $(PY) -m ruff format --check . && $(PY) -m mypy

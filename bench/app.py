@@ -34,12 +34,14 @@ class App:
         timeout_s: float = 90,
         wrap: Sequence[str] = (),
         probe: str = "/",
+        port: int | None = None,
     ) -> None:
         """Start it on ``db`` (SQLite), appending its output to ``log``, from the checkout
         ``root`` (``wrap``: a command it runs under, which execs it); raises RuntimeError with
-        what it printed if ``probe`` does not answer in time. It dies with the caller."""
+        what it printed if ``probe`` does not answer in time (``port``: the one to listen on, else a
+        free one). It dies with the caller."""
         self.db = db  # its SQLite file: a test may run manage.py on it (createteacher)
-        self.port = free_port()
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         full = {**os.environ, "LOCKVIZ_DB": db, **(env or {})}
         full.pop("DJANGO_SETTINGS_MODULE", None)

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import datetime as dt
 import secrets
+from functools import cached_property
 
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
 from lockviz import narrator
+from lockviz.scenarios.schema import Scenario, parse
 
 
 def new_run_id() -> str:
@@ -89,6 +91,14 @@ class Run(models.Model):
     @property
     def live(self) -> bool:
         return self.status in self.LIVE
+
+    @cached_property
+    def parsed_scenario(self) -> Scenario:
+        """Its scenario, checked once (the one place a run's scenario is parsed), or
+        :class:`~lockviz.scenarios.schema.ScenarioError` for one an older schema wrote. It may
+        have no steps: a free-play session's are the learner's clicks (only such a session may
+        start without any: :func:`~lockviz.scenarios.schema.startable`)."""
+        return parse(self.scenario, allow_empty=True)
 
     @property
     def fencing(self) -> bool:

@@ -4,7 +4,10 @@ A unit of work is one test, except that the tests of a module that shares module
 fixtures are one unit, run by one worker in file order: they share that fixture instead of each
 worker starting its own, and may build on each other (tests/deploy). The modules that read the
 built-ins' shared runs (they import tests/lockviz/lab/recorded.py) are one unit too, so that
-one process plays each run once; test_builtins, which starts them all, goes first in it.
+one process plays each run once; test_builtins' tests of the runs they read go first in it.
+test_builtins' other runs (:func:`read_elsewhere`: no other module names them) are a unit of
+their own, played in another process meanwhile: one process playing all 64, three at a time,
+took 286 s of the suite's wall time on its own (the tests in this file are one process each).
 
 Units start longest first, so that no worker is left, at the end, with one long test while the
 others wait idle: a worker takes its next unit in collection order, and this plugin orders the
@@ -55,18 +58,61 @@ READS_RECORDED = re.compile(r"^from tests\.lockviz\.lab(\.recorded import| impor
 PLAYS_ALL = "tests/lockviz/lab/test_builtins.py"  # starts every run: first in the unit
 
 
+PLAYS_REST = f"{PLAYS_ALL} (the runs no other module reads)"
+# A module whose tests of one function share the runs one process plays for them: a unit per
+# function (the exercises' worked solutions, their starting points: 18 runs each).
+BY_FUNCTION = ("tests/lockviz/exercises/test_builtins.py",)
+BUILTINS = ROOT / "lockviz" / "scenarios" / "builtin"  # a built-in's slug is its file's name
+SLUG = re.compile(r'"([a-z0-9]+(?:-[a-z0-9]+)+)"')  # a string in a module that may name one
+PARAM = re.compile(r"\[([^\]]+)\]$")
+
+
 @functools.cache
 def reads_recorded(path: str) -> bool:
     module = ROOT / path
     return module.is_file() and bool(READS_RECORDED.search(module.read_text()))
 
 
+@functools.cache
+def read_elsewhere() -> frozenset[str]:
+    """The built-ins whose runs a module other than test_builtins reads: those it names (a
+    slug it builds at run time is not seen, and its run is played again where it is read)."""
+    slugs = {path.stem for path in BUILTINS.glob("*.json")}
+    named: set[str] = set()
+    for module in sorted(ROOT.glob("tests/**/test_*.py")):
+        path = str(module.relative_to(ROOT))
+        if path != PLAYS_ALL and reads_recorded(path):
+            named |= set(SLUG.findall(module.read_text())) & slugs
+    return frozenset(named)
+
+
 def unit_of(nodeid: str) -> str:
-    """The unit of work a test belongs to: the shared runs', its module's path, or itself."""
+    """The unit of work a test belongs to: the shared runs', test_builtins' other runs', its
+    function's (:data:`BY_FUNCTION`), its module's path, or itself."""
     path = nodeid.split("::")[0]
+    param = PARAM.search(nodeid)
+    if path == PLAYS_ALL and param is not None and param.group(1) not in read_elsewhere():
+        return PLAYS_REST
     if reads_recorded(path):
         return RECORDED
+    if path in BY_FUNCTION:
+        return nodeid.split("[")[0]
     return path if shares_module_fixtures(path) else nodeid
+
+
+def played_here(item: pytest.Item) -> list[pytest.Function]:
+    """The tests of ``item``'s module that this process runs with it: under ``-n``, those of
+    its unit (a worker is handed a unit whole); else every one collected."""
+    path = item.nodeid.split("::")[0]
+    same = [
+        i
+        for i in item.session.items
+        if isinstance(i, pytest.Function) and i.nodeid.split("::")[0] == path
+    ]
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return same
+    unit = unit_of(item.nodeid)
+    return [i for i in same if unit_of(i.nodeid) == unit]
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:

@@ -328,14 +328,17 @@ class RunEngine:
         late_client = (late.index, late.client) if late.client and late.index is not None else None
         with self._lock:
             moments = [(late.due_ms, late.what), *late.pending]
+            own = late.index if late_client is None else None  # a step done already
             if late.began_ms is None:
-                crossing = self.story.crossing(moments, late.late_ms, TOLERANCE_MS, late_client)
+                crossing = self.story.crossing(
+                    moments, late.late_ms, TOLERANCE_MS, late_client, own
+                )
             else:  # the step itself as late as it began; what is pending as late as it is
                 # done, less the step's own time (a server booting takes that on any machine)
                 behind_ms = late.late_ms - late.own_ms
                 crossing = self.story.crossing(
-                    moments[:1], late.began_ms, TOLERANCE_MS, late_client
-                ) or self.story.crossing(moments[1:], behind_ms, TOLERANCE_MS, late_client)
+                    moments[:1], late.began_ms, TOLERANCE_MS, late_client, own
+                ) or self.story.crossing(moments[1:], behind_ms, TOLERANCE_MS, late_client, own)
             if crossing is None and late.until_ms is not None:  # not done yet when a fault came
                 still = late.until_ms - late.due_ms
                 crossing = self.story.crossing(moments[:1], still, 0.0, late_client)
@@ -394,11 +397,36 @@ class RunEngine:
             self._drain(lab)
             watchdog.stop()  # the run is over: judging it is not overrunning it
             if self.failure is None:
+                self._outlived()
                 self.result = self._judge()
         finally:
             self.started.set()
             watchdog.stop()
             self.timers.cancel()
+
+    def _outlived(self) -> None:
+        """Whether a server ended a frozen holder's lease only after her thaw, where the story
+        has it end while she was frozen (:meth:`Story.outlived`): what waited for that end
+        (another client's grant, a call that waits by design) may have come after the thaw. A
+        free-play session has no story to keep."""
+        if self.roundtrips is None:
+            return
+        with self._lock:
+            crossing = self.story.outlived(self.now_ms)
+        if crossing is None:
+            return
+        late = crossing.moved_to_ms - crossing.due_ms
+        details: dict[str, object] = {
+            "what": f"{crossing.moved} (due by {crossing.due_ms:.0f} ms, "
+            f"{late:.0f} ms late: after {crossing.fixed.who})",
+            "due_ms": round(crossing.due_ms, 1),
+            "late_ms": round(late, 1),
+            "shift_ms": round(self.timeline.shift_ms, 1),
+            "kept": False,
+            "reply": True,  # a server's answer came late: nothing moves
+            **crossing.as_details(),
+        }
+        self.record("lab", "schedule_shifted", details)
 
     def _judge(self) -> RunResult | None:
         s = self.scenario

@@ -387,10 +387,13 @@ def run_each(steps: Iterable[Callable[[], object]]) -> None:
         raise first
 
 
-def wait_until(ready: Callable[[], bool], timeout_s: float, what: str) -> None:
-    """Poll ``ready`` until it is true; LabError naming ``what`` after ``timeout_s``."""
+def wait_until(
+    ready: Callable[[], bool], timeout_s: float, what: str, every_s: float = 0.005
+) -> None:
+    """Poll ``ready`` every ``every_s`` until it is true; LabError naming ``what`` after
+    ``timeout_s``."""
     deadline = time.monotonic() + timeout_s
     while not ready():
         if time.monotonic() > deadline:
             raise LabError(f"{what} did not become ready within {timeout_s:.0f} s")
-        time.sleep(0.005)
+        time.sleep(every_s)

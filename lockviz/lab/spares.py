@@ -14,9 +14,17 @@ recorded in its ``lab.json`` like a run's, so a killed app's spares are swept li
 * **Used once, never reset.** :meth:`SparePool.take` hands a ready set to one run and forgets
   it: the run's :class:`~lockviz.lab.labs.ServerSet` owns it from then on, stops it and removes
   its dir when the run ends. Nothing is wiped or reused, so a run starts from a server no one
-  has written to: Redis's fencing counter, etcd's revision, ZooKeeper's zxids and PostgreSQL's
-  fencing sequence start where a fresh server's do (the readiness checks only read, except
-  PostgreSQL's ``CREATE SEQUENCE``, which a fresh server's start runs too).
+  has written to: Redis's fencing counter, etcd's revision, ZooKeeper's lock sequence and
+  PostgreSQL's fencing sequence start where a fresh server's do (the readiness checks only
+  read, except PostgreSQL's ``CREATE SEQUENCE``, which a fresh server's start runs too, and
+  ZooKeeper's warm-up, below, whose few transactions move only the zxids on).
+* **Warmed before it is handed out.** A set joins the stock once its servers are ready *and*
+  have each served a client once (:meth:`~lockviz.lab.servers.base.Server.warm_up`: a
+  ZooKeeper JVM's first session and requests run its request path cold, which the run's own
+  first session then need not wait for; the other kinds serve their first client as fast as
+  their next and do nothing). A set whose warm-up fails is stocked all the same, cold: a
+  run on it starts as it did before there was a warm-up (stopping it instead left a class's
+  next runs to boot their own ensemble, 5-7 s, while the set's start waited out its pause).
 * **Faults as on a fresh server.** A spare is started exactly as a run's own server is (the
   same ``create``/``launch``/``wait_ready``): Redis under libfaketime reading its own clock file
   (a clock jump rewrites the file, whenever the process started), a restart relaunches it on the
@@ -378,6 +386,10 @@ class SparePool:
                     "spares: %s did not start (%s); again in %.0f s", key, exc, FAILED_PAUSE_S
                 )
             return
+        try:
+            each_at_once(server.warm_up for server in started.servers.values())
+        except LabError as exc:  # slower to start a run on, not wrong: stocked cold
+            log.warning("spares: %s stocked cold (%s)", key, exc)
         with self._changed:
             self._starting = None
             if not self._stopping:

@@ -33,6 +33,15 @@ before the stop (kazoo pings that often): that end is an estimate, and a moment 
 that third of it counts as crossing it. A watchdog's lease ends its ttl after its last
 ``extended``.
 
+Points that stay besides the timers' ends (:meth:`Story.marks`): a **thaw** already done (the
+run's timers do it on a thread of their own, whether or not the schedule's is late) for every
+moment due before it; the later steps already taken, for a command its client took or ran late;
+and, when the schedule itself or a thaw fell behind, every step already done that was due after
+the moment. And a lease the story has end while its holder is frozen must be over, as its
+server said, by her thaw (:meth:`Story.outlived`): whatever waited for it by design (another
+client's grant) would otherwise come after the thaw with nothing measured (issue 48,
+docs/fidelity.md).
+
 What the lab cannot see is not guarded: PostgreSQL's ``idle_session_timeout`` is not counted.
 
 One module past the usual ~300 lines, on purpose: one :class:`Story` keeps a run's timers, and
@@ -56,10 +65,26 @@ _LANDS = (events.Paused, events.Crashed, events.ClockJumped, events.ClockRate)
 # that landed on alice's held-up acquire was judged to come after it, and the run told bob's
 # grant as the story's with confidence (about one run in six under a CPU hog).
 STEP_RESOLUTION_MS = 0.1
+# Two moments due within this of each other have no order the story depends on (a step's due is
+# known from its recorded time and lateness, each to 0.1 ms).
+SAME_MOMENT_MS = 1.0
 KEPT_ALIVE = math.inf  # the end of a grant kept alive: none, while its keepalive runs
 HEARTBEATS = 3  # a session's heartbeats per timeout (kazoo's ping, every third of it)
 # What stops a client's keepalive, and what lets it run again (see the module docstring).
 _STOPS = (events.Paused, events.Crashed)
+# How long after its estimated end a server may end a lease on a machine that keeps up (etcd
+# looks for expired leases every 500 ms; ZooKeeper at its tick, 100 ms): a lease that the story
+# has end more than this before its frozen holder's thaw must be over, as the server said, by then.
+SERVER_SLACK_MS = 1000.0
+# Done to a server: its leases end as the fault decides, not as their ttl says.
+_SERVER_FAULTS = (
+    events.Paused,
+    events.Crashed,
+    events.Restarted,
+    events.ClockJumped,
+    events.ClockRate,
+    events.Link,
+)
 
 
 @dataclass(frozen=True)
@@ -72,6 +97,7 @@ class Timer:
     renewed_ms: float = 0.0  # when it was last renewed: its grant, or a watchdog's extend
     keeper: str = ""  # what keeps it alive: "session", "watchdog", or "" (a lease is a lease)
     early_ms: float = 0.0  # how much sooner than ``end_ms`` it may end (an estimated end)
+    released: bool = False  # ended by its client's own release (a command of its own)
 
 
 @dataclass(frozen=True)
@@ -79,9 +105,24 @@ class Mark:
     """A point of the story that a shift does not move: a timer's end, or a step already taken."""
 
     kind: str  # "lease" | "wait" | "step"
-    who: str  # whose lease or wait ("alice"); which step ("step 2 (pause)")
+    who: str  # whose lease or wait ("alice"); which step ("step 2 (pause)", "alice's thaw")
     at_ms: float
     early_ms: float = 0.0  # how much sooner it may really be (an estimated end)
+    # When it was due, if that is what orders it: only a moment due before it can cross it (one
+    # due after it that comes after it is in the script's order, however late both came)
+    due_ms: float | None = None
+
+
+@dataclass(frozen=True)
+class Done:
+    """A moment of the schedule already done: a step, or a thaw (the timers' own thread)."""
+
+    at_ms: float  # when it was done (a fault: when it landed)
+    what: str  # "step 2 (pause)", "alice's thaw"
+    index: int | None  # the scenario step it is (None: a thaw)
+    actor: str  # who does it or has it done to them: a client, a node, ""
+    command: bool  # a client's own command (queued in its process)
+    due_ms: float  # when it was due on the run's clock (the shift included)
 
 
 @dataclass(frozen=True)
@@ -120,13 +161,24 @@ class Story:
         self.stopped: set[tuple[str, str]] = set()  # (client, node) cut off, or (client, "")
         self.running: dict[tuple[str, str, str], Timer] = {}  # (kind, client, node)
         self.ended: list[Timer] = []
-        # Steps done: when, "step 2 (pause)", its index, who does it or has it done to it (a
-        # client, a node, ""), whether it is a command (queued in the client's process)
-        self.taken: list[tuple[float, str, int, str, bool]] = []
+        self.taken: list[Done] = []  # the steps done, in the order they were
+        self.thawed: list[Done] = []  # the thaws done on their timers
+        self.pauses: dict[str, float] = {}  # who -> when their latest pause landed
+        # At each thaw, the thawed client's leases that the story has end while it was frozen
+        self.frozen_leases: list[tuple[Done, Timer]] = []
+        self.server_ends: list[tuple[float, str, str]] = []  # (when, holder, server) said ended
+        self.grants: list[tuple[float, str, list[str]]] = []  # (when, who, on which servers)
+        self.faulted: set[str] = set()  # who a fault was done to, or whose link it cut
 
     def see(self, event: events.Event) -> None:
         if isinstance(event, _LANDS):
             self._landed(event.actor, float(event.t_ms))
+        self._server_side(event)
+        if isinstance(event, events.Resumed) and event.late_ms is not None:  # on its timer
+            t = float(event.t_ms)
+            thaw = Done(t, f"{event.actor}'s thaw", None, event.actor, False, t - event.late_ms)
+            self.thawed.append(thaw)
+            self._frozen_through(thaw)  # before the thaw lets a kept-alive grant live again
         self._keepalive(event)
         self._timers(event)
 
@@ -149,7 +201,9 @@ class Story:
             self._end(lambda timer: timer.client == who and not timer.keeper, t)
         elif isinstance(event, _LETS_GO):
             self.renewing.discard(who)
-            self._end(lambda timer: timer.client == who and timer.kind == "lease", t)
+            released = isinstance(event, events.Releasing | events.Released)
+            lease = lambda timer: timer.client == who and timer.kind == "lease"  # noqa: E731
+            self._end(lease, t, released, exact=True)  # its own clock: no estimate
         elif isinstance(event, events.Expired | events.Deleted) and event.holder:
             holder = event.holder
             self._end(
@@ -168,7 +222,14 @@ class Story:
     def _step(self, step: events.Step, t: float) -> None:
         actor = step.client or step.node or ""
         command = step.do in VERBS and VERBS[step.do].command
-        self.taken.append((t, f"step {step.index + 1} ({step.do})", step.index, actor, command))
+        # When it was due. Each estimate is late only if the engine, between beginning the step
+        # and recording it, was stalled (its time less its lateness) or saw the schedule shift
+        # (its scripted time plus the shift): the earlier of the two.
+        due = t - float(step.late_ms or 0)
+        if step.at_ms is not None:
+            due = min(due, step.at_ms + float(step.shift_ms or 0))
+        what = f"step {step.index + 1} ({step.do})"
+        self.taken.append(Done(t, what, step.index, actor, command, due))
         if step.do == "acquire" and step.client:
             timeout = step.timeout_ms or DEFAULT_ACQUIRE_TIMEOUT_MS
             self._start(Timer("wait", step.client, t + timeout))
@@ -177,10 +238,10 @@ class Story:
         """A fault done to ``client`` landed at ``t``: its step is fixed there, not where it
         was recorded, a stalled engine in between (the latest such step not yet landed)."""
         for n in range(len(self.taken) - 1, -1, -1):
-            at, what, index, actor, command = self.taken[n]
-            if actor == client and not command:
-                if at <= t:
-                    self.taken[n] = (max(at, t), what, index, actor, command)
+            done = self.taken[n]
+            if done.actor == client and not done.command:
+                if done.at_ms <= t:
+                    self.taken[n] = replace(done, at_ms=t)
                 return
 
     def _lease(self, grant: events.Granted, client: str, t: float) -> None:
@@ -262,36 +323,115 @@ class Story:
     def _start(self, timer: Timer) -> None:
         self.running[(timer.kind, timer.client, timer.node)] = timer
 
-    def _end(self, which: Callable[[Timer], bool], t: float) -> None:
+    def _end(
+        self,
+        which: Callable[[Timer], bool],
+        t: float,
+        released: bool = False,
+        exact: bool = False,
+    ) -> None:
         """End the running timers ``which`` picks, at ``t`` or their own end if sooner (a
-        server that expired a lease on time but was heard late)."""
+        server that expired a lease on time but was heard late); ``released``: by their
+        client's own release; ``exact``: ``t`` is when it ended, told by the client itself,
+        no longer an estimate with a margin (a session's third)."""
         for key, timer in list(self.running.items()):
             if which(timer):
                 del self.running[key]
-                self.ended.append(replace(timer, end_ms=min(timer.end_ms, t)))
+                ended = min(timer.end_ms, t)
+                seen = ended == t
+                early = 0.0 if exact and seen else timer.early_ms
+                self.ended.append(
+                    replace(timer, end_ms=ended, released=released and seen, early_ms=early)
+                )
 
     def timers(self) -> list[Timer]:
         """Every timer, running or ended, in the order of their ends."""
         return sorted([*self.running.values(), *self.ended], key=lambda t: t.end_ms)
 
-    def marks(self, late_client: tuple[int, str] | None = None) -> list[Mark]:
-        """What a shift cannot move: every timer's end and, for step ``index`` that ``client``
-        took late (``late_client``), each later step already taken, except the client's own
-        later commands: those wait for it in its queue, in order, whenever they were sent. A
-        fault done *to* the client (a pause, a crash) waits for nothing: it came when it came."""
+    # -- what a server ended while its holder was frozen ----------------------------------------
+
+    def _server_side(self, event: events.Event) -> None:
+        t = float(event.t_ms)
+        if isinstance(event, events.Paused):
+            self.pauses[event.actor] = t
+        if isinstance(event, _SERVER_FAULTS):
+            links = (
+                [event.node or "", *(event.peers or [])] if isinstance(event, events.Link) else []
+            )
+            self.faulted.update([event.actor, *filter(None, links)])
+        if isinstance(event, events.Expired | events.Deleted) and event.holder:
+            self.server_ends.append((t, event.holder, event.actor))
+        elif isinstance(event, events.Granted):
+            self.grants.append((t, event.actor, list(event.nodes or [event.node])))
+
+    def _frozen_through(self, thaw: Done) -> None:
+        """``thaw.actor`` thaws: note its leases that the story has end while it was frozen
+        (running at its pause, estimated to end well before now)."""
+        paused = self.pauses.get(thaw.actor)
+        if paused is None:
+            return
+        for timer in [*self.running.values(), *self.ended]:
+            if (
+                timer.kind == "lease"
+                and timer.client == thaw.actor
+                and timer.renewed_ms < paused < timer.end_ms
+                and timer.end_ms + SERVER_SLACK_MS < thaw.at_ms
+            ):
+                self.frozen_leases.append((thaw, timer))
+
+    def outlived(self, now_ms: float) -> Crossing | None:
+        """A lease the story has end while its holder was frozen that its server ended only
+        after the thaw, or not by ``now_ms``: the server (or the watcher that tells of it) fell
+        behind, and whatever waited for that end (another client's grant) may have come after
+        the thaw. Its end is when the server said so (``expired``, ``deleted``), or another
+        client was granted the lock there; a server a fault was done to is not judged."""
+        for thaw, lease in self.frozen_leases:
+            if lease.node in self.faulted:
+                continue
+            after = lease.renewed_ms
+            ends = [t for t, holder, node in self.server_ends if (holder, node) == (lease.client,
+                    lease.node) and t > after]  # fmt: skip
+            ends += [t for t, who, nodes in self.grants if lease.node in nodes and
+                     who != lease.client and t > after]  # fmt: skip
+            ended = min(ends, default=now_ms)
+            if ended > thaw.at_ms + STEP_RESOLUTION_MS:
+                fixed = Mark("step", thaw.what, thaw.at_ms, due_ms=thaw.due_ms)
+                moved = f"{lease.node}'s end of {lease.client}'s lease"
+                return Crossing(fixed, moved, lease.end_ms, ended)
+        return None
+
+    def marks(
+        self, late_client: tuple[int, str] | None = None, own: int | None = None
+    ) -> list[Mark]:
+        """What a shift cannot move: every timer's end and every thaw already done (the timers'
+        own thread does it, whether or not the schedule's is late); for step ``index`` that
+        ``client`` took late (``late_client``), each later step already taken, except the
+        client's own later commands: those wait for it in its queue, in order, whenever they
+        were sent. A fault done *to* the client (a pause, a crash) waits for nothing: it came
+        when it came. With no late client (the schedule itself fell behind, or a thaw did),
+        every step already done is fixed too, for the moments due before it: the schedule and
+        the thaws are two threads, and one may do its moment while the other is stalled; but
+        not step ``own``, the late step itself, done already (as the lab did it)."""
         late = late_client[1] if late_client is not None else None
-        # The late command's own wait is not fixed: its client counts it from when it began.
+        # The late command's own wait is not fixed: its client counts it from when it began;
+        # nor is a lease its client's release ended: its commands come in order, that one too.
         found = [
             Mark(t.kind, t.client, t.end_ms, t.early_ms)
             for t in self.timers()
-            if not (t.kind == "wait" and t.client == late) and t.end_ms != KEPT_ALIVE
+            if not ((t.kind == "wait" or t.released) and t.client == late)
+            and t.end_ms != KEPT_ALIVE
         ]
+        found += [Mark("step", d.what, d.at_ms, due_ms=d.due_ms) for d in self.thawed]
         if late_client is not None:
             index, client = late_client
             found += [
-                Mark("step", what, t)
-                for t, what, i, actor, command in self.taken
-                if i > index and not (actor == client and command)
+                Mark("step", d.what, d.at_ms)
+                for d in self.taken
+                if d.index is not None and d.index > index and not (d.actor == client and d.command)
+            ]
+        else:
+            found += [
+                Mark("step", d.what, d.at_ms, due_ms=d.due_ms) for d in self.taken if d.index != own
             ]
         return sorted(found, key=lambda mark: mark.at_ms)
 
@@ -301,14 +441,17 @@ class Story:
         late_ms: float,
         margin_ms: float,
         late_client: tuple[int, str] | None = None,
+        own: int | None = None,
     ) -> Crossing | None:
         """The first moment (due time, what) that moving ``late_ms`` later carries across a
         point that stays (:meth:`marks`) — or, for a timer, to within ``margin_ms`` of its end,
         which is an estimate; a step's time is not, but is recorded to 0.1 ms
         (:data:`STEP_RESOLUTION_MS`). None: the story is kept."""
-        for mark in self.marks(late_client):
+        for mark in self.marks(late_client, own):
             margin = STEP_RESOLUTION_MS if mark.kind == "step" else max(margin_ms, mark.early_ms)
             for due, what in sorted(moments):
+                if mark.due_ms is not None and mark.due_ms <= due + SAME_MOMENT_MS:
+                    continue  # due at or before the moment: the script's order is kept
                 if due < mark.at_ms <= due + late_ms + margin:
                     return Crossing(mark, what, due, due + late_ms)
         return None

@@ -9,19 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from lockviz.lab.events import EventJson
 from lockviz.narrator.memory import Memory
 from lockviz.narrator.phrases import link_phrase, session_words
 from lockviz.narrator.steps import click, step_number
-from lockviz.narrator.words import Event, Said, duration, items, seconds
+from lockviz.narrator.words import Said, duration, items, seconds
 
 
-def say_granted(memory: Memory, e: Event) -> Said:
+def say_granted(memory: Memory, e: EventJson) -> Said:
     who = str(e.get("actor", "?"))
     label, short = _granted_label(memory, e)
     return Said(_granted(memory, e), f"{who} {_granted(memory, e)}", label, short=short)
 
 
-def _granted(memory: Memory, e: Event) -> str:
+def _granted(memory: Memory, e: EventJson) -> str:
     token = memory.token(e.get("token"))
     token = "no fencing token" if token == "no token" else token
     valid = f", valid {e['validity_ms']} ms" if e.get("validity_ms") else ""
@@ -31,7 +32,7 @@ def _granted(memory: Memory, e: Event) -> str:
     return f"believes it holds the lock ({token}, {held}{valid})"
 
 
-def _held(memory: Memory, e: Event, exact: bool = False) -> str:
+def _held(memory: Memory, e: EventJson, exact: bool = False) -> str:
     """What the server counts down for this grant, in the catalogue's words for the lock:
     "lease 2 s", "session timeout 1.5 s", "idle-in-transaction timeout 2 s", "no lease" (in
     milliseconds, ``exact``, as a sentence gives them)."""
@@ -42,7 +43,7 @@ def _held(memory: Memory, e: Event, exact: bool = False) -> str:
     return f"{words} {ttl} ms" if exact else f"{words} {duration(ttl)}"
 
 
-def _granted_label(memory: Memory, e: Event) -> tuple[str, str]:
+def _granted_label(memory: Memory, e: EventJson) -> tuple[str, str]:
     if memory.backend == "redlock" or e.get("nodes"):
         nodes = items(e.get("nodes") or [])
         got = f"{len(nodes)} of {len(memory.nodes) or '?'}"
@@ -54,7 +55,7 @@ def _granted_label(memory: Memory, e: Event) -> tuple[str, str]:
     return f"{held} · {token}", token if token != "no token" else held
 
 
-def say_session(memory: Memory, e: Event) -> Said:
+def say_session(memory: Memory, e: EventJson) -> Said:
     """A ZooKeeper session's state. A run recorded before the client told RECONNECTED apart
     says CONNECTED for it: after SUSPENDED (no LOST between) that is the same session."""
     who, state = str(e.get("actor", "?")), str(e.get("state"))
@@ -64,13 +65,13 @@ def say_session(memory: Memory, e: Event) -> Said:
     return Said(phrase, f"{who} {phrase}", label)
 
 
-def say_woken(memory: Memory, e: Event) -> Said:
+def say_woken(memory: Memory, e: EventJson) -> Said:
     text = f"woken by its watch: {e.get('by')}"
     who = str(e.get("actor", "?"))
     return Said(text, f"{who} {text}", f"watch fired: {e.get('by')}", short="watch fired")
 
 
-def say_step(memory: Memory, e: Event) -> Said:
+def say_step(memory: Memory, e: EventJson) -> Said:
     words = click(e, memory.election)
     text = f"step {step_number(e.get('index'))}: {words}"
     if e.get("say"):
@@ -78,7 +79,7 @@ def say_step(memory: Memory, e: Event) -> Said:
     return Said(text, text, words)
 
 
-def say_note(memory: Memory, e: Event) -> Said:
+def say_note(memory: Memory, e: EventJson) -> Said:
     """A client's note; the one that undoes a refused round says why it was refused."""
     text, who = str(e.get("text")), str(e.get("actor", "?"))
     full = text if text.startswith(f"{who} ") else f"{who}: {text}"  # its subject said once
@@ -96,7 +97,7 @@ def say_note(memory: Memory, e: Event) -> Said:
                 round=state.number, fold=memory.fold(e, who))  # fmt: skip
 
 
-def say_lost(memory: Memory, e: Event) -> Said:
+def say_lost(memory: Memory, e: EventJson) -> Said:
     who = str(e.get("actor", "?"))
     reason = str(e.get("reason") or "lock gone")
     ended = memory.expired.get(who)
@@ -119,7 +120,7 @@ def say_lost(memory: Memory, e: Event) -> Said:
     return Said(text, f"{who} {text}", label, short="lost")
 
 
-def say_server_end(memory: Memory, e: Event) -> Said:
+def say_server_end(memory: Memory, e: EventJson) -> Said:
     """A server ended a holder's key: ``expired`` or ``deleted``."""
     who, holder = str(e.get("actor", "?")), str(e.get("holder") or "?")
     ends = memory.lock.ends if memory.lock is not None else "lease"
@@ -141,7 +142,7 @@ def say_server_end(memory: Memory, e: Event) -> Said:
     return Said(phrase, f"{who}: {phrase}", label, gap, round=rounds)
 
 
-def say_link(memory: Memory, e: Event) -> Said:
+def say_link(memory: Memory, e: EventJson) -> Said:
     """A link changed; one click that cut (or healed) several is labelled once, with them all."""
     who = str(e.get("actor", "?"))
     phrase, label = link_phrase(e)
@@ -158,7 +159,7 @@ def say_link(memory: Memory, e: Event) -> Said:
     return Said(phrase, f"{who} {phrase}", label)
 
 
-def say_finished(memory: Memory, e: Event) -> Said:
+def say_finished(memory: Memory, e: EventJson) -> Said:
     """The run's end; its verdict's overlaps, one line each, beside it."""
     found = e.get("verdict")
     verdict: Mapping[str, object] = found if isinstance(found, Mapping) else {}

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from algorithms.writes import Write as Write
 from algorithms.writes import WriteJudge
 from lockviz.catalogue import BACKENDS, Variant, server_kind
-from lockviz.narrator.words import Event, Said, items, number
+from lockviz.lab.events import EventJson
+from lockviz.narrator.words import Said, items, number
 
 # What each lock service's fencing token is, as its own documentation names it.
 TOKEN_NAMES = {"zookeeper": "czxid", "etcd": "revision"}
@@ -55,9 +56,9 @@ class Memory:
     variant: str | None = None
     storage: str | None = None  # what the storage checks (run_started's storage_kind)
     nodes: list[str] = field(default_factory=list)
-    requests: dict[tuple[str, object], Event] = field(default_factory=dict)  # (actor, call)
+    requests: dict[tuple[str, object], EventJson] = field(default_factory=dict)  # (actor, call)
     holders: dict[str, str] = field(default_factory=dict)  # lock node -> whose key it holds
-    stored: Event | None = None  # the write request whose value the storage holds
+    stored: EventJson | None = None  # the write request whose value the storage holds
     # The checker's stale-write rule, kept as the run goes (run_started, grants, versioned
     # writes): each write judged in O(log n), not by judging the whole run again.
     writes: WriteJudge = field(default_factory=WriteJudge)
@@ -105,11 +106,11 @@ class Memory:
             return "no token"
         return f"{self.token_name} {value}"
 
-    def request_of(self, reply: Event) -> Event:
+    def request_of(self, reply: EventJson) -> EventJson:
         """The request a reply answers (empty when the run never showed it)."""
         return self.requests.get((str(reply.get("actor", "?")), reply.get("call")), {})
 
-    def judge(self, request: Event, e: Event) -> Write | None:
+    def judge(self, request: EventJson, e: EventJson) -> Write | None:
         """A write as the checker will judge it: the same rule, on the grants so far."""
         if not request or not e.get("accepted"):
             return None
@@ -120,7 +121,7 @@ class Memory:
 
     # -- rounds: an acquire refused and tried again ------------------------------------------
 
-    def round_of(self, e: Event, who: str) -> int:
+    def round_of(self, e: EventJson, who: str) -> int:
         """The round of ``who``'s current acquire this message belongs to (0: none)."""
         state = self.rounds.get(who)
         if e.get("kind") == "request" and e.get("op") == "acquire":
@@ -129,12 +130,12 @@ class Memory:
             return state.number if state.open else state.number + 1
         return state.number if state is not None else 0
 
-    def undoing(self, e: Event) -> bool:
+    def undoing(self, e: EventJson) -> bool:
         """Whether ``e`` undoes a refused round (Redlock releases every node it asked)."""
         state = self.rounds.get(str(e.get("actor")))
         return state is not None and state.refused == state.number and not state.open
 
-    def fold(self, e: Event, who: str) -> str:
+    def fold(self, e: EventJson, who: str) -> str:
         """What the diagram folds if ``e`` settles ``who``'s round as refused."""
         state = self.rounds.get(who)
         if state is None or not self._settles(state, e):
@@ -146,13 +147,13 @@ class Memory:
         return f"rounds {FOLD_FROM}–{state.number} refused"
 
     @staticmethod
-    def _settles(state: Rounds, e: Event) -> bool:
+    def _settles(state: Rounds, e: EventJson) -> bool:
         # a single node's yes does not settle a round: the grant follows
         return state.open and not (e.get("kind") == "reply" and e.get("ok"))
 
     # -- following: the one place the memory changes -----------------------------------------
 
-    def see(self, e: Event) -> None:
+    def see(self, e: EventJson) -> None:
         """Take in what ``e`` changes, once it has been said."""
         kind, who = e.get("kind"), str(e.get("actor", "?"))
         if kind == "request":
@@ -166,7 +167,7 @@ class Memory:
         else:
             self._follow(e, who)
 
-    def _requested(self, e: Event, who: str) -> None:
+    def _requested(self, e: EventJson, who: str) -> None:
         self.requests[(who, e.get("call"))] = e
         if e.get("op") == "acquire":
             state = self.rounds.setdefault(who, Rounds())
@@ -176,7 +177,7 @@ class Memory:
         if self.fan_out and e.get("op") not in STORAGE_OPS:
             self.burst[who] = str(e.get("op"))
 
-    def _replied(self, e: Event, who: str) -> None:
+    def _replied(self, e: EventJson, who: str) -> None:
         self.burst.pop(who, None)
         request = self.requests.pop((who, e.get("call")), {})
         state, op, node = self.rounds.get(who), e.get("op"), str(e.get("from"))
@@ -191,7 +192,7 @@ class Memory:
         if op == "acquire" and not self.fan_out:
             self._settle(e, who)
 
-    def _written(self, request: Event, e: Event) -> None:
+    def _written(self, request: EventJson, e: EventJson) -> None:
         """The storage took a write: it holds its value; a versioned one judges later ones."""
         if e.get("duplicate") or e.get("accepted") is False:
             return
@@ -199,12 +200,12 @@ class Memory:
         if "found" in e and self.judge(request, e) is not None:
             self.writes.see(e)  # who made its version: a later outdated write names it
 
-    def _settle(self, e: Event, who: str) -> None:
+    def _settle(self, e: EventJson, who: str) -> None:
         state = self.rounds.get(who)
         if state is not None and self._settles(state, e):
             state.open, state.refused = False, state.number
 
-    def _started(self, e: Event) -> None:
+    def _started(self, e: EventJson) -> None:
         backend, variant = e.get("backend"), e.get("variant")
         self.backend = str(backend) if backend else self.backend
         self.variant = str(variant) if variant else self.variant
@@ -213,7 +214,7 @@ class Memory:
         self.nodes = [str(n) for n in items(e.get("nodes") or [])]
         self.writes.see(e)  # whether a lock is in play at all (backend "none")
 
-    def _follow(self, e: Event, who: str) -> None:
+    def _follow(self, e: EventJson, who: str) -> None:
         """What events other than messages change: who holds what, whose lease ended."""
         kind = e.get("kind")
         if kind == "granted":
@@ -236,11 +237,11 @@ class Memory:
         elif kind == "step" and e.get("client") and e.get("do") in ("partition", "heal", "delay"):
             self.linking[str(e["client"])] = [str(n) for n in items(e.get("nodes") or [])]
 
-    def _granted(self, e: Event) -> None:
+    def _granted(self, e: EventJson) -> None:
         with contextlib.suppress(KeyError, TypeError, ValueError):  # an odd imported grant
             self.writes.see(e)
 
-    def _grouped(self, e: Event, who: str) -> None:
+    def _grouped(self, e: EventJson, who: str) -> None:
         """What a group of servers did: a session's state, a key copied, a role changed."""
         kind = e.get("kind")
         if kind == "session":
@@ -250,7 +251,7 @@ class Memory:
         elif e.get("role") == "replica":  # it copies its new primary's keys
             self.holders.pop(who, None)
 
-    def _ended(self, e: Event, node: str) -> None:
+    def _ended(self, e: EventJson, node: str) -> None:
         """A server ended a holder's key (expired or deleted)."""
         if self.holders.get(node) == e.get("holder"):
             del self.holders[node]
@@ -259,4 +260,4 @@ class Memory:
 
 
 # How an event kind is said: from the run so far and the event, never changing either.
-Sayer = Callable[[Memory, Event], Said]
+Sayer = Callable[[Memory, EventJson], Said]

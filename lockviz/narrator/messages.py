@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from lockviz.lab.events import EventJson
 from lockviz.narrator.memory import STORAGE_OPS, Memory
 from lockviz.narrator.storage import (
     STORAGE_REQUESTS,
@@ -25,10 +26,10 @@ from lockviz.narrator.storage import (
     write_basis,
     write_mark,
 )
-from lockviz.narrator.words import Event, Said, duration, plain_error, queue_name
+from lockviz.narrator.words import Said, duration, plain_error, queue_name
 
 
-def say_request(memory: Memory, e: Event) -> Said:
+def say_request(memory: Memory, e: EventJson) -> Said:
     who = str(e.get("actor", "?"))
     rounds = memory.round_of(e, who)
     phrase = f"→ {e.get('to')}  {e.get('op')}{_args(memory, e)}"
@@ -40,7 +41,7 @@ def say_request(memory: Memory, e: Event) -> Said:
     return Said(phrase, text, label, round=rounds)
 
 
-def say_reply(memory: Memory, e: Event) -> Said:
+def say_reply(memory: Memory, e: EventJson) -> Said:
     who = str(e.get("actor", "?"))
     rounds = memory.round_of(e, who)
     result = _result(memory, e)
@@ -54,7 +55,7 @@ def say_reply(memory: Memory, e: Event) -> Said:
     return Said(phrase, text, label, "", short, "", rounds, fold)
 
 
-def _args(memory: Memory, e: Event) -> str:
+def _args(memory: Memory, e: EventJson) -> str:
     args = []
     if e.get("op") in ("write", "merge") and (e.get("stamp") or e.get("holds") or e.get("values")):
         args.append(replica_request(e, memory.storage == "crdt"))
@@ -77,7 +78,7 @@ def _args(memory: Memory, e: Event) -> str:
     return f" ({', '.join(args)})" if args else ""
 
 
-def _request_label(memory: Memory, e: Event) -> str:
+def _request_label(memory: Memory, e: EventJson) -> str:
     """Redis users recognise the real command; other backends get their own verbs."""
     ttl, op = e.get("ttl_ms"), str(e.get("op") or "request")
     if op == "acquire":
@@ -105,7 +106,7 @@ def _request_label(memory: Memory, e: Event) -> str:
     return op.replace("_", " ") + (" (plain DEL)" if e.get("unsafe") else "")
 
 
-def _result(memory: Memory, e: Event) -> str:
+def _result(memory: Memory, e: EventJson) -> str:
     if e.get("op") in STORAGE_RESULTS and e.get("ok"):
         return STORAGE_RESULTS[str(e["op"])](e)
     if e.get("op") == "write" and replicated(e):
@@ -126,7 +127,7 @@ def _result(memory: Memory, e: Event) -> str:
     return refused or str(e.get("reason") or "no")
 
 
-def _refusal(memory: Memory, e: Event) -> str:
+def _refusal(memory: Memory, e: EventJson) -> str:
     """Why a server said no, with whom it is holding the key for when we know."""
     if e.get("op") not in ("acquire", "release", "extend") or e.get("ok") or e.get("error"):
         return ""
@@ -140,7 +141,7 @@ def _refusal(memory: Memory, e: Event) -> str:
     return f"key held by {holder}" if holder else "key held by another client"
 
 
-def _reply_label(memory: Memory, e: Event) -> tuple[str, str]:
+def _reply_label(memory: Memory, e: EventJson) -> tuple[str, str]:
     """(label, short) for a reply arrow."""
     op = e.get("op")
     if op in ("write", *STORAGE_RESULTS) and not e.get("error"):
@@ -165,12 +166,12 @@ def _reply_label(memory: Memory, e: Event) -> tuple[str, str]:
     return "OK", ""
 
 
-def _refused_by_node(e: Event) -> bool:
+def _refused_by_node(e: EventJson) -> bool:
     """A Redis node that refuses writes (a replica now, a primary with too few replicas)."""
     return not e.get("ok") and str(e.get("reason") or "").startswith(tuple(REFUSED))
 
 
-def _replicated_label(e: Event) -> tuple[str, str]:
+def _replicated_label(e: EventJson) -> tuple[str, str]:
     """(label, short) for a replicated Redis's own answers: WAIT's count, a node's refusal."""
     if e.get("op") == "wait":
         acked = e.get("acked")
@@ -179,7 +180,7 @@ def _replicated_label(e: Event) -> tuple[str, str]:
     return REFUSED[first], first
 
 
-def _storage_label(memory: Memory, e: Event) -> tuple[str, str]:
+def _storage_label(memory: Memory, e: EventJson) -> tuple[str, str]:
     """(label, short) for the storage's answer, or the lock service's to its check."""
     if replicated(e):
         return replica_label(e), ""
@@ -192,7 +193,7 @@ def _storage_label(memory: Memory, e: Event) -> tuple[str, str]:
     return "accepted", ""
 
 
-def _node_reply(memory: Memory, e: Event) -> tuple[str, str]:
+def _node_reply(memory: Memory, e: EventJson) -> tuple[str, str]:
     """One node's answer in a fan-out: named, with ✔ or ✖ and why not."""
     node = str(e.get("from"))
     if e.get("error"):
@@ -214,7 +215,7 @@ def _queue(children: object) -> str:
 
 
 # A reply's result by op, where it says more than OK (a yes, or WAIT's count either way).
-_RESULTS: dict[str, Callable[[Memory, Event], str]] = {
+_RESULTS: dict[str, Callable[[Memory, EventJson], str]] = {
     "leader": lambda m, e: f"{e.get('value')} leads ({m.token(e.get('token'))})",
     "campaign": lambda m, e: f"elected ({m.token(e.get('token'))})",
     "discover": lambda m, e: f"the primary is {e.get('primary')}",
@@ -230,7 +231,7 @@ REFUSED = {
 }
 
 # Request labels by op, for the ops whose words need no more than the event.
-_REQUESTS: dict[str, Callable[[Event], str]] = {
+_REQUESTS: dict[str, Callable[[EventJson], str]] = {
     "discover": lambda e: "which node is primary?",
     "wait": lambda e: f"WAIT {e.get('numreplicas')} {e.get('wait_ms')}",
     "extend": lambda e: "extend" + (f" {e['ttl_ms']} ms" if e.get("ttl_ms") is not None else ""),
@@ -247,7 +248,7 @@ _REQUESTS: dict[str, Callable[[Event], str]] = {
 }
 
 # (label, short) of a yes, by op, where the yes carries more than "OK".
-_REPLIES: dict[str, Callable[[Memory, Event], tuple[str, str]]] = {
+_REPLIES: dict[str, Callable[[Memory, EventJson], tuple[str, str]]] = {
     "discover": lambda m, e: (f"primary: {e.get('primary')}", "primary"),
     "create": lambda m, e: (
         f"created {queue_name(e.get('path'))} · {m.token(e.get('token'))}",

@@ -9,18 +9,19 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from lockviz.catalogue import ZOOKEEPER, server_kind
+from lockviz.lab.events import EventJson
 from lockviz.narrator.memory import Memory, Sayer
 from lockviz.narrator.steps import step_number
-from lockviz.narrator.words import Event, Said, items, number, plain_error, signed_ms
+from lockviz.narrator.words import Said, items, number, plain_error, signed_ms
 
-Phrase = Callable[[Event], tuple[str, str]]  # (what happened, its diagram label)
+Phrase = Callable[[EventJson], tuple[str, str]]  # (what happened, its diagram label)
 
 
 def phrased(words: Phrase, own: bool = False) -> Sayer:
     """A sayer from an event's own words: the actor is the sentence's subject, but the lab's;
     with ``own``, the phrase is about something the actor has ("redis-3's wall clock …")."""
 
-    def say(memory: Memory, e: Event) -> Said:
+    def say(memory: Memory, e: EventJson) -> Said:
         phrase, label = words(e)
         who = str(e.get("actor", "?"))
         subject = f"{who}'s" if own else who
@@ -38,7 +39,7 @@ def owned(words: Phrase) -> Sayer:
 def worded(field: str, phrase: str, label: str = "", own: bool = False) -> Sayer:
     """A sayer whose words are fixed but for one field of the event, put where ``{}`` is."""
 
-    def words(e: Event) -> tuple[str, str]:
+    def words(e: EventJson) -> tuple[str, str]:
         value = e.get(field)
         return phrase.format(value), label.format(value)
 
@@ -46,7 +47,7 @@ def worded(field: str, phrase: str, label: str = "", own: bool = False) -> Sayer
 
 
 @phrased
-def unknown(e: Event) -> tuple[str, str]:
+def unknown(e: EventJson) -> tuple[str, str]:
     """A kind this narrator does not know (an import's): its name, and no label."""
     return str(e["kind"]), ""
 
@@ -58,20 +59,20 @@ def _reason(reason: object) -> str:
 
 
 @phrased
-def released(e: Event) -> tuple[str, str]:
+def released(e: EventJson) -> tuple[str, str]:
     if e.get("ok"):
         return "released", ""
     return f"released, but {e.get('reason', 'the lock was not ours')}", ""
 
 
 @phrased
-def crashed(e: Event) -> tuple[str, str]:
+def crashed(e: EventJson) -> tuple[str, str]:
     server = server_kind(str(e.get("actor"))) is not None
     return "CRASHED (kill -9)", "kill -9" if server else "crashed (SIGKILL)"
 
 
 @phrased
-def paused(e: Event) -> tuple[str, str]:
+def paused(e: EventJson) -> tuple[str, str]:
     ms = f" {e['ms']} ms" if e.get("ms") is not None else ""
     if server_kind(str(e.get("actor"))) is not None:  # a server: SIGSTOP, it answers nothing
         return f"FROZEN (SIGSTOP) for {e.get('ms')} ms: it answers nothing", f"frozen{ms}"
@@ -79,7 +80,7 @@ def paused(e: Event) -> tuple[str, str]:
 
 
 @owned
-def clock_jumped(e: Event) -> tuple[str, str]:
+def clock_jumped(e: EventJson) -> tuple[str, str]:
     total = signed_ms(e.get("offset_ms"))
     return f"wall clock jumped {signed_ms(e.get('ms'))} (offset now {total})", (
         f"clock {signed_ms(e.get('ms') or 0)}"
@@ -87,7 +88,7 @@ def clock_jumped(e: Event) -> tuple[str, str]:
 
 
 @phrased
-def restarted(e: Event) -> tuple[str, str]:
+def restarted(e: EventJson) -> tuple[str, str]:
     """What the server kept, in the catalogue's words for its kind and persistence."""
     kind = server_kind(str(e.get("actor")))
     persistence = e.get("persistence")
@@ -98,7 +99,7 @@ def restarted(e: Event) -> tuple[str, str]:
 
 
 @phrased
-def shifted(e: Event) -> tuple[str, str]:
+def shifted(e: EventJson) -> tuple[str, str]:
     late = f"{number(e.get('late_ms') or 0):.0f} ms"
     own = number(e.get("own_ms") or 0)
     behind = f"the machine fell behind by {number(e.get('late_ms') or 0) - own:.0f} ms"
@@ -131,7 +132,7 @@ def shifted(e: Event) -> tuple[str, str]:
     )
 
 
-def link_phrase(e: Event) -> tuple[str, str]:
+def link_phrase(e: EventJson) -> tuple[str, str]:
     who, mode = e.get("actor"), e.get("mode")
     if e.get("peers"):
         peers = ", ".join(map(str, items(e["peers"])))
@@ -177,7 +178,7 @@ def session_words(state: str, server: object, keeps: object) -> tuple[str, str]:
 
 
 @phrased
-def role(e: Event) -> tuple[str, str]:
+def role(e: EventJson) -> tuple[str, str]:
     """A server's new part: promoted, demoted, elected leader."""
     part, previous, term = str(e.get("role")), e.get("previous"), e.get("term")
     if part == "primary":
@@ -208,7 +209,7 @@ def role(e: Event) -> tuple[str, str]:
 
 
 @phrased
-def voted(e: Event) -> tuple[str, str]:
+def voted(e: EventJson) -> tuple[str, str]:
     leader, term, me = e.get("leader"), e.get("term"), e.get("actor")
     if leader == me:
         return (
@@ -220,7 +221,7 @@ def voted(e: Event) -> tuple[str, str]:
 
 
 @phrased
-def suspected(e: Event) -> tuple[str, str]:
+def suspected(e: EventJson) -> tuple[str, str]:
     node, quorum = e.get("node"), e.get("quorum")
     if e.get("cleared"):
         how = "ODOWN" if e.get("objective") else "SDOWN"
@@ -236,7 +237,7 @@ def suspected(e: Event) -> tuple[str, str]:
 
 
 @phrased
-def replicated(e: Event) -> tuple[str, str]:
+def replicated(e: EventJson) -> tuple[str, str]:
     holder = e.get("holder")
     return (
         f"received {holder}'s lock key from its primary (after the primary had answered {holder})",
@@ -245,22 +246,22 @@ def replicated(e: Event) -> tuple[str, str]:
 
 
 @phrased
-def acquire_failed(e: Event) -> tuple[str, str]:
+def acquire_failed(e: EventJson) -> tuple[str, str]:
     return f"gave up acquiring: {e.get('reason')}", f"gave up: {_reason(e.get('reason'))}"
 
 
 @phrased
-def extended(e: Event) -> tuple[str, str]:
+def extended(e: EventJson) -> tuple[str, str]:
     return f"extended to {e.get('ttl_ms')} ms" if e.get("ok") else "extend failed", ""
 
 
 @phrased
-def resumed(e: Event) -> tuple[str, str]:
+def resumed(e: EventJson) -> tuple[str, str]:
     return "thawed (SIGCONT)" + (f": {e['why']}" if e.get("why") else ""), "resumed (SIGCONT)"
 
 
 @phrased
-def step_refused(e: Event) -> tuple[str, str]:
+def step_refused(e: EventJson) -> tuple[str, str]:
     return (
         f"could not take step {step_number(e.get('index'))}: {e.get('why')}",
         f"refused: {e.get('why')}",
@@ -268,7 +269,7 @@ def step_refused(e: Event) -> tuple[str, str]:
 
 
 @phrased
-def releasing(e: Event) -> tuple[str, str]:
+def releasing(e: EventJson) -> tuple[str, str]:
     return "leaves its critical section and releases", ""
 
 

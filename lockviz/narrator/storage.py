@@ -7,11 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from algorithms.checker import clock_time
+from lockviz.lab.events import EventJson
 from lockviz.narrator.memory import TOKEN_NAMES, Memory
-from lockviz.narrator.words import Event, items
+from lockviz.narrator.words import items
 
 
-def write_mark(memory: Memory, request: Event, e: Event) -> tuple[str, str]:
+def write_mark(memory: Memory, request: EventJson, e: EventJson) -> tuple[str, str]:
     """(what the storage did with a write, its tone) beside its mark on the storage."""
     if replicated(e):
         return replica_mark(request, e)
@@ -34,7 +35,7 @@ def write_mark(memory: Memory, request: Event, e: Event) -> tuple[str, str]:
     return f"{mine} stored without holding the lock", "damage"
 
 
-def compared(memory: Memory, e: Event) -> str:
+def compared(memory: Memory, e: EventJson) -> str:
     """A rejected write's tokens, compared: ``1 < 2``, ``czxid 6 < 8``."""
     token, highest = e.get("token"), e.get("highest")
     lower = isinstance(token, int) and isinstance(highest, int) and token < highest
@@ -51,7 +52,7 @@ def _paren_token(memory: Memory, token: object) -> str:
 # -- replicated storage: a last-write-wins register, an add-wins set --------------------------
 
 
-def replicated(e: Event) -> bool:
+def replicated(e: EventJson) -> bool:
     """Whether a reply is a replica's (last-write-wins or CRDT), not the single storage's."""
     return any(key in e for key in ("holds", "values", "kept"))
 
@@ -78,7 +79,7 @@ def elements(values: object) -> str:
     return "{" + ", ".join(str(v) for v in items(values or [])) + "}"
 
 
-def replica_label(e: Event) -> str:
+def replica_label(e: EventJson) -> str:
     """A replica's answer as its arrow's label: short, the stamps as minutes and seconds."""
     if "values" in e:
         added = f" (new: {elements(e['added'])})" if e.get("added") else ""
@@ -90,7 +91,7 @@ def replica_label(e: Event) -> str:
     return stamped(e.get("holds"), True) if e.get("holds") else "empty"
 
 
-def replica_mark(request: Event, e: Event) -> tuple[str, str]:
+def replica_mark(request: EventJson, e: EventJson) -> tuple[str, str]:
     """What a replica did with a write (its tone: none; a drop is a loss only if the checker
     finds the write it kept was the older one)."""
     if "values" in e:
@@ -100,7 +101,7 @@ def replica_mark(request: Event, e: Event) -> tuple[str, str]:
     return f"stored {stamped(e.get('holds'))}", ""
 
 
-def replica_result(e: Event) -> str:
+def replica_result(e: EventJson) -> str:
     """A replica's answer to a write, a read or a merge, in words."""
     if "values" in e:
         added = f" (new here: {elements(e['added'])})" if e.get("added") else ""
@@ -111,7 +112,7 @@ def replica_result(e: Event) -> str:
     return holds
 
 
-def replica_request(e: Event, crdt: bool = False, short: bool = False) -> str:
+def replica_request(e: EventJson, crdt: bool = False, short: bool = False) -> str:
     """A write's or a merge's words towards a replica (a CRDT's write adds to its set);
     ``short``: as its arrow's label."""
     if e.get("op") == "merge":
@@ -124,7 +125,7 @@ def replica_request(e: Event, crdt: bool = False, short: bool = False) -> str:
     return f"write {e.get('value')} · stamped {_stamp(e.get('stamp'))}"
 
 
-def write_basis(e: Event) -> list[str]:
+def write_basis(e: EventJson) -> list[str]:
     """What a write is based on besides its token: the version read, its idempotency key."""
     basis = []
     if e.get("read") is not None:
@@ -134,7 +135,7 @@ def write_basis(e: Event) -> list[str]:
     return basis
 
 
-def check_subject(e: Event) -> str:
+def check_subject(e: EventJson) -> str:
     """What the storage asks the lock service about: whose lock, and how it knows it."""
     if e.get("path") is not None:
         return f"is {e.get('holder')}'s lock node {e['path']} still there (czxid {e.get('token')})?"
@@ -147,12 +148,12 @@ def check_subject(e: Event) -> str:
     return f"does {e.get('key')} still hold {e.get('holder')}'s value?"
 
 
-def duplicate(e: Event) -> str:
+def duplicate(e: EventJson) -> str:
     first = "accepted" if e.get("accepted") else "rejected"
     return f"duplicate: the first result ({first}), not applied again"
 
 
-def _read_result(e: Event) -> str:
+def _read_result(e: EventJson) -> str:
     if replicated(e):
         return replica_result(e)
     if e.get("accepted") is False:
@@ -161,16 +162,16 @@ def _read_result(e: Event) -> str:
     return f"v{e.get('version')}: {value!r}" if value is not None else f"v{e.get('version')}: empty"
 
 
-def _check_result(e: Event) -> str:
+def _check_result(e: EventJson) -> str:
     return "✔ current" if e.get("current") else f"✖ {e.get('why') or 'not current'}"
 
 
-STORAGE_REQUESTS: dict[str, Callable[[Event], str]] = {
+STORAGE_REQUESTS: dict[str, Callable[[EventJson], str]] = {
     "read": lambda e: "read" + (f" with token {e['token']}" if e.get("token") is not None else ""),
     "check": lambda e: f"check {e.get('holder')}'s lock",
     "merge": lambda e: replica_request(e, short=True),
 }
-STORAGE_RESULTS: dict[str, Callable[[Event], str]] = {
+STORAGE_RESULTS: dict[str, Callable[[EventJson], str]] = {
     "read": _read_result,
     "check": _check_result,
     "merge": replica_result,

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from lockviz.lab.events import EventJson
 from lockviz.narrator.memory import Memory
 from lockviz.narrator.phrases import unknown
 from lockviz.narrator.sayers import SAYERS
-from lockviz.narrator.words import Event, Said, Told
+from lockviz.narrator.words import Said, Told
 
 # What an imported run's odd event may raise on its way into words: it is said plainly instead.
 ODD = (KeyError, TypeError, ValueError, AttributeError, IndexError)
@@ -27,7 +28,7 @@ class Narrator:
     def __init__(self, backend: str | None = None) -> None:
         self.memory = Memory(backend)
 
-    def said(self, e: Event) -> Said:
+    def said(self, e: EventJson) -> Said:
         """``e`` in words, from the run so far; the memory then takes ``e`` in."""
         try:
             said: Said | None = SAYERS.get(str(e["kind"]), unknown)(self.memory, e)
@@ -42,12 +43,12 @@ class Narrator:
             return Said(kind, f"{e.get('actor', '?')} {kind}")
         return said
 
-    def narrate(self, e: Event) -> Told:
+    def narrate(self, e: EventJson) -> Told:
         """The event as the browser gets it: its fields and, under ``said``, its words."""
         return {**e, "said": self.said(e).as_data()}
 
 
-def narrate(events: Iterable[Event], backend: str | None = None) -> list[Told]:
+def narrate(events: Iterable[EventJson], backend: str | None = None) -> list[Told]:
     """Every event of a run with its words (``said``), in order."""
     narrator = Narrator(backend)
     return [narrator.narrate(e) for e in events if isinstance(e, Mapping)]

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from lockviz.lab.events import VerdictJson
+from lockviz.lab.events import EventJson, VerdictJson
 from lockviz.narrator.telling import Narrator
 from lockviz.narrator.verdicts import headline
-from lockviz.narrator.words import Event
 
 
-def render(events: Iterable[Event]) -> str:
+def render(events: Iterable[EventJson]) -> str:
     """A run as a text timeline: ``  2512.4 ms  #7   bob       believes it holds the lock``."""
     narrator, lines = Narrator(), []
     for e in events:

@@ -5,10 +5,9 @@ error, a ZooKeeper queue node."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-Event = Mapping[str, object]  # an event's JSON: from the store, a stream or an import
 Told = dict[str, object]  # an event as viewers get it: its fields and its words (``said``)
 
 

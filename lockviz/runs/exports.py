@@ -16,8 +16,8 @@ import textwrap
 from collections.abc import Iterable, Mapping
 
 from algorithms.checker import storage_kind
+from lockviz.lab.events import EventJson as Event
 from lockviz.narrator import Narrator, Said, electing, headline
-from lockviz.narrator.words import Event
 
 _ENTITIES = {"#": "#35;", ";": "#59;", "%": "#37;", "<": "#lt;", ">": "#gt;"}
 _SYNTAX = re.compile("[#;%<>]")

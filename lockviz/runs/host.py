@@ -40,7 +40,7 @@ from lockviz.lab.capacity import RESERVED
 from lockviz.labhost import heartbeat, stream
 from lockviz.models import Run
 from lockviz.runs import admission, recorder, recovery
-from lockviz.scenarios.schema import parse
+from lockviz.scenarios.schema import startable
 
 log = logging.getLogger(__name__)
 
@@ -169,7 +169,7 @@ class LabHost:
                 return False
             log.info("run %s: started here (%s)", run.pk, request.stream)
             try:
-                scenario = parse(run.scenario, allow_empty=run.open_ended)
+                scenario = startable(run.parsed_scenario, run.open_ended)
                 recorder.start(run, scenario, run.open_ended, first=request.first)
             except ScenarioError as exc:
                 recovery.interrupt(run, f"the lab host could not read its scenario: {exc}")

@@ -189,6 +189,9 @@ class Scenario(_Strict):
         return data
 
 
+NO_STEPS = "steps: a scenario needs at least one step"
+
+
 def parse(data: object, allow_empty: bool = False) -> Scenario:
     """A valid :class:`Scenario` from decoded JSON, or :class:`ScenarioError`.
 
@@ -203,13 +206,21 @@ def parse(data: object, allow_empty: bool = False) -> Scenario:
         raise ScenarioError([describe(error) for error in exc.errors()]) from None
     problems = rules.cross_check(scenario)
     if not scenario.steps and not allow_empty:
-        problems.insert(0, "steps: a scenario needs at least one step")
+        problems.insert(0, NO_STEPS)
     if problems:
         raise ScenarioError(problems)
     # Both spellings, always: "fencing" keeps its meaning (the storage checks tokens) for every
     # reader that knows only it, and "storage" says which kind.
     kind = scenario.storage_kind
     return scenario.model_copy(update={"storage": kind, "fencing": kind == "fenced"})
+
+
+def startable(scenario: Scenario, open_ended: bool) -> Scenario:
+    """``scenario`` parsed with steps allowed to be none, if it may start so: only as a free-play
+    session (``open_ended``); otherwise :class:`ScenarioError`, as :func:`parse` says it."""
+    if not scenario.steps and not open_ended:
+        raise ScenarioError([NO_STEPS])
+    return scenario
 
 
 def check_step(scenario: Scenario, data: object, at_ms: int = 0) -> Step:

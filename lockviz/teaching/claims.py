@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from lockviz.teaching.history import FOREVER, Event, Finding, History, finding, ms
+from lockviz.lab.events import EventJson as Event
+from lockviz.teaching.history import FOREVER, Finding, History, finding, ms
 
 ELECTION_HEARD_LATE_MS = 500  # a leader watcher's poll (0.1 s) and its three srvr asks (0.2 s)
 

@@ -15,7 +15,6 @@ from lockviz.catalogue import BACKENDS
 from lockviz.errors import ScenarioError
 from lockviz.jsontypes import JsonObject, JsonValue
 from lockviz.models import Run
-from lockviz.scenarios.schema import parse
 from lockviz.teaching import reveals
 
 
@@ -46,7 +45,7 @@ def drawn(run: Run) -> dict[str, object]:
     fork: dict[str, object] | None = None
     if run.parent is not None and run.diverged_ms is not None:
         mark = {"t_ms": run.diverged_ms, "label": narrator.divergence(run.diverged_ms)}
-        schedules = [schedule_ms(r.scenario) for r in (run, run.parent)]
+        schedules = [schedule_ms(r) for r in (run, run.parent)]
         fork = {"marks": [mark], "duration_ms": max(ms or 4000 for ms in schedules) + 800}
     return {"nodes": lifelines(run), "open_ended": run.open_ended, "end_ms": end, "fork": fork,
             "hidden": checkpoints(run.scenario)}  # fmt: skip
@@ -73,10 +72,10 @@ def lifelines(run: Run) -> list[str]:
     return service.nodes(count if isinstance(count, int) else None)
 
 
-def schedule_ms(stored: JsonValue) -> int:
-    """A stored scenario's schedule (lockviz.scenarios.schema.Scenario.duration_ms), 0 for one
-    an older schema wrote (the compare page draws such a lane for 4 s: views/compare.py)."""
+def schedule_ms(run: Run) -> int:
+    """A run's schedule (lockviz.scenarios.schema.Scenario.duration_ms), 0 for one an older
+    schema wrote (the compare page draws such a lane for 4 s: views/compare.py)."""
     try:
-        return parse(stored).duration_ms
+        return run.parsed_scenario.duration_ms
     except ScenarioError:
         return 0

@@ -4,13 +4,13 @@ events (docs/events.md), for the checkpoints' claims (:mod:`lockviz.teaching.cla
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from algorithms.checker import Verdict, check
 from lockviz.jsontypes import JsonValue
+from lockviz.lab.events import EventJson as Event
 
-Event = Mapping[str, JsonValue]
 FOREVER = float("inf")
 
 

@@ -24,8 +24,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from lockviz.errors import ScenarioError
+from lockviz.models import Run
 from lockviz.scenarios.library import builtin
-from lockviz.scenarios.schema import Scenario, parse
+from lockviz.scenarios.schema import Scenario
 from lockviz.teaching.concepts import Met, Placed, Planned, builds_on
 from lockviz.teaching.syllabus import MODULES
 
@@ -211,10 +212,10 @@ def minutes(scenario: Scenario) -> int:
     return max(2, min(4, round(estimate)))
 
 
-def same_script(run_scenario: dict[str, object], lesson_: Lesson) -> bool:
+def same_script(run: Run, lesson_: Lesson) -> bool:
     """Whether a run played the lesson's scenario as written (so its questions fit the run):
     the same on the servers, whatever the words."""
     try:
-        return parse(run_scenario).script() == lesson_.scenario.script()
+        return run.parsed_scenario.script() == lesson_.scenario.script()
     except ScenarioError:
         return False

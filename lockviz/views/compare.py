@@ -179,8 +179,10 @@ def _forks_beside_originals(lanes: list[Lane], viewer: str) -> list[Lane]:
 def _lane(run: Run) -> Lane:
     text, tone = run.headline
     try:
-        s = parse(run.scenario)
+        s = run.parsed_scenario
     except ScenarioError:  # stored under an older schema: still shown, laid out from its events
+        s = None
+    if s is None or not s.steps:  # so is a free-play session, whose steps were clicks
         return Lane(run, run.title, text, tone, [], [], 0)
     costs = STORAGE_KINDS[s.storage_kind].cost
     return Lane(run, describe(s), text, tone, s.clients, s.nodes, s.duration_ms, costs=costs)

@@ -20,7 +20,7 @@ from lockviz.errors import NotAdmitted, ScenarioError
 from lockviz.library import access
 from lockviz.models import Run
 from lockviz.runs import launcher
-from lockviz.scenarios.schema import Scenario, parse
+from lockviz.scenarios.schema import Scenario
 from lockviz.scenarios.verbs import VERBS
 from lockviz.shares import address_of
 from lockviz.teaching import forks, steprows
@@ -40,7 +40,7 @@ def fork(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     seq = _seq(asked)
     hidden = withheld(request, run)  # a lesson's answers not revealed: not in its rows either
     at = forks.split(run, seq, hidden) if seq is not None else None
-    scenario = parse(run.scenario, allow_empty=True)
+    scenario = run.parsed_scenario
     if at is None:
         context["problems"] = [f"Run {run.pk} has no event {asked[:20]!r}."]
         return render(request, "lockviz/fork.html", context, status=404)

@@ -66,7 +66,7 @@ def walkthrough(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     if run is None or not access.may_see(accounts.viewer(request), run):  # private: as none
         context["problem"] = f"There is no run {run_id[:40]!r}."
         return render(request, "lockviz/lesson.html", context, status=404)
-    if run.slug != slug or not lessons.same_script(run.scenario, lesson):
+    if run.slug != slug or not lessons.same_script(run, lesson):
         context["problem"] = (
             f"Run {run.pk} did not play this lesson's scenario as written (it is "
             f"{'another scenario' if run.slug != slug else 'a variation of it'}), so the "
@@ -206,7 +206,7 @@ def _remembered(request: HtmxHttpRequest, lesson: lessons.Lesson) -> Run | None:
         return None  # failed, interrupted or cancelled: nothing to tell
     if run.live and not recovery.running(run):
         return None  # its app is gone (the next start-up marks it interrupted)
-    return run if lessons.same_script(run.scenario, lesson) else None
+    return run if lessons.same_script(run, lesson) else None
 
 
 def _cookie(slug: str) -> str:

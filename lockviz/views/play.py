@@ -152,7 +152,7 @@ def _session_context(request: HtmxHttpRequest, run: Run) -> dict[str, object]:
 
 def _scenario(run: Run) -> Scenario | None:
     try:
-        return parse(run.scenario, allow_empty=True)
+        return run.parsed_scenario
     except ScenarioError:
         return None
 

@@ -16,7 +16,6 @@ from lockviz.library import access, listing
 from lockviz.models import Run
 from lockviz.runs import launcher, recovery
 from lockviz.scenarios.library import builtin
-from lockviz.scenarios.schema import parse
 from lockviz.shares import address_of
 from lockviz.teaching import reveals
 from lockviz.views import HtmxHttpRequest, ask_first, browser, owns, withheld
@@ -90,7 +89,7 @@ def run_page(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     hidden = withheld(request, run)
     if ask_first(request, run, hidden):
         return ask_for_outcome(request, run, hidden, "run page")
-    scenario = parse(run.scenario, allow_empty=True)  # a free-play session has no steps
+    scenario = run.parsed_scenario  # a free-play session has no steps
     initial = {"from_run": run.pk, "storage": run.storage_kind, "ttl_ms": scenario.ttl_ms}
     form = RunForm(initial=initial)
     shown = reveals.scenario(scenario.to_json(), hidden)  # before the reveal: not its answers

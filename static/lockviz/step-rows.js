@@ -1,4 +1,5 @@
-// The step row editor, shared by What if…? (pages/fork.js) and New scenario (pages/editor.js):
+// The step row editor, shared by What if…? (pages/fork.js), New scenario (pages/editor.js) and an
+// exercise's break (pages/exercise.js):
 // each row (templates/lockviz/_step_row.html) shows only the fields its verb takes, from the one
 // step vocabulary (lockviz/scenarios/verbs.py, handed over as the page data's verbs); a row
 // without a verb yet shows only when, what and who. Rows can be added from a template row and
@@ -39,6 +40,24 @@ export function place(row, index, legend) {
   row.dataset.index = String(index);
   const title = row.querySelector("legend");
   if (title && legend) title.textContent = legend(index, row);
+}
+
+/**
+ * Show `row`'s remove button and arm it: the row goes, the rows are numbered again
+ * (`renumber`), the focus moves to the row that came after it, or to the element with id
+ * `instead` (the add button) when it was the last; then `removed()` (the editor checks again).
+ */
+export function removable(row, { renumber, instead, removed = () => {} }) {
+  const button = row.querySelector(".remove-step");
+  if (!button) return;
+  button.hidden = false;
+  button.addEventListener("click", () => {
+    const next = row.nextElementSibling;
+    row.remove();
+    renumber();
+    (next ? next.querySelector("input") : document.getElementById(instead)).focus();
+    removed();
+  });
 }
 
 /** The step rows in `box`: each fitted to its verb now and whenever its verb changes. */

@@ -14,7 +14,8 @@ import pytest
 
 from tests.conftest import CHROMIUM, FLAGS, AppServer
 
-__all__ = ["CHROMIUM", "FLAGS", "entry", "told"]  # the browser itself is tests/conftest.py's
+# The browser itself is tests/conftest.py's.
+__all__ = ["CHROMIUM", "FLAGS", "entry", "settled", "told"]
 
 
 def entry(page: Any) -> None:
@@ -28,6 +29,16 @@ def entry(page: Any) -> None:
         "async () => { window.entry = await import("
         "document.querySelector('script[type=module][src]').src); }"
     )
+
+
+def settled(page: Any) -> None:
+    """Wait until the page is as a reader first sees it: loaded, with every module script run
+    (the ``load`` event) and no htmx request in flight.
+
+    Not ``networkidle`` (500 ms without a request): a page that keeps a stream open or polls is
+    never idle that long on a loaded machine, and an axe test waited 30 s for it in CI."""
+    page.wait_for_load_state("load")
+    page.wait_for_function("() => !document.querySelector('.htmx-request')")
 
 
 @contextmanager

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.browser.conftest import settled
 from tests.browser.test_library import import_run, log_in, make_teacher, save
 from tests.browser.test_rooms import join
 from tests.browser.test_walkthrough import jump_to_question
@@ -52,7 +53,7 @@ def test_every_page_passes_axe_with_wcag_22_a_and_aa(app_server: AppServer, brow
                            ("import", "/import/"), ("compare form", "/compare/"),
                            ("new scenario", "/scenarios/new/")):  # fmt: skip
             page.goto(url + path)
-            page.wait_for_load_state("networkidle")
+            settled(page)
             check(name)
 
         # Lecture plans: my plans, the editor (and its refusal naming the item), a plan's page.
@@ -173,7 +174,7 @@ def test_a_teachers_pages_pass_axe_with_wcag_22_a_and_aa(
     found: dict[str, list[str]] = {}
 
     def check(name: str) -> None:
-        page.wait_for_load_state("networkidle")
+        settled(page)
         problems = violations(page)
         if problems:
             found[name] = problems

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from lockviz.lab import procs
-from tests.browser.conftest import entry, separate
+from tests.browser.conftest import entry, separate, settled
 from tests.browser.test_accessibility import violations
 from tests.browser.test_rooms import join
 from tests.conftest import AppServer
@@ -165,7 +165,7 @@ def test_the_new_pages_pass_axe(shared_app: AppServer, browser: Any) -> None:
                          "/exercises/fix-pg-pooled/", "/exercises/predict-zk-partition/",
                          "/progress/"):  # fmt: skip
                 page.goto(shared_app.url + path)
-                page.wait_for_load_state("networkidle")
+                settled(page)
                 if problems := violations(page):
                     found[f"{path} ({size})"] = problems
         page = pages["wide"]

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { fit, place, reindexed, renamed, takes } from "../../static/lockviz/step-rows.js";
+import { fit, place, reindexed, removable, renamed, takes } from "../../static/lockviz/step-rows.js";
 
 // The verbs as the page data hands them (lockviz/teaching/steprows.py: verb_fields).
 const VERBS = { acquire: ["timeout_ms"], pause: ["ms"], partition: ["mode", "nodes"], crash: [] };
@@ -79,5 +79,50 @@ describe("a step row", () => {
     assert.equal(renamed("csrfmiddlewaretoken", 2), "csrfmiddlewaretoken");
     assert.equal(reindexed("fork-row-__i__-problem", 7), "fork-row-7-problem");
     assert.equal(reindexed("editor-rows", 7), "editor-rows");
+  });
+});
+
+// A row with a remove button, in a list of rows; what got the focus is `focused`.
+function removableRows(count, focused) {
+  const list = [];
+  for (let i = 0; i < count; i++) {
+    const input = { focus: () => focused.push(`row ${i}`) };
+    const button = { hidden: true, clicks: [], addEventListener: (type, fn) => button.clicks.push(fn) };
+    list.push({
+      button,
+      get nextElementSibling() {
+        return list[list.indexOf(this) + 1] || null;
+      },
+      remove() {
+        list.splice(list.indexOf(this), 1);
+      },
+      querySelector: (selector) => ({ ".remove-step": button, input })[selector],
+    });
+  }
+  return list;
+}
+
+describe("a step row's remove button", () => {
+  it("removes its row, numbers the rest again, and moves the focus to the next row", () => {
+    const focused = [];
+    const said = [];
+    globalThis.document = { getElementById: (id) => ({ focus: () => focused.push(id) }) };
+    const list = removableRows(3, focused);
+    const [first, , last] = list;
+    for (const r of list) {
+      removable(r, {
+        renumber: () => said.push(`renumber ${list.length}`),
+        instead: "add",
+        removed: () => said.push("removed"),
+      });
+    }
+    assert.equal(first.button.hidden, false);
+    first.button.clicks[0]();
+    assert.deepEqual(focused, ["row 1"]);
+    assert.deepEqual(said, ["renumber 2", "removed"]);
+    last.button.clicks[0]();
+    assert.deepEqual(focused, ["row 1", "add"], "the last row gone: the add button");
+    assert.equal(list.length, 1);
+    delete globalThis.document;
   });
 });

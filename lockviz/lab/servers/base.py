@@ -185,6 +185,14 @@ class Server(ABC):
         ``follower``); None for a server of no group, or one that does not answer."""
         return None
 
+    def warm_up(self) -> None:
+        """Serve a client once before a run does, so that the run's first client does not pay
+        for what a server does only once (a JVM loading and compiling its request path); a
+        warm spare is warmed before it is handed out (:mod:`lockviz.lab.spares`). It leaves
+        nothing a run could see: the default does nothing (a Redis, etcd or PostgreSQL serves
+        its first client as fast as its next). LabError when the server does not answer."""
+        return None
+
     def known_as(self) -> str | None:
         """The address the rest of its group knows it by, and names it by to clients (a
         replicated Redis's front: what Sentinel answers); None: its own address."""

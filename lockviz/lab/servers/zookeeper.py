@@ -20,6 +20,17 @@ Fails by: a missing ``java`` or jar (see :func:`requirements`), a port taken bet
 and the JVM binding it (the server exits at start, and the lab starts the servers again on other
 ports), or an ensemble that cannot form a quorum within the start timeout.
 
+A spare (lockviz.lab.spares) is warmed before it is handed out (:meth:`ZooKeeperServer.
+warm_up`): a fresh JVM serves its first sessions and requests in the interpreter, loading the
+classes of its request path as it goes, and a ZooKeeper run's start waits for three sessions
+(the watcher's and each client's): on a loaded 2-core machine a run's start on a never-used
+server took 370 ms at the median, against 232 ms on one that had served a session before (load
+~23, 5 runs each). The warm-up opens a session on each server and does what a run's clients do
+(an ephemeral sequential node created, listed, watched, deleted) under a path of its own that it
+removes again (``/lockviz/warm-up-<name>``); it also makes ``/lockviz/lock``, as every run's
+watcher does first. The lock's sequence numbers start where a fresh server's do; the zxids (a
+czxid is the fencing token) are a few transactions further on, as after any session.
+
 Before use the lab checks that the server answering on the client port is its own: the ``conf``
 four-letter word (whitelisted with ``srvr``, ``ruok``, ``stat`` and ``dump``) names its
 ``dataDir``, which must be this server's. The servers have no password (the lab's Redis and
@@ -43,6 +54,7 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import KazooException, NoNodeError
 from kazoo.retry import KazooRetry
 
+from algorithms.zookeeper_lock import LOCK_PATH
 from lockviz.lab import procs
 from lockviz.lab.errors import LabError
 from lockviz.lab.links import Links
@@ -69,8 +81,17 @@ JVM_OPTIONS = [
 ]
 TICK_MS = 100
 START_TIMEOUT_S = 30.0
+# Handing the lead to the highest id is an election, then the followers' sync (up to initLimit,
+# 10 s, each), which a loaded machine may have to do twice: a start's worth is too little
+# (CI: "zk-3 leading did not become ready within 30 s", load 15-25).
+HANDOVER_TIMEOUT_S = 60.0
+# How long a readiness probe waits for `srvr`'s answer. A JVM electing or syncing on a loaded
+# machine answers in well over 0.2 s, and a probe that gave up sooner read a leader as down.
+PROBE_S = 2.0
+PROBE_EVERY_S = 0.05  # not every 5 ms: each probe is a connection the electing JVM must serve
 LAB_ROOT = "/lockviz"  # everything a run creates lives under this path
 MARKER = "/lockviz-marker"  # a server set aside for lockviz carries this node (see wipe)
+WARM_SESSION_S = 10.0  # closed at its end: long enough for a loaded machine
 
 
 def requirements() -> list[Requirement]:
@@ -254,14 +275,14 @@ class ZooKeeperServer(LocalServer):
         def ready() -> bool:
             if self.proc is not None and self.proc.poll() is not None:
                 raise self.exited_at_start(f"{self.name} (ZooKeeper)")
-            if self.mode() is None:
+            if self.mode(PROBE_S) is None:
                 return False
             found = self._reported_data_dir()
             if found is not None:
                 self._compare_data_dir(found)
             return found is not None
 
-        wait_until(ready, timeout_s, f"{self.name} (ZooKeeper on port {self.port})")
+        wait_until(ready, timeout_s, f"{self.name} (ZooKeeper on port {self.port})", PROBE_EVERY_S)
         if self.ensemble and self is self.ensemble[-1]:
             self._take_the_lead(timeout_s)
 
@@ -272,17 +293,55 @@ class ZooKeeperServer(LocalServer):
         leaders: list[ZooKeeperServer] = []
 
         def found() -> bool:  # a busy server may not answer at once: ask until one leads
-            leaders[:] = [s for s in self.ensemble if s.mode() == "leader"]
+            leaders[:] = [s for s in self.ensemble if s.mode(PROBE_S) == "leader"]
             return bool(leaders)
 
-        wait_until(found, timeout_s, f"a leader of {', '.join(s.name for s in self.ensemble)}")
+        names = ", ".join(s.name for s in self.ensemble)
+        wait_until(found, timeout_s, f"a leader of {names}", PROBE_EVERY_S)
         other = leaders[0]
         if other is self:
             return
         other.kill()
-        wait_until(lambda: self.mode() == "leader", timeout_s, f"{self.name} leading")
+        handover = max(timeout_s, HANDOVER_TIMEOUT_S)
+
+        def leads() -> bool:
+            return self.mode(PROBE_S) == "leader"
+
+        wait_until(leads, handover, f"{self.name} leading", PROBE_EVERY_S)
         other.launch()
         other.wait_ready(timeout_s)
+
+    def warm_up(self, timeout_s: float = START_TIMEOUT_S) -> None:
+        """A session on this server alone, and the requests a run's clients make (see the
+        module's doc): created, listed with a watch, fired, deleted; each tried again after a
+        lost connection (a loaded machine's just-elected ensemble drops one at times).
+        LabError if it still fails."""
+        retry = KazooRetry(max_tries=5, delay=0.1, max_delay=1.0)
+        client = KazooClient(
+            hosts=self.address,
+            timeout=WARM_SESSION_S,
+            connection_retry=KazooRetry(max_tries=5, delay=0.1, max_delay=1.0),
+            command_retry=retry,
+        )
+        place = f"{LAB_ROOT}/warm-up-{self.name}"  # never under the lock's path: its own
+
+        def requests() -> None:
+            client.ensure_path(LOCK_PATH)
+            client.ensure_path(place)
+            node = client.create(f"{place}/n-", ephemeral=True, sequence=True)
+            client.exists(node, watch=lambda event: None)
+            client.get_children(place, watch=lambda event: None)
+            client.get_children(LOCK_PATH)
+            client.delete(place, recursive=True)  # its node (and one a lost try left)
+
+        try:
+            client.start(timeout=timeout_s)
+            client.retry(requests)
+        except (KazooException, client.handler.timeout_exception) as exc:
+            raise LabError(f"{self.name} did not serve its warm-up session: {exc!r}") from exc
+        finally:
+            client.stop()
+            client.close()
 
     def check_identity(self) -> None:
         found = self._reported_data_dir(timeout_s=2.0)
@@ -310,9 +369,10 @@ class ZooKeeperServer(LocalServer):
         found = self.mode()
         return found if found in ("leader", "follower") else None
 
-    def mode(self) -> str | None:
-        """``standalone``, ``leader`` or ``follower`` while serving; ``None`` otherwise."""
-        for line in four_letter(self.host, self.port, "srvr", timeout_s=0.2).splitlines():
+    def mode(self, timeout_s: float = 0.2) -> str | None:
+        """``standalone``, ``leader`` or ``follower`` while serving; ``None`` otherwise (or
+        with no answer within ``timeout_s``)."""
+        for line in four_letter(self.host, self.port, "srvr", timeout_s).splitlines():
             if line.startswith("Mode:"):
                 return line.split(":", 1)[1].strip()
         return None

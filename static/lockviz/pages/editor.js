@@ -5,7 +5,7 @@
 
 import { pageData } from "../page-data.js";
 import { startSite } from "../site.js";
-import { fit, place, startRows } from "../step-rows.js";
+import { fit, place, removable, startRows } from "../step-rows.js";
 
 startSite();
 const verbs = pageData().verbs;
@@ -45,18 +45,15 @@ function addRow() {
 }
 
 function armRemove(row) {
-  const button = row.querySelector(".remove-step");
-  if (!button) return;
-  button.hidden = false;
-  button.addEventListener("click", () => {
-    const next = row.nextElementSibling;
-    // A check still on its way answers for the rows as they were: its answer is not swapped
-    // in (below), and the recheck asks again (queued after it: hx-sync="this:queue last").
-    removals += 1;
-    row.remove();
-    renumber();
-    (next ? next.querySelector("input") : document.getElementById("editor-add")).focus();
-    recheck();
+  removable(row, {
+    renumber,
+    instead: "editor-add",
+    removed() {
+      // A check still on its way answers for the rows as they were: its answer is not swapped
+      // in (below), and the recheck asks again (queued after it: hx-sync="this:queue last").
+      removals += 1;
+      recheck();
+    },
   });
 }
 

@@ -10,7 +10,7 @@ import { durationOf, scaleFor } from "../extent.js";
 import { pageData } from "../page-data.js";
 import { openStream, SETTLED } from "../runstream.js";
 import { startSite } from "../site.js";
-import { fit, place, startRows } from "../step-rows.js";
+import { fit, place, removable, startRows } from "../step-rows.js";
 
 startSite();
 const data = pageData();
@@ -27,15 +27,7 @@ function renumber() {
 }
 
 function armRemove(row) {
-  const button = row.querySelector(".remove-step");
-  if (!button) return;
-  button.hidden = false;
-  button.addEventListener("click", () => {
-    const next = row.nextElementSibling;
-    row.remove();
-    renumber();
-    (next ? next.querySelector("input") : document.getElementById("exercise-add")).focus();
-  });
+  removable(row, { renumber, instead: "exercise-add" });
 }
 
 function addRow() {

@@ -3,14 +3,14 @@ does not. Real servers, real clients, real faults, judged by the checker's verdi
 attempt is (lockviz.exercises.goals.judge).
 
 36 runs (18 exercises, twice each), mostly waiting for their schedules' moments, so they play
-:data:`AT_ONCE` at a time as tests/lockviz/lab/test_builtins.py plays the built-in scenarios
+:data:`AT_ONCE` at a time in each of two processes (the worked solutions in one, the starting
+points in another: tests/scheduling.py) as tests/lockviz/lab/test_builtins.py plays the built-ins
 (those that restart a server alone, after the others). A run the machine could not keep to its
 schedule is inconclusive: it counts neither way, for a learner as here, and is played again
 (tests.lockviz.lab.test_engine.retold); three in a row are a failure."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 import pytest
@@ -19,11 +19,15 @@ from lockviz.exercises import answers, goals
 from lockviz.exercises.builtin import builtin
 from lockviz.lab.engine import RunResult
 from tests.lockviz.lab.test_engine import retold, run
+from tests.scheduling import played_here
 
 pytestmark = pytest.mark.live
 
-AT_ONCE = 3
-KINDS = ("solution", "starting")
+AT_ONCE = 2  # per process: as tests/lockviz/lab/recorded.py, and for the same reason
+KIND_OF = {  # what each test plays, by its function's name
+    "test_the_worked_solution_solves_it": "solution",
+    "test_the_starting_point_does_not": "starting",
+}
 
 
 def play(slug: str, kind: str) -> tuple[RunResult, str]:
@@ -42,22 +46,35 @@ def restarts(slug: str) -> bool:
     return any(step.do == "restart" for step in scenario.steps)
 
 
-@pytest.fixture(scope="module")
-def played() -> Iterator[dict[tuple[str, str], Future[tuple[RunResult, str]]]]:
-    every = [(slug, kind) for slug in builtin() for kind in KINDS]
-    with (
-        ThreadPoolExecutor(AT_ONCE, thread_name_prefix="exercise") as pool,
-        ThreadPoolExecutor(1, thread_name_prefix="exercise-alone") as alone,
-    ):
-        beside = {key: pool.submit(play, *key) for key in every if not restarts(key[0])}
+_played: dict[tuple[str, str], Future[tuple[RunResult, str]]] = {}
+_pool = ThreadPoolExecutor(AT_ONCE, thread_name_prefix="exercise")
+_alone = ThreadPoolExecutor(1, thread_name_prefix="exercise-alone")
 
-        def after_the_others(slug: str, kind: str) -> tuple[RunResult, str]:
-            wait(beside.values())
-            return play(slug, kind)
 
-        yield beside | {
-            key: alone.submit(after_the_others, *key) for key in every if restarts(key[0])
-        }
+def _after(
+    beside: list[Future[tuple[RunResult, str]]], slug: str, kind: str
+) -> tuple[RunResult, str]:
+    wait(beside)
+    return play(slug, kind)
+
+
+@pytest.fixture
+def played(request: pytest.FixtureRequest) -> dict[tuple[str, str], Future[tuple[RunResult, str]]]:
+    """The runs of every test here that this process runs (under ``-n``, tests/scheduling.py
+    makes the worked solutions one unit of work and the starting points another, each played
+    in a process of its own), started by the first: each once, those that restart a server
+    after the others."""
+    every = [
+        (str(item.callspec.params["slug"]), KIND_OF[item.originalname])
+        for item in played_here(request.node)
+        if item.originalname in KIND_OF
+    ]
+    for key in [k for k in every if k not in _played and not restarts(k[0])]:
+        _played[key] = _pool.submit(play, *key)
+    for key in [k for k in every if k not in _played]:
+        beside = [f for k, f in _played.items() if not restarts(k[0])]
+        _played[key] = _alone.submit(_after, beside, *key)
+    return _played
 
 
 def test_there_are_fifteen_or_more_across_every_backend() -> None:

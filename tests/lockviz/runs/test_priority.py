@@ -10,9 +10,9 @@ import pytest
 from django.contrib.auth.models import User
 
 from lockviz import accounts
-from lockviz.lab import procs
+from lockviz.lab import capacity, procs
 from lockviz.models import Room, Run
-from lockviz.runs import launcher, recorder
+from lockviz.runs import admission, launcher, recorder
 from lockviz.scenarios.schema import Scenario, parse
 from lockviz.teaching import rooms
 
@@ -24,6 +24,18 @@ def wait(ready: Callable[[], bool], timeout_s: float = 30) -> None:
     while not ready():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.05)
+
+
+@pytest.fixture(autouse=True)
+def room_for_three(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A machine that takes the test's three runs at once, whatever else the machine runs.
+
+    What is tested here is who yields the CPU, not how many runs the machine takes: the app's
+    machine adapts to the whole machine's load (tests/lockviz/lab/test_capacity.py tests that),
+    and under a loaded suite it kept the third run waiting in line past the test's wait."""
+    roomy = capacity.Machine(ceiling=3, start_limit=3, sample=False)
+    monkeypatch.setattr(roomy, "_adapt", lambda: None)  # no fewer for runs late under load
+    monkeypatch.setattr(admission, "machine", lambda: roomy)
 
 
 def free_play() -> Scenario:

@@ -159,7 +159,7 @@ def test_every_checkpoint_has_an_outcome_to_show_in_a_real_run_of_its_lesson() -
     one. In a recorded real run of the lesson (the same script), that is not nothing."""
     for item in course():
         run = json.loads((RECORDED / f"{item.slug}.json").read_text())
-        assert same_script(run["scenario"], item) and run["expect_met"], item.slug
+        assert same_script(Run(scenario=run["scenario"]), item) and run["expect_met"], item.slug
         starts = {e["index"]: n for n, e in enumerate(run["events"]) if e["kind"] == "step"}
         for index, step in enumerate(item.scenario.steps):
             if not step.ask:
@@ -172,16 +172,16 @@ def test_every_checkpoint_has_an_outcome_to_show_in_a_real_run_of_its_lesson() -
 def test_same_script_ignores_words_but_not_what_happens() -> None:
     item = lesson("gc-pause-fenced")
     data = item.scenario.to_json()
-    assert same_script(data, item)
+    assert same_script(Run(scenario=data), item)
     worded = copy.deepcopy(data)
     worded["steps"][0]["say"] = "Other words."
     worded.pop("takeaway")
-    assert same_script(worded, item)
-    assert not same_script({**data, "fencing": False}, item)
+    assert same_script(Run(scenario=worded), item)
+    assert not same_script(Run(scenario={**data, "fencing": False}), item)
     moved = copy.deepcopy(data)
     moved["steps"][1]["ms"] = 100
-    assert not same_script(moved, item)
-    assert not same_script({"garbage": True}, item)
+    assert not same_script(Run(scenario=moved), item)
+    assert not same_script(Run(scenario={"garbage": True}), item)
 
 
 # ---- pages -------------------------------------------------------------------------------
