@@ -48,6 +48,11 @@ class Refusal(Exception):
     def message(self) -> str:
         return " ".join(self.problems)
 
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickled with its sentences apart (and a subclass's fields, ``retry_after_s``): a
+        refusal raised in a worker process (lockviz.edge.workers) is raised in the app as it was."""
+        return (type(self), (self.problems,), dict(self.__dict__))
+
 
 class Invalid(Refusal):
     """Input that cannot be used; each problem names its field (``steps[2].ms: ...``)."""

@@ -15,6 +15,7 @@ from functools import cached_property
 
 from django.conf import settings
 from django.db import models
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from lockviz import narrator
@@ -110,8 +111,9 @@ class Run(models.Model):
         kind = self.scenario.get("storage")
         return kind if isinstance(kind, str) else ("fenced" if self.fencing else "plain")
 
-    def as_export(self) -> dict[str, object]:
-        """The run as ``/runs/<id>/export.json`` has it (and as the import reads it back)."""
+    def as_export(self, events: bool = True) -> dict[str, object]:
+        """The run as ``/runs/<id>/export.json`` has it (and as the import reads it back);
+        without ``events``, all of it but them (:meth:`event_texts` holds them)."""
         exported: dict[str, object] = {
             "run_id": self.pk,
             "scenario": self.scenario,
@@ -120,7 +122,7 @@ class Run(models.Model):
             "expect_met": self.expect_met,
             # An inconclusive run's expect was not judged: neither met nor contradicted.
             "inconclusive": (self.verdict or {}).get("inconclusive") or "",
-            "events": self.events_after(0),
+            "events": self.events_after(0) if events else [],
         }
         if self.parent_id is not None or self.diverged_ms is not None:
             exported["fork"] = {
@@ -129,6 +131,12 @@ class Run(models.Model):
                 "diverged_ms": self.diverged_ms,
             }
         return exported
+
+    def event_texts(self) -> list[str]:
+        """Its events as the database keeps them, JSON text, in order: read without decoding
+        (a worker process decodes them: lockviz.edge.workers)."""
+        rows = self.events.order_by("seq").annotate(text=Cast("data", models.TextField()))
+        return [str(text) for text in rows.values_list("text", flat=True)]
 
     def events_after(self, seq: int) -> list[dict[str, object]]:
         return [e.data for e in self.events.filter(seq__gt=seq).order_by("seq")]

@@ -12,6 +12,9 @@ LOCKVIZ_SERVERS       use these servers instead of starting them, e.g.
 LOCKVIZ_MAX_RUNS      the most runs executing at once (default 24): fewer while the machine is
                       busy or runs come late (lockviz/lab/capacity.py); the others queue
 LOCKVIZ_MAX_QUEUE     runs waiting for a slot before new ones are refused, 503 (default 64)
+LOCKVIZ_WORK_PROCESSES  processes that parse imports and draw first exports, out of the web
+                      process and below it in priority (default 2; lockviz/edge/workers.py);
+                      twice as many jobs at once, then 503 "busy, try again"
 LOCKVIZ_SPARES        warm spares kept ahead per set of servers a run asks for (default 1; 0: off;
                       read by the lab itself, lockviz/lab/spares.py); LOCKVIZ_SPARES_MOST (4) for
                       sets in demand
@@ -276,6 +279,7 @@ if LOCKVIZ_LAB_HOSTS == "remote" and not LOCKVIZ_CHANNEL_REDIS:
         "LOCKVIZ_LAB_HOSTS=remote needs LOCKVIZ_CHANNEL_REDIS: the Redis the lab hosts read from"
     )
 LOCKVIZ_MAX_QUEUE = number("LOCKVIZ_MAX_QUEUE", 64)
+LOCKVIZ_WORK_PROCESSES = max(1, number("LOCKVIZ_WORK_PROCESSES", 2))
 LOCKVIZ_MAX_PER_BROWSER = number("LOCKVIZ_MAX_PER_BROWSER", 4)
 LOCKVIZ_PRESENTER_RUNS = number("LOCKVIZ_PRESENTER_RUNS", 4)
 LOCKVIZ_ANYONE_PRESENTS = os.environ.get("LOCKVIZ_ANYONE_PRESENTS", "") == "1"

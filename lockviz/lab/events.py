@@ -24,9 +24,16 @@ declare, so a new field must be declared here before the lab can record it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, ClassVar, Literal, Protocol, get_args
+from typing import Annotated, Any, ClassVar, Literal, Optional, Protocol, cast, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, WithJsonSchema
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    WithJsonSchema,
+)
 from typing_extensions import TypedDict  # pydantic takes typing's only from Python 3.12
 
 from lockviz.jsontypes import JsonObject, JsonValue
@@ -664,6 +671,49 @@ KINDS: dict[str, type[BaseEvent]] = _kinds()  # every kind's model, by its name
 def parse(data: Mapping[str, object]) -> Event:
     """The event's model, or :class:`pydantic.ValidationError` naming what does not fit."""
     return EVENT.validate_python(data)
+
+
+def _lenient(model: type[BaseEvent], extra: str = "forbid") -> type[BaseEvent]:
+    """``model`` with every field but ``kind`` optional: absent is ``None`` (``actor``: ``"?"``),
+    and a field that is there is checked as strictly as ever (``extra``: what an undeclared
+    field does)."""
+    fields = {name: info for name, info in model.model_fields.items() if name != "kind"}
+    namespace: dict[str, object] = {
+        "__module__": __name__,
+        "model_config": {**model.model_config, "extra": extra},
+        "__annotations__": {
+            name: Optional[info.annotation]  # noqa: UP045 (a type made at run time)
+            for name, info in fields.items()
+        },
+        **{
+            name: Field(default="?" if name == "actor" else None, alias=info.alias)
+            for name, info in fields.items()
+        },
+    }
+    return cast("type[BaseEvent]", type(model.__name__, (model,), namespace))
+
+
+_SAID: dict[str, type[BaseEvent]] = {kind: _lenient(model) for kind, model in KINDS.items()}
+_OTHER = _lenient(BaseEvent, extra="ignore")  # a kind not declared here: only the four fields
+
+
+def lenient(data: Mapping[str, object]) -> BaseEvent | None:
+    """The event as the narrator reads it: its kind's model (a kind not declared here: a
+    :class:`BaseEvent`), or None when it does not fit.
+
+    The narrator says any JSON (an imported run's, a test's ``{"kind": "crashed", "actor":
+    "redis-2"}`` without ``seq`` or ``t_ms``), so here every field but ``kind`` may be missing:
+    a missing one reads as ``None`` (the actor as ``"?"``), whatever its declared type, and
+    ``model_fields_set`` tells it from one sent as ``null``. A field that is there must have
+    its declared type; a field its kind does not declare, or a ``kind`` that is not a string,
+    gives None: the narrator then says the event plainly."""
+    kind = data.get("kind")
+    if not isinstance(kind, str):
+        return None
+    try:
+        return _SAID.get(kind, _OTHER).model_validate(data)
+    except ValidationError:
+        return None
 
 
 def as_json(event: BaseEvent) -> EventJson:

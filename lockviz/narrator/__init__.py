@@ -19,8 +19,11 @@ as data with each event (``said``), never makes its own. An event is said in a f
 
 Some words need what came before (a write's reply names the value its request carried, a refusal
 names who holds the key, a stale write names what it overwrote), so a :class:`Narrator` follows
-one run's events in order. Nothing here trusts an event: an import may carry any JSON, and a
-missing field is said as "?", never raised. Steps are numbered once, 1 to n in script order,
+one run's events in order. An event enters as JSON (an import may carry any) and is parsed once,
+where it enters (:func:`lockviz.lab.events.lenient`), into its kind's model: a field it lacks
+reads as ``None``; an event that does not fit its kind is said plainly ("alice granted"), never
+raised. Behind that, every sayer and the memory read the model's attributes, never the JSON by
+key. Steps are numbered once, 1 to n in script order,
 narrated or not: the story, the diagram's badges, the replay and the exports all use
 :func:`~lockviz.narrator.steps.step_number`.
 
@@ -37,7 +40,8 @@ reaches every page, export and the terminal. Its parts, by what they say:
   setting, a checkpoint's question;
 * how a run is followed and said: :mod:`.memory` (:class:`~.memory.Memory`, all that the run
   has done so far, which changes in one place, ``Memory.see``), the sayers, plain functions
-  ``(memory, event) -> Said`` that read it (:mod:`.messages` for requests and replies,
+  ``(memory, model) -> Said`` that read it, each with its kind's model in a row of
+  :mod:`.rows` (:mod:`.messages` for requests and replies,
   :mod:`.storage` for what the storage did with a write, :mod:`.events` for the other events whose
   words need the past, :mod:`.phrases` for those whose own fields decide), :mod:`.sayers` (the one
   table of sayers by kind) and :mod:`.telling` (the thin :class:`Narrator` that, for each event,

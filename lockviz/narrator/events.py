@@ -1,87 +1,96 @@
 """Events that are not messages and whose words need what came before: a grant (its lease and
 token by the backend's own names), a lost lock (when the server ended the session), a key a
 server ended (whose, and whether its own release did it), a note that undoes a refused round, a
-click that cut several links, and the run's end. Each is a
-:data:`~lockviz.narrator.memory.Sayer`; the events whose own fields decide their words are in
-:mod:`.phrases`."""
+click that cut several links, and the run's end. Each reads its kind's model (a row of
+:mod:`.sayers`); the events whose own fields decide their words are in :mod:`.phrases`."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from lockviz.lab.events import EventJson
+from lockviz.lab.events import (
+    Deleted,
+    Expired,
+    Granted,
+    Link,
+    Lost,
+    Note,
+    RunFinished,
+    Session,
+    Step,
+    Woken,
+    as_json,
+)
 from lockviz.narrator.memory import Memory
 from lockviz.narrator.phrases import link_phrase, session_words
 from lockviz.narrator.steps import click, step_number
-from lockviz.narrator.words import Said, duration, items, seconds
+from lockviz.narrator.words import Said, duration, seconds
 
 
-def say_granted(memory: Memory, e: EventJson) -> Said:
-    who = str(e.get("actor", "?"))
+def say_granted(memory: Memory, e: Granted) -> Said:
+    who = str(e.actor)
     label, short = _granted_label(memory, e)
     return Said(_granted(memory, e), f"{who} {_granted(memory, e)}", label, short=short)
 
 
-def _granted(memory: Memory, e: EventJson) -> str:
-    token = memory.token(e.get("token"))
+def _granted(memory: Memory, e: Granted) -> str:
+    token = memory.token(e.token)
     token = "no fencing token" if token == "no token" else token
-    valid = f", valid {e['validity_ms']} ms" if e.get("validity_ms") else ""
+    valid = f", valid {e.validity_ms} ms" if e.validity_ms else ""
     held = _held(memory, e, exact=True)
     if memory.election:
         return f"is elected and believes it leads ({token}, {held})"
     return f"believes it holds the lock ({token}, {held}{valid})"
 
 
-def _held(memory: Memory, e: EventJson, exact: bool = False) -> str:
+def _held(memory: Memory, e: Granted, exact: bool = False) -> str:
     """What the server counts down for this grant, in the catalogue's words for the lock:
     "lease 2 s", "session timeout 1.5 s", "idle-in-transaction timeout 2 s", "no lease" (in
     milliseconds, ``exact``, as a sentence gives them)."""
-    ttl, lock = e.get("ttl_ms"), memory.lock
+    ttl, lock = e.ttl_ms, memory.lock
     words = lock.ttl if lock is not None else "lease"
     if not ttl or not words:
         return "no lease"
     return f"{words} {ttl} ms" if exact else f"{words} {duration(ttl)}"
 
 
-def _granted_label(memory: Memory, e: EventJson) -> tuple[str, str]:
-    if memory.backend == "redlock" or e.get("nodes"):
-        nodes = items(e.get("nodes") or [])
+def _granted_label(memory: Memory, e: Granted) -> tuple[str, str]:
+    if memory.backend == "redlock" or e.nodes:
+        nodes = e.nodes or []
         got = f"{len(nodes)} of {len(memory.nodes) or '?'}"
         return f"{_held(memory, e)} on {got}\nno fencing token", got
     held = _held(memory, e)
-    token = memory.token(e.get("token"))
+    token = memory.token(e.token)
     if memory.election:
         return f"leads · {token}\n{held}", f"leads · {token}"
     return f"{held} · {token}", token if token != "no token" else held
 
 
-def say_session(memory: Memory, e: EventJson) -> Said:
+def say_session(memory: Memory, e: Session) -> Said:
     """A ZooKeeper session's state. A run recorded before the client told RECONNECTED apart
     says CONNECTED for it: after SUSPENDED (no LOST between) that is the same session."""
-    who, state = str(e.get("actor", "?")), str(e.get("state"))
+    who, state = str(e.actor), str(e.state)
     if state == "CONNECTED" and memory.sessions.get(who) == "SUSPENDED":
         state = "RECONNECTED"
-    phrase, label = session_words(state, e.get("server"), e.get("keeps"))
+    phrase, label = session_words(state, e.server, e.keeps)
     return Said(phrase, f"{who} {phrase}", label)
 
 
-def say_woken(memory: Memory, e: EventJson) -> Said:
-    text = f"woken by its watch: {e.get('by')}"
-    who = str(e.get("actor", "?"))
-    return Said(text, f"{who} {text}", f"watch fired: {e.get('by')}", short="watch fired")
+def say_woken(memory: Memory, e: Woken) -> Said:
+    text = f"woken by its watch: {e.by}"
+    who = str(e.actor)
+    return Said(text, f"{who} {text}", f"watch fired: {e.by}", short="watch fired")
 
 
-def say_step(memory: Memory, e: EventJson) -> Said:
-    words = click(e, memory.election)
-    text = f"step {step_number(e.get('index'))}: {words}"
-    if e.get("say"):
-        text += f" — {e['say']}"
+def say_step(memory: Memory, e: Step) -> Said:
+    words = click(as_json(e), memory.election)  # a click is said from a step as scenarios hold it
+    text = f"step {step_number(e.index)}: {words}"
+    if e.say:
+        text += f" — {e.say}"
     return Said(text, text, words)
 
 
-def say_note(memory: Memory, e: EventJson) -> Said:
+def say_note(memory: Memory, e: Note) -> Said:
     """A client's note; the one that undoes a refused round says why it was refused."""
-    text, who = str(e.get("text")), str(e.get("actor", "?"))
+    text, who = str(e.text), str(e.actor)
     full = text if text.startswith(f"{who} ") else f"{who}: {text}"  # its subject said once
     state = memory.rounds.get(who)
     if state is None or not state.open or "undoing" not in text:
@@ -94,12 +103,12 @@ def say_note(memory: Memory, e: EventJson) -> Said:
         else "a majority said yes, too late: undo everywhere"
     )
     return Said(text, full, label, short=f"{state.yes} of {nodes}",
-                round=state.number, fold=memory.fold(e, who))  # fmt: skip
+                round=state.number, fold=memory.fold(who))  # fmt: skip
 
 
-def say_lost(memory: Memory, e: EventJson) -> Said:
-    who = str(e.get("actor", "?"))
-    reason = str(e.get("reason") or "lock gone")
+def say_lost(memory: Memory, e: Lost) -> Said:
+    who = str(e.actor)
+    reason = str(e.reason or "lock gone")
     ended = memory.expired.get(who)
     if memory.backend == "zookeeper" and ended is not None:
         text = (
@@ -120,15 +129,15 @@ def say_lost(memory: Memory, e: EventJson) -> Said:
     return Said(text, f"{who} {text}", label, short="lost")
 
 
-def say_server_end(memory: Memory, e: EventJson) -> Said:
+def say_server_end(memory: Memory, e: Expired | Deleted) -> Said:
     """A server ended a holder's key: ``expired`` or ``deleted``."""
-    who, holder = str(e.get("actor", "?")), str(e.get("holder") or "?")
+    who, holder = str(e.actor), str(e.holder or "?")
     ends = memory.lock.ends if memory.lock is not None else "lease"
     believes = "believes it leads" if memory.election else "believes it holds"
     gap = f"{believes}\n({ends or 'lock'} gone)"
     state = memory.rounds.get(holder)  # a key left by a round of an acquire still going on
     rounds = state.number if state is not None else 0
-    if e["kind"] == "expired":
+    if isinstance(e, Expired):
         what = ends or "lease"
         phrase = f"{what} of {holder} EXPIRED on the server"
         return Said(phrase, f"{who}: {phrase}", f"{holder}'s {what} expired", gap, round=rounds)
@@ -142,32 +151,28 @@ def say_server_end(memory: Memory, e: EventJson) -> Said:
     return Said(phrase, f"{who}: {phrase}", label, gap, round=rounds)
 
 
-def say_link(memory: Memory, e: EventJson) -> Said:
+def say_link(memory: Memory, e: Link) -> Said:
     """A link changed; one click that cut (or healed) several is labelled once, with them all."""
-    who = str(e.get("actor", "?"))
+    who = str(e.actor)
     phrase, label = link_phrase(e)
     nodes = memory.linking.get(who) or []
-    node, mode = e.get("node"), e.get("mode")
-    if not e.get("peers") and node in nodes and len(nodes) > 1:  # one click, several links
+    node, mode = e.node, e.mode
+    if not e.peers and node in nodes and len(nodes) > 1:  # one click, several links
         names = ", ".join(nodes)
         label = {
             "pass": f"{who} ⇹ {names} healed",
-            "delay": f"{who} ⇹ {names} delayed {e.get('ms')} ms",
+            "delay": f"{who} ⇹ {names} delayed {e.ms} ms",
         }.get(str(mode), f"✂ {who} ⇹ {names} cut ({mode})")
-    elif mode in ("blackhole", "reset") and not e.get("peers"):
+    elif mode in ("blackhole", "reset") and not e.peers:
         label = "✂ " + label
     return Said(phrase, f"{who} {phrase}", label)
 
 
-def say_finished(memory: Memory, e: EventJson) -> Said:
+def say_finished(memory: Memory, e: RunFinished) -> Said:
     """The run's end; its verdict's overlaps, one line each, beside it."""
-    found = e.get("verdict")
-    verdict: Mapping[str, object] = found if isinstance(found, Mapping) else {}
     overlaps = [
-        f"two holders: {' & '.join(map(str, o.get('clients') or []))} "
-        f"({seconds(float(o['end_ms']) - float(o['start_ms']))})"
-        for o in items(verdict.get("overlaps") or [])
-        if isinstance(o, Mapping)
+        f"two holders: {' & '.join(o['clients'])} ({seconds(o['end_ms'] - o['start_ms'])})"
+        for o in (e.verdict or {}).get("overlaps", [])
     ]
-    end = f"run end {seconds(e.get('t_ms'))}"
+    end = f"run end {seconds(e.t_ms)}"
     return Said("run finished", "run finished", end, "\n".join(overlaps))

@@ -1,5 +1,5 @@
-"""What a narrator remembers of one run so far: :class:`Memory`, and :data:`Sayer`, the shape of
-every function that says an event with it.
+"""What a narrator remembers of one run so far: :class:`Memory`, which every sayer reads with the
+model of the event it says (:mod:`.rows`).
 
 Some words need what came before: a write's reply names the value its request carried, a refusal
 names who holds the key, a stale write names what it overwrote, a lost lock names when the
@@ -17,14 +17,14 @@ one folds, and :meth:`Memory.see` opens and closes them.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import lockviz.lab.events as kinds
 from algorithms.writes import Write as Write
 from algorithms.writes import WriteJudge
 from lockviz.catalogue import BACKENDS, Variant, server_kind
-from lockviz.lab.events import EventJson
-from lockviz.narrator.words import Said, items, number
+from lockviz.lab.events import BaseEvent, as_json
+from lockviz.narrator.words import number
 
 # What each lock service's fencing token is, as its own documentation names it.
 TOKEN_NAMES = {"zookeeper": "czxid", "etcd": "revision"}
@@ -56,9 +56,9 @@ class Memory:
     variant: str | None = None
     storage: str | None = None  # what the storage checks (run_started's storage_kind)
     nodes: list[str] = field(default_factory=list)
-    requests: dict[tuple[str, object], EventJson] = field(default_factory=dict)  # (actor, call)
+    requests: dict[tuple[str, object], kinds.Request] = field(default_factory=dict)  # (actor, call)
     holders: dict[str, str] = field(default_factory=dict)  # lock node -> whose key it holds
-    stored: EventJson | None = None  # the write request whose value the storage holds
+    stored: kinds.Request | kinds.Reply | None = None  # the write whose value the storage holds
     # The checker's stale-write rule, kept as the run goes (run_started, grants, versioned
     # writes): each write judged in O(log n), not by judging the whole run again.
     writes: WriteJudge = field(default_factory=WriteJudge)
@@ -106,39 +106,40 @@ class Memory:
             return "no token"
         return f"{self.token_name} {value}"
 
-    def request_of(self, reply: EventJson) -> EventJson:
-        """The request a reply answers (empty when the run never showed it)."""
-        return self.requests.get((str(reply.get("actor", "?")), reply.get("call")), {})
+    def request_of(self, reply: kinds.Reply) -> kinds.Request | None:
+        """The request a reply answers (None when the run never showed it)."""
+        return self.requests.get((str(reply.actor), reply.call))
 
-    def judge(self, request: EventJson, e: EventJson) -> Write | None:
+    def judge(self, request: kinds.Request | None, e: kinds.Reply) -> Write | None:
         """A write as the checker will judge it: the same rule, on the grants so far."""
-        if not request or not e.get("accepted"):
+        if request is None or not e.accepted:
             return None
-        try:
-            return self.writes.judge(e, request)
+        try:  # the checker's rule reads events as JSON
+            return self.writes.judge(as_json(e), as_json(request))
         except (KeyError, TypeError, ValueError):  # an imported run's odd event: not judged
             return None
 
     # -- rounds: an acquire refused and tried again ------------------------------------------
 
-    def round_of(self, e: EventJson, who: str) -> int:
+    def round_of(self, e: kinds.Request | kinds.Reply, who: str) -> int:
         """The round of ``who``'s current acquire this message belongs to (0: none)."""
         state = self.rounds.get(who)
-        if e.get("kind") == "request" and e.get("op") == "acquire":
+        if isinstance(e, kinds.Request) and e.op == "acquire":
             if state is None:
                 return 1
             return state.number if state.open else state.number + 1
         return state.number if state is not None else 0
 
-    def undoing(self, e: EventJson) -> bool:
+    def undoing(self, e: BaseEvent) -> bool:
         """Whether ``e`` undoes a refused round (Redlock releases every node it asked)."""
-        state = self.rounds.get(str(e.get("actor")))
+        state = self.rounds.get(str(e.actor))
         return state is not None and state.refused == state.number and not state.open
 
-    def fold(self, e: EventJson, who: str) -> str:
-        """What the diagram folds if ``e`` settles ``who``'s round as refused."""
+    def fold(self, who: str, yes: bool = False) -> str:
+        """What the diagram folds if an event settles ``who``'s round as refused (a node's
+        ``yes`` settles nothing: the grant follows)."""
         state = self.rounds.get(who)
-        if state is None or not self._settles(state, e):
+        if state is None or not self._settles(state, yes):
             return ""
         if state.number < FOLD_FROM:
             return ""
@@ -147,117 +148,111 @@ class Memory:
         return f"rounds {FOLD_FROM}–{state.number} refused"
 
     @staticmethod
-    def _settles(state: Rounds, e: EventJson) -> bool:
-        # a single node's yes does not settle a round: the grant follows
-        return state.open and not (e.get("kind") == "reply" and e.get("ok"))
+    def _settles(state: Rounds, yes: bool) -> bool:
+        return state.open and not yes
 
     # -- following: the one place the memory changes -----------------------------------------
 
-    def see(self, e: EventJson) -> None:
+    def see(self, e: BaseEvent) -> None:
         """Take in what ``e`` changes, once it has been said."""
-        kind, who = e.get("kind"), str(e.get("actor", "?"))
-        if kind == "request":
+        who = str(e.actor)
+        if isinstance(e, kinds.Request):
             self._requested(e, who)
-        elif kind == "reply":
+        elif isinstance(e, kinds.Reply):
             self._replied(e, who)
-        elif kind == "run_started":
+        elif isinstance(e, kinds.RunStarted):
             self._started(e)
-        elif kind == "note" and "undoing" in str(e.get("text")):
-            self._settle(e, who)  # a fan-out undoes a refused round
+        elif isinstance(e, kinds.Note) and "undoing" in str(e.text):
+            self._settle(who)  # a fan-out undoes a refused round
         else:
             self._follow(e, who)
 
-    def _requested(self, e: EventJson, who: str) -> None:
-        self.requests[(who, e.get("call"))] = e
-        if e.get("op") == "acquire":
+    def _requested(self, e: kinds.Request, who: str) -> None:
+        self.requests[(who, e.call)] = e
+        if e.op == "acquire":
             state = self.rounds.setdefault(who, Rounds())
             if not state.open:
                 state.number, state.open, state.yes, state.asked = state.number + 1, True, 0, 0
             state.asked += 1
-        if self.fan_out and e.get("op") not in STORAGE_OPS:
-            self.burst[who] = str(e.get("op"))
+        if self.fan_out and e.op not in STORAGE_OPS:
+            self.burst[who] = str(e.op)
 
-    def _replied(self, e: EventJson, who: str) -> None:
+    def _replied(self, e: kinds.Reply, who: str) -> None:
         self.burst.pop(who, None)
-        request = self.requests.pop((who, e.get("call")), {})
-        state, op, node = self.rounds.get(who), e.get("op"), str(e.get("from"))
-        if state is not None and op == "acquire" and e.get("ok"):
+        request = self.requests.pop((who, e.call), None)
+        state, op, node = self.rounds.get(who), e.op, str(e.frm)
+        if state is not None and op == "acquire" and e.ok:
             state.yes += 1
-        if op == "write" and not e.get("error"):
+        if op == "write" and not e.error:
             self._written(request, e)
-        elif op == "acquire" and e.get("ok"):
+        elif op == "acquire" and e.ok:
             self.holders[node] = who
-        elif op == "release" and e.get("ok") and self.holders.get(node) == who:
+        elif op == "release" and e.ok and self.holders.get(node) == who:
             del self.holders[node]
         if op == "acquire" and not self.fan_out:
-            self._settle(e, who)
+            self._settle(who, bool(e.ok))
 
-    def _written(self, request: EventJson, e: EventJson) -> None:
+    def _written(self, request: kinds.Request | None, e: kinds.Reply) -> None:
         """The storage took a write: it holds its value; a versioned one judges later ones."""
-        if e.get("duplicate") or e.get("accepted") is False:
+        if e.duplicate or e.accepted is False:
             return
-        self.stored = request or e
-        if "found" in e and self.judge(request, e) is not None:
-            self.writes.see(e)  # who made its version: a later outdated write names it
+        self.stored = request if request is not None else e
+        if "found" in e.model_fields_set and self.judge(request, e) is not None:
+            self.writes.see(as_json(e))  # who made its version: a later outdated write names it
 
-    def _settle(self, e: EventJson, who: str) -> None:
+    def _settle(self, who: str, yes: bool = False) -> None:
         state = self.rounds.get(who)
-        if state is not None and self._settles(state, e):
+        if state is not None and self._settles(state, yes):
             state.open, state.refused = False, state.number
 
-    def _started(self, e: EventJson) -> None:
-        backend, variant = e.get("backend"), e.get("variant")
-        self.backend = str(backend) if backend else self.backend
-        self.variant = str(variant) if variant else self.variant
-        kind = e.get("storage_kind")
-        self.storage = str(kind) if kind else self.storage
-        self.nodes = [str(n) for n in items(e.get("nodes") or [])]
-        self.writes.see(e)  # whether a lock is in play at all (backend "none")
+    def _started(self, e: kinds.RunStarted) -> None:
+        self.backend = str(e.backend) if e.backend else self.backend
+        self.variant = str(e.variant) if e.variant else self.variant
+        self.storage = str(e.storage_kind) if e.storage_kind else self.storage
+        self.nodes = [str(n) for n in e.nodes or []]
+        self.writes.see(as_json(e))  # whether a lock is in play at all (backend "none")
 
-    def _follow(self, e: EventJson, who: str) -> None:
+    def _follow(self, e: BaseEvent, who: str) -> None:
         """What events other than messages change: who holds what, whose lease ended."""
-        kind = e.get("kind")
-        if kind == "granted":
+        if isinstance(e, kinds.Granted):
             self._granted(e)
             self.expired.pop(who, None)
-            for node in items(e.get("nodes") or [e.get("node")]):
+            for node in e.nodes or [e.node]:
                 self.holders[str(node)] = who
             self.releasing.discard(who)
-        if kind in ("granted", "acquire_failed"):
+        if isinstance(e, kinds.Granted | kinds.AcquireFailed):
             self.rounds.pop(who, None)
-        elif kind == "releasing":
+        elif isinstance(e, kinds.Releasing):
             self.releasing.add(who)
-        elif kind in ("expired", "deleted"):
+        elif isinstance(e, kinds.Expired | kinds.Deleted):
             self._ended(e, who)
-        elif kind in ("session", "replicated", "role"):
+        elif isinstance(e, kinds.Session | kinds.Replicated | kinds.Role):
             self._grouped(e, who)
-        elif kind in ("crashed", "restarted") and server_kind(who) is not None:
-            if e.get("persistence") != "fsync":  # a crash or an empty restart forgets its keys
+        elif isinstance(e, kinds.Crashed | kinds.Restarted) and server_kind(who) is not None:
+            # a crash or an empty restart forgets its keys
+            if not isinstance(e, kinds.Restarted) or e.persistence != "fsync":
                 self.holders.pop(who, None)
-        elif kind == "step" and e.get("client") and e.get("do") in ("partition", "heal", "delay"):
-            self.linking[str(e["client"])] = [str(n) for n in items(e.get("nodes") or [])]
+        elif isinstance(e, kinds.Step) and e.client and e.do in ("partition", "heal", "delay"):
+            self.linking[str(e.client)] = [str(n) for n in e.nodes or []]
 
-    def _granted(self, e: EventJson) -> None:
+    def _granted(self, e: kinds.Granted) -> None:
         with contextlib.suppress(KeyError, TypeError, ValueError):  # an odd imported grant
-            self.writes.see(e)
+            self.writes.see(as_json(e))
 
-    def _grouped(self, e: EventJson, who: str) -> None:
+    def _grouped(self, e: kinds.Session | kinds.Replicated | kinds.Role, who: str) -> None:
         """What a group of servers did: a session's state, a key copied, a role changed."""
-        kind = e.get("kind")
-        if kind == "session":
-            self.sessions[who] = str(e.get("state"))
-        elif kind == "replicated":  # the replica has the key too, and refuses in its name
-            self.holders[who] = str(e.get("holder"))
-        elif e.get("role") == "replica":  # it copies its new primary's keys
+        if isinstance(e, kinds.Session):
+            self.sessions[who] = str(e.state)
+        elif isinstance(
+            e, kinds.Replicated
+        ):  # the replica has the key too, and refuses in its name
+            self.holders[who] = str(e.holder)
+        elif e.role == "replica":  # it copies its new primary's keys
             self.holders.pop(who, None)
 
-    def _ended(self, e: EventJson, node: str) -> None:
+    def _ended(self, e: kinds.Expired | kinds.Deleted, node: str) -> None:
         """A server ended a holder's key (expired or deleted)."""
-        if self.holders.get(node) == e.get("holder"):
+        if self.holders.get(node) == e.holder:
             del self.holders[node]
-        if e.get("kind") == "expired" and e.get("holder") is not None:
-            self.expired[str(e["holder"])] = number(e.get("t_ms") or 0)
-
-
-# How an event kind is said: from the run so far and the event, never changing either.
-Sayer = Callable[[Memory, EventJson], Said]
+        if isinstance(e, kinds.Expired) and e.holder is not None:
+            self.expired[str(e.holder)] = number(e.t_ms or 0)

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from lockviz.lab.events import EventJson
+from lockviz.lab.events import BaseEvent, EventJson, lenient
 from lockviz.narrator.memory import Memory
 from lockviz.narrator.phrases import unknown
+from lockviz.narrator.rows import plainly
 from lockviz.narrator.sayers import SAYERS
 from lockviz.narrator.words import Said, Told
 
@@ -29,23 +30,32 @@ class Narrator:
         self.memory = Memory(backend)
 
     def said(self, e: EventJson) -> Said:
-        """``e`` in words, from the run so far; the memory then takes ``e`` in."""
-        try:
-            said: Said | None = SAYERS.get(str(e["kind"]), unknown)(self.memory, e)
-        except ODD:
-            said = None
-        try:
-            self.memory.see(e)  # even when the words failed: the run did what it did
-        except ODD:
-            said = None
-        if said is None:
-            kind = str(e.get("kind"))
-            return Said(kind, f"{e.get('actor', '?')} {kind}")
-        return said
+        """``e`` in words, from the run so far; the memory then takes ``e`` in.
 
-    def narrate(self, e: EventJson) -> Told:
-        """The event as the browser gets it: its fields and, under ``said``, its words."""
-        return {**e, "said": self.said(e).as_data()}
+        ``e`` is parsed here, once, into its kind's model (:func:`lenient`), and its kind's
+        sayer reads the model; an event that does not fit its kind is said plainly."""
+        return self.words(lenient(e), e)
+
+    def words(self, event: BaseEvent | None, e: EventJson) -> Said:
+        """:meth:`said`, for ``e`` already parsed (``event``: None if it did not fit)."""
+        said = None
+        try:
+            if event is not None:
+                said = SAYERS.get(event.kind, unknown).say(self.memory, event)
+        except ODD:
+            said = None
+        try:
+            if event is not None:  # even when the words failed: the run did what it did
+                self.memory.see(event)
+        except ODD:
+            said = None
+        return said if said is not None else plainly(e)
+
+    def narrate(self, e: EventJson, event: BaseEvent | None = None) -> Told:
+        """The event as the browser gets it: its fields and, under ``said``, its words (from
+        ``event``, its model, when the caller has it: the recorder's, validated by the engine)."""
+        said = self.words(event, e) if event is not None else self.said(e)
+        return {**e, "said": said.as_data()}
 
 
 def narrate(events: Iterable[EventJson], backend: str | None = None) -> list[Told]:

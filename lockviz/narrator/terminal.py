@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from lockviz.lab.events import EventJson, VerdictJson
+from lockviz.lab.events import EventJson, VerdictJson, lenient
 from lockviz.narrator.telling import Narrator
 from lockviz.narrator.verdicts import headline
 
@@ -14,8 +14,12 @@ def render(events: Iterable[EventJson]) -> str:
     """A run as a text timeline: ``  2512.4 ms  #7   bob       believes it holds the lock``."""
     narrator, lines = Narrator(), []
     for e in events:
-        said = narrator.said(e)
-        lines.append(f"{e['t_ms']:>9.1f} ms  #{e['seq']:<3} {e['actor']:<9} {said.phrase}")
+        event = lenient(e)
+        said = narrator.words(event, e)
+        if event is None:  # not an event of its kind: no time, number or actor to trust
+            lines.append(f"{'?':>9}     #{'?':<3} {'?':<9} {said.phrase}")
+            continue
+        lines.append(f"{event.t_ms:>9.1f} ms  #{event.seq:<3} {event.actor:<9} {said.phrase}")
     return "\n".join(lines)
 
 

@@ -165,7 +165,7 @@ def execute(
 
     def sink(event: events.Event) -> None:
         data = events.as_json(event)  # the store keeps, and viewers get, the event's JSON
-        told = narrator.narrate(data)  # said once: stored with it, and sent as it is
+        told = narrator.narrate(data, event)  # said once, from the model: stored and sent
 
         def store() -> None:
             with transaction.atomic():

@@ -18,7 +18,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from lockviz.errors import ImportRefused, NotAdmitted
+from lockviz.edge import workers
+from lockviz.errors import Busy, ImportRefused, NotAdmitted
 from lockviz.runs import imports, launcher, stored
 from lockviz.runs.imports import ImportedScenario
 from lockviz.shares import address_of, rates
@@ -36,12 +37,17 @@ def import_page(request: HtmxHttpRequest) -> HttpResponse:
     try:
         text = _pasted(request)
         data_in, field, source = _chosen(request, text)
-        found = imports.read(data_in, field)
-    except ImportRefused as exc:
+        found = workers.run(stored.read_and_tell, data_in, field)  # the CPU: not in this process
+    except (ImportRefused, Busy) as exc:
         kept = text or _as_text(data_in)  # without htmx, a file's text comes back to be fixed
-        context: dict[str, object] = {"problems": _split(exc.problems)}
+        busy = isinstance(exc, Busy)  # the workers are full: nothing wrong with the file
+        problems = [(exc.message, "")] if busy else _split(exc.problems)
+        context: dict[str, object] = {"problems": problems, "busy": busy}
         context.update(_where(request, text, kept))
-        return _answer(request, "lockviz/_import_errors.html", context, kept)
+        answer = _answer(request, "lockviz/_import_errors.html", context, kept, exc.status)
+        if isinstance(exc, Busy):
+            answer["Retry-After"] = str(exc.retry_after_s)
+        return answer
     if isinstance(found, ImportedScenario):
         scenario = found.scenario
         context = {

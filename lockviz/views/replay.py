@@ -9,12 +9,12 @@ from django.utils.html import escape
 from django.views.decorators.http import require_GET
 
 from lockviz import narrator
+from lockviz.edge import workers
 from lockviz.edge.once import single_flight
 from lockviz.jsontypes import JsonObject
 from lockviz.library import access
 from lockviz.models import Run, SavedRun, Visibility
 from lockviz.narrator.words import number
-from lockviz.runs import exports
 from lockviz.teaching import following, reveals
 from lockviz.views import HtmxHttpRequest, absolute, ask_first, withheld
 from lockviz.views.pagedata import page_data
@@ -150,11 +150,16 @@ def _story(run: Run, scenario: JsonObject) -> list[dict[str, object]]:
 def export_mermaid(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     run = access.run_or_404(request, run_id)
     hidden = withheld(request, run)
+
+    def draw() -> str:  # in a worker process: the web process reads the rows, no more
+        head = reveals.export(run, hidden, events=False)
+        return workers.run(reveals.mermaid, head, run.event_texts(), hidden, run.scenario)
+
     if run.status in Run.LIVE:  # still growing: drawn as it is now
-        drawn = exports.mermaid(reveals.export(run, hidden))
+        drawn = draw()
     else:  # made once per run (and per what is withheld), one request at a time (lockviz.edge.once)
         key = f"lockviz:mmd:{run.pk}:{run.status}:{','.join(map(str, sorted(hidden)))}"
-        drawn = single_flight(key, lambda: exports.mermaid(reveals.export(run, hidden)), 86400)
+        drawn = single_flight(key, draw, 86400)
     response = HttpResponse(drawn, content_type="text/plain; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="lockviz-run-{run.pk}.mmd"'
     return response

@@ -1,7 +1,8 @@
 // Marks where they belong (static/lockviz/diagram/handlers/): a paused client's band covers its
 // own lifeline and bars, never the next client's, at every column width a page draws (a
 // projector's fitted columns, a compare lane's); the moment a fork parts says so, on every
-// screen. Recorded runs (fixtures/narrated-runs.json), drawn in a fake DOM (fakedom.mjs).
+// screen; so does a belief that outlived its lease. Recorded runs (fixtures/narrated-runs.json),
+// drawn in a fake DOM (fakedom.mjs).
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -88,6 +89,73 @@ describe("where a fork parts from its original", () => {
     it(`is said at every moment of ${slug} on a student's full diagram`, () => {
       const left = moments.filter((tMs) => !shown(drawn(null, tMs, run.events)));
       assert.deepEqual(left, []);
+    });
+  }
+});
+
+describe("a belief that outlived its lease", () => {
+  // "believes it holds (lease gone)" is the lesson of the run: it is said on a projector's fitted
+  // columns and in a compare lane as on a student's full diagram. A free-play session on a loaded
+  // machine (CI): the projector's narrow columns put it across the previous client's bars,
+  // obstacles once the run has ended, and it was left out where the student's diagram said it.
+  // (a gap too short to say so hides its label's group)
+  const gapLabels = (svg) => groups(svg, "gap-label").filter((t) => t.parentNode.style.display !== "none");
+  const screens = {
+    "a student's full diagram": (kind) => drawingOf(kind, {}),
+    "a projector's columns at 600 px": (kind) => ({ ...drawingOf(kind, {}), fit: { clientWidth: 600 } }),
+    "a projector's columns at 820 px": (kind) => ({ ...drawingOf(kind, {}), fit: { clientWidth: 820 } }),
+    "a compare lane": () => ({ ...drawingOf("lane", { durationMs: 8000 }), lane: { width: 560, scale: 0.93 } }),
+  };
+  for (const [slug, run] of Object.entries(RUNS)) {
+    for (const kind of ["run", "play"]) {
+      for (const [screen, options] of Object.entries(screens)) {
+        it(`is said in ${slug} (${kind}) on ${screen}`, () => {
+          const { svg } = fakeDocument();
+          const base = options(kind);
+          const d = new LockDiagram(svg, { ...base, clients: run.scenario.clients, backend: run.scenario.backend });
+          d.addAll(run.events);
+          const left = gapLabels(svg).filter((t) => t.getAttribute("display") === "none");
+          assert.deepEqual(
+            left.map((t) => t.textContent),
+            [],
+          );
+        });
+      }
+    }
+  }
+  it("is drawn in the runs that have one", () => {
+    const { svg } = fakeDocument();
+    const run = RUNS["pg-ghost-holder-timeout"];
+    const d = new LockDiagram(svg, {
+      ...drawingOf("play", {}),
+      clients: run.scenario.clients,
+      fit: { clientWidth: 600 },
+    });
+    d.addAll(run.events);
+    assert.ok(gapLabels(svg).length > 0, "no belief outlived its lease");
+  });
+});
+
+describe("where a fork of a session left idle parts", () => {
+  // A quiet stretch is drawn short (a break); the line across the moment a fork parts, after
+  // it, moves up with the events around it (it stayed where the stretch would have ended: on
+  // a compare lane of free-play-idle, 35 000 px below its moment, under everything).
+  const run = RUNS["free-play-idle"];
+  for (const [kind, lane] of Object.entries({ full: null, compact: { width: 600, scale: 0.94 } })) {
+    it(`is drawn at its moment after the break, on a ${kind} lane`, () => {
+      const { svg } = fakeDocument();
+      const d = new LockDiagram(svg, { ...drawingOf("lane", { scenario: run.scenario, durationMs: 4000 }), lane });
+      const tMs = run.events.at(-2).t_ms; // the session's end, after three minutes left idle
+      d.markTime(tMs, "what if…? parts from here");
+      d.addAll(run.events);
+      assert.ok(
+        d.layout.breaks.some((b) => b.t1 < tMs),
+        "no break before the mark",
+      );
+      const [line] = groups(svg, "time-mark-line");
+      assert.ok(Math.abs(Number(line.getAttribute("y1")) - d.layout.y(tMs)) < 0.5, line.getAttribute("y1"));
+      assert.equal(groups(svg, "time-mark-line").length, 1);
+      assert.equal(groups(svg, "time-mark-label").length, 1);
     });
   }
 });

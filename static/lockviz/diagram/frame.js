@@ -13,6 +13,7 @@ export class Frame {
     this.d = diagram;
     this.lifelines = new Map();
     this.height = 0;
+    this.marked = []; // the time marks drawn: {mark, line, words}
   }
 
   /** Draw the empty frame: every lifeline from the start, so nothing moves when events arrive. */
@@ -234,6 +235,16 @@ export class Frame {
     const words = `\u22ef ${secs(b.t1 - b.t0, 1)} \u22ef`;
     pen.label(g, words, G.axisX + 8, (y0 + y1) / 2 + 5, "start", "break-label", { far: false });
     this.ticks();
+    // A mark after the break moves up with the rest (a fork of a session left idle parts after
+    // a break: its line was drawn where the stretch, drawn short, would have ended).
+    const after = this.marked.filter((m) => m.mark.tMs > b.t0);
+    this.marked = this.marked.filter((m) => !after.includes(m));
+    for (const m of after) {
+      m.line.remove();
+      m.words.remove();
+      if (m.text && m.text.label) this.d.placer.unplace(m.text.label);
+      this.timeMark(m.mark);
+    }
   }
 
   /** A dashed line across the diagram at run time mark.tMs, with the mark's words. */
@@ -263,13 +274,14 @@ export class Frame {
     const wide = this.d.measure.width(mark.text, font);
     for (let x = left + 20 * s; x + wide <= right; x += 20 * s)
       alt.push({ x, y: above, anchor: "start" }, { x, y: below, anchor: "start" });
-    this.d.pen.label(words, mark.text, left, above, "start", "time-mark-label", {
+    const text = this.d.pen.label(words, mark.text, left, above, "start", "time-mark-label", {
       alt,
       close: true,
       roam: true,
       overBars: true,
       reach: 24 * s,
     });
+    this.marked.push({ mark, line: g, words, text });
   }
 
   /** What depends on the moment shown: where lifelines end, the clocks in the headers, "now". */

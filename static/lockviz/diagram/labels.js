@@ -106,7 +106,8 @@ function around(from, to, step) {
  * down than its NEAR nudges), close (within `reach` of its spot or not at all: its words stay in
  * its event's tooltip), roam (may move within `reach` of any of its spots, not only the first),
  * short (lines for the short form), overBars (drawn over the bars, with a halo: the bars,
- * obstacles once the run has ended, neither push it nor take its room), item (in the Space)}.
+ * obstacles once the run has ended, neither push it nor take its room), keep (never left out,
+ * see place), item (in the Space)}.
  */
 export class Placer {
   constructor(space, measure, searchPx) {
@@ -115,6 +116,7 @@ export class Placer {
     this.searchPx = searchPx;
     this.moved = 0;
     this.hidden = 0;
+    this.kept = 0; // `keep` labels placed where no spot was free of everything
   }
 
   box(label, lines, spot, dy) {
@@ -124,6 +126,14 @@ export class Placer {
     const h = (lines.length - 1) * label.font.line + label.font.ascent + label.font.descent;
     const padX = label.padX || 0;
     return { x1: x1 - PAD - padX - (label.padLeft || 0), x2: x1 + w + PAD + padX, y1: top - PAD, y2: top + h + PAD };
+  }
+
+  // `spot` moved left or right just enough for the label's words to fit between its bounds.
+  _inside(label, spot) {
+    const b = this.box(label, label.lines, spot, 0);
+    const right = Math.max(0, (label.minX ?? -Infinity) - b.x1);
+    const left = Math.max(0, b.x2 - (label.maxX ?? Infinity));
+    return { ...spot, x: spot.x + right - left };
   }
 
   _try(label, lines, spots, dys) {
@@ -156,6 +166,17 @@ export class Placer {
     if (far) tiers.push([label.short || label.lines, first, down(this.searchPx + 4, this.searchPx * 3, 4)]);
     let found = null;
     for (const [text, spots, dys] of tiers) if (!found && dys.length) found = this._try(label, text, spots, dys);
+    // A label that carries the story (`keep`: a belief that outlived its lease) is not left out
+    // for want of room beside the bars: with no spot free of everything, one free of words and
+    // arrows will do, over the bars (with its halo), moved along its line into the diagram if its
+    // spot is too near the edge (left of a compare lane's first client).
+    if (!found && label.keep) {
+      const over = { ...label, overBars: true };
+      const inside = label.spots.map((spot) => this._inside(label, spot));
+      tiers.push([label.lines, inside, NEAR], [label.lines, inside.slice(0, 1), near ? around(8, reach, 2) : []]);
+      for (const [text, spots, dys] of tiers) if (!found && dys.length) found = this._try(over, text, spots, dys);
+      if (found) this.kept++;
+    }
     if (!found) {
       label.node.setAttribute("display", "none");
       label.node.classList.add("unplaced");

@@ -34,8 +34,8 @@ export class Pen {
   /** A label at (x, y), or at the nearest free spot (labels.js); null for no words.
    * opts: {alt: [{x, y?, anchor}] (other spots), short (text), far (may move far down), close
    * (stays within `reach` of its spot, or is left out), roam (within `reach` of any of its
-   * spots), overBars (drawn over the bars: they neither push it nor take its room), padX,
-   * padLeft, reach, onPlace(found)}.
+   * spots), overBars (drawn over the bars: they neither push it nor take its room), keep (never
+   * left out: labels.js), padX, padLeft, reach, onPlace(found)}.
    * In a compare lane a label stays close (unless `far` is true: what the run's end says):
    * a narrow lane has no room to move words far from what they name, where they would pile up
    * under other events; what is left out is in its event's tooltip. */
@@ -51,6 +51,7 @@ export class Pen {
       font: measure.font(groupCls, "label " + (cls || "")),
       far: o.far,
       overBars: Boolean(o.overBars),
+      keep: Boolean(o.keep),
       roam: Boolean(o.roam),
       close: o.close || (layout.lane && o.far !== true),
       spots: [{ x, y, anchor }].concat((o.alt || []).map((a) => ({ x: a.x, y: a.y ?? y, anchor: a.anchor }))),

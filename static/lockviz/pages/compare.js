@@ -36,6 +36,11 @@ const views = lanes.map((lane) => {
   const verdictEl = root.querySelector(".lane-verdict");
   const view = { lane, diagram, count: 0, status: lane.status };
   untilJudged(verdictEl, () => verdictEl.dispatchEvent(new Event("lane-done")));
+  // A verdict, fetched once its run ended, may make the lanes' heads taller: the moment they
+  // part stays where the page keeps it (it was seen 57 px lower once the fork's came).
+  verdictEl.addEventListener("htmx:afterSwap", () => {
+    if (keepParting) toParting();
+  });
 
   function showStatus(position) {
     const n = view.count;

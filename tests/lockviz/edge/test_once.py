@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 import pytest
 from django.core.cache import cache
 from django.test import Client
 
+from lockviz.edge import workers
 from lockviz.edge.once import single_flight
 from lockviz.errors import Busy
-from lockviz.runs import exports
 from tests.lockviz.library.helpers import recorded_run
 
 
@@ -21,14 +22,14 @@ from tests.lockviz.library.helpers import recorded_run
 def test_two_first_exports_at_once_make_it_once(monkeypatch: pytest.MonkeyPatch) -> None:
     run = recorded_run("contention")
     made = []
-    mermaid = exports.mermaid
+    submit = workers.run  # the drawing is a worker process's job (lockviz.edge.workers)
 
-    def slow(exported: dict[str, object]) -> str:
-        made.append(1)
+    def slow(job: Any, *args: Any) -> Any:
+        made.append(job)
         time.sleep(0.5)  # long enough for the second request to arrive while it is made
-        return mermaid(exported)
+        return submit(job, *args)
 
-    monkeypatch.setattr(exports, "mermaid", slow)
+    monkeypatch.setattr(workers, "run", slow)
     answers: list[bytes] = []
 
     def fetch() -> None:

@@ -161,7 +161,10 @@ function refreshBelief(d, b) {
   if (!b.gapLabel && L.y(end) - L.y(leaseEnd) >= G.gapLabelPx && b.lease.gapWords) {
     const lg = pen.group("labels", { seq }, "belief-gap-label", b.gap.firstChild.textContent);
     const y = L.y(leaseEnd) + 15 * L.scale;
-    b.gapLabel = pen.label(lg, b.lease.gapWords, b.x + G.barLabelX, y, "end", "gap-label");
+    // The lesson of the run: never left out for want of room (on a projector's narrow columns
+    // the next client's bars, obstacles once the run has ended, left it none: a student's
+    // wider diagram said it where the projector did not).
+    b.gapLabel = pen.label(lg, b.lease.gapWords, b.x + G.barLabelX, y, "end", "gap-label", { keep: true });
   }
 }
 
