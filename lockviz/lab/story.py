@@ -169,6 +169,8 @@ class Story:
         self.server_ends: list[tuple[float, str, str]] = []  # (when, holder, server) said ended
         self.grants: list[tuple[float, str, list[str]]] = []  # (when, who, on which servers)
         self.faulted: set[str] = set()  # who a fault was done to, or whose link it cut
+        self.new_leaders: list[float] = []  # when a group's leader (or primary) changed
+        self.group: set[str] = set()  # the servers of a replicated group: one lock among them
 
     def see(self, event: events.Event) -> None:
         if isinstance(event, _LANDS):
@@ -359,6 +361,10 @@ class Story:
                 [event.node or "", *(event.peers or [])] if isinstance(event, events.Link) else []
             )
             self.faulted.update([event.actor, *filter(None, links)])
+        if isinstance(event, events.RunStarted) and event.roles:
+            self.group = set(event.roles)
+        if isinstance(event, events.Role) and event.role in ("leader", "primary"):
+            self.new_leaders.append(t)
         if isinstance(event, events.Expired | events.Deleted) and event.holder:
             self.server_ends.append((t, event.holder, event.actor))
         elif isinstance(event, events.Granted):
@@ -384,14 +390,20 @@ class Story:
         after the thaw, or not by ``now_ms``: the server (or the watcher that tells of it) fell
         behind, and whatever waited for that end (another client's grant) may have come after
         the thaw. Its end is when the server said so (``expired``, ``deleted``), or another
-        client was granted the lock there; a server a fault was done to is not judged."""
+        client was granted the lock there; in a replicated group, on any of its servers (an etcd
+        cluster's leader ends a lease whichever member its client spoke to: a fresh-clone CI run
+        of ``etcd-leader-crash`` was judged "fell behind" when the new leader was not alice's
+        member). Not judged: a server a fault was done to, and a lease whose group changed leader
+        after it was renewed (etcd's new leader counts each lease's time to live again, plus an
+        election timeout, from its election)."""
         for thaw, lease in self.frozen_leases:
-            if lease.node in self.faulted:
-                continue
             after = lease.renewed_ms
-            ends = [t for t, holder, node in self.server_ends if (holder, node) == (lease.client,
-                    lease.node) and t > after]  # fmt: skip
-            ends += [t for t, who, nodes in self.grants if lease.node in nodes and
+            if lease.node in self.faulted or any(after < t <= thaw.at_ms for t in self.new_leaders):
+                continue
+            servers = self.group if lease.node in self.group else {lease.node}
+            ends = [t for t, holder, node in self.server_ends if holder == lease.client and
+                    node in servers and t > after]  # fmt: skip
+            ends += [t for t, who, nodes in self.grants if servers & set(nodes) and
                      who != lease.client and t > after]  # fmt: skip
             ended = min(ends, default=now_ms)
             if ended > thaw.at_ms + STEP_RESOLUTION_MS:

@@ -12,9 +12,11 @@ done was no point of the story. Now it is (lockviz/lab/story.py, ``Story.marks``
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -192,6 +194,48 @@ def test_a_lease_a_fault_ended_or_one_not_due_well_before_the_thaw_is_not_judged
     # server may take to end a lease on a machine that keeps up.
     early = {"t_ms": 2800.0, "actor": "alice", "kind": "resumed", "late_ms": 0.5}
     assert told(*FROZEN[:4], early).outlived(now_ms=7000) is None
+
+
+def test_a_lease_whose_group_changed_leader_while_she_was_frozen_is_not_judged() -> None:
+    # A leader elected while alice was frozen counts her lease's time to live again from its
+    # election (etcd's Promote), so it may end after her thaw: etcd's doing, not the machine's.
+    late = {"t_ms": 5600.0, "actor": "zk-1", "kind": "expired", "key": "k", "holder": "alice"}
+    leader = {"t_ms": 1200.0, "actor": "zk-2", "kind": "role", "role": "leader"}
+    assert told(*FROZEN, leader, THAW, late).outlived(now_ms=7000) is None
+    # One before her lease was granted changes nothing.
+    early = {"t_ms": 20.0, "actor": "zk-2", "kind": "role", "role": "leader"}
+    assert told(early, *FROZEN, THAW, late).outlived(now_ms=7000) is not None
+
+
+# etcd-leader-crash on a quiet machine, 2 runs in 3 (and a fresh-clone CI run): etcd-3, the
+# leader, crashed; etcd-2 was elected; alice (on etcd-1) renewed, froze, and her lease was ended
+# by etcd-2, the leader, at 7157 ms, where bob was granted. The rule looked for etcd-1's word only
+# and said "the machine fell behind: etcd-1's end of alice's lease ... after alice's thaw".
+RECORDED = Path(__file__).parents[2] / "browser/data/runs/etcd-leader-crash.json"
+CLUSTER = [
+    {k: v for k, v in json.loads(RECORDED.read_text())["events"][0].items() if k != "seq"},
+    {"t_ms": 7.3, "actor": "alice", "kind": "granted", "node": "etcd-1", "token": 7,
+     "ttl_ms": 3000, "value": "lockviz/lock/a"},
+    {"t_ms": 800.6, "actor": "etcd-3", "kind": "crashed"},
+    {"t_ms": 1754.3, "actor": "etcd-2", "kind": "role", "role": "leader", "term": 4},
+    {"t_ms": 4003.9, "actor": "alice", "kind": "extended", "ok": True, "ttl_ms": 3000},
+    {"t_ms": 4500.4, "actor": "lab", "kind": "step", "index": 3, "at_ms": 4500, "do": "pause",
+     "client": "alice", "ms": 5000, "late_ms": 0.4},
+    {"t_ms": 4500.6, "actor": "alice", "kind": "paused", "ms": 5000},
+]  # fmt: skip
+ETCD_THAW = {"t_ms": 9500.9, "actor": "alice", "kind": "resumed", "late_ms": 0.1}
+
+
+def test_a_lease_ended_by_another_server_of_its_group_keeps_the_story() -> None:
+    by_leader = {"t_ms": 7156.6, "actor": "etcd-2", "kind": "expired", "key": "lockviz/lock/a",
+                 "holder": "alice"}  # fmt: skip
+    assert told(*CLUSTER, by_leader, ETCD_THAW).outlived(now_ms=10052) is None
+    bob = {"t_ms": 7160.3, "actor": "bob", "kind": "granted", "node": "etcd-2", "token": 9,
+           "ttl_ms": 3000, "value": "lockviz/lock/b"}  # fmt: skip
+    assert told(*CLUSTER, bob, ETCD_THAW).outlived(now_ms=10052) is None
+    # Ended by nobody in time: still the machine's doing, group or not.
+    late = {**by_leader, "t_ms": 9657.5}
+    assert told(*CLUSTER, ETCD_THAW, late).outlived(now_ms=10052) is not None
 
 
 def test_a_release_run_late_does_not_cross_the_end_of_the_lease_it_let_go() -> None:
