@@ -119,8 +119,10 @@ def test_exit_4_when_the_machine_stalls_and_the_story_cannot_be_kept(tmp_path: P
     assert run["inconclusive"].endswith("ms at step 2")
     assert run["verdict"]["inconclusive"] == run["inconclusive"]
     assert run["expect_met"] is None and run["mismatches"] == []
-    shifted = [e for e in run["events"] if e["kind"] == "schedule_shifted"]
-    assert shifted[0]["kept"] is False and shifted[0]["fixed_by"] == "alice"
+    # A loaded machine may be a little late earlier too (a shift the story survives, kept):
+    # the stall's shift is the first the story could not survive, and it names alice's pause.
+    lost = [e for e in run["events"] if e["kind"] == "schedule_shifted" and not e["kept"]]
+    assert lost and lost[0]["fixed_by"] == "alice", lost
 
 
 def hog() -> subprocess.Popen[bytes]:
