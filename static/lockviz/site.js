@@ -3,10 +3,10 @@
 // presenting browser, the room bar (room.js) and, while it presents a lecture plan, the plan
 // bar's keys (plan-bar.js). Every page's entry module (pages/) starts here.
 
-import { startPlanBar } from "./plan-bar.js";
-import { startPresenter } from "./presenter.js";
+import { startPlanBar } from "./room/plan-bar.js";
+import { startPresenter } from "./room/presenter.js";
 import { watchRequests } from "./request-problems.js";
-import { startRoomBar } from "./room.js";
+import { startRoomBar } from "./room/bar.js";
 
 let started = false;
 

@@ -1,4 +1,4 @@
-// One owner for a run's extent (static/lockviz/extent.js): a run's end, how long its diagram is
+// One owner for a run's extent (static/lockviz/run/extent.js): a run's end, how long its diagram is
 // drawn, and its scale. Every other module imports them; a module that writes one of them again
 // fails here, by name, before two pages drift apart (a lesson once drew redlock-clock-jump
 // 16,600 ms long, counting its clock jump's 15 s as time, while the run page drew 3,300 ms).
@@ -7,13 +7,13 @@ import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";
 import { describe, it } from "node:test";
 
-import { drawingOf } from "../../static/lockviz/drawing.js";
-import { durationOf, isFinal, replayDurationMs, scaleFor, scheduleMs } from "../../static/lockviz/extent.js";
-import { Timeline } from "../../static/lockviz/replay-timeline.js";
+import { drawingOf } from "../../static/lockviz/run/drawing.js";
+import { durationOf, isFinal, replayDurationMs, scaleFor, scheduleMs } from "../../static/lockviz/run/extent.js";
+import { Timeline } from "../../static/lockviz/replay/timeline.js";
 
 const here = (path) => new URL(path, import.meta.url);
 const STATIC = here("../../static/lockviz/");
-const OWNER = "extent.js";
+const OWNER = "run/extent.js";
 
 function modules(dir = STATIC, prefix = "") {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>

@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 
 import { LockDiagram } from "../../static/lockviz/diagram/diagram.js";
-import { drawingOf } from "../../static/lockviz/drawing.js";
+import { drawingOf } from "../../static/lockviz/run/drawing.js";
 import { fakeDocument } from "./fakedom.mjs";
 
 const RUNS = JSON.parse(readFileSync(new URL("fixtures/narrated-runs.json", import.meta.url), "utf8"));

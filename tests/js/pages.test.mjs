@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { durationOf, scheduleMs } from "../../static/lockviz/extent.js";
-import { Timeline } from "../../static/lockviz/replay-timeline.js";
-import { Telling } from "../../static/lockviz/telling.js";
+import { durationOf, scheduleMs } from "../../static/lockviz/run/extent.js";
+import { Timeline } from "../../static/lockviz/replay/timeline.js";
+import { Telling } from "../../static/lockviz/lesson/telling.js";
 
 const ev = (seq, t_ms, kind = "note", extra = {}) => ({ seq, t_ms, actor: "lab", kind, ...extra });
 

@@ -9,14 +9,14 @@
 // Exports `compare` {views} when lanes are shown (the browser tests read it).
 
 import { LockDiagram } from "../diagram/diagram.js";
-import { drawingOf } from "../drawing.js";
-import { TAIL_MS } from "../extent.js";
+import { drawingOf } from "../run/drawing.js";
+import { TAIL_MS } from "../run/extent.js";
 import { Layout, MIN_TEXT_SCALE, columns, fitScale } from "../diagram/layout.js";
 import { pageData } from "../page-data.js";
-import { openStream } from "../runstream.js";
-import { pageTitle, tell } from "../showing.js";
+import { openStream } from "../run/runstream.js";
+import { pageTitle, tell } from "../room/showing.js";
 import { startSite } from "../site.js";
-import { untilJudged } from "../verdict-fetch.js";
+import { untilJudged } from "../run/verdict-fetch.js";
 
 startSite();
 const lanes = pageData().lanes || [];

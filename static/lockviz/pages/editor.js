@@ -5,7 +5,7 @@
 
 import { pageData } from "../page-data.js";
 import { startSite } from "../site.js";
-import { fit, place, removable, startRows } from "../step-rows.js";
+import { fit, place, removable, startRows } from "../editor/step-rows.js";
 
 startSite();
 const verbs = pageData().verbs;

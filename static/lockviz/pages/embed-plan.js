@@ -1,6 +1,6 @@
 // A lecture plan's embed (/embed/plans/<id>/, lockviz/views/embeds.py): light or dark, as
 // ?theme= or the reader's system says (standalone.js); its replays are embeds of their own.
 
-import { applyTheme } from "../standalone.js";
+import { applyTheme } from "../replay/standalone.js";
 
 applyTheme();

@@ -5,10 +5,10 @@
 // Exports `replay` {diagram, index, seq, playing, clock, go, play, pause} (the browser tests
 // read it).
 
-import { allEvents } from "../event-chunks.js";
+import { allEvents } from "../replay/event-chunks.js";
 import { pageData } from "../page-data.js";
-import { startReplay } from "../replay-view.js";
-import { applyTheme, autoplay } from "../standalone.js";
+import { startReplay } from "../replay/view.js";
+import { applyTheme, autoplay } from "../replay/standalone.js";
 
 applyTheme();
 const data = pageData();

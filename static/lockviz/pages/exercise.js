@@ -6,11 +6,11 @@
 // Exports `exercise` {diagram, stream, rows}: what this page built (the browser tests read it).
 
 import { LockDiagram } from "../diagram/diagram.js";
-import { durationOf, scaleFor } from "../extent.js";
+import { durationOf, scaleFor } from "../run/extent.js";
 import { pageData } from "../page-data.js";
-import { openStream, SETTLED } from "../runstream.js";
+import { openStream, SETTLED } from "../run/runstream.js";
 import { startSite } from "../site.js";
-import { fit, place, removable, startRows } from "../step-rows.js";
+import { fit, place, removable, startRows } from "../editor/step-rows.js";
 
 startSite();
 const data = pageData();

@@ -12,16 +12,16 @@
 //
 // Exports `follow` {state, poll, events, shown, diagram, beside} (the browser tests read it).
 
-import { besideDiagram, showBeside } from "../beside.js";
-import { drawnEvent } from "../drawing.js";
-import { isFinal } from "../extent.js";
-import { drawnOn, followDiagram, followed } from "../follow-diagram.js";
-import { ClassPoll } from "../follow-poll.js";
+import { besideDiagram, showBeside } from "../room/beside.js";
+import { drawnEvent } from "../run/drawing.js";
+import { isFinal } from "../run/extent.js";
+import { drawnOn, followDiagram, followed } from "../room/followed.js";
+import { ClassPoll } from "../room/poll.js";
 import { pageData } from "../page-data.js";
-import { presenter } from "../presenter.js";
-import { openStream } from "../runstream.js";
+import { presenter } from "../room/presenter.js";
+import { openStream } from "../run/runstream.js";
 import { startSite } from "../site.js";
-import { wireZoom } from "../zoom.js";
+import { wireZoom } from "../room/zoom.js";
 import { dataOf, socketUrl } from "../sockets.js";
 import { elements } from "../dom.js";
 

@@ -2,7 +2,7 @@
 
 import { pageData } from "../page-data.js";
 import { startSite } from "../site.js";
-import { startRows } from "../step-rows.js";
+import { startRows } from "../editor/step-rows.js";
 
 startSite();
 startRows(document.querySelector(".fork-rows"), pageData().verbs);

@@ -19,21 +19,21 @@
 // Exports `walkthrough` {diagram, pos, events} while a run is told (the browser tests read it).
 
 import { LockDiagram } from "../diagram/diagram.js";
-import { drawnEvent, drawingOf } from "../drawing.js";
-import { allEvents } from "../event-chunks.js";
-import { isFinal } from "../extent.js";
-import { Answers } from "../lesson-answers.js";
-import { lessonKeys } from "../lesson-keys.js";
-import { LiveLine } from "../lesson-live.js";
-import { Question } from "../lesson-question.js";
+import { drawnEvent, drawingOf } from "../run/drawing.js";
+import { allEvents } from "../replay/event-chunks.js";
+import { isFinal } from "../run/extent.js";
+import { Answers } from "../lesson/answers.js";
+import { lessonKeys } from "../lesson/keys.js";
+import { LiveLine } from "../lesson/live.js";
+import { Question } from "../lesson/question.js";
 import { pageData } from "../page-data.js";
-import { mark } from "../progress.js";
-import { presenter } from "../presenter.js";
-import { ENDED, openStream, SETTLED } from "../runstream.js";
-import { pageTitle, tell } from "../showing.js";
+import { mark } from "../lesson/progress.js";
+import { presenter } from "../room/presenter.js";
+import { ENDED, openStream, SETTLED } from "../run/runstream.js";
+import { pageTitle, tell } from "../room/showing.js";
 import { startSite } from "../site.js";
-import { untilJudged } from "../verdict-fetch.js";
-import { Telling } from "../telling.js";
+import { untilJudged } from "../run/verdict-fetch.js";
+import { Telling } from "../lesson/telling.js";
 
 startSite();
 // A verdict fetched once the run has ended, asked for again while it still says it is going.

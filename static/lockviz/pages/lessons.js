@@ -2,7 +2,7 @@
 // lesson and module (progress.js: this browser's, and the server's in the page's data).
 
 import { pageData } from "../page-data.js";
-import { showIndex } from "../progress.js";
+import { showIndex } from "../lesson/progress.js";
 import { startSite } from "../site.js";
 
 startSite();

@@ -3,10 +3,10 @@
 // This module and every module it imports are inlined into the file as one (lockviz/edge/bundle.py):
 // nothing here may fetch, open a socket or name a URL.
 
-import { inlineEvents } from "../inline-events.js";
+import { inlineEvents } from "../replay/inline-events.js";
 import { pageData } from "../page-data.js";
-import { startReplay } from "../replay-view.js";
-import { applyTheme, autoplay } from "../standalone.js";
+import { startReplay } from "../replay/view.js";
+import { applyTheme, autoplay } from "../replay/standalone.js";
 
 applyTheme();
 const data = pageData();

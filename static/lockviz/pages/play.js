@@ -7,14 +7,14 @@
 // Exports `session` {diagram} while a session is shown (the browser tests read it).
 
 import { LockDiagram } from "../diagram/diagram.js";
-import { drawingOf } from "../drawing.js";
-import { NO_CONTROLS, faultControls } from "../fault-controls.js";
+import { drawingOf } from "../run/drawing.js";
+import { NO_CONTROLS, faultControls } from "../run/fault-controls.js";
 import { pageData } from "../page-data.js";
-import { presenter } from "../presenter.js";
-import { ENDED, openStream } from "../runstream.js";
-import { pageTitle, tell } from "../showing.js";
+import { presenter } from "../room/presenter.js";
+import { ENDED, openStream } from "../run/runstream.js";
+import { pageTitle, tell } from "../room/showing.js";
 import { startSite } from "../site.js";
-import { untilJudged } from "../verdict-fetch.js";
+import { untilJudged } from "../run/verdict-fetch.js";
 
 startSite();
 // A verdict fetched once the run has ended, asked for again while it still says it is going.

@@ -7,13 +7,13 @@
 // Exports `replay` {diagram, index, seq, playing, clock, go, play, pause} (the browser tests
 // read it).
 
-import { startEmbedSnippet } from "../embed-snippet.js";
-import { allEvents } from "../event-chunks.js";
-import { startExports } from "../export.js";
+import { startEmbedSnippet } from "../replay/embed-snippet.js";
+import { allEvents } from "../replay/event-chunks.js";
+import { startExports } from "../run/export.js";
 import { pageData } from "../page-data.js";
-import { presenter } from "../presenter.js";
-import { startReplay } from "../replay-view.js";
-import { pageTitle, tell } from "../showing.js";
+import { presenter } from "../room/presenter.js";
+import { startReplay } from "../replay/view.js";
+import { pageTitle, tell } from "../room/showing.js";
 import { startSite } from "../site.js";
 
 startSite();

@@ -4,7 +4,7 @@
 //
 // Exports `room` {progress}: what this page built (the browser tests read it).
 
-import { followProgress } from "../class-progress.js";
+import { followProgress } from "../room/class-progress.js";
 import { pageData } from "../page-data.js";
 import { startSite } from "../site.js";
 

@@ -7,16 +7,16 @@
 // Exports `run` {diagram, stream, lastSeq}: what this page built (the browser tests read it).
 
 import { LockDiagram } from "../diagram/diagram.js";
-import { drawingOf } from "../drawing.js";
-import { startExports } from "../export.js";
-import { isFinal } from "../extent.js";
-import { faultControls } from "../fault-controls.js";
+import { drawingOf } from "../run/drawing.js";
+import { startExports } from "../run/export.js";
+import { isFinal } from "../run/extent.js";
+import { faultControls } from "../run/fault-controls.js";
 import { pageData } from "../page-data.js";
-import { presenter } from "../presenter.js";
-import { ENDED, openStream, SETTLED } from "../runstream.js";
-import { pageTitle, tell } from "../showing.js";
+import { presenter } from "../room/presenter.js";
+import { ENDED, openStream, SETTLED } from "../run/runstream.js";
+import { pageTitle, tell } from "../room/showing.js";
 import { startSite } from "../site.js";
-import { untilJudged } from "../verdict-fetch.js";
+import { untilJudged } from "../run/verdict-fetch.js";
 
 const data = pageData();
 // The stream first: its socket opens while the page builds its diagram and wires the site (its

@@ -4,7 +4,7 @@
 // t_ms is stamped where each event happened, so seq order and time order can differ by a
 // fraction of a millisecond; the replay clock uses the latest time reached so far (`reach`).
 
-import { isFinal, replayDurationMs } from "./extent.js";
+import { isFinal, replayDurationMs } from "../run/extent.js";
 
 const num = (v) => (Number.isFinite(v) ? v : 0);
 

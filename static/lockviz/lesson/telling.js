@@ -4,7 +4,7 @@
 // the step's outcome (the last event before the next step). Pure: events, steps and answers in,
 // positions out (tests/js/telling.test.mjs).
 
-import { isFinal } from "./extent.js";
+import { isFinal } from "../run/extent.js";
 
 export class Telling {
   /** `steps`: the scenario's; `answers`: {step index: {choice} | {skipped: true}}, kept by the page. */

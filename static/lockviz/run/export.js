@@ -12,10 +12,10 @@
 // startExports({diagram(), moment()}) wires the links: diagram() is the page's LockDiagram,
 // moment() the replay's {seq, clock} (null elsewhere), which names the file and the slide.
 
-import { LockDiagram } from "./diagram/diagram.js";
-import { SVG_NS, el } from "./diagram/svg.js";
+import { LockDiagram } from "../diagram/diagram.js";
+import { SVG_NS, el } from "../diagram/svg.js";
 import { AFTER_LAST_MS, scaleFor } from "./extent.js";
-import { pageData } from "./page-data.js";
+import { pageData } from "../page-data.js";
 
 const SLIDE = { width: 1920, height: 1080, margin: 48 };
 

@@ -14,7 +14,7 @@
 // test gives its own (tests/js/runstream.test.mjs).
 
 import { isFinal } from "./extent.js";
-import { dataOf, socketUrl } from "./sockets.js";
+import { dataOf, socketUrl } from "../sockets.js";
 
 /** The statuses of a run that has ended, one way or another. */
 export const SETTLED = new Set(["finished", "failed", "interrupted", "cancelled"]);

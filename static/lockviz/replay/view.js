@@ -11,13 +11,13 @@
 // The URL fragment #seq=N names the cursor, so a link opens the replay at that moment.
 // replay-timeline.js knows the run's time line; this module moves the cursor and shows it.
 
-import { elements } from "./dom.js";
-import { LockDiagram } from "./diagram/diagram.js";
-import { drawingOf } from "./drawing.js";
-import { presenter } from "./presenter.js";
-import { replayKeys } from "./replay-keys.js";
-import { Player } from "./replay-player.js";
-import { Timeline } from "./replay-timeline.js";
+import { elements } from "../dom.js";
+import { LockDiagram } from "../diagram/diagram.js";
+import { drawingOf } from "../run/drawing.js";
+import { presenter } from "../room/presenter.js";
+import { replayKeys } from "./keys.js";
+import { Player } from "./player.js";
+import { Timeline } from "./timeline.js";
 
 /** Wire the page's replay (templates/lockviz/_replay.html) to `events`; `data` is the page's
  * data (scenario, nodes). Returns {diagram, index, seq, playing, clock, go, play, pause}

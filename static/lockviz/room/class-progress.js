@@ -5,7 +5,7 @@
 // went), and asks htmx for the table again, at most once per `gapMs`, so a class answering at
 // once costs a request, not thirty.
 
-import { dataOf, socketUrl } from "./sockets.js";
+import { dataOf, socketUrl } from "../sockets.js";
 
 /** Follow `box`'s class (its room's stream at `wsPath`): `progress` on `box` when it moved. */
 export function followProgress(box, wsPath, gapMs = 400, env = globalThis) {

@@ -9,8 +9,8 @@
 // away); both diagrams are scaled to share the width (room.css: .follow-lanes.two).
 // besideDiagram() is the one drawn (the browser tests read it).
 
-import { followDiagram, followed } from "./follow-diagram.js";
-import { openStream } from "./runstream.js";
+import { followDiagram, followed } from "./followed.js";
+import { openStream } from "../run/runstream.js";
 
 let shown = null; // {id, stream, diagram}
 

@@ -15,10 +15,10 @@
 //
 // startRoomBar() does all this on a page with the room bar (site.js calls it on every page).
 
-import { pageData } from "./page-data.js";
+import { pageData } from "../page-data.js";
 import { fillBars } from "./poll-bars.js";
 import { checkpoint as checkpointHere, revealed, showing } from "./showing.js";
-import { dataOf, socketUrl } from "./sockets.js";
+import { dataOf, socketUrl } from "../sockets.js";
 
 let started = false;
 

@@ -2,9 +2,9 @@
 // (pages/follow.js) and a fork's original beside it (beside.js), drawn as the presenter's page
 // draws it (drawing.js), from the run's follow.json.
 
-import { LockDiagram } from "./diagram/diagram.js";
-import { drawingOf } from "./drawing.js";
-import { Timeline } from "./replay-timeline.js";
+import { LockDiagram } from "../diagram/diagram.js";
+import { drawingOf } from "../run/drawing.js";
+import { Timeline } from "../replay/timeline.js";
 
 // What a student's page knows of run `id`: {scenario, ws, drawn, …} (lockviz.teaching.following).
 export function followed(id) {
