@@ -8,7 +8,7 @@ viewers to ``/ws/runs/<id>/`` from a separate process (bench/viewer.py's minimal
 their CPU is not the app's), then plays a scenario of about ``--rate`` events/s through the
 real lab and measures, per delivered event, the time from its stamp (``published_ns``: the host's
 CLOCK_MONOTONIC when the run published it, shared by every process here) to its receipt. Each
-viewer behaves like the page (static/lockviz/runstream.js): it drops a repeated seq, and on a
+viewer behaves like the page (static/lockviz/run/runstream.js): it drops a repeated seq, and on a
 gap asks ``{"type": "resume", "after": last}`` (``--no-heal``: it does not, as the page did not
 before, and it reads each message only once the run has ended: while the run plays it stamps
 and keeps it, a few µs, not a JSON parse, so the instrument takes less of the cores it shares
@@ -176,7 +176,7 @@ class CpuSampler:
 
 
 class Counting(Viewer):
-    """What one browser tab does with the stream (static/lockviz/runstream.js), with every
+    """What one browser tab does with the stream (static/lockviz/run/runstream.js), with every
     arrival recorded: a repeated seq dropped, a gap asked for again (with ``heal``)."""
 
     def __init__(self, heal: bool) -> None:
@@ -664,7 +664,7 @@ ANALYSIS = """Goals (issue 10, point 6), from the table above:
   how many viewers that leaves room for.
 - **A lost message never becomes a lost event.** The layer drops nothing now, but a message
   can still be lost (a Redis reconnect): the consumer reads a skipped seq back from the
-  database before going on, and the page (runstream.js, which the run page now uses) asks for
+  database before going on, and the page (run/runstream.js, which the run page now uses) asks for
   `{"type": "resume", "after": lastSeq}` on a gap, and when a run ends without its last event.
   Tests drop a message on purpose for both (tests/lockviz/consumers/test_runs.py,
   tests/browser/test_runstream.py).

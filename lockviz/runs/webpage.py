@@ -9,7 +9,7 @@ from disk with no network at all (a student on a train, a course's offline pack)
 - :func:`script`: static/lockviz/pages/offline.js and every module it imports as one inline
   module (lockviz.edge.bundle: a browser imports no module by URL from ``file://``);
 - :func:`packed`: the run's events with their words, as JSON, or over ``COMPRESS_OVER`` bytes as
-  gzip in base64, which static/lockviz/inline-events.js unpacks with the browser's
+  gzip in base64, which static/lockviz/replay/inline-events.js unpacks with the browser's
   DecompressionStream (a 20,000-event run: about a tenth of its JSON).
 
 The page's Content-Security-Policy (a <meta> in the file) allows no source but the file's own

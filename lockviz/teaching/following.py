@@ -1,7 +1,7 @@
 """What a class's page needs of the run the presenter shows (``/runs/<id>/follow.json``).
 
 Its scenario as a student may read it (a checkpoint's question, never its answer, and no
-expectation), and how to draw it as the presenter's page does (static/lockviz/drawing.js reads
+expectation), and how to draw it as the presenter's page does (static/lockviz/run/drawing.js reads
 ``drawn``): the same lifelines from the start, the same time axis, the same marks across it. So a
 follower's diagram is the presenter's, event for event, at the presenter's position.
 """

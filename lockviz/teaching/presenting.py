@@ -3,7 +3,7 @@
 "Present this plan" opens a room (or keeps the one this browser presents) and remembers, in the
 presenter's session, a :class:`Presenting`: which plan, in which room, at which item (0: before
 the first, on the room's page, while the class joins). Next and Previous (one key each: the plan
-bar, static/lockviz/plan-bar.js) go to an item; arriving at it does what the item is:
+bar, static/lockviz/room/plan-bar.js) go to an item; arriving at it does what the item is:
 
 * a lesson: its walkthrough page (``/lessons/<slug>/``), which tells the room it shows it;
 * a replay: the replay page at its ``from`` moment (``#seq=``), playing stops at ``to``

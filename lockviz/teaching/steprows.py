@@ -5,7 +5,7 @@ that edits steps (What if…? forks, :mod:`lockviz.teaching.forks`; New scenario
 A row is ``at_ms_<i>``, ``do_<i>``, ``who_<i>`` (a client or a server) and one input for each
 field a verb may take. Which verb takes which field is the step vocabulary's
 (:mod:`lockviz.scenarios.verbs`): :func:`verb_fields` hands it to the page's script, which shows
-a row only the inputs its verb takes (static/lockviz/step-rows.js), and :func:`step_of` keeps
+a row only the inputs its verb takes (static/lockviz/editor/step-rows.js), and :func:`step_of` keeps
 only those. What is written here is how each field is *entered*: :data:`INPUTS` says whether it
 is a number, a text, a choice or a tick box, and a test holds it to exactly the vocabulary's
 fields. Numbers are read by free play's :func:`lockviz.teaching.play.step_from_form`, so a row

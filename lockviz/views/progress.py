@@ -2,7 +2,7 @@
 
 A learner sees only their own progress. A room's presenter sees the class's
 (``/rooms/<code>/progress/``, a partial the room page fetches again whenever the room's
-presenter stream says progress moved: static/lockviz/class-progress.js) and downloads it as CSV
+presenter stream says progress moved: static/lockviz/room/class-progress.js) and downloads it as CSV
 (``/rooms/<code>/progress.csv``); anyone else is refused as every presenter's action is.
 """
 
@@ -39,7 +39,7 @@ def mine(request: HtmxHttpRequest) -> HttpResponse:
 
 @require_POST
 def lesson_mark(request: HtmxHttpRequest, slug: str) -> HttpResponse:
-    """A lesson page says its learner started or finished it (progress.js)."""
+    """A lesson page says its learner started or finished it (lesson/progress.js)."""
     if lessons.lesson(slug) is not None:
         progress.mark(progress.learner(request), slug, str(request.POST.get("state") or ""))
     return HttpResponse(status=204)

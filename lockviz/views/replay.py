@@ -25,8 +25,8 @@ CHUNK = 500  # events in the page, and in each chunk its script fetches after it
 @require_GET
 def replay(request: HtmxHttpRequest, run_id: str) -> HttpResponse:
     """The replay page, with the run's first :data:`CHUNK` events; ``more`` names the rest's
-    first chunk (static/lockviz/event-chunks.js fetches them), so no request reads a whole long
-    run."""
+    first chunk (static/lockviz/replay/event-chunks.js fetches them), so no request reads a
+    whole long run."""
     run = access.run_or_404(request, run_id)
     hidden = withheld(request, run)
     if ask_first(request, run, hidden):
@@ -83,7 +83,7 @@ def private_embed(request: HtmxHttpRequest, run: Run) -> dict[str, object] | Non
 
 
 def _stop_at(request: HtmxHttpRequest) -> int | None:
-    """``?to=<seq>``: where playing stops (a lecture plan's replay item: replay-view.js reads
+    """``?to=<seq>``: where playing stops (a lecture plan's replay item: replay/view.js reads
     it too); anything but a whole number ≥ 1 is no stop."""
     given = str(request.GET.get("to") or "")[:12]
     return int(given) if given.isdigit() and int(given) >= 1 else None

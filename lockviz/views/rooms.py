@@ -176,7 +176,7 @@ def follow(request: HtmxHttpRequest, code: str) -> HttpResponse:
 @require_POST
 @_by_the_presenter("say what the class sees")
 def show(request: HtmxHttpRequest, room: Room) -> HttpResponse:
-    """The presenter's page says what it shows now (room.js, a few times a second at most)."""
+    """The presenter's page says what it shows now (room/bar.js, a few times a second at most)."""
     control.seen(room)
     rooms.show(room, State.read(_json(request)))
     return HttpResponse(status=204)

@@ -204,7 +204,7 @@ def test_a_verdict_taller_than_its_room_scrolls_inside_it_and_moves_nothing(
     page.goto(f"{app_server.url}/runs/{run_id}/")
     page.locator("#run-status[data-status=finished]").wait_for()
     page.locator("#verdict .damage li").first.wait_for()
-    # The verdict may be fetched again as the stream ends (verdict-fetch.js); made taller before
+    # The verdict may be fetched again as the stream ends (run/verdict-fetch.js); made taller before
     # that, it was replaced by the plain one on a loaded machine (CI): let it settle first.
     page.wait_for_load_state("networkidle")
     slot = box_of(page, ".verdict-slot")

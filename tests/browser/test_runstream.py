@@ -1,7 +1,7 @@
 """The page notices a lost message by its seq and gets it back, in a real browser.
 
 A scripted server speaks the run stream's protocol (lockviz/consumers/runs.py) to the page's own
-static/lockviz/runstream.js (served beside the page, as an ES module), but loses a message on
+static/lockviz/run/runstream.js (served beside the page, as an ES module), but loses a message on
 purpose: the page must not draw past the gap, must ask ``{"type": "resume", "after": <last seq
 it has>}``, and must end up with every event once, in order. (The app's consumer also reads a
 gap back itself; this is what the page does when a message is lost between the two.)
@@ -23,7 +23,7 @@ from websockets.http11 import Request, Response
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.browser
-STATIC = ROOT / "static" / "lockviz"  # runstream.js and the modules it imports, beside the page
+STATIC = ROOT / "static" / "lockviz"  # run/runstream.js and the modules it imports, beside the page
 PAGE = """<!doctype html><meta charset="utf-8"><title>stream</title>
 <script type="module">
   import { openStream } from "./runstream.js";

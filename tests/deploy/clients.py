@@ -5,7 +5,7 @@ CSRF token in ``X-CSRFToken``, and the ``Origin`` a browser sends with every POS
 kept per host, not per port, as browsers keep them: a session made on a replica directly is the
 same session through the proxy on the same host.
 
-:class:`Viewer` is a run page's live stream (static/lockviz/runstream.js) in a thread: connect
+:class:`Viewer` is a run page's live stream (static/lockviz/run/runstream.js) in a thread: connect
 with ``?after=<last seq>``, take events in order, ask ``resume`` at a gap, reconnect after a
 drop with the same backoff, stop at the run's last event. It records what arrived: the seqs it
 took, and any seq that arrived again after it had been taken (doubled).

@@ -1,5 +1,5 @@
 // A room's class view asks for its table again when the room's stream says progress moved or a
-// member came or went (static/lockviz/class-progress.js), at most once per gap, whatever else
+// member came or went (static/lockviz/room/class-progress.js), at most once per gap, whatever else
 // the stream carries; it reconnects when the stream closes.
 
 import assert from "node:assert/strict";

@@ -1,4 +1,4 @@
-// A long run's events in chunks (static/lockviz/event-chunks.js): the page's first chunk, then
+// A long run's events in chunks (static/lockviz/replay/event-chunks.js): the page's first chunk, then
 // each one the last named, in order, until one names none.
 
 import assert from "node:assert/strict";

@@ -1,5 +1,5 @@
 // A revealed question on a student's screen folds away once the presenter moves on
-// (static/lockviz/follow-poll.js movedOn): for a lesson's checkpoint, not at the reveal's own
+// (static/lockviz/room/poll.js movedOn): for a lesson's checkpoint, not at the reveal's own
 // jump to the checkpoint's outcome, only once the next step is shown.
 
 import assert from "node:assert/strict";

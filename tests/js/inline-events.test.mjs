@@ -1,4 +1,4 @@
-// The one-file replay's events, carried in the page (static/lockviz/inline-events.js): as JSON,
+// The one-file replay's events, carried in the page (static/lockviz/replay/inline-events.js): as JSON,
 // or as gzip in base64 (what lockviz/runs/webpage.py writes for a long run), unpacked without a
 // request by the platform's DecompressionStream.
 

@@ -1,6 +1,6 @@
 // The pure parts of the pages, without a browser: the replay's time line
-// (static/lockviz/replay-timeline.js), a lesson's telling (static/lockviz/telling.js) and a
-// streaming run's length (static/lockviz/extent.js).
+// (static/lockviz/replay/timeline.js), a lesson's telling (static/lockviz/lesson/telling.js) and a
+// streaming run's length (static/lockviz/run/extent.js).
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";

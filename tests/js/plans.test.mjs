@@ -1,5 +1,5 @@
-// A lecture plan's keys (plan-bar.js) and a plan's replay stopping at its to-moment
-// (replay-player.js, the cursor's `stop`).
+// A lecture plan's keys (room/plan-bar.js) and a plan's replay stopping at its to-moment
+// (replay/player.js, the cursor's `stop`).
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";

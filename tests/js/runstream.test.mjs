@@ -1,4 +1,4 @@
-// The run stream's repair without a browser (static/lockviz/runstream.js): it resumes from the
+// The run stream's repair without a browser (static/lockviz/run/runstream.js): it resumes from the
 // last seq it has, drops duplicates, and reads a gap back before drawing past it. A fake
 // WebSocket plays the server's side; timers run when the test says so.
 

@@ -1,4 +1,4 @@
-// The step row editor (static/lockviz/step-rows.js), shared by What if…? and New scenario: a
+// The step row editor (static/lockviz/editor/step-rows.js), shared by What if…? and New scenario: a
 // row shows the fields its verb takes, and a row moved to another place takes that place's
 // field names and ids, so the form stays numbered 0..n-1 as the server reads it.
 

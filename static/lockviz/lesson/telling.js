@@ -2,7 +2,7 @@
 // shows them). A step with an `ask` is a checkpoint: the telling stops ON that step's own `step`
 // event, before anything it caused is drawn, until it is answered; answering goes to the end of
 // the step's outcome (the last event before the next step). Pure: events, steps and answers in,
-// positions out (tests/js/telling.test.mjs).
+// positions out (tests/js/pages.test.mjs).
 
 import { isFinal } from "../run/extent.js";
 

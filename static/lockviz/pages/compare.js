@@ -1,4 +1,4 @@
-// Side by side: one live diagram per run, each streaming over its own WebSocket (runstream.js).
+// Side by side: one live diagram per run, each streaming over its own WebSocket (run/runstream.js).
 // Every lane gets the SAME pxPerMs and duration, and every svg is shown at the SAME on-screen
 // scale, so one moment of the runs sits at one height across the lanes. Lanes side by side
 // that would not fit in full are drawn compact (layout.js LANE: step numbers without

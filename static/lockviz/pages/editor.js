@@ -1,5 +1,5 @@
 // New scenario: the settings show only the chosen lock service's own fields; the steps are the
-// shared step row editor (step-rows.js), with rows added from the page's template row and
+// shared step row editor (editor/step-rows.js), with rows added from the page's template row and
 // removed. The server checks the form as the learner types (htmx on the form, debounced) and
 // answers with the problems by row; this script only keeps the rows numbered 0..n-1.
 

@@ -1,6 +1,6 @@
 // The embed (/embed/runs/<id>/, lockviz/views/embed.py): the replay and its controls alone, for
 // a course page's <iframe>. The page data has the first chunk of events and names the rest
-// (event-chunks.js); ?theme=, ?autoplay and &speed= as standalone.js reads them.
+// (replay/event-chunks.js); ?theme=, ?autoplay and &speed= as replay/standalone.js reads them.
 //
 // Exports `replay` {diagram, index, seq, playing, clock, go, play, pause} (the browser tests
 // read it).

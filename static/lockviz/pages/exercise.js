@@ -1,5 +1,5 @@
 // An exercise (templates/lockviz/exercise.html): a break's rows are the shared step row editor
-// (step-rows.js), added and removed here; the attempt's run streams into its diagram. Whether
+// (editor/step-rows.js), added and removed here; the attempt's run streams into its diagram. Whether
 // the attempt solved the exercise is the server's to say: its partial asks for itself until
 // the run's verdict decides it (htmx), and is asked again as soon as the run settles.
 //

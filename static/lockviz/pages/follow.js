@@ -5,7 +5,7 @@
 // brings the run's events, only up to the presenter's position ({type: "events", upto}: when
 // the presenter steps back, the events past `upto` are dropped); while a lesson's run still
 // plays live, nothing (the projector shows nothing of it either). A live run page is followed
-// on the run's own stream (/ws/runs/<id>/, runstream.js), as the presenter sees it. A late
+// on the run's own stream (/ws/runs/<id>/, run/runstream.js), as the presenter sees it. A late
 // joiner starts from the room's state at once. "Explore alone" opens a read-only replay of the
 // same run (which asks first, before the reveal); the replay page links back ("Rejoin the
 // class"). A revealed question folds away once the presenter moves on.
@@ -51,7 +51,7 @@ const poll = new ClassPoll(data.room);
 // the room's stream (a lesson, a replay).
 const streamed = (s) => s.view === "run" && s.at == null;
 
-// The page the presenter draws it on decides its sizes (drawing.js): a lesson, a replay, a fork
+// The page the presenter draws it on decides its sizes (run/drawing.js): a lesson, a replay, a fork
 // beside its original, or a run page (free play or not: follow.json says).
 const pageOf = (s) => (s.view === "run" && s.beside ? "lane" : s.view);
 

@@ -1,4 +1,4 @@
-// What if…? — the fork editor: the shared step row editor (step-rows.js) over the fork's rows.
+// What if…? — the fork editor: the shared step row editor (editor/step-rows.js) over the fork's rows.
 
 import { pageData } from "../page-data.js";
 import { startSite } from "../site.js";

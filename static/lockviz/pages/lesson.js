@@ -9,11 +9,11 @@
 //
 // Nothing tells the outcome before it has happened: a checkpoint's step is drawn and told by its
 // click and its question (data.hidden, from the narrator), its answer, explanation and narration
-// are not on the page until the learner answers (lesson-answers.js fetches them; so does a
+// are not on the page until the learner answers (lesson/answers.js fetches them; so does a
 // class's reveal, for a presenter), and the scenario's description and take-away appear only
 // after the last checkpoint is answered (or at the end, without one).
-// Progress is kept in this browser (progress.js): started when the telling begins, done at the end.
-// telling.js knows where each move goes; this module shows it. Without a run (before the lesson
+// Progress is kept in this browser (lesson/progress.js): started when the telling begins, done at the end.
+// lesson/telling.js knows where each move goes; this module shows it. Without a run (before the lesson
 // starts, or a lesson that cannot run) the page has only what every page has.
 //
 // Exports `walkthrough` {diagram, pos, events} while a run is told (the browser tests read it).
@@ -334,7 +334,7 @@ function startWalkthrough(data) {
   showLive();
   if (SETTLED.has(status)) begin();
   else waitForRun();
-  // For a presenter's room (showing.js): the lesson at its current event.
+  // For a presenter's room (room/showing.js): the lesson at its current event.
   const slug = location.pathname.split("/").filter(Boolean)[1];
   tell({
     // Until the telling begins the class sees nothing of the run (at 0), as the projector.

@@ -1,5 +1,5 @@
 // The course index (templates/lockviz/lessons.html): how far this learner has come in each
-// lesson and module (progress.js: this browser's, and the server's in the page's data).
+// lesson and module (lesson/progress.js: this browser's, and the server's in the page's data).
 
 import { pageData } from "../page-data.js";
 import { showIndex } from "../lesson/progress.js";

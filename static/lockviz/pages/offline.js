@@ -1,5 +1,5 @@
 // The one-file replay (lockviz/runs/webpage.py, "Download as a web page"): the replay of a run
-// whose events are in the file itself (inline-events.js), played from disk with no request.
+// whose events are in the file itself (replay/inline-events.js), played from disk with no request.
 // This module and every module it imports are inlined into the file as one (lockviz/edge/bundle.py):
 // nothing here may fetch, open a socket or name a URL.
 

@@ -1,7 +1,7 @@
 // The free-play page (templates/lockviz/play.html): before a session, its setup form (Redlock
 // cannot fence: the fencing box follows the backend chosen; only the chosen backend's variants
 // are shown); during one, the session's live
-// diagram beside its fault panels (fault-controls.js), each lifeline header taking you to its
+// diagram beside its fault panels (run/fault-controls.js), each lifeline header taking you to its
 // panel, and the page following the latest moment unless told not to.
 //
 // Exports `session` {diagram} while a session is shown (the browser tests read it).

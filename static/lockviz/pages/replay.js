@@ -1,8 +1,8 @@
-// The replay page: a stored run's replay (replay-view.js) with the site around it — the
+// The replay page: a stored run's replay (replay/view.js) with the site around it — the
 // presenter view and the room bar (site.js), the SVG and PNG exports, the embed's snippet
-// (embed-snippet.js), and what the page shows
-// for a presenter's room (showing.js). The page data (#page-data) has the first chunk of events
-// and names the rest (event-chunks.js).
+// (replay/embed-snippet.js), and what the page shows
+// for a presenter's room (room/showing.js). The page data (#page-data) has the first chunk of events
+// and names the rest (replay/event-chunks.js).
 //
 // Exports `replay` {diagram, index, seq, playing, clock, go, play, pause} (the browser tests
 // read it).

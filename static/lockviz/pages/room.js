@@ -1,6 +1,6 @@
 // A room's page (templates/lockviz/room.html), for its presenter: what every page does
 // (site.js: the room bar's stream, the tally), and the class's progress, live
-// (class-progress.js).
+// (room/class-progress.js).
 //
 // Exports `room` {progress}: what this page built (the browser tests read it).
 

@@ -1,7 +1,7 @@
 // The run page (templates/lockviz/run.html): stream the run's events over the WebSocket into the
-// sequence diagram, through runstream.js (reconnects, gaps and resumes: nothing lost, nothing
+// sequence diagram, through run/runstream.js (reconnects, gaps and resumes: nothing lost, nothing
 // twice). In the presenter view the diagram takes the page's width at a size a room can read,
-// and follows the latest moment while the run streams (presenter.js). The browser that started
+// and follows the latest moment while the run streams (room/presenter.js). The browser that started
 // a live run gets the fault menus, opened from the lifeline headers while the run is running.
 //
 // Exports `run` {diagram, stream, lastSeq}: what this page built (the browser tests read it).

@@ -1,5 +1,5 @@
 // A stored run on the replay's time line (pages/replay.js): the cursor is an index into the
-// events, the clock a run time. Pure: events in, indices out (tests/js/replay-timeline.test.mjs).
+// events, the clock a run time. Pure: events in, indices out (tests/js/pages.test.mjs).
 //
 // t_ms is stamped where each event happened, so seq order and time order can differ by a
 // fraction of a millisecond; the replay clock uses the latest time reached so far (`reach`).

@@ -9,7 +9,7 @@
 // Playing moves a clock in proportion to the run's own time, scaled by the speed; the cursor
 // follows the clock. The story's items are the script's steps, numbered as everywhere.
 // The URL fragment #seq=N names the cursor, so a link opens the replay at that moment.
-// replay-timeline.js knows the run's time line; this module moves the cursor and shows it.
+// replay/timeline.js knows the run's time line; this module moves the cursor and shows it.
 
 import { elements } from "../dom.js";
 import { LockDiagram } from "../diagram/diagram.js";

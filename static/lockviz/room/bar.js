@@ -4,7 +4,7 @@
 // a run, a lesson at its current event, a replay at its position — so the class follows, at
 // most a few times a second and only when it changed; offer "Ask the class" at a lesson's
 // checkpoint; show who is present and the live tally, and Reveal. On the room's own page, the
-// "Ask the class" form too. What the page shows is what its entry module tells showing.js: the
+// "Ask the class" form too. What the page shows is what its entry module tells room/showing.js: the
 // pages need not know about rooms.
 //
 // After Reveal, the presenter's own screen (the projector) shows what the class sees: the

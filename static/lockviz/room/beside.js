@@ -1,6 +1,6 @@
 // A student's page in a room, when the presenter shows a fork beside its original (the compare
 // page): the original, whole, in a second diagram beside the one that follows the presenter,
-// drawn as the compare page draws its lane (drawing.js "lane": one time axis for both, the moment
+// drawn as the compare page draws its lane (run/drawing.js "lane": one time axis for both, the moment
 // they part marked across both), with its verdict in short under it (as a compare lane's: the
 // fork's is the page's own, under both). The original had ended before the
 // fork was made, so showing it whole tells nothing the projector does not.

@@ -1,6 +1,6 @@
 // The diagram a student's page draws for a run it follows: the one the presenter shows
-// (pages/follow.js) and a fork's original beside it (beside.js), drawn as the presenter's page
-// draws it (drawing.js), from the run's follow.json.
+// (pages/follow.js) and a fork's original beside it (room/beside.js), drawn as the presenter's page
+// draws it (run/drawing.js), from the run's follow.json.
 
 import { LockDiagram } from "../diagram/diagram.js";
 import { drawingOf } from "../run/drawing.js";

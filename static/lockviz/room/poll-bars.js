@@ -1,5 +1,5 @@
-// A poll's answers as bars, one per choice, drawn the same for the presenter (room.js) and the
-// class (follow-poll.js); the right one says so in words (✔ and the class "right", room.css).
+// A poll's answers as bars, one per choice, drawn the same for the presenter (room/bar.js) and the
+// class (room/poll.js); the right one says so in words (✔ and the class "right", room.css).
 
 // fillBars(ol, choices, counts, answer): the list `ol` holds one bar per choice, each as long as
 // its count against the most any choice has.

@@ -1,4 +1,4 @@
-// What this page shows, for a presenter's room: the room bar (room.js) tells the class, a few
+// What this page shows, for a presenter's room: the room bar (room/bar.js) tells the class, a few
 // times a second at most, what is on the presenter's screen. Each page's entry module says how to
 // read it (tell), so the room needs to know nothing about the pages.
 

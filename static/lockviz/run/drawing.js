@@ -1,12 +1,12 @@
 // How each kind of page draws a run: the diagram's sizes, in one place. A class's page
-// (follow-diagram.js) draws the run the presenter shows with the options the presenter's page
+// (room/followed.js) draws the run the presenter shows with the options the presenter's page
 // uses, so the same events give the same bars, bands and marks at the same moment (a fold, a
 // break in a quiet stretch, a label's short form all follow from these numbers).
 //
 // drawingOf(kind, run) → LockDiagram's options; `kind` is the page's ("run", "lesson",
 // "replay", "play", "lane"), `run` {scenario, nodes, durationMs}: durationMs is a
-// replay's (its events' end: replay-timeline.js) or a compare lane's (the longest lane's
-// schedule); the other pages take it from the scenario. Durations and scales: extent.js.
+// replay's (its events' end: replay/timeline.js) or a compare lane's (the longest lane's
+// schedule); the other pages take it from the scenario. Durations and scales: run/extent.js.
 
 import { durationOf, scaleFor } from "./extent.js";
 
@@ -29,7 +29,7 @@ const KINDS = {
       narrationWidth: 210,
     };
   },
-  // a replay (replay-view.js): the events' own end
+  // a replay (replay/view.js): the events' own end
   replay: (s, nodes, durationMs) => ({
     nodes: nodes.length ? nodes : undefined,
     durationMs,

@@ -150,7 +150,12 @@ def test_the_one_file_replays_script_is_one_module_node_can_read(tmp_path: Path)
     assert NODE is not None
     check = subprocess.run([NODE, "--check", str(tmp_path / "offline.mjs")], capture_output=True)
     assert check.returncode == 0, check.stderr
-    for module in ("replay-view.js", "diagram/diagram.js", "inline-events.js", "pages/offline.js"):
+    for module in (
+        "replay/view.js",
+        "diagram/diagram.js",
+        "replay/inline-events.js",
+        "pages/offline.js",
+    ):
         assert f"// ---- lockviz/{module}" in one
     # the replay page's site-wide modules (room bar, sockets, exports) stay out of the file
-    assert "lockviz/room.js" not in one and "lockviz/sockets.js" not in one
+    assert "lockviz/room/bar.js" not in one and "lockviz/sockets.js" not in one

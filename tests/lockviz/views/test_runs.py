@@ -151,7 +151,7 @@ def test_the_index_prefetches_every_asset_a_run_page_adds(client: Client) -> Non
 
     run_page, every_page = loads("lockviz/run.html"), loads("base.html")
     assert "lockviz/diagram/handlers/bars.js" in run_page - every_page  # imported, not named
-    assert "lockviz/presenter.js" in every_page
+    assert "lockviz/room/presenter.js" in every_page
     page = client.get("/").content.decode()
     prefetched = set(re.findall(r'<link rel="prefetch" href="([^"]+)">', page))
     preloaded = set(re.findall(r'<link rel="modulepreload" href="([^"]+)">', page))
