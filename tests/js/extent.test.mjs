@@ -8,7 +8,15 @@ import { readFileSync, readdirSync } from "node:fs";
 import { describe, it } from "node:test";
 
 import { drawingOf } from "../../static/lockviz/run/drawing.js";
-import { durationOf, isFinal, replayDurationMs, scaleFor, scheduleMs } from "../../static/lockviz/run/extent.js";
+import {
+  durationOf,
+  eventsDurationMs,
+  isFinal,
+  lanesDurationMs,
+  replayDurationMs,
+  scaleFor,
+  scheduleMs,
+} from "../../static/lockviz/run/extent.js";
 import { Timeline } from "../../static/lockviz/replay/timeline.js";
 
 const here = (path) => new URL(path, import.meta.url);
@@ -28,7 +36,7 @@ function modules(dir = STATIC, prefix = "") {
 // What defining each fact looks like in a module's text (comments aside).
 const DEFINES = {
   "a run's end": /["']run_finished["'][^;\n]*["']run_failed["']|["']run_failed["'][^;\n]*["']run_finished["']/,
-  "a schedule's duration": /\bat_ms\b[^;\n]*\bms\b|\+\s*800\b/,
+  "a schedule's duration": /\bat_ms\b[^;\n]*\bms\b|\+\s*(800|TAIL_MS|AFTER_LAST_MS)\b/,
   "the diagram's scale": /pxPerMs\s*[:=][^,;\n]*\/|\/\s*(durationMs|endMs)\b/,
 };
 const code = (text) => text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
@@ -47,6 +55,13 @@ describe("a run's extent has one owner", () => {
       assert.deepEqual(owners, [OWNER]);
     });
   }
+
+  // Each kind of page's sizes are chosen in run/drawing.js (one place, so the presenter's page
+  // and a class's page draw the same); the slide (run/export.js) fits its own box.
+  it("a page's scale is chosen in run/drawing.js, or for a slide in run/export.js", () => {
+    const choosers = all.filter(([, text]) => /\bscaleFor\(/.test(code(text))).map(([name]) => name);
+    assert.deepEqual(choosers.sort(), ["run/drawing.js", "run/export.js", OWNER].sort());
+  });
 });
 
 describe("a run's extent", () => {
@@ -69,6 +84,12 @@ describe("a run's extent", () => {
     const lesson = drawingOf("lesson", { scenario, nodes: scenario.nodes });
     assert.equal(run.durationMs, 3300); // its last step at 2,500 ms, and 800 ms after it
     assert.equal(lesson.durationMs, run.durationMs);
+  });
+
+  it("draws side-by-side runs on the longest one's schedule, and a slide to its last event", () => {
+    assert.equal(lanesDurationMs([{ duration_ms: 2500 }, { duration_ms: 4100 }, {}]), 4900);
+    assert.equal(eventsDurationMs([{ t_ms: 100 }, { t_ms: 2000 }, { t_ms: null }]), 2300);
+    assert.equal(eventsDurationMs([{ t_ms: 10 }]), 600);
   });
 
   it("gives a stored run its schedule, or its events' end when they went on longer", () => {

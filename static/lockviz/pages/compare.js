@@ -10,7 +10,7 @@
 
 import { LockDiagram } from "../diagram/diagram.js";
 import { drawingOf } from "../run/drawing.js";
-import { TAIL_MS } from "../run/extent.js";
+import { lanesDurationMs } from "../run/extent.js";
 import { Layout, MIN_TEXT_SCALE, columns, fitScale } from "../diagram/layout.js";
 import { pageData } from "../page-data.js";
 import { openStream } from "../run/runstream.js";
@@ -20,7 +20,7 @@ import { untilJudged } from "../run/verdict-fetch.js";
 
 startSite();
 const lanes = pageData().lanes || [];
-const durationMs = Math.max(...lanes.map((lane) => lane.duration_ms || 4000)) + TAIL_MS;
+const durationMs = lanesDurationMs(lanes);
 const container = document.getElementById("lanes");
 const hint = document.getElementById("lanes-hint");
 

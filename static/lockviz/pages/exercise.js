@@ -6,7 +6,7 @@
 // Exports `exercise` {diagram, stream, rows}: what this page built (the browser tests read it).
 
 import { LockDiagram } from "../diagram/diagram.js";
-import { durationOf, scaleFor } from "../run/extent.js";
+import { drawingOf } from "../run/drawing.js";
 import { pageData } from "../page-data.js";
 import { openStream, SETTLED } from "../run/runstream.js";
 import { startSite } from "../site.js";
@@ -51,17 +51,7 @@ let diagram = null;
 let stream = null;
 const svg = document.getElementById("diagram");
 if (svg && data.run && data.scenario) {
-  const durationMs = durationOf(data.scenario);
-  diagram = new LockDiagram(svg, {
-    clients: data.scenario.clients,
-    nodes: data.nodes,
-    storage: "storage",
-    backend: data.scenario.backend,
-    durationMs,
-    pxPerMs: scaleFor(700, durationMs, 0.1, 0.3),
-    columnWidth: 150,
-    narrationWidth: 190,
-  });
+  diagram = new LockDiagram(svg, drawingOf("exercise", { scenario: data.scenario, nodes: data.nodes }));
   const statusEl = document.getElementById("run-status");
   let lastSeq = 0;
   stream = openStream(data.ws, 0, {

@@ -52,6 +52,11 @@ const KINDS = {
       columnWidth: columns <= 5 ? 175 : columns <= 8 ? 150 : 130,
     };
   },
+  // an exercise's attempt (pages/exercise.js): its schedule, beside the exercise's own form
+  exercise: (s, nodes) => {
+    const durationMs = durationOf(s);
+    return { nodes, durationMs, pxPerMs: scaleFor(700, durationMs, 0.1, 0.3), columnWidth: 150, narrationWidth: 190 };
+  },
   // a lane of the compare page (pages/compare.js): every lane on the longest lane's time axis
   lane: (s, nodes, durationMs) => ({
     nodes: nodes.length ? nodes : undefined,

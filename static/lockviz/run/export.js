@@ -14,7 +14,7 @@
 
 import { LockDiagram } from "../diagram/diagram.js";
 import { SVG_NS, el } from "../diagram/svg.js";
-import { AFTER_LAST_MS, scaleFor } from "./extent.js";
+import { eventsDurationMs, scaleFor } from "./extent.js";
 import { pageData } from "../page-data.js";
 
 const SLIDE = { width: 1920, height: 1080, margin: 48 };
@@ -115,7 +115,7 @@ function fitted(source, box) {
   const svg = el("svg", { class: "lock-diagram", style: "--diagram-scale:1" }, holder);
   document.body.appendChild(holder);
   const events = source.events.slice();
-  const endMs = Math.max(300, ...events.map((e) => (Number.isFinite(e.t_ms) ? e.t_ms : 0))) + AFTER_LAST_MS;
+  const endMs = eventsDurationMs(events);
   const options = Object.assign({}, source.options, {
     fit: null,
     onHeader: null,

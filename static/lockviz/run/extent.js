@@ -3,7 +3,8 @@
 //   - How long its diagram is drawn: the schedule's length, where only a pause takes time (a
 //     clock jump's or a delay's ms are sizes, not durations, as the server's
 //     lockviz.scenarios.schema.Scenario.duration_ms says), plus TAIL_MS for what the last step
-//     sets off; a replay also reaches its events' real end (replayDurationMs).
+//     sets off; a replay also reaches its events' real end (replayDurationMs), side-by-side
+//     runs share the longest one's (lanesDurationMs), a slide its events' (eventsDurationMs).
 //   - Its scale: pixels per millisecond, to fit a run in about `px` within readable bounds.
 // tests/js/extent.test.mjs fails if another module defines any of them again.
 
@@ -30,6 +31,18 @@ export function scheduleMs(scenario) {
 /** How long a run's diagram is drawn from the start, from its scenario. */
 export function durationOf(scenario) {
   return scheduleMs(scenario || {}) + TAIL_MS;
+}
+
+/** Side-by-side runs' (the compare page's lanes): the longest schedule (each lane's
+ * `duration_ms`, the server's Scenario.duration_ms; 4,000 ms without one), and TAIL_MS. */
+export function lanesDurationMs(lanes) {
+  return Math.max(...lanes.map((lane) => lane.duration_ms || 4000)) + TAIL_MS;
+}
+
+/** Stored events', whatever their scenario (a slide of the diagram): to the last event, at
+ * least 300 ms in, and AFTER_LAST_MS. */
+export function eventsDurationMs(events) {
+  return Math.max(300, ...events.map((e) => num(e.t_ms))) + AFTER_LAST_MS;
 }
 
 /** A stored run's: its schedule, or its events' end (`endT`) when they went on longer. */
