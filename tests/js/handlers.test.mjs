@@ -2,6 +2,9 @@
 // is one the events' JSON Schema declares, reads only the fields its table says (and the schema
 // declares), and draws what the legend names. Runs are recorded runs as a page receives them
 // (fixtures/narrated-runs.json), drawn in a fake DOM (fakedom.mjs).
+//
+// Over ~300 lines (a test module's 400): every kind of event is checked here against the
+// schema, the legend and the recorded runs, as the handlers' table that declares them is one.
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";

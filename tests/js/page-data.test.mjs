@@ -1,10 +1,11 @@
 // The page's data as the entry modules read it (static/lockviz/page-data.js): the #page-data
-// element's JSON, or an empty object when the page has none or it does not parse.
+// element's JSON, or an empty object when the page has none or it does not parse; and the CSRF
+// token base.html hands htmx, which a script's own POST sends too.
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { pageData } from "../../static/lockviz/page-data.js";
+import { csrfToken, pageData } from "../../static/lockviz/page-data.js";
 
 const doc = (text) => ({
   getElementById: (id) => (id === "page-data" && text !== null ? { textContent: text } : null),
@@ -20,5 +21,18 @@ describe("the page's data", () => {
     assert.deepEqual(pageData(doc(null)), {});
     assert.deepEqual(pageData(doc("not json")), {});
     assert.deepEqual(pageData(doc("null")), {});
+  });
+});
+
+describe("the page's CSRF token", () => {
+  const withHeaders = (value) => ({ body: { getAttribute: (name) => (name === "hx-headers" ? value : null) } });
+
+  it("is the one base.html puts in the body's hx-headers", () => {
+    assert.equal(csrfToken(withHeaders('{"X-CSRFToken": "abc123"}')), "abc123");
+  });
+
+  it("is empty on a page without one", () => {
+    assert.equal(csrfToken(withHeaders(null)), "");
+    assert.equal(csrfToken(withHeaders("{}")), "");
   });
 });

@@ -2,6 +2,10 @@
 // (a button when the page acts on it), the time axis with its ticks, the "now" line, the breaks
 // of a long quiet stretch, the lines a page marks at a moment, and the svg's size, which grows
 // calmly as a run streams.
+//
+// Over ~300 lines: all that is drawn around the events reads the same layout and the same
+// extent, and its parts (the axis, the breaks, the marks, the lifelines) move together when the
+// svg grows (resize).
 
 import { el, secs, set, signedDuration } from "./svg.js";
 

@@ -4,10 +4,7 @@
 // poll on it is revealed): the page holds none before (lockviz/views/lessons.py:answer). Each
 // answer fetched is filled into the scenario's step, where the telling reads it.
 
-const csrf = () => {
-  const found = (document.body.getAttribute("hx-headers") || "").match(/"X-CSRFToken": "([^"]*)"/);
-  return found ? found[1] : "";
-};
+import { csrfToken } from "../page-data.js";
 
 export class Answers {
   /** `steps`: the scenario's (filled in as answers arrive); `url`: where to ask for one. */
@@ -53,7 +50,7 @@ export class Answers {
     form.append("step", String(index));
     if (given && given.choice) form.append("choice", given.choice);
     if (given && given.skipped) form.append("skipped", "1");
-    const headers = { "X-CSRFToken": csrf() };
+    const headers = { "X-CSRFToken": csrfToken() };
     return fetch(this.url, { method: "POST", body: form, headers }).then(async (r) => {
       if (!r.ok) throw new Error(await r.text());
       const got = await r.json();

@@ -6,12 +6,9 @@
 // browser's, with the server's in the page's data), the count per module, and a done lesson's
 // take-away, hidden before: it tells the lesson's outcome (showIndex).
 
-const KEY = "lockviz-lessons";
+import { csrfToken } from "../page-data.js";
 
-const csrf = () => {
-  const found = (document.body.getAttribute("hx-headers") || "").match(/"X-CSRFToken": "([^"]*)"/);
-  return found ? found[1] : "";
-};
+const KEY = "lockviz-lessons";
 
 /** This browser's progress, with `kept` (the server's: {slug: state}) where it says more. */
 export function get(kept = {}) {
@@ -32,7 +29,7 @@ export function mark(slug, state, url) {
   if (url) {
     const form = new FormData();
     form.append("state", state);
-    fetch(url, { method: "POST", body: form, headers: { "X-CSRFToken": csrf() } }).catch(() => {});
+    fetch(url, { method: "POST", body: form, headers: { "X-CSRFToken": csrfToken() } }).catch(() => {});
   }
   if (all[slug] === "done" && state !== "done") return; // done stays done
   all[slug] = state;

@@ -28,7 +28,6 @@ import { elements } from "../dom.js";
 startSite();
 wireZoom();
 const data = pageData();
-const $ = (id) => document.getElementById(id);
 const ui = elements({
   status: "follow-status",
   title: "follow-title",
@@ -261,7 +260,7 @@ function connect() {
 let ended = null;
 function end(why) {
   ended = why;
-  const said = $(why === "closed" ? "follow-ended" : "follow-removed");
+  const said = document.getElementById(why === "closed" ? "follow-ended" : "follow-removed");
   said.hidden = false;
   ui.status.textContent = said.querySelector("strong").textContent;
   poll.end();

@@ -17,6 +17,11 @@
 // starts, or a lesson that cannot run) the page has only what every page has.
 //
 // Exports `walkthrough` {diagram, pos, events} while a run is told (the browser tests read it).
+//
+// Over ~300 lines: the live run's line, the walkthrough's moves and what each move shows (the
+// diagram, the story panel, the checkpoint, the room's view of it) share one cursor and one
+// panel; the parts that stand alone are already beside it in lesson/ (answers, keys, the live
+// line, the question, the telling).
 
 import { LockDiagram } from "../diagram/diagram.js";
 import { drawnEvent, drawingOf } from "../run/drawing.js";

@@ -6,15 +6,13 @@
 
 import { isFinal, replayDurationMs } from "../run/extent.js";
 
-const num = (v) => (Number.isFinite(v) ? v : 0);
-
 export class Timeline {
   constructor(events, scenario) {
     this.events = events;
     this.n = events.length;
     this.reach = [];
     events.reduce((m, e) => {
-      const t = Math.max(m, num(e.t_ms));
+      const t = Math.max(m, Number.isFinite(e.t_ms) ? e.t_ms : 0);
       this.reach.push(t);
       return t;
     }, 0);

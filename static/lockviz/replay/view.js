@@ -10,6 +10,10 @@
 // follows the clock. The story's items are the script's steps, numbered as everywhere.
 // The URL fragment #seq=N names the cursor, so a link opens the replay at that moment.
 // replay/timeline.js knows the run's time line; this module moves the cursor and shows it.
+//
+// Over ~300 lines: the cursor and all that shows it (the diagram, the story, the steps, the
+// scrubber, the verdict, the link) move together; what stands alone is beside it in replay/
+// (the time line, the player, the keys).
 
 import { elements } from "../dom.js";
 import { LockDiagram } from "../diagram/diagram.js";

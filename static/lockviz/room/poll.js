@@ -6,8 +6,6 @@
 
 import { fillBars } from "./poll-bars.js";
 
-const $ = (id) => document.getElementById(id);
-
 /** Whether the presenter, at `state` (the page holding `events`), has moved on from revealed
  * poll `p`, revealed while they were at `from` (JSON of [run, at, view]). */
 export function movedOn(p, from, state, events) {
@@ -24,14 +22,14 @@ export class ClassPoll {
     this.room = room;
     this.poll = null;
     this.foldFrom = null; // where the presenter was when it was revealed
-    const box = $("follow-poll");
+    const box = document.getElementById("follow-poll");
     this.ui = {
       box,
       question: box.querySelector(".poll-question"),
       choices: box.querySelector(".choices"),
       note: box.querySelector(".poll-note"),
       reveal: box.querySelector(".poll-reveal"),
-      again: $("poll-again"),
+      again: document.getElementById("poll-again"),
       csrf: box.querySelector("#vote-form input[name=csrfmiddlewaretoken]"),
     };
     this.ui.again.addEventListener("click", () => this.fold(false));
