@@ -26,7 +26,7 @@ pytestmark = pytest.mark.browser
 STATIC = ROOT / "static" / "lockviz"  # run/runstream.js and the modules it imports, beside the page
 PAGE = """<!doctype html><meta charset="utf-8"><title>stream</title>
 <script type="module">
-  import { openStream } from "./runstream.js";
+  import { openStream } from "./run/runstream.js";
   window.got = []; window.done = null;
   const run = new URLSearchParams(location.search).get("run");
   openStream(`/ws/runs/${run}/`, 0, {
