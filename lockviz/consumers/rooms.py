@@ -1,18 +1,18 @@
 """A room's live stream: what the presenter shows, the current poll, and for the presenter the
 tally and who is present.
 
-Connect to ``/ws/rooms/<code>/``. The first message is the room as it is now
-(``{"type": "room", "state": {...}, "order": n, "poll": {...}|null, "presenter": bool}``), so a
-late joiner lands on the current moment at once; then ``{"type": "state", "state": {...},
-"order": n}`` whenever the presenter shows something else (never one older than a state this
-stream sent: lockviz.teaching.shown), ``{"type": "poll", ...}`` when a question is asked or revealed, and, to
-the presenter only, ``{"type": "tally", ...}`` and ``{"type": "present", ...}``. A member's
-page (lockviz.teaching.members: it joined) counts as present while it is connected. Nothing a
-client sends is understood: answers are POSTed (lockviz.views.rooms), so they go through the
-same checks as every form; a client that sends more than :data:`MAX_MESSAGE` bytes (closed with
-4009) or more than :data:`MAX_MESSAGES` messages in :data:`LISTEN_S` (4429) is cut off. Whatever
-ends a stream, what it held (its address's stream, its member's presence, its place in the
-audience, the gauge) is given back (lockviz.consumers.stream).
+Connect to ``/ws/rooms/<code>/``. The first message is the room as it is now (``{"type": "room",
+"state": {...}, "order": n, "poll": {...}|null, "presenter": bool}``), so a late joiner lands on
+the current moment at once; then ``{"type": "state", "state": {...}, "order": n}`` whenever the
+presenter shows something else (never one older than a state this stream sent:
+lockviz.teaching.shown), ``{"type": "poll", ...}`` when a question is asked or revealed, and, to
+the presenter only, ``{"type": "tally", ...}`` and ``{"type": "present", ...}``. A member's page
+(lockviz.teaching.members: it joined) counts as present while it is connected. Nothing a client
+sends is understood: answers are POSTed (lockviz.views.rooms), so they go through the same
+checks as every form; a client that sends more than :data:`MAX_MESSAGE` bytes (closed with 4009)
+or more than :data:`MAX_MESSAGES` messages in :data:`LISTEN_S` (4429) is cut off. Whatever ends
+a stream, what it held (its address's stream, its member's presence, its place in the audience,
+the gauge) is given back (lockviz.consumers.stream).
 
 A follower never runs ahead of the presenter: the events of a lesson or a replay the presenter
 walks through come on this stream, ``{"type": "events", "run": id, "upto": seq, "events":
