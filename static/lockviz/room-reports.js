@@ -33,10 +33,11 @@ export function orderClock(start, now = () => performance.now()) {
 
 /** `report(state)` tells the class what the page shows: by `post(body, timeout)` (a promise of
  * the response, rejected when it was given up), only when the state changed and at most once
- * every `every` ms (longer after a lost report, up to `most` ms). The answer's `order` and `now`
- * set the clock. An "older" answer (not saved) is not sent again, unless the room's newest order
- * is from before this report was sent by the server's own clock: then this page's clock was
- * behind (a page from the browser's cache), and the newest state goes again with a fresh order. */
+ * every `every` ms (longer after the newest report was lost, up to `most` ms). The answer's
+ * `order` and `now` set the clock. An "older" answer (not saved) is not sent again, unless the
+ * room's newest order is from before this report was sent, by the server's own clock: then this
+ * page's clock was behind (a page from the browser's cache), and the newest state goes again
+ * with a fresh order. */
 export function reporter(
   post,
   clock,
@@ -47,7 +48,9 @@ export function reporter(
   let last = -Infinity; // when it was sent (time())
   let wait = every;
   const again = (order) => {
-    if (order === newest) sent = ""; // a later report says more than this one would
+    if (order !== newest) return false; // a later report says more than this one would
+    sent = "";
+    return true;
   };
   return function report(state) {
     const t = time();
@@ -57,8 +60,7 @@ export function reporter(
     const order = clock.next();
     [sent, newest, last] = [text, order, t];
     const lost = () => {
-      wait = Math.min(most, wait * 2);
-      again(order);
+      if (again(order)) wait = Math.min(most, wait * 2);
     };
     post(JSON.stringify({ ...state, order }), timeout)
       .then(async (r) => {
