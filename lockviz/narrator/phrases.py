@@ -251,7 +251,8 @@ def suspected(e: kinds.Suspected) -> tuple[str, str]:
 def replicated(e: kinds.Replicated) -> tuple[str, str]:
     holder = e.holder
     return (
-        f"received {holder}'s lock key from its primary (after the primary had answered {holder})",
+        f"received {holder}'s lock key from its primary, which answered {holder} without waiting "
+        "for it (asynchronous replication)",
         f"has {holder}'s key",
     )
 
