@@ -54,10 +54,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from algorithms.events import Event
 from algorithms.lost_updates import LostUpdate, lost_updates
 from algorithms.writes import Write, WriteJudge
-
-Event = Mapping[str, Any]
 
 _BELIEF_ENDS = {"releasing", "released", "lost", "crashed"}
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from lockviz.lab.events import EventJson as Event
+from lockviz.lab.events import EventJson
 from lockviz.teaching.history import FOREVER, Finding, History, finding, ms
 
 ELECTION_HEARD_LATE_MS = 500  # a leader watcher's poll (0.1 s) and its three srvr asks (0.2 s)
@@ -180,7 +180,7 @@ def _same_token(h: History) -> Finding:
 # -- Replicas and failover (issue 35) --------------------------------------------------------
 
 
-def _promoted(h: History, after: float) -> Event | None:
+def _promoted(h: History, after: float) -> EventJson | None:
     """The first replica Sentinel promoted after ``after`` (its ``role`` event)."""
     return next(iter(h.of("role", after=after, role="primary")), None)
 
