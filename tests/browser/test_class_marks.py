@@ -18,7 +18,7 @@ import pytest
 from tests.browser.conftest import entry, separate
 from tests.browser.test_accessibility import violations
 from tests.browser.test_forks import to_moment
-from tests.browser.test_free_play import GRANTED_TO
+from tests.browser.test_free_play import GRANTED_TO, alice_holds
 from tests.browser.test_rooms import join, presenter_at, settled_at
 from tests.browser.test_walkthrough import jump_to_question
 from tests.conftest import ROOT, AppServer
@@ -204,14 +204,7 @@ def test_free_play_and_a_fork_beside_its_original_are_drawn_alike_for_every_stud
     session = "window.entry.session.diagram"
 
     # Free play, clicked by the teacher: the class follows each click live.
-    teacher.goto(app_server.url + "/play/")
-    teacher.get_by_label("lease in milliseconds").fill("1000")
-    teacher.get_by_role("button", name="Start a session on live servers").click()
-    teacher.wait_for_url("**/play/*/")
-    original = teacher.url.rstrip("/").rsplit("/", 1)[1]
-    alice, bob = teacher.locator("#faults-alice"), teacher.locator("#faults-bob")
-    alice.get_by_role("button", name="acquire", exact=True).click()
-    teacher.wait_for_function(GRANTED_TO, arg="alice", timeout=20_000)
+    original, alice, bob = alice_holds(teacher, app_server.url)
     alike_live(klass, session, FOLLOWER, "free play, alice holds the lock")
     alice.get_by_label("pause alice for how many seconds").fill("1.5")
     alice.get_by_role("button", name="pause").click()
