@@ -16,15 +16,13 @@ from algorithms.lock import Election, Leader
 from algorithms.redis_client import connect as redis_connect
 from algorithms.zookeeper_election import ZooKeeperElection
 from algorithms.zookeeper_lock import connect
-from lockviz.lab.labs import LocalLab, ServerSet
+from lockviz.lab.labs import ServerSet
+from tests.algorithms.servers import started
 
 pytestmark = pytest.mark.live
 
 
-@pytest.fixture(scope="module")
-def lab() -> Iterator[ServerSet]:
-    with LocalLab().servers(["zk-1", "storage"]) as servers:
-        yield servers
+lab = started("zk-1", "storage")
 
 
 @pytest.fixture

@@ -17,16 +17,14 @@ import pytest
 
 from algorithms.errors import NotHeld
 from algorithms.zookeeper_lock import ZooKeeperLock, connect
-from lockviz.lab.labs import LocalLab, ServerSet
+from lockviz.lab.labs import ServerSet
+from tests.algorithms.servers import started
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.live
 
 
-@pytest.fixture(scope="module")
-def zk() -> Iterator[ServerSet]:
-    with LocalLab().servers(["zk-1"]) as started:
-        yield started
+zk = started("zk-1")
 
 
 @pytest.fixture
