@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,14 +15,16 @@ from algorithms.etcd_gateway import Gateway
 from algorithms.fenced_storage import FencedStorage
 from algorithms.lock import Election, Leader
 from algorithms.redis_client import connect
-from lockviz.lab.labs import ServerSet
-from tests.algorithms.servers import started
+from lockviz.lab.labs import LocalLab, ServerSet
 from tests.algorithms.test_etcd_lock import Waiter, keys
 
 pytestmark = pytest.mark.live
 
 
-lab = started("etcd-1", "storage")
+@pytest.fixture(scope="module")
+def lab() -> Iterator[ServerSet]:
+    with LocalLab().servers(["etcd-1", "storage"]) as servers:
+        yield servers
 
 
 @pytest.fixture

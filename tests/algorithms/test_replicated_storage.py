@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -12,13 +13,15 @@ import pytest
 from algorithms.clock import SystemClock
 from algorithms.redis_client import connect
 from algorithms.replicated_storage import ReplicatedStorage, SetState, Stamped, merge
-from lockviz.lab.labs import ServerSet
-from tests.algorithms.servers import started
+from lockviz.lab.labs import LocalLab, ServerSet
 
 pytestmark = pytest.mark.live
 
 
-replicas = started("redis-1", "redis-2")
+@pytest.fixture(scope="module")
+def replicas() -> Iterator[ServerSet]:
+    with LocalLab().servers(["redis-1", "redis-2"]) as servers:
+        yield servers
 
 
 @pytest.fixture

@@ -16,13 +16,15 @@ from algorithms.lock import Election, Leader
 from algorithms.redis_client import connect as redis_connect
 from algorithms.zookeeper_election import ZooKeeperElection
 from algorithms.zookeeper_lock import connect
-from lockviz.lab.labs import ServerSet
-from tests.algorithms.servers import started
+from lockviz.lab.labs import LocalLab, ServerSet
 
 pytestmark = pytest.mark.live
 
 
-lab = started("zk-1", "storage")
+@pytest.fixture(scope="module")
+def lab() -> Iterator[ServerSet]:
+    with LocalLab().servers(["zk-1", "storage"]) as servers:
+        yield servers
 
 
 @pytest.fixture

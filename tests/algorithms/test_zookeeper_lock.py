@@ -17,14 +17,16 @@ import pytest
 
 from algorithms.errors import NotHeld
 from algorithms.zookeeper_lock import ZooKeeperLock, connect
-from lockviz.lab.labs import ServerSet
-from tests.algorithms.servers import started
+from lockviz.lab.labs import LocalLab, ServerSet
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.live
 
 
-zk = started("zk-1")
+@pytest.fixture(scope="module")
+def zk() -> Iterator[ServerSet]:
+    with LocalLab().servers(["zk-1"]) as started:
+        yield started
 
 
 @pytest.fixture
