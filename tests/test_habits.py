@@ -39,10 +39,10 @@ def test_every_module_past_300_lines_says_why_at_its_top() -> None:
     assert unexplained == [], "long modules without a reason at their top"
 
 
-# Issues 20 and 33: what a module handles is typed (a TypedDict, JsonObject, a model, a Protocol), not
-# ``Any``. Counted as ``grep -rhow Any lockviz --include=*.py | wc -l`` counts: every whole-word
-# ``Any`` in every line (imports, comments and docstrings too), so an alias or a spelling that
-# hides it does not lower the count by itself (the review looks for those).
+# Issues 20 and 33: what a module handles is typed (a TypedDict, JsonObject, a model, a
+# Protocol), not ``Any``. Counted as ``grep -rhow Any lockviz --include=*.py | wc -l`` counts:
+# every whole-word ``Any`` in every line (imports, comments and docstrings too), so an alias or
+# a spelling that hides it does not lower the count by itself (the review looks for those).
 MOST_ANY = 45
 WHOLE_ANY = re.compile(r"(?<![A-Za-z0-9_])Any(?![A-Za-z0-9_])")
 
