@@ -25,6 +25,7 @@ from tests.conftest import ROOT, AppServer
 
 pytestmark = [pytest.mark.live, pytest.mark.browser]
 
+VISIBLE = (Path(__file__).parent / "visible.js").read_text()
 MARKS = (Path(__file__).parent / "marks.js").read_text()
 OVERLAPS = (Path(__file__).parent / "overlaps.js").read_text()
 SIZES = {"teacher": (1280, 720), "laptop": (1366, 768), "phone": (390, 844), "screen": (1024, 768)}
@@ -39,6 +40,7 @@ def klass(browser: Any) -> Iterator[dict[str, Any]]:
     with separate(browser, SIZES) as pages:
         pages["teacher"].context.add_init_script("localStorage.setItem('lockviz-presenter', '1')")
         for page in pages.values():
+            page.context.add_init_script(VISIBLE)
             page.context.add_init_script(MARKS)
             page.context.add_init_script(OVERLAPS)
         yield pages
