@@ -4,10 +4,7 @@ elections, replicated storage."""
 from __future__ import annotations
 
 from lockviz.teaching.claims.registry import claim
-from lockviz.teaching.claims.shapes import (
-    granted_after_expiry,
-    write_is,
-)
+from lockviz.teaching.claims.shapes import granted_after_expiry, write_is
 from lockviz.teaching.history import Finding, History, finding, ms
 
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from lockviz.lab.events import EventJson
 from lockviz.teaching.claims.registry import claim
-from lockviz.teaching.claims.shapes import (
-    write_is,
-)
+from lockviz.teaching.claims.shapes import write_is
 from lockviz.teaching.history import Finding, History, finding, ms
 
 

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 from lockviz.teaching.claims.registry import claim
-from lockviz.teaching.claims.shapes import (
-    never_granted,
-    write_is,
-)
+from lockviz.teaching.claims.shapes import never_granted, write_is
 from lockviz.teaching.history import Finding, History, finding, ms
 
 

@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 from lockviz.teaching.claims.registry import claim
-from lockviz.teaching.claims.shapes import (
-    token_gap,
-    woken,
-    write_is,
-)
+from lockviz.teaching.claims.shapes import token_gap, woken, write_is
 from lockviz.teaching.history import FOREVER, Finding, History, finding, ms
 
 ELECTION_HEARD_LATE_MS = 500  # a leader watcher's poll (0.1 s) and its three srvr asks (0.2 s)
