@@ -22,13 +22,11 @@ import argparse
 import collections
 import json
 import os
-import platform
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
-from bench import ROOT
+from bench import ROOT, machine
 from bench.doc import write_section
 from lockviz.lab.engine import RunEngine
 from lockviz.lab.labs import LocalLab
@@ -135,8 +133,7 @@ def report(tallies: dict[str, Tally], runs: int, args: argparse.Namespace, took:
         f"{sum(t.inconclusive for t in tallies.values())} inconclusive and played again, "
         f"{agreed} checkpoint answers agreed with the run, **{against} contradicted**; "
         f"{unmet} judged runs missed their scenario's `expect`. {args.jobs} runs at a time on "
-        f"{os.cpu_count()} cores ({platform.machine()}, Python {platform.python_version()}), "
-        f"{took / 60:.1f} min, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC."
+        f"{machine.cores()}, {took / 60:.1f} min, {machine.now()}."
     )
     table = "\n".join(lines)
     print("\n" + table + "\n\n" + summary)

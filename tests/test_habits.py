@@ -140,11 +140,11 @@ def test_no_front_end_definition_is_written_in_two_modules() -> None:
     assert twice == {}, "written in two modules: import it from one instead"
 
 
-# Issue 20: what a module handles is typed (a TypedDict, JsonObject, a model, a Protocol), not
-# ``Any``. Counted as ``grep -rhow Any lockviz --include=*.py | wc -l`` counts: every whole-word
-# ``Any`` in every line (imports, comments and docstrings too), so an alias or a spelling that
-# hides it does not lower the count by itself (the review looks for those).
-MOST_ANY = 51
+# Issues 20 and 33: what a module handles is typed (a TypedDict, JsonObject, a model, a
+# Protocol), not ``Any``. Counted as ``grep -rhow Any lockviz --include=*.py | wc -l`` counts:
+# every whole-word ``Any`` in every line (imports, comments and docstrings too), so an alias or
+# a spelling that hides it does not lower the count by itself (the review looks for those).
+MOST_ANY = 45
 WHOLE_ANY = re.compile(r"(?<![A-Za-z0-9_])Any(?![A-Za-z0-9_])")
 
 
@@ -162,7 +162,7 @@ def test_any_is_counted_as_grep_counts_it() -> None:
     assert WHOLE_ANY.findall("Any, Any] AnyStr typing.Any _Any Any_ Anything Any") == ["Any"] * 4
 
 
-def test_lockviz_holds_at_most_51_whole_word_any() -> None:
+def test_lockviz_holds_at_most_45_whole_word_any() -> None:
     counts = any_counts()
     total = sum(counts.values())
     most = ", ".join(f"{path} {n}" for path, n in counts.most_common(5))

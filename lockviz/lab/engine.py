@@ -43,7 +43,7 @@ from lockviz.lab.backends import zookeeper
 from lockviz.lab.capacity import Meter
 from lockviz.lab.clients import Took
 from lockviz.lab.errors import LabError
-from lockviz.lab.events import Event, EventJson, Sink, VerdictJson
+from lockviz.lab.events import Event, EventJson, Sink
 from lockviz.lab.failovers import late_failover
 from lockviz.lab.labs import Lab, OnWait, ServerSet
 from lockviz.lab.limits import Limits, Watchdog
@@ -52,6 +52,7 @@ from lockviz.lab.roundtrips import RoundTrips, Slow
 from lockviz.lab.scheduler import TOLERANCE_MS, Late, Scheduler, Timeline
 from lockviz.lab.servers.base import ServerOptions
 from lockviz.lab.story import Crossing, Mark, Story
+from lockviz.lab.verdicts import VerdictJson
 from lockviz.scenarios.schema import Scenario, Step
 from lockviz.scenarios.verbs import DEFAULT_ACQUIRE_TIMEOUT_MS
 
