@@ -1,7 +1,7 @@
 """Do the lessons' answers hold on the servers, not only in the recording? Play every lesson's
 scenario live N times and check each checkpoint's answer against each run's events.
 
-Each checkpoint's answer is a claim on a run's events (lockviz/teaching/claims.py: "Bob is
+Each checkpoint's answer is a claim on a run's events (lockviz/teaching/claims/: "Bob is
 granted after the server expired Alice's lease", "the storage rejects the write"). This plays
 every lesson of the course ``--runs`` times on fresh servers (2 by default, a light load on a
 shared machine; ``--full`` for the 10 the course is held to), ``--jobs`` at a time, and counts
@@ -142,7 +142,7 @@ def report(tallies: dict[str, Tally], runs: int, args: argparse.Namespace, took:
     section = (
         f"{BEGIN}\n## Do the lessons' answers hold on every run?\n\n"
         "`bench/lessons.py` plays every lesson's scenario live and checks each checkpoint's "
-        "answer against the run's events (each answer's claim: lockviz/teaching/claims.py). "
+        "answer against the run's events (each answer's claim: lockviz/teaching/claims/). "
         "A run that could not keep its story is inconclusive: counted, played again, never "
         "counted as agreeing.\n\n"
         f"{table}\n\n{summary}\n\n"
