@@ -99,7 +99,7 @@ def test_a_checkpoint_stops_before_the_outcome_and_back_hides_it_again(
     assert rejected.count() == 0
     assert page.locator("#result").is_hidden()
     assert page.locator("#after").is_hidden()  # the outcome waits for the last answer
-    page.get_by_text("It rejects the write: it has already seen token 2").click()
+    page.get_by_text("It rejects the write: it has already seen the higher token 2").click()
     page.get_by_role("button", name="Check my answer").click()
     told_answer(page)
     assert page.locator("#after").is_visible()  # now it has happened: the take-away
