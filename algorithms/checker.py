@@ -54,10 +54,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from algorithms.events import Event
 from algorithms.lost_updates import LostUpdate, lost_updates
 from algorithms.writes import Write, WriteJudge
-
-Event = Mapping[str, Any]
 
 _BELIEF_ENDS = {"releasing", "released", "lost", "crashed"}
 
@@ -417,7 +416,7 @@ def clock_time(ms: int | None) -> str:
     return f"{seconds // 3600 % 24:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}.{millis:03d}"
 
 
-def compare(verdict: Mapping[str, Any], expect: Mapping[str, Any]) -> list[str]:
+def compare(verdict: Mapping[str, object], expect: Mapping[str, object]) -> list[str]:
     """Each way the verdict contradicts ``expect``, as sentences; empty when it matches, and
     when the run was inconclusive: a story that was not kept neither meets nor contradicts it."""
     if verdict.get("inconclusive"):

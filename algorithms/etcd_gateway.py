@@ -11,7 +11,7 @@ import base64
 import http.client
 import json
 import select
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from algorithms.errors import BackendUnavailable
@@ -76,7 +76,7 @@ class Gateway:
     def call(
         self,
         path: str,
-        body: dict[str, Any],
+        body: Mapping[str, object],
         timeout_ms: int | None = None,
         sent: Callable[[], object] | None = None,
     ) -> dict[str, Any]:

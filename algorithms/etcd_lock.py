@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 from algorithms.clock import Clock
@@ -281,7 +282,12 @@ class EtcdLock(LockBase):
     # -- the calls shared by the verbs --------------------------------------------------------
 
     def _call(
-        self, op: str, path: str, body: dict[str, Any], via: Gateway | None = None, **args: Any
+        self,
+        op: str,
+        path: str,
+        body: Mapping[str, object],
+        via: Gateway | None = None,
+        **args: object,
     ) -> tuple[int, dict[str, Any] | None]:
         """Make the request and report it (as it is on its way: its event is encoded while the
         member works on it); a failure is reported here and answers ``None``."""
@@ -350,7 +356,9 @@ class KeepAliveWhileWaiting:
         self._thread.join(timeout=self._interval_s + 2)
 
 
-def _enqueue_txn(name: str, key: str, owner_key: str, owner: str, lease_id: str) -> dict[str, Any]:
+def _enqueue_txn(
+    name: str, key: str, owner_key: str, owner: str, lease_id: str
+) -> dict[str, object]:
     """etcd's ``concurrency.Mutex`` first step, with the owner's name recorded in it.
 
     If our key does not exist yet: create it and the owner's key under our lease, then read the

@@ -25,7 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-Event = Mapping[str, Any]
+from algorithms.events import Event
+
 WriteId = tuple[str, int]  # a stamped write: (writer, stamp)
 
 

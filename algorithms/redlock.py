@@ -51,7 +51,6 @@ import random
 import secrets
 import select
 from collections.abc import Mapping
-from typing import Any
 
 from algorithms.clock import Clock
 from algorithms.errors import BackendUnavailable, NotHeld
@@ -234,7 +233,7 @@ class Redlock(LockBase):
         command = pack("EVAL", RELEASE_SCRIPT, 1, self.name, value)
         return self._round("release", command, "not ours any more")
 
-    def _round(self, op: str, command: bytes, refusal: str, **details: Any) -> list[str]:
+    def _round(self, op: str, command: bytes, refusal: str, **details: object) -> list[str]:
         """Send ``command`` to every node at once; the nodes whose reply was a yes.
 
         "OK" (SET) and 1 (the scripts) are yes. A node that is down, errs or does not answer

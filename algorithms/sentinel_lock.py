@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import secrets
 import select
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import redis
@@ -65,6 +65,10 @@ from algorithms.sequencer import Sequencer
 # Error replies that are answers, not bugs: the node is a replica now (after a failover it was
 # demoted), or it is a primary that has heard from too few replicas (min-replicas-to-write).
 REFUSALS = ("READONLY", "NOREPLICAS")
+
+# What a script call gives back: its reply, or (a ``str``) the words of a refusal or a failure,
+# already reported as the call's reply.
+_Answer = int | str | None
 
 
 def usable(state: Mapping[str, Any], min_other_sentinels: int = 0) -> bool:
@@ -246,7 +250,7 @@ class SentinelLock(LockBase):
 
     def _on_primary(
         self, op: str, script: str, grant: Grant, args: tuple[str | int, ...], ttl: int = 0
-    ) -> tuple[Any, str]:
+    ) -> tuple[_Answer, str]:
         """Run ``script`` on the node this client takes for the primary; if that node does not
         answer, or answers that it is a replica now, ask the Sentinels once and run it on the
         primary they name (each call reported: nothing is retried out of sight). The reply (or
@@ -259,7 +263,9 @@ class SentinelLock(LockBase):
                 node, answer = found, self._one(op, found, script, args, ttl)
         return answer, node
 
-    def _one(self, op: str, node: str, script: str, args: tuple[str | int, ...], ttl: int) -> Any:
+    def _one(
+        self, op: str, node: str, script: str, args: tuple[str | int, ...], ttl: int
+    ) -> _Answer:
         call = self._report.request(node, op, **({"ttl_ms": ttl} if ttl else {}))
         answer = self._script(node, call, op, script, self.name)(*args)
         if not isinstance(answer, str):
@@ -280,13 +286,15 @@ class SentinelLock(LockBase):
 
     # -- the calls ----------------------------------------------------------------------------
 
-    def _script(self, node: str, call: int, op: str, script: str, *keys: str) -> Any:
+    def _script(
+        self, node: str, call: int, op: str, script: str, *keys: str
+    ) -> Callable[..., _Answer]:
         """A script on ``node`` by its SHA1, as a function of its arguments. Its reply, or the
         words of a refusal or a failure (a ``str``), already reported as the call's reply; a
         node that failed, or answered that it is a replica now, is not asked again before the
         Sentinels are."""
 
-        def run(*args: str | int) -> Any:
+        def run(*args: str | int) -> _Answer:
             connection = _fresh(self.nodes[node])
             try:
                 reply = connection.call(pack("EVALSHA", _sha(script), len(keys), *keys, *args))

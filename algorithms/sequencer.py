@@ -79,7 +79,7 @@ class Sequencer:
     lease: str | None = None
     session: str | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, str | int]:
         return {k: v for k, v in asdict(self).items() if v is not None}
 
     @classmethod
@@ -114,7 +114,7 @@ class Check(Protocol):
     def close(self) -> None: ...
 
 
-def _ask(report: Reporter, node: str, sequencer: Sequencer, **args: Any) -> int:
+def _ask(report: Reporter, node: str, sequencer: Sequencer, **args: object) -> int:
     return report.request(node, "check", holder=sequencer.owner, **args)
 
 

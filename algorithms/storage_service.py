@@ -34,7 +34,7 @@ import json
 import socket
 import socketserver
 import threading
-from typing import Any
+from typing import Any, BinaryIO
 
 from algorithms.errors import BackendUnavailable
 from algorithms.events import EventSink, Reporter, discard
@@ -81,7 +81,7 @@ class StorageService:
                 return WriteResult(False, token, 0, read=read, reason=refusal)
             return self.storage.apply(value, token, read=read, key=key, writer=writer)
 
-    def _refusal(self, writer: str, data: Any) -> str:
+    def _refusal(self, writer: str, data: object) -> str:
         """Why the write must be refused ('' when the lock service says its lock is current)."""
         if not isinstance(data, dict):
             return f"{writer or 'the writer'} has no sequencer: it was never granted the lock"
@@ -171,7 +171,7 @@ class ServiceStorage:
         self.timeout_s = timeout_ms / 1000
         self._report = Reporter(on_event)
         self._sock: socket.socket | None = None
-        self._file: Any = None
+        self._file: BinaryIO | None = None
         self._first = b""  # what goes out before the next request: a new connection's auth
 
     def prepare(self) -> None:
@@ -242,7 +242,7 @@ class ServiceStorage:
         """One request and its reply within the timeout; a failed call drops the connection,
         so a late reply is never read as the answer to the next request."""
         self._connect()
-        assert self._sock is not None
+        assert self._sock is not None and self._file is not None
         try:
             first, self._first = self._first, b""
             self._sock.sendall(first + json.dumps(request).encode() + b"\n")

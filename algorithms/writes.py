@@ -17,11 +17,9 @@ Pure: no I/O, no clock; events in, :class:`Write` values out.
 from __future__ import annotations
 
 from bisect import bisect_right, insort
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-Event = Mapping[str, Any]
+from algorithms.events import Event
 
 
 @dataclass(frozen=True)

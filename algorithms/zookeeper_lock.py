@@ -118,7 +118,7 @@ class _Request(NamedTuple):
 
     op: str
     start: Callable[[], Any]
-    args: dict[str, Any]
+    args: dict[str, object]
 
 
 class _Pending(NamedTuple):
@@ -449,7 +449,7 @@ class ZooKeeperLock(LockBase):
         op: str,
         start: Callable[[], Any],
         describe: Callable[[Any], dict[str, Any]],
-        **args: Any,
+        **args: object,
     ) -> Any:
         """One ZooKeeper call as a request/reply pair, answered within the call timeout."""
         return self._finish(self._start(_Request(op, start, args))[0], describe)

@@ -52,15 +52,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import platform
 import statistics
 import tempfile
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
-from bench import ROOT
+from bench import ROOT, machine
 from bench.app import App as Serve
 from bench.browser import Browser
 from bench.doc import write_section
@@ -576,10 +574,7 @@ def main() -> None:
     ]
     tables = [t for t in tables if t]
     settings = ", ".join(f"{k}={v}" for k, v in sorted(env.items()))
-    summary = (
-        f"{os.cpu_count()} cores ({platform.machine()}, Python {platform.python_version()}); "
-        f"app settings: {settings}; {datetime.now(UTC):%Y-%m-%d %H:%M} UTC."
-    )
+    summary = f"{machine.cores()}; app settings: {settings}; {machine.now()}."
     print("\n" + "\n\n".join(tables) + "\n\n" + summary)
     if args.doc:
         write_doc(tables, summary)

@@ -49,7 +49,6 @@ import asyncio
 import gc
 import json
 import os
-import platform
 import signal
 import subprocess
 import sys
@@ -58,10 +57,9 @@ import threading
 import time
 import urllib.request
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
-from bench import ROOT
+from bench import ROOT, machine
 from bench.app import App as Serve
 from bench.browser import Browser
 from bench.doc import write_section
@@ -242,19 +240,46 @@ class Counting(Viewer):
         return False
 
 
-async def viewers_main(
-    urls: list[str],
-    count: int,
-    heal: bool,
-    timeout_s: float,
-    spread_s: float = 0,
-    at_once: bool = False,
-    cookie: str = "",
-) -> None:
-    """Connect ``count`` viewers (spread evenly over ``spread_s``, 100 at a time; 50 when all
-    before the run; all of them in one moment ``at_once``, with a student's ``cookie``), say
-    "ready", wait for the run to end, print the statistics."""
-    viewers = [Counting(heal) for _ in range(count)]
+@dataclass(frozen=True)
+class Crowd:
+    """The viewers one measurement connects, as the measuring process asks the viewers' process
+    for them: ``count`` viewers over ``urls`` (spread evenly over ``spread_s``; all of them in one
+    moment ``at_once``, with a student's ``cookie``), each given up after ``timeout_s``."""
+
+    urls: list[str]
+    count: int
+    heal: bool
+    timeout_s: float
+    spread_s: float = 0
+    at_once: bool = False
+    cookie: str = ""
+
+    def argv(self) -> list[str]:
+        """The viewers' process's arguments (read back by :meth:`from_args`)."""
+        args = ["--child-viewers", ",".join(self.urls), "--viewers", str(self.count)]
+        args += ["--timeout", str(self.timeout_s), "--spread", str(self.spread_s)]
+        args += ([] if self.heal else ["--no-heal"]) + (["--at-once"] if self.at_once else [])
+        return args + (["--cookie", self.cookie] if self.cookie else [])
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> Crowd:
+        return cls(
+            args.child_viewers.split(","),
+            int(args.viewers),
+            args.heal,
+            args.timeout,
+            args.spread,
+            args.at_once,
+            args.cookie,
+        )
+
+
+async def viewers_main(crowd: Crowd) -> None:
+    """Connect the crowd's viewers (100 at a time when spread; 50 when all before the run; all
+    at once when ``at_once``), say "ready", wait for the run to end, print the statistics."""
+    urls, count, timeout_s = crowd.urls, crowd.count, crowd.timeout_s
+    spread_s, at_once, cookie = crowd.spread_s, crowd.at_once, crowd.cookie
+    viewers = [Counting(crowd.heal) for _ in range(count)]
     connected = [asyncio.Event() for _ in viewers]
     gate = asyncio.Semaphore(count if at_once else 100 if spread_s else 50)
 
@@ -363,19 +388,8 @@ async def baseline_main(port: int, events_path: str) -> None:
 # -- one measurement --------------------------------------------------------------------------
 
 
-def spawn_viewers(
-    urls: list[str],
-    count: int,
-    heal: bool,
-    timeout_s: float,
-    spread_s: float = 0,
-    at_once: bool = False,
-    cookie: str = "",
-) -> Any:
-    args = [sys.executable, "-m", __spec__.name, "--child-viewers", ",".join(urls)]
-    args += ["--viewers", str(count), "--timeout", str(timeout_s), "--spread", str(spread_s)]
-    args += ([] if heal else ["--no-heal"]) + (["--at-once"] if at_once else [])
-    args += ["--cookie", cookie] if cookie else []
+def spawn_viewers(crowd: Crowd) -> Any:
+    args = [sys.executable, "-m", __spec__.name, *crowd.argv()]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True, cwd=ROOT)
     line = proc.stdout.readline() if proc.stdout else ""
     if not line:
@@ -415,7 +429,9 @@ def measure_app(
         student = Browser(app.urls[0])
         student.opener.open(f"{app.urls[0]}/runs/{run_id}/", timeout=60).read()
         cookie = student.cookie
-    viewers = spawn_viewers(ws_urls, n, heal, timeout_s, WAVE_S if wave else 0, at_once, cookie)
+    viewers = spawn_viewers(
+        Crowd(ws_urls, n, heal, timeout_s, WAVE_S if wave else 0, at_once, cookie)
+    )
     sampler = CpuSampler({"cpu": app.pids() + layer_pids, "viewers_cpu": [viewers.pid]})
     result = finish_viewers(viewers)
     result.update(sampler.percent(result["window_ns"]))
@@ -453,7 +469,7 @@ def measure_baseline(
         assert server.stdout
         server.stdout.readline()
     urls = [f"ws://127.0.0.1:{port}/" for port in ports]
-    viewers = spawn_viewers(urls, n, heal, timeout_s=300, at_once=at_once)
+    viewers = spawn_viewers(Crowd(urls, n, heal, timeout_s=300, at_once=at_once))
     sampler = CpuSampler({"cpu": [s.pid for s in servers], "viewers_cpu": [viewers.pid]})
     for server in servers:
         assert server.stdin
@@ -510,18 +526,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.child_viewers:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        urls = args.child_viewers.split(",")
-        asyncio.run(
-            viewers_main(
-                urls,
-                int(args.viewers),
-                args.heal,
-                args.timeout,
-                args.spread,
-                args.at_once,
-                args.cookie,
-            )
-        )
+        asyncio.run(viewers_main(Crowd.from_args(args)))
         return
     if args.child_baseline:
         asyncio.run(baseline_main(int(args.child_baseline[0]), args.child_baseline[1]))
@@ -534,8 +539,7 @@ def main() -> None:
     table = HEADER + "\n" + "\n".join(lines)
     summary = (
         f"{args.seconds:g} s of a live run at ~{args.rate:g} events/s per row; "
-        f"{os.cpu_count()} cores ({platform.machine()}, "
-        f"Python {platform.python_version()}); {datetime.now(UTC):%Y-%m-%d %H:%M} UTC."
+        f"{machine.cores()}; {machine.now()}."
     )
     print(table + "\n" + summary)
     if args.doc:

@@ -20,12 +20,10 @@ import argparse
 import collections
 import json
 import os
-import platform
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from datetime import UTC, datetime
 
-from bench import ROOT
+from bench import ROOT, machine
 from lockviz.lab.engine import RunEngine
 from lockviz.lab.labs import LocalLab
 from lockviz.scenarios.library import builtin
@@ -91,10 +89,8 @@ def main() -> None:
     total = sum(met.values())
     summary = (
         f"{total}/{len(jobs)} runs met their expectation, {sum(inconclusive.values())} were "
-        f"inconclusive; {args.jobs} runs at a time on "
-        f"{os.cpu_count()} cores ({platform.machine()}, Python {platform.python_version()}), "
-        f"{(time.monotonic() - started) / 60:.1f} min in all, "
-        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC."
+        f"inconclusive; {args.jobs} runs at a time on {machine.cores()}, "
+        f"{(time.monotonic() - started) / 60:.1f} min in all, {machine.now()}."
     )
     table = "\n".join(lines)
     print("\n" + table + "\n\n" + summary)

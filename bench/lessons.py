@@ -1,7 +1,7 @@
 """Do the lessons' answers hold on the servers, not only in the recording? Play every lesson's
 scenario live N times and check each checkpoint's answer against each run's events.
 
-Each checkpoint's answer is a claim on a run's events (lockviz/teaching/claims.py: "Bob is
+Each checkpoint's answer is a claim on a run's events (lockviz/teaching/claims/: "Bob is
 granted after the server expired Alice's lease", "the storage rejects the write"). This plays
 every lesson of the course ``--runs`` times on fresh servers (2 by default, a light load on a
 shared machine; ``--full`` for the 10 the course is held to), ``--jobs`` at a time, and counts
@@ -22,13 +22,11 @@ import argparse
 import collections
 import json
 import os
-import platform
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
-from bench import ROOT
+from bench import ROOT, machine
 from bench.doc import write_section
 from lockviz.lab.engine import RunEngine
 from lockviz.lab.labs import LocalLab
@@ -135,8 +133,7 @@ def report(tallies: dict[str, Tally], runs: int, args: argparse.Namespace, took:
         f"{sum(t.inconclusive for t in tallies.values())} inconclusive and played again, "
         f"{agreed} checkpoint answers agreed with the run, **{against} contradicted**; "
         f"{unmet} judged runs missed their scenario's `expect`. {args.jobs} runs at a time on "
-        f"{os.cpu_count()} cores ({platform.machine()}, Python {platform.python_version()}), "
-        f"{took / 60:.1f} min, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC."
+        f"{machine.cores()}, {took / 60:.1f} min, {machine.now()}."
     )
     table = "\n".join(lines)
     print("\n" + table + "\n\n" + summary)
@@ -145,7 +142,7 @@ def report(tallies: dict[str, Tally], runs: int, args: argparse.Namespace, took:
     section = (
         f"{BEGIN}\n## Do the lessons' answers hold on every run?\n\n"
         "`bench/lessons.py` plays every lesson's scenario live and checks each checkpoint's "
-        "answer against the run's events (each answer's claim: lockviz/teaching/claims.py). "
+        "answer against the run's events (each answer's claim: lockviz/teaching/claims/). "
         "A run that could not keep its story is inconclusive: counted, played again, never "
         "counted as agreeing.\n\n"
         f"{table}\n\n{summary}\n\n"

@@ -23,18 +23,16 @@ import argparse
 import collections
 import json
 import os
-import platform
 import statistics
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from algorithms.clock import SystemClock
 from algorithms.events import discard, json_line
-from bench import ROOT
+from bench import ROOT, machine
 from bench.doc import write_section
 from lockviz.catalogue import BACKENDS as BACKENDS_CATALOGUE
 from lockviz.catalogue import SERVER_KINDS
@@ -457,8 +455,7 @@ def main() -> None:
             print(rows[-1], flush=True)
     summary = (
         f"{args.rounds} interleaved rounds × {args.per_round} acquire+release per client; "
-        f"{os.cpu_count()} cores ({platform.machine()}, Python {platform.python_version()}), "
-        f"benchmark on CPU 0 and servers on CPU 1; {datetime.now(UTC):%Y-%m-%d %H:%M} UTC."
+        f"{machine.cores()}, benchmark on CPU 0 and servers on CPU 1; {machine.now()}."
     )
     table = "\n".join([*rows, "", *notes])
     print("\n" + table + "\n" + summary)

@@ -1,11 +1,24 @@
-"""What the benchmarks read of the machine: CPU ticks from /proc, of processes and of all."""
+"""What the benchmarks read of the machine: CPU ticks from /proc, of processes and of all, and
+the words every table's summary gives the machine and the time it was measured."""
 
 from __future__ import annotations
 
 import os
+import platform
 import time
+from datetime import UTC, datetime
 
 TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cores() -> str:
+    """The machine as a summary names it: ``2 cores (x86_64, Python 3.11.2)``."""
+    return f"{os.cpu_count()} cores ({platform.machine()}, Python {platform.python_version()})"
+
+
+def now() -> str:
+    """When, as a summary says it: ``2026-11-29 12:00 UTC``."""
+    return f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC"
 
 
 def busy_ticks() -> int:

@@ -14,6 +14,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from django.contrib import admin
+from django.forms import BaseForm
+from django.http import HttpRequest
 
 from lockviz.models import GradeLink, Room, Run, SavedExercise, SavedRun, SavedScenario
 
@@ -58,7 +60,12 @@ class RunAdmin(RunAdminBase):
 @admin.register(Room)
 class RoomAdmin(RoomAdminBase):
     list_display = ("code", "presenter", "created", "closed")
-    readonly_fields = ("code", "presenter", "created", "state")
+    readonly_fields = ("code", "presenter", "created", "state", "state_order")
+
+    def save_model(self, request: HttpRequest, obj: Room, form: BaseForm, change: bool) -> None:
+        """Only the fields changed here: what the room shows is the presenter's, kept in order
+        (lockviz.teaching.shown); a whole save would write back the state the form was read with."""
+        obj.save(update_fields=form.changed_data if change else None)
 
 
 @admin.register(SavedExercise)

@@ -118,30 +118,29 @@ class NotLive(Refusal):
 
 
 class NotAdmitted(Refusal):
-    """A run the lab will not take now; ``retry_after_s`` when trying later will help."""
+    """A run the lab will not take now; ``retry_after_s`` when trying later will help (by
+    default its kind's ``wait_s``)."""
 
     status = 503
-    retry_after_s: int | None = None
+    wait_s: int | None = None
+
+    def __init__(self, problems: list[str] | str, retry_after_s: int | None = None) -> None:
+        super().__init__(problems)
+        self.retry_after_s = self.wait_s if retry_after_s is None else retry_after_s
 
 
 class TooMany(NotAdmitted):
     """This client has taken its share (lockviz.shares): try again after ``retry_after_s``."""
 
     status = 429
-
-    def __init__(self, problems: list[str] | str, retry_after_s: int = 30) -> None:
-        super().__init__(problems)
-        self.retry_after_s = retry_after_s
+    wait_s = 30
 
 
 class Busy(NotAdmitted):
     """The lab is full; try again after ``retry_after_s``."""
 
     status = 503
-
-    def __init__(self, problems: list[str] | str, retry_after_s: int = 60) -> None:
-        super().__init__(problems)
-        self.retry_after_s = retry_after_s
+    wait_s = 60
 
 
 class DatabaseBusy(NotAdmitted):
@@ -149,10 +148,7 @@ class DatabaseBusy(NotAdmitted):
     server restarting): try again after ``retry_after_s``. Counted apart from a full lab."""
 
     status = 503
-
-    def __init__(self, problems: list[str] | str, retry_after_s: int = 5) -> None:
-        super().__init__(problems)
-        self.retry_after_s = retry_after_s
+    wait_s = 5
 
 
 class LabError(Refusal):

@@ -237,8 +237,10 @@ class Room(models.Model):
     presenter = models.CharField(max_length=64)  # the presenter's browser (see views.browser)
     created = models.DateTimeField(auto_now_add=True)
     # What the presenter shows now (lockviz.teaching.rooms.State as JSON): every follower's
-    # page shows the same, and a late joiner starts from it.
+    # page shows the same, and a late joiner starts from it. ``state_order`` is the order key
+    # of the report it came from: an older report never replaces it (lockviz.teaching.shown).
     state = models.JSONField(default=dict)
+    state_order = models.BigIntegerField(default=0)
     # The presenter's control (lockviz.teaching.control): whether new students may join,
     # whether they give a name, when the room was closed, when its presenter was last there
     # (a room idle for LOCKVIZ_ROOM_IDLE_HOURS is gone), and the presenter key's hash.

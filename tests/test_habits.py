@@ -39,11 +39,11 @@ def test_every_module_past_300_lines_says_why_at_its_top() -> None:
     assert unexplained == [], "long modules without a reason at their top"
 
 
-# Issue 20: what a module handles is typed (a TypedDict, JsonObject, a model, a Protocol), not
-# ``Any``. Counted as ``grep -rhow Any lockviz --include=*.py | wc -l`` counts: every whole-word
-# ``Any`` in every line (imports, comments and docstrings too), so an alias or a spelling that
-# hides it does not lower the count by itself (the review looks for those).
-MOST_ANY = 51
+# Issues 20 and 33: what a module handles is typed (a TypedDict, JsonObject, a model, a
+# Protocol), not ``Any``. Counted as ``grep -rhow Any lockviz --include=*.py | wc -l`` counts:
+# every whole-word ``Any`` in every line (imports, comments and docstrings too), so an alias or
+# a spelling that hides it does not lower the count by itself (the review looks for those).
+MOST_ANY = 45
 WHOLE_ANY = re.compile(r"(?<![A-Za-z0-9_])Any(?![A-Za-z0-9_])")
 
 
@@ -61,7 +61,7 @@ def test_any_is_counted_as_grep_counts_it() -> None:
     assert WHOLE_ANY.findall("Any, Any] AnyStr typing.Any _Any Any_ Anything Any") == ["Any"] * 4
 
 
-def test_lockviz_holds_at_most_51_whole_word_any() -> None:
+def test_lockviz_holds_at_most_45_whole_word_any() -> None:
     counts = any_counts()
     total = sum(counts.values())
     most = ", ".join(f"{path} {n}" for path, n in counts.most_common(5))

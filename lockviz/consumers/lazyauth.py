@@ -10,8 +10,7 @@ a whole wave's in one), exactly as Channels would have read it.
 
 from __future__ import annotations
 
-from typing import Any
-
+from asgiref.typing import ASGIApplication
 from channels.auth import AuthMiddleware, get_user
 from channels.sessions import CookieMiddleware, SessionMiddleware
 from django.utils.functional import SimpleLazyObject
@@ -33,5 +32,5 @@ class LazyAuthMiddleware(AuthMiddleware):
         return None  # on first reading, in the consumer's own trip to the database
 
 
-def LazyAuthMiddlewareStack(inner: Any) -> Any:
+def LazyAuthMiddlewareStack(inner: ASGIApplication) -> CookieMiddleware:
     return CookieMiddleware(SessionMiddleware(LazyAuthMiddleware(inner)))

@@ -1,17 +1,18 @@
 """A room's live stream: what the presenter shows, the current poll, and for the presenter the
 tally and who is present.
 
-Connect to ``/ws/rooms/<code>/``. The first message is the room as it is now
-(``{"type": "room", "state": {...}, "poll": {...}|null, "presenter": bool}``), so a late joiner
-lands on the current moment at once; then ``{"type": "state", ...}`` whenever the presenter
-shows something else, ``{"type": "poll", ...}`` when a question is asked or revealed, and, to
-the presenter only, ``{"type": "tally", ...}`` and ``{"type": "present", ...}``. A member's
-page (lockviz.teaching.members: it joined) counts as present while it is connected. Nothing a
-client sends is understood: answers are POSTed (lockviz.views.rooms), so they go through the
-same checks as every form; a client that sends more than :data:`MAX_MESSAGE` bytes (closed with
-4009) or more than :data:`MAX_MESSAGES` messages in :data:`LISTEN_S` (4429) is cut off. Whatever
-ends a stream, what it held (its address's stream, its member's presence, its place in the
-audience, the gauge) is given back (lockviz.consumers.stream).
+Connect to ``/ws/rooms/<code>/``. The first message is the room as it is now (``{"type": "room",
+"state": {...}, "order": n, "poll": {...}|null, "presenter": bool}``), so a late joiner lands on
+the current moment at once; then ``{"type": "state", "state": {...}, "order": n}`` whenever the
+presenter shows something else (never one older than a state this stream sent:
+lockviz.teaching.shown), ``{"type": "poll", ...}`` when a question is asked or revealed, and, to
+the presenter only, ``{"type": "tally", ...}`` and ``{"type": "present", ...}``. A member's page
+(lockviz.teaching.members: it joined) counts as present while it is connected. Nothing a client
+sends is understood: answers are POSTed (lockviz.views.rooms), so they go through the same
+checks as every form; a client that sends more than :data:`MAX_MESSAGE` bytes (closed with 4009)
+or more than :data:`MAX_MESSAGES` messages in :data:`LISTEN_S` (4429) is cut off. Whatever ends
+a stream, what it held (its address's stream, its member's presence, its place in the audience,
+the gauge) is given back (lockviz.consumers.stream).
 
 A follower never runs ahead of the presenter: the events of a lesson or a replay the presenter
 walks through come on this stream, ``{"type": "events", "run": id, "upto": seq, "events":
@@ -36,6 +37,7 @@ import functools
 import json
 import time
 from collections import deque
+from collections.abc import Mapping
 
 from channels.db import database_sync_to_async
 
@@ -65,6 +67,8 @@ class RoomConsumer(Stream):
         self.heard: deque[float] = deque()  # when its last messages came (receive)
         self.shown_run: str | None = None  # the run whose events this follower has
         self.upto = 0  # ... up to this seq
+        self.order = -1  # the order of the last state sent (lockviz.teaching.shown), and it
+        self.state: object = None
         self.sending = asyncio.Lock()  # one catch-up at a time, in the order states came
         self.tasks: set[asyncio.Future[None]] = set()
         if not await self.take_share():  # one of its address's streams (lockviz.shares)
@@ -94,7 +98,7 @@ class RoomConsumer(Stream):
         for name in groups:
             await self.hold(functools.partial(self._leave, name))
             await audience().join(name, self)
-        first = await database_sync_to_async(self._now)()
+        first = self._latest(await database_sync_to_async(self._now)())
         await self.send(text_data=json.dumps(first))
         if not self.presenter:
             await self._events_to(first["state"])
@@ -152,6 +156,8 @@ class RoomConsumer(Stream):
                     await self.send(text_data=message["text"])
                     await self.close(code=FORBIDDEN)
                 return
+            if frame.get("type") == "state" and not self._newer(frame.get("order"), frame):
+                return  # two requests' broadcasts crossed: this one is older than one sent
             await self.send(text_data=message["text"])
             if frame.get("type") == "closed" and not self.presenter:
                 await self.close(code=GONE)
@@ -159,6 +165,20 @@ class RoomConsumer(Stream):
                 task = asyncio.ensure_future(self._events_to(frame["state"]))
                 self.tasks.add(task)
                 task.add_done_callback(self.tasks.discard)
+
+    def _newer(self, order: object, frame: Mapping[str, object]) -> bool:
+        """``frame``'s state, of this order, is newer than the last sent (and is now the last)."""
+        if not isinstance(order, int) or order <= self.order:
+            return False
+        self.order, self.state = order, frame.get("state")
+        return True
+
+    def _latest(self, now: dict[str, object]) -> dict[str, object]:
+        """The room as read, with a state no older than one this stream has sent already (a
+        newer state's frame may have come while the database was read)."""
+        if not self._newer(now["order"], now) and self.state is not None:
+            now.update(state=self.state, order=self.order)
+        return now
 
     async def _events_to(self, state: object) -> None:
         """Send this follower the events of the presenter's run up to their position."""
@@ -201,7 +221,7 @@ class RoomConsumer(Stream):
     async def resync(self) -> None:
         """Messages may have been lost (the layer's Redis was away): the room as it is now."""
         if self.room is not None:
-            now = await database_sync_to_async(self._now)()
+            now = self._latest(await database_sync_to_async(self._now)())
             await self.send(text_data=json.dumps(now))
             if not self.presenter:
                 await self._events_to(now["state"])
@@ -224,6 +244,7 @@ class RoomConsumer(Stream):
         now: dict[str, object] = {
             "type": "room",
             "state": self.room.state,
+            "order": self.room.state_order,
             "poll": rooms.public(poll, self.browser) if poll else None,
             "presenter": self.presenter,
         }

@@ -43,7 +43,7 @@ from lockviz.lab.backends import zookeeper
 from lockviz.lab.capacity import Meter
 from lockviz.lab.clients import Took
 from lockviz.lab.errors import LabError
-from lockviz.lab.events import Event, EventJson, Sink, VerdictJson
+from lockviz.lab.events import Event, EventJson, Sink
 from lockviz.lab.failovers import late_failover
 from lockviz.lab.labs import Lab, OnWait, ServerSet
 from lockviz.lab.limits import Limits, Watchdog
@@ -52,6 +52,7 @@ from lockviz.lab.roundtrips import RoundTrips, Slow
 from lockviz.lab.scheduler import TOLERANCE_MS, Late, Scheduler, Timeline
 from lockviz.lab.servers.base import ServerOptions
 from lockviz.lab.story import Crossing, Mark, Story
+from lockviz.lab.verdicts import VerdictJson
 from lockviz.scenarios.schema import Scenario, Step
 from lockviz.scenarios.verbs import DEFAULT_ACQUIRE_TIMEOUT_MS
 
@@ -132,6 +133,9 @@ class RunEngine:
         self._lock = threading.Lock()
         self._sealed = False  # its process tells of its end instead (seal)
         self._t0_ns = 0
+        # What a client told before the run's clock started (a ZooKeeper session connecting
+        # while the lab provisions): told at the start, after run_started, not at a raw time.
+        self._early: list[tuple[str, str, Mapping[str, object]]] = []
         self._last_click = time.monotonic()
         self.stage: Stage = UNPROVISIONED  # the run's lab once provisioned (and after)
 
@@ -148,23 +152,40 @@ class RunEngine:
                 # story at its end.
                 log.info("%s's %s came after the run's end: not kept", actor, kind)
                 return
+            if not self.events and kind not in ("run_started", "run_failed"):
+                # The story starts with run_started (or a failure before it): what a client told
+                # before it (a ZooKeeper session connecting while the lab provisions) is told at
+                # the start, right after it, never at a time from before the run's clock.
+                self._early.append((actor, kind, dict(details)))
+                return
             t = time.monotonic_ns() if t_ns is None else t_ns
-            event = events.parse(
-                {
-                    "seq": len(self.events) + 1,
-                    "t_ms": round((t - self._t0_ns) / 1e6, 1),
-                    "actor": actor,
-                    "kind": kind,
-                    **details,
-                }
-            )
-            self.events.append(event)
-            slow = self.roundtrips.see(event) if self.roundtrips is not None else None
-            lost = self._story_lost_to(slow) if slow is not None else None  # before the reply
-            self.story.see(event)
-            self.sink(event)
+            lost = self._keep(actor, kind, details, t)
+            if kind == "run_started":
+                early, self._early = self._early, []
+                for told in early:
+                    lost = self._keep(*told, t) or lost
         if lost is not None:
             self.record("lab", "schedule_shifted", lost)
+
+    def _keep(
+        self, actor: str, kind: str, details: Mapping[str, object], t_ns: int
+    ) -> dict[str, object] | None:
+        """One event kept and handed on (under the lock); the shift it shows, if any."""
+        event = events.parse(
+            {
+                "seq": len(self.events) + 1,
+                "t_ms": round((t_ns - self._t0_ns) / 1e6, 1),
+                "actor": actor,
+                "kind": kind,
+                **details,
+            }
+        )
+        self.events.append(event)
+        slow = self.roundtrips.see(event) if self.roundtrips is not None else None
+        lost = self._story_lost_to(slow) if slow is not None else None  # before the reply
+        self.story.see(event)
+        self.sink(event)
+        return lost
 
     def _story_lost_to(self, slow: Slow) -> dict[str, object] | None:
         """Whether a reply that came late carried the command's effect across a point of the

@@ -34,92 +34,22 @@ from pydantic import (
     ValidationError,
     WithJsonSchema,
 )
-from typing_extensions import TypedDict  # pydantic takes typing's only from Python 3.12
 
-from lockviz.jsontypes import JsonObject, JsonValue
+from lockviz.jsontypes import JsonObject, JsonValue, Number, StrictDict
+from lockviz.lab.verdicts import VerdictJson
 
-# A number as JSON has it: an int stays an int, a float a float (the words print them as sent).
-Number = Annotated[int | float, WithJsonSchema({"type": "number"})]
 Key = Annotated[str | int, WithJsonSchema({"type": ["string", "integer"]})]
 
 EventJson = JsonObject  # an event as JSON: what the store keeps, the stream carries, an export has
 
 
-class _Strict(TypedDict):
-    """A TypedDict pydantic checks as strictly as the events themselves."""
-
-    __pydantic_config__ = ConfigDict(extra="forbid", strict=True)  # type: ignore[misc]
-
-
-class OverlapJson(_Strict):
-    clients: list[str]
-    start_ms: Number
-    end_ms: Number
-
-
-class WriteJson(_Strict):
-    seq: int
-    client: str
-    token: int | None
-    value: str | None
-    accepted: bool
-    stale: bool
-    superseded_by: str | None
-
-
-class HolderJson(_Strict):
-    client: str
-    start_ms: Number
-    end_ms: Number
-    token: int | None
-
-
-class LostJson(_Strict):
-    """A lost update (:class:`algorithms.lost_updates.LostUpdate`)."""
-
-    seq: int
-    client: str
-    value: str | None
-    by: str | None
-    by_value: str | None
-    why: str
-    stamp: int | None
-    by_stamp: int | None
-
-
-class StampedJson(_Strict):
+class StampedJson(StrictDict):
     """A stamped write of a last-write-wins register: who wrote what, stamped when by its own
     clock (ms since the epoch)."""
 
     writer: str
     value: str
     stamp: int
-
-
-class _Judged(_Strict):
-    """What every verdict has."""
-
-    mutual_exclusion: str
-    overlaps: list[OverlapJson]
-    stale_writes_accepted: int
-    stale_writes_rejected: int
-    data_corrupted: bool
-    writes: list[WriteJson]
-    holders: list[HolderJson]
-
-
-class VerdictJson(_Judged, total=False):
-    """The checker's verdict (:class:`algorithms.checker.Verdict`) as ``run_finished`` has it;
-    runs recorded before a field was added lack it."""
-
-    acquire_failures: int
-    liveness: str
-    stuck_clients: list[str]
-    wakeups: int
-    inconclusive: str
-    lost_updates: int
-    lost: list[LostJson]
-    summary: str
 
 
 class BaseEvent(BaseModel):

@@ -83,8 +83,14 @@ class ServerSet:
         return {address: name for name, address in found.items() if address is not None}
 
     def roles(self) -> dict[str, str]:
-        """Each server's part in its group as it says now (servers of no group left out)."""
-        found = {name: server.role() for name, server in self.servers.items()}
+        """Each server's part in its group as it says now (servers of no group left out): all
+        asked at once, as a ZooKeeper ensemble's ``srvr`` answers are waited for before t0."""
+        found: dict[str, str | None] = dict.fromkeys(self.servers)  # in the servers' order
+
+        def ask(name: str, server: Server) -> None:
+            found[name] = server.role()
+
+        each_at_once(functools.partial(ask, *each) for each in self.servers.items())
         return {name: role for name, role in found.items() if role is not None}
 
     def passwords(self) -> dict[str, str]:

@@ -16,6 +16,7 @@ make), so a request delivered twice is run at most once.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,7 +113,7 @@ def _read(client: redis.Redis, consumer: str, stream: str, block_ms: int | None)
     return None
 
 
-def _request(stream: str, entry: bytes | str, fields: dict[Any, Any]) -> Request:
+def _request(stream: str, entry: bytes | str, fields: Mapping[bytes | str, bytes | str]) -> Request:
     run_id = json.loads(fields.get(b"run") or fields.get("run") or b'""')
     return Request(stream, _text(entry), str(run_id), stream == FIRST)
 

@@ -34,7 +34,7 @@ def unsent(scope: Mapping[str, object]) -> int:
 
 # Twisted's transport and Daphne's server and protocol objects stay untyped here: neither library
 # ships types, and what is read of them is their private state, by getattr.
-def held(transport: Any) -> int:
+def held(transport: object) -> int:
     """What a Twisted TCP transport has buffered to write (abstract.FileDescriptor keeps it in
     ``dataBuffer`` past ``offset``, and ``_tempDataLen`` bytes not joined to it yet)."""
     buffered = getattr(transport, "dataBuffer", b"")

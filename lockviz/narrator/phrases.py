@@ -201,8 +201,8 @@ def role(e: kinds.Role) -> tuple[str, str]:
         return f"is the PRIMARY now{instead}{by}{epoch}", f"PRIMARY{epoch}"
     if part == "replica":
         return (
-            f"is a replica of {e.of} now: Sentinel reconfigured it, and it throws its own keys "
-            "away to copy its new primary's",
+            f"is a replica of {e.of} now: Sentinel reconfigured it, and it copies its new "
+            "primary's data: any key of its own that the new primary never had is gone",
             f"replica of {e.of}",
         )
     if part == "leader":
@@ -251,7 +251,8 @@ def suspected(e: kinds.Suspected) -> tuple[str, str]:
 def replicated(e: kinds.Replicated) -> tuple[str, str]:
     holder = e.holder
     return (
-        f"received {holder}'s lock key from its primary (after the primary had answered {holder})",
+        f"received {holder}'s lock key from its primary, which answered {holder} without waiting "
+        "for it (asynchronous replication)",
         f"has {holder}'s key",
     )
 

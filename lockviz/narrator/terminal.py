@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from lockviz.lab.events import EventJson, VerdictJson, lenient
+from lockviz.lab.events import EventJson, lenient
+from lockviz.lab.verdicts import VerdictJson
 from lockviz.narrator.telling import Narrator
 from lockviz.narrator.verdicts import headline
 

@@ -16,7 +16,7 @@ import textwrap
 from collections.abc import Iterable, Mapping
 
 from algorithms.checker import storage_kind
-from lockviz.lab.events import EventJson as Event
+from lockviz.lab.events import EventJson
 from lockviz.narrator import Narrator, Said, electing, headline
 
 _ENTITIES = {"#": "#35;", ";": "#59;", "%": "#37;", "<": "#lt;", ">": "#gt;"}
@@ -101,9 +101,9 @@ class _Participants:
         return ordered[0] if len(ordered) == 1 else f"{ordered[0]},{ordered[-1]}"
 
 
-def _discover(run: Mapping[str, object], events: list[Event]) -> _Participants:
+def _discover(run: Mapping[str, object], events: list[EventJson]) -> _Participants:
     people = _Participants()
-    started: Event = next((e for e in events if e.get("kind") == "run_started"), {})
+    started: EventJson = next((e for e in events if e.get("kind") == "run_started"), {})
     scenario = _object(run.get("scenario"))
     for name in _names(started.get("clients")) or _names(scenario.get("clients")):
         people.add(name, "client")
@@ -136,14 +136,14 @@ def _object(value: object) -> Mapping[str, object]:
     return value if isinstance(value, dict) else {}
 
 
-def _rejected(e: Event) -> bool:
+def _rejected(e: EventJson) -> bool:
     return e.get("kind") == "reply" and e.get("op") == "write" and e.get("accepted") is False
 
 
 def mermaid(run: Mapping[str, object]) -> str:
     """The run as a Mermaid ``sequenceDiagram`` (see the module docstring)."""
     listed = run.get("events")
-    events: list[Event] = (
+    events: list[EventJson] = (
         [e for e in listed or [] if isinstance(e, dict)] if isinstance(listed, list) else []
     )
     people = _discover(run, events)
@@ -160,7 +160,7 @@ def mermaid(run: Mapping[str, object]) -> str:
 
 
 def _body(
-    events: list[Event], people: _Participants, verdict: Mapping[str, object] | None
+    events: list[EventJson], people: _Participants, verdict: Mapping[str, object] | None
 ) -> Iterable[str]:
     body = _Body(events, people, verdict)
     for e in events:
@@ -178,7 +178,7 @@ class _Body:
     """The diagram's statements, event by event; blocks (rects, breaks) open and close in pairs."""
 
     def __init__(
-        self, events: list[Event], people: _Participants, verdict: Mapping[str, object] | None
+        self, events: list[EventJson], people: _Participants, verdict: Mapping[str, object] | None
     ) -> None:
         self.people = people
         self.every = people.span()
@@ -194,11 +194,11 @@ class _Body:
             for e in events
             if e.get("kind") == "reply" and (_rejected(e) or e.get("seq") in self.stale)
         }
-        self.held: dict[tuple[object, object], tuple[Event, str]] = {}  # (actor, call)
+        self.held: dict[tuple[object, object], tuple[EventJson, str]] = {}  # (actor, call)
         self.pause_open: str | None = None  # whose pause rect is open (rects must nest)
         self.narrator = Narrator()
 
-    def line(self, e: Event) -> Iterable[str]:
+    def line(self, e: EventJson) -> Iterable[str]:
         kind, when = e.get("kind"), secs(e.get("t_ms"))
         said = self.narrator.said(e)
         if kind == "request":
@@ -226,14 +226,14 @@ class _Body:
             yield "end"
             self.pause_open = None
 
-    def _request(self, e: Event, label: str) -> Iterable[str]:
+    def _request(self, e: EventJson, label: str) -> Iterable[str]:
         key = (e.get("actor"), e.get("call"))
         if key in self.grouped:
             self.held[key] = (e, label)
             return
         yield f"{self.people.id(e.get('actor'))}->>{self.people.id(e.get('to'))}: {text(label)}"
 
-    def _reply(self, e: Event, said: Said, when: str) -> Iterable[str]:
+    def _reply(self, e: EventJson, said: Said, when: str) -> Iterable[str]:
         found = self.held.pop((e.get("actor"), e.get("call")), None)
         me, server = self.people.id(e.get("actor")), self.people.id(e.get("from"))
         arrows = [f"{server}-->>{me}: {text(said.label or said.short or said.phrase)}"]
@@ -254,7 +254,7 @@ class _Body:
         else:
             yield from arrows
 
-    def _note(self, e: Event, note: str, when: str) -> Iterable[str]:
+    def _note(self, e: EventJson, note: str, when: str) -> Iterable[str]:
         kind, actor = e.get("kind"), e.get("actor")
         where = self.people.id(actor) if actor != "lab" else self.every
         if kind == "paused" and self.pause_open is None:

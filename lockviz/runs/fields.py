@@ -2,7 +2,7 @@
 
 What :mod:`lockviz.runs.imports` accepts in a run from outside is what the lab records: each
 event's fields and their types are read from its kind's model in :mod:`lockviz.lab.events`
-(:func:`details`), and a verdict's from :class:`~lockviz.lab.events.VerdictJson`
+(:func:`details`), and a verdict's from :class:`~lockviz.lab.verdicts.VerdictJson`
 (:func:`verdict`); nothing is listed twice. Only the bounds a file from outside must keep on
 the four fields of every event (:data:`REQUIRED`: a ``seq`` that fits the database, a time
 within ten minutes of the start, names of 1 to 40 characters) are written here.
@@ -23,7 +23,7 @@ from typing import Annotated, Literal, TypeGuard, Union, get_args, get_origin
 
 from typing_extensions import get_type_hints, is_typeddict
 
-from lockviz.lab import events
+from lockviz.lab import events, verdicts
 
 MAX_SEQ = 2**31 - 1
 MAX_T_MS = 600_000  # ten minutes: far beyond the longest run the lab allows
@@ -192,7 +192,7 @@ def _list_of(rule: Check) -> Check:
     return each
 
 
-verdict = _record(events.VerdictJson)
+verdict = _record(verdicts.VerdictJson)
 
 
 @functools.cache

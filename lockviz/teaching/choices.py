@@ -4,11 +4,14 @@ positions and are seldom the longest choice (:func:`problems`, held by
 order of their own (:func:`order`), the same on every visit.
 
 A test-wise learner picks the middle choice, or the longest, without reading the question. So
-across the course no position may hold more than :data:`MOST_AT_ONE_POSITION` of the answers,
-and the answer may be the one strictly longest choice in at most :data:`MOST_LONGEST` of the
-checkpoints. The order a learner sees is a stable shuffle keyed by the run's owner (the learner,
-or the presenter whose run a class follows: a room's poll carries the presenter's order, so every
-student sees one order and the presenter's page matches it), the lesson and the step.
+across the course no position may hold more than :data:`MOST_AT_ONE_POSITION` of the answers, and
+the answer may be the one strictly longest choice in at most :data:`MOST_LONGEST` of the
+checkpoints. Nor may a rule by length guess well the other way round ("never the longest: pick the
+one in between", which found 51 of 89 answers once the longest were cut back): the answer is the
+longest, the shortest or neither in at most :data:`MOST_BY_LENGTH` of the checkpoints each. The
+order a learner sees is a stable shuffle keyed by the run's owner (the learner, or the presenter
+whose run a class follows: a room's poll carries the presenter's order, so every student sees one
+order and the presenter's page matches it), the lesson and the step.
 """
 
 from __future__ import annotations
@@ -23,28 +26,46 @@ from lockviz.scenarios.schema import Ask
 
 MOST_AT_ONE_POSITION = 0.40
 MOST_LONGEST = 0.20
+MOST_BY_LENGTH = 0.45
+RANKS = {
+    "longest": "the strictly longest choice",
+    "shortest": "the strictly shortest choice",
+    "neither": "neither the longest nor the shortest choice",
+}
 
 
 @dataclass(frozen=True)
 class Bias:
-    """Where a set of checkpoints puts its answers: how many at each position (from 0), and how
-    many answers are the one strictly longest choice."""
+    """Where a set of checkpoints puts its answers: how many at each position (from 0), how
+    many answers are the one strictly longest choice, and how many are the longest, the shortest
+    or neither (``lengths``; a tie counts as neither)."""
 
     total: int
     positions: Mapping[int, int]
     longest: int
+    lengths: Mapping[str, int]
 
 
 def bias(asks: Iterable[Ask]) -> Bias:
     positions: Counter[int] = Counter()
-    longest = total = 0
+    ranks: Counter[str] = Counter()
+    total = 0
     for ask in asks:
         total += 1
         at = ask.choices.index(ask.answer)
         positions[at] += 1
-        lengths = [len(choice) for choice in ask.choices]
-        longest += lengths[at] == max(lengths) and lengths.count(max(lengths)) == 1
-    return Bias(total, dict(positions), longest)
+        ranks[_rank([len(choice) for choice in ask.choices], at)] += 1
+    return Bias(total, dict(positions), ranks["longest"], dict(ranks))
+
+
+def _rank(lengths: list[int], at: int) -> str:
+    """Whether choice ``at`` is the one strictly longest, the one strictly shortest, or neither."""
+    mine = lengths[at]
+    if lengths.count(mine) == 1 and mine == max(lengths):
+        return "longest"
+    if lengths.count(mine) == 1 and mine == min(lengths):
+        return "shortest"
+    return "neither"
 
 
 def problems(asks: Iterable[Ask]) -> list[str]:
@@ -63,6 +84,12 @@ def problems(asks: Iterable[Ask]) -> list[str]:
             f"the answer is the longest choice in {found.longest} of {found.total} checkpoints "
             f"({found.longest / found.total:.0%}; at most {MOST_LONGEST:.0%})"
         )
+    told += [
+        f"the answer is {RANKS[rank]} in {n} of {found.total} checkpoints "
+        f"({n / found.total:.0%}; at most {MOST_BY_LENGTH:.0%})"
+        for rank, n in sorted(found.lengths.items())
+        if n > MOST_BY_LENGTH * found.total
+    ]
     return told
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from algorithms.checker import Verdict, check
 from lockviz.jsontypes import JsonValue
-from lockviz.lab.events import EventJson as Event
+from lockviz.lab.events import EventJson
 
 FOREVER = float("inf")
 
@@ -26,7 +26,7 @@ def finding(agrees: bool, why: str) -> Finding:
     return Finding(bool(agrees), why)
 
 
-def ms(e: Event | None, default: float = FOREVER) -> float:
+def ms(e: EventJson | None, default: float = FOREVER) -> float:
     """An event's time (``default`` for no event)."""
     t = e.get("t_ms") if e is not None else None
     return float(t) if isinstance(t, int | float) else default
@@ -35,7 +35,7 @@ def ms(e: Event | None, default: float = FOREVER) -> float:
 class History:
     """One run's events, in the order the recorder received them."""
 
-    def __init__(self, events: Sequence[Event]) -> None:
+    def __init__(self, events: Sequence[EventJson]) -> None:
         self.events = list(events)
 
     def step(self, index: int) -> float:
@@ -49,7 +49,7 @@ class History:
         after: float = -FOREVER,
         before: float = FOREVER,
         **fields: JsonValue,
-    ) -> list[Event]:
+    ) -> list[EventJson]:
         """The events of ``kind`` (by ``actor``), between two times, with these fields."""
         return [
             e
@@ -60,25 +60,27 @@ class History:
             and all(e.get(k) == v for k, v in fields.items())
         ]
 
-    def first(self, kind: str, actor: str | None = None, **rest: JsonValue) -> Event | None:
+    def first(self, kind: str, actor: str | None = None, **rest: JsonValue) -> EventJson | None:
         found = self.of(kind, actor, **rest)  # type: ignore[arg-type]
         return found[0] if found else None
 
-    def granted(self, who: str, after: float = -FOREVER, before: float = FOREVER) -> Event | None:
+    def granted(
+        self, who: str, after: float = -FOREVER, before: float = FOREVER
+    ) -> EventJson | None:
         found = self.of("granted", who, after, before)
         return found[0] if found else None
 
     def replies(
         self, who: str, op: str, after: float = -FOREVER, before: float = FOREVER
-    ) -> list[Event]:
+    ) -> list[EventJson]:
         return [e for e in self.of("reply", who, after, before) if e.get("op") == op]
 
     def requests(
         self, who: str, op: str, after: float = -FOREVER, before: float = FOREVER
-    ) -> list[Event]:
+    ) -> list[EventJson]:
         return [e for e in self.of("request", who, after, before) if e.get("op") == op]
 
-    def wrote(self, index: int) -> Event | None:
+    def wrote(self, index: int) -> EventJson | None:
         """What the storage answered to step ``index``'s write (None: no answer): the reply to
         its client's first write request, after the step was dispatched, with the step's value
         (a client runs its steps in turn, so a write queued behind a slow one is sent later)."""
@@ -100,7 +102,7 @@ class History:
         """The checker's verdict on these events (a pure function of them)."""
         return check(self.events)
 
-    def stale(self, reply: Event | None) -> bool:
+    def stale(self, reply: EventJson | None) -> bool:
         """Whether the checker judges the write that ``reply`` answers stale."""
         seq = reply.get("seq") if reply is not None else None
         return any(w.seq == seq and w.stale for w in self.verdict().writes)

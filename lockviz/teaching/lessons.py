@@ -22,13 +22,17 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from lockviz.errors import ScenarioError
-from lockviz.models import Run
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import Scenario
 from lockviz.teaching.concepts import Met, Placed, Planned, builds_on
 from lockviz.teaching.syllabus import MODULES
+
+# A run is only read here: the tables need Django set up, and bench/lessons.py runs without it.
+if TYPE_CHECKING:
+    from lockviz.models import Run
 
 # Lessons that tell one story with several kinds of storage, linked side by side (each runs as
 # its own built-in, with its prediction): the fencing hole and its closers; lockless; and so on.

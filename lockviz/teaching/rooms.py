@@ -26,7 +26,7 @@ from lockviz.live import broadcast
 from lockviz.models import Member, Poll, Presence, Room, Run, Vote
 from lockviz.runs import recovery
 from lockviz.scenarios.library import builtin
-from lockviz.teaching import choices, control
+from lockviz.teaching import choices, control, shown
 
 VIEWS = ("idle", "run", "lesson", "replay")
 RUN_ID = re.compile(r"^[A-Za-z0-9_-]{1,16}$")
@@ -117,18 +117,18 @@ def open_room(presenter: str) -> Room:
     raise RuntimeError("could not find a free room code")
 
 
-def show(room: Room, state: State) -> None:
-    """The presenter shows ``state`` now: every follower's page follows. A run it names must
-    be one the presenter may see (lockviz.library.access): a private one is as if none."""
+def show(room: Room, state: State, order: int | None = None) -> shown.Shown:
+    """The presenter shows ``state`` now, unless the room holds a newer report than ``order``
+    (None: the server's own move: lockviz.teaching.shown); every follower's page follows. A run
+    it names must be one the presenter may see (lockviz.library.access): private is as none."""
     for field, run_id in (("run", state.run), ("beside", state.beside)):
         run = Run.objects.filter(pk=run_id).first() if run_id else None
         if run_id and (run is None or not access.may_see(room.presenter, run)):
             raise RoomRefused(f"{field}: there is no run {run_id!r}")
-    if room.state == asdict(state):
-        return
-    room.state = asdict(state)
-    room.save(update_fields=["state"])
-    broadcast.publish_frame(group(room), {"type": "state", "state": room.state})
+    now = shown.save(room, asdict(state), order)
+    if now.changed:  # with its order: a room's stream sends no state older than one it sent
+        broadcast.publish_frame(group(room), dict(type="state", state=room.state, order=now.order))
+    return now
 
 
 def join(room: Room, browser: str, name: str = "") -> Member:

@@ -6,7 +6,8 @@ static/lockviz/page-data.js. The common keys are named here and nowhere else:
 
 - ``run``, ``status``, ``ws``: the run the page shows, its status, its event stream's path;
 - ``room``, ``room_ws``: the room the page follows and its stream's path;
-- ``presenting``: ``{"room", "ws"}`` for the room this browser presents (the room bar), or null.
+- ``presenting``: ``{"room", "ws", "order"}`` for the room this browser presents (the room
+  bar), or null; ``order``: where this page's reports count on from (lockviz.teaching.shown).
 
 Anything else a page needs (its scenario, lifelines, events, lanes, verbs…) comes as extras.
 Stream paths come from lockviz.routing, never written by hand.
@@ -20,6 +21,7 @@ from django.http import HttpRequest
 
 from lockviz.models import Room, Run
 from lockviz.routing import room_stream, run_stream
+from lockviz.teaching import shown
 
 COMMON = ("run", "status", "ws", "room", "room_ws", "presenting")
 CODE_SHAPE = re.compile(r"[A-Z0-9]{3,8}")  # what a room code can look like, old or new
@@ -41,7 +43,7 @@ def page_data(
         data.update(room=room.code, room_ws=room_stream(room.code))
     code = presenting(request)
     if code is not None:
-        data["presenting"] = {"room": code, "ws": room_stream(code)}
+        data["presenting"] = {"room": code, "ws": room_stream(code), "order": shown.first(code)}
     return {**data, **extra}
 
 

@@ -25,7 +25,7 @@ from lockviz.jsontypes import JsonValue
 from lockviz.library import access
 from lockviz.models import Poll, Room, Run, Share
 from lockviz.shares import address_of, rates
-from lockviz.teaching import codes, control, following, members, rooms, sharing
+from lockviz.teaching import codes, control, following, members, rooms, sharing, shown
 from lockviz.teaching.lessons import course
 from lockviz.teaching.rooms import State
 from lockviz.views import HtmxHttpRequest, absolute, browser, withheld
@@ -176,10 +176,12 @@ def follow(request: HtmxHttpRequest, code: str) -> HttpResponse:
 @require_POST
 @_by_the_presenter("say what the class sees")
 def show(request: HtmxHttpRequest, room: Room) -> HttpResponse:
-    """The presenter's page says what it shows now (room.js, a few times a second at most)."""
+    """The presenter's page says what it shows now (room.js, a few times a second at most),
+    and the report's ``order``: an older report than the room's is answered, not saved
+    (lockviz.teaching.shown)."""
     control.seen(room)
-    rooms.show(room, State.read(_json(request)))
-    return HttpResponse(status=204)
+    data = _json(request)
+    return JsonResponse(rooms.show(room, State.read(data), shown.order_of(data)).answer())
 
 
 @require_POST

@@ -2,9 +2,10 @@
 //
 // On every page of a presenting browser (the room bar is there): say what this page shows —
 // a run, a lesson at its current event, a replay at its position — so the class follows, at
-// most a few times a second and only when it changed; offer "Ask the class" at a lesson's
-// checkpoint; show who is present and the live tally, and Reveal. On the room's own page, the
-// "Ask the class" form too. What the page shows is what its entry module tells showing.js: the
+// most a few times a second and only when it changed, each report with its place in the
+// presenter's order (room-reports.js: the server keeps the newest); offer "Ask the class" at a
+// lesson's checkpoint; show who is present and the live tally, and Reveal. On the room's own
+// page, the "Ask the class" form too. What the page shows is what its entry module tells showing.js: the
 // pages need not know about rooms.
 //
 // After Reveal, the presenter's own screen (the projector) shows what the class sees: the
@@ -17,6 +18,7 @@
 
 import { pageData } from "./page-data.js";
 import { fillBars } from "./poll-bars.js";
+import { orderClock, reporter } from "./room-reports.js";
 import { checkpoint as checkpointHere, revealed, showing } from "./showing.js";
 import { dataOf, socketUrl } from "./sockets.js";
 
@@ -27,26 +29,17 @@ export function startRoomBar() {
   if (!bar || started) return;
   started = true;
   const code = bar.dataset.room;
-  const stream = pageData().presenting; // {room, ws}: the room's stream path, from the server
+  const stream = pageData().presenting; // {room, ws, order}: the room's stream path, from the server
   const csrf = (document.body.getAttribute("hx-headers") || "").match(/"X-CSRFToken": "([^"]*)"/);
   const headers = { "X-CSRFToken": csrf ? csrf[1] : "" };
   const $ = (id) => document.getElementById(id);
-  let sent = "";
   let poll = null; // the room's current poll, as the presenter sees it
-  let lastPost = 0;
-
-  function report() {
-    const state = showing();
-    const now = Date.now();
-    if (!state || now - lastPost < 250) return;
-    const text = JSON.stringify(state);
-    if (text === sent) return;
-    sent = text;
-    lastPost = now;
-    fetch(`/rooms/${code}/show`, { method: "POST", headers, body: text }).catch(() => {
-      sent = "";
-    });
-  }
+  const clock = orderClock(stream && stream.order);
+  const report = reporter(
+    (body, timeout) =>
+      fetch(`/rooms/${code}/show`, { method: "POST", headers, body, signal: AbortSignal.timeout(timeout) }),
+    clock,
+  );
 
   // ---- checkpoints and polls -----------------------------------------------------------
 
@@ -226,6 +219,7 @@ export function startRoomBar() {
     socket.onmessage = (message) => {
       const data = dataOf(message);
       if (!data) return;
+      if (data.type === "room" || data.type === "state") clock.seen(data.order); // another tab's, too
       if (data.type === "room") {
         poll = data.poll;
         present(data.present);
@@ -272,7 +266,7 @@ export function startRoomBar() {
 
   connect();
   setInterval(() => {
-    report();
+    report(showing());
     foldWhenMovedOn();
     askButton.hidden = !checkpointHere();
   }, 300);

@@ -10,15 +10,7 @@
 window.lockvizMarks = function (diagram, captions = true) {
   const svg = diagram.svg;
   const layout = diagram.layout;
-  const cache = new Map();
-  const visible = (n) => {
-    if (!n || n === svg) return true;
-    if (cache.has(n)) return cache.get(n);
-    const cs = getComputedStyle(n);
-    const v = cs.display !== "none" && cs.visibility !== "hidden" && visible(n.parentElement);
-    cache.set(n, v);
-    return v;
-  };
+  const visible = window.lockvizVisible(svg); // visible.js
   // y (in the svg's units) → run time, by bisection on the diagram's own axis (breaks included).
   const msOf = (y) => {
     let lo = -1000,

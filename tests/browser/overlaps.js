@@ -3,15 +3,7 @@
 // pixel of tolerance. Returns {labels, arrows, hidden, found: [[what, label, other], ...]}.
 window.lockvizOverlaps = function (svg, tol) {
   tol = tol ?? 0.5;
-  const cache = new Map();
-  const vis = (n) => {
-    if (!n || n === svg) return true;
-    if (cache.has(n)) return cache.get(n);
-    const cs = getComputedStyle(n);
-    const v = cs.display !== "none" && cs.visibility !== "hidden" && vis(n.parentElement);
-    cache.set(n, v);
-    return v;
-  };
+  const vis = window.lockvizVisible(svg); // visible.js
   const labels = Array.from(svg.querySelectorAll("text.label"))
     .filter(vis)
     .map((n) => ({ n, r: n.getBoundingClientRect() }))

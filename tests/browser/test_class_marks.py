@@ -18,13 +18,14 @@ import pytest
 from tests.browser.conftest import entry, separate
 from tests.browser.test_accessibility import violations
 from tests.browser.test_forks import to_moment
-from tests.browser.test_free_play import GRANTED_TO
+from tests.browser.test_free_play import GRANTED_TO, alice_holds
 from tests.browser.test_rooms import join, presenter_at, settled_at
 from tests.browser.test_walkthrough import jump_to_question
 from tests.conftest import ROOT, AppServer
 
 pytestmark = [pytest.mark.live, pytest.mark.browser]
 
+VISIBLE = (Path(__file__).parent / "visible.js").read_text()
 MARKS = (Path(__file__).parent / "marks.js").read_text()
 OVERLAPS = (Path(__file__).parent / "overlaps.js").read_text()
 SIZES = {"teacher": (1280, 720), "laptop": (1366, 768), "phone": (390, 844), "screen": (1024, 768)}
@@ -39,6 +40,7 @@ def klass(browser: Any) -> Iterator[dict[str, Any]]:
     with separate(browser, SIZES) as pages:
         pages["teacher"].context.add_init_script("localStorage.setItem('lockviz-presenter', '1')")
         for page in pages.values():
+            page.context.add_init_script(VISIBLE)
             page.context.add_init_script(MARKS)
             page.context.add_init_script(OVERLAPS)
         yield pages
@@ -204,14 +206,7 @@ def test_free_play_and_a_fork_beside_its_original_are_drawn_alike_for_every_stud
     session = "window.entry.session.diagram"
 
     # Free play, clicked by the teacher: the class follows each click live.
-    teacher.goto(app_server.url + "/play/")
-    teacher.get_by_label("lease in milliseconds").fill("1000")
-    teacher.get_by_role("button", name="Start a session on live servers").click()
-    teacher.wait_for_url("**/play/*/")
-    original = teacher.url.rstrip("/").rsplit("/", 1)[1]
-    alice, bob = teacher.locator("#faults-alice"), teacher.locator("#faults-bob")
-    alice.get_by_role("button", name="acquire", exact=True).click()
-    teacher.wait_for_function(GRANTED_TO, arg="alice", timeout=20_000)
+    original, alice, bob = alice_holds(teacher, app_server.url)
     alike_live(klass, session, FOLLOWER, "free play, alice holds the lock")
     alice.get_by_label("pause alice for how many seconds").fill("1.5")
     alice.get_by_role("button", name="pause").click()

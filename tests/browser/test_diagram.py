@@ -25,6 +25,7 @@ from tests.browser.recorded import recorded_runs, recorded_server  # noqa: F401 
 from tests.conftest import AppServer
 
 pytestmark = [pytest.mark.live, pytest.mark.browser]
+VISIBLE = (Path(__file__).parent / "visible.js").read_text()
 OVERLAPS = (Path(__file__).parent / "overlaps.js").read_text()
 
 
@@ -55,7 +56,8 @@ def test_no_label_overlaps_another_or_crosses_an_arrow(
     slug: str, server: AppServer, runs: dict[str, str], shared: Any
 ) -> None:
     replay_end(shared, server, runs[slug])
-    result = shared.evaluate(f"{OVERLAPS}; lockvizOverlaps(document.getElementById('diagram'))")
+    overlaps = f"{VISIBLE}; {OVERLAPS}; lockvizOverlaps(document.getElementById('diagram'))"
+    result = shared.evaluate(overlaps)
     assert result["labels"] > 5
     assert result["found"] == [], f"{slug}: {result['found'][:5]}"
     # Every mark drawn has its key in the legend ("Reading the diagram").

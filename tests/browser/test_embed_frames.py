@@ -50,11 +50,23 @@ def presented(app: AppServer, code: str) -> str:
     return done.stdout.strip().splitlines()[-1]
 
 
+def course_page(page: Any, course: tuple[Path, str], name: str, title: str, embed: str) -> Any:
+    """A course page ``name`` on the course's origin that frames ``embed``, opened in ``page``:
+    the frame's locator."""
+    folder, origin = course
+    (folder / name).write_text(
+        f"<!doctype html><html lang='en'><title>{title}</title><h1>{title}</h1>"
+        f"<iframe id='embed' title='replay' src='{embed}' width='900' height='500'></iframe>"
+    )
+    page.goto(f"{origin}/{name}")
+    return page.frame_locator("#embed")
+
+
 def test_a_framed_lesson_run_asks_first_in_a_tab_of_its_own(
     app_server: AppServer, browser: Any, course: tuple[Path, str]
 ) -> None:
     """It was a blank frame: the question was refused framing (DENY) with nothing said."""
-    folder, origin = course  # http://localhost:<another port>: another origin, the same site
+    # The course is on http://localhost:<another port>: another origin, the same site.
     site = app_server.url.replace("127.0.0.1", "localhost")
     with separate(browser, {"teacher": (1280, 720), "ada": (1100, 800)}) as people:
         teacher, ada = people["teacher"], people["ada"]
@@ -70,12 +82,7 @@ def test_a_framed_lesson_run_asks_first_in_a_tab_of_its_own(
         embed = f"{site}/embed/runs/{run_id}/"
 
         # A course page on the same site frames the embed: Ada's browser says who she is.
-        (folder / "course.html").write_text(
-            "<!doctype html><html lang='en'><title>Week 3</title><h1>Week 3</h1>"
-            f"<iframe id='embed' title='replay' src='{embed}' width='900' height='500'></iframe>"
-        )
-        ada.goto(f"{origin}/course.html")
-        framed = ada.frame_locator("#embed")
+        framed = course_page(ada, course, "course.html", "Week 3", embed)
         framed.get_by_role("heading", name="This replay shows how the run ends").wait_for()
         link = framed.get_by_role("link", name="Open the replay in a new tab")
         assert link.get_attribute("target") == "_blank"
@@ -105,12 +112,7 @@ def test_a_framed_lesson_run_asks_first_in_a_tab_of_its_own(
 
         # A run this reader may not see (here: none): said in the frame, with the same way out.
         gone = f"{site}/embed/runs/nosuchrun/"
-        (folder / "gone.html").write_text(
-            "<!doctype html><html lang='en'><title>Week 4</title><h1>Week 4</h1>"
-            f"<iframe id='embed' title='replay' src='{gone}' width='900' height='500'></iframe>"
-        )
-        ada.goto(f"{origin}/gone.html")
-        refused = ada.frame_locator("#embed")
+        refused = course_page(ada, course, "gone.html", "Week 4", gone)
         refused.get_by_role("heading", name="This replay is not shown here").wait_for()
         out = refused.get_by_role("link", name="open it in a new tab")
         assert out.get_attribute("target") == "_blank"

@@ -11,7 +11,7 @@ import pytest
 
 from tests.browser.conftest import entry
 from tests.browser.test_compare import SMALLEST_TEXT
-from tests.browser.test_free_play import GRANTED_TO
+from tests.browser.test_free_play import GRANTED_TO, alice_holds
 from tests.browser.test_replay import current, run_live
 from tests.browser.test_rooms import join
 from tests.conftest import ROOT, AppServer
@@ -154,14 +154,7 @@ def test_a_student_shares_a_private_fork_with_the_presenter(
 def free_play_run(server: AppServer, page: Any) -> str:
     """A free-play session clicked into a GC pause (alice acquires, pauses 1.5 s, bob acquires),
     finished: its run id. Every step's time is the moment it was clicked, not a round number."""
-    page.goto(server.url + "/play/")
-    page.get_by_label("lease in milliseconds").fill("1000")
-    page.get_by_role("button", name="Start a session on live servers").click()
-    page.wait_for_url("**/play/*/")
-    run_id = page.url.rstrip("/").rsplit("/", 1)[1]
-    alice, bob = page.locator("#faults-alice"), page.locator("#faults-bob")
-    alice.get_by_role("button", name="acquire", exact=True).click()
-    page.wait_for_function(GRANTED_TO, arg="alice", timeout=20_000)
+    run_id, alice, bob = alice_holds(page, server.url)
     alice.get_by_label("pause alice for how many seconds").fill("1.5")
     alice.get_by_role("button", name="pause").click()
     page.locator("svg#diagram .pause").wait_for(state="attached")

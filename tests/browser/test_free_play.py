@@ -20,6 +20,20 @@ GRANTED_TO = """name => [...document.querySelectorAll('svg#diagram g.lease > tit
   .some(t => t.textContent.includes(' granted \u00b7 ' + name + ' \u00b7'))"""
 
 
+def alice_holds(page: Any, url: str) -> tuple[str, Any, Any]:
+    """A free-play session (one Redis node, a 1 s lease) started in ``page``, in which alice was
+    granted the lock: the run's id, and alice's and bob's buttons."""
+    page.goto(url + "/play/")
+    page.get_by_label("lease in milliseconds").fill("1000")
+    page.get_by_role("button", name="Start a session on live servers").click()
+    page.wait_for_url("**/play/*/")
+    run_id = page.url.rstrip("/").rsplit("/", 1)[1]
+    alice, bob = page.locator("#faults-alice"), page.locator("#faults-bob")
+    alice.get_by_role("button", name="acquire", exact=True).click()
+    page.wait_for_function(GRANTED_TO, arg="alice", timeout=20_000)
+    return run_id, alice, bob
+
+
 def test_a_session_clicked_into_a_gc_pause_story(app_server: AppServer, page: Any) -> None:
     page.goto(app_server.url + "/play/")
     expect(page.get_by_label("Redis, one node (SET NX PX)")).to_be_checked()

@@ -8,6 +8,7 @@ real sessions, as ``make run`` has them.
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from typing import Any
 
 import pytest
@@ -16,9 +17,10 @@ from channels.routing import URLRouter
 from channels.sessions import SessionMiddlewareStack
 from django.test import Client
 
+from lockviz.live import broadcast
 from lockviz.models import Member, Room, Run
 from lockviz.routing import websocket_urlpatterns
-from lockviz.teaching import codes, control, rooms
+from lockviz.teaching import codes, control, rooms, shown
 from lockviz.teaching.rooms import State
 from tests.communicator import WebsocketCommunicator
 from tests.lockviz.teaching.test_reveals import teachers_run
@@ -62,8 +64,8 @@ async def test_late_joiners_start_from_now_and_only_the_presenter_sees_the_tally
     teacher, ada = Client(), Client()
     presenter = await database_sync_to_async(browser)(teacher)
     room = await database_sync_to_async(rooms.open_room)(presenter)
-    for shown in ("r1", "r2"):  # runs anyone may see (a room shows no run that is not there)
-        await database_sync_to_async(Run.objects.create)(id=shown, title=shown, scenario={})
+    for run in ("r1", "r2"):  # runs anyone may see (a room shows no run that is not there)
+        await database_sync_to_async(Run.objects.create)(id=run, title=run, scenario={})
     state = State(view="replay", run="r1", at=12, title="GC pause")
     await database_sync_to_async(rooms.show)(room, state)
     poll = await database_sync_to_async(rooms.ask)(room, "Next?", ["Bob", "Alice"])
@@ -190,3 +192,34 @@ async def test_a_closed_room_tells_its_followers_and_a_removed_member_alone_hear
     assert json.loads(await late.receive_from(timeout=5)) == no_room
     assert (await next_of(lead, "closed")) == {"type": "closed"}  # the presenter stays connected
     await lead.disconnect()
+
+
+async def test_followers_stay_on_the_newest_report_whatever_order_reports_and_frames_come() -> None:
+    """An older report saved after a newer one is neither saved nor broadcast; two requests'
+    broadcasts that cross on the layer reach no follower older after newer
+    (lockviz.teaching.shown)."""
+    teacher, ada = Client(), Client()
+    presenter = await database_sync_to_async(browser)(teacher)
+    room = await database_sync_to_async(rooms.open_room)(presenter)
+    await database_sync_to_async(Run.objects.create)(id="r1", title="r1", scenario={})
+    await database_sync_to_async(ada.post)(f"/r/{room.code}")
+    follower = await connect(ada, room.code)
+    await next_of(follower, "room")
+
+    def lesson_at(n: int) -> State:
+        return State(view="lesson", run="r1", at=n, title="GC pause")
+
+    start = shown.now_ms()
+    newer = await database_sync_to_async(rooms.show)(room, lesson_at(13), start + 300)
+    older = await database_sync_to_async(rooms.show)(room, lesson_at(9), start)  # held up
+    assert newer.saved and not older.saved
+    assert (await next_of(follower, "state"))["state"]["at"] == 13
+    for n, order in ((20, start + 600), (15, start + 500)):  # published by two threads, crossed
+        frame = {"type": "state", "state": asdict(lesson_at(n)), "order": order}
+        broadcast.publish_frame(rooms.group(room), frame)
+    assert (await next_of(follower, "state"))["state"]["at"] == 20
+    assert "state" not in await kinds_for(follower, 1.0)
+    await follower.disconnect()
+    late = await connect(ada, room.code)  # a late joiner starts from the newest saved
+    assert (await next_of(late, "room"))["state"]["at"] == 13
+    await late.disconnect()

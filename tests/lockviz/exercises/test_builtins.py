@@ -46,7 +46,8 @@ def restarts(slug: str) -> bool:
     return any(step.do == "restart" for step in scenario.steps)
 
 
-_played: dict[tuple[str, str], Future[tuple[RunResult, str]]] = {}
+Played = dict[tuple[str, str], Future[tuple[RunResult, str]]]  # (slug, kind): its run, its goal
+_played: Played = {}
 _pool = ThreadPoolExecutor(AT_ONCE, thread_name_prefix="exercise")
 _alone = ThreadPoolExecutor(1, thread_name_prefix="exercise-alone")
 
@@ -59,7 +60,7 @@ def _after(
 
 
 @pytest.fixture
-def played(request: pytest.FixtureRequest) -> dict[tuple[str, str], Future[tuple[RunResult, str]]]:
+def played(request: pytest.FixtureRequest) -> Played:
     """The runs of every test here that this process runs (under ``-n``, tests/scheduling.py
     makes the worked solutions one unit of work and the starting points another, each played
     in a process of its own), started by the first: each once, those that restart a server
@@ -85,21 +86,20 @@ def test_there_are_fifteen_or_more_across_every_backend() -> None:
     assert {ex.kind for ex in builtin().values()} == {"break", "fix", "predict"}
 
 
-@pytest.mark.parametrize("slug", list(builtin()))
-def test_the_worked_solution_solves_it(
-    slug: str, played: dict[tuple[str, str], Future[tuple[RunResult, str]]]
-) -> None:
-    result, goal = played[(slug, "solution")].result()
+def judged(played: Played, slug: str, kind: str) -> tuple[goals.Judged, RunResult]:
+    """The goal's judgment of one played run (which must have run to its end), and the run."""
+    result, goal = played[(slug, kind)].result()
     assert result.error is None
-    judged = goals.judge(result.verdict, goal)
-    assert judged.met is True, (judged.why, result.verdict)
+    return goals.judge(result.verdict, goal), result
 
 
 @pytest.mark.parametrize("slug", list(builtin()))
-def test_the_starting_point_does_not(
-    slug: str, played: dict[tuple[str, str], Future[tuple[RunResult, str]]]
-) -> None:
-    result, goal = played[(slug, "starting")].result()
-    assert result.error is None
-    judged = goals.judge(result.verdict, goal)
-    assert judged.met is False, (judged.why, result.verdict)
+def test_the_worked_solution_solves_it(slug: str, played: Played) -> None:
+    judgment, result = judged(played, slug, "solution")
+    assert judgment.met is True, (judgment.why, result.verdict)
+
+
+@pytest.mark.parametrize("slug", list(builtin()))
+def test_the_starting_point_does_not(slug: str, played: Played) -> None:
+    judgment, result = judged(played, slug, "starting")
+    assert judgment.met is False, (judgment.why, result.verdict)

@@ -100,11 +100,11 @@ def test_a_run_named_in_a_form_or_a_query_is_refused_too() -> None:
     run = private_run()
     client = stranger()
     room = Room.objects.get(pk=rooms.open_room(client.session["browser"]).code)
-    state = {"view": "replay", "run": run.pk, "at": 5}
+    state = {"view": "replay", "run": run.pk, "at": 5, "order": 1}
     shown = client.post(f"/rooms/{room.code}/show", json.dumps(state), "application/json")
     assert shown.status_code == 400 and f"there is no run {run.pk!r}" in shown.text
     assert Room.objects.get(pk=room.code).state.get("run") is None
-    beside = {"view": "run", "run": None, "beside": run.pk}
+    beside = {"view": "run", "run": None, "beside": run.pk, "order": 2}
     assert (
         client.post(f"/rooms/{room.code}/show", json.dumps(beside), "application/json").status_code
         == 400

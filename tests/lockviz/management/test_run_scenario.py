@@ -149,7 +149,9 @@ def test_under_a_real_cpu_hog_a_run_meets_expect_or_says_it_is_inconclusive(
     cli = start_cli("gc-pause-fenced", "--json", db=db, preexec_fn=slow_and_pinned)
     hogs: list[subprocess.Popen[bytes]] = []
     try:
-        wait_for_event(db, "run_started")  # the servers and clients are up: now load it
+        # The servers and clients are up: now load it. Pinned to one CPU at niceness 19, its
+        # start alone took over 60 s on a machine at load 30: a wait, not what is checked.
+        wait_for_event(db, "run_started", timeout_s=240)
         hogs = [hog() for _ in range(3)]
         for proc in hogs:
             os.sched_setaffinity(proc.pid, {cpu})

@@ -18,8 +18,9 @@ from lockviz.narrator.phrases import unknown
 from lockviz.narrator.sayers import SAYERS
 
 PACKAGE = Path(__file__).parents[3] / "lockviz" / "narrator"
-# What the narrator may read of the app: its own modules, the backends, the events' declaration.
-BELOW = ("lockviz.narrator", "lockviz.catalogue", "lockviz.lab.events")
+# What the narrator may read of the app: its own modules, the backends, the events' and the
+# verdict's declarations.
+BELOW = ("lockviz.narrator", "lockviz.catalogue", "lockviz.lab.events", "lockviz.lab.verdicts")
 RUNS = sorted((Path(__file__).parents[2] / "browser" / "data" / "runs").glob("*.json"))
 
 

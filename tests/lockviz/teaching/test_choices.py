@@ -23,24 +23,49 @@ def test_the_course_answers_are_spread_and_seldom_the_longest_choice() -> None:
     found = choices.bias(ASKS)
     assert max(found.positions.values()) <= 0.40 * found.total
     assert found.longest <= 0.20 * found.total
+    assert max(found.lengths.values()) <= 0.45 * found.total
 
 
-def ask(answer_at: int, longest: bool = False) -> Ask:
-    texts = ["one choice", "another one", "a third one"]
-    if longest:
-        texts[answer_at] = "the answer, by far the longest choice of the three"
+# The lengths of a choice set, the answer's first: it is the shortest, neither, or the longest.
+LENGTHS = {"shortest": (5, 10, 20), "neither": (10, 5, 20), "longest": (20, 5, 10)}
+SPREAD = ("shortest", "neither", "shortest", "neither", "longest")  # 40%, 40%, 20%
+
+
+def ask(answer_at: int, rank: str = "neither") -> Ask:
+    mine, *others = LENGTHS[rank]
+    lengths = iter(others)
+    texts = [f"{i} " + "x" * (mine if i == answer_at else next(lengths)) for i in range(3)]
     return Ask(question="Q?", choices=texts, answer=texts[answer_at], explain="")
+
+
+def spread(n: int, answer_at: int | None = None) -> list[Ask]:
+    """``n`` checkpoints with their answers' lengths spread (and positions, unless given)."""
+    return [ask(i % 3 if answer_at is None else answer_at, SPREAD[i % 5]) for i in range(n)]
 
 
 def test_a_biased_answer_set_is_refused_by_position_and_by_length() -> None:
     """The course as it was (issue 32): 28 of 60 answers in the middle, 24 the longest."""
-    middle = [ask(1)] * 28 + [ask(0)] * 16 + [ask(2)] * 16
+    middle = spread(28, 1) + spread(16, 0) + spread(16, 2)
     assert choices.problems(middle) == ["position 2 holds 28 of 60 answers (47%; at most 40%)"]
-    longest = [ask(i % 3, longest=i < 24) for i in range(60)]
+    longest = [ask(i % 3, "longest" if i < 24 else SPREAD[i % 2]) for i in range(60)]
     assert choices.problems(longest) == [
         "the answer is the longest choice in 24 of 60 checkpoints (40%; at most 20%)"
     ]
-    assert choices.problems([ask(i % 3) for i in range(60)]) == []
+    assert choices.problems(spread(60)) == []
+
+
+def test_an_answer_set_guessed_by_length_the_other_way_round_is_refused() -> None:
+    """Cut back from the longest, the answers were the choice of middle length in 51 of 89
+    checkpoints: "never the longest, pick the one in between" found more than half of them."""
+    biased = [ask(i % 3, "neither") for i in range(51)]
+    biased += [ask(i % 3, "shortest") for i in range(38)]
+    assert choices.problems(biased) == [
+        "the answer is neither the longest nor the shortest choice in 51 of 89 checkpoints "
+        "(57%; at most 45%)"
+    ]
+    fair = [ask(i % 3, rank) for rank, n in (("neither", 36), ("shortest", 36), ("longest", 17))
+            for i in range(n)]  # fmt: skip
+    assert choices.problems(fair) == []
 
 
 def test_a_learner_sees_a_stable_order_of_their_own() -> None:

@@ -1,4 +1,4 @@
-"""Each checkpoint's answer as a claim on a run's events (lockviz/teaching/claims.py): one claim
+"""Each checkpoint's answer as a claim on a run's events (lockviz/teaching/claims/): one claim
 per checkpoint, and every recorded real run of each lesson agrees with every claim of it. The
 same claims are checked on fresh live runs by bench/lessons.py."""
 

@@ -69,9 +69,9 @@ def test_only_the_presenter_says_what_the_class_sees() -> None:
     room = open_room(teacher)
     for run_id in ("abc123", "fork1", "orig1"):  # runs the presenter may see (any unsaved run)
         Run.objects.create(id=run_id, title=run_id, scenario={})
-    state = {"view": "replay", "run": "abc123", "at": 7, "title": "GC pause"}
+    state = {"view": "replay", "run": "abc123", "at": 7, "title": "GC pause", "order": 1}
     ok = teacher.post(f"/rooms/{room.code}/show", json.dumps(state), content_type="text/plain")
-    assert ok.status_code == 204
+    assert ok.status_code == 200 and ok.json()["saved"] is True
     room.refresh_from_db()
     assert room.state["at"] == 7 and room.state["view"] == "replay"
     refused = student.post(f"/rooms/{room.code}/show", json.dumps(state), content_type="text/plain")
@@ -79,9 +79,9 @@ def test_only_the_presenter_says_what_the_class_sees() -> None:
     bad = teacher.post(f"/rooms/{room.code}/show", '{"view": "tv", "at": -1}', content_type="x")
     assert bad.status_code == 400 and bad.content.decode().startswith("view:")
     # A fork shown beside its original: the class is told both runs.
-    beside = {"view": "run", "run": "fork1", "beside": "orig1", "title": "Side by side"}
+    beside = {"view": "run", "run": "fork1", "beside": "orig1", "title": "Side by side", "order": 2}
     ok = teacher.post(f"/rooms/{room.code}/show", json.dumps(beside), content_type="text/plain")
-    assert ok.status_code == 204
+    assert ok.status_code == 200 and ok.json()["saved"] is True
     room.refresh_from_db()
     assert (room.state["run"], room.state["beside"]) == ("fork1", "orig1")
     odd = json.dumps({**beside, "beside": "../x"})

@@ -78,7 +78,10 @@ def test_a_room_s_pages_hand_its_stream(client: Client) -> None:
         "ws": reverse("room_stream", urlconf="lockviz.routing", args=[code]),
     }
     for url in (reverse("index"), reverse("room", args=[code]), reverse("run", args=[run.pk])):
-        assert page_data(client, url)["presenting"] == presenting  # the room bar's stream
+        handed = page_data(client, url)["presenting"]
+        order = handed.pop("order")  # where its reports count on from: past the room's
+        assert handed == presenting  # the room bar's stream
+        assert isinstance(order, int) and order > Room.objects.get(code=code).state_order
     follower = Client()
     follower.post(reverse("join_room", args=[code]))  # a member follows
     data = page_data(follower, reverse("follow_room", args=[code]))
