@@ -126,7 +126,8 @@ def test_a_checkpoint_stops_before_the_outcome_and_back_hides_it_again(
             break
         page.keyboard.press("ArrowRight")
     page.locator("#end #verdict .headline").filter(has_text="fencing saved the data").wait_for()
-    assert "checks fencing tokens rejects its stale write" in page.locator("#takeaway").text_content()
+    takeaway = page.locator("#takeaway").text_content()
+    assert "checks fencing tokens rejects its stale write" in takeaway
     # The course index remembers it, in this browser: done, with its take-away.
     page.goto(app_server.url + "/lessons/")
     item = page.locator("#lesson-gc-pause-fenced")
