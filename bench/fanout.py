@@ -67,7 +67,7 @@ from bench.machine import TICK, busy_ticks, cpu_ticks
 from bench.viewer import Viewer, frames
 from lockviz.lab import procs
 from lockviz.lab.ports import free_port
-from lockviz.lab.servers.redis import RedisServer
+from lockviz.lab.servers.redis import LayerServer
 
 DOC = os.path.join(ROOT, "docs", "performance.md")
 SECTION = "## Live stream fan-out"
@@ -590,9 +590,9 @@ def measure(
     return lines
 
 
-def shared_layer(workdir: str) -> RedisServer:
+def shared_layer(workdir: str) -> LayerServer:
     """A redis-server for several app processes' channel layer (LOCKVIZ_CHANNEL_REDIS)."""
-    server = RedisServer("layer", os.path.join(workdir, "layer"))
+    server = LayerServer("layer", os.path.join(workdir, "layer"))
     server.launch()
     server.wait_ready()
     return server

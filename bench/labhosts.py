@@ -74,7 +74,7 @@ from lockviz.lab import procs
 from lockviz.lab.capacity import DEFAULT_CEILING
 from lockviz.lab.labs import LocalLab
 from lockviz.lab.servers.postgres import PostgresServer
-from lockviz.lab.servers.redis import RedisServer
+from lockviz.lab.servers.redis import LayerServer
 from lockviz.labhost import stream
 
 DOC = "docs/performance.md"
@@ -189,7 +189,7 @@ def tier(workdir: Path, ceilings: dict[str, int] | None = None) -> Iterator[Benc
         ) as conn:  # fmt: skip
             conn.execute("CREATE DATABASE lockviz")
         db = f"postgresql://postgres:{pg.password}@{pg.host}:{pg.port}/lockviz"
-        layer = RedisServer("layer", str(workdir / "layer"))
+        layer = LayerServer("layer", str(workdir / "layer"))
         layer.launch()
         layer.wait_ready()
         password = urllib.parse.quote(layer.password or "", safe="")

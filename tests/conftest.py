@@ -25,7 +25,7 @@ from bench.app import App
 from lockviz.consumers import arrivals
 from lockviz.lab import procs
 from lockviz.lab.labs import LocalLab, ServerSet
-from lockviz.lab.servers.redis import RedisServer
+from lockviz.lab.servers.redis import LayerServer
 from lockviz.models import Run
 from lockviz.ops import readiness
 from lockviz.runs import recorder
@@ -279,9 +279,9 @@ class AppServer(App):
 
 
 @contextlib.contextmanager
-def redis_layer(workdir: Path) -> Iterator[RedisServer]:
+def redis_layer(workdir: Path) -> Iterator[LayerServer]:
     """A private redis-server for app processes to share as their channel layer."""
-    server = RedisServer("layer", str(workdir / "layer"))
+    server = LayerServer("layer", str(workdir / "layer"))
     server.launch()
     try:
         server.wait_ready()
@@ -290,7 +290,7 @@ def redis_layer(workdir: Path) -> Iterator[RedisServer]:
         server.stop()
 
 
-def layer_env(layer: RedisServer) -> dict[str, str]:
+def layer_env(layer: LayerServer) -> dict[str, str]:
     """What app processes are told to share ``layer`` (its password goes in the URL)."""
     password = urllib.parse.quote(layer.password or "", safe="")
     return {"LOCKVIZ_CHANNEL_REDIS": f"redis://:{password}@127.0.0.1:{layer.port}/0"}

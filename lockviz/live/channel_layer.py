@@ -25,10 +25,10 @@ from urllib.parse import quote
 from channels_redis.pubsub import RedisPubSubChannelLayer
 
 from lockviz.lab import procs, registry
-from lockviz.lab.servers.redis import RedisServer
+from lockviz.lab.servers.redis import LayerServer
 
 WORKDIR_PREFIX = "lockviz-layer-"
-_server: RedisServer | None = None
+_server: LayerServer | None = None
 _start_lock = threading.Lock()
 
 
@@ -72,7 +72,7 @@ def embedded_url() -> str:
         if _server is None:
             _sweep()
             workdir = registry.new_run_dir(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-")
-            server = RedisServer("channel-layer", workdir)
+            server = LayerServer("channel-layer", workdir)
             server.launch()
             atexit.register(_stop, server)
             server.wait_ready()
@@ -82,7 +82,7 @@ def embedded_url() -> str:
         return f"redis://:{password}@{_server.host}:{_server.port}/0"
 
 
-def _stop(server: RedisServer) -> None:
+def _stop(server: LayerServer) -> None:
     server.stop()
     shutil.rmtree(server.workdir, ignore_errors=True)
 

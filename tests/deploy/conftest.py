@@ -34,7 +34,7 @@ from lockviz.lab.labs import LocalLab
 from lockviz.lab.ports import free_port
 from lockviz.lab.servers.base import PortTaken
 from lockviz.lab.servers.postgres import PostgresServer
-from lockviz.lab.servers.redis import RedisServer
+from lockviz.lab.servers.redis import LayerServer
 from tests.conftest import ONE_MACHINE
 from tests.deploy.proxies import Caddy, Nginx, Proxy
 
@@ -60,7 +60,7 @@ class Layer:
 
     def __init__(self, workdir: Path) -> None:
         self.workdir = str(workdir)
-        self.server = RedisServer("layer", self.workdir)
+        self.server = LayerServer("layer", self.workdir)
         self.server.launch()
         self.server.wait_ready()
 
@@ -76,7 +76,7 @@ class Layer:
     def start_again(self) -> None:
         """A new redis-server on the same port with the same password, as a restart brings."""
         old = self.server
-        self.server = RedisServer("layer", self.workdir, port=old.port, password=old.password)
+        self.server = LayerServer("layer", self.workdir, port=old.port, password=old.password)
         self.server.launch()
         self.server.wait_ready()
 
