@@ -3,6 +3,7 @@ host's request claimed again, how many wait unread, a host's heartbeat lapsing."
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,6 +43,20 @@ def test_a_presenters_request_is_taken_before_those_that_came_earlier(layer: str
         if request is not None:
             stream.ack(client, request)
     assert stream.pending(client) == 0
+
+
+def test_a_host_with_only_its_presenters_slot_free_waits_on_that_stream(layer: str) -> None:
+    """Not a read that comes back at once: the host's loop then asked again at once, for as
+    long as its other slots were taken (a whole run), and kept a sixth of a core busy."""
+    client = redis.Redis.from_url(layer)
+    stream.prepare(client)
+    stream.publish(client, "anyone")  # not for a host with the presenter's slot only
+    started = time.monotonic()
+    assert stream.take(client, "host-a", 300, first_only=True) is None
+    assert time.monotonic() - started >= 0.25  # it waited for a presenter's request
+    threading.Timer(0.2, stream.publish, (client, "presenter"), {"first": True}).start()
+    taken = stream.take(client, "host-a", 30_000, first_only=True)
+    assert taken is not None and (taken.run_id, taken.first) == ("presenter", True)
 
 
 def test_a_request_a_dead_host_took_is_claimed_again_only_after_it_lies_idle(
