@@ -36,6 +36,12 @@ def wait_for(predicate: Any, timeout_s: float) -> None:
 def test_an_ensemble_serves_survives_kill_9_and_stops_without_leftovers() -> None:
     with LocalLab().servers(ENSEMBLE) as servers:
         pids = [pid for name in ENSEMBLE for pid in servers[name].pids()]
+        for name in ENSEMBLE:  # each JVM runs with the lab's options (zookeeper.JVM_OPTIONS)
+            jvm = servers[name].proc
+            assert jvm is not None
+            with open(f"/proc/{jvm.pid}/cmdline", "rb") as f:
+                options = f.read().decode().split("\0")
+            assert {"-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"} <= set(options), options
         # One leader, two followers (a JVM on a busy machine may answer its mode late).
         wait_for(
             lambda: (
