@@ -14,7 +14,8 @@ import pytest
 from lockviz.lab.engine import RunEngine, RunResult
 from lockviz.lab.labs import LocalLab
 from lockviz.lab.servers import module_for
-from lockviz.lab.spares import SparePool, key_for
+from lockviz.lab.sparekeys import key_for
+from lockviz.lab.spares import SparePool
 from lockviz.scenarios.library import builtin
 from tests.lockviz.lab.test_engine import retold
 from tests.lockviz.lab.test_spares import START_S
