@@ -47,11 +47,12 @@ from lockviz.lab.events import Event, EventJson, Sink
 from lockviz.lab.failovers import late_failover
 from lockviz.lab.labs import Lab, OnWait, ServerSet
 from lockviz.lab.limits import Limits, Watchdog
+from lockviz.lab.moments import Crossing, Mark
 from lockviz.lab.provision import UNPROVISIONED, Provisioned, Stage, Wiring, provision
 from lockviz.lab.roundtrips import RoundTrips, Slow
 from lockviz.lab.scheduler import TOLERANCE_MS, Late, Scheduler, Timeline
 from lockviz.lab.servers.base import ServerOptions
-from lockviz.lab.story import Crossing, Mark, Story
+from lockviz.lab.story import Story
 from lockviz.lab.verdicts import VerdictJson
 from lockviz.scenarios.schema import Scenario, Step
 from lockviz.scenarios.verbs import DEFAULT_ACQUIRE_TIMEOUT_MS
