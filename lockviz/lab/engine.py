@@ -23,8 +23,10 @@ by leaving :func:`lockviz.lab.provision.provision` and the lab's ``servers`` blo
 cleanup path.
 
 One module past the usual ~300 lines, on purpose: play and judge share one run's state (its
-schedule, its story, its limits) and its recording; provisioning, scheduling, faults, clients,
-watchers and capacity live in their own modules.
+schedule, its story, its limits) and its recording, under one lock; provisioning (with what
+``run_started`` says of the lab, and the drain at the end), scheduling, faults, clients, watchers,
+capacity, and what a late moment did to the story (:mod:`lockviz.lab.shifts`) live in their own
+modules.
 """
 
 from __future__ import annotations
@@ -37,19 +39,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from algorithms.checker import check, compare
-from lockviz.catalogue import ZOOKEEPER
-from lockviz.lab import events, procs
-from lockviz.lab.backends import zookeeper
+from lockviz.lab import events, procs, shifts
 from lockviz.lab.capacity import Meter
 from lockviz.lab.clients import Took
 from lockviz.lab.errors import LabError
 from lockviz.lab.events import Event, EventJson, Sink
 from lockviz.lab.failovers import late_failover
-from lockviz.lab.labs import Lab, OnWait, ServerSet
+from lockviz.lab.labs import Lab, OnWait
 from lockviz.lab.limits import Limits, Watchdog
-from lockviz.lab.moments import Crossing, Mark
 from lockviz.lab.provision import UNPROVISIONED, Provisioned, Stage, Wiring, provision
-from lockviz.lab.roundtrips import RoundTrips, Slow
+from lockviz.lab.provision import described as provision_described
+from lockviz.lab.roundtrips import RoundTrips
 from lockviz.lab.scheduler import TOLERANCE_MS, Late, Scheduler, Timeline
 from lockviz.lab.servers.base import ServerOptions
 from lockviz.lab.story import Story
@@ -61,7 +61,6 @@ log = logging.getLogger(__name__)
 
 DRAIN_MARGIN_MS = 5_000
 ENDING_DRAIN_S = 0.5  # an ended run waits this long for commands in flight, not for their waits
-WATCHERS_SETTLE_S = 2.0  # and at most this long for the watchers to catch up (a dump, a poll)
 ENDS = ("run_finished", "run_failed")  # the last event of a run: nothing is kept after it
 
 
@@ -84,12 +83,6 @@ class RunResult:
     def inconclusive(self) -> str:
         """Why the run could not keep its story ("" when it did)."""
         return self.verdict.get("inconclusive", "") if self.verdict is not None else ""
-
-
-def _one_fate(scenario: Scenario) -> bool:
-    """Whether the lock servers share one fate: a fault on one slows calls to the others (a
-    ZooKeeper session moves between its servers, a group's servers talk to each other)."""
-    return scenario.backend == "zookeeper" or scenario.lock_service.grouped(scenario.node_count)
 
 
 class RunEngine:
@@ -125,7 +118,9 @@ class RunEngine:
         self.story = Story(sessions=bool(scenario.lock_service.kept_alive_by))
         # Replies that came late with no fault in the way (a free-play session has no story).
         self.roundtrips = (
-            None if open_ended else RoundTrips(scenario.clients, TOLERANCE_MS, _one_fate(scenario))
+            None
+            if open_ended
+            else RoundTrips(scenario.clients, TOLERANCE_MS, shifts.one_fate(scenario))
         )
         self._doing: dict[str, int] = {}  # the step each client's command in hand comes from
         self.started = threading.Event()
@@ -183,43 +178,13 @@ class RunEngine:
         )
         self.events.append(event)
         slow = self.roundtrips.see(event) if self.roundtrips is not None else None
-        lost = self._story_lost_to(slow) if slow is not None else None  # before the reply
+        lost = None
+        if slow is not None:  # before the reply: whether it came across a point of the story
+            index, shift_ms = self._doing.get(slow.client), self.timeline.shift_ms
+            lost = shifts.replied_late(self.story, slow, index, shift_ms)
         self.story.see(event)
         self.sink(event)
         return lost
-
-    def _story_lost_to(self, slow: Slow) -> dict[str, object] | None:
-        """Whether a reply that came late carried the command's effect across a point of the
-        story (:mod:`lockviz.lab.roundtrips`): the ``schedule_shifted`` details that say so."""
-        index = self._doing.get(slow.client)
-        if slow.landed:  # the story had the call answered before the fault came
-            mark = Mark("step", f"{slow.client}'s {slow.landed}", slow.replied_ms)
-            crossing: Crossing | None = Crossing(mark, slow.what, slow.sent_ms, slow.replied_ms)
-        elif slow.gave_up:  # the client counted the server as failed: a different story
-            crossing = Crossing(
-                Mark("timeout", slow.client, slow.replied_ms),
-                slow.what,
-                slow.sent_ms,
-                slow.replied_ms,
-            )
-        else:
-            late_client = (index, slow.client) if index is not None else None
-            moment = [(slow.sent_ms, slow.what)]
-            crossing = self.story.crossing(moment, slow.took_ms, TOLERANCE_MS, late_client)
-        if crossing is None:
-            return None
-        details: dict[str, object] = {
-            "what": slow.what,
-            "due_ms": round(slow.sent_ms, 1),
-            "late_ms": round(slow.took_ms, 1),
-            "shift_ms": round(self.timeline.shift_ms, 1),
-            "kept": False,
-            "reply": True,
-            **crossing.as_details(),
-        }
-        if index is not None:
-            details["index"] = index
-        return details
 
     def events_json(self) -> list[EventJson]:
         """The events so far as JSON has them (what the store keeps and the checker reads)."""
@@ -344,41 +309,10 @@ class RunEngine:
 
     def _on_late(self, late: Late) -> None:
         """The machine fell behind: the schedule shifted. Record it, and whether the story
-        survived: no moment moved across a timer running on a server or in a client, nor (a
-        command its client took or ran late) across a later step already taken — nor, for a
-        command still not done when a fault came to its client (``until_ms``), across
-        anything before that moment."""
-        late_client = (late.index, late.client) if late.client and late.index is not None else None
+        survived (:func:`lockviz.lab.shifts.late_crossing`)."""
         with self._lock:
-            moments = [(late.due_ms, late.what), *late.pending]
-            own = late.index if late_client is None else None  # a step done already
-            if late.began_ms is None:
-                crossing = self.story.crossing(
-                    moments, late.late_ms, TOLERANCE_MS, late_client, own
-                )
-            else:  # the step itself as late as it began; what is pending as late as it is
-                # done, less the step's own time (a server booting takes that on any machine)
-                behind_ms = late.late_ms - late.own_ms
-                crossing = self.story.crossing(
-                    moments[:1], late.began_ms, TOLERANCE_MS, late_client, own
-                ) or self.story.crossing(moments[1:], behind_ms, TOLERANCE_MS, late_client, own)
-            if crossing is None and late.until_ms is not None:  # not done yet when a fault came
-                still = late.until_ms - late.due_ms
-                crossing = self.story.crossing(moments[:1], still, 0.0, late_client)
-        details: dict[str, object] = {
-            "what": late.what,
-            "due_ms": round(late.due_ms, 1),
-            "late_ms": round(late.late_ms, 1),
-            "shift_ms": round(late.shift_ms, 1),
-            "kept": crossing is None,
-        }
-        if late.index is not None:
-            details["index"] = late.index
-        if late.own_ms:
-            details["own_ms"] = round(late.own_ms, 1)
-        if crossing is not None:
-            details.update(crossing.as_details())
-        self.record("lab", "schedule_shifted", details)
+            crossing = shifts.late_crossing(self.story, late)
+        self.record("lab", "schedule_shifted", shifts.shifted(late, crossing))
 
     def _on_limit(self, why: str, stuck: bool) -> None:
         if self.open_ended and not stuck:
@@ -403,7 +337,8 @@ class RunEngine:
             crowded=self.meter.crowded if self.meter is not None else lambda: False,
         )
         try:
-            described = self._describe(lab.servers)  # asks a group's servers: before t0
+            # asks a group's servers: before t0
+            described = provision_described(self.scenario, lab.servers, self.lab.kind)
             self._t0_ns = time.monotonic_ns()
             self._last_click = time.monotonic()
             self.record("lab", "run_started", described)
@@ -440,18 +375,7 @@ class RunEngine:
             crossing = self.story.outlived(now) or late_failover(self.events, now)
         if crossing is None:
             return
-        late = crossing.moved_to_ms - crossing.due_ms
-        details: dict[str, object] = {
-            "what": f"{crossing.moved} (due by {crossing.due_ms:.0f} ms, "
-            f"{late:.0f} ms late: after {crossing.fixed.who})",
-            "due_ms": round(crossing.due_ms, 1),
-            "late_ms": round(late, 1),
-            "shift_ms": round(self.timeline.shift_ms, 1),
-            "kept": False,
-            "reply": True,  # a server's answer came late: nothing moves
-            **crossing.as_details(),
-        }
-        self.record("lab", "schedule_shifted", details)
+        self.record("lab", "schedule_shifted", shifts.outlived(crossing, self.timeline.shift_ms))
 
     def _judge(self) -> RunResult | None:
         s = self.scenario
@@ -468,28 +392,6 @@ class RunEngine:
         if not isinstance(finished, events.RunFinished):  # it failed as it was judged (abort)
             return None
         return RunResult(self.events_json(), finished.verdict, mismatches)
-
-    def _describe(self, servers: ServerSet) -> dict[str, object]:
-        s = self.scenario
-        roles = servers.roles() if self.scenario.lock_service.grouped(s.node_count) else {}
-        ensemble = s.lock_service.server is ZOOKEEPER and len(s.nodes) > 1
-        return {
-            "title": s.title,
-            "backend": s.backend,
-            "variant": s.variant or s.lock_service.default_variant,
-            "fencing": s.fencing,
-            "storage_kind": s.storage_kind,
-            "ttl_ms": s.ttl_ms,
-            "clients": list(s.clients),
-            "nodes": s.nodes,
-            "storage": "storage",
-            **({"replicas": s.storages} if len(s.storages) > 1 else {}),
-            "servers": servers.addresses(),
-            **({"roles": roles} if roles else {}),
-            **({"homes": zookeeper.homes(s.clients, s.nodes)} if ensemble else {}),
-            "duration_ms": s.duration_ms,
-            "lab": self.lab.kind,
-        }
 
     # -- one step -----------------------------------------------------------------------------
 
@@ -559,11 +461,4 @@ class RunEngine:
         wait_s = (max(waits, default=0) + DRAIN_MARGIN_MS) / 1000
         if self.ending or self.failure:
             wait_s = ENDING_DRAIN_S
-        deadline = time.monotonic() + wait_s
-        for client in lab.clients.values():
-            client.wait_idle(max(0.0, deadline - time.monotonic()))
-        idle_ns = time.monotonic_ns()
-        time.sleep(0.05)  # late notifications from the servers' observers
-        settle = time.monotonic() + WATCHERS_SETTLE_S
-        while not all(w.caught_up(idle_ns) for w in lab.watchers) and time.monotonic() < settle:
-            time.sleep(0.02)  # a watcher still asking a server (or polling it) what it decided
+        lab.drain(wait_s)
