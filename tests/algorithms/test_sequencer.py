@@ -12,7 +12,8 @@ import pytest
 from algorithms.etcd_gateway import Gateway
 from algorithms.etcd_lock import EtcdLock
 from algorithms.events import Reporter
-from algorithms.postgres_lock import PostgresLock, connect
+from algorithms.postgres_lock import PostgresLock
+from algorithms.postgres_session import connect
 from algorithms.redis_client import connect as redis_connect
 from algorithms.redis_lock import RedisLock
 from algorithms.redlock import Redlock, connect_node

@@ -65,7 +65,8 @@ from dataclasses import dataclass, field
 
 import psycopg
 
-from algorithms.postgres_lock import SETUP_SQL, Connection, connect
+from algorithms.postgres_lock import SETUP_SQL
+from algorithms.postgres_session import Connection, connect
 from lockviz.lab import procs
 from lockviz.lab.errors import LabError
 from lockviz.lab.ports import free_port
