@@ -26,8 +26,8 @@ from algorithms.sequencer import (
     Sequencer,
     ZooKeeperCheck,
 )
+from algorithms.zookeeper_calls import connect as zk_connect
 from algorithms.zookeeper_lock import ZooKeeperLock
-from algorithms.zookeeper_lock import connect as zk_connect
 from lockviz.lab.labs import LocalLab, ServerSet
 
 pytestmark = pytest.mark.live

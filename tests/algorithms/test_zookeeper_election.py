@@ -14,8 +14,8 @@ from kazoo.recipe.election import Election as KazooElection
 from algorithms.fenced_storage import FencedStorage
 from algorithms.lock import Election, Leader
 from algorithms.redis_client import connect as redis_connect
+from algorithms.zookeeper_calls import connect
 from algorithms.zookeeper_election import ZooKeeperElection
-from algorithms.zookeeper_lock import connect
 from lockviz.lab.labs import LocalLab, ServerSet
 
 pytestmark = pytest.mark.live

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from algorithms.errors import NotHeld
-from algorithms.zookeeper_lock import ZooKeeperLock, connect
+from algorithms.zookeeper_calls import connect
+from algorithms.zookeeper_lock import ZooKeeperLock
 from lockviz.lab.labs import LocalLab, ServerSet
 from tests.conftest import ROOT
 
@@ -213,7 +214,8 @@ def test_extend_and_release_notice_a_node_that_is_gone(make: Any, zk: ServerSet)
 # A client in a process of its own, so SIGSTOP freezes its kazoo threads and heartbeats too.
 CLIENT = """
 import json, sys, time
-from algorithms.zookeeper_lock import ZooKeeperLock, connect
+from algorithms.zookeeper_calls import connect
+from algorithms.zookeeper_lock import ZooKeeperLock
 emit = lambda kind, d: print(json.dumps({"kind": kind, "t": time.monotonic(), **d}), flush=True)
 client = connect(sys.argv[1], session_ms=600, timeout_ms=5000)
 lock = ZooKeeperLock(client, sys.argv[2], owner="alice", ttl_ms=600, on_event=emit)
