@@ -17,12 +17,12 @@ from lockviz.lab import events
 INTRO = """\
 # Events: the one model from client to browser
 
-<!-- Generated from lockviz/lab/events/ by `manage.py events --markdown > docs/events.md`:
+<!-- Generated from lockviz/lab/events.py by `manage.py events --markdown > docs/events.md`:
 edit the models there, not this file (tests/lockviz/lab/test_events.py compares them). -->
 
 Every protocol step of a run is an **event**. Clients (in their own processes), the lab's
 server watchers and the run engine all report events; the run engine gives each one a sequence
-number and its time, checks it against its kind's model in `lockviz/lab/events/` (the one
+number and its time, checks it against its kind's model in `lockviz/lab/events.py` (the one
 place a kind and its fields are declared), and hands it to the recorder, which stores it and
 publishes it to the run's Channels group. The checker, the text timeline, the JSON export, the
 live diagram and replays all read the same events. Their JSON Schema, generated from the same
