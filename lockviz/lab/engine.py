@@ -23,20 +23,18 @@ by leaving :func:`lockviz.lab.provision.provision` and the lab's ``servers`` blo
 cleanup path.
 
 One module past the usual ~300 lines, on purpose: play and judge share one run's state (its
-schedule, its story, its limits) and its recording, under one lock; provisioning (with what
-``run_started`` says of the lab, and the drain at the end), scheduling, faults, clients, watchers,
-capacity, and what a late moment did to the story (:mod:`lockviz.lab.shifts`) live in their own
-modules.
+schedule, its story, its limits) under one lock with its record (:mod:`lockviz.lab.recording`);
+provisioning (with what ``run_started`` says of the lab, and the drain at the end), scheduling,
+faults, clients, watchers, capacity, and what a late moment did to the story
+(:mod:`lockviz.lab.shifts`) live in their own modules.
 """
 
 from __future__ import annotations
 
 import functools
-import logging
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from algorithms.checker import check, compare
 from lockviz.lab import events, procs, shifts
@@ -49,40 +47,16 @@ from lockviz.lab.labs import Lab, OnWait
 from lockviz.lab.limits import Limits, Watchdog
 from lockviz.lab.provision import UNPROVISIONED, Provisioned, Stage, Wiring, provision
 from lockviz.lab.provision import described as provision_described
+from lockviz.lab.recording import Recording, RunResult
 from lockviz.lab.roundtrips import RoundTrips
 from lockviz.lab.scheduler import TOLERANCE_MS, Late, Scheduler, Timeline
 from lockviz.lab.servers.base import ServerOptions
 from lockviz.lab.story import Story
-from lockviz.lab.verdicts import VerdictJson
 from lockviz.scenarios.schema import Scenario, Step
 from lockviz.scenarios.verbs import DEFAULT_ACQUIRE_TIMEOUT_MS
 
-log = logging.getLogger(__name__)
-
 DRAIN_MARGIN_MS = 5_000
 ENDING_DRAIN_S = 0.5  # an ended run waits this long for commands in flight, not for their waits
-ENDS = ("run_finished", "run_failed")  # the last event of a run: nothing is kept after it
-
-
-@dataclass
-class RunResult:
-    events: list[EventJson]  # as the store keeps them and a run's export holds them
-    verdict: VerdictJson | None = None
-    mismatches: list[str] = field(default_factory=list)
-    error: str | None = None
-
-    @property
-    def expect_met(self) -> bool | None:
-        """Whether the verdict met ``expect``; None when there is no verdict, or the run could
-        not keep its story (its ``expect`` was not judged)."""
-        if self.verdict is None or self.inconclusive:
-            return None
-        return not self.mismatches
-
-    @property
-    def inconclusive(self) -> str:
-        """Why the run could not keep its story ("" when it did)."""
-        return self.verdict.get("inconclusive", "") if self.verdict is not None else ""
 
 
 class RunEngine:
@@ -98,11 +72,9 @@ class RunEngine:
     ) -> None:
         self.scenario = scenario
         self.lab = lab
-        self.sink = sink
         self.on_wait = on_wait
         self.meter = meter  # hears how late the run is, and when it has started (capacity)
         self.open_ended = open_ended
-        self.events: list[Event] = []
         self.result: RunResult | None = None
         self.steps: list[Step] = list(scenario.steps)  # grows with injected steps
         self.limits = limits or Limits.for_run(scenario, open_ended)
@@ -126,12 +98,10 @@ class RunEngine:
         self.started = threading.Event()
         self.ending: str | None = None  # why the run ends early, and is judged
         self.failure: str | None = None  # why it failed: no verdict
-        self._lock = threading.Lock()
-        self._sealed = False  # its process tells of its end instead (seal)
+        self._lock = threading.Lock()  # the run's state and its record change under it
         self._t0_ns = 0
-        # What a client told before the run's clock started (a ZooKeeper session connecting
-        # while the lab provisions): told at the start, after run_started, not at a raw time.
-        self._early: list[tuple[str, str, Mapping[str, object]]] = []
+        self.recording = Recording(sink, self._lock, lambda: self._t0_ns, self._seen)
+        self.events: list[Event] = self.recording.events  # the same list, as it grows
         self._last_click = time.monotonic()
         self.stage: Stage = UNPROVISIONED  # the run's lab once provisioned (and after)
 
@@ -140,50 +110,18 @@ class RunEngine:
     def record(
         self, actor: str, kind: str, details: Mapping[str, object], t_ns: int | None = None
     ) -> None:
-        """Give the event its seq and reference time, check it against its kind's model (a
-        field the model does not declare is a bug: it raises), keep it, hand it to the sink."""
-        with self._lock:
-            if self._sealed or (self.events and self.events[-1].kind in ENDS):
-                # Judged (or failed, or interrupted) already: every page and replay ends the
-                # story at its end.
-                log.info("%s's %s came after the run's end: not kept", actor, kind)
-                return
-            if not self.events and kind not in ("run_started", "run_failed"):
-                # The story starts with run_started (or a failure before it): what a client told
-                # before it (a ZooKeeper session connecting while the lab provisions) is told at
-                # the start, right after it, never at a time from before the run's clock.
-                self._early.append((actor, kind, dict(details)))
-                return
-            t = time.monotonic_ns() if t_ns is None else t_ns
-            lost = self._keep(actor, kind, details, t)
-            if kind == "run_started":
-                early, self._early = self._early, []
-                for told in early:
-                    lost = self._keep(*told, t) or lost
-        if lost is not None:
-            self.record("lab", "schedule_shifted", lost)
+        """Record an event (:meth:`lockviz.lab.recording.Recording.record`)."""
+        self.recording.record(actor, kind, details, t_ns)
 
-    def _keep(
-        self, actor: str, kind: str, details: Mapping[str, object], t_ns: int
-    ) -> dict[str, object] | None:
-        """One event kept and handed on (under the lock); the shift it shows, if any."""
-        event = events.parse(
-            {
-                "seq": len(self.events) + 1,
-                "t_ms": round((t_ns - self._t0_ns) / 1e6, 1),
-                "actor": actor,
-                "kind": kind,
-                **details,
-            }
-        )
-        self.events.append(event)
+    def _seen(self, event: Event) -> dict[str, object] | None:
+        """An event kept, as the round trips and the story see it before the sink has it (under
+        the lock): the ``schedule_shifted`` details of a late reply that it shows, if any."""
         slow = self.roundtrips.see(event) if self.roundtrips is not None else None
         lost = None
         if slow is not None:  # before the reply: whether it came across a point of the story
             index, shift_ms = self._doing.get(slow.client), self.timeline.shift_ms
             lost = shifts.replied_late(self.story, slow, index, shift_ms)
         self.story.see(event)
-        self.sink(event)
         return lost
 
     def events_json(self) -> list[EventJson]:
@@ -200,7 +138,7 @@ class RunEngine:
         s = self.scenario
         wiring = Wiring(self.record, self.timers, self._took)
         try:
-            if not self._local_lab() and any(st.node for st in s.steps):
+            if self.lab.kind != "embedded" and any(st.node for st in s.steps):
                 raise LabError("node faults (clock jumps, crash, restart) need the embedded lab")
             options: ServerOptions = {
                 "persistence": s.persistence,
@@ -273,7 +211,7 @@ class RunEngine:
         """Keep no event from now on: the process running it stops, and tells of the run's
         interruption itself, after the events kept so far (lockviz.runs.recorder)."""
         with self._lock:
-            self._sealed = True
+            self.recording.sealed = True
 
     def clicked_pause_ms(self) -> int:
         """The longest pause a click may cause now (see :class:`Limits`)."""
@@ -319,9 +257,6 @@ class RunEngine:
             self.end(why)
         else:
             self.abort(why)
-
-    def _local_lab(self) -> bool:
-        return self.lab.kind == "embedded"
 
     def _play(self, lab: Provisioned) -> None:
         s = self.scenario
