@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 ENDS = ("run_finished", "run_failed")  # the last event of a run: nothing is kept after it
 # What the engine makes of an event kept, before the sink has it: the shift it shows, if any.
-Seen = Callable[[Event], "dict[str, object] | None"]
+Seen = Callable[[Event], dict[str, object] | None]
 
 
 @dataclass
