@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections.abc import Mapping
+from contextlib import AbstractContextManager
 
 from algorithms.checker import check, compare
 from lockviz.lab import events, procs, shifts
@@ -98,20 +98,15 @@ class RunEngine:
         self.started = threading.Event()
         self.ending: str | None = None  # why the run ends early, and is judged
         self.failure: str | None = None  # why it failed: no verdict
-        self._lock = threading.Lock()  # the run's state and its record change under it
+        self._lock = threading.RLock()  # re-entered: a fault holds it while it records
         self._t0_ns = 0
         self.recording = Recording(sink, self._lock, lambda: self._t0_ns, self._seen)
         self.events: list[Event] = self.recording.events  # the same list, as it grows
+        self.record = self.recording.record  # every event, the engine's own too
         self._last_click = time.monotonic()
         self.stage: Stage = UNPROVISIONED  # the run's lab once provisioned (and after)
 
     # -- recording ----------------------------------------------------------------------------
-
-    def record(
-        self, actor: str, kind: str, details: Mapping[str, object], t_ns: int | None = None
-    ) -> None:
-        """Record an event (:meth:`lockviz.lab.recording.Recording.record`)."""
-        self.recording.record(actor, kind, details, t_ns)
 
     def _seen(self, event: Event) -> dict[str, object] | None:
         """An event kept, as the round trips and the story see it before the sink has it (under
@@ -129,6 +124,11 @@ class RunEngine:
         return [events.as_json(e) for e in self.events]
 
     @property
+    def alone(self) -> AbstractContextManager[object]:
+        """Held, no other thread's event is told: a fault's kill and its record as one moment."""
+        return self._lock
+
+    @property
     def now_ms(self) -> float:
         return (time.monotonic_ns() - self._t0_ns) / 1e6
 
@@ -136,7 +136,7 @@ class RunEngine:
 
     def run(self) -> RunResult:
         s = self.scenario
-        wiring = Wiring(self.record, self.timers, self._took)
+        wiring = Wiring(self.record, self.timers, self._took, self.alone)
         try:
             if self.lab.kind != "embedded" and any(st.node for st in s.steps):
                 raise LabError("node faults (clock jumps, crash, restart) need the embedded lab")

@@ -13,9 +13,9 @@ engine's own lock, and sees each event kept before the sink does (its story, its
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 from lockviz.lab import events
@@ -54,7 +54,11 @@ class Recording:
     """One run's events, recorded in order (see the module's doc)."""
 
     def __init__(
-        self, sink: Sink, lock: threading.Lock, t0_ns: Callable[[], int], seen: Seen
+        self,
+        sink: Sink,
+        lock: AbstractContextManager[object],
+        t0_ns: Callable[[], int],
+        seen: Seen,
     ) -> None:
         self.sink = sink
         self.lock = lock  # the engine's: the run's state and its record change under one lock
