@@ -189,7 +189,7 @@ def _instrument(stamps: Callable[[], Stamps], logs: dict[int, str]) -> None:
 
 def _instrument_watchers_and_servers(stamps: Callable[[], Stamps], logs: dict[int, str]) -> None:
     """The watchers' connections, the clock's start, and each PostgreSQL server's log."""
-    from lockviz.lab import recording
+    from lockviz.lab import engine
     from lockviz.lab.servers import postgres
     from lockviz.lab.watchers import base
     from lockviz.lab.watchers import postgres as pg_watcher
@@ -212,16 +212,16 @@ def _instrument_watchers_and_servers(stamps: Callable[[], Stamps], logs: dict[in
             return found
 
         module.connect = watcher_connect  # type: ignore[attr-defined]
-    record = recording.Recording.record
+    record = engine.RunEngine.record
 
     def run_started(
-        self: recording.Recording, actor: str, kind: str, details: Any, t_ns: int | None = None
+        self: engine.RunEngine, actor: str, kind: str, details: Any, t_ns: int | None = None
     ) -> None:
         if kind == "run_started":
             stamps().started()
         record(self, actor, kind, details, t_ns)
 
-    recording.Recording.record = run_started  # type: ignore[method-assign]
+    engine.RunEngine.record = run_started  # type: ignore[method-assign]
     stop = postgres.PostgresServer.stop
 
     def pg_stop(self: postgres.PostgresServer) -> None:

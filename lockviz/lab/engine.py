@@ -34,6 +34,7 @@ from __future__ import annotations
 import functools
 import threading
 import time
+from collections.abc import Mapping
 from contextlib import AbstractContextManager
 
 from algorithms.checker import check, compare
@@ -51,6 +52,7 @@ from lockviz.lab.recording import Recording, RunResult
 from lockviz.lab.roundtrips import RoundTrips
 from lockviz.lab.scheduler import TOLERANCE_MS, Late, Scheduler, Timeline
 from lockviz.lab.servers.base import ServerOptions
+from lockviz.lab.shifts import one_fate
 from lockviz.lab.story import Story
 from lockviz.scenarios.schema import Scenario, Step
 from lockviz.scenarios.verbs import DEFAULT_ACQUIRE_TIMEOUT_MS
@@ -90,23 +92,27 @@ class RunEngine:
         self.story = Story(sessions=bool(scenario.lock_service.kept_alive_by))
         # Replies that came late with no fault in the way (a free-play session has no story).
         self.roundtrips = (
-            None
-            if open_ended
-            else RoundTrips(scenario.clients, TOLERANCE_MS, shifts.one_fate(scenario))
+            None if open_ended else RoundTrips(scenario.clients, TOLERANCE_MS, one_fate(scenario))
         )
         self._doing: dict[str, int] = {}  # the step each client's command in hand comes from
         self.started = threading.Event()
         self.ending: str | None = None  # why the run ends early, and is judged
         self.failure: str | None = None  # why it failed: no verdict
         self._lock = threading.RLock()  # re-entered: a fault holds it while it records
+        self.alone: AbstractContextManager[object] = self._lock  # held: no other event is told
         self._t0_ns = 0
         self.recording = Recording(sink, self._lock, lambda: self._t0_ns, self._seen)
         self.events: list[Event] = self.recording.events  # the same list, as it grows
-        self.record = self.recording.record  # every event, the engine's own too
         self._last_click = time.monotonic()
         self.stage: Stage = UNPROVISIONED  # the run's lab once provisioned (and after)
 
     # -- recording ----------------------------------------------------------------------------
+
+    def record(
+        self, actor: str, kind: str, details: Mapping[str, object], t_ns: int | None = None
+    ) -> None:
+        """Record an event (:meth:`lockviz.lab.recording.Recording.record`)."""
+        self.recording.record(actor, kind, details, t_ns)
 
     def _seen(self, event: Event) -> dict[str, object] | None:
         """An event kept, as the round trips and the story see it before the sink has it (under
@@ -122,11 +128,6 @@ class RunEngine:
     def events_json(self) -> list[EventJson]:
         """The events so far as JSON has them (what the store keeps and the checker reads)."""
         return [events.as_json(e) for e in self.events]
-
-    @property
-    def alone(self) -> AbstractContextManager[object]:
-        """Held, no other thread's event is told: a fault's kill and its record as one moment."""
-        return self._lock
 
     @property
     def now_ms(self) -> float:

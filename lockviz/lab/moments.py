@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# An event's time is rounded to 0.1 ms (lockviz.lab.engine.RunEngine.record): a step recorded at
+# An event's time is rounded to 0.1 ms (lockviz.lab.recording.Recording.record): a step recorded at
 # 300.5 ms may have been done at 300.46, before a command held up until 300.47 ms. Seen: a crash
 # that landed on alice's held-up acquire was judged to come after it, and the run told bob's
 # grant as the story's with confidence (about one run in six under a CPU hog).
