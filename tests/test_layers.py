@@ -10,8 +10,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).parents[1]
 LOCKVIZ = ROOT / "lockviz"
-# Django's own (what it and Daphne load by name) and the vocabulary every layer reads.
-DJANGOS = {"__init__", "admin", "apps", "asgi", "models", "routing", "settings", "urls"}
+# Django's own (what it and Daphne load by name) and the vocabulary every layer reads; the
+# tables are Django's too, a package of their own (lockviz/models/).
+DJANGOS = {"__init__", "admin", "apps", "asgi", "routing", "settings", "urls"}
 VOCABULARY = {"catalogue", "errors", "jsontext", "jsontypes", "plaintext"}
 
 
