@@ -11,9 +11,9 @@ from pathlib import Path
 ROOT = Path(__file__).parents[1]
 LOCKVIZ = ROOT / "lockviz"
 # Django's own (what it and Daphne load by name) and the vocabulary every layer reads; the
-# tables are Django's too, a package of their own (lockviz/models/).
+# tables (lockviz/models/) and the catalogue (lockviz/catalogue/) are packages of their own.
 DJANGOS = {"__init__", "admin", "apps", "asgi", "routing", "settings", "urls"}
-VOCABULARY = {"catalogue", "errors", "jsontext", "jsontypes", "plaintext"}
+VOCABULARY = {"errors", "jsontext", "jsontypes", "plaintext"}
 
 
 def packages() -> set[str]:
