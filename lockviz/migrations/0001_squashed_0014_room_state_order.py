@@ -32,6 +32,8 @@ class Migration(migrations.Migration):
 
     replaces = [('lockviz', '0001_squashed_0007_presenter_control'), ('lockviz', '0008_plans'), ('lockviz', '0009_library'), ('lockviz', '0010_exercises_progress_lms'), ('lockviz', '0011_security'), ('lockviz', '0012_exercise_concepts'), ('lockviz', '0013_run_started'), ('lockviz', '0014_room_state_order')]
 
+    initial = True
+
     dependencies = [
         ('lti_tool', '0008_ltideployment_pns_url_and_more'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
