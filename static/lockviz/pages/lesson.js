@@ -26,7 +26,7 @@
 import { LockDiagram } from "../diagram/diagram.js";
 import { drawnEvent, drawingOf } from "../run/drawing.js";
 import { allEvents } from "../replay/event-chunks.js";
-import { isFinal } from "../run/extent.js";
+import { endOf, isFinal } from "../run/extent.js";
 import { Answers } from "../lesson/answers.js";
 import { lessonKeys } from "../lesson/keys.js";
 import { LiveLine } from "../lesson/live.js";
@@ -159,6 +159,7 @@ function startWalkthrough(data) {
     events.sort((a, b) => a.seq - b.seq);
     diagram.showUpTo(0);
     diagram.addAll(events.map(forDiagram));
+    diagram.reachEnd(endOf(events)); // the axis a student following this lesson draws too
     pos = 0;
     mark(data.slug, "started", data.progress_url);
     render();

@@ -45,6 +45,12 @@ export function eventsDurationMs(events) {
   return Math.max(300, ...events.map((e) => num(e.t_ms))) + AFTER_LAST_MS;
 }
 
+/** Where a run's events end: the latest event's time (what the server calls the run's
+ * `end_ms`: the largest stored `t_ms`). */
+export function endOf(events) {
+  return Math.max(0, ...events.map((e) => num(e.t_ms)));
+}
+
 /** A stored run's: its schedule, or its events' end (`endT`) when they went on longer. */
 export function replayDurationMs(scenario, endT) {
   return Math.max(durationOf(scenario), num(endT) + AFTER_LAST_MS);
