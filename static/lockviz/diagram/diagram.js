@@ -159,9 +159,7 @@ export class LockDiagram {
     this.frame.timeMark(mark);
   }
 
-  /** The run ends at `endMs` (its last event's time): the axis reaches as far as on every page
-   * that holds all of its events, whatever this one holds (a student's lesson holds only those
-   * up to the presenter's position). Growing event by event alone depends on the events held. */
+  /** The run ends at `endMs`: the axis reaches as far as on a page holding all its events. */
   reachEnd(endMs) {
     this.endMs = Math.max(0, Number(endMs) || 0);
     this.frame.reach();
