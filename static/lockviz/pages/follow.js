@@ -41,7 +41,7 @@ const ui = elements({
   svg: "diagram",
 });
 let state = data.state || {};
-let run = null; // {id, mode, kind, meta, events, stream, diagram, held, ended}
+let run = null; // {id, mode, kind, meta, events, stream, diagram, held, ended, endMs}
 const poll = new ClassPoll(data.room);
 
 // ---- the run on screen ---------------------------------------------------------------
@@ -78,6 +78,7 @@ function open(id) {
     diagram: null,
     held: -1,
     ended: Boolean(kept && kept.ended),
+    endMs: kept ? kept.endMs : null, // where it ends, once over (the room's `end_ms`)
   };
   if (!id) return;
   const mine = run;
