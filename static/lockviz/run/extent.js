@@ -6,7 +6,7 @@
 //     sets off; a replay also reaches its events' real end (replayDurationMs), side-by-side
 //     runs share the longest one's (lanesDurationMs), a slide its events' (eventsDurationMs).
 //   - Its scale: pixels per millisecond, to fit a run in about `px` within readable bounds.
-// tests/js/extent.test.mjs fails if another module defines any of them again.
+// tests/js/run/extent.test.mjs fails if another module defines any of them again.
 
 const num = (v) => (Number.isFinite(v) ? v : 0);
 

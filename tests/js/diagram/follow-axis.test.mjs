@@ -9,12 +9,12 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 
-import { LockDiagram } from "../../static/lockviz/diagram/diagram.js";
-import { drawingOf } from "../../static/lockviz/run/drawing.js";
-import { durationOf, endOf } from "../../static/lockviz/run/extent.js";
-import { fakeDocument } from "./fakedom.mjs";
+import { LockDiagram } from "../../../static/lockviz/diagram/diagram.js";
+import { drawingOf } from "../../../static/lockviz/run/drawing.js";
+import { durationOf, endOf } from "../../../static/lockviz/run/extent.js";
+import { fakeDocument } from "../fakedom.mjs";
 
-const RUNS = JSON.parse(readFileSync(new URL("fixtures/narrated-runs.json", import.meta.url), "utf8"));
+const RUNS = JSON.parse(readFileSync(new URL("../fixtures/narrated-runs.json", import.meta.url), "utf8"));
 
 /** The recorded run, its events from `fromSeq` on `lateMs` later (a machine that fell behind). */
 function late(slug, fromSeq, lateMs) {
