@@ -62,16 +62,10 @@ def open_room(server: AppServer, people: dict[str, Any]) -> str:
     return code
 
 
-def marks(page: Any, diagram: str, captions: bool = True) -> tuple[int, list[str]]:
-    """How many events the page's ``diagram`` (an expression on its entry module) holds, and
-    what it draws (``captions``: with the steps' captions), read in one go."""
-    n, drawn, _ = marks_of(page, diagram, captions)
-    return n, drawn
-
-
-def marks_of(page: Any, diagram: str, captions: bool = True) -> tuple[int, list[str], object]:
-    """:func:`marks`, and the run a student's ``diagram`` draws (:data:`FOLLOWS`; None for
-    another), read in the same go."""
+def marks(page: Any, diagram: str, captions: bool = True) -> tuple[int, list[str], object]:
+    """How many events the page's ``diagram`` (an expression on its entry module) holds, what
+    it draws (``captions``: with the steps' captions) and, a student's, which run (:data:`FOLLOWS`),
+    read in one go."""
     entry(page)
     run = FOLLOWS.get(diagram, "null")
     read = (
@@ -132,11 +126,11 @@ def held_bars(drawn: list[str]) -> int:
 def alike_at_a_moment(people: dict[str, Any], presenter: str, at: int, where: str) -> list[str]:
     """The teacher's page shows the run up to event ``at``: each student's, once there, draws
     the same marks. The presenter's marks."""
-    _, theirs = marks(people["teacher"], presenter)
+    _, theirs, _ = marks(people["teacher"], presenter)
     for name in STUDENTS:
         settled_at(people[name], at)
         people[name].wait_for_function(f"() => {FOLLOWER} && {FOLLOWER}.events.length > 0")
-        _, mine = marks(people[name], FOLLOWER)
+        _, mine, _ = marks(people[name], FOLLOWER)
         same(theirs, mine, f"{where}, at #{at}, {name}")
     return theirs
 
@@ -144,21 +138,17 @@ def alike_at_a_moment(people: dict[str, Any], presenter: str, at: int, where: st
 def alike_live(
     people: dict[str, Any], presenter: str, student: str, run: str, where: str, tries: int = 200
 ) -> list[str]:
-    """A live run: once a student's diagram draws ``run``, the run the teacher's draws, and
-    holds as many events (read before and after it, unchanged), both draw the same marks. The
-    presenter's marks.
-
-    The run first: a student's page follows the room's state, which comes after the teacher's
-    page has moved on. As the teacher's fork lane got its first event, a student's diagram was
-    still the original's replay at event 1, where the teacher had been: one event each, and no
-    "parts from here" on the replay (a CI run's failure)."""
+    """A live run: once a student's diagram draws ``run``, as the teacher's does, and holds as
+    many events (read before and after it, unchanged), both draw the same marks. The
+    presenter's marks. The run first: the room's state comes after the teacher's page moved on
+    (a student's replay of the original at #1 was compared with the fork's lane at #1)."""
     teacher = people["teacher"]
     entry(teacher)
     lanes = in_lanes(teacher, presenter)
     for name in STUDENTS:
         for _ in range(tries):
-            n, theirs = marks(teacher, presenter, captions=not lanes)
-            k, mine, drawn = marks_of(people[name], student, captions=not lanes)
+            n, theirs, _ = marks(teacher, presenter, captions=not lanes)
+            k, mine, drawn = marks(people[name], student, captions=not lanes)
             if drawn == run and n > 0 and n == k and marks(teacher, presenter)[0] == n:
                 same(theirs, mine, f"{where}, {n} events, {name}", roomier=lanes)
                 break
@@ -285,7 +275,7 @@ def test_free_play_and_a_fork_beside_its_original_are_drawn_alike_for_every_stud
 
 
 class Answers:
-    """A page whose reads of a diagram (:func:`marks_of`) answer ``reads`` in turn, the last one
+    """A page whose reads of a diagram (:func:`marks`) answer ``reads`` in turn, the last one
     from then on; a compare lane's page (:func:`in_lanes`)."""
 
     def __init__(self, *reads: tuple[int, list[str], str | None]) -> None:
@@ -302,10 +292,9 @@ class Answers:
 
 
 def test_a_students_diagram_is_compared_once_it_draws_the_presenters_run() -> None:
-    """The CI failure as the pages answered it: the teacher's fork lane held its first event
-    while a student's diagram was still the original's replay at event 1, where the teacher had
-    been before the fork (the room's new state comes after the teacher's page has moved on).
-    Compared then, it lacked the parting's mark; once it draws the fork, it has it."""
+    """The CI failure as the pages answered: the teacher's fork lane at its first event, a
+    student still on the original's replay at #1, where the teacher had been (no parting's
+    mark); then the student draws the fork too, and is compared."""
     parting = ["time-mark", "time-mark | line 412→412", "“what if…? parts from here (0.41 s)”"]
     teacher = Answers((1, parting, None))
     behind = (1, [], "original")
