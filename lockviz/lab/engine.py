@@ -34,6 +34,7 @@ import logging
 import threading
 import time
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 from algorithms.checker import check, compare
@@ -130,7 +131,7 @@ class RunEngine:
         self.started = threading.Event()
         self.ending: str | None = None  # why the run ends early, and is judged
         self.failure: str | None = None  # why it failed: no verdict
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # re-entered: a fault holds it while it records
         self._sealed = False  # its process tells of its end instead (seal)
         self._t0_ns = 0
         # What a client told before the run's clock started (a ZooKeeper session connecting
@@ -225,6 +226,11 @@ class RunEngine:
         return [events.as_json(e) for e in self.events]
 
     @property
+    def alone(self) -> AbstractContextManager[object]:
+        """Held, no other thread's event is told: a fault's kill and its record as one moment."""
+        return self._lock
+
+    @property
     def now_ms(self) -> float:
         return (time.monotonic_ns() - self._t0_ns) / 1e6
 
@@ -232,7 +238,7 @@ class RunEngine:
 
     def run(self) -> RunResult:
         s = self.scenario
-        wiring = Wiring(self.record, self.timers, self._took)
+        wiring = Wiring(self.record, self.timers, self._took, self.alone)
         try:
             if not self._local_lab() and any(st.node for st in s.steps):
                 raise LabError("node faults (clock jumps, crash, restart) need the embedded lab")

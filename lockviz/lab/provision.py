@@ -18,7 +18,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -102,6 +102,7 @@ class Wiring:
     record: Record
     timers: Scheduler
     took: Callable[[str], Took]  # a client's "I began a command" hook, by client name
+    alone: AbstractContextManager[object]  # held: nobody else's event is told (Faults.alone)
 
 
 @contextmanager
@@ -122,7 +123,7 @@ def provision(scenario: Scenario, servers: ServerSet, wiring: Wiring) -> Iterato
             undo.callback(watcher.stop)
         clocks = {c: ClockFile(os.path.join(workdir, f"{c}.clock")) for c in scenario.clients}
         clients: dict[str, ClientProcess] = {}
-        faults = Faults(servers, links, clients, clocks, wiring.record, wiring.timers)
+        faults = Faults(servers, links, clients, clocks, wiring.record, wiring.timers, wiring.alone)
         links.start()
         for name in scenario.clients:
             config = ClientConfig.for_client(
