@@ -28,20 +28,18 @@ def lab() -> Iterator[ServerSet]:
 
 
 @pytest.fixture
-def make(lab: ServerSet, request: pytest.FixtureRequest) -> Iterator[Any]:
+def make(lab: ServerSet, request: pytest.FixtureRequest) -> Any:
+    """Candidates on a path of this test's own; each is closed when the test ends."""
     path = f"/lockviz/{request.node.name}"
-    made: list[ZooKeeperElection] = []
 
     def candidate(owner: str, ttl_ms: int = 4000) -> ZooKeeperElection:
         client = connect(lab["zk-1"].address, session_ms=ttl_ms, timeout_ms=5000)
         found = ZooKeeperElection(client, path, owner=owner, ttl_ms=ttl_ms)
-        made.append(found)
+        request.addfinalizer(found.close)
         return found
 
     candidate.path = path  # type: ignore[attr-defined]
-    yield candidate
-    for c in made:
-        c.close()
+    return candidate
 
 
 def test_the_lowest_node_leads_and_the_next_leader_has_a_higher_epoch(make: Any) -> None:

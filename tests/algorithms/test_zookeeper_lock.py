@@ -30,10 +30,9 @@ def zk() -> Iterator[ServerSet]:
 
 
 @pytest.fixture
-def make(zk: ServerSet, request: pytest.FixtureRequest) -> Iterator[Any]:
-    """Locks on a path of this test's own; every client is closed afterwards."""
+def make(zk: ServerSet, request: pytest.FixtureRequest) -> Any:
+    """Locks on a path of this test's own; each is closed when the test ends."""
     path = f"/lockviz/{request.node.name.replace('[', '-').rstrip(']')}"
-    made: list[ZooKeeperLock] = []
 
     def make_lock(owner: str, ttl_ms: int = 4000, **kw: Any) -> ZooKeeperLock:
         events: list[tuple[str, dict[str, Any]]] = []
@@ -43,13 +42,11 @@ def make(zk: ServerSet, request: pytest.FixtureRequest) -> Iterator[Any]:
             on_event=lambda kind, details: events.append((kind, details)), **kw,
         )  # fmt: skip
         lock.events = events  # type: ignore[attr-defined]
-        made.append(lock)
+        request.addfinalizer(lock.close)
         return lock
 
     make_lock.path = path  # type: ignore[attr-defined]
-    yield make_lock
-    for lock in made:
-        lock.close()
+    return make_lock
 
 
 def children(zk: ServerSet, path: str) -> list[str]:

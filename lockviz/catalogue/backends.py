@@ -1,107 +1,12 @@
-"""Which lock services lockviz runs, and what each supports: the one place that says so.
-
-Plain data at the bottom layer: the scenario schema, the lab, the pages, lessons, free play and
-comparisons read these entries and keep no list of their own. Adding a backend means one
-:class:`Backend` entry here, its lock factory (``lockviz/lab/backends/``), its watcher
-(``lockviz/lab/watchers/``) and, for a new kind of server, a :class:`ServerKind` and its module
-in ``lockviz/lab/servers/``.
-
-Server names say their kind: ``redis-3``, ``zk-1``, ``pg-1``, ``etcd-1``, ``sentinel-2``, and
-``storage`` (the storage node every run writes to, a Redis server; a replicated storage has a
-second replica, ``storage-2``). The backend ``none`` has no lock service at all: its clients go
-straight to the storage. What the storage checks on each write is its *kind*
-(:data:`STORAGE_KINDS`), listed here too.
-
-Past ~300 lines on purpose: it is one table, each lock service's entry with its variants, their
-words (what ``ttl_ms`` is called, what the server ends) and each server kind's restart words,
-read together by the consistency test (tests/lockviz/test_catalogue.py).
-"""
+"""The lock services (the scenario's ``backend``): each one's names, variants and node counts,
+the settings only it takes, whether it can fence or be asked about a writer's lock (and why
+not), and what its lease is called and what its server ends."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-STORAGE = "storage"
-STORAGE_REPLICA = "storage-2"  # a replicated storage's second replica (lww, crdt)
-STORAGE_KEY = "lockviz:resource"  # the resource every client writes, on the storage node
-
-
-@dataclass(frozen=True)
-class ServerKind:
-    """One kind of server the lab can start; its servers are named ``<prefix>-<n>``."""
-
-    prefix: str
-    label: str
-    clock_jumps: bool = False  # its wall clock can be moved (libfaketime under Redis)
-    # What a restart after kill -9 keeps, by the server's persistence ("none" or "fsync"; None
-    # where the kind has no choice): the narrator's words beside "restarted".
-    restarts: tuple[Kept, ...] = ()
-
-    def kept(self, persistence: str | None) -> Kept | None:
-        """What this server keeps across a restart (None when the table does not say)."""
-        return next((k for k in self.restarts if k.persistence == persistence), None)
-
-
-@dataclass(frozen=True)
-class Kept:
-    """What a server keeps across a restart, in a diagram's label and in a sentence."""
-
-    persistence: str | None
-    label: str  # "no persistence"
-    text: str  # "no persistence: it comes back empty"
-
-
-REDIS = ServerKind(
-    "redis",
-    "Redis",
-    clock_jumps=True,
-    restarts=(
-        Kept(
-            "none", "no persistence", 'no persistence (save "", appendonly no): it comes back empty'
-        ),
-        Kept("fsync", "fsync: keys kept", "append-only log, fsync always: its keys come back"),
-    ),
-)
-ZOOKEEPER = ServerKind(
-    "zk",
-    "ZooKeeper",
-    restarts=(
-        Kept("none", "log replayed", "replays its transaction log (not fsynced)"),
-        Kept("fsync", "log replayed", "replays its fsynced transaction log"),
-    ),
-)
-POSTGRES = ServerKind(
-    "pg",
-    "PostgreSQL",
-    restarts=(Kept(None, "WAL replayed", "replays its write-ahead log: locks are not in it"),),
-)
-ETCD = ServerKind("etcd", "etcd")
-# redis-server --sentinel; it rewrites its config as it learns, and a restart reads it back
-# (lockviz.lab.servers.replicated.SentinelServer.config).
-SENTINEL = ServerKind(
-    "sentinel",
-    "Redis Sentinel",
-    restarts=(
-        Kept(
-            None,
-            "config kept",
-            "reads back the config it rewrote as it learned (the primary it watches, its replicas "
-            "and the other Sentinels) and rejoins them",
-        ),
-    ),
-)
-SERVER_KINDS: dict[str, ServerKind] = {
-    k.prefix: k for k in (REDIS, ZOOKEEPER, POSTGRES, ETCD, SENTINEL)
-}
-
-
-def server_kind(name: str) -> ServerKind | None:
-    """The kind of the server called ``name`` (``storage`` and ``storage-2`` are Redis); ``None``
-    if no server."""
-    if name in (STORAGE, STORAGE_REPLICA):
-        return REDIS
-    prefix, _, number = name.rpartition("-")
-    return SERVER_KINDS.get(prefix) if number.isdigit() and not number.startswith("0") else None
+from lockviz.catalogue.servers import ETCD, POSTGRES, REDIS, SENTINEL, ZOOKEEPER, ServerKind
 
 
 @dataclass(frozen=True)
@@ -117,6 +22,21 @@ class Variant:
     ends: str = "lease"
     election: bool = False  # a leader election: acquire campaigns, release resigns, the token
     # is the leader's epoch, and a client may ask who leads (the "leader" verb)
+
+
+IDLE_IN_TRANSACTION = "idle-in-transaction timeout"  # a PostgreSQL transaction lock's ttl_ms
+
+
+def session(
+    name: str,
+    label: str,
+    ttl: str = "session timeout",
+    no_sequencer: str = "",
+    election: bool = False,
+) -> Variant:
+    """A lock the server ends with its holder's session (ZooKeeper's, PostgreSQL's): what
+    ``ttl_ms`` is called is the session timeout's name, unless said otherwise."""
+    return Variant(name, label, no_sequencer, ttl=ttl, ends="session", election=election)
 
 
 @dataclass(frozen=True)
@@ -254,23 +174,10 @@ BACKENDS: dict[str, Backend] = {
             "ZooKeeper (ephemeral sequential nodes)",
             ZOOKEEPER,
             (
-                Variant("recipe", "watch the predecessor", ttl="session timeout", ends="session"),
-                Variant(
-                    "herd", "every waiter watches the lock", ttl="session timeout", ends="session"
-                ),
-                Variant(
-                    "session",
-                    "keeps the lock while the session lives",
-                    ttl="session timeout",
-                    ends="session",
-                ),
-                Variant(
-                    "election",
-                    "leader election (kazoo's Election recipe)",
-                    ttl="session timeout",
-                    ends="session",
-                    election=True,
-                ),
+                session("recipe", "watch the predecessor"),
+                session("herd", "every waiter watches the lock"),
+                session("session", "keeps the lock while the session lives"),
+                session("election", "leader election (kazoo's Election recipe)", election=True),
             ),
             node_counts=(1, 3),
             node_count_field="zk_nodes",
@@ -287,23 +194,14 @@ BACKENDS: dict[str, Backend] = {
             "PostgreSQL advisory locks",
             POSTGRES,
             (
-                Variant("session", "session lock", ttl="", ends="session"),
-                Variant(
-                    "xact", "transaction lock", ttl="idle-in-transaction timeout", ends="session"
-                ),
-                Variant(
-                    "pooled",
-                    "through PgBouncer",
-                    ttl="",
-                    ends="session",
-                    no_sequencer=POOLED_CHECK,
-                ),
-                Variant(
+                session("session", "session lock", ttl=""),
+                session("xact", "transaction lock", ttl=IDLE_IN_TRANSACTION),
+                session("pooled", "through PgBouncer", ttl="", no_sequencer=POOLED_CHECK),
+                session(
                     "pooled_xact",
                     "transaction lock through PgBouncer",
-                    POOLED_CHECK,
-                    ttl="idle-in-transaction timeout",
-                    ends="session",
+                    ttl=IDLE_IN_TRANSACTION,
+                    no_sequencer=POOLED_CHECK,
                 ),
             ),
             options=frozenset({"idle_session_timeout_ms"}),
@@ -336,77 +234,6 @@ BACKENDS: dict[str, Backend] = {
             (Variant("direct", "clients go straight to the storage", ttl="", ends=""),),
             no_fencing="There is no lock service, so there are no fencing tokens to check.",
             no_sequencer="There is no lock service for the storage to ask.",
-        ),
-    )
-}
-
-
-@dataclass(frozen=True)
-class StorageKind:
-    """What the storage checks before it applies a write (the scenario's ``storage``)."""
-
-    name: str
-    label: str  # as a lane or a page names it: "fenced (tokens)"
-    summary: str  # one sentence for a learner
-    tokens: bool = False  # it compares fencing tokens (so the lock service must give them)
-    replicas: tuple[str, ...] = (STORAGE,)  # its servers: one node, or replicas
-    lockless: str = ""  # why it takes no lock service, when it takes none ("" when it may)
-    cost: str = ""  # what it costs, said beside it where the kinds are compared
-
-
-LOCKLESS = (
-    "It is storage without a lock: every replica accepts every write and the replicas settle "
-    "their differences themselves."
-)
-
-STORAGE_KINDS: dict[str, StorageKind] = {
-    k.name: k
-    for k in (
-        StorageKind("plain", "plain", "Accepts every write, as most storage does."),
-        StorageKind(
-            "fenced",
-            "fenced (tokens)",
-            "Rejects a write whose fencing token is lower than the highest it has seen.",
-            tokens=True,
-        ),
-        StorageKind(
-            "fenced_reads",
-            "fenced reads (tokens on reads too)",
-            "Rejects a write or a read whose fencing token is lower than the highest it has "
-            "seen; a read raises the highest as a write does.",
-            tokens=True,
-            cost="Every read must carry a token, and a holder that writes without reading first "
-            "still leaves the hole open until its write.",
-        ),
-        StorageKind(
-            "sequencer",
-            "sequencer (asks the lock)",
-            "Asks the lock service, at each write, whether the writer's lock is still current.",
-        ),
-        StorageKind(
-            "cas",
-            "compare-and-set",
-            "Applies a write only if the data is still at the version its writer last read.",
-        ),
-        StorageKind(
-            "lww",
-            "last-write-wins (2 replicas)",
-            "Two replicas each accept every write and keep the one with the highest timestamp, "
-            "its writer's wall clock.",
-            replicas=(STORAGE, STORAGE_REPLICA),
-            lockless=LOCKLESS,
-            cost="A concurrent write, or a newer one from a client whose clock runs behind, is "
-            "dropped silently: its writer was told OK.",
-        ),
-        StorageKind(
-            "crdt",
-            "add-wins set, a CRDT (2 replicas)",
-            "Two replicas each accept every write as an add to a set, and merge by union: no "
-            "acknowledged write is lost.",
-            replicas=(STORAGE, STORAGE_REPLICA),
-            lockless=LOCKLESS,
-            cost="The data is a set of every value written, not one value: the application "
-            "must decide what several values mean.",
         ),
     )
 }

@@ -1,12 +1,11 @@
-"""lockviz/models.py: what a row reads from its own fields."""
+"""lockviz/models/runs.py: what a run's row reads from its own fields."""
 
 from __future__ import annotations
 
 import pytest
 
-from lockviz import models
 from lockviz.errors import ScenarioError
-from lockviz.models import Run
+from lockviz.models import Run, runs
 from lockviz.scenarios.schema import parse, startable
 from tests.conftest import builtin_json
 
@@ -18,7 +17,7 @@ def test_a_runs_scenario_is_parsed_once_and_kept(monkeypatch: pytest.MonkeyPatch
         parsed.append(data)
         return parse(data, allow_empty)
 
-    monkeypatch.setattr(models, "parse", counted)
+    monkeypatch.setattr(runs, "parse", counted)
     run = Run(scenario=builtin_json("gc-pause-fenced"))
     first = run.parsed_scenario
     assert run.parsed_scenario is first and first.script() == parse(run.scenario).script()
