@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 
-import { LockDiagram } from "../../static/lockviz/diagram/diagram.js";
+import { LockDiagram } from "../../../static/lockviz/diagram/diagram.js";
 import {
   CLIENT_KINDS,
   ENVELOPE,
@@ -19,13 +19,13 @@ import {
   READS,
   SAID,
   SERVER_KINDS,
-} from "../../static/lockviz/diagram/handlers/index.js";
-import { fakeDocument, serialize } from "./fakedom.mjs";
+} from "../../../static/lockviz/diagram/handlers/index.js";
+import { fakeDocument, serialize } from "../fakedom.mjs";
 
 const here = (path) => new URL(path, import.meta.url);
-const RUNS = JSON.parse(readFileSync(here("fixtures/narrated-runs.json"), "utf8"));
-const SCHEMA = JSON.parse(readFileSync(here("../../static/lockviz/events.schema.json"), "utf8"));
-const TEMPLATES = here("../../templates/lockviz/_legend.html");
+const RUNS = JSON.parse(readFileSync(here("../fixtures/narrated-runs.json"), "utf8"));
+const SCHEMA = JSON.parse(readFileSync(here("../../../static/lockviz/events.schema.json"), "utf8"));
+const TEMPLATES = here("../../../templates/lockviz/_legend.html");
 
 function draw(run, events = run.events) {
   const { svg } = fakeDocument();
@@ -290,7 +290,7 @@ describe("a request into a blackholed link", () => {
   // Alice's link to the storage is cut (seq 6, a blackhole: bytes held); her write (seq 8)
   // times out (seq 9); the link heals (seq 12) and what it held goes on; a later write (20)
   // is delivered at once.
-  const retry = JSON.parse(readFileSync(here("../browser/data/runs/storage-retry-duplicate.json"), "utf8"));
+  const retry = JSON.parse(readFileSync(here("../../browser/data/runs/storage-retry-duplicate.json"), "utf8"));
   const { diagram, svg } = draw(retry);
   const storageX = diagram.layout.x("storage");
   const groups = (cls, seq) => {

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { fit, place, reindexed, removable, renamed, takes } from "../../static/lockviz/editor/step-rows.js";
+import { fit, place, reindexed, removable, renamed, takes } from "../../../static/lockviz/editor/step-rows.js";
 
 // The verbs as the page data hands them (lockviz/teaching/steprows.py: verb_fields).
 const VERBS = { acquire: ["timeout_ms"], pause: ["ms"], partition: ["mode", "nodes"], crash: [] };

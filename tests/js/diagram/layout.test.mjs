@@ -12,8 +12,8 @@ import {
   MIN_TEXT_SCALE,
   columns,
   fitScale,
-} from "../../static/lockviz/diagram/layout.js";
-import { Space, segmentHits } from "../../static/lockviz/diagram/space.js";
+} from "../../../static/lockviz/diagram/layout.js";
+import { Space, segmentHits } from "../../../static/lockviz/diagram/space.js";
 
 const none = { clients: [], nodes: [] };
 

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { followProgress } from "../../static/lockviz/room/class-progress.js";
+import { followProgress } from "../../../static/lockviz/room/class-progress.js";
 
 function fakeEnv() {
   const timers = [];

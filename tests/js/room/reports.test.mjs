@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { orderClock, reporter } from "../../static/lockviz/room/reports.js";
+import { orderClock, reporter } from "../../../static/lockviz/room/reports.js";
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
 

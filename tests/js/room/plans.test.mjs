@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { startPlanBar } from "../../static/lockviz/room/plan-bar.js";
-import { Player } from "../../static/lockviz/replay/player.js";
+import { startPlanBar } from "../../../static/lockviz/room/plan-bar.js";
+import { Player } from "../../../static/lockviz/replay/player.js";
 
 function key(name, typing = false, extra = {}) {
   return {

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { movedOn } from "../../static/lockviz/room/poll.js";
+import { movedOn } from "../../../static/lockviz/room/poll.js";
 
 const step = (seq, index) => ({ seq, kind: "step", index });
 const events = [step(2, 0), { seq: 3, kind: "request" }, step(9, 2), { seq: 10, kind: "reply" }, step(14, 3)];

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { gzipSync } from "node:zlib";
 
-import { inlineEvents } from "../../static/lockviz/replay/inline-events.js";
+import { inlineEvents } from "../../../static/lockviz/replay/inline-events.js";
 
 const events = Array.from({ length: 3000 }, (_, i) => ({
   seq: i + 1,

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { Sequence, openStream } from "../../static/lockviz/run/runstream.js";
+import { Sequence, openStream } from "../../../static/lockviz/run/runstream.js";
 
 const ev = (seq, kind = "note") => ({ seq, t_ms: seq, actor: "lab", kind });
 const one = (seq, kind) => ({ type: "event", event: ev(seq, kind) });

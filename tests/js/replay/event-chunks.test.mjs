@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 
-import { allEvents } from "../../static/lockviz/replay/event-chunks.js";
+import { allEvents } from "../../../static/lockviz/replay/event-chunks.js";
 
 const ev = (seq) => ({ seq, t_ms: seq, actor: "lab", kind: "note", said: { text: "" } });
 const server = (chunks) => {

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { untilJudged } from "../../static/lockviz/run/verdict-fetch.js";
+import { untilJudged } from "../../../static/lockviz/run/verdict-fetch.js";
 
 function slot() {
   const listeners = [];

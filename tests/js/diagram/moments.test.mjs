@@ -8,10 +8,10 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 
-import { LockDiagram } from "../../static/lockviz/diagram/diagram.js";
-import { fakeDocument, serialize } from "./fakedom.mjs";
+import { LockDiagram } from "../../../static/lockviz/diagram/diagram.js";
+import { fakeDocument, serialize } from "../fakedom.mjs";
 
-const RUNS = JSON.parse(readFileSync(new URL("fixtures/narrated-runs.json", import.meta.url), "utf8"));
+const RUNS = JSON.parse(readFileSync(new URL("../fixtures/narrated-runs.json", import.meta.url), "utf8"));
 
 function diagramOf(run) {
   const { svg } = fakeDocument();

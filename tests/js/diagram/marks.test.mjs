@@ -8,11 +8,11 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 
-import { LockDiagram } from "../../static/lockviz/diagram/diagram.js";
-import { drawingOf } from "../../static/lockviz/run/drawing.js";
-import { fakeDocument } from "./fakedom.mjs";
+import { LockDiagram } from "../../../static/lockviz/diagram/diagram.js";
+import { drawingOf } from "../../../static/lockviz/run/drawing.js";
+import { fakeDocument } from "../fakedom.mjs";
 
-const RUNS = JSON.parse(readFileSync(new URL("fixtures/narrated-runs.json", import.meta.url), "utf8"));
+const RUNS = JSON.parse(readFileSync(new URL("../fixtures/narrated-runs.json", import.meta.url), "utf8"));
 
 function groups(svg, cls) {
   const found = [];

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";
 import { describe, it } from "node:test";
 
-import { drawingOf } from "../../static/lockviz/run/drawing.js";
+import { drawingOf } from "../../../static/lockviz/run/drawing.js";
 import {
   durationOf,
   eventsDurationMs,
@@ -16,11 +16,11 @@ import {
   replayDurationMs,
   scaleFor,
   scheduleMs,
-} from "../../static/lockviz/run/extent.js";
-import { Timeline } from "../../static/lockviz/replay/timeline.js";
+} from "../../../static/lockviz/run/extent.js";
+import { Timeline } from "../../../static/lockviz/replay/timeline.js";
 
 const here = (path) => new URL(path, import.meta.url);
-const STATIC = here("../../static/lockviz/");
+const STATIC = here("../../../static/lockviz/");
 const OWNER = "run/extent.js";
 
 function modules(dir = STATIC, prefix = "") {
@@ -65,7 +65,7 @@ describe("a run's extent has one owner", () => {
 });
 
 describe("a run's extent", () => {
-  const builtin = (slug) => JSON.parse(readFileSync(here(`../../lockviz/scenarios/builtin/${slug}.json`), "utf8"));
+  const builtin = (slug) => JSON.parse(readFileSync(here(`../../../lockviz/scenarios/builtin/${slug}.json`), "utf8"));
 
   it("counts only a pause's ms as time: a clock jump and a delay are sizes", () => {
     const steps = [
