@@ -1,8 +1,9 @@
 """PostgreSQL advisory locks, held by a session or by a transaction, with a fencing token.
 
-One module past the usual ~300 lines, on purpose: both scopes (session and transaction), the
-bounded statement timeouts and the token live beside each other because they share one connection's
-life, which is the point of the lesson (a lock held by a session).
+One module past the usual ~300 lines, on purpose: both scopes (session and transaction), their
+statement timeouts and the token live beside each other because they share one connection's
+life, which is the point of the lesson (a lock held by a session). The session itself, each call
+bounded by a client-side deadline, is :mod:`algorithms.postgres_session`.
 
 An advisory lock is a key (a bigint) in the server's lock table that means whatever the
 application says it means. PostgreSQL docs: "Advisory Locks" (section 13.3.5,
@@ -55,7 +56,8 @@ Every call has an explicit bound: ``connect_timeout``, ``statement_timeout``, ``
 and TCP keepalives plus ``tcp_user_timeout``; none of them ends a wait for a server whose
 kernel still acknowledges everything while its process is frozen, or for a partition where a
 proxy holds the bytes (a psycopg query would then wait forever). So each call also has a
-client-side deadline: past it, the lock shuts its socket down and the call fails. A session
+client-side deadline: past it, the lock shuts its socket down and the call fails
+(:mod:`algorithms.postgres_session`). A session
 that was lost that way (or any other way) is replaced by a new one at the next ``acquire``.
 
 Performance: the session lock's two statements (try-lock with the token, unlock) are prepared
@@ -68,9 +70,6 @@ the liveness check) goes through psycopg as usual.
 from __future__ import annotations
 
 import contextlib
-import os
-import select
-import socket
 import threading
 from collections.abc import Callable
 from typing import Any, Literal
@@ -79,14 +78,13 @@ import psycopg
 from psycopg import errors, pq
 
 from algorithms.clock import Clock
-from algorithms.deadlines import deadlines
 from algorithms.errors import BackendUnavailable, NotHeld
 from algorithms.events import Asked, EventSink, discard
 from algorithms.lock import Grant, LockBase
+from algorithms.postgres_session import CLIENT_MARGIN_MS, Bounded, Connection, reply
 from algorithms.sequencer import Sequencer
 
 Scope = Literal["session", "xact"]
-Connection = psycopg.Connection[tuple[Any, ...]]
 
 # What the lab creates once per server (and recreates when it wipes a shared one).
 SETUP_SQL = "CREATE SEQUENCE IF NOT EXISTS lockviz_fence"
@@ -124,52 +122,6 @@ HELD_SQL = (
     " AND ((classid::bigint << 32) | objid::bigint) = %s)"
 )
 WAIT_MARGIN_MS = 1000  # statement_timeout beyond lock_timeout, so the lock wait ends first
-CLIENT_MARGIN_MS = 500  # the client's deadline beyond the server's, which should fire first
-
-
-def connect(
-    host: str,
-    port: int,
-    *,
-    application_name: str,
-    timeout_ms: int = 1000,
-    pooled: bool = False,
-    user: str = "postgres",
-    dbname: str = "postgres",
-    password: str | None = None,
-) -> Connection:
-    """An autocommit connection with every bound stated (the lock adds its own deadline).
-
-    ``application_name`` names the client in ``pg_stat_activity``, so an observer can tell who
-    holds which lock. Through a pooler (``pooled``) the server's timeouts cannot travel in the
-    startup packet: the lock's client-side deadline and the pooler's ``query_timeout`` bound
-    statements there.
-    """
-    # Through PgBouncer: no startup options, no prepared statements (sessions switch under us).
-    extra: dict[str, Any] = {"prepare_threshold": None}
-    if not pooled:
-        extra = {
-            # idle_session_timeout is left to the server: it is how an operator frees the
-            # lock of a holder that went silent (the "ghost holder" scenarios).
-            "options": f"-c statement_timeout={timeout_ms} -c lock_timeout={timeout_ms}"
-            " -c idle_in_transaction_session_timeout=0"
-        }
-    return psycopg.connect(
-        host=host,
-        port=port,
-        user=user,
-        password=password,
-        dbname=dbname,
-        application_name=application_name,
-        autocommit=True,
-        connect_timeout=max(2, -(-timeout_ms // 1000)),  # whole seconds, at least 2 (libpq)
-        keepalives=1,
-        keepalives_idle=1,
-        keepalives_interval=1,
-        keepalives_count=3,
-        tcp_user_timeout=max(timeout_ms, 1000),
-        **extra,
-    )
 
 
 class PostgresLock(LockBase):
@@ -204,7 +156,7 @@ class PostgresLock(LockBase):
         self.session_pid = 0  # the server session that holds our grant (its backend pid)
         self._warnings: list[str] = []
         self._prepared: set[tuple[pq.abc.PGconn, bytes]] = set()  # statements, by libpq session
-        self._guard = threading.Lock()  # a call's end and its deadline's abandon exclude each other
+        self.guard = threading.Lock()  # a call's end and its deadline's abandon exclude each other
         conn.add_notice_handler(self._notice)
 
     def _notice(self, diag: errors.Diagnostic) -> None:
@@ -357,7 +309,7 @@ class PostgresLock(LockBase):
                 self._prepare(pgconn, statement)
             pgconn.send_query_prepared(statement, params)
         asked.call()  # reported as the server works on it
-        result = _reply(pgconn)
+        result = reply(pgconn)
         self._check(result, pq.ExecStatus.TUPLES_OK)
         if result.ntuples < 1:
             raise BackendUnavailable(self.node, f"no row from {statement.decode()}")
@@ -404,80 +356,12 @@ class PostgresLock(LockBase):
         with contextlib.suppress(psycopg.Error):  # the session is gone, its transaction too
             self.conn.execute("ROLLBACK")
 
-    def _boundary(self, limit_ms: int | None = None) -> _Bounded:
+    def _boundary(self, limit_ms: int | None = None) -> Bounded:
         """Bound the calls inside by a client-side deadline; connection trouble becomes
         :class:`BackendUnavailable`, SQL bugs propagate."""
-        return _Bounded(self, (limit_ms or self.call_timeout_ms) + CLIENT_MARGIN_MS)
+        return Bounded(self, (limit_ms or self.call_timeout_ms) + CLIENT_MARGIN_MS)
 
     def _held(self) -> Grant:
         if self.grant is None:
             raise NotHeld(f"{self.owner} holds no lock on {self.node}")
         return self.grant
-
-
-def _reply(pgconn: pq.abc.PGconn) -> pq.abc.PGresult:
-    """The result of the query just sent, waited for without the GIL (``select``: a socket the
-    deadline thread shut wakes it, and libpq then says the connection is gone)."""
-    while pgconn.flush():  # what the kernel did not take at once (never here: a short query)
-        select.select([], [pgconn.socket], [])
-    while True:
-        pgconn.consume_input()
-        if not pgconn.is_busy():
-            break
-        select.select([pgconn.socket], [], [])
-    result = pgconn.get_result()
-    if result is None:
-        raise psycopg.OperationalError("the server sent no result")
-    while pgconn.get_result() is not None:  # the end of this query's results
-        pass
-    return result
-
-
-class _Bounded:
-    """One guarded call of a :class:`PostgresLock` (a class, not a generator: it runs twice
-    per acquire + release, and a ``@contextmanager`` costs several times as much)."""
-
-    __slots__ = ("abandoned", "done", "ident", "limit", "lock")
-
-    def __init__(self, lock: PostgresLock, limit_ms: int) -> None:
-        self.lock = lock
-        self.limit = limit_ms
-        self.done = self.abandoned = False
-        self.ident = 0
-
-    def __enter__(self) -> None:
-        self.ident = deadlines.arm(self.limit / 1000, self._abandon)
-
-    def _abandon(self) -> None:  # in the deadline thread: the blocked recv returns, psycopg raises
-        with self.lock._guard:
-            if not self.done:
-                self.abandoned = True
-                _shut_down(self.lock.conn)
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any
-    ) -> None:
-        with self.lock._guard:
-            self.done = True
-        deadlines.disarm(self.ident)
-        if not isinstance(exc, psycopg.Error) or isinstance(exc, errors.LockNotAvailable):
-            return  # no error, or one that the caller handles (or a bug: it propagates)
-        node = self.lock.node
-        if self.abandoned:
-            raise BackendUnavailable(node, f"no reply within {self.limit} ms") from exc
-        if isinstance(exc, errors.QueryCanceled):
-            raise BackendUnavailable(node, f"no reply before the timeout ({exc})") from exc
-        if isinstance(exc, psycopg.OperationalError) or self.lock.conn.closed:
-            text = str(exc).strip()
-            detail = text.splitlines()[0] if text else type(exc).__name__
-            raise BackendUnavailable(node, detail) from exc
-
-
-def _shut_down(conn: Connection) -> None:
-    """Shut the connection's socket down under psycopg, which then fails the call it waits on."""
-    with contextlib.suppress(OSError, psycopg.Error):
-        sock = socket.socket(fileno=os.dup(conn.fileno()))
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        finally:
-            sock.close()

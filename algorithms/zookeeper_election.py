@@ -29,7 +29,8 @@ from kazoo.exceptions import KazooException, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 
 from algorithms.lock import Leader
-from algorithms.zookeeper_lock import ZooKeeperLock, _unavailable, sequence
+from algorithms.zookeeper_calls import unavailable
+from algorithms.zookeeper_lock import ZooKeeperLock, sequence
 
 
 class ZooKeeperElection(ZooKeeperLock):
@@ -40,7 +41,7 @@ class ZooKeeperElection(ZooKeeperLock):
     def leader(self) -> Leader | None:
         """Who leads: the lowest node's data (the candidate's name) and czxid, as one reported
         ``leader`` call (a listing, then a read of the lowest node)."""
-        where = self._where()
+        where = self.calls.where()
         call = self._report.request(where, "leader", path=self.path)
         try:
             children = self.client.get_children_async(self.path).get(timeout=self.call_timeout_s)
@@ -55,7 +56,7 @@ class ZooKeeperElection(ZooKeeperLock):
             self._report.reply(call, where, "leader", False, reason="no leader")
             return None
         except (KazooException, KazooTimeoutError) as exc:
-            self._report.reply(call, where, "leader", False, error=_unavailable(where, exc).detail)
+            self._report.reply(call, where, "leader", False, error=unavailable(where, exc).detail)
             return None
         found = Leader((data or b"").decode(), int(stat.czxid))
         self._report.reply(call, where, "leader", True, value=found.name, token=found.epoch)

@@ -3,6 +3,8 @@
 One module past the usual ~300 lines, on purpose: the recipe is one protocol (create, list, watch
 the node ahead, recover a create whose reply was lost, session states), and each step is a visible
 call a reader follows from top to bottom; split, the recipe's order would be spread over files.
+How a call is made and reported (kazoo's calls as request/reply pairs, the server a session is
+on) is :mod:`algorithms.zookeeper_calls`.
 
 The recipe (ZooKeeper docs, "Recipes and Solutions", *Locks*): create
 ``/lockviz/lock/<owner>.<guid>.lock-<seq>`` EPHEMERAL|SEQUENTIAL, list the children, and hold
@@ -57,78 +59,28 @@ Fails by:
 
 from __future__ import annotations
 
-import logging
 import re
 import secrets
 import threading
-from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from collections.abc import Mapping
+from typing import Any
 
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import KazooException, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import EventType, WatchedEvent
-from kazoo.retry import KazooRetry
 
 from algorithms.clock import Clock
 from algorithms.errors import BackendUnavailable, NotHeld
 from algorithms.events import EventSink, discard
 from algorithms.lock import Grant, LockBase
 from algorithms.sequencer import Sequencer
+from algorithms.zookeeper_calls import Calls, Pending, Request
 
 LOCK_PATH = "/lockviz/lock"
 # ZooKeeper appends a zero-padded 10-digit number; an election's nodes end as kazoo's do
 # (``__lock__<seq>``, :mod:`algorithms.zookeeper_election`).
 LOCK_NODE = re.compile(r"(?:\.lock-|__lock__)(\d{10})$")
-
-_log = logging.getLogger(__name__)
-_log.addHandler(logging.NullHandler())  # kazoo's warnings go to the app's logging, not stderr
-
-
-def connect(hosts: str, *, session_ms: int, timeout_ms: int = 1000) -> KazooClient:
-    """A started client with a ``session_ms`` session; ``hosts`` are tried in the order given.
-
-    Reconnecting is bounded: ~8 s of attempts (0.05 s doubling to 0.5 s, 20 tries), then kazoo
-    closes the client. Commands are never retried: a retried step would hide from the diagram.
-    """
-    client = KazooClient(
-        hosts=hosts,
-        timeout=session_ms / 1000,
-        randomize_hosts=False,
-        connection_retry=KazooRetry(max_tries=20, delay=0.05, backoff=2, max_delay=0.5),
-        command_retry=KazooRetry(max_tries=1, delay=0.05, max_delay=0.05),
-        logger=_log,
-    )
-    try:
-        client.start(timeout=timeout_ms / 1000)
-    except KazooTimeoutError as exc:
-        raise BackendUnavailable(hosts.split(",")[0], f"no session within {timeout_ms} ms") from exc
-    return client
-
-
-def _unavailable(node: str, exc: Exception) -> BackendUnavailable:
-    """kazoo's error as :class:`BackendUnavailable` (``NoNodeError`` is an answer, not this)."""
-    if isinstance(exc, KazooTimeoutError):
-        return BackendUnavailable(node, "no reply before the timeout")
-    return BackendUnavailable(node, f"{type(exc).__name__} {exc}".strip())
-
-
-class _Request(NamedTuple):
-    """A ZooKeeper call to make: its name in events, how to send it, its reported arguments."""
-
-    op: str
-    start: Callable[[], Any]
-    args: dict[str, object]
-
-
-class _Pending(NamedTuple):
-    """A call sent to ZooKeeper whose reply is not read yet."""
-
-    op: str
-    call: int
-    where: str
-    result: Any  # kazoo's IAsyncResult
-    failed: BackendUnavailable | None  # the call could not even be sent
 
 
 def sequence(name: str) -> int:
@@ -171,7 +123,7 @@ class ZooKeeperLock(LockBase):
         # kazoo calls _on_state from its connection thread: grant changes happen under this lock.
         self._guard = threading.RLock()
         self._abandoned: str | None = None  # our node, to delete once reconnected
-        self._peer: tuple[Any, str] = (None, node)  # kazoo's socket, and the server it reaches
+        self.calls = Calls(client, self._report, node, self.addresses, self.call_timeout_s)
         client.add_listener(self._on_state)
 
     def acquire(self, timeout_ms: int = 0) -> Grant | None:
@@ -243,8 +195,8 @@ class ZooKeeperLock(LockBase):
         finds our node if it did happen) and the queue (``None`` if the listing failed).
         """
         path = f"{self.path}/{prefix}"
-        created, listed = self._start(
-            _Request(
+        created, listed = self.calls.start(
+            Request(
                 "create",
                 lambda: self.client.create_async(
                     path, self.owner.encode(), ephemeral=True, sequence=True, makepath=True,
@@ -255,7 +207,7 @@ class ZooKeeperLock(LockBase):
             self._list_request(woken, reasons),
         )  # fmt: skip
         try:
-            result = self._finish(created, lambda r: {"path": r[0], "token": r[1].czxid})
+            result = self.calls.finish(created, lambda r: {"path": r[0], "token": r[1].czxid})
             mine, token = str(result[0]).rsplit("/", 1)[1], int(result[1].czxid)
         except (BackendUnavailable, NoNodeError):
             mine, token = None, None
@@ -271,25 +223,25 @@ class ZooKeeperLock(LockBase):
     def _list(self, woken: threading.Event, reasons: list[str]) -> list[str] | None:
         """The queue in sequence order; the herd variant leaves a watch on the children."""
         try:
-            return self._finish_list(self._start(self._list_request(woken, reasons))[0])
+            return self._finish_list(self.calls.start(self._list_request(woken, reasons))[0])
         except (BackendUnavailable, NoNodeError):
             return None
 
-    def _list_request(self, woken: threading.Event, reasons: list[str]) -> _Request:
+    def _list_request(self, woken: threading.Event, reasons: list[str]) -> Request:
         def on_children(event: WatchedEvent) -> None:
             if event.type != EventType.NONE:
                 reasons.append("children changed")
             woken.set()
 
         watch = on_children if self.herd else None
-        return _Request(
+        return Request(
             "children",
             lambda: self.client.get_children_async(self.path, watch=watch),
             {"path": self.path, "watch": True} if self.herd else {"path": self.path},
         )
 
-    def _finish_list(self, pending: _Pending) -> list[str]:
-        children = self._finish(pending, lambda r: {"children": sorted(r, key=sequence)})
+    def _finish_list(self, pending: Pending) -> list[str]:
+        children = self.calls.finish(pending, lambda r: {"children": sorted(r, key=sequence)})
         return sorted((c for c in children if sequence(c) >= 0), key=sequence)
 
     def _watch(self, ahead: str, woken: threading.Event, reasons: list[str]) -> bool | None:
@@ -302,7 +254,7 @@ class ZooKeeperLock(LockBase):
 
         target = f"{self.path}/{ahead}"
         try:
-            stat = self._call(
+            stat = self.calls.call(
                 "watch",
                 lambda: self.client.exists_async(target, watch=on_delete),
                 lambda st: {"exists": st is not None},
@@ -322,7 +274,7 @@ class ZooKeeperLock(LockBase):
         with self._guard:
             if self.client.state != KazooState.CONNECTED:
                 return None  # the connection dropped since the listing: look again
-            where = self._where()
+            where = self.calls.where()
             self.grant = Grant(token, path, self.ttl_ms, where, self.clock.monotonic_ns())
             self._report.emit("granted", node=where, token=token, ttl_ms=self.ttl_ms, value=path)
             return self.grant
@@ -343,7 +295,9 @@ class ZooKeeperLock(LockBase):
 
     def _delete(self, path: str) -> tuple[bool, str]:
         try:
-            self._call("delete", lambda: self.client.delete_async(path), lambda _: {}, path=path)
+            self.calls.call(
+                "delete", lambda: self.client.delete_async(path), lambda _: {}, path=path
+            )
         except NoNodeError:
             return False, "the lock node was already gone: the session had expired"
         except BackendUnavailable as exc:
@@ -369,7 +323,7 @@ class ZooKeeperLock(LockBase):
     def _exists(self, path: str) -> Any:
         """The node's stat, or ``None`` when it is gone or the server did not answer."""
         try:
-            return self._call(
+            return self.calls.call(
                 "exists",
                 lambda: self.client.exists_async(path),
                 lambda st: {"exists": st is not None} | ({"token": st.czxid} if st else {}),
@@ -415,13 +369,13 @@ class ZooKeeperLock(LockBase):
             elif state == KazooState.CONNECTED:
                 told = "RECONNECTED" if self._suspended else "CONNECTED"
                 self._suspended = False
-                self._report.emit("session", state=told, server=self._where())
+                self._report.emit("session", state=told, server=self.calls.where())
                 abandoned, self._abandoned = self._abandoned, None
         if abandoned is not None:
             self._delete_async(abandoned)
 
     def _delete_async(self, path: str) -> None:
-        where = self._where()
+        where = self.calls.where()
         call = self._report.request(where, "delete", path=path, why="abandoned when suspended")
 
         def done(result: Any) -> None:
@@ -443,65 +397,3 @@ class ZooKeeperLock(LockBase):
         if self.grant is None:
             raise NotHeld(f"{self.owner} holds no lock on {self.node}")
         return self.grant
-
-    def _call(
-        self,
-        op: str,
-        start: Callable[[], Any],
-        describe: Callable[[Any], dict[str, Any]],
-        **args: object,
-    ) -> Any:
-        """One ZooKeeper call as a request/reply pair, answered within the call timeout."""
-        return self._finish(self._start(_Request(op, start, args))[0], describe)
-
-    def _start(self, *requests: _Request) -> list[_Pending]:
-        """Report requests and send them; :meth:`_finish` waits for each reply.
-
-        Every request is reported before the first is sent: once a request is queued, kazoo's
-        connection thread wants the GIL to send it, and any Python run here delays that.
-        """
-        where = self._where()
-        calls = [self._report.request(where, r.op, **r.args) for r in requests]
-        pending = []
-        for request, call in zip(requests, calls, strict=True):
-            try:
-                pending.append(_Pending(request.op, call, where, request.start(), None))
-            except (KazooException, KazooTimeoutError) as exc:  # e.g. the client was closed
-                failed = _unavailable(where, exc)
-                failed.__cause__ = exc
-                pending.append(_Pending(request.op, call, where, None, failed))
-        return pending
-
-    def _finish(self, pending: _Pending, describe: Callable[[Any], dict[str, Any]]) -> Any:
-        """The reply of a started call (reported), within the call timeout."""
-        op, call, where = pending.op, pending.call, pending.where
-        try:
-            if pending.failed is not None:
-                raise pending.failed
-            try:
-                result = pending.result.get(timeout=self.call_timeout_s)
-            except NoNodeError:
-                raise
-            except (KazooException, KazooTimeoutError) as exc:
-                raise _unavailable(where, exc) from exc
-        except NoNodeError:
-            self._report.reply(call, where, op, False, reason="no such node")
-            raise
-        except BackendUnavailable as exc:
-            self._report.reply(call, where, op, False, error=exc.detail)
-            raise
-        self._report.reply(call, where, op, True, **describe(result))
-        return result
-
-    def _where(self) -> str:
-        """The server this client is connected to now (an ensemble client fails over)."""
-        try:  # kazoo keeps the socket private; its peer is the only way to tell
-            sock = self.client._connection._socket
-            if sock is self._peer[0]:  # the same connection as last time: the same server
-                return self._peer[1]
-            host, port = sock.getpeername()[:2]
-        except (AttributeError, OSError, TypeError):
-            return self.node
-        where = self.addresses.get(f"{host}:{port}", self.node)
-        self._peer = (sock, where)
-        return where

@@ -357,7 +357,7 @@ def main() -> None:
 
 def _keys(names: list[str]) -> list[Any]:
     from lockviz.catalogue import server_kind
-    from lockviz.lab.spares import key_for
+    from lockviz.lab.sparekeys import key_for
 
     groups: dict[str, list[str]] = {}
     for name in names:

@@ -17,36 +17,37 @@ from django.contrib import admin
 from django.forms import BaseForm
 from django.http import HttpRequest
 
-from lockviz.models import GradeLink, Room, Run, SavedExercise, SavedRun, SavedScenario
+from lockviz.models import GradeLink, Room, Run, Saved, SavedExercise, SavedRun, SavedScenario
 
 if TYPE_CHECKING:  # generic in django-stubs only: Django's own classes take no [Model]
     RunAdminBase = admin.ModelAdmin[Run]
     RoomAdminBase = admin.ModelAdmin[Room]
-    SavedRunAdminBase = admin.ModelAdmin[SavedRun]
-    SavedScenarioAdminBase = admin.ModelAdmin[SavedScenario]
-    SavedExerciseAdminBase = admin.ModelAdmin[SavedExercise]
+    SavedAdminBase = admin.ModelAdmin[Saved]
     GradeLinkAdminBase = admin.ModelAdmin[GradeLink]
 else:
-    RunAdminBase = RoomAdminBase = SavedRunAdminBase = SavedScenarioAdminBase = admin.ModelAdmin
-    SavedExerciseAdminBase = GradeLinkAdminBase = admin.ModelAdmin
+    RunAdminBase = RoomAdminBase = SavedAdminBase = admin.ModelAdmin
+    GradeLinkAdminBase = admin.ModelAdmin
 
 admin.site.site_header = "lockviz administration"
 admin.site.site_title = "lockviz admin"
 
 
-@admin.register(SavedRun)
-class SavedRunAdmin(SavedRunAdminBase):
+class SavedAdmin(SavedAdminBase):
+    """A teacher's kept item (lockviz.models.Saved): found by its title, owner or id, filtered
+    by who may see it and by its scenario's lock service and storage."""
+
     list_display = ("title", "user", "visibility", "backend", "storage", "saved")
     list_filter = ("visibility", "backend", "storage")
+    search_fields = ("title", "id", "user__username")
+
+
+@admin.register(SavedRun)
+class SavedRunAdmin(SavedAdmin):
     search_fields = ("title", "run__id", "user__username")
     raw_id_fields = ("run",)
 
 
-@admin.register(SavedScenario)
-class SavedScenarioAdmin(SavedScenarioAdminBase):
-    list_display = ("title", "user", "visibility", "backend", "storage", "saved")
-    list_filter = ("visibility", "backend", "storage")
-    search_fields = ("title", "id", "user__username")
+admin.site.register(SavedScenario, SavedAdmin)
 
 
 @admin.register(Run)
@@ -69,10 +70,9 @@ class RoomAdmin(RoomAdminBase):
 
 
 @admin.register(SavedExercise)
-class SavedExerciseAdmin(SavedExerciseAdminBase):
+class SavedExerciseAdmin(SavedAdmin):
     list_display = ("title", "kind", "user", "visibility", "backend", "saved")
     list_filter = ("kind", "visibility", "backend")
-    search_fields = ("title", "id", "user__username")
 
 
 @admin.register(GradeLink)

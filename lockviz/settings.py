@@ -176,7 +176,9 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "lockviz.views.pagedata.room_bar",  # the room this browser presents, if any
                 "lockviz.views.plans.plan_bar",  # the plan it presents there, if any
-            ]
+            ],
+            # Every page names its scripts and styles by {% static %}: no template loads it.
+            "builtins": ["django.templatetags.static"],
         },
     }
 ]

@@ -80,7 +80,7 @@ def test_every_front_end_module_past_300_lines_says_why_at_its_top() -> None:
 # A fact the front end knows, written twice, drifts: the lesson page once drew a run 16,600 ms
 # long where the run page drew it 3,300 ms, each from its own sum. The facts every page reads of
 # a run (its end, its diagram's duration and its scale) have one owner,
-# static/lockviz/run/extent.js, and tests/js/extent.test.mjs fails if another module defines
+# static/lockviz/run/extent.js, and tests/js/run/extent.test.mjs fails if another module defines
 # one of them. Beyond those, what a test can find is a definition written word for word in two
 # modules: a function, or a constant given a literal (a number, a string, a list, a set, a
 # pattern). Prettier's layout makes such a copy the same text.

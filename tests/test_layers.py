@@ -10,9 +10,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).parents[1]
 LOCKVIZ = ROOT / "lockviz"
-# Django's own (what it and Daphne load by name) and the vocabulary every layer reads.
-DJANGOS = {"__init__", "admin", "apps", "asgi", "models", "routing", "settings", "urls"}
-VOCABULARY = {"catalogue", "errors", "jsontext", "jsontypes", "plaintext"}
+# Django's own (what it and Daphne load by name) and the vocabulary every layer reads; the
+# tables (lockviz/models/) and the catalogue (lockviz/catalogue/) are packages of their own.
+DJANGOS = {"__init__", "admin", "apps", "asgi", "routing", "settings", "urls"}
+VOCABULARY = {"errors", "jsontext", "jsontypes", "plaintext"}
 
 
 def packages() -> set[str]:

@@ -16,9 +16,11 @@ the gauge) is given back (lockviz.consumers.stream).
 
 A follower never runs ahead of the presenter: the events of a lesson or a replay the presenter
 walks through come on this stream, ``{"type": "events", "run": id, "upto": seq, "events":
-[...]}``, only up to the presenter's position (:func:`lockviz.teaching.rooms.reach`), with
-their stored words (``Run.said_after``) and without the answers not yet revealed
-(lockviz.teaching.reveals). When the presenter steps back, ``upto`` is lower than what the
+[...], "end_ms": t}``, only up to the presenter's position (:func:`lockviz.teaching.rooms.reach`),
+with their stored words (``Run.said_after``) and without the answers not yet revealed
+(lockviz.teaching.reveals); ``end_ms``, once the run is over, is its last event's time, so the
+follower's time axis reaches as far as the presenter's, who holds them all (``null`` before).
+When the presenter steps back, ``upto`` is lower than what the
 follower holds: it drops the rest, and gets it again when the presenter passes it. A live run
 page (``at`` null) is followed on the run's own stream, as it plays.
 
@@ -40,6 +42,7 @@ from collections import deque
 from collections.abc import Mapping
 
 from channels.db import database_sync_to_async
+from django.db.models import Max
 
 from lockviz import accounts, jsontext
 from lockviz.consumers.stream import FORBIDDEN, GONE, NOT_FOUND, TOO_BIG, Stream
@@ -67,6 +70,7 @@ class RoomConsumer(Stream):
         self.heard: deque[float] = deque()  # when its last messages came (receive)
         self.shown_run: str | None = None  # the run whose events this follower has
         self.upto = 0  # ... up to this seq
+        self.run_end: float | None = None  # ... and where that run ends, once it is over
         self.order = -1  # the order of the last state sent (lockviz.teaching.shown), and it
         self.state: object = None
         self.sending = asyncio.Lock()  # one catch-up at a time, in the order states came
@@ -185,7 +189,7 @@ class RoomConsumer(Stream):
         async with self.sending:
             run_id, reach = rooms.reach(state)
             if run_id != self.shown_run:
-                self.shown_run, self.upto = run_id, 0
+                self.shown_run, self.upto, self.run_end = run_id, 0, None
             if run_id is None or reach is None:
                 return  # nothing on screen, or a live run page: followed on the run's stream
             if reach <= self.upto:
@@ -199,13 +203,21 @@ class RoomConsumer(Stream):
                 await self._send_events(run_id, told)
 
     async def _send_events(self, run_id: str, told: list[Told]) -> None:
-        frame = {"type": "events", "run": run_id, "upto": self.upto, "events": told}
+        frame = {
+            "type": "events",
+            "run": run_id,
+            "upto": self.upto,
+            "events": told,
+            "end_ms": self.run_end,
+        }
         await self.send(text_data=json.dumps(frame))
 
     def _told(self, run_id: str, after: int, reach: int) -> list[Told]:
         run = Run.objects.filter(pk=run_id).first()
         if run is None or not access.may_see(self.browser, run):  # private: its class only
             return []
+        if self.run_end is None and not run.live:  # over: its events are all stored
+            self.run_end = run.events.aggregate(end=Max("t_ms"))["end"]
         return reveals.told_between(run, reveals.hidden(run, self.browser), after, reach)
 
     def deliver_now(self, first: int, last: int, frame: Frame) -> Now:

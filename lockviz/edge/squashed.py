@@ -1,11 +1,14 @@
-"""A database left half-way through the migrations that were squashed is refused by name.
+"""A database left part-way through the migrations that were squashed is refused by name.
 
-Migrations 0001 to 0007 were squashed into ``0001_squashed_0007_presenter_control`` (its
-``replaces`` lists them) and the seven files deleted. A database that had applied all seven is
-recognised as migrated (``migrate`` records the squashed one and does nothing else); a new one
-runs the squashed migration. A database that had applied only some of them (a checkout from
-the middle of that history) would otherwise be passed over in silence, its tables missing
-columns: ``migrate`` (and every command that checks the database) stops here and says what to do.
+Migrations 0001 to 0014 are squashed into ``0001_squashed_0014_room_state_order`` (its
+``replaces`` lists them: the first squash, ``0001_squashed_0007_presenter_control``, made a
+plain migration first, and 0008 to 0014) and the old files deleted. A database that had applied
+them all is recognised as migrated (``migrate`` records the squashed one and does nothing else);
+a new one runs the squashed migration. A database that had applied only some of them (an
+instance older than the release before the squash, or a checkout from the middle of that
+history) would otherwise be passed over in silence, its tables missing columns, or be built
+again over its own tables: ``migrate`` (and every command that checks the database) stops here
+and says what to do.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from django.db import connections
 from django.db.migrations.loader import MigrationLoader
 from django.db.migrations.recorder import MigrationRecorder
 
-SQUASHED = "0001_squashed_0007_presenter_control"
+SQUASHED = "0001_squashed_0014_room_state_order"
 
 
 def replaced() -> list[str]:
@@ -28,11 +31,13 @@ def replaced() -> list[str]:
 
 
 def half_migrated(applied: set[str]) -> list[str]:
-    """Of ``applied`` (the lockviz migrations a database records), the replaced ones, when they
-    are some but not all of them and the squashed one is not recorded; else nothing."""
+    """Of ``applied`` (the lockviz migrations a database records), all of them in order, when
+    the database applied some lockviz migrations but neither the squashed one nor all that it
+    replaces (it stopped part-way through them, or before the first squash); else nothing."""
     old = replaced()
-    done = [name for name in old if name in applied]
-    return done if done and len(done) < len(old) and SQUASHED not in applied else []
+    if SQUASHED in applied or all(name in applied for name in old):
+        return []
+    return sorted(applied)
 
 
 def check(
@@ -51,9 +56,9 @@ def check(
             errors.append(
                 Error(
                     f"database {alias!r} applied lockviz's migrations only up to {done[-1]}; "
-                    f"they are squashed into {SQUASHED} now. Migrate it with a checkout from "
-                    "before the squash (git log -- lockviz/migrations), then with this one; or "
-                    "start with an empty database.",
+                    f"they are squashed into {SQUASHED} now. Migrate it with the release before "
+                    "the squash (git log -- lockviz/migrations), then with this one; or start "
+                    "with an empty database.",
                     id="lockviz.E001",
                 )
             )

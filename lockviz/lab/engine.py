@@ -23,72 +23,42 @@ by leaving :func:`lockviz.lab.provision.provision` and the lab's ``servers`` blo
 cleanup path.
 
 One module past the usual ~300 lines, on purpose: play and judge share one run's state (its
-schedule, its story, its limits) and its recording; provisioning, scheduling, faults, clients,
-watchers and capacity live in their own modules.
+schedule, its story, its limits) under one lock with its record (:mod:`lockviz.lab.recording`);
+provisioning (with what ``run_started`` says of the lab, and the drain at the end), scheduling,
+faults, clients, watchers, capacity, and what a late moment did to the story
+(:mod:`lockviz.lab.shifts`) live in their own modules.
 """
 
 from __future__ import annotations
 
 import functools
-import logging
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from contextlib import AbstractContextManager
 
 from algorithms.checker import check, compare
-from lockviz.catalogue import ZOOKEEPER
-from lockviz.lab import events, procs
-from lockviz.lab.backends import zookeeper
+from lockviz.lab import events, procs, shifts
 from lockviz.lab.capacity import Meter
 from lockviz.lab.clients import Took
 from lockviz.lab.errors import LabError
 from lockviz.lab.events import Event, EventJson, Sink
 from lockviz.lab.failovers import late_failover
-from lockviz.lab.labs import Lab, OnWait, ServerSet
+from lockviz.lab.labs import Lab, OnWait
 from lockviz.lab.limits import Limits, Watchdog
 from lockviz.lab.provision import UNPROVISIONED, Provisioned, Stage, Wiring, provision
-from lockviz.lab.roundtrips import RoundTrips, Slow
+from lockviz.lab.provision import described as provision_described
+from lockviz.lab.recording import Recording, RunResult
+from lockviz.lab.roundtrips import RoundTrips
 from lockviz.lab.scheduler import TOLERANCE_MS, Late, Scheduler, Timeline
 from lockviz.lab.servers.base import ServerOptions
-from lockviz.lab.story import Crossing, Mark, Story
-from lockviz.lab.verdicts import VerdictJson
+from lockviz.lab.shifts import one_fate
+from lockviz.lab.story import Story
 from lockviz.scenarios.schema import Scenario, Step
 from lockviz.scenarios.verbs import DEFAULT_ACQUIRE_TIMEOUT_MS
 
-log = logging.getLogger(__name__)
-
 DRAIN_MARGIN_MS = 5_000
 ENDING_DRAIN_S = 0.5  # an ended run waits this long for commands in flight, not for their waits
-WATCHERS_SETTLE_S = 2.0  # and at most this long for the watchers to catch up (a dump, a poll)
-ENDS = ("run_finished", "run_failed")  # the last event of a run: nothing is kept after it
-
-
-@dataclass
-class RunResult:
-    events: list[EventJson]  # as the store keeps them and a run's export holds them
-    verdict: VerdictJson | None = None
-    mismatches: list[str] = field(default_factory=list)
-    error: str | None = None
-
-    @property
-    def expect_met(self) -> bool | None:
-        """Whether the verdict met ``expect``; None when there is no verdict, or the run could
-        not keep its story (its ``expect`` was not judged)."""
-        if self.verdict is None or self.inconclusive:
-            return None
-        return not self.mismatches
-
-    @property
-    def inconclusive(self) -> str:
-        """Why the run could not keep its story ("" when it did)."""
-        return self.verdict.get("inconclusive", "") if self.verdict is not None else ""
-
-
-def _one_fate(scenario: Scenario) -> bool:
-    """Whether the lock servers share one fate: a fault on one slows calls to the others (a
-    ZooKeeper session moves between its servers, a group's servers talk to each other)."""
-    return scenario.backend == "zookeeper" or scenario.lock_service.grouped(scenario.node_count)
 
 
 class RunEngine:
@@ -104,11 +74,9 @@ class RunEngine:
     ) -> None:
         self.scenario = scenario
         self.lab = lab
-        self.sink = sink
         self.on_wait = on_wait
         self.meter = meter  # hears how late the run is, and when it has started (capacity)
         self.open_ended = open_ended
-        self.events: list[Event] = []
         self.result: RunResult | None = None
         self.steps: list[Step] = list(scenario.steps)  # grows with injected steps
         self.limits = limits or Limits.for_run(scenario, open_ended)
@@ -124,18 +92,17 @@ class RunEngine:
         self.story = Story(sessions=bool(scenario.lock_service.kept_alive_by))
         # Replies that came late with no fault in the way (a free-play session has no story).
         self.roundtrips = (
-            None if open_ended else RoundTrips(scenario.clients, TOLERANCE_MS, _one_fate(scenario))
+            None if open_ended else RoundTrips(scenario.clients, TOLERANCE_MS, one_fate(scenario))
         )
         self._doing: dict[str, int] = {}  # the step each client's command in hand comes from
         self.started = threading.Event()
         self.ending: str | None = None  # why the run ends early, and is judged
         self.failure: str | None = None  # why it failed: no verdict
-        self._lock = threading.Lock()
-        self._sealed = False  # its process tells of its end instead (seal)
+        self._lock = threading.RLock()  # re-entered: a fault holds it while it records
+        self.alone: AbstractContextManager[object] = self._lock  # held: no other event is told
         self._t0_ns = 0
-        # What a client told before the run's clock started (a ZooKeeper session connecting
-        # while the lab provisions): told at the start, after run_started, not at a raw time.
-        self._early: list[tuple[str, str, Mapping[str, object]]] = []
+        self.recording = Recording(sink, self._lock, lambda: self._t0_ns, self._seen)
+        self.events: list[Event] = self.recording.events  # the same list, as it grows
         self._last_click = time.monotonic()
         self.stage: Stage = UNPROVISIONED  # the run's lab once provisioned (and after)
 
@@ -144,81 +111,19 @@ class RunEngine:
     def record(
         self, actor: str, kind: str, details: Mapping[str, object], t_ns: int | None = None
     ) -> None:
-        """Give the event its seq and reference time, check it against its kind's model (a
-        field the model does not declare is a bug: it raises), keep it, hand it to the sink."""
-        with self._lock:
-            if self._sealed or (self.events and self.events[-1].kind in ENDS):
-                # Judged (or failed, or interrupted) already: every page and replay ends the
-                # story at its end.
-                log.info("%s's %s came after the run's end: not kept", actor, kind)
-                return
-            if not self.events and kind not in ("run_started", "run_failed"):
-                # The story starts with run_started (or a failure before it): what a client told
-                # before it (a ZooKeeper session connecting while the lab provisions) is told at
-                # the start, right after it, never at a time from before the run's clock.
-                self._early.append((actor, kind, dict(details)))
-                return
-            t = time.monotonic_ns() if t_ns is None else t_ns
-            lost = self._keep(actor, kind, details, t)
-            if kind == "run_started":
-                early, self._early = self._early, []
-                for told in early:
-                    lost = self._keep(*told, t) or lost
-        if lost is not None:
-            self.record("lab", "schedule_shifted", lost)
+        """Record an event (:meth:`lockviz.lab.recording.Recording.record`)."""
+        self.recording.record(actor, kind, details, t_ns)
 
-    def _keep(
-        self, actor: str, kind: str, details: Mapping[str, object], t_ns: int
-    ) -> dict[str, object] | None:
-        """One event kept and handed on (under the lock); the shift it shows, if any."""
-        event = events.parse(
-            {
-                "seq": len(self.events) + 1,
-                "t_ms": round((t_ns - self._t0_ns) / 1e6, 1),
-                "actor": actor,
-                "kind": kind,
-                **details,
-            }
-        )
-        self.events.append(event)
+    def _seen(self, event: Event) -> dict[str, object] | None:
+        """An event kept, as the round trips and the story see it before the sink has it (under
+        the lock): the ``schedule_shifted`` details of a late reply that it shows, if any."""
         slow = self.roundtrips.see(event) if self.roundtrips is not None else None
-        lost = self._story_lost_to(slow) if slow is not None else None  # before the reply
+        lost = None
+        if slow is not None:  # before the reply: whether it came across a point of the story
+            index, shift_ms = self._doing.get(slow.client), self.timeline.shift_ms
+            lost = shifts.replied_late(self.story, slow, index, shift_ms)
         self.story.see(event)
-        self.sink(event)
         return lost
-
-    def _story_lost_to(self, slow: Slow) -> dict[str, object] | None:
-        """Whether a reply that came late carried the command's effect across a point of the
-        story (:mod:`lockviz.lab.roundtrips`): the ``schedule_shifted`` details that say so."""
-        index = self._doing.get(slow.client)
-        if slow.landed:  # the story had the call answered before the fault came
-            mark = Mark("step", f"{slow.client}'s {slow.landed}", slow.replied_ms)
-            crossing: Crossing | None = Crossing(mark, slow.what, slow.sent_ms, slow.replied_ms)
-        elif slow.gave_up:  # the client counted the server as failed: a different story
-            crossing = Crossing(
-                Mark("timeout", slow.client, slow.replied_ms),
-                slow.what,
-                slow.sent_ms,
-                slow.replied_ms,
-            )
-        else:
-            late_client = (index, slow.client) if index is not None else None
-            moment = [(slow.sent_ms, slow.what)]
-            crossing = self.story.crossing(moment, slow.took_ms, TOLERANCE_MS, late_client)
-        if crossing is None:
-            return None
-        details: dict[str, object] = {
-            "what": slow.what,
-            "due_ms": round(slow.sent_ms, 1),
-            "late_ms": round(slow.took_ms, 1),
-            "shift_ms": round(self.timeline.shift_ms, 1),
-            "kept": False,
-            "reply": True,
-            **crossing.as_details(),
-        }
-        if index is not None:
-            details["index"] = index
-        return details
 
     def events_json(self) -> list[EventJson]:
         """The events so far as JSON has them (what the store keeps and the checker reads)."""
@@ -232,9 +137,9 @@ class RunEngine:
 
     def run(self) -> RunResult:
         s = self.scenario
-        wiring = Wiring(self.record, self.timers, self._took)
+        wiring = Wiring(self.record, self.timers, self._took, self.alone)
         try:
-            if not self._local_lab() and any(st.node for st in s.steps):
+            if self.lab.kind != "embedded" and any(st.node for st in s.steps):
                 raise LabError("node faults (clock jumps, crash, restart) need the embedded lab")
             options: ServerOptions = {
                 "persistence": s.persistence,
@@ -307,7 +212,7 @@ class RunEngine:
         """Keep no event from now on: the process running it stops, and tells of the run's
         interruption itself, after the events kept so far (lockviz.runs.recorder)."""
         with self._lock:
-            self._sealed = True
+            self.recording.sealed = True
 
     def clicked_pause_ms(self) -> int:
         """The longest pause a click may cause now (see :class:`Limits`)."""
@@ -343,50 +248,16 @@ class RunEngine:
 
     def _on_late(self, late: Late) -> None:
         """The machine fell behind: the schedule shifted. Record it, and whether the story
-        survived: no moment moved across a timer running on a server or in a client, nor (a
-        command its client took or ran late) across a later step already taken — nor, for a
-        command still not done when a fault came to its client (``until_ms``), across
-        anything before that moment."""
-        late_client = (late.index, late.client) if late.client and late.index is not None else None
+        survived (:func:`lockviz.lab.shifts.late_crossing`)."""
         with self._lock:
-            moments = [(late.due_ms, late.what), *late.pending]
-            own = late.index if late_client is None else None  # a step done already
-            if late.began_ms is None:
-                crossing = self.story.crossing(
-                    moments, late.late_ms, TOLERANCE_MS, late_client, own
-                )
-            else:  # the step itself as late as it began; what is pending as late as it is
-                # done, less the step's own time (a server booting takes that on any machine)
-                behind_ms = late.late_ms - late.own_ms
-                crossing = self.story.crossing(
-                    moments[:1], late.began_ms, TOLERANCE_MS, late_client, own
-                ) or self.story.crossing(moments[1:], behind_ms, TOLERANCE_MS, late_client, own)
-            if crossing is None and late.until_ms is not None:  # not done yet when a fault came
-                still = late.until_ms - late.due_ms
-                crossing = self.story.crossing(moments[:1], still, 0.0, late_client)
-        details: dict[str, object] = {
-            "what": late.what,
-            "due_ms": round(late.due_ms, 1),
-            "late_ms": round(late.late_ms, 1),
-            "shift_ms": round(late.shift_ms, 1),
-            "kept": crossing is None,
-        }
-        if late.index is not None:
-            details["index"] = late.index
-        if late.own_ms:
-            details["own_ms"] = round(late.own_ms, 1)
-        if crossing is not None:
-            details.update(crossing.as_details())
-        self.record("lab", "schedule_shifted", details)
+            crossing = shifts.late_crossing(self.story, late)
+        self.record("lab", "schedule_shifted", shifts.shifted(late, crossing))
 
     def _on_limit(self, why: str, stuck: bool) -> None:
         if self.open_ended and not stuck:
             self.end(why)
         else:
             self.abort(why)
-
-    def _local_lab(self) -> bool:
-        return self.lab.kind == "embedded"
 
     def _play(self, lab: Provisioned) -> None:
         s = self.scenario
@@ -402,7 +273,8 @@ class RunEngine:
             crowded=self.meter.crowded if self.meter is not None else lambda: False,
         )
         try:
-            described = self._describe(lab.servers)  # asks a group's servers: before t0
+            # asks a group's servers: before t0
+            described = provision_described(self.scenario, lab.servers, self.lab.kind)
             self._t0_ns = time.monotonic_ns()
             self._last_click = time.monotonic()
             self.record("lab", "run_started", described)
@@ -439,18 +311,7 @@ class RunEngine:
             crossing = self.story.outlived(now) or late_failover(self.events, now)
         if crossing is None:
             return
-        late = crossing.moved_to_ms - crossing.due_ms
-        details: dict[str, object] = {
-            "what": f"{crossing.moved} (due by {crossing.due_ms:.0f} ms, "
-            f"{late:.0f} ms late: after {crossing.fixed.who})",
-            "due_ms": round(crossing.due_ms, 1),
-            "late_ms": round(late, 1),
-            "shift_ms": round(self.timeline.shift_ms, 1),
-            "kept": False,
-            "reply": True,  # a server's answer came late: nothing moves
-            **crossing.as_details(),
-        }
-        self.record("lab", "schedule_shifted", details)
+        self.record("lab", "schedule_shifted", shifts.outlived(crossing, self.timeline.shift_ms))
 
     def _judge(self) -> RunResult | None:
         s = self.scenario
@@ -467,28 +328,6 @@ class RunEngine:
         if not isinstance(finished, events.RunFinished):  # it failed as it was judged (abort)
             return None
         return RunResult(self.events_json(), finished.verdict, mismatches)
-
-    def _describe(self, servers: ServerSet) -> dict[str, object]:
-        s = self.scenario
-        roles = servers.roles() if self.scenario.lock_service.grouped(s.node_count) else {}
-        ensemble = s.lock_service.server is ZOOKEEPER and len(s.nodes) > 1
-        return {
-            "title": s.title,
-            "backend": s.backend,
-            "variant": s.variant or s.lock_service.default_variant,
-            "fencing": s.fencing,
-            "storage_kind": s.storage_kind,
-            "ttl_ms": s.ttl_ms,
-            "clients": list(s.clients),
-            "nodes": s.nodes,
-            "storage": "storage",
-            **({"replicas": s.storages} if len(s.storages) > 1 else {}),
-            "servers": servers.addresses(),
-            **({"roles": roles} if roles else {}),
-            **({"homes": zookeeper.homes(s.clients, s.nodes)} if ensemble else {}),
-            "duration_ms": s.duration_ms,
-            "lab": self.lab.kind,
-        }
 
     # -- one step -----------------------------------------------------------------------------
 
@@ -558,11 +397,4 @@ class RunEngine:
         wait_s = (max(waits, default=0) + DRAIN_MARGIN_MS) / 1000
         if self.ending or self.failure:
             wait_s = ENDING_DRAIN_S
-        deadline = time.monotonic() + wait_s
-        for client in lab.clients.values():
-            client.wait_idle(max(0.0, deadline - time.monotonic()))
-        idle_ns = time.monotonic_ns()
-        time.sleep(0.05)  # late notifications from the servers' observers
-        settle = time.monotonic() + WATCHERS_SETTLE_S
-        while not all(w.caught_up(idle_ns) for w in lab.watchers) and time.monotonic() < settle:
-            time.sleep(0.02)  # a watcher still asking a server (or polling it) what it decided
+        lab.drain(wait_s)

@@ -22,8 +22,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from lockviz.lab import events
+from lockviz.lab.moments import Crossing, Mark
+from lockviz.lab.outlived import SERVER_SLACK_MS
 from lockviz.lab.servers.replicated import DOWN_AFTER_MS, STAGGER_MS
-from lockviz.lab.story import SERVER_SLACK_MS, Crossing, Mark
 
 # A vote round and the promoted replica's next answer to Sentinel's INFO (once a second during
 # a failover): on a machine that keeps up, a promotion comes 3.6-4.2 s after the kill.

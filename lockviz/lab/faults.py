@@ -16,13 +16,17 @@ by the step's target (:mod:`lockviz.scenarios.verbs`):
   with its replicas and Sentinels): a server from all its peers, or from those named.
 
 Each fault is recorded as an event where it happens; a kill at the moment its signal is sent (a
-holder's crash reaped late must not end its belief after the next holder's grant).
+holder's crash reaped late must not end its belief after the next holder's grant), and told
+before anything the kill causes: a kill and its record are one moment of the story (``alone``,
+the recorder's lock), so a watcher that sees a killed server's locks vanish tells it after the
+crash, never before (a loaded machine once told PostgreSQL's freed lock first).
 :meth:`Faults.undo_all` heals every link and resets every clock, so nothing leaks past the run.
 """
 
 from __future__ import annotations
 
 import time
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 
 from algorithms.clock import ClockFile
@@ -48,6 +52,7 @@ class Faults:
     clocks: dict[str, ClockFile]
     record: Record
     timers: Scheduler
+    alone: AbstractContextManager[object] = field(default_factory=nullcontext)  # nothing else told
     crashed: set[str] = field(default_factory=set)  # servers down
     isolated: set[str] = field(default_factory=set)  # servers cut off from (some) peers
     frozen: set[str] = field(default_factory=set)  # servers paused (SIGSTOP)
@@ -72,9 +77,10 @@ class Faults:
             self.record(name, "paused", {"ms": step.ms})
             self.timers.after(step.ms or 0, lambda: self.thaw(client, late=True), f"{name}'s thaw")
         elif step.do == "crash":
-            killed_ns = time.monotonic_ns()  # the moment of the kill, not of its reaping
-            client.crash()
-            self.record(name, "crashed", {}, killed_ns)
+            with self.alone:
+                killed_ns = time.monotonic_ns()  # the moment of the kill, not of its reaping
+                client.crash()
+                self.record(name, "crashed", {}, killed_ns)
         elif step.do == "clock_jump":
             total = self.clocks[name].jump(step.ms or 0)
             self.record(name, "clock_jumped", {"ms": step.ms, "offset_ms": total})
@@ -162,11 +168,12 @@ class Faults:
             total = server.jump_clock(step.ms or 0)
             self.record(name, "clock_jumped", {"ms": step.ms, "offset_ms": total})
         elif step.do == "crash":
-            killed_ns = time.monotonic_ns()
-            server.kill()
-            self.crashed.add(name)
-            self.frozen.discard(name)  # SIGKILL ends a stopped process too
-            self.record(name, "crashed", {}, killed_ns)
+            with self.alone:  # what the kill frees (a watcher's "deleted") is told after it
+                killed_ns = time.monotonic_ns()
+                server.kill()
+                self.crashed.add(name)
+                self.frozen.discard(name)  # SIGKILL ends a stopped process too
+                self.record(name, "crashed", {}, killed_ns)
         elif step.do == "pause":
             if name in self.crashed or name in self.frozen:
                 return

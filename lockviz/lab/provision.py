@@ -17,14 +17,16 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
 from algorithms.clock import ClockFile
-from lockviz.catalogue import STORAGE
+from lockviz.catalogue import STORAGE, ZOOKEEPER
 from lockviz.lab import children, watchers
+from lockviz.lab.backends import zookeeper
 from lockviz.lab.clients import ClientProcess, Took
 from lockviz.lab.config import ClientConfig, StorageServiceConfig
 from lockviz.lab.errors import LabError
@@ -37,6 +39,7 @@ from lockviz.lab.watchers.base import Watcher
 from lockviz.scenarios.schema import Scenario, Step
 
 CALL_TIMEOUT_MS = 1_000
+WATCHERS_SETTLE_S = 2.0  # at most this long for the watchers to catch up (a dump, a poll)
 READY_TIMEOUT_S = 15.0  # for a client process, or a watcher, to be ready before the run starts
 
 
@@ -94,6 +97,18 @@ class Provisioned:
         """A step that is not a client's own command: a fault, by its target."""
         self.faults.apply(step)
 
+    def drain(self, wait_s: float) -> None:
+        """Let every client finish what it was told (within ``wait_s``), then the watchers catch
+        up with what the servers decided by then (at most :data:`WATCHERS_SETTLE_S`)."""
+        deadline = time.monotonic() + wait_s
+        for client in self.clients.values():
+            client.wait_idle(max(0.0, deadline - time.monotonic()))
+        idle_ns = time.monotonic_ns()
+        time.sleep(0.05)  # late notifications from the servers' observers
+        settle = time.monotonic() + WATCHERS_SETTLE_S
+        while not all(w.caught_up(idle_ns) for w in self.watchers) and time.monotonic() < settle:
+            time.sleep(0.02)  # a watcher still asking a server (or polling it) what it decided
+
 
 @dataclass(frozen=True)
 class Wiring:
@@ -102,6 +117,7 @@ class Wiring:
     record: Record
     timers: Scheduler
     took: Callable[[str], Took]  # a client's "I began a command" hook, by client name
+    alone: AbstractContextManager[object]  # held: nobody else's event is told (Faults.alone)
 
 
 @contextmanager
@@ -122,7 +138,7 @@ def provision(scenario: Scenario, servers: ServerSet, wiring: Wiring) -> Iterato
             undo.callback(watcher.stop)
         clocks = {c: ClockFile(os.path.join(workdir, f"{c}.clock")) for c in scenario.clients}
         clients: dict[str, ClientProcess] = {}
-        faults = Faults(servers, links, clients, clocks, wiring.record, wiring.timers)
+        faults = Faults(servers, links, clients, clocks, wiring.record, wiring.timers, wiring.alone)
         links.start()
         for name in scenario.clients:
             config = ClientConfig.for_client(
@@ -176,3 +192,28 @@ def _leads_to(servers: ServerSet, service: ClientProcess | None) -> dict[str, st
     if service is None:
         return addresses
     return {**addresses, STORAGE: f"127.0.0.1:{service.ready['port']}"}
+
+
+def described(scenario: Scenario, servers: ServerSet, lab_kind: str) -> dict[str, object]:
+    """What ``run_started`` says of the run: its scenario, and the servers it plays against
+    (a group's are asked their roles: before the run's clock starts)."""
+    s = scenario
+    roles = servers.roles() if s.lock_service.grouped(s.node_count) else {}
+    ensemble = s.lock_service.server is ZOOKEEPER and len(s.nodes) > 1
+    return {
+        "title": s.title,
+        "backend": s.backend,
+        "variant": s.variant or s.lock_service.default_variant,
+        "fencing": s.fencing,
+        "storage_kind": s.storage_kind,
+        "ttl_ms": s.ttl_ms,
+        "clients": list(s.clients),
+        "nodes": s.nodes,
+        "storage": "storage",
+        **({"replicas": s.storages} if len(s.storages) > 1 else {}),
+        "servers": servers.addresses(),
+        **({"roles": roles} if roles else {}),
+        **({"homes": zookeeper.homes(s.clients, s.nodes)} if ensemble else {}),
+        "duration_ms": s.duration_ms,
+        "lab": lab_kind,
+    }

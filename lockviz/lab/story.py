@@ -45,26 +45,25 @@ docs/fidelity.md).
 What the lab cannot see is not guarded: PostgreSQL's ``idle_session_timeout`` is not counted.
 
 One module past the usual ~300 lines, on purpose: one :class:`Story` keeps a run's timers, and
-what starts, renews, keeps alive and ends them are the rules above, read in this order.
+what starts, renews, keeps alive and ends them are the rules above, read in this order. The points
+it is made of are :mod:`lockviz.lab.moments`' values; what a server ended while a holder was
+frozen is followed by :mod:`lockviz.lab.outlived`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from lockviz.lab import events
+from lockviz.lab.moments import STEP_RESOLUTION_MS, Crossing, Done, Mark, Timer
+from lockviz.lab.outlived import FrozenLeases
 from lockviz.scenarios.verbs import DEFAULT_ACQUIRE_TIMEOUT_MS, VERBS
 
 _LETS_GO = (events.Releasing, events.Released, events.Lost, events.Crashed)
 # A fault done to a client, recorded once it was done (a stalled engine does it after its step)
 _LANDS = (events.Paused, events.Crashed, events.ClockJumped, events.ClockRate)
-# An event's time is rounded to 0.1 ms (lockviz.lab.engine.RunEngine.record): a step recorded at
-# 300.5 ms may have been done at 300.46, before a command held up until 300.47 ms. Seen: a crash
-# that landed on alice's held-up acquire was judged to come after it, and the run told bob's
-# grant as the story's with confidence (about one run in six under a CPU hog).
-STEP_RESOLUTION_MS = 0.1
 # Two moments due within this of each other have no order the story depends on (a step's due is
 # known from its recorded time and lateness, each to 0.1 ms).
 SAME_MOMENT_MS = 1.0
@@ -72,77 +71,6 @@ KEPT_ALIVE = math.inf  # the end of a grant kept alive: none, while its keepaliv
 HEARTBEATS = 3  # a session's heartbeats per timeout (kazoo's ping, every third of it)
 # What stops a client's keepalive, and what lets it run again (see the module docstring).
 _STOPS = (events.Paused, events.Crashed)
-# How long after its estimated end a server may end a lease on a machine that keeps up (etcd
-# looks for expired leases every 500 ms; ZooKeeper at its tick, 100 ms): a lease that the story
-# has end more than this before its frozen holder's thaw must be over, as the server said, by then.
-SERVER_SLACK_MS = 1000.0
-# Done to a server: its leases end as the fault decides, not as their ttl says.
-_SERVER_FAULTS = (
-    events.Paused,
-    events.Crashed,
-    events.Restarted,
-    events.ClockJumped,
-    events.ClockRate,
-    events.Link,
-)
-
-
-@dataclass(frozen=True)
-class Timer:
-    kind: str  # "lease" | "wait"
-    client: str
-    end_ms: float  # on the run's clock: when it ended, or is expected to (KEPT_ALIVE: no end)
-    node: str = ""  # where a lease runs (a Redlock grant runs one on each node that said yes)
-    ttl_ms: float = 0.0  # a lease's length: a kept-alive one counts it down once it stops
-    renewed_ms: float = 0.0  # when it was last renewed: its grant, or a watchdog's extend
-    keeper: str = ""  # what keeps it alive: "session", "watchdog", or "" (a lease is a lease)
-    early_ms: float = 0.0  # how much sooner than ``end_ms`` it may end (an estimated end)
-    released: bool = False  # ended by its client's own release (a command of its own)
-
-
-@dataclass(frozen=True)
-class Mark:
-    """A point of the story that a shift does not move: a timer's end, or a step already taken."""
-
-    kind: str  # "lease" | "wait" | "step"
-    who: str  # whose lease or wait ("alice"); which step ("step 2 (pause)", "alice's thaw")
-    at_ms: float
-    early_ms: float = 0.0  # how much sooner it may really be (an estimated end)
-    # When it was due, if that is what orders it: only a moment due before it can cross it (one
-    # due after it that comes after it is in the script's order, however late both came)
-    due_ms: float | None = None
-
-
-@dataclass(frozen=True)
-class Done:
-    """A moment of the schedule already done: a step, or a thaw (the timers' own thread)."""
-
-    at_ms: float  # when it was done (a fault: when it landed)
-    what: str  # "step 2 (pause)", "alice's thaw"
-    index: int | None  # the scenario step it is (None: a thaw)
-    actor: str  # who does it or has it done to them: a client, a node, ""
-    command: bool  # a client's own command (queued in its process)
-    due_ms: float  # when it was due on the run's clock (the shift included)
-
-
-@dataclass(frozen=True)
-class Crossing:
-    """A moment of the story that a shift moved across a point that stays where it was."""
-
-    fixed: Mark
-    moved: str  # the moment that moved: "step 4 (acquire)", "alice's thaw"
-    due_ms: float  # when it was due before the shift
-    moved_to_ms: float  # and after it
-
-    def as_details(self) -> dict[str, str | float]:
-        return {
-            "fixed": self.fixed.kind,
-            "fixed_by": self.fixed.who,
-            "fixed_ms": round(self.fixed.at_ms, 1),
-            "moved": self.moved,
-            "moved_from_ms": round(self.due_ms, 1),
-            "moved_to_ms": round(self.moved_to_ms, 1),
-        }
 
 
 class Story:
@@ -163,24 +91,18 @@ class Story:
         self.ended: list[Timer] = []
         self.taken: list[Done] = []  # the steps done, in the order they were
         self.thawed: list[Done] = []  # the thaws done on their timers
-        self.pauses: dict[str, float] = {}  # who -> when their latest pause landed
-        # At each thaw, the thawed client's leases that the story has end while it was frozen
-        self.frozen_leases: list[tuple[Done, Timer]] = []
-        self.server_ends: list[tuple[float, str, str]] = []  # (when, holder, server) said ended
-        self.grants: list[tuple[float, str, list[str]]] = []  # (when, who, on which servers)
-        self.faulted: set[str] = set()  # who a fault was done to, or whose link it cut
-        self.new_leaders: list[float] = []  # when a group's leader (or primary) changed
-        self.group: set[str] = set()  # the servers of a replicated group: one lock among them
+        self.frozen = FrozenLeases()  # what a server ended while its holder was frozen
 
     def see(self, event: events.Event) -> None:
         if isinstance(event, _LANDS):
             self._landed(event.actor, float(event.t_ms))
-        self._server_side(event)
+        self.frozen.see(event)
         if isinstance(event, events.Resumed) and event.late_ms is not None:  # on its timer
             t = float(event.t_ms)
             thaw = Done(t, f"{event.actor}'s thaw", None, event.actor, False, t - event.late_ms)
             self.thawed.append(thaw)
-            self._frozen_through(thaw)  # before the thaw lets a kept-alive grant live again
+            # before the thaw lets a kept-alive grant live again
+            self.frozen.thawed(thaw, [*self.running.values(), *self.ended])
         self._keepalive(event)
         self._timers(event)
 
@@ -350,67 +272,10 @@ class Story:
         """Every timer, running or ended, in the order of their ends."""
         return sorted([*self.running.values(), *self.ended], key=lambda t: t.end_ms)
 
-    # -- what a server ended while its holder was frozen ----------------------------------------
-
-    def _server_side(self, event: events.Event) -> None:
-        t = float(event.t_ms)
-        if isinstance(event, events.Paused):
-            self.pauses[event.actor] = t
-        if isinstance(event, _SERVER_FAULTS):
-            links = (
-                [event.node or "", *(event.peers or [])] if isinstance(event, events.Link) else []
-            )
-            self.faulted.update([event.actor, *filter(None, links)])
-        if isinstance(event, events.RunStarted) and event.roles:
-            self.group = set(event.roles)
-        if isinstance(event, events.Role) and event.role in ("leader", "primary"):
-            self.new_leaders.append(t)
-        if isinstance(event, events.Expired | events.Deleted) and event.holder:
-            self.server_ends.append((t, event.holder, event.actor))
-        elif isinstance(event, events.Granted):
-            self.grants.append((t, event.actor, list(event.nodes or [event.node])))
-
-    def _frozen_through(self, thaw: Done) -> None:
-        """``thaw.actor`` thaws: note its leases that the story has end while it was frozen
-        (running at its pause, estimated to end well before now)."""
-        paused = self.pauses.get(thaw.actor)
-        if paused is None:
-            return
-        for timer in [*self.running.values(), *self.ended]:
-            if (
-                timer.kind == "lease"
-                and timer.client == thaw.actor
-                and timer.renewed_ms < paused < timer.end_ms
-                and timer.end_ms + SERVER_SLACK_MS < thaw.at_ms
-            ):
-                self.frozen_leases.append((thaw, timer))
-
     def outlived(self, now_ms: float) -> Crossing | None:
         """A lease the story has end while its holder was frozen that its server ended only
-        after the thaw, or not by ``now_ms``: the server (or the watcher that tells of it) fell
-        behind, and whatever waited for that end (another client's grant) may have come after
-        the thaw. Its end is when the server said so (``expired``, ``deleted``), or another
-        client was granted the lock there; in a replicated group, on any of its servers (an etcd
-        cluster's leader ends a lease whichever member its client spoke to: a fresh-clone CI run
-        of ``etcd-leader-crash`` was judged "fell behind" when the new leader was not alice's
-        member). Not judged: a server a fault was done to, and a lease whose group changed leader
-        after it was renewed (etcd's new leader counts each lease's time to live again, plus an
-        election timeout, from its election)."""
-        for thaw, lease in self.frozen_leases:
-            after = lease.renewed_ms
-            if lease.node in self.faulted or any(after < t <= thaw.at_ms for t in self.new_leaders):
-                continue
-            servers = self.group if lease.node in self.group else {lease.node}
-            ends = [t for t, holder, node in self.server_ends if holder == lease.client and
-                    node in servers and t > after]  # fmt: skip
-            ends += [t for t, who, nodes in self.grants if servers & set(nodes) and
-                     who != lease.client and t > after]  # fmt: skip
-            ended = min(ends, default=now_ms)
-            if ended > thaw.at_ms + STEP_RESOLUTION_MS:
-                fixed = Mark("step", thaw.what, thaw.at_ms, due_ms=thaw.due_ms)
-                moved = f"{lease.node}'s end of {lease.client}'s lease"
-                return Crossing(fixed, moved, lease.end_ms, ended)
-        return None
+        after the thaw, or not by ``now_ms`` (:meth:`FrozenLeases.outlived`)."""
+        return self.frozen.outlived(now_ms)
 
     def marks(
         self, late_client: tuple[int, str] | None = None, own: int | None = None

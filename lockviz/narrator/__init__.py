@@ -28,7 +28,7 @@ narrated or not: the story, the diagram's badges, the replay and the exports all
 :func:`~lockviz.narrator.steps.step_number`.
 
 The narrator sits below the app's features (``runs/``, ``teaching/``, the views) and beside
-``models.py``, which imports it: it reads only the catalogue, the events' declaration
+``models/runs.py``, which imports it: it reads only the catalogue, the events' declaration
 (``lab/events.py``) and the checker, never a feature.
 
 Every word about a run lives in this package and nowhere else, so a wording is changed once and

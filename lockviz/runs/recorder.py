@@ -26,9 +26,10 @@ from django.utils import timezone
 from lockviz.errors import NotLive, ScenarioError
 from lockviz.jsontypes import JsonObject
 from lockviz.lab import capacity, events
-from lockviz.lab.engine import RunEngine, RunResult
+from lockviz.lab.engine import RunEngine
 from lockviz.lab.labs import Lab
 from lockviz.lab.making import make_lab
+from lockviz.lab.recording import RunResult
 from lockviz.live import broadcast
 from lockviz.models import Run
 from lockviz.narrator import Narrator

@@ -27,11 +27,6 @@ def lab() -> Iterator[ServerSet]:
         yield servers
 
 
-@pytest.fixture
-def name() -> str:
-    return f"test/{uuid.uuid4().hex[:8]}/election"
-
-
 def candidate(lab: ServerSet, name: str, owner: str, ttl_ms: int = 2000) -> EtcdElection:
     etcd = lab["etcd-1"]
     events: list[tuple[str, dict[str, Any]]] = []

@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,11 +25,6 @@ def etcd() -> Iterator[EtcdServer]:
     """One etcd for the module (it takes ~0.5 s to start); each test uses its own lock name."""
     with LocalLab().servers(["etcd-1"]) as servers:
         yield servers["etcd-1"]
-
-
-@pytest.fixture
-def name() -> str:
-    return f"test/{uuid.uuid4().hex[:8]}/lock"
 
 
 class RecordingLock(EtcdLock):

@@ -13,7 +13,8 @@ import psycopg
 import pytest
 
 from algorithms.errors import NotHeld
-from algorithms.postgres_lock import PostgresLock, connect
+from algorithms.postgres_lock import PostgresLock
+from algorithms.postgres_session import connect
 from lockviz.lab.labs import LocalLab
 from lockviz.lab.procs import wait_until
 

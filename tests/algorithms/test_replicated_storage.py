@@ -4,7 +4,6 @@ keeps every one, and a read merges the replicas (read repair)."""
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,11 +21,6 @@ pytestmark = pytest.mark.live
 def replicas() -> Iterator[ServerSet]:
     with LocalLab().servers(["redis-1", "redis-2"]) as servers:
         yield servers
-
-
-@pytest.fixture
-def name() -> str:
-    return f"test:{uuid.uuid4().hex[:8]}"
 
 
 class Behind(SystemClock):

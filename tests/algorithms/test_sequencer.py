@@ -12,7 +12,8 @@ import pytest
 from algorithms.etcd_gateway import Gateway
 from algorithms.etcd_lock import EtcdLock
 from algorithms.events import Reporter
-from algorithms.postgres_lock import PostgresLock, connect
+from algorithms.postgres_lock import PostgresLock
+from algorithms.postgres_session import connect
 from algorithms.redis_client import connect as redis_connect
 from algorithms.redis_lock import RedisLock
 from algorithms.redlock import Redlock, connect_node
@@ -25,8 +26,8 @@ from algorithms.sequencer import (
     Sequencer,
     ZooKeeperCheck,
 )
+from algorithms.zookeeper_calls import connect as zk_connect
 from algorithms.zookeeper_lock import ZooKeeperLock
-from algorithms.zookeeper_lock import connect as zk_connect
 from lockviz.lab.labs import LocalLab, ServerSet
 
 pytestmark = pytest.mark.live

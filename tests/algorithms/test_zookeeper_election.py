@@ -14,8 +14,8 @@ from kazoo.recipe.election import Election as KazooElection
 from algorithms.fenced_storage import FencedStorage
 from algorithms.lock import Election, Leader
 from algorithms.redis_client import connect as redis_connect
+from algorithms.zookeeper_calls import connect
 from algorithms.zookeeper_election import ZooKeeperElection
-from algorithms.zookeeper_lock import connect
 from lockviz.lab.labs import LocalLab, ServerSet
 
 pytestmark = pytest.mark.live
@@ -28,20 +28,18 @@ def lab() -> Iterator[ServerSet]:
 
 
 @pytest.fixture
-def make(lab: ServerSet, request: pytest.FixtureRequest) -> Iterator[Any]:
+def make(lab: ServerSet, request: pytest.FixtureRequest) -> Any:
+    """Candidates on a path of this test's own; each is closed when the test ends."""
     path = f"/lockviz/{request.node.name}"
-    made: list[ZooKeeperElection] = []
 
     def candidate(owner: str, ttl_ms: int = 4000) -> ZooKeeperElection:
         client = connect(lab["zk-1"].address, session_ms=ttl_ms, timeout_ms=5000)
         found = ZooKeeperElection(client, path, owner=owner, ttl_ms=ttl_ms)
-        made.append(found)
+        request.addfinalizer(found.close)
         return found
 
     candidate.path = path  # type: ignore[attr-defined]
-    yield candidate
-    for c in made:
-        c.close()
+    return candidate
 
 
 def test_the_lowest_node_leads_and_the_next_leader_has_a_higher_epoch(make: Any) -> None:

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from algorithms.errors import NotHeld
-from algorithms.zookeeper_lock import ZooKeeperLock, connect
+from algorithms.zookeeper_calls import connect
+from algorithms.zookeeper_lock import ZooKeeperLock
 from lockviz.lab.labs import LocalLab, ServerSet
 from tests.conftest import ROOT
 
@@ -30,10 +31,9 @@ def zk() -> Iterator[ServerSet]:
 
 
 @pytest.fixture
-def make(zk: ServerSet, request: pytest.FixtureRequest) -> Iterator[Any]:
-    """Locks on a path of this test's own; every client is closed afterwards."""
+def make(zk: ServerSet, request: pytest.FixtureRequest) -> Any:
+    """Locks on a path of this test's own; each is closed when the test ends."""
     path = f"/lockviz/{request.node.name.replace('[', '-').rstrip(']')}"
-    made: list[ZooKeeperLock] = []
 
     def make_lock(owner: str, ttl_ms: int = 4000, **kw: Any) -> ZooKeeperLock:
         events: list[tuple[str, dict[str, Any]]] = []
@@ -43,13 +43,11 @@ def make(zk: ServerSet, request: pytest.FixtureRequest) -> Iterator[Any]:
             on_event=lambda kind, details: events.append((kind, details)), **kw,
         )  # fmt: skip
         lock.events = events  # type: ignore[attr-defined]
-        made.append(lock)
+        request.addfinalizer(lock.close)
         return lock
 
     make_lock.path = path  # type: ignore[attr-defined]
-    yield make_lock
-    for lock in made:
-        lock.close()
+    return make_lock
 
 
 def children(zk: ServerSet, path: str) -> list[str]:
@@ -213,7 +211,8 @@ def test_extend_and_release_notice_a_node_that_is_gone(make: Any, zk: ServerSet)
 # A client in a process of its own, so SIGSTOP freezes its kazoo threads and heartbeats too.
 CLIENT = """
 import json, sys, time
-from algorithms.zookeeper_lock import ZooKeeperLock, connect
+from algorithms.zookeeper_calls import connect
+from algorithms.zookeeper_lock import ZooKeeperLock
 emit = lambda kind, d: print(json.dumps({"kind": kind, "t": time.monotonic(), **d}), flush=True)
 client = connect(sys.argv[1], session_ms=600, timeout_ms=5000)
 lock = ZooKeeperLock(client, sys.argv[2], owner="alice", ttl_ms=600, on_event=emit)

@@ -31,6 +31,10 @@ OVERLAPS = (Path(__file__).parent / "overlaps.js").read_text()
 SIZES = {"teacher": (1280, 720), "laptop": (1366, 768), "phone": (390, 844), "screen": (1024, 768)}
 STUDENTS = ("laptop", "phone", "screen")
 FOLLOWER = "window.entry.follow.diagram"
+BESIDE = "window.entry.follow.beside"  # a fork's original, beside the fork
+# Which run each of a student's diagrams draws (pages/follow.js: a diagram is made for the run
+# its state names, and a new state drops it at once).
+FOLLOWS = {FOLLOWER: "window.entry.follow.state.run", BESIDE: "window.entry.follow.state.beside"}
 LANE_KINDS = ("lease", "belief", "pause")  # what the issue saw missing on every student's screen
 
 
@@ -58,15 +62,18 @@ def open_room(server: AppServer, people: dict[str, Any]) -> str:
     return code
 
 
-def marks(page: Any, diagram: str, captions: bool = True) -> tuple[int, list[str]]:
-    """How many events the page's ``diagram`` (an expression on its entry module) holds, and
-    what it draws (``captions``: with the steps' captions), read in one go."""
+def marks(page: Any, diagram: str, captions: bool = True) -> tuple[int, list[str], object]:
+    """How many events the page's ``diagram`` (an expression on its entry module) holds, what
+    it draws (``captions``: with the steps' captions) and, a student's, which run (:data:`FOLLOWS`),
+    read in one go."""
     entry(page)
+    run = FOLLOWS.get(diagram, "null")
     read = (
-        f"const d = {diagram}; return d ? [d.events.length, window.lockvizMarks(d, c)] : [-1, []];"
+        f"const d = {diagram}; "
+        f"return d ? [d.events.length, window.lockvizMarks(d, c), {run}] : [-1, [], null];"
     )
     found = page.evaluate(f"(c) => {{ {read} }}", captions)
-    return int(found[0]), list(found[1])
+    return int(found[0]), list(found[1]), found[2]
 
 
 def in_lanes(page: Any, diagram: str) -> bool:
@@ -119,33 +126,35 @@ def held_bars(drawn: list[str]) -> int:
 def alike_at_a_moment(people: dict[str, Any], presenter: str, at: int, where: str) -> list[str]:
     """The teacher's page shows the run up to event ``at``: each student's, once there, draws
     the same marks. The presenter's marks."""
-    _, theirs = marks(people["teacher"], presenter)
+    _, theirs, _ = marks(people["teacher"], presenter)
     for name in STUDENTS:
         settled_at(people[name], at)
         people[name].wait_for_function(f"() => {FOLLOWER} && {FOLLOWER}.events.length > 0")
-        _, mine = marks(people[name], FOLLOWER)
+        _, mine, _ = marks(people[name], FOLLOWER)
         same(theirs, mine, f"{where}, at #{at}, {name}")
     return theirs
 
 
 def alike_live(
-    people: dict[str, Any], presenter: str, student: str, where: str, tries: int = 200
+    people: dict[str, Any], presenter: str, student: str, run: str, where: str, tries: int = 200
 ) -> list[str]:
-    """A live run: once a student's diagram holds as many events as the teacher's (read before
-    and after it, unchanged), both draw the same marks. The presenter's marks."""
+    """A live run: once a student's diagram draws ``run``, as the teacher's does, and holds as
+    many events (read before and after it, unchanged), both draw the same marks. The
+    presenter's marks. The run first: the room's state comes after the teacher's page moved on
+    (a student's replay of the original at #1 was compared with the fork's lane at #1)."""
     teacher = people["teacher"]
     entry(teacher)
     lanes = in_lanes(teacher, presenter)
     for name in STUDENTS:
         for _ in range(tries):
-            n, theirs = marks(teacher, presenter, captions=not lanes)
-            k, mine = marks(people[name], student, captions=not lanes)
-            if n > 0 and n == k and marks(teacher, presenter)[0] == n:
+            n, theirs, _ = marks(teacher, presenter, captions=not lanes)
+            k, mine, drawn = marks(people[name], student, captions=not lanes)
+            if drawn == run and n > 0 and n == k and marks(teacher, presenter)[0] == n:
                 same(theirs, mine, f"{where}, {n} events, {name}", roomier=lanes)
                 break
             people[name].wait_for_timeout(100)
         else:
-            raise AssertionError(f"{where}: {name} never held the presenter's events")
+            raise AssertionError(f"{where}: {name} never held the presenter's events of {run}")
     return theirs
 
 
@@ -207,13 +216,13 @@ def test_free_play_and_a_fork_beside_its_original_are_drawn_alike_for_every_stud
 
     # Free play, clicked by the teacher: the class follows each click live.
     original, alice, bob = alice_holds(teacher, app_server.url)
-    alike_live(klass, session, FOLLOWER, "free play, alice holds the lock")
+    alike_live(klass, session, FOLLOWER, original, "free play, alice holds the lock")
     alice.get_by_label("pause alice for how many seconds").fill("1.5")
     alice.get_by_role("button", name="pause").click()
     teacher.locator("svg#diagram .pause").wait_for(state="attached")
     bob.get_by_role("button", name="acquire", exact=True).click()
     teacher.wait_for_function(GRANTED_TO, arg="bob", timeout=20_000)
-    drawn = alike_live(klass, session, FOLLOWER, "free play, bob holds the lock")
+    drawn = alike_live(klass, session, FOLLOWER, original, "free play, bob holds the lock")
     assert held_bars(drawn) >= 3, drawn  # alice's lease and belief, her pause
     # Bob's lease runs out well before Finish (as a loaded CI run's late clicks had it): his
     # belief outlives it by more than his words may move down (3 × 120 px, ~2 s here), beside
@@ -225,7 +234,7 @@ def test_free_play_and_a_fork_beside_its_original_are_drawn_alike_for_every_stud
     teacher.wait_for_timeout(2500)
     teacher.get_by_role("button", name="Finish").click()
     teacher.locator("#verdict .headline").wait_for(timeout=30_000)
-    drawn = alike_live(klass, session, FOLLOWER, "free play, finished")
+    drawn = alike_live(klass, session, FOLLOWER, original, "free play, finished")
     assert drawn.count("“believes it holds (lease gone)”") == 2, drawn
 
     # What if…? from alice's grant: the fork live beside the original, on the projector and on
@@ -235,13 +244,14 @@ def test_free_play_and_a_fork_beside_its_original_are_drawn_alike_for_every_stud
     teacher.goto(f"{app_server.url}/runs/{original}/fork/?at={seq}")
     teacher.get_by_role("button", name="Run the fork live, beside the original").click()
     teacher.wait_for_url(re.compile(rf".*/compare/\?runs={original},\w+$"), timeout=15_000)
+    forked = str(teacher.url.rsplit(",", 1)[1])
     fork = "window.entry.compare.views[1].diagram"
-    alike_live(klass, fork, FOLLOWER, "the fork, as it plays")
+    alike_live(klass, fork, FOLLOWER, forked, "the fork, as it plays")
     teacher.locator(".lane[data-done]").nth(1).wait_for(timeout=40_000)
-    drawn = alike_live(klass, fork, FOLLOWER, "the fork, ended")
+    drawn = alike_live(klass, fork, FOLLOWER, forked, "the fork, ended")
     assert any(line.startswith("time-mark | line") for line in drawn), drawn  # where they part
     assert any("parts from here" in line for line in drawn), drawn
-    alike_live(klass, "window.entry.compare.views[0].diagram", "window.entry.follow.beside",
+    alike_live(klass, "window.entry.compare.views[0].diagram", BESIDE, original,
                "the original beside the fork")  # fmt: skip
     # On the projector the two lanes are narrow: no word over another or under an arrow, the
     # moment they part said over the bars, "resumed (SIGCONT)" where the pause ends.
@@ -262,6 +272,36 @@ def test_free_play_and_a_fork_beside_its_original_are_drawn_alike_for_every_stud
         assert violations(student) == [], name
     for name, page in klass.items():
         assert page.errors == [], name
+
+
+class Answers:
+    """A page whose reads of a diagram (:func:`marks`) answer ``reads`` in turn, the last one
+    from then on; a compare lane's page (:func:`in_lanes`)."""
+
+    def __init__(self, *reads: tuple[int, list[str], str | None]) -> None:
+        self.reads, self.read = reads, 0
+
+    def evaluate(self, script: str, arg: object = None) -> object:
+        if "lockvizMarks" not in script:
+            return True  # entry()'s import, in_lanes
+        self.read += 1
+        return list(self.reads[min(self.read, len(self.reads)) - 1])
+
+    def wait_for_timeout(self, ms: int) -> None:
+        pass
+
+
+def test_a_students_diagram_is_compared_once_it_draws_the_presenters_run() -> None:
+    """The CI failure as the pages answered: the teacher's fork lane at its first event, a
+    student still on the original's replay at #1, where the teacher had been (no parting's
+    mark); then the student draws the fork too, and is compared."""
+    parting = ["time-mark", "time-mark | line 412→412", "“what if…? parts from here (0.41 s)”"]
+    teacher = Answers((1, parting, None))
+    behind = (1, [], "original")
+    students = {name: Answers(behind, behind, (1, parting, "fork")) for name in STUDENTS}
+    drawn = alike_live({"teacher": teacher, **students}, "a lane", FOLLOWER, "fork", "the fork")
+    assert drawn == parting
+    assert [page.read for page in students.values()] == [3, 3, 3]
 
 
 def ask_and_reveal(teacher: Any) -> None:

@@ -20,7 +20,8 @@ from psycopg.rows import TupleRow
 from algorithms.clock import Clock
 from algorithms.errors import InvalidScenarioUse
 from algorithms.events import EventSink, Reporter
-from algorithms.postgres_lock import PostgresLock, connect
+from algorithms.postgres_lock import PostgresLock
+from algorithms.postgres_session import connect
 from algorithms.sequencer import PostgresCheck
 from lockviz.lab.backends.parts import lock_parts
 from lockviz.lab.config import ClientConfig, StorageServiceConfig

@@ -24,8 +24,9 @@ from collections.abc import Sequence
 from algorithms.clock import Clock
 from algorithms.events import EventSink, Reporter
 from algorithms.sequencer import ZooKeeperCheck
+from algorithms.zookeeper_calls import connect
 from algorithms.zookeeper_election import ZooKeeperElection
-from algorithms.zookeeper_lock import LOCK_PATH, ZooKeeperLock, connect
+from algorithms.zookeeper_lock import LOCK_PATH, ZooKeeperLock
 from lockviz.lab.backends.parts import lock_parts
 from lockviz.lab.config import ClientConfig, StorageServiceConfig
 

@@ -48,16 +48,15 @@ them; on Linux they get a signal when the postmaster dies and exit at once, and 
 SIGKILLs any that a snapshot taken before the kill still finds alive.
 
 One module past the usual ~300 lines, on purpose: initdb, the server, PgBouncer and their passwords
-and OS user are one server's start-up, and its failure messages must name which of them failed.
+are one server's start-up, and its failure messages must name which of them failed. Where their
+binaries are and the OS user they run as: :mod:`lockviz.lab.servers.pgbinaries`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import glob
 import os
 import pwd
-import shutil
 import signal
 import subprocess
 import time
@@ -66,7 +65,8 @@ from dataclasses import dataclass, field
 
 import psycopg
 
-from algorithms.postgres_lock import SETUP_SQL, Connection, connect
+from algorithms.postgres_lock import SETUP_SQL
+from algorithms.postgres_session import Connection, connect
 from lockviz.lab import procs
 from lockviz.lab.errors import LabError
 from lockviz.lab.ports import free_port
@@ -80,8 +80,15 @@ from lockviz.lab.servers.base import (
     Spawn,
     write_private,
 )
+from lockviz.lab.servers.pgbinaries import (
+    OS_USER,
+    as_os_user,
+    bin_dir,
+    give_template_dir,
+    os_user_ids,
+    pgbouncer_binary,
+)
 
-OS_USER = "postgres"
 START_TIMEOUT_S = 20.0
 STOP_GRACE_S = 3.0
 # Fast to start, nothing kept past the run. fsync is off (the machine will not crash under a
@@ -127,21 +134,6 @@ pidfile =
 """
 
 
-def bin_dir() -> str | None:
-    """Debian's server binaries live in /usr/lib/postgresql/<major>/bin; take the newest."""
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/postgres"), key=_major)
-    return os.path.dirname(found[-1]) if found else None
-
-
-def _major(path: str) -> int:
-    version = path.split("/")[4]
-    return int(version) if version.isdigit() else 0
-
-
-def pgbouncer_binary() -> str | None:
-    return shutil.which("pgbouncer") or shutil.which("pgbouncer", path="/usr/sbin")
-
-
 def requirements() -> list[Requirement]:
     needs = [
         Requirement("PostgreSQL server (initdb, postgres)", bin_dir(), "postgresql"),
@@ -182,32 +174,6 @@ def wipe(host: str, port: int, password: str | None = None) -> None:
         )
         conn.execute("DROP SEQUENCE IF EXISTS lockviz_fence")
         conn.execute(SETUP_SQL)
-
-
-def _give_template_dir(path: str) -> None:
-    """As root: ``path`` (in the template's dir, in the lab base) to the server's OS user, the
-    dirs above it passable (search only), as :meth:`PostgresServer._prepare_dir` does."""
-    ids = _os_user_ids()
-    if ids is not None:
-        template_dir = os.path.dirname(path)
-        for above in (template_dir, os.path.dirname(template_dir)):
-            os.chmod(above, os.stat(above).st_mode | 0o011)
-        os.chown(path, *ids)
-
-
-def _as_os_user() -> procs.AsUser:
-    """Popen arguments to run as ``postgres`` when we are root (it refuses to run as root)."""
-    if os.geteuid() != 0:
-        return {}
-    return {"user": OS_USER, "group": pwd.getpwnam(OS_USER).pw_gid, "extra_groups": []}
-
-
-def _os_user_ids() -> tuple[int, int] | None:
-    """(uid, gid) to give the server's files to when we are root; ``None`` otherwise."""
-    if os.geteuid() != 0:
-        return None
-    entry = pwd.getpwnam(OS_USER)
-    return entry.pw_uid, entry.pw_gid
 
 
 def _refused_password(exc: psycopg.Error) -> bool:
@@ -262,9 +228,9 @@ class PostgresServer(PrivateServer):
         self._prepare_dir()
         if not os.path.exists(os.path.join(self.data_dir, "PG_VERSION")):
             started = time.monotonic()
-            source = pgtemplate.template(binaries, self._initdb_into, _give_template_dir)
+            source = pgtemplate.template(binaries, self._initdb_into, give_template_dir)
             init_log = os.path.join(self.workdir, "initdb.log")
-            pgtemplate.copy(binaries, source, self.data_dir, self.password, init_log, _as_os_user())
+            pgtemplate.copy(binaries, source, self.data_dir, self.password, init_log, as_os_user())
             self.timings["initdb_s"] = time.monotonic() - started
         self._started = time.monotonic()
         self.port = self.port or free_port()
@@ -274,21 +240,21 @@ class PostgresServer(PrivateServer):
         args += ["-k", self.workdir]
         for name, value in settings.items():
             args += ["-c", f"{name}={value}"]
-        as_user = _as_os_user()
+        as_user = as_os_user()
         with open(os.path.join(self.workdir, "postgres.log"), "ab") as log:  # the child has a copy
             self.proc = spawn(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log, **as_user)
         if self.pooler is not None and self.pooler.poll() is None:
             return  # a restart of the server after kill(): the pooler kept running
         ini = os.path.join(self.workdir, "pgbouncer.ini")
         auth_file = os.path.join(self.workdir, "pgbouncer.users")
-        write_private(auth_file, f'"postgres" "{self.password}"\n', _os_user_ids())
+        write_private(auth_file, f'"postgres" "{self.password}"\n', os_user_ids())
         config = PGBOUNCER_INI.format(
             pg_port=self.port,
             port=self.pooler_port,
             log=os.path.join(self.workdir, "pgbouncer.log"),
             auth_file=auth_file,
         )
-        write_private(ini, config, _os_user_ids())
+        write_private(ini, config, os_user_ids())
         self.pooler = spawn(
             [pgbouncer_binary() or "pgbouncer", "--quiet", ini],
             stdin=subprocess.DEVNULL,
@@ -298,7 +264,7 @@ class PostgresServer(PrivateServer):
 
     def _prepare_dir(self) -> None:
         os.makedirs(self.workdir, mode=0o700, exist_ok=True)
-        ids = _os_user_ids()
+        ids = os_user_ids()
         if ids is not None:
             # The run's dir and the lab's base are root's and private (0700): the postgres user
             # must pass through them (search only: it cannot list them or read what is inside).
@@ -311,12 +277,12 @@ class PostgresServer(PrivateServer):
         """initdb of a new cluster in ``data_dir`` whose superuser has ``password``."""
         binaries = bin_dir() or ""
         pwfile = os.path.join(workdir, "initdb.pw")
-        write_private(pwfile, password + "\n", _os_user_ids())
+        write_private(pwfile, password + "\n", os_user_ids())
         args = [os.path.join(binaries, "initdb"), "-D", data_dir, "-U", "postgres"]
         args += ["--auth=scram-sha-256", f"--pwfile={pwfile}"]
         args += ["--no-sync", "--no-instructions", "-E", "UTF8", "--locale=C"]
         try:
-            pgtemplate.run(args, os.path.join(workdir, "initdb.log"), _as_os_user(),
+            pgtemplate.run(args, os.path.join(workdir, "initdb.log"), as_os_user(),
                            f"{self.name}: initdb")  # fmt: skip
         finally:
             os.unlink(pwfile)

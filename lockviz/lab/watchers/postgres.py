@@ -17,7 +17,7 @@ import time
 import psycopg
 from psycopg.rows import TupleRow
 
-from algorithms.postgres_lock import connect
+from algorithms.postgres_session import connect
 from lockviz.lab.watchers.base import ServerWatcher
 
 POLL_S = 0.05

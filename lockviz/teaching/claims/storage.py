@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
+from lockviz.lab.events import EventJson
 from lockviz.teaching.claims.registry import claim
 from lockviz.teaching.claims.shapes import write_is
 from lockviz.teaching.history import Finding, History, finding, ms
 
 
+def _applied_over(reply: EventJson | None, version: object) -> TypeGuard[EventJson]:
+    """The storage applied the write, over the data at ``version`` (the reply's ``found``)."""
+    return reply is not None and reply.get("accepted") is True and reply.get("found") == version
+
+
 @claim("storage-lost-update", 3)
 def _overwrites_unseen(h: History) -> Finding:
     reply = h.wrote(3)
-    ok = reply is not None and reply.get("accepted") is True and reply.get("found") == 1
+    ok = _applied_over(reply, 1)
     return finding(ok, f"accepted on version {reply and reply.get('found')}")
 
 
@@ -22,9 +30,8 @@ write_is("storage-hole-fenced", 5, accepted=True)
 def _stale_by_its_read(h: History) -> Finding:
     reply, alice = h.wrote(6), h.wrote(5)
     ok = (
-        reply is not None and reply.get("accepted") is True and alice is not None
-        and reply.get("found") == alice.get("version") and reply.get("found") != 0
-    )  # fmt: skip
+        alice is not None and _applied_over(reply, alice.get("version")) and reply.get("found") != 0
+    )
     return finding(ok, f"bob read version 0 and found version {reply and reply.get('found')}")
 
 
@@ -54,10 +61,7 @@ write_is("storage-hole-cas", 6, accepted=False)
 @claim("storage-retry-duplicate", 6)
 def _applied_again(h: History) -> Finding:
     reply, bob = h.wrote(6), h.wrote(5)
-    ok = (
-        reply is not None and reply.get("accepted") is True and not reply.get("duplicate")
-        and bob is not None and reply.get("found") == bob.get("version")
-    )  # fmt: skip
+    ok = bob is not None and _applied_over(reply, bob.get("version")) and not reply.get("duplicate")
     return finding(ok, f"the retry applied over version {reply and reply.get('found')}")
 
 

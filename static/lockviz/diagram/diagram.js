@@ -20,7 +20,7 @@
 // API: new LockDiagram(svg, {clients, nodes, storage, durationMs, pxPerMs, columnWidth,
 // narrationWidth, backend, onHeader, fit, lane, breakMs, fitToEnd}); add(event), addAll(events), reset(),
 // finish(verdict, endMs?), highlight(seq), showUpTo(seq), setHeaderAction(fn), relayout(),
-// yOf(seq), nowY(), toggleFold(id), markTime(tMs, text); width, height, px. `fit` (an element)
+// yOf(seq), nowY(), toggleFold(id), markTime(tMs, text), reachEnd(endMs); width, height, px. `fit` (an element)
 // makes the columns share its width; `lane` ({width, scale}) draws a compare lane beside
 // another, compact (layout.js LANE), `width` px wide at `scale`. markTime draws a line across
 // the diagram at a moment, with its words from the server (where a fork parts from its
@@ -52,6 +52,7 @@ export class LockDiagram {
     if (!svg.hasAttribute("role")) svg.setAttribute("role", "group");
     this.openFolds = new Set();
     this.timeMarks = [];
+    this.endMs = 0; // where the whole run ends, once a page knows (reachEnd): its axis's end
     this.scrollAhead = 0;
     this.surface = new Surface(this);
     this.reset();
@@ -156,6 +157,12 @@ export class LockDiagram {
     const mark = { tMs: Number(tMs) || 0, text: String(text || "") };
     this.timeMarks = this.timeMarks.concat([mark]);
     this.frame.timeMark(mark);
+  }
+
+  /** The run ends at `endMs`: the axis reaches as far as on a page holding all its events. */
+  reachEnd(endMs) {
+    this.endMs = Math.max(0, Number(endMs) || 0);
+    this.frame.reach();
   }
 
   /** Show the run as it was after event `seq` (null/Infinity: everything). `scrollBy`: the

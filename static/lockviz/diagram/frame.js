@@ -31,7 +31,7 @@ export class Frame {
     this.axis = el("g", { class: "axis" }, d.surface.layers.grid);
     this.nowLine = el("line", { class: "now", x1: L.G.axisX, x2: L.narrX - 16 }, d.surface.layers.grid);
     for (const col of L.cols.values()) this.header(col);
-    d.extentMs = Math.max(d.extentMs, L.durationMs);
+    d.extentMs = Math.max(d.extentMs, L.durationMs, this.pastEnd());
     this.resize(false);
     for (const mark of d.timeMarks) this.timeMark(mark);
   }
@@ -153,12 +153,33 @@ export class Frame {
     g.addEventListener("keydown", g.key);
   }
 
-  /** Grow in chunks (a fifth of the run) and animate, so late events extend the page calmly. */
+  /** Grow in chunks (a fifth of the run) and animate, so late events extend the page calmly;
+   * to past the run's end at once where it is known (reachEnd). */
   grow(t) {
     const d = this.d;
     if (t <= d.extentMs) return;
-    d.extentMs = t + Math.max(500, d.layout.durationMs * 0.2);
+    d.extentMs = this.past(Math.max(t, d.endMs));
     if (!d.batch) this.resize(true);
+  }
+
+  /** The run's end is known now (LockDiagram.reachEnd): the extent any page holding all its
+   * events reaches. */
+  reach() {
+    const d = this.d;
+    if (this.pastEnd() <= d.extentMs) return;
+    d.extentMs = this.pastEnd();
+    if (!d.batch) this.resize(true);
+  }
+
+  /** Where the axis ends for a run whose events went past its schedule to `t`. */
+  past(t) {
+    return t + Math.max(500, this.d.layout.durationMs * 0.2);
+  }
+
+  /** Where it ends for the run's known end: nothing past the schedule if it ended within it. */
+  pastEnd() {
+    const d = this.d;
+    return d.endMs > d.layout.durationMs ? this.past(d.endMs) : 0;
   }
 
   resize(animate) {

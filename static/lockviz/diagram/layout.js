@@ -1,5 +1,5 @@
 // Where things go: the lifelines' columns (lanes → x) and the time axis (time → y), with the
-// long quiet stretches drawn short. Pure: numbers in, numbers out, no DOM (tests/js/layout.test.mjs).
+// long quiet stretches drawn short. Pure: numbers in, numbers out, no DOM (tests/js/diagram/layout.test.mjs).
 
 import { tOf, uniq } from "./svg.js";
 

@@ -2,7 +2,7 @@
 //
 // Space keeps every box and arrow in rows of ROW px: asking "is this spot free?" looks at the
 // rows the spot covers, never at everything drawn so far, so placing n labels costs O(n), not
-// O(n²). Pure: boxes and segments in, answers out (tests/js/layout.test.mjs).
+// O(n²). Pure: boxes and segments in, answers out (tests/js/diagram/layout.test.mjs).
 
 export const ROW = 48;
 

@@ -41,7 +41,7 @@ const ui = elements({
   svg: "diagram",
 });
 let state = data.state || {};
-let run = null; // {id, mode, kind, meta, events, stream, diagram, held, ended}
+let run = null; // {id, mode, kind, meta, events, stream, diagram, held, ended, endMs}
 const poll = new ClassPoll(data.room);
 
 // ---- the run on screen ---------------------------------------------------------------
@@ -78,6 +78,7 @@ function open(id) {
     diagram: null,
     held: -1,
     ended: Boolean(kept && kept.ended),
+    endMs: kept ? kept.endMs : null, // where it ends, once over (the room's `end_ms`)
   };
   if (!id) return;
   const mine = run;
@@ -126,6 +127,7 @@ function heldUpTo(m) {
     if (run.diagram) run.diagram.reset();
     run.held = -1;
   }
+  if (Number.isFinite(m.end_ms)) run.endMs = m.end_ms; // the run is over: where it ends
   take(run, m.events || []);
 }
 
@@ -141,6 +143,9 @@ function render() {
   // presenter's position.
   const fresh = run.events.slice(run.held + 1).map((ev) => drawnEvent(run.page, ev, run.meta.drawn.hidden));
   if (fresh.length) run.diagram.addAll(fresh);
+  // A lesson's axis reaches the run's end, as on the projector, which holds all its events
+  // (this page only those up to the presenter's position). A replay's is its page's own length.
+  if (run.page === "lesson" && run.endMs) run.diagram.reachEnd(run.endMs);
   run.held = run.events.length - 1;
   run.shown = shown.length;
   run.diagram.showUpTo(state.at == null ? null : state.at);

@@ -26,7 +26,7 @@
 import { LockDiagram } from "../diagram/diagram.js";
 import { drawnEvent, drawingOf } from "../run/drawing.js";
 import { allEvents } from "../replay/event-chunks.js";
-import { isFinal } from "../run/extent.js";
+import { endOf, isFinal } from "../run/extent.js";
 import { Answers } from "../lesson/answers.js";
 import { lessonKeys } from "../lesson/keys.js";
 import { LiveLine } from "../lesson/live.js";
@@ -159,6 +159,7 @@ function startWalkthrough(data) {
     events.sort((a, b) => a.seq - b.seq);
     diagram.showUpTo(0);
     diagram.addAll(events.map(forDiagram));
+    diagram.reachEnd(endOf(events)); // the axis a student following this lesson draws too
     pos = 0;
     mark(data.slug, "started", data.progress_url);
     render();
@@ -281,16 +282,15 @@ function startWalkthrough(data) {
 
   function renderNarration(stepP) {
     if (stepP < 0) {
-      ui.stepNo.textContent = "Before the first step";
-      ui.say.textContent =
-        "The lab has started the servers and one process per client. Press Next ▶ (→) to go event by event, or Next narration (n) to jump from one narrated step to the next.";
+      ui.stepNo.textContent = ui.stepNo.dataset.before;
+      ui.say.textContent = ui.say.dataset.before;
       return;
     }
     const ev = events[stepP];
     const step = steps[ev.index] || {};
     ui.stepNo.textContent = `Step ${ev.index + 1} of ${steps.length} · ${(step.at_ms / 1000).toFixed(1)} s · ${ev.client || ev.node || ""} ${ev.do}`;
-    if (step.ask && !answers[ev.index]) ui.say.textContent = "What will the servers do? Predict it below, then see.";
-    else ui.say.textContent = step.say || "(This step has no narration: watch the diagram.)";
+    if (step.ask && !answers[ev.index]) ui.say.textContent = ui.say.dataset.ask;
+    else ui.say.textContent = step.say || ui.say.dataset.silent;
     ui.say.classList.toggle("quiet", !step.say || Boolean(step.ask && !answers[ev.index]));
   }
 

@@ -16,7 +16,7 @@
 //
 // startRoomBar() does all this on a page with the room bar (site.js calls it on every page).
 
-import { pageData } from "../page-data.js";
+import { csrfToken, pageData } from "../page-data.js";
 import { fillBars } from "./poll-bars.js";
 import { orderClock, reporter } from "./reports.js";
 import { checkpoint as checkpointHere, revealed, showing } from "./showing.js";
@@ -30,8 +30,7 @@ export function startRoomBar() {
   started = true;
   const code = bar.dataset.room;
   const stream = pageData().presenting; // {room, ws, order}: the room's stream path, from the server
-  const csrf = (document.body.getAttribute("hx-headers") || "").match(/"X-CSRFToken": "([^"]*)"/);
-  const headers = { "X-CSRFToken": csrf ? csrf[1] : "" };
+  const headers = { "X-CSRFToken": csrfToken() };
   const $ = (id) => document.getElementById(id);
   let poll = null; // the room's current poll, as the presenter sees it
   const clock = orderClock(stream && stream.order);

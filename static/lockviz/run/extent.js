@@ -6,7 +6,7 @@
 //     sets off; a replay also reaches its events' real end (replayDurationMs), side-by-side
 //     runs share the longest one's (lanesDurationMs), a slide its events' (eventsDurationMs).
 //   - Its scale: pixels per millisecond, to fit a run in about `px` within readable bounds.
-// tests/js/extent.test.mjs fails if another module defines any of them again.
+// tests/js/run/extent.test.mjs fails if another module defines any of them again.
 
 const num = (v) => (Number.isFinite(v) ? v : 0);
 
@@ -43,6 +43,12 @@ export function lanesDurationMs(lanes) {
  * least 300 ms in, and AFTER_LAST_MS. */
 export function eventsDurationMs(events) {
   return Math.max(300, ...events.map((e) => num(e.t_ms))) + AFTER_LAST_MS;
+}
+
+/** Where a run's events end: the latest event's time (what the server calls the run's
+ * `end_ms`: the largest stored `t_ms`). */
+export function endOf(events) {
+  return Math.max(0, ...events.map((e) => num(e.t_ms)));
 }
 
 /** A stored run's: its schedule, or its events' end (`endT`) when they went on longer. */

@@ -11,7 +11,7 @@
 // onError(message)}) -> {close(), lastSeq}. onDone fires once the run has ended AND the server
 // says so: the status message comes after the verdict is stored, so a verdict fetched then is
 // complete. `env` (WebSocket, location, setTimeout, clearTimeout) is the page's window unless a
-// test gives its own (tests/js/runstream.test.mjs).
+// test gives its own (tests/js/run/runstream.test.mjs).
 
 import { isFinal } from "./extent.js";
 import { dataOf, socketUrl } from "../sockets.js";

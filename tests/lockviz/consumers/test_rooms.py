@@ -140,12 +140,16 @@ async def test_a_follower_gets_a_lessons_events_only_up_to_the_presenters_positi
     checkpoint = got["events"][-1]
     assert checkpoint["kind"] == "step" and checkpoint["index"] == 2 and "say" not in checkpoint
     assert "Bob is granted" not in json.dumps(got)  # its narration, which tells the answer
+    # The run is over: where it ends comes too, so the student's time axis reaches as far as the
+    # projector's, which holds every event (a run that went past its schedule draws longer).
+    ends = await database_sync_to_async(lambda: [e.t_ms for e in run.events.all()])()
+    assert got["end_ms"] == max(ends) and max(ends) > got["events"][-1]["t_ms"]
 
     await database_sync_to_async(rooms.show)(room, at(12))
     assert [e["seq"] for e in (await next_of(follower, "events"))["events"]] == [10, 11, 12]
     await database_sync_to_async(rooms.show)(room, at(5))  # the presenter steps back
     back = await next_of(follower, "events")
-    assert back["upto"] == 5 and back["events"] == []
+    assert back["upto"] == 5 and back["events"] == [] and back["end_ms"] == max(ends)
     await database_sync_to_async(rooms.show)(room, at(7))
     assert [e["seq"] for e in (await next_of(follower, "events"))["events"]] == [6, 7]
     await follower.disconnect()

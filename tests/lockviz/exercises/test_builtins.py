@@ -17,7 +17,7 @@ import pytest
 
 from lockviz.exercises import answers, goals
 from lockviz.exercises.builtin import builtin
-from lockviz.lab.engine import RunResult
+from lockviz.lab.recording import RunResult
 from tests.lockviz.lab.test_engine import retold, run
 from tests.scheduling import played_here
 

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 
-from lockviz.lab.engine import RunResult
+from lockviz.lab.recording import RunResult
 from lockviz.scenarios.library import builtin
 from tests.lockviz.lab.test_engine import told
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from lockviz import narrator
-from lockviz.lab.engine import RunResult
+from lockviz.lab.recording import RunResult
 from lockviz.lab.story import HEARTBEATS
 from lockviz.scenarios.library import builtin
 from tests.lockviz.lab.recorded import told_once

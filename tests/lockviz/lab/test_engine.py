@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from lockviz.lab import procs, registry
-from lockviz.lab.engine import RunEngine, RunResult
+from lockviz.lab.engine import RunEngine
 from lockviz.lab.events import Event
 from lockviz.lab.labs import LocalLab
+from lockviz.lab.recording import RunResult
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import Scenario, parse
 from tests.conftest import builtin_json, scenario

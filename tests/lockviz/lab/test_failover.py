@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from lockviz.lab.engine import RunResult
+from lockviz.lab.recording import RunResult
 from lockviz.narrator import narrate
 from lockviz.scenarios.schema import parse
 from tests.lockviz.lab.recorded import told_once

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from lockviz.lab import procs, registry
-from lockviz.lab.engine import RunEngine, RunResult
+from lockviz.lab.engine import RunEngine
 from lockviz.lab.labs import LocalLab
+from lockviz.lab.recording import RunResult
 from tests.conftest import scenario
 from tests.lockviz.lab import lab_of
 

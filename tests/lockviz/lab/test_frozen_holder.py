@@ -22,10 +22,12 @@ from typing import Any
 import pytest
 
 from lockviz.lab import events
-from lockviz.lab.engine import RunEngine, RunResult
+from lockviz.lab.engine import RunEngine
 from lockviz.lab.events import Event
 from lockviz.lab.labs import LocalLab
-from lockviz.lab.story import Mark, Story
+from lockviz.lab.moments import Mark
+from lockviz.lab.recording import RunResult
+from lockviz.lab.story import Story
 from lockviz.scenarios.library import builtin
 from tests.lockviz.lab import lab_of
 

@@ -23,12 +23,13 @@ from typing import Any
 import pytest
 
 from lockviz.lab import clients, labs, procs
-from lockviz.lab.engine import RunEngine, RunResult
+from lockviz.lab.engine import RunEngine
 from lockviz.lab.events import Event
 from lockviz.lab.labs import LocalLab
+from lockviz.lab.moments import STEP_RESOLUTION_MS
 from lockviz.lab.provision import Provisioned
+from lockviz.lab.recording import RunResult
 from lockviz.lab.scheduler import TOLERANCE_MS
-from lockviz.lab.story import STEP_RESOLUTION_MS
 from lockviz.lab.watchers.base import Watcher
 from lockviz.scenarios.library import builtin
 from lockviz.scenarios.schema import Scenario, parse

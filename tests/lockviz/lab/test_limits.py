@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 from lockviz.lab import procs
-from lockviz.lab.engine import RunEngine, RunResult
+from lockviz.lab.engine import RunEngine
 from lockviz.lab.labs import LocalLab
 from lockviz.lab.limits import Limits, Watchdog
+from lockviz.lab.recording import RunResult
 from lockviz.scenarios.schema import Scenario, parse
 from tests.conftest import live_processes, scenario
 from tests.lockviz.lab import lab_of

@@ -14,7 +14,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from algorithms.postgres_lock import connect
+from algorithms.postgres_session import connect
 from lockviz.lab import procs
 from lockviz.lab.engine import RunEngine
 from lockviz.lab.events import Event

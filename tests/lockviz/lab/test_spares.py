@@ -27,7 +27,8 @@ from lockviz.lab.servers.etcd import post
 from lockviz.lab.servers.postgres import PostgresServer
 from lockviz.lab.servers.redis import RedisServer
 from lockviz.lab.servers.zookeeper import ZooKeeperServer, four_letter
-from lockviz.lab.spares import SpareKey, SparePool, key_for, setting
+from lockviz.lab.sparekeys import SpareKey, first_keys, key_for
+from lockviz.lab.spares import SparePool, setting
 from tests.conftest import AppServer
 
 pytestmark = pytest.mark.live
@@ -297,9 +298,9 @@ def test_from_the_start_only_free_plays_set_is_kept_warm() -> None:
     """An idle app held 4 JVMs, 10 redis-servers, a PostgreSQL cluster, PgBouncer and etcd
     ahead (462 MB PSS), all started in its first 28 s, as the first learner waited for CPU."""
     pool = SparePool(per_kind=1, most=4, warm=None)
-    assert spares.first_keys() == [key_for(SINGLE)]
+    assert first_keys() == [key_for(SINGLE)]
     assert pool.target(key_for(SINGLE)) == 0  # the pool's thread sets its warm sets
-    pool._warm = spares.first_keys()
+    pool._warm = first_keys()
     assert pool.target(key_for(SINGLE)) == 1
     assert pool.target(key_for(ENSEMBLE)) == 0  # until a run asks for it
 

@@ -11,10 +11,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from lockviz.lab.engine import RunEngine, RunResult
+from lockviz.lab.engine import RunEngine
 from lockviz.lab.labs import LocalLab
+from lockviz.lab.recording import RunResult
 from lockviz.lab.servers import module_for
-from lockviz.lab.spares import SparePool, key_for
+from lockviz.lab.sparekeys import key_for
+from lockviz.lab.spares import SparePool
 from lockviz.scenarios.library import builtin
 from tests.lockviz.lab.test_engine import retold
 from tests.lockviz.lab.test_spares import START_S

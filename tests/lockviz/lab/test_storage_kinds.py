@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from lockviz.lab.engine import RunEngine, RunResult
+from lockviz.lab.engine import RunEngine
 from lockviz.lab.labs import LocalLab
+from lockviz.lab.recording import RunResult
 from lockviz.scenarios.schema import Scenario, parse
 from tests.lockviz.lab.recorded import told_once
 

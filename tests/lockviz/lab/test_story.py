@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from lockviz.lab import events
-from lockviz.lab.story import Mark, Story
+from lockviz.lab.moments import Mark
+from lockviz.lab.story import Story
 
 # What each kind must carry besides what a test says (lockviz/lab/events.py), filled in.
 FILLED: dict[str, dict[str, Any]] = {

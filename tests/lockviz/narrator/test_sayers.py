@@ -25,7 +25,7 @@ RUNS = sorted((Path(__file__).parents[2] / "browser" / "data" / "runs").glob("*.
 
 
 def test_the_narrator_imports_nothing_above_it() -> None:
-    """models.py imports the narrator, so the narrator must not import runs/, views, teaching…"""
+    """models/runs.py imports the narrator, so the narrator must not import runs/, views…"""
     upward = []
     for path in sorted(PACKAGE.glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):

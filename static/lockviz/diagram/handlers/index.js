@@ -1,7 +1,7 @@
 // The event handlers by kind: which function draws each kind of event (docs/events.md), which
 // fields of it the diagram reads, and what the handlers remember of the run drawn so far.
 //
-// READS is checked by tests/js/handlers.test.mjs twice: against the events' JSON Schema
+// READS is checked by tests/js/diagram/handlers.test.mjs twice: against the events' JSON Schema
 // (static/lockviz/events.schema.json: every kind here exists there, every field read is declared
 // there), and against the drawing (a run drawn from events stripped down to these fields is drawn
 // exactly as from the whole events).

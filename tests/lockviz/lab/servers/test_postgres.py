@@ -20,10 +20,11 @@ from algorithms.postgres_lock import PostgresLock
 from lockviz.lab import procs, registry
 from lockviz.lab.backends import postgres as backend
 from lockviz.lab.config import ClientConfig
-from lockviz.lab.engine import RunEngine, RunResult
+from lockviz.lab.engine import RunEngine
 from lockviz.lab.errors import LabError
 from lockviz.lab.labs import LocalLab
 from lockviz.lab.procs import wait_until
+from lockviz.lab.recording import RunResult
 from lockviz.lab.servers import pgtemplate
 from lockviz.lab.servers import postgres as pg_servers
 from lockviz.lab.watchers.postgres import LockTableWatcher

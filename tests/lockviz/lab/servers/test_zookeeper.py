@@ -10,7 +10,8 @@ import pytest
 from kazoo.client import KazooClient
 from kazoo.retry import KazooRetry
 
-from algorithms.zookeeper_lock import ZooKeeperLock, connect
+from algorithms.zookeeper_calls import connect
+from algorithms.zookeeper_lock import ZooKeeperLock
 from lockviz.lab import procs
 from lockviz.lab.errors import LabError
 from lockviz.lab.labs import LocalLab, ServerSet
