@@ -53,11 +53,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from algorithms.events import Event
 from algorithms.lost_updates import lost_updates
-from algorithms.summary import clock_time as clock_time  # the narrator reads it from here
 from algorithms.summary import summarize
-from algorithms.summary import unjudged as unjudged  # the template tags read it from here
-from algorithms.verdict import Interval, Overlap
-from algorithms.verdict import Verdict as Verdict  # the app reads it from here
+from algorithms.verdict import Interval, Overlap, Verdict
 from algorithms.writes import Write, WriteJudge
 
 _BELIEF_ENDS = {"releasing", "released", "lost", "crashed"}

@@ -1,5 +1,5 @@
 """The checker's verdict as JSON: what ``run_finished`` carries, the store keeps and an import
-is checked against (:class:`algorithms.checker.Verdict`, as :meth:`~algorithms.checker.Verdict.
+is checked against (:class:`algorithms.verdict.Verdict`, as :meth:`~algorithms.verdict.Verdict.
 as_dict` gives it). Declared once, here; :mod:`lockviz.lab.events` names it as
 ``run_finished``'s ``verdict``, and the JSON Schema and docs/events.md are generated from it."""
 
@@ -57,7 +57,7 @@ class _Judged(StrictDict):
 
 
 class VerdictJson(_Judged, total=False):
-    """The checker's verdict (:class:`algorithms.checker.Verdict`) as ``run_finished`` has it;
+    """The checker's verdict (:class:`algorithms.verdict.Verdict`) as ``run_finished`` has it;
     runs recorded before a field was added lack it."""
 
     acquire_failures: int

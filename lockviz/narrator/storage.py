@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from algorithms.checker import clock_time
+from algorithms.summary import clock_time
 from lockviz.lab.events import Reply, Request, StampedJson
 from lockviz.narrator.memory import TOKEN_NAMES, Memory
 

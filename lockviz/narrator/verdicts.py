@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from algorithms.checker import clock_time
+from algorithms.summary import clock_time
 from lockviz.narrator.words import items, number
 
 # What stopped a stale write, by the kind of storage (see lockviz.catalogue.STORAGE_KINDS).

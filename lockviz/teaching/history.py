@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from algorithms.checker import Verdict, check
+from algorithms.checker import check
+from algorithms.verdict import Verdict
 from lockviz.jsontypes import JsonValue
 from lockviz.lab.events import EventJson
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 from django import template
 
-from algorithms import checker
+from algorithms import summary as verdict_words
 from lockviz import narrator
 from lockviz.models import Run
 from lockviz.runs import waits
@@ -68,7 +68,7 @@ def no_fencing(slug: str) -> str:
 
 @register.filter
 def unjudged(summary: str) -> tuple[str, str]:
-    return checker.unjudged(str(summary))
+    return verdict_words.unjudged(str(summary))
 
 
 @register.filter

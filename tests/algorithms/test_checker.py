@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from algorithms.checker import belief_intervals, check, compare, unjudged
+from algorithms.checker import belief_intervals, check, compare
+from algorithms.summary import unjudged
 
 
 def ev(seq: int, t: float, actor: str, kind: str, **details: object) -> dict:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from algorithms.checker import check, clock_time
+from algorithms.checker import check
 from algorithms.lost_updates import LostUpdate, lost_updates
+from algorithms.summary import clock_time
 
 T0 = 1_700_000_000_000  # a wall-clock stamp, ms
 
