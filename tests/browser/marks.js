@@ -43,6 +43,9 @@ window.lockvizMarks = function (diagram, captions = true) {
   // Each event's marks: its groups that draw a shape (a bar, a band, an arrow, a badge…).
   for (const g of svg.querySelectorAll("g[data-seq]")) {
     if (!visible(g)) continue;
+    // A belief gap still open ends at the page's own "now": two screens read a moment apart
+    // differ there (10 ms drawn on one, under 2 px and hidden on the other), not in the run.
+    if (g.classList.contains("belief-gap") && g.classList.contains("open")) continue;
     if (!Array.from(g.children).some((c) => !["text", "title"].includes(c.tagName))) continue;
     const cls = (g.getAttribute("class") || "")
       .split(/\s+/)

@@ -156,6 +156,7 @@ function refreshBelief(d, b) {
     // The empty, dashed lease slot beside it says "no lease here" in shape, not only colour.
     b.ghost = el("rect", { class: "ghost", x: b.x + G.leaseX, width: G.leaseW }, b.gap);
   }
+  b.gap.classList.toggle("open", !endAt); // it grows with the run's "now" until the belief ends
   pen.span(b.gapRect, leaseEnd, end);
   pen.span(b.ghost, leaseEnd, end);
   if (!b.gapLabel && L.y(end) - L.y(leaseEnd) >= G.gapLabelPx && b.lease.gapWords) {
