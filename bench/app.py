@@ -21,6 +21,10 @@ from lockviz.lab.ports import free_port
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+class PortTaken(Exception):
+    """The port the app was given was taken before it could listen on it."""
+
+
 class App:
     """One ``manage.py serve`` process, answering on :attr:`url` once constructed."""
 
@@ -41,11 +45,31 @@ class App:
         what it printed if ``probe`` does not answer in time (``port``: the one to listen on, else a
         free one). It dies with the caller."""
         self.db = db  # its SQLite file: a test may run manage.py on it (createteacher)
-        self.port = port or free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
         full = {**os.environ, "LOCKVIZ_DB": db, **(env or {})}
         full.pop("DJANGO_SETTINGS_MODULE", None)
         self.log = open(log, "a+")  # noqa: SIM115 (closed in stop() or kill())
+        for attempt in range(3):
+            try:
+                self._start(port or free_port(), full, root, timeout_s, wrap, probe)
+                return
+            except PortTaken:
+                # A free port is free when asked, not when bound: another process on the
+                # machine (a test's server) may take it in between (seen in a fresh-clone CI).
+                if port is not None or attempt == 2:
+                    raise RuntimeError(f"the app did not start:\n{self.output()}") from None
+
+    def _start(
+        self,
+        port: int,
+        full: dict[str, str],
+        root: str,
+        timeout_s: float,
+        wrap: Sequence[str],
+        probe: str,
+    ) -> None:
+        self.port = port
+        self.url = f"http://127.0.0.1:{self.port}"
+        told = len(self.output())  # what earlier runs with this log printed
         self.proc = procs.spawn(
             [*wrap, sys.executable, "manage.py", "serve", "--port", str(self.port)],
             cwd=root, env=full, stdin=subprocess.DEVNULL, stdout=self.log,
@@ -57,6 +81,9 @@ class App:
                 with urllib.request.urlopen(self.url + probe, timeout=5):
                     return
             except OSError:
+                if f"Couldn't listen on 127.0.0.1:{self.port}" in self.output()[told:]:
+                    procs.stop(self.proc, grace_s=30, signals=(signal.SIGINT,))  # log kept open
+                    raise PortTaken(self.port) from None
                 if self.proc.poll() is not None or time.monotonic() > deadline:
                     self.stop()
                     raise RuntimeError(f"the app did not start:\n{self.output()}") from None

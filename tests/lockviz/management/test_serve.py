@@ -130,3 +130,27 @@ def test_ctrl_c_while_a_run_plays_stores_every_event_and_then_its_interruption(
     assert events[-1][1] == "run_interrupted", events[-5:]
     ends = [kind for _, kind in events if kind in ("run_interrupted", "run_finished", "run_failed")]
     assert ends == ["run_interrupted"], ends
+
+
+def test_an_app_whose_free_port_was_taken_before_it_listened_starts_on_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A port free when asked may be taken before the app binds it (another test's server took
+    one so in a fresh-clone CI, and the app's restart 'did not start'): it is started again on
+    another free port."""
+    import socket
+
+    from bench import app as apps
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen(1)
+        taken = holder.getsockname()[1]
+        given = iter([taken])
+        monkeypatch.setattr(apps, "free_port", lambda: next(given, None) or free_port())
+        app = apps.App(str(tmp_path / "app.sqlite3"), str(tmp_path / "app.log"))
+        try:
+            assert app.port != taken and app.alive
+            assert f"Couldn't listen on 127.0.0.1:{taken}" in app.output()
+        finally:
+            app.stop()
